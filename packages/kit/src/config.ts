@@ -1,0 +1,63 @@
+import { randomBytes } from 'node:crypto'
+import { type Static, type TObject, type TProperties, Type } from 'typebox'
+import { Value } from 'typebox/value'
+import { ConfigError } from './errors.ts'
+
+export const NodeEnv = Type.Union([
+  Type.Literal('development'),
+  Type.Literal('test'),
+  Type.Literal('production'),
+])
+export const LogLevel = Type.Union(
+  ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+)
+export const Port = Type.Integer({ minimum: 0, maximum: 65535 })
+export const HttpUrl = Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$' })
+
+/** Variables every service reads. */
+export const commonEnv = {
+  NODE_ENV: Type.Optional(NodeEnv),
+  LOG_LEVEL: Type.Optional(LogLevel),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  DATABASE_SCHEMA: Type.Optional(Type.String({ pattern: '^[a-z_][a-z0-9_]{0,40}$' })),
+  DATA_DIR: Type.Optional(Type.String({ minLength: 1 })),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  HOST: Type.Optional(Type.String({ minLength: 1 })),
+  SHUTDOWN_DELAY_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
+  SHUTDOWN_GRACE_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
+}
+
+/**
+ * Reads the environment against a schema: strings are converted to the declared types,
+ * and every wrong value is reported at once, by name, with what was expected.
+ */
+export function readEnv<P extends TProperties>(
+  properties: P,
+  env: NodeJS.ProcessEnv = process.env,
+): Static<TObject<P>> {
+  const schema = Type.Object(properties)
+  const raw: Record<string, unknown> = {}
+  for (const key of Object.keys(properties)) {
+    const value = env[key]
+    if (value !== undefined && value !== '') raw[key] = value
+  }
+  const value = Value.Convert(schema, raw)
+  if (!Value.Check(schema, value)) {
+    const problems = Value.Errors(schema, value).map((e) => {
+      const name = e.instancePath.replace(/^\//, '') || Object.keys(e.params ?? {}).join(',')
+      return `  ${name}=${JSON.stringify(raw[name])}: ${e.message}`
+    })
+    throw new ConfigError(`invalid configuration:\n${[...new Set(problems)].join('\n')}`)
+  }
+  return value as Static<TObject<P>>
+}
+
+/**
+ * A development default for a secret. In production a missing secret is refused:
+ * a generated key or token must never silently protect a real deployment.
+ */
+export function devSecret(name: string, given: string | undefined, nodeEnv: string | undefined): string {
+  if (given) return given
+  if (nodeEnv === 'production') throw new ConfigError(`${name} must be set when NODE_ENV=production`)
+  return randomBytes(24).toString('base64url')
+}

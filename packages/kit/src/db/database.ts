@@ -1,0 +1,122 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { PGlite } from '@electric-sql/pglite'
+import { Kysely, PostgresDialect, sql } from 'kysely'
+import pg from 'pg'
+import { lockDataDir } from './lock.ts'
+import { PGliteDialect } from './pglite-dialect.ts'
+import { parsers } from './types.ts'
+
+export type Backend = 'pglite' | 'postgres'
+
+export interface Database<DB = unknown> {
+  readonly db: Kysely<DB>
+  readonly backend: Backend
+  /** The schema holding this service's tables; pg-boss keeps its own beside it. */
+  readonly schema: string
+  /** True when a trivial query answers within the timeout. */
+  ping(timeoutMs?: number): Promise<boolean>
+  close(): Promise<void>
+}
+
+export interface DatabaseOptions {
+  /** postgres:// URL; without it the embedded PGlite is used. */
+  url?: string | undefined
+  schema: string
+  /** PGlite data directory; undefined keeps the embedded database in memory. */
+  dataDir?: string | undefined
+  /** Drops the schema (and its jobs schema) on close: fresh databases for tests. */
+  dropSchemaOnClose?: boolean
+  applicationName?: string
+  onError?: (err: Error) => void
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,40}$/
+
+export async function openDatabase<DB = unknown>(options: DatabaseOptions): Promise<Database<DB>> {
+  if (!SCHEMA_NAME.test(options.schema)) throw new Error(`invalid schema name ${options.schema}`)
+  return options.url ? openPostgres<DB>(options, options.url) : openPGlite<DB>(options)
+}
+
+/** The schema pg-boss uses for a service's jobs. */
+export const jobsSchema = (schema: string) => `${schema}_jobs`
+
+async function openPostgres<DB>(options: DatabaseOptions, url: string): Promise<Database<DB>> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    options: `-c search_path=${options.schema}`,
+    application_name: options.applicationName ?? options.schema,
+    max: 10,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        parsers[oid] ?? pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  })
+  // An idle client that loses its server emits here; unhandled, it would end the process.
+  pool.on('error', (err) => options.onError?.(err))
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
+  await sql.raw(`create schema if not exists ${options.schema}`).execute(db)
+  return wrap(db, 'postgres', options, async () => {})
+}
+
+async function openPGlite<DB>(options: DatabaseOptions): Promise<Database<DB>> {
+  let release = () => {}
+  if (options.dataDir) {
+    mkdirSync(dirname(options.dataDir), { recursive: true })
+    release = lockDataDir(options.dataDir)
+  }
+  try {
+    const pglite = await PGlite.create({ ...(options.dataDir ? { dataDir: options.dataDir } : {}), parsers })
+    await pglite.exec(`create schema if not exists ${options.schema}; set search_path to ${options.schema}`)
+    const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) })
+    return wrap(db, 'pglite', options, async () => release())
+  } catch (err) {
+    release()
+    throw err
+  }
+}
+
+function wrap<DB>(
+  db: Kysely<DB>,
+  backend: Backend,
+  options: DatabaseOptions,
+  afterClose: () => Promise<void>,
+): Database<DB> {
+  let closed = false
+  return {
+    db,
+    backend,
+    schema: options.schema,
+    async ping(timeoutMs = 1_500) {
+      let timer: NodeJS.Timeout | undefined
+      const timeout = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs)
+      })
+      const query = sql`select 1`.execute(db).then(
+        () => true,
+        () => false,
+      )
+      try {
+        return await Promise.race([query, timeout])
+      } finally {
+        clearTimeout(timer)
+      }
+    },
+    async close() {
+      if (closed) return
+      closed = true
+      if (options.dropSchemaOnClose && backend === 'postgres') {
+        await sql
+          .raw(
+            `drop schema if exists ${options.schema} cascade; drop schema if exists ${jobsSchema(options.schema)} cascade`,
+          )
+          .execute(db)
+          .catch(() => {})
+      }
+      await db.destroy()
+      await afterClose()
+    },
+  }
+}

@@ -1,0 +1,2 @@
+export { type Backend, type Database, type DatabaseOptions, jobsSchema, openDatabase } from './database.ts'
+export { migrate, readMigrations } from './migrator.ts'

@@ -1,0 +1,111 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { AppError } from '../errors.ts'
+
+/** `api`: {"error": {"code", "message", "request_id"}} (rental, ledger). `oauth`: RFC 6749 §5.2 (idp). */
+export type ErrorShape = 'api' | 'oauth'
+
+const STATUS_CODES: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  406: 'not_acceptable',
+  409: 'conflict',
+  413: 'payload_too_large',
+  414: 'uri_too_long',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+  431: 'headers_too_large',
+}
+
+const FASTIFY_CODES: Record<string, string> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_json',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_request',
+}
+
+/** PostgreSQL errors (from pg or PGlite) carry a severity and a five-character SQLSTATE. */
+function isDatabaseError(err: unknown): err is { code: string } {
+  if (typeof err !== 'object' || err === null || !('severity' in err)) return false
+  const code = (err as { code?: unknown }).code
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)
+}
+
+/** Maps anything thrown in a request to the status, code and message a client may see. */
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err
+  if (isDatabaseError(err)) {
+    if (err.code === '23505')
+      return new AppError(409, 'conflict', 'a resource with the same unique value already exists')
+    if (err.code === '23503')
+      return new AppError(
+        409,
+        'conflict',
+        'the request refers to a resource that does not exist or is still in use',
+      )
+    // class 22 (data exception): a value the client sent that the database cannot hold
+    if (err.code.startsWith('22'))
+      return new AppError(400, 'invalid_request', 'a value is malformed or out of range')
+    return new AppError(500, 'internal_error', 'internal error')
+  }
+  const fastifyError = err as Partial<FastifyError>
+  const status = fastifyError.statusCode
+  if (fastifyError.validation)
+    return new AppError(400, 'invalid_request', fastifyError.message ?? 'invalid request')
+  if (err instanceof SyntaxError) return new AppError(400, 'invalid_json', 'the body is not valid JSON')
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    const code = FASTIFY_CODES[fastifyError.code ?? ''] ?? STATUS_CODES[status] ?? 'invalid_request'
+    return new AppError(status, code, fastifyError.message ?? 'invalid request')
+  }
+  return new AppError(500, 'internal_error', 'internal error')
+}
+
+function oauthCode(err: AppError): string {
+  if (err.status >= 500) return 'server_error'
+  if (
+    err.code === 'invalid_json' ||
+    (err.status >= 400 && STATUS_CODES[err.status] === err.code && err.status !== 404)
+  )
+    return 'invalid_request'
+  return err.code
+}
+
+export function errorBody(shape: ErrorShape, err: AppError, requestId: string): object {
+  const message = err.status >= 500 ? `internal error (request ${requestId})` : err.message
+  if (shape === 'oauth') return { error: oauthCode(err), error_description: message, request_id: requestId }
+  return { error: { code: err.code, message, request_id: requestId } }
+}
+
+export function sendError(
+  shape: ErrorShape,
+  err: AppError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
+  for (const [name, value] of Object.entries(err.headers)) reply.header(name, value)
+  return reply
+    .code(err.status)
+    .header('cache-control', 'no-store')
+    .type('application/json; charset=utf-8')
+    .send(errorBody(shape, err, request.id))
+}
+
+/** Validation messages that name the field: `body.amount must be integer`, `body has unknown field "x"`. */
+export function formatValidationErrors(
+  errors: ReadonlyArray<{ instancePath: string; message?: string; params?: Record<string, unknown> }>,
+  dataVar: string,
+): Error {
+  const first = errors[0]
+  if (!first) return new Error(`${dataVar} is invalid`)
+  const where = dataVar + first.instancePath.replaceAll('/', '.')
+  const params = first.params ?? {}
+  let text: string
+  if (typeof params.additionalProperty === 'string')
+    text = `${where} has unknown field "${params.additionalProperty}"`
+  else if (typeof params.missingProperty === 'string') text = `${where}.${params.missingProperty} is required`
+  else if (Array.isArray(params.allowedValues))
+    text = `${where} must be one of ${params.allowedValues.map(String).join(', ')}`
+  else text = `${where} ${first.message ?? 'is invalid'}`
+  return new Error(text)
+}

@@ -1,0 +1,36 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+
+/** Prometheus metrics: process defaults and a request-duration histogram labelled by route template. */
+export function registerMetrics(
+  app: FastifyInstance,
+  service: string,
+  guard?: (request: FastifyRequest) => void | Promise<void>,
+): Registry {
+  const registry = new Registry()
+  registry.setDefaultLabels({ service })
+  collectDefaultMetrics({ register: registry })
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request duration by method, route template and status',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  })
+  app.addHook('onResponse', async (request, reply) => {
+    duration.observe(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status_code: String(reply.statusCode),
+      },
+      reply.elapsedTime / 1000,
+    )
+  })
+  app.get(
+    '/metrics',
+    { schema: { hide: true }, ...(guard ? { preHandler: async (request) => guard(request) } : {}) },
+    async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()),
+  )
+  return registry
+}

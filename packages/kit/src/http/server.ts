@@ -1,0 +1,112 @@
+import { randomBytes } from 'node:crypto'
+import formbody from '@fastify/formbody'
+import swagger from '@fastify/swagger'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify'
+import { AppError } from '../errors.ts'
+import { type ErrorShape, formatValidationErrors, sendError, toAppError } from './errors.ts'
+import { type HealthCheck, type Lifecycle, registerHealth } from './health.ts'
+import { registerMetrics } from './metrics.ts'
+
+export type App = FastifyInstance<
+  import('node:http').Server,
+  import('node:http').IncomingMessage,
+  import('node:http').ServerResponse,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>
+
+export interface HttpOptions {
+  name: string
+  version: string
+  description: string
+  logger: FastifyBaseLogger
+  /** The error body shape; a function chooses per request (the idp's protocol vs. console routes). */
+  errorShape: ErrorShape | ((request: FastifyRequest) => ErrorShape)
+  checks: HealthCheck[]
+  healthz?: 'liveness' | 'components'
+  /** Throws to refuse `/metrics` (the idp asks for its admin token). */
+  metricsGuard?: (request: FastifyRequest) => void | Promise<void>
+  bodyLimit?: number
+  trustProxy?: boolean
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    lifecycle: Lifecycle
+  }
+}
+
+/**
+ * The Fastify app every service starts from: request ids, pino logs, the central error handler,
+ * TypeBox schemas validated strictly, OpenAPI at `/openapi.json`, metrics, health and readiness.
+ */
+export async function createHttpServer(options: HttpOptions): Promise<App> {
+  const shapeOf =
+    typeof options.errorShape === 'function'
+      ? options.errorShape
+      : (_request: FastifyRequest) => options.errorShape as ErrorShape
+  const app = Fastify({
+    loggerInstance: options.logger,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id']
+      return typeof given === 'string' && REQUEST_ID.test(given)
+        ? given
+        : `req_${randomBytes(12).toString('base64url')}`
+    },
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    trustProxy: options.trustProxy ?? false,
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
+    ajv: {
+      customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
+    },
+    schemaErrorFormatter: formatValidationErrors,
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  const lifecycle: Lifecycle = { draining: false, closing: false }
+  app.decorate('lifecycle', lifecycle)
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+    if (lifecycle.closing) {
+      reply.header('connection', 'close')
+      return sendError(
+        shapeOf(request),
+        new AppError(503, 'shutting_down', 'the service is shutting down'),
+        request,
+        reply,
+      )
+    }
+  })
+
+  app.setErrorHandler((err, request, reply) => {
+    const appError = toAppError(err)
+    if (appError.status >= 500) request.log.error({ err }, 'request failed')
+    else request.log.info({ code: appError.code, status: appError.status }, appError.message)
+    return sendError(shapeOf(request), appError, request, reply)
+  })
+  app.setNotFoundHandler((request, reply) =>
+    sendError(
+      shapeOf(request),
+      new AppError(404, 'not_found', `no route for ${request.method} ${request.url.split('?')[0]}`),
+      request,
+      reply,
+    ),
+  )
+
+  await app.register(formbody)
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: options.name, version: options.version, description: options.description },
+    },
+  })
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+  registerMetrics(app, options.name, options.metricsGuard)
+  registerHealth(app, { checks: options.checks, lifecycle, healthz: options.healthz ?? 'liveness' })
+  return app
+}

@@ -1,0 +1,13 @@
+/** A small key-value store for rate limits, replay caches and denylists. TTLs are in milliseconds. */
+export interface Kv {
+  readonly backend: 'memory' | 'redis'
+  get(key: string): Promise<string | null>
+  set(key: string, value: string, ttlMs?: number): Promise<void>
+  /** Stores the value only if the key is absent; true when this call stored it (a replay check). */
+  setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>
+  /** Adds one and returns the new count; the TTL starts with the first increment (a fixed window). */
+  increment(key: string, ttlMs: number): Promise<number>
+  delete(key: string): Promise<void>
+  ping(): Promise<boolean>
+  close(): Promise<void>
+}

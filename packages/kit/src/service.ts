@@ -1,0 +1,201 @@
+import { randomBytes } from 'node:crypto'
+import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import pino, { type Logger } from 'pino'
+import { commonEnv, readEnv } from './config.ts'
+import { type Database, openDatabase } from './db/database.ts'
+import { migrate } from './db/migrator.ts'
+import { ConfigError } from './errors.ts'
+import type { ErrorShape } from './http/errors.ts'
+import type { HealthCheck } from './http/health.ts'
+import { type App, createHttpServer } from './http/server.ts'
+import { type Kv, openKv } from './kv/index.ts'
+import { repoRoot } from './paths.ts'
+import { type Endpoint, readTopology, type ServiceName } from './topology.ts'
+
+export type CommonConfig = ReturnType<typeof readCommon>
+
+function readCommon(env: NodeJS.ProcessEnv) {
+  const common = readEnv(commonEnv, env)
+  return {
+    nodeEnv: common.NODE_ENV ?? 'development',
+    logLevel: common.LOG_LEVEL ?? 'info',
+    host: common.HOST ?? '127.0.0.1',
+    databaseUrl: common.DATABASE_URL,
+    databaseSchema: common.DATABASE_SCHEMA,
+    dataDir: common.DATA_DIR ?? join(repoRoot(), '.data'),
+    redisUrl: common.REDIS_URL,
+    shutdownDelayMs: common.SHUTDOWN_DELAY_MS ?? 0,
+    shutdownGraceMs: common.SHUTDOWN_GRACE_MS ?? 10_000,
+  }
+}
+
+export interface ServiceContext<C> {
+  name: ServiceName
+  config: C
+  common: CommonConfig
+  topology: Record<ServiceName, Endpoint>
+  /** This service's own public base URL. */
+  baseUrl: string
+  /** Absent for a service that keeps no data (the demo agents). */
+  database: Database | undefined
+  kv: Kv
+  log: Logger
+}
+
+export interface ServiceSpec<C> {
+  name: ServiceName
+  version: string
+  description: string
+  /** The folder of forward-only migrations; omit for a service with no database. */
+  migrations?: string
+  errorShape: ErrorShape | ((request: import('fastify').FastifyRequest) => ErrorShape)
+  healthz?: 'liveness' | 'components'
+  readConfig(env: NodeJS.ProcessEnv, common: CommonConfig): C
+  metricsGuard?(ctx: ServiceContext<C>): (request: import('fastify').FastifyRequest) => void
+  /** Registers the service's areas on the app. */
+  build(app: App, ctx: ServiceContext<C>): Promise<void>
+  /** Printed once the service listens (the idp's generated dev admin token, say). */
+  banner?(ctx: ServiceContext<C>): string[]
+}
+
+export interface RunningService<C> {
+  app: App
+  ctx: ServiceContext<C>
+  /** Where it listens: the base URL for clients in tests. */
+  url: string
+  close(): Promise<void>
+}
+
+export interface StartOptions {
+  /** A fresh, throwaway database (in-memory PGlite, or a new schema dropped on close) and a free port: for tests. */
+  fresh?: boolean
+}
+
+/**
+ * Development defaults that must not run a real deployment: the embedded database (one process,
+ * one machine) and the in-process kv (replay caches and rate limits not shared between instances).
+ */
+function refuseUnsafeInProduction(common: CommonConfig, needsDatabase: boolean) {
+  if (common.nodeEnv !== 'production' || !needsDatabase) return
+  if (!common.databaseUrl) throw new ConfigError('DATABASE_URL must be set when NODE_ENV=production')
+  if (!common.redisUrl) throw new ConfigError('REDIS_URL must be set when NODE_ENV=production')
+}
+
+/** Starts a service: config, database and migrations, kv, the HTTP app, listening. */
+export async function startService<C>(
+  spec: ServiceSpec<C>,
+  env: NodeJS.ProcessEnv = process.env,
+  options: StartOptions = {},
+): Promise<RunningService<C>> {
+  const common = readCommon(env)
+  refuseUnsafeInProduction(common, Boolean(spec.migrations))
+  const topology = readTopology(env)
+  const config = spec.readConfig(env, common)
+  const log = pino({ level: common.logLevel, base: { service: spec.name } })
+  const tag = options.fresh ? `t${randomBytes(5).toString('hex')}` : undefined
+  const onError = (component: string) => (err: Error) => log.warn({ err: err.message }, `${component} error`)
+
+  let database: Database | undefined
+  if (spec.migrations) {
+    database = await openDatabase({
+      url: common.databaseUrl,
+      schema: tag ? `${tag}_${spec.name}` : (common.databaseSchema ?? spec.name),
+      dataDir: tag ? undefined : join(common.dataDir, spec.name),
+      dropSchemaOnClose: Boolean(tag),
+      applicationName: spec.name,
+      onError: onError('database'),
+    })
+    try {
+      const applied = await migrate(database, spec.migrations)
+      if (applied.length) log.info({ applied }, 'migrations applied')
+    } catch (err) {
+      await database.close()
+      throw err
+    }
+  }
+  const kv = openKv(common.redisUrl, tag ? `${tag}:${spec.name}` : spec.name, onError('redis'))
+  const ctx: ServiceContext<C> = {
+    name: spec.name,
+    config,
+    common,
+    topology,
+    baseUrl: topology[spec.name].url,
+    database,
+    kv,
+    log,
+  }
+  const checks: HealthCheck[] = []
+  if (database) checks.push({ name: 'db', check: () => database.ping() })
+  checks.push({ name: 'redis', ...(kv.backend === 'redis' ? { check: () => kv.ping() } : {}) })
+
+  const app = await createHttpServer({
+    name: spec.name,
+    version: spec.version,
+    description: spec.description,
+    logger: log,
+    errorShape: spec.errorShape,
+    checks,
+    ...(spec.healthz ? { healthz: spec.healthz } : {}),
+    ...(spec.metricsGuard ? { metricsGuard: spec.metricsGuard(ctx) } : {}),
+  })
+  app.addHook('onClose', async () => {
+    await kv.close()
+    await database?.close()
+  })
+  try {
+    await spec.build(app, ctx)
+    await app.listen({ host: common.host, port: tag ? 0 : topology[spec.name].port })
+  } catch (err) {
+    await app.close()
+    throw err
+  }
+  const address = app.server.address() as AddressInfo
+  const url = tag ? `http://${common.host}:${address.port}` : ctx.baseUrl
+  if (tag) ctx.baseUrl = url
+  return { app, ctx, url, close: () => app.close() }
+}
+
+/**
+ * The process entry of a service: starts it, prints its banner, and on SIGTERM or SIGINT drains
+ * (readiness fails), waits SHUTDOWN_DELAY_MS, stops taking requests, lets in-flight ones finish
+ * within SHUTDOWN_GRACE_MS, and closes its database.
+ */
+export async function runMain<C>(spec: ServiceSpec<C>): Promise<void> {
+  let service: RunningService<C>
+  try {
+    service = await startService(spec)
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${spec.name}: ${err.message}\n`)
+      process.exit(2)
+    }
+    process.stderr.write(`${spec.name}: failed to start: ${(err as Error).stack ?? err}\n`)
+    process.exit(1)
+  }
+  const { app, ctx } = service
+  ctx.log.info(
+    { url: ctx.baseUrl, backend: ctx.database?.backend ?? 'none', kv: ctx.kv.backend },
+    'listening',
+  )
+  for (const line of spec.banner?.(ctx) ?? []) ctx.log.info(line)
+
+  let stopping = false
+  const stop = async (signal: string) => {
+    if (stopping) return
+    stopping = true
+    ctx.log.info({ signal }, 'draining')
+    app.lifecycle.draining = true
+    setTimeout(() => {
+      ctx.log.error('shutdown grace period over: exiting with requests still open')
+      process.exit(1)
+    }, ctx.common.shutdownDelayMs + ctx.common.shutdownGraceMs).unref()
+    await new Promise((r) => setTimeout(r, ctx.common.shutdownDelayMs))
+    app.lifecycle.closing = true
+    await app.close()
+    ctx.log.info('stopped')
+    process.exit(0)
+  }
+  process.on('SIGTERM', () => void stop('SIGTERM'))
+  process.on('SIGINT', () => void stop('SIGINT'))
+}

@@ -1,0 +1,4 @@
+import { runMain } from '@svc/kit'
+import { agents } from './app.ts'
+
+await runMain(agents)

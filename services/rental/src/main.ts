@@ -1,0 +1,4 @@
+import { runMain } from '@svc/kit'
+import { rental } from './app.ts'
+
+await runMain(rental)
