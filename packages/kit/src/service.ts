@@ -178,7 +178,7 @@ export async function runMain<C>(spec: ServiceSpec<C>): Promise<void> {
     { url: ctx.baseUrl, backend: ctx.database?.backend ?? 'none', kv: ctx.kv.backend },
     'listening',
   )
-  for (const line of spec.banner?.(ctx) ?? []) ctx.log.info(line)
+  for (const line of spec.banner?.(ctx) ?? []) ctx.log.info({ banner: true }, line)
 
   let stopping = false
   const stop = async (signal: string) => {

@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { PGlite } from '@electric-sql/pglite'
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import { lockDataDir } from './lock.ts'
+import { createPGlite } from './pglite.ts'
 import { PGliteDialect } from './pglite-dialect.ts'
 import { parsers } from './types.ts'
 
@@ -68,7 +68,7 @@ async function openPGlite<DB>(options: DatabaseOptions): Promise<Database<DB>> {
     release = lockDataDir(options.dataDir)
   }
   try {
-    const pglite = await PGlite.create({ ...(options.dataDir ? { dataDir: options.dataDir } : {}), parsers })
+    const pglite = await createPGlite(options.dataDir)
     await pglite.exec(`create schema if not exists ${options.schema}; set search_path to ${options.schema}`)
     const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) })
     return wrap(db, 'pglite', options, async () => release())

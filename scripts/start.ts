@@ -1,0 +1,137 @@
+/**
+ * `npm start`: every service as a child process on the embedded database, each awaited until
+ * ready, then a table of URLs and resident memory. Ctrl-C stops them all; if one dies, its last
+ * log lines are printed and the others are stopped.
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { createInterface } from 'node:readline'
+import { repoRoot } from '../packages/kit/src/paths.ts'
+import { readTopology, SERVICE_NAMES, type ServiceName } from '../packages/kit/src/topology.ts'
+import { bundleService } from './build.ts'
+
+const READY_TIMEOUT_MS = 90_000
+const LOG_TAIL = 30
+
+interface Child {
+  name: ServiceName
+  process: ChildProcess
+  tail: string[]
+  notes: string[]
+  exited: Promise<number>
+}
+
+const started = Date.now()
+const topology = readTopology()
+const children: Child[] = []
+let stopping = false
+
+function residentMb(pid: number | undefined): string {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1])
+    return kb ? `${Math.round(kb / 1024)} MB` : '?'
+  } catch {
+    return '?'
+  }
+}
+
+/** Keeps the last lines for a post-mortem, prints warnings and errors as they come, collects banner lines. */
+function follow(child: Child, stream: NodeJS.ReadableStream) {
+  createInterface({ input: stream }).on('line', (line) => {
+    child.tail.push(line)
+    if (child.tail.length > LOG_TAIL) child.tail.shift()
+    let entry: { level?: number; msg?: string; banner?: boolean; err?: unknown } | undefined
+    try {
+      entry = JSON.parse(line)
+    } catch {}
+    if (!entry) {
+      if (line.trim()) console.log(`[${child.name}] ${line}`)
+      return
+    }
+    if (entry.banner && entry.msg) child.notes.push(entry.msg)
+    else if ((entry.level ?? 0) >= 40)
+      console.log(`[${child.name}] ${entry.msg ?? ''} ${entry.err ? JSON.stringify(entry.err) : ''}`)
+  })
+}
+
+function launch(name: ServiceName, entry: string): Child {
+  const proc = spawn(process.execPath, ['--enable-source-maps', entry], {
+    cwd: repoRoot(),
+    env: { NODE_ENV: 'development', ...process.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const child: Child = {
+    name,
+    process: proc,
+    tail: [],
+    notes: [],
+    exited: new Promise((resolve) => proc.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)))),
+  }
+  follow(child, proc.stdout!)
+  follow(child, proc.stderr!)
+  void child.exited.then((code) => {
+    if (stopping) return
+    console.error(`\n${name} exited (code ${code}). Its last log lines:\n${child.tail.join('\n')}\n`)
+    void stopAll(1)
+  })
+  return child
+}
+
+async function waitReady(child: Child): Promise<void> {
+  const url = `http://127.0.0.1:${topology[child.name].port}/readyz`
+  const deadline = Date.now() + READY_TIMEOUT_MS
+  while (Date.now() < deadline) {
+    if (child.process.exitCode !== null) throw new Error(`${child.name} exited before it was ready`)
+    try {
+      if ((await fetch(url)).ok) return
+    } catch {}
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  throw new Error(`${child.name} was not ready within ${READY_TIMEOUT_MS / 1000}s`)
+}
+
+async function stopAll(code: number): Promise<never> {
+  if (!stopping) {
+    stopping = true
+    for (const c of children) if (c.process.exitCode === null) c.process.kill('SIGTERM')
+    const killer = setTimeout(() => {
+      for (const c of children) if (c.process.exitCode === null) c.process.kill('SIGKILL')
+    }, 15_000)
+    await Promise.all(children.map((c) => c.exited))
+    clearTimeout(killer)
+    console.log('all services stopped')
+  }
+  process.exit(code)
+}
+
+process.on('SIGINT', () => void stopAll(0))
+process.on('SIGTERM', () => void stopAll(0))
+
+const entries = await Promise.all(SERVICE_NAMES.map(bundleService))
+SERVICE_NAMES.forEach((name, i) => {
+  children.push(launch(name, entries[i]!))
+})
+try {
+  await Promise.all(children.map(waitReady))
+} catch (err) {
+  if (stopping) await new Promise(() => {})
+  console.error(`${(err as Error).message}`)
+  for (const c of children) console.error(`\n--- ${c.name}, last log lines:\n${c.tail.join('\n')}`)
+  await stopAll(1)
+}
+
+const rows = [
+  ...children.map((c) => [c.name, topology[c.name].url, String(c.process.pid), residentMb(c.process.pid)]),
+  ['(npm start)', '', String(process.pid), residentMb(process.pid)],
+]
+const header = ['service', 'url', 'pid', 'resident']
+const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
+const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ')
+console.log(`\nAll services ready in ${((Date.now() - started) / 1000).toFixed(1)}s\n`)
+console.log(line(header))
+for (const r of rows) console.log(line(r))
+const total = rows.reduce((sum, r) => sum + (Number.parseInt(r[3]!, 10) || 0), 0)
+console.log(`${'total'.padEnd(widths[0]! + widths[1]! + widths[2]! + 6)}${total} MB`)
+for (const c of children) for (const note of c.notes) console.log(`\n${c.name}: ${note}`)
+console.log('\nPress Ctrl-C to stop.')

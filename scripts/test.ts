@@ -1,0 +1,43 @@
+/**
+ * Runs every *.test.ts file with node's test runner through tsx (Node 20 expands no globs).
+ * `npm test -- services/idp` runs the files under the given paths only.
+ * With DATABASE_URL and REDIS_URL set, the same suites run against PostgreSQL and Redis.
+ */
+import { spawn } from 'node:child_process'
+import { readdirSync, statSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { repoRoot } from '../packages/kit/src/paths.ts'
+
+const root = repoRoot()
+const SKIP = new Set(['node_modules', '.data', '.build', '.git', 'scratch'])
+
+function findTests(path: string): string[] {
+  if (statSync(path).isFile()) return path.endsWith('.test.ts') ? [path] : []
+  return readdirSync(path)
+    .filter((name) => !SKIP.has(name))
+    .flatMap((name) => findTests(join(path, name)))
+}
+
+const given = process.argv.slice(2)
+const files = (
+  given.length
+    ? given.map((p) => join(root, p))
+    : ['packages', 'services', 'scripts'].map((p) => join(root, p))
+)
+  .flatMap(findTests)
+  .map((f) => relative(root, f))
+  .sort()
+if (files.length === 0) {
+  console.error('no test files found')
+  process.exit(1)
+}
+
+const backend = process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'
+const kv = process.env.REDIS_URL ? 'Redis' : 'memory kv'
+console.log(`${files.length} test files on ${backend} and ${kv}`)
+const child = spawn(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', ...files],
+  { cwd: root, stdio: 'inherit', env: { LOG_LEVEL: 'error', ...process.env, NODE_ENV: 'test' } },
+)
+child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)))
