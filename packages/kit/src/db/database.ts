@@ -71,7 +71,11 @@ async function openPGlite<DB>(options: DatabaseOptions): Promise<Database<DB>> {
     const pglite = await createPGlite(options.dataDir)
     await pglite.exec(`create schema if not exists ${options.schema}; set search_path to ${options.schema}`)
     const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) })
-    return wrap(db, 'pglite', options, async () => release())
+    // Kysely destroys only a driver it has used: close PGlite ourselves, or an unused one stays open
+    return wrap(db, 'pglite', options, async () => {
+      if (!pglite.closed) await pglite.close()
+      release()
+    })
   } catch (err) {
     release()
     throw err

@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import type { Database } from './db/database.ts'
+import { Jobs } from './jobs.ts'
+import { freshDatabase } from './testing.ts'
+
+const waitFor = async (check: () => boolean | Promise<boolean>, timeoutMs = 20_000) => {
+  const deadline = Date.now() + timeoutMs
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time')
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+describe('jobs', () => {
+  let database: Database
+  let jobs: Jobs
+  before(async () => {
+    database = await freshDatabase('jobs')
+    jobs = await Jobs.start(database)
+  })
+  after(async () => {
+    await jobs.stop()
+    await database.close()
+  })
+
+  it('runs a job enqueued in a committed transaction, and never one whose transaction rolled back', async () => {
+    await jobs.queue('deliver')
+    const seen: string[] = []
+    await jobs.work<{ note: string }>(
+      'deliver',
+      async (data) => {
+        seen.push(data.note)
+      },
+      { pollingIntervalSeconds: 0.5 },
+    )
+    await database.db.transaction().execute(async (trx) => {
+      await jobs.enqueue(trx, 'deliver', { note: 'committed' })
+    })
+    await assert.rejects(
+      database.db.transaction().execute(async (trx) => {
+        await jobs.enqueue(trx, 'deliver', { note: 'rolled back' })
+        throw new Error('abort')
+      }),
+      /abort/,
+    )
+    await database.db.transaction().execute(async (trx) => {
+      await jobs.enqueue(trx, 'deliver', { note: 'second' })
+    })
+    await waitFor(() => seen.includes('second'))
+    await new Promise((r) => setTimeout(r, 1200))
+    assert.deepEqual(seen.sort(), ['committed', 'second'])
+  })
+
+  it('retries a failing job with backoff until it succeeds', async () => {
+    await jobs.queue('flaky', { retryLimit: 3, retryDelay: 1, retryBackoff: true })
+    const attempts: number[] = []
+    await jobs.work(
+      'flaky',
+      async (_data, job) => {
+        attempts.push(job.retryCount ?? -1)
+        if (attempts.length < 3) throw new Error(`attempt ${attempts.length} fails`)
+      },
+      { pollingIntervalSeconds: 0.5 },
+    )
+    const id = await jobs.enqueue(database.db, 'flaky', {})
+    await waitFor(async () => (await jobs.job('flaky', id))?.state === 'completed')
+    assert.deepEqual(attempts, [0, 1, 2], 'each retry is a new attempt with its count')
+  })
+
+  it('marks a job failed once its retries are spent, keeping the last error', async () => {
+    await jobs.queue('doomed', { retryLimit: 1, retryDelay: 1, retryBackoff: false })
+    let attempts = 0
+    await jobs.work(
+      'doomed',
+      async () => {
+        attempts++
+        throw new Error('always fails')
+      },
+      { pollingIntervalSeconds: 0.5 },
+    )
+    const id = await jobs.enqueue(database.db, 'doomed', {})
+    await waitFor(async () => (await jobs.job('doomed', id))?.state === 'failed')
+    const job = await jobs.job('doomed', id)
+    assert.equal(attempts, 2)
+    assert.match(JSON.stringify(job?.output), /always fails/)
+  })
+
+  it('refuses to enqueue on an undeclared queue', async () => {
+    await assert.rejects(jobs.enqueue(database.db, 'nowhere', {}), /queue nowhere was not declared/)
+  })
+})

@@ -1,0 +1,21 @@
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type Database, openDatabase } from './db/database.ts'
+
+/** True when the suite runs against a PostgreSQL server (DATABASE_URL set). */
+export const onPostgres = Boolean(process.env.DATABASE_URL)
+
+/** A throwaway database: PGlite in memory, or a new schema on PostgreSQL dropped on close. */
+export function freshDatabase(label = 'test', options: { embedded?: boolean } = {}): Promise<Database> {
+  const url = options.embedded ? undefined : process.env.DATABASE_URL
+  return openDatabase({ url, schema: `t${randomBytes(5).toString('hex')}_${label}`, dropSchemaOnClose: true })
+}
+
+/** A temporary folder holding the given files. */
+export function tempFolder(files: Record<string, string> = {}): string {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-test-'))
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text)
+  return dir
+}
