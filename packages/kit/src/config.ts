@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { type Static, type TObject, type TProperties, Type } from 'typebox'
+import { type Static, type TObject, type TProperties, type TSchema, Type } from 'typebox'
 import { Value } from 'typebox/value'
 import { ConfigError } from './errors.ts'
 
@@ -27,29 +27,33 @@ export const commonEnv = {
   SHUTDOWN_GRACE_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
 }
 
+/** What a variable must look like, in words: the allowed values of a union of literals, or the first rule broken. */
+function expectation(schema: TSchema, value: unknown): string {
+  const options = (schema as { anyOf?: Array<{ const?: unknown }> }).anyOf
+  if (options?.every((o) => o.const !== undefined))
+    return `must be one of ${options.map((o) => o.const).join(', ')}`
+  return [...Value.Errors(schema, value)][0]?.message ?? 'is invalid'
+}
+
 /**
- * Reads the environment against a schema: strings are converted to the declared types,
- * and every wrong value is reported at once, by name, with what was expected.
+ * Reads the environment against a schema: strings are converted to the declared types, and
+ * every wrong variable is reported at once, by name, with its value and what was expected.
  */
 export function readEnv<P extends TProperties>(
   properties: P,
   env: NodeJS.ProcessEnv = process.env,
 ): Static<TObject<P>> {
-  const schema = Type.Object(properties)
-  const raw: Record<string, unknown> = {}
-  for (const key of Object.keys(properties)) {
-    const value = env[key]
-    if (value !== undefined && value !== '') raw[key] = value
+  const result: Record<string, unknown> = {}
+  const problems: string[] = []
+  for (const [key, schema] of Object.entries(properties)) {
+    const raw = env[key]
+    if (raw === undefined || raw === '') continue
+    const value = Value.Convert(schema, raw)
+    if (Value.Check(schema, value)) result[key] = value
+    else problems.push(`  ${key}=${JSON.stringify(raw)}: ${expectation(schema, value)}`)
   }
-  const value = Value.Convert(schema, raw)
-  if (!Value.Check(schema, value)) {
-    const problems = Value.Errors(schema, value).map((e) => {
-      const name = e.instancePath.replace(/^\//, '') || Object.keys(e.params ?? {}).join(',')
-      return `  ${name}=${JSON.stringify(raw[name])}: ${e.message}`
-    })
-    throw new ConfigError(`invalid configuration:\n${[...new Set(problems)].join('\n')}`)
-  }
-  return value as Static<TObject<P>>
+  if (problems.length) throw new ConfigError(`invalid configuration:\n${problems.join('\n')}`)
+  return result as Static<TObject<P>>
 }
 
 /**

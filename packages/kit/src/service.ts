@@ -153,7 +153,12 @@ export async function startService<C>(
   const address = app.server.address() as AddressInfo
   const url = tag ? `http://${common.host}:${address.port}` : ctx.baseUrl
   if (tag) ctx.baseUrl = url
-  return { app, ctx, url, close: () => app.close() }
+  const close = async () => {
+    app.lifecycle.draining = true
+    app.lifecycle.closing = true
+    await app.close()
+  }
+  return { app, ctx, url, close }
 }
 
 /**
@@ -191,8 +196,7 @@ export async function runMain<C>(spec: ServiceSpec<C>): Promise<void> {
       process.exit(1)
     }, ctx.common.shutdownDelayMs + ctx.common.shutdownGraceMs).unref()
     await new Promise((r) => setTimeout(r, ctx.common.shutdownDelayMs))
-    app.lifecycle.closing = true
-    await app.close()
+    await service.close()
     ctx.log.info('stopped')
     process.exit(0)
   }

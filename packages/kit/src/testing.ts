@@ -19,3 +19,27 @@ export function tempFolder(files: Record<string, string> = {}): string {
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text)
   return dir
 }
+
+export interface JsonResponse {
+  status: number
+  headers: Headers
+  body: Record<string, unknown>
+}
+
+/** A request whose JSON answer is parsed (or kept as text when it is not JSON). */
+export async function request(url: string, init: RequestInit = {}): Promise<JsonResponse> {
+  const res = await fetch(url, init)
+  const text = await res.text()
+  let body: unknown = text
+  try {
+    body = JSON.parse(text)
+  } catch {}
+  return { status: res.status, headers: res.headers, body: body as Record<string, unknown> }
+}
+
+/** The service environment for tests: quiet logs, and whatever backend the suite runs on. */
+export const testEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
+  ...process.env,
+  LOG_LEVEL: 'silent',
+  ...extra,
+})

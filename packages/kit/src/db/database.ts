@@ -9,7 +9,8 @@ import { parsers } from './types.ts'
 
 export type Backend = 'pglite' | 'postgres'
 
-export interface Database<DB = unknown> {
+// biome-ignore lint/suspicious/noExplicitAny: a Database of any schema can be migrated, pinged or closed
+export interface Database<DB = any> {
   readonly db: Kysely<DB>
   readonly backend: Backend
   /** The schema holding this service's tables; pg-boss keeps its own beside it. */
@@ -54,8 +55,10 @@ async function openPostgres<DB>(options: DatabaseOptions, url: string): Promise<
         parsers[oid] ?? pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   })
-  // An idle client that loses its server emits here; unhandled, it would end the process.
+  // A client that loses its server emits 'error'. The pool listens only while a client is idle,
+  // so each client gets its own listener too: a connection lost mid-query must not end the process.
   pool.on('error', (err) => options.onError?.(err))
+  pool.on('connect', (client) => client.on('error', (err) => options.onError?.(err)))
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
   await sql.raw(`create schema if not exists ${options.schema}`).execute(db)
   return wrap(db, 'postgres', options, async () => {})

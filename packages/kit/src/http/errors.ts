@@ -32,6 +32,17 @@ function isDatabaseError(err: unknown): err is { code: string } {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)
 }
 
+/** The database is unreachable or went away mid-request: the client may retry, so 503 rather than 500. */
+function isConnectionLoss(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown }
+  if (e?.code === 'ECONNREFUSED' || e?.code === 'ECONNRESET' || e?.code === '57P01' || e?.code === '57P03')
+    return true
+  return (
+    typeof e?.message === 'string' &&
+    /^Connection terminated|timeout exceeded when trying to connect/.test(e.message)
+  )
+}
+
 /** Maps anything thrown in a request to the status, code and message a client may see. */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err
@@ -49,6 +60,8 @@ export function toAppError(err: unknown): AppError {
       return new AppError(400, 'invalid_request', 'a value is malformed or out of range')
     return new AppError(500, 'internal_error', 'internal error')
   }
+  if (isConnectionLoss(err))
+    return new AppError(503, 'unavailable', 'the service cannot reach its database; try again shortly')
   const fastifyError = err as Partial<FastifyError>
   const status = fastifyError.statusCode
   if (fastifyError.validation)

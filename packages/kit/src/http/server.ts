@@ -65,6 +65,10 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
     },
     schemaErrorFormatter: formatValidationErrors,
+    // errors Fastify raises before routing (a malformed URL): the same shape as every other error
+    frameworkErrors: (err, request, reply) => {
+      sendError(shapeOf(request), toAppError(err), request, reply)
+    },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   const lifecycle: Lifecycle = { draining: false, closing: false }
@@ -81,6 +85,11 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
         reply,
       )
     }
+  })
+
+  // A response sent while closing ends its connection, so no keep-alive socket outlives the close.
+  app.addHook('onSend', async (_request, reply) => {
+    if (lifecycle.closing) reply.header('connection', 'close')
   })
 
   app.setErrorHandler((err, request, reply) => {

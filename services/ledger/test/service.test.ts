@@ -1,0 +1,35 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { type RunningService, startService } from '@svc/kit'
+import { request, testEnv } from '@svc/kit/testing'
+import { sql } from 'kysely'
+import { ledger } from '../src/app.ts'
+import type { LedgerConfig } from '../src/config.ts'
+
+describe('ledger service', () => {
+  let service: RunningService<LedgerConfig>
+  before(async () => {
+    service = await startService(ledger, testEnv(), { fresh: true })
+  })
+  after(async () => service.close())
+
+  it('is live and ready with its database', async () => {
+    assert.deepEqual((await request(`${service.url}/healthz`)).body, { status: 'ok' })
+    assert.equal((await request(`${service.url}/readyz`)).status, 200)
+  })
+
+  it('has applied its migrations', async () => {
+    const { rows } = await sql<{ name: string }>`select name from schema_migrations`.execute(
+      service.ctx.database!.db,
+    )
+    assert.deepEqual(
+      rows.map((r) => r.name),
+      ['0001_leaves.sql'],
+    )
+  })
+
+  it('publishes its OpenAPI document', async () => {
+    const doc = await request(`${service.url}/openapi.json`)
+    assert.equal((doc.body.info as { title: string }).title, 'ledger')
+  })
+})

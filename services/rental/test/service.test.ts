@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { type RunningService, startService } from '@svc/kit'
+import { request, testEnv } from '@svc/kit/testing'
+import { sql } from 'kysely'
+import { rental } from '../src/app.ts'
+import type { RentalConfig } from '../src/config.ts'
+
+describe('rental service', () => {
+  let service: RunningService<RentalConfig>
+  before(async () => {
+    service = await startService(rental, testEnv(), { fresh: true })
+  })
+  after(async () => service.close())
+
+  it('is live and ready with its database', async () => {
+    assert.deepEqual((await request(`${service.url}/healthz`)).body, { status: 'ok' })
+    const ready = await request(`${service.url}/readyz`)
+    assert.equal(ready.status, 200)
+    assert.equal((ready.body.checks as { db: string }).db, 'ok')
+  })
+
+  it('has applied its migrations', async () => {
+    const { rows } = await sql<{ name: string }>`select name from schema_migrations`.execute(
+      service.ctx.database!.db,
+    )
+    assert.deepEqual(
+      rows.map((r) => r.name),
+      ['0001_console_sessions.sql'],
+    )
+  })
+
+  it('publishes its OpenAPI document with the API version of the spec', async () => {
+    const doc = await request(`${service.url}/openapi.json`)
+    assert.equal(doc.status, 200)
+    assert.equal((doc.body.info as { version: string }).version, '0.16.1')
+  })
+
+  it('answers an unknown route in the {"error": {"code", "message"}} shape', async () => {
+    const res = await request(`${service.url}/api/nothing`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    })
+    assert.equal(res.status, 404)
+    const error = res.body.error as { code: string; message: string }
+    assert.equal(error.code, 'not_found')
+    assert.match(error.message, /POST \/api\/nothing/)
+  })
+
+  it('answers a malformed body with 400, never a 5XX', async () => {
+    const res = await request(`${service.url}/api/nothing`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{',
+    })
+    assert.equal(res.status, 400)
+    assert.equal((res.body.error as { code: string }).code, 'invalid_json')
+  })
+})
