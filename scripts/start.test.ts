@@ -52,6 +52,12 @@ async function until(check: () => boolean, what: string, timeoutMs = 120_000) {
   }
 }
 
+const untilReady = (run: ReturnType<typeof npmStart>) =>
+  until(
+    () => run.output().includes('Press Ctrl-C to stop.') || run.child.exitCode !== null,
+    'the ready table',
+  )
+
 const ports = (base: number) => SERVICES.map((_, i) => base + i)
 const answers = (port: number, path: string) =>
   fetch(`http://127.0.0.1:${port}${path}`).then(
@@ -73,10 +79,7 @@ describe('npm start', () => {
     const base = 20_000 + Math.floor(Math.random() * 20_000)
     const run = npmStart(dataDir, base)
     started.push(run.child)
-    await until(
-      () => run.output().includes('Press Ctrl-C to stop.') || run.child.exitCode !== null,
-      'the ready table',
-    )
+    await untilReady(run)
     const out = run.output()
     assert.match(out, /All services ready in [\d.]+s/, out)
     for (const [i, s] of SERVICES.entries())
@@ -106,10 +109,7 @@ describe('npm start', () => {
     const base = 20_000 + Math.floor(Math.random() * 20_000)
     const run = npmStart(dataDir, base)
     started.push(run.child)
-    await until(
-      () => run.output().includes('Press Ctrl-C to stop.') || run.child.exitCode !== null,
-      'the ready table',
-    )
+    await untilReady(run)
     const pid = Number(/ledger\s+\S+\s+(\d+)/.exec(run.output())?.[1])
     assert.ok(pid > 0, run.output())
     process.kill(pid, 'SIGKILL')

@@ -2,7 +2,7 @@ import { CompiledQuery, type Kysely } from 'kysely'
 import PgBoss from 'pg-boss'
 import { type Database, jobsSchema } from './db/database.ts'
 
-// biome-ignore lint/suspicious/noExplicitAny: a job may be enqueued on any service's database or transaction
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a job may be enqueued on any service's database or transaction
 type Executor = Kysely<any>
 
 export interface RetryPolicy {

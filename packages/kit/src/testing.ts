@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { sql } from 'kysely'
 import { type Database, openDatabase } from './db/database.ts'
 
 /** True when the suite runs against a PostgreSQL server (DATABASE_URL set). */
@@ -43,3 +44,11 @@ export const testEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv =
   LOG_LEVEL: 'silent',
   ...extra,
 })
+
+/** The names of the migrations a database has applied, in order. */
+export async function appliedMigrations(database: Database): Promise<string[]> {
+  const { rows } = await sql<{ name: string }>`select name from schema_migrations order by name`.execute(
+    database.db,
+  )
+  return rows.map((r) => r.name)
+}

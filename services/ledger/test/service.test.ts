@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { type RunningService, startService } from '@svc/kit'
-import { request, testEnv } from '@svc/kit/testing'
-import { sql } from 'kysely'
+import { appliedMigrations, request, testEnv } from '@svc/kit/testing'
 import { ledger } from '../src/app.ts'
 import type { LedgerConfig } from '../src/config.ts'
 
@@ -19,13 +18,7 @@ describe('ledger service', () => {
   })
 
   it('has applied its migrations', async () => {
-    const { rows } = await sql<{ name: string }>`select name from schema_migrations`.execute(
-      service.ctx.database!.db,
-    )
-    assert.deepEqual(
-      rows.map((r) => r.name),
-      ['0001_leaves.sql'],
-    )
+    assert.deepEqual(await appliedMigrations(service.ctx.database!), ['0001_leaves.sql'])
   })
 
   it('publishes its OpenAPI document', async () => {

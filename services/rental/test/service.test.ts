@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { type RunningService, startService } from '@svc/kit'
-import { request, testEnv } from '@svc/kit/testing'
-import { sql } from 'kysely'
+import { appliedMigrations, request, testEnv } from '@svc/kit/testing'
 import { rental } from '../src/app.ts'
 import type { RentalConfig } from '../src/config.ts'
 
@@ -21,13 +20,7 @@ describe('rental service', () => {
   })
 
   it('has applied its migrations', async () => {
-    const { rows } = await sql<{ name: string }>`select name from schema_migrations`.execute(
-      service.ctx.database!.db,
-    )
-    assert.deepEqual(
-      rows.map((r) => r.name),
-      ['0001_console_sessions.sql'],
-    )
+    assert.deepEqual(await appliedMigrations(service.ctx.database!), ['0001_console_sessions.sql'])
   })
 
   it('publishes its OpenAPI document with the API version of the spec', async () => {

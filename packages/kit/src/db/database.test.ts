@@ -134,7 +134,7 @@ describe('database', () => {
   }
 
   async function sampleOn(d: Database<Tables>) {
-    // biome-ignore lint/suspicious/noExplicitAny: the sample table is not in the typed schema
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the sample table is not in the typed schema
     const db = d.db as Kysely<any>
     await sample.execute(db)
     const row = (await sql`select * from sample`.execute(db)).rows[0]
@@ -153,17 +153,21 @@ describe('database', () => {
     assert.deepEqual(params, { b: Buffer.from([1, 2]), i: 7, j: { k: 'v' } })
   })
 
-  it('gives identical results on PGlite and PostgreSQL for the same migrations and queries', {
-    skip: !onPostgres && 'needs DATABASE_URL',
-  }, async () => {
-    const onServer = await open()
-    const embedded = (await freshDatabase('db', { embedded: true })) as Database<Tables>
-    opened.push(embedded)
-    await migrate(embedded, tempFolder({ '0001_tables.sql': SCHEMA }))
-    assert.equal(onServer.backend, 'postgres')
-    assert.equal(embedded.backend, 'pglite')
-    assert.deepEqual(await sampleOn(onServer), await sampleOn(embedded))
-  })
+  it(
+    'gives identical results on PGlite and PostgreSQL for the same migrations and queries',
+    {
+      skip: !onPostgres && 'needs DATABASE_URL',
+    },
+    async () => {
+      const onServer = await open()
+      const embedded = (await freshDatabase('db', { embedded: true })) as Database<Tables>
+      opened.push(embedded)
+      await migrate(embedded, tempFolder({ '0001_tables.sql': SCHEMA }))
+      assert.equal(onServer.backend, 'postgres')
+      assert.equal(embedded.backend, 'pglite')
+      assert.deepEqual(await sampleOn(onServer), await sampleOn(embedded))
+    },
+  )
 
   it('refuses an int8 beyond JavaScript’s safe integers instead of rounding it', async () => {
     const { db } = await open()

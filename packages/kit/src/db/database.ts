@@ -9,7 +9,7 @@ import { parsers } from './types.ts'
 
 export type Backend = 'pglite' | 'postgres'
 
-// biome-ignore lint/suspicious/noExplicitAny: a Database of any schema can be migrated, pinged or closed
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a Database of any schema can be migrated, pinged or closed
 export interface Database<DB = any> {
   readonly db: Kysely<DB>
   readonly backend: Backend

@@ -10,7 +10,7 @@ import { migrate } from './migrator.ts'
 const FIRST = 'create table a (id int primary key);'
 const SECOND = 'create table b (id int primary key);\ninsert into b values (1);'
 
-// biome-ignore lint/suspicious/noExplicitAny: migrations create tables the tests read untyped
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations create tables the tests read untyped
 const rows = async (d: Database, query: string) => (await sql.raw(query).execute(d.db as Kysely<any>)).rows
 
 describe('migrator', () => {

@@ -38,7 +38,7 @@ interface Applied {
 export async function migrate(database: Database, dir: string): Promise<string[]> {
   const migrations = readMigrations(dir)
   const lockKey = `migrate:${database.schema}`
-  // biome-ignore lint/suspicious/noExplicitAny: the migrator works on any service's schema
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the migrator works on any service's schema
   return (database.db as Kysely<any>).connection().execute(async (conn) => {
     await sql`select pg_advisory_lock(hashtext(${lockKey}))`.execute(conn)
     try {

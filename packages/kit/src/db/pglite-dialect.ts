@@ -32,7 +32,7 @@ export class PGliteDialect implements Dialect {
   createQueryCompiler() {
     return new PostgresQueryCompiler()
   }
-  // biome-ignore lint/suspicious/noExplicitAny: Kysely's introspector is untyped by design
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Kysely's introspector is untyped by design
   createIntrospector(db: Kysely<any>) {
     return new PostgresIntrospector(db)
   }
@@ -87,7 +87,7 @@ class PGliteConnection implements DatabaseConnection {
     return toKysely<R>(result.rows, result.affectedRows)
   }
 
-  // biome-ignore lint/correctness/useYield: streaming is not offered on the embedded database
+  // eslint-disable-next-line require-yield -- streaming is not offered on the embedded database
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming queries are not supported on the embedded database')
   }

@@ -22,7 +22,7 @@ function spec(errorShape: 'api' | 'oauth'): ServiceSpec<Record<string, never>> {
     errorShape,
     readConfig: () => ({}),
     async build(app, ctx) {
-      // biome-ignore lint/suspicious/noExplicitAny: the test's own table
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the test's own table
       const db = ctx.database!.db as Kysely<any>
       app.post('/items', { schema: { body: Item, response: { 200: Item } } }, async (request) => {
         await db.insertInto('items').values(request.body).execute()
