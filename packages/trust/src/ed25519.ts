@@ -1,0 +1,42 @@
+import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto'
+
+/** An Ed25519 key pair as raw bytes: the 32-byte public key and the 32-byte private seed (RFC 8032). */
+export interface Ed25519KeyPair {
+  publicKey: Uint8Array
+  seed: Uint8Array
+}
+
+// DER prefixes of PKCS#8 and SPKI for Ed25519 (RFC 8410): the raw 32 bytes follow.
+const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex')
+const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex')
+
+const privateKeyOf = (seed: Uint8Array) =>
+  createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' })
+const publicKeyOf = (publicKey: Uint8Array) =>
+  createPublicKey({ key: Buffer.concat([SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' })
+
+export function ed25519FromSeed(seed: Uint8Array): Ed25519KeyPair {
+  if (seed.length !== 32) throw new Error('an Ed25519 seed is 32 bytes')
+  const spki = createPublicKey(privateKeyOf(seed)).export({ format: 'der', type: 'spki' })
+  return { publicKey: new Uint8Array(spki.subarray(SPKI_PREFIX.length)), seed: new Uint8Array(seed) }
+}
+
+export function generateEd25519(): Ed25519KeyPair {
+  const { privateKey } = generateKeyPairSync('ed25519')
+  const pkcs8 = privateKey.export({ format: 'der', type: 'pkcs8' })
+  return ed25519FromSeed(new Uint8Array(pkcs8.subarray(PKCS8_PREFIX.length)))
+}
+
+export function signEd25519(seed: Uint8Array, message: Uint8Array): Uint8Array {
+  return new Uint8Array(sign(null, message, privateKeyOf(seed)))
+}
+
+/** Verifies an Ed25519 signature; malformed keys or signatures answer false, never throw. */
+export function verifyEd25519(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+  if (publicKey.length !== 32 || signature.length !== 64) return false
+  try {
+    return verify(null, message, publicKeyOf(publicKey), signature)
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,3 @@
+export * from './base64url.ts'
+export * from './ed25519.ts'
+export * from './jcs.ts'
