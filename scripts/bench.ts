@@ -1,16 +1,25 @@
-/** `npm run bench`: runs every benchmark in bench/ and prints its figures. Nothing here passes or fails on time. */
+/**
+ * `npm run bench [-- NAME]`: runs every *.bench.ts in bench/ and services/<name>/bench/ and prints
+ * their figures. Nothing here passes or fails on time.
+ */
 import { spawnSync } from 'node:child_process'
-import { readdirSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, readdirSync } from 'node:fs'
+import { join, relative } from 'node:path'
 import { repoRoot } from '../packages/kit/src/paths.ts'
 
-const dir = join(repoRoot(), 'bench')
+const root = repoRoot()
+const dirs = [
+  join(root, 'bench'),
+  ...readdirSync(join(root, 'services')).map((s) => join(root, 'services', s, 'bench')),
+]
 const only = process.argv[2]
-for (const file of readdirSync(dir)
+const files = dirs
+  .filter((dir) => existsSync(dir))
+  .flatMap((dir) => readdirSync(dir).map((f) => join(dir, f)))
   .filter((f) => f.endsWith('.bench.ts') && (!only || f.includes(only)))
-  .sort()) {
-  console.log(`\n== ${file}`)
-  const run = spawnSync(process.execPath, ['--import', 'tsx', join(dir, file)], {
+for (const file of files) {
+  console.log(`\n== ${relative(root, file)}`)
+  const run = spawnSync(process.execPath, ['--import', 'tsx', file], {
     stdio: 'inherit',
     env: { LOG_LEVEL: 'silent', ...process.env },
   })

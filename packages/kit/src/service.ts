@@ -8,7 +8,7 @@ import { migrate } from './db/migrator.ts'
 import { ConfigError } from './errors.ts'
 import type { ErrorShape } from './http/errors.ts'
 import type { HealthCheck } from './http/health.ts'
-import { type App, createHttpServer } from './http/server.ts'
+import { type App, createHttpServer, type HttpOptions } from './http/server.ts'
 import { type Kv, openKv } from './kv/index.ts'
 import { repoRoot } from './paths.ts'
 import { type Endpoint, readTopology, type ServiceName } from './topology.ts'
@@ -51,6 +51,7 @@ export interface ServiceSpec<C> {
   migrations?: string
   errorShape: ErrorShape | ((request: import('fastify').FastifyRequest) => ErrorShape)
   healthz?: 'liveness' | 'components'
+  securitySchemes?: HttpOptions['securitySchemes']
   readConfig(env: NodeJS.ProcessEnv, common: CommonConfig): C
   metricsGuard?(ctx: ServiceContext<C>): (request: import('fastify').FastifyRequest) => void
   /** Registers the service's areas on the app. */
@@ -137,6 +138,7 @@ export async function startService<C>(
     errorShape: spec.errorShape,
     checks,
     ...(spec.healthz ? { healthz: spec.healthz } : {}),
+    ...(spec.securitySchemes ? { securitySchemes: spec.securitySchemes } : {}),
     ...(spec.metricsGuard ? { metricsGuard: spec.metricsGuard(ctx) } : {}),
   })
   app.addHook('onClose', async () => {

@@ -10,13 +10,15 @@ export interface Ed25519KeyPair {
 const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex')
 const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex')
 
-const privateKeyOf = (seed: Uint8Array) =>
-  createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' })
+// OpenSSL ignores bytes after the DER structure, so a 33-byte seed would silently sign with its first 32.
+function privateKeyOf(seed: Uint8Array) {
+  if (seed.length !== 32) throw new Error('an Ed25519 seed is 32 bytes')
+  return createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' })
+}
 const publicKeyOf = (publicKey: Uint8Array) =>
   createPublicKey({ key: Buffer.concat([SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' })
 
 export function ed25519FromSeed(seed: Uint8Array): Ed25519KeyPair {
-  if (seed.length !== 32) throw new Error('an Ed25519 seed is 32 bytes')
   const spki = createPublicKey(privateKeyOf(seed)).export({ format: 'der', type: 'spki' })
   return { publicKey: new Uint8Array(spki.subarray(SPKI_PREFIX.length)), seed: new Uint8Array(seed) }
 }

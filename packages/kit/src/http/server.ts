@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import formbody from '@fastify/formbody'
 import swagger from '@fastify/swagger'
+import type { OpenAPIV3 } from 'openapi-types'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify'
 import { AppError } from '../errors.ts'
@@ -29,6 +30,8 @@ export interface HttpOptions {
   metricsGuard?: (request: FastifyRequest) => void | Promise<void>
   bodyLimit?: number
   trustProxy?: boolean
+  /** OpenAPI security schemes that routes name in `schema.security`. */
+  securitySchemes?: Record<string, OpenAPIV3.SecuritySchemeObject>
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/
@@ -112,6 +115,7 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     openapi: {
       openapi: '3.1.0',
       info: { title: options.name, version: options.version, description: options.description },
+      components: { securitySchemes: options.securitySchemes ?? {} },
     },
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())

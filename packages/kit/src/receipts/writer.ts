@@ -1,0 +1,165 @@
+import { randomBytes } from 'node:crypto'
+import { b64Encode, b64uEncode } from '@svc/trust/base64url'
+import { signEd25519 } from '@svc/trust/ed25519'
+import { canonicalBytes } from '@svc/trust/jcs'
+import { leafHash } from '@svc/trust/merkle'
+import type { Jobs } from '../jobs.ts'
+import {
+  type AnyDb,
+  insertOutbox,
+  installOutbox,
+  markDelivered,
+  markFailed,
+  outboxById,
+  outboxSince,
+} from './outbox-store.ts'
+
+export const DELIVERY_QUEUE = 'receipts.deliver'
+
+export interface ReceiptInput {
+  type: string
+  v?: number
+  subject: string
+  data?: Record<string, unknown>
+}
+
+export interface ReceiptWriterOptions {
+  db: AnyDb
+  jobs: Jobs
+  ledgerUrl: string
+  /** The writer's bearer token at the ledger. */
+  token: string
+  /** The issuer: its did:key and the Ed25519 seed behind it. */
+  issuer: { did: string; seed: Uint8Array }
+  now?: () => Date
+}
+
+export interface Discrepancy {
+  id: string
+  type: string
+  subject: string
+  created_at: string
+  ledger_index: number | null
+  reason: 'not_delivered' | 'rejected' | 'missing_on_ledger' | 'leaf_mismatch' | 'ledger_unreachable'
+  detail: string
+}
+
+class Permanent extends Error {}
+
+/**
+ * How a service records receipts: `record` signs the receipt and writes it to the outbox in the
+ * caller's transaction, with the job that delivers it, so a receipt exists exactly when the action
+ * it records commits. Delivery retries with backoff; `reconcile` lists what the ledger lacks.
+ */
+export class ReceiptWriter {
+  constructor(private readonly options: ReceiptWriterOptions) {}
+
+  async start(): Promise<void> {
+    await installOutbox(this.options.db)
+    await this.options.jobs.queue(DELIVERY_QUEUE, { retryLimit: 8, retryDelay: 2, retryBackoff: true })
+    await this.options.jobs.work<{ id: string }>(DELIVERY_QUEUE, (data) => this.deliver(data.id), {
+      pollingIntervalSeconds: 0.5,
+    })
+  }
+
+  /** Signs and records a receipt in `trx`; delivered after commit. */
+  async record(trx: AnyDb, input: ReceiptInput) {
+    const { issuer } = this.options
+    const receipt = {
+      type: input.type,
+      v: input.v ?? 1,
+      issuer: issuer.did,
+      subject: input.subject,
+      issued_at: (this.options.now?.() ?? new Date()).toISOString(),
+      ...(input.data ? { data: input.data } : {}),
+    }
+    const envelope = { receipt, signature: b64uEncode(signEd25519(issuer.seed, canonicalBytes(receipt))) }
+    const id = `rcp_${randomBytes(12).toString('base64url')}`
+    const hash = Buffer.from(leafHash(canonicalBytes(envelope)))
+    await insertOutbox(trx, {
+      id,
+      receipt_type: input.type,
+      subject: input.subject,
+      envelope,
+      leaf_hash: hash,
+    })
+    await this.options.jobs.enqueue(trx, DELIVERY_QUEUE, { id })
+    return { id, envelope, leafHash: b64Encode(hash) }
+  }
+
+  /** One delivery attempt: a refusal by the ledger (4XX) is final and kept for reconcile; anything else retries. */
+  async deliver(id: string): Promise<void> {
+    const { db, ledgerUrl, token } = this.options
+    const row = await outboxById(db, id)
+    if (!row || row.delivered_at || row.rejected) return
+    try {
+      const res = await fetch(`${ledgerUrl}/v1/receipts`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify(row.envelope),
+        signal: AbortSignal.timeout(10_000),
+      })
+      const body = (await res.json().catch(() => ({}))) as {
+        index?: number
+        error?: { code?: string; message?: string }
+      }
+      if (res.ok && typeof body.index === 'number') return await markDelivered(db, id, body.index)
+      const reason =
+        `ledger answered ${res.status} ${body.error?.code ?? ''}: ${body.error?.message ?? ''}`.trim()
+      if (res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429)
+        throw new Permanent(reason)
+      throw new Error(reason)
+    } catch (err) {
+      const permanent = err instanceof Permanent
+      await markFailed(db, id, (err as Error).message, permanent)
+      if (!permanent) throw err
+    }
+  }
+
+  /** Receipts recorded in the last `hours` that the ledger does not hold, each with the reason. */
+  async reconcile(hours: number): Promise<Discrepancy[]> {
+    const since = new Date((this.options.now?.() ?? new Date()).getTime() - hours * 3600_000)
+    const rows = await outboxSince(this.options.db, since)
+    const found: Discrepancy[] = []
+    for (const row of rows) {
+      const report = (reason: Discrepancy['reason'], detail: string) =>
+        found.push({
+          id: row.id,
+          type: row.receipt_type,
+          subject: row.subject,
+          created_at: row.created_at.toISOString(),
+          ledger_index: row.ledger_index,
+          reason,
+          detail,
+        })
+      if (row.rejected) report('rejected', row.last_error ?? 'refused by the ledger')
+      else if (row.ledger_index === null)
+        report('not_delivered', row.last_error ?? `not yet delivered (${row.attempts} attempts)`)
+      else {
+        const check = await this.#ledgerHas(row.ledger_index, row.leaf_hash)
+        if (check) report(check.reason, check.detail)
+      }
+    }
+    return found
+  }
+
+  async #ledgerHas(index: number, hash: Buffer): Promise<Pick<Discrepancy, 'reason' | 'detail'> | undefined> {
+    try {
+      const res = await fetch(`${this.options.ledgerUrl}/v1/entries/${index}`, {
+        signal: AbortSignal.timeout(5_000),
+      })
+      if (res.status === 404)
+        return { reason: 'missing_on_ledger', detail: `the ledger has no entry at index ${index}` }
+      if (!res.ok) return { reason: 'ledger_unreachable', detail: `the ledger answered ${res.status}` }
+      const entry = (await res.json()) as { leaf_hash: string }
+      if (entry.leaf_hash !== b64Encode(hash))
+        return {
+          reason: 'leaf_mismatch',
+          detail: `index ${index} holds another receipt (${entry.leaf_hash})`,
+        }
+      return undefined
+    } catch (err) {
+      return { reason: 'ledger_unreachable', detail: (err as Error).message }
+    }
+  }
+}

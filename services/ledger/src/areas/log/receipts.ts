@@ -1,0 +1,62 @@
+import { badRequest } from '@svc/kit'
+import { b64uDecode } from '@svc/trust/base64url'
+import { ed25519FromDidKey } from '@svc/trust/did-key'
+import { verifyEd25519 } from '@svc/trust/ed25519'
+import { canonicalBytes } from '@svc/trust/jcs'
+import { leafHash } from '@svc/trust/merkle'
+import type { Static } from 'typebox'
+import type { SignedReceipt } from './schemas.ts'
+import type { NewLeaf } from './store.ts'
+
+export const MAX_ENTRY_BYTES = 16 * 1024
+const MAX_CLOCK_SKEW_MS = 5 * 60_000
+
+/**
+ * Checks a signed receipt and gives the leaf it becomes. The entry is the JCS form of
+ * {receipt, signature}, so the log commits to the signature too and equal submissions are
+ * byte-identical (Ed25519 signatures are deterministic).
+ */
+export function leafOf(
+  signed: Static<typeof SignedReceipt>,
+  writer: string,
+  now = Date.now(),
+): Omit<NewLeaf, 'leaf_index'> {
+  const { receipt } = signed
+  const issuedAt = new Date(receipt.issued_at)
+  if (Number.isNaN(issuedAt.getTime()))
+    throw badRequest('receipt.issued_at is not a valid date-time', 'malformed_receipt')
+  if (issuedAt.getTime() > now + MAX_CLOCK_SKEW_MS)
+    throw badRequest('receipt.issued_at is in the future', 'malformed_receipt')
+  let publicKey: Uint8Array
+  try {
+    publicKey = ed25519FromDidKey(receipt.issuer)
+  } catch (err) {
+    throw badRequest(
+      `receipt.issuer is not an Ed25519 did:key: ${(err as Error).message}`,
+      'malformed_receipt',
+    )
+  }
+  let body: Uint8Array
+  try {
+    body = canonicalBytes(receipt)
+  } catch (err) {
+    throw badRequest(`receipt has no canonical JSON form: ${(err as Error).message}`, 'malformed_receipt')
+  }
+  if (!verifyEd25519(publicKey, body, b64uDecode(signed.signature)))
+    throw badRequest('the signature does not verify against the issuer key', 'bad_signature')
+  const entry = canonicalBytes({ receipt, signature: signed.signature })
+  if (entry.length > MAX_ENTRY_BYTES)
+    throw badRequest(
+      `a receipt may take at most ${MAX_ENTRY_BYTES} bytes in canonical form`,
+      'receipt_too_large',
+    )
+  return {
+    leaf_hash: Buffer.from(leafHash(entry)),
+    entry: Buffer.from(entry),
+    receipt_type: receipt.type,
+    issuer_did: receipt.issuer,
+    subject: receipt.subject,
+    issued_at: issuedAt,
+    writer,
+  }
+}

@@ -1,0 +1,32 @@
+import type { App } from '@svc/kit'
+import { b64Encode } from '@svc/trust/base64url'
+import { writerOf } from '../../auth.ts'
+import type { LedgerConfig } from '../../config.ts'
+import { leafOf } from './receipts.ts'
+import { Appended, SignedReceipt } from './schemas.ts'
+import type { Sequencer } from './sequencer.ts'
+
+export function logRoutes(app: App, config: LedgerConfig, sequencer: Sequencer) {
+  app.post(
+    '/v1/receipts',
+    {
+      schema: {
+        summary: 'Append a signed receipt (writers only); a duplicate answers its existing index',
+        tags: ['log'],
+        security: [{ writer: [] }],
+        body: SignedReceipt,
+        response: { 200: Appended, 201: Appended },
+      },
+    },
+    async (request, reply) => {
+      const writer = writerOf(request, config)
+      const sequenced = await sequencer.submit(leafOf(request.body, writer))
+      return reply.code(sequenced.duplicate ? 200 : 201).send({
+        index: sequenced.index,
+        leaf_hash: b64Encode(sequenced.leafHash),
+        tree_size: sequenced.treeSize,
+        duplicate: sequenced.duplicate,
+      })
+    },
+  )
+}

@@ -1,0 +1,135 @@
+import type { Logger } from 'pino'
+import { formatCheckpoint } from '@svc/trust/checkpoint'
+import { appendLeaves, type Hash, treeRoot } from '@svc/trust/merkle'
+import { type NoteSigner, signNote } from '@svc/trust/note'
+import type { Kysely } from 'kysely'
+import type { LedgerTables } from '../../db.ts'
+import {
+  indicesOf,
+  insertCheckpoint,
+  insertLeaves,
+  insertNodes,
+  lockTree,
+  type NewLeaf,
+  nodeReader,
+  setTree,
+} from './store.ts'
+
+export interface Sequenced {
+  index: number
+  leafHash: Buffer
+  treeSize: number
+  duplicate: boolean
+}
+
+interface Pending {
+  leaf: Omit<NewLeaf, 'leaf_index'>
+  resolve: (result: Sequenced) => void
+  reject: (err: Error) => void
+}
+
+export interface SequencerOptions {
+  origin: string
+  signer: NoteSigner
+  batchMax: number
+  batchWaitMs: number
+  log: Logger
+  /** Called after each batch commits, with the new tree size. */
+  onCheckpoint?: (size: number) => void
+}
+
+/**
+ * Pools appends for a few milliseconds, then integrates them in one transaction: indices in
+ * order, leaves, the newly completed subtree hashes, the new root and its signed checkpoint.
+ * An append is answered only after that commit, so nothing acknowledged can be lost, and every
+ * acknowledged receipt is already in a published checkpoint.
+ */
+export class Sequencer {
+  readonly #queue: Pending[] = []
+  #timer: NodeJS.Timeout | undefined
+  #running: Promise<void> | undefined
+
+  constructor(
+    private readonly db: Kysely<LedgerTables>,
+    private readonly options: SequencerOptions,
+  ) {}
+
+  submit(leaf: Omit<NewLeaf, 'leaf_index'>): Promise<Sequenced> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ leaf, resolve, reject })
+      this.#schedule()
+    })
+  }
+
+  /** Integrates whatever is queued; resolves when the queue is empty. */
+  async drain(): Promise<void> {
+    while (this.#queue.length || this.#running) {
+      clearTimeout(this.#timer)
+      this.#timer = undefined
+      await (this.#running ?? this.#run())
+    }
+  }
+
+  #schedule() {
+    if (this.#running || this.#timer) return
+    if (this.#queue.length >= this.options.batchMax) void this.#run()
+    else this.#timer = setTimeout(() => void this.#run(), this.options.batchWaitMs)
+  }
+
+  #run(): Promise<void> {
+    this.#timer = undefined
+    this.#running = (async () => {
+      const batch = this.#queue.splice(0, this.options.batchMax)
+      try {
+        const results = await this.#integrate(batch.map((p) => p.leaf))
+        batch.forEach((p, i) => p.resolve(results[i]!))
+      } catch (err) {
+        this.options.log.error({ err }, 'batch integration failed')
+        for (const p of batch) p.reject(err as Error)
+      } finally {
+        this.#running = undefined
+        if (this.#queue.length) this.#schedule()
+      }
+    })()
+    return this.#running
+  }
+
+  async #integrate(leaves: Array<Omit<NewLeaf, 'leaf_index'>>): Promise<Sequenced[]> {
+    const { results, size } = await this.db.transaction().execute(async (trx) => {
+      const tree = await lockTree(trx)
+      const known = await indicesOf(
+        trx,
+        leaves.map((l) => l.leaf_hash),
+      )
+      const fresh: NewLeaf[] = []
+      const results = leaves.map((leaf): Sequenced => {
+        const hex = leaf.leaf_hash.toString('hex')
+        const existing = known.get(hex)
+        if (existing !== undefined)
+          return { index: existing, leafHash: leaf.leaf_hash, treeSize: 0, duplicate: true }
+        const index = tree.size + fresh.length
+        known.set(hex, index)
+        fresh.push({ ...leaf, leaf_index: index })
+        return { index, leafHash: leaf.leaf_hash, treeSize: 0, duplicate: false }
+      })
+      const size = tree.size + fresh.length
+      if (fresh.length) {
+        await insertLeaves(trx, fresh)
+        const nodes = await appendLeaves(
+          tree.size,
+          fresh.map((l) => new Uint8Array(l.leaf_hash)),
+          nodeReader(trx),
+        )
+        await insertNodes(trx, nodes)
+        const pending = new Map<string, Hash>(nodes.map((n) => [`${n.level}/${n.index}`, n.hash]))
+        const root = await treeRoot(size, nodeReader(trx, pending))
+        await setTree(trx, size, root)
+        const text = formatCheckpoint({ origin: this.options.origin, size, rootHash: root, extensions: [] })
+        await insertCheckpoint(trx, size, root, signNote(text, [this.options.signer]))
+      }
+      return { results, size }
+    })
+    if (results.some((r) => !r.duplicate)) this.options.onCheckpoint?.(size)
+    return results.map((r) => ({ ...r, treeSize: size }))
+  }
+}
