@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url'
-import type { ServiceSpec } from '@svc/kit'
+import { Jobs, type ServiceSpec } from '@svc/kit'
 import type { Kysely } from 'kysely'
 import { keyRoutes } from './areas/key/routes.ts'
 import { publishEmptyCheckpoint } from './areas/log/genesis.ts'
@@ -7,6 +7,8 @@ import { logRoutes } from './areas/log/routes.ts'
 import { Sequencer } from './areas/log/sequencer.ts'
 import { readRoutes } from './areas/read/routes.ts'
 import { searchRoutes } from './areas/search/routes.ts'
+import { webhookRoutes } from './areas/webhooks/routes.ts'
+import { enqueueDeliveries } from './areas/webhooks/service.ts'
 import { witnessRoutes } from './areas/witness/routes.ts'
 import { type LedgerConfig, readLedgerConfig } from './config.ts'
 import type { LedgerTables } from './db.ts'
@@ -27,7 +29,11 @@ export const ledger: ServiceSpec<LedgerConfig> = {
     const db = ctx.database!.db as Kysely<LedgerTables>
     const keys = logKeys(ctx.config, ctx.common.dataDir)
     await publishEmptyCheckpoint(db, ctx.config.origin, keys.signer)
+    const jobs = await Jobs.start(ctx.database!, {
+      onError: (err) => ctx.log.warn({ err: err.message }, 'jobs error'),
+    })
     const sequencer = new Sequencer(db, {
+      onBatch: (trx, from, to) => enqueueDeliveries(jobs, trx, from, to),
       origin: ctx.config.origin,
       signer: keys.signer,
       batchMax: ctx.config.batchMax,
@@ -35,11 +41,15 @@ export const ledger: ServiceSpec<LedgerConfig> = {
       log: ctx.log,
     })
     // appends already accepted are integrated and answered before the database closes
-    app.addHook('preClose', async () => sequencer.drain())
+    app.addHook('preClose', async () => {
+      await sequencer.drain()
+      await jobs.stop()
+    })
     logRoutes(app, ctx.config, sequencer)
     readRoutes(app, db, keys.verifierKey)
     keyRoutes(app, ctx.config.origin, keys.verifierKey)
     searchRoutes(app, db, ctx.config)
     witnessRoutes(app, db, ctx.config)
+    await webhookRoutes(app, db, ctx.config, jobs, keys.webhookKey)
   },
 }

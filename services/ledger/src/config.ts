@@ -13,6 +13,8 @@ export interface LedgerConfig {
   witnessKeys: string[]
   batchMax: number
   batchWaitMs: number
+  /** The key webhook secrets are derived from; undefined: kept in the data directory (development). */
+  webhookKey: string | undefined
 }
 
 export const DEV_WRITERS = 'idp:dev-ledger-writer-idp,rental:dev-ledger-writer-rental'
@@ -28,6 +30,7 @@ export function readLedgerConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
       LEDGER_WITNESSES: Type.Optional(Type.String({ minLength: 1 })),
       LEDGER_BATCH_MAX: Type.Optional(Type.Integer({ minimum: 1, maximum: 4096 })),
       LEDGER_BATCH_WAIT_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000 })),
+      LEDGER_WEBHOOK_KEY: Type.Optional(Type.String({ minLength: 32 })),
     },
     env,
   )
@@ -35,6 +38,8 @@ export function readLedgerConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
     if (!values.LEDGER_SIGNING_KEY)
       throw new ConfigError('LEDGER_SIGNING_KEY must be set when NODE_ENV=production')
     if (!values.LEDGER_WRITERS) throw new ConfigError('LEDGER_WRITERS must be set when NODE_ENV=production')
+    if (!values.LEDGER_WEBHOOK_KEY)
+      throw new ConfigError('LEDGER_WEBHOOK_KEY must be set when NODE_ENV=production')
     if (!values.LEDGER_ORIGIN) throw new ConfigError('LEDGER_ORIGIN must be set when NODE_ENV=production')
   }
   const url = readTopology(env).ledger.url
@@ -53,5 +58,6 @@ export function readLedgerConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
     witnessKeys: values.LEDGER_WITNESSES?.split(',').map((k) => k.trim()) ?? [],
     batchMax: values.LEDGER_BATCH_MAX ?? 512,
     batchWaitMs: values.LEDGER_BATCH_WAIT_MS ?? 2,
+    webhookKey: values.LEDGER_WEBHOOK_KEY,
   }
 }

@@ -16,12 +16,24 @@ export interface LedgerTables {
   }
   tree_nodes: { level: number; node_index: number; hash: Buffer }
   checkpoints: { tree_size: number; root_hash: Buffer; note: string; created_at: Generated<Date> }
+  webhooks: WebhookTable['webhooks']
   cosignatures: {
     tree_size: number
     witness: string
     signature_line: string
     cosigned_at: Date
     received_at: Generated<Date>
+  }
+}
+
+export interface WebhookTable {
+  webhooks: {
+    id: string
+    subscriber: string
+    url: string
+    events: string[]
+    created_at: Generated<Date>
+    deleted_at: Date | null
   }
 }
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import {
@@ -11,25 +12,26 @@ import {
 import type { LedgerConfig } from './config.ts'
 
 /**
- * The log's signing key: from LEDGER_SIGNING_KEY, or in development a key made once and kept
- * beside the embedded databases (mode 0600), so checkpoints stay verifiable across restarts.
+ * A development secret made once and kept beside the embedded databases (mode 0600), so what
+ * it signs stays verifiable across restarts. Production passes every secret in the environment.
  */
-export function logSignerKey(config: LedgerConfig, dataDir: string): string {
-  if (config.signerKey) return config.signerKey
-  const path = join(dataDir, `ledger-${config.origin.replace(/[^A-Za-z0-9.-]/g, '_')}.signing-key`)
+function devFileSecret(dataDir: string, name: string, make: () => string): string {
+  const path = join(dataDir, name)
   try {
     return readFileSync(path, 'utf8').trim()
   } catch {
-    const key = generateNoteKey(config.origin).signerKey
+    const secret = make()
     try {
       mkdirSync(dataDir, { recursive: true })
-      writeFileSync(path, `${key}\n`, { mode: 0o600, flag: 'wx' })
-      return key
+      writeFileSync(path, `${secret}\n`, { mode: 0o600, flag: 'wx' })
+      return secret
     } catch {
       return readFileSync(path, 'utf8').trim()
     }
   }
 }
+
+const fileSafe = (text: string) => text.replace(/[^A-Za-z0-9.-]/g, '_')
 
 /** The verifier key of a signed-note Ed25519 signer key: same name and key id, the public key of the seed. */
 export function verifierKeyOf(signerKey: string): string {
@@ -40,9 +42,22 @@ export function verifierKeyOf(signerKey: string): string {
 export interface LogKeys {
   signer: NoteSigner
   verifierKey: string
+  /** The key webhook secrets are derived from. */
+  webhookKey: string
 }
 
 export function logKeys(config: LedgerConfig, dataDir: string): LogKeys {
-  const signerKey = logSignerKey(config, dataDir)
-  return { signer: signerFromKey(signerKey), verifierKey: verifierKeyOf(signerKey) }
+  const signerKey =
+    config.signerKey ??
+    devFileSecret(
+      dataDir,
+      `ledger-${fileSafe(config.origin)}.signing-key`,
+      () => generateNoteKey(config.origin).signerKey,
+    )
+  const webhookKey =
+    config.webhookKey ??
+    devFileSecret(dataDir, `ledger-${fileSafe(config.origin)}.webhook-key`, () =>
+      randomBytes(32).toString('base64url'),
+    )
+  return { signer: signerFromKey(signerKey), verifierKey: verifierKeyOf(signerKey), webhookKey }
 }

@@ -18,7 +18,11 @@ describe('ledger service', () => {
   })
 
   it('has applied its migrations', async () => {
-    assert.deepEqual(await appliedMigrations(service.ctx.database!), ['0001_leaves.sql', '0002_log.sql'])
+    assert.deepEqual(await appliedMigrations(service.ctx.database!), [
+      '0001_leaves.sql',
+      '0002_log.sql',
+      '0003_webhooks.sql',
+    ])
   })
 
   it('publishes its OpenAPI document', async () => {

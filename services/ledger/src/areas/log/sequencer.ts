@@ -2,7 +2,7 @@ import type { Logger } from 'pino'
 import { formatCheckpoint } from '@svc/trust/checkpoint'
 import { appendLeaves, type Hash, treeRoot } from '@svc/trust/merkle'
 import { type NoteSigner, signNote } from '@svc/trust/note'
-import type { Kysely } from 'kysely'
+import type { Kysely, Transaction } from 'kysely'
 import type { LedgerTables } from '../../db.ts'
 import {
   indicesOf,
@@ -34,8 +34,8 @@ export interface SequencerOptions {
   batchMax: number
   batchWaitMs: number
   log: Logger
-  /** Called after each batch commits, with the new tree size. */
-  onCheckpoint?: (size: number) => void
+  /** Runs inside each batch's transaction with the new leaves' range (enqueues their events). */
+  onBatch?: (trx: Transaction<LedgerTables>, from: number, to: number) => Promise<void>
 }
 
 /**
@@ -126,10 +126,10 @@ export class Sequencer {
         await setTree(trx, size, root)
         const text = formatCheckpoint({ origin: this.options.origin, size, rootHash: root, extensions: [] })
         await insertCheckpoint(trx, size, root, signNote(text, [this.options.signer]))
+        await this.options.onBatch?.(trx, tree.size, size)
       }
       return { results, size }
     })
-    if (results.some((r) => !r.duplicate)) this.options.onCheckpoint?.(size)
     return results.map((r) => ({ ...r, treeSize: size }))
   }
 }

@@ -1,0 +1,87 @@
+import type { App, Jobs } from '@svc/kit'
+import { Type } from 'typebox'
+import { writerOf } from '../../auth.ts'
+import type { LedgerConfig } from '../../config.ts'
+import type { LedgerDb } from '../../db.ts'
+import {
+  createWebhook,
+  type DeliveryJob,
+  DELIVERY_QUEUE,
+  deliver,
+  EVENT,
+  listWebhooks,
+  removeWebhook,
+} from './service.ts'
+
+const Webhook = Type.Object({
+  id: Type.String(),
+  url: Type.String(),
+  events: Type.Array(Type.String()),
+  created_at: Type.String(),
+})
+
+export async function webhookRoutes(
+  app: App,
+  db: LedgerDb,
+  config: LedgerConfig,
+  jobs: Jobs,
+  webhookKey: string,
+) {
+  await jobs.queue(DELIVERY_QUEUE, { retryLimit: 12, retryDelay: 2, retryBackoff: true })
+  await jobs.work<DeliveryJob>(DELIVERY_QUEUE, (job) => deliver(db, webhookKey, job), {
+    pollingIntervalSeconds: 0.5,
+  })
+
+  const security = [{ writer: [] }]
+  app.post(
+    '/v1/webhooks',
+    {
+      schema: {
+        summary: `Subscribe to ${EVENT}; the signing secret is shown once`,
+        tags: ['webhooks'],
+        security,
+        body: Type.Object(
+          {
+            url: Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 2000 }),
+            events: Type.Array(Type.Literal(EVENT), { minItems: 1, maxItems: 1 }),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Type.Object({ ...Webhook.properties, secret: Type.String() }) },
+      },
+    },
+    async (request, reply) => {
+      const subscriber = writerOf(request, config)
+      const created = await createWebhook(db, webhookKey, subscriber, request.body.url, request.body.events)
+      return reply.code(201).send(created)
+    },
+  )
+  app.get(
+    '/v1/webhooks',
+    {
+      schema: {
+        summary: "The caller's webhooks",
+        tags: ['webhooks'],
+        security,
+        response: { 200: Type.Object({ webhooks: Type.Array(Webhook) }) },
+      },
+    },
+    async (request) => ({ webhooks: await listWebhooks(db, writerOf(request, config)) }),
+  )
+  app.delete(
+    '/v1/webhooks/:id',
+    {
+      schema: {
+        summary: 'Delete one of the caller’s webhooks (another subscriber’s answers 404)',
+        tags: ['webhooks'],
+        security,
+        params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
+        response: { 200: Type.Object({ deleted: Type.Literal(true) }) },
+      },
+    },
+    async (request) => {
+      await removeWebhook(db, writerOf(request, config), request.params.id)
+      return { deleted: true as const }
+    },
+  )
+}

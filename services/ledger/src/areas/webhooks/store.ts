@@ -1,0 +1,64 @@
+import { sql } from 'kysely'
+import type { LedgerDb } from '../../db.ts'
+
+export async function insertWebhook(
+  db: LedgerDb,
+  row: { id: string; subscriber: string; url: string; events: string[] },
+) {
+  return db
+    .insertInto('webhooks')
+    .values(row)
+    .returning(['id', 'url', 'events', 'created_at'])
+    .executeTakeFirstOrThrow()
+}
+
+export async function webhooksOf(db: LedgerDb, subscriber: string) {
+  return db
+    .selectFrom('webhooks')
+    .select(['id', 'url', 'events', 'created_at'])
+    .where('subscriber', '=', subscriber)
+    .where('deleted_at', 'is', null)
+    .orderBy('created_at')
+    .execute()
+}
+
+/** Deletes a subscriber's own webhook; true when there was one. */
+export async function deleteWebhook(db: LedgerDb, subscriber: string, id: string): Promise<boolean> {
+  const result = await db
+    .updateTable('webhooks')
+    .set({ deleted_at: new Date() })
+    .where('id', '=', id)
+    .where('subscriber', '=', subscriber)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst()
+  return result.numUpdatedRows > 0n
+}
+
+export async function liveWebhook(db: LedgerDb, id: string) {
+  return db
+    .selectFrom('webhooks')
+    .select(['id', 'url'])
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst()
+}
+
+export async function subscribersOf(db: LedgerDb, event: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('webhooks')
+    .select('id')
+    .where('deleted_at', 'is', null)
+    .where(sql<boolean>`${event} = any(events)`)
+    .execute()
+  return rows.map((r) => r.id)
+}
+
+export async function leavesBetween(db: LedgerDb, from: number, to: number) {
+  return db
+    .selectFrom('leaves')
+    .select(['leaf_index', 'leaf_hash', 'entry', 'integrated_at'])
+    .where('leaf_index', '>=', from)
+    .where('leaf_index', '<', to)
+    .orderBy('leaf_index')
+    .execute()
+}
