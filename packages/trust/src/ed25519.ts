@@ -1,4 +1,11 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto'
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  type KeyObject,
+  sign,
+  verify,
+} from 'node:crypto'
 
 /** An Ed25519 key pair as raw bytes: the 32-byte public key and the 32-byte private seed (RFC 8032). */
 export interface Ed25519KeyPair {
@@ -10,13 +17,29 @@ export interface Ed25519KeyPair {
 const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex')
 const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex')
 
+/** Building a KeyObject costs more than checking a signature with it: the recent ones are kept. */
+function cached(cache: Map<string, KeyObject>, bytes: Uint8Array, make: () => KeyObject): KeyObject {
+  const id = Buffer.from(bytes).toString('base64')
+  const key = cache.get(id) ?? make()
+  cache.delete(id)
+  if (cache.size >= 256) cache.delete(cache.keys().next().value as string)
+  cache.set(id, key)
+  return key
+}
+const privateKeys = new Map<string, KeyObject>()
+const publicKeys = new Map<string, KeyObject>()
+
 // OpenSSL ignores bytes after the DER structure, so a 33-byte seed would silently sign with its first 32.
 function privateKeyOf(seed: Uint8Array) {
   if (seed.length !== 32) throw new Error('an Ed25519 seed is 32 bytes')
-  return createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' })
+  return cached(privateKeys, seed, () =>
+    createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' }),
+  )
 }
 const publicKeyOf = (publicKey: Uint8Array) =>
-  createPublicKey({ key: Buffer.concat([SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' })
+  cached(publicKeys, publicKey, () =>
+    createPublicKey({ key: Buffer.concat([SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' }),
+  )
 
 export function ed25519FromSeed(seed: Uint8Array): Ed25519KeyPair {
   const spki = createPublicKey(privateKeyOf(seed)).export({ format: 'der', type: 'spki' })

@@ -88,7 +88,8 @@ export class Sequencer {
         for (const p of batch) p.reject(err as Error)
       } finally {
         this.#running = undefined
-        if (this.#queue.length) this.#schedule()
+        // what queued during this batch has waited long enough: integrate it at once
+        if (this.#queue.length) void this.#run()
       }
     })()
     return this.#running
