@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { type CommonConfig, ConfigError, readEnv, readTopology } from '@svc/kit'
+import { cosignatureVerifierFromKey } from '@svc/trust/cosignature'
 import { Type } from 'typebox'
 
 export interface LedgerConfig {
@@ -55,9 +56,20 @@ export function readLedgerConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
           .digest(),
       }
     }),
-    witnessKeys: values.LEDGER_WITNESSES?.split(',').map((k) => k.trim()) ?? [],
+    witnessKeys: witnessKeys(values.LEDGER_WITNESSES),
     batchMax: values.LEDGER_BATCH_MAX ?? 512,
     batchWaitMs: values.LEDGER_BATCH_WAIT_MS ?? 2,
     webhookKey: values.LEDGER_WEBHOOK_KEY,
   }
+}
+
+function witnessKeys(list: string | undefined): string[] {
+  const keys = list?.split(',').map((k) => k.trim()) ?? []
+  for (const key of keys)
+    try {
+      cosignatureVerifierFromKey(key)
+    } catch (err) {
+      throw new ConfigError(`LEDGER_WITNESSES: ${JSON.stringify(key)} is not a cosignature verifier key (${(err as Error).message})`)
+    }
+  return keys
 }

@@ -91,6 +91,8 @@ describe('ledger log', () => {
       { receipt: { ...signed.receipt, type: 'NoDots' }, signature: signed.signature },
       { receipt: { ...signed.receipt, issuer: 'did:web:example.com' }, signature: signed.signature },
       { receipt: signed.receipt, signature: 'not-base64url!' },
+      // 86 characters hold 516 bits: a last character with its spare bits set is not canonical
+      { receipt: signed.receipt, signature: `${signed.signature.slice(0, 85)}B` },
       { receipt: signed.receipt },
       future,
       'not json',

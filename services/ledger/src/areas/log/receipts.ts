@@ -42,7 +42,13 @@ export function leafOf(
   } catch (err) {
     throw badRequest(`receipt has no canonical JSON form: ${(err as Error).message}`, 'malformed_receipt')
   }
-  if (!verifyEd25519(publicKey, body, b64uDecode(signed.signature)))
+  let signature: Uint8Array
+  try {
+    signature = b64uDecode(signed.signature)
+  } catch {
+    throw badRequest('signature is not canonical base64url', 'bad_signature')
+  }
+  if (!verifyEd25519(publicKey, body, signature))
     throw badRequest('the signature does not verify against the issuer key', 'bad_signature')
   const entry = canonicalBytes({ receipt, signature: signed.signature })
   if (entry.length > MAX_ENTRY_BYTES)
