@@ -1,6 +1,6 @@
 /**
- * The ledger's figures (npm run bench -w services/ledger), on the embedded database or on
- * PostgreSQL when DATABASE_URL is set:
+ * The ledger's figures (npm run bench -w services/ledger), on the embedded database and, when
+ * DATABASE_URL is set, on PostgreSQL too:
  *   appends per second with 50 concurrent writers over HTTP,
  *   append-to-checkpoint latency (an append is answered once its checkpoint is committed),
  *   inclusion-proof requests per second on a tree of LEDGER_BENCH_LEAVES leaves (default 1,000,000).
@@ -59,13 +59,16 @@ function get(url: string): Promise<number> {
 
 const APPENDS = Number(process.env.LEDGER_BENCH_APPENDS ?? 20_000)
 const LEAVES = Number(process.env.LEDGER_BENCH_LEAVES ?? 1_000_000)
-const backend = process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'
+// PGlite always; PostgreSQL too when DATABASE_URL names one. Each run below sets these two.
+const SERVER_URL = process.env.DATABASE_URL
+let databaseUrl: string | undefined
+let backend = 'PGlite'
 const main = fileURLToPath(new URL('../src/main.ts', import.meta.url))
 const migrations = fileURLToPath(new URL('../migrations', import.meta.url))
 
 /** Where a bench ledger keeps its data: a new schema on PostgreSQL, or a new PGlite directory. */
 function storageFor(label: string): { env: Record<string, string>; schema: string; dataDir?: string } {
-  if (process.env.DATABASE_URL) {
+  if (databaseUrl) {
     const schema = `bench_${label}_${randomBytes(4).toString('hex')}`
     return { env: { DATABASE_SCHEMA: schema }, schema }
   }
@@ -78,7 +81,14 @@ async function launch(env: Record<string, string>): Promise<{ child: ChildProces
   // LEDGER_BENCH_NODE_ARGS passes flags to the ledger process (e.g. --cpu-prof to profile it)
   const nodeArgs = process.env.LEDGER_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', main], {
-    env: { ...process.env, ...writerEnv, ...env, LEDGER_PORT: String(port), LOG_LEVEL: 'error' },
+    env: {
+      ...process.env,
+      ...writerEnv,
+      ...env,
+      DATABASE_URL: databaseUrl ?? '',
+      LEDGER_PORT: String(port),
+      LOG_LEVEL: 'error',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   })
   const url = `http://127.0.0.1:${port}`
@@ -133,7 +143,7 @@ async function appends() {
 /** Loads a big tree through the real sequencer (in-process, large batches, no HTTP or signatures). */
 async function bulkLoad(storage: ReturnType<typeof storageFor>) {
   const database = await openDatabase({
-    url: process.env.DATABASE_URL,
+    url: databaseUrl,
     schema: storage.schema,
     dataDir: storage.dataDir,
   })
@@ -192,14 +202,16 @@ async function proofs() {
   )
   child.kill('SIGTERM')
   await new Promise((r) => child.once('exit', r))
-  if (process.env.DATABASE_URL)
-    await (
-      await openDatabase({ url: process.env.DATABASE_URL, schema: storage.schema, dropSchemaOnClose: true })
-    ).close()
+  if (databaseUrl)
+    await (await openDatabase({ url: databaseUrl, schema: storage.schema, dropSchemaOnClose: true })).close()
 }
 
 console.log(
   `machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
 )
-await appends()
-await proofs()
+for (const url of [undefined, ...(SERVER_URL ? [SERVER_URL] : [])]) {
+  databaseUrl = url
+  backend = url ? 'PostgreSQL' : 'PGlite'
+  await appends()
+  await proofs()
+}

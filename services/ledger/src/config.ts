@@ -69,7 +69,9 @@ function witnessKeys(list: string | undefined): string[] {
     try {
       cosignatureVerifierFromKey(key)
     } catch (err) {
-      throw new ConfigError(`LEDGER_WITNESSES: ${JSON.stringify(key)} is not a cosignature verifier key (${(err as Error).message})`)
+      throw new ConfigError(
+        `LEDGER_WITNESSES: ${JSON.stringify(key)} is not a cosignature verifier key (${(err as Error).message})`,
+      )
     }
   return keys
 }
