@@ -1,6 +1,14 @@
 import { fileURLToPath } from 'node:url'
-import { AppError, type ServiceSpec, safeEqual } from '@svc/kit'
+import { Sealer, type ServiceSpec } from '@svc/kit'
+import type { Kysely } from 'kysely'
+import { requireAdmin } from './admin.ts'
+import { clientRoutes } from './areas/clients/routes.ts'
+import { keyRoutes } from './areas/keys/routes.ts'
+import { SigningKeys } from './areas/keys/service.ts'
 import { type IdpConfig, readIdpConfig } from './config.ts'
+import type { IdpTables } from './db.ts'
+
+const ROTATION_CHECK_MS = 3600_000
 
 export const idp: ServiceSpec<IdpConfig> = {
   name: 'idp',
@@ -13,14 +21,28 @@ export const idp: ServiceSpec<IdpConfig> = {
   // the idp's /healthz reports {status, db, redis} and answers 503 when one fails (identity-provider.md)
   healthz: 'components',
   readConfig: readIdpConfig,
-  metricsGuard: (ctx) => (request) => {
-    const token = request.headers['x-admin-token']
-    if (typeof token !== 'string' || !safeEqual(token, ctx.config.adminToken))
-      throw new AppError(401, 'invalid_token', 'a valid X-Admin-Token header is required')
-  },
+  metricsGuard: (ctx) => (request) => requireAdmin(request, ctx.config.adminToken),
   banner: (ctx) =>
     ctx.config.adminTokenGenerated
       ? [`development admin token (X-Admin-Token): ${ctx.config.adminToken}`]
       : [],
-  async build() {},
+  async build(app, ctx) {
+    const db = ctx.database!.db as Kysely<IdpTables>
+    const sealer = new Sealer(ctx.config.encryptionKey)
+    const keys = new SigningKeys(db, sealer, {
+      rotationDays: ctx.config.keyRotationDays,
+      retentionHours: ctx.config.keyRetentionHours,
+    })
+    await keys.ensure()
+    await keys.rotateIfDue()
+    const rotation = setInterval(
+      () => keys.rotateIfDue().catch((err) => ctx.log.error({ err }, 'scheduled key rotation failed')),
+      ROTATION_CHECK_MS,
+    )
+    rotation.unref()
+    app.addHook('onClose', async () => clearInterval(rotation))
+
+    keyRoutes(app, keys, ctx.config.adminToken)
+    clientRoutes(app, db, sealer, ctx.config.adminToken)
+  },
 }

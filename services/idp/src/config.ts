@@ -1,16 +1,43 @@
-import { type CommonConfig, devSecret, readEnv } from '@svc/kit'
+import { type CommonConfig, ConfigError, devFileSecret, devSecret, readEnv } from '@svc/kit'
+import { b64uDecode } from '@svc/trust/base64url'
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
 import { Type } from 'typebox'
 
 export interface IdpConfig {
   adminToken: string
   /** True when the admin token was generated for this run (development): printed at start. */
   adminTokenGenerated: boolean
+  /** The AES-256 key that seals signing keys and webhook secrets at rest. */
+  encryptionKey: Uint8Array
+  /** Days a signing key signs before a new one takes over. */
+  keyRotationDays: number
+  /** Hours a retired key stays in the JWKS, for tokens it signed. */
+  keyRetentionHours: number
 }
 
 export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): IdpConfig {
-  const values = readEnv({ IDP_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })) }, env)
+  const values = readEnv(
+    {
+      IDP_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+      IDP_ENCRYPTION_KEY: Type.Optional(
+        Type.String({ pattern: '^[A-Za-z0-9_-]{43}$', description: '32 bytes, base64url' }),
+      ),
+      IDP_KEY_ROTATION_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650 })),
+      IDP_KEY_RETENTION_HOURS: Type.Optional(Type.Integer({ minimum: 1, maximum: 8760 })),
+    },
+    env,
+  )
+  if (common.nodeEnv === 'production' && !values.IDP_ENCRYPTION_KEY)
+    throw new ConfigError('IDP_ENCRYPTION_KEY must be set when NODE_ENV=production')
+  const encryptionKey =
+    values.IDP_ENCRYPTION_KEY ??
+    devFileSecret(join(common.dataDir), 'idp.encryption-key', () => randomBytes(32).toString('base64url'))
   return {
     adminToken: devSecret('IDP_ADMIN_TOKEN', values.IDP_ADMIN_TOKEN, common.nodeEnv),
     adminTokenGenerated: !values.IDP_ADMIN_TOKEN,
+    encryptionKey: b64uDecode(encryptionKey),
+    keyRotationDays: values.IDP_KEY_ROTATION_DAYS ?? 90,
+    keyRetentionHours: values.IDP_KEY_RETENTION_HOURS ?? 24,
   }
 }

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { devFileSecret } from '@svc/kit'
 import {
   decodeEd25519SignerKey,
   ED25519_TYPE,
@@ -10,28 +9,6 @@ import {
   signerFromKey,
 } from '@svc/trust/note'
 import type { LedgerConfig } from './config.ts'
-
-/**
- * A development secret made once and kept beside the embedded databases (mode 0600), so what
- * it signs stays verifiable across restarts. Production passes every secret in the environment.
- */
-function devFileSecret(dataDir: string, name: string, make: () => string): string {
-  const path = join(dataDir, name)
-  try {
-    return readFileSync(path, 'utf8').trim()
-  } catch {
-    const secret = make()
-    try {
-      mkdirSync(dataDir, { recursive: true })
-      writeFileSync(path, `${secret}\n`, { mode: 0o600, flag: 'wx' })
-      return secret
-    } catch {
-      return readFileSync(path, 'utf8').trim()
-    }
-  }
-}
-
-const fileSafe = (text: string) => text.replace(/[^A-Za-z0-9.-]/g, '_')
 
 /** The verifier key of a signed-note Ed25519 signer key: same name and key id, the public key of the seed. */
 export function verifierKeyOf(signerKey: string): string {
@@ -51,13 +28,11 @@ export function logKeys(config: LedgerConfig, dataDir: string): LogKeys {
     config.signerKey ??
     devFileSecret(
       dataDir,
-      `ledger-${fileSafe(config.origin)}.signing-key`,
+      `ledger-${config.origin}.signing-key`,
       () => generateNoteKey(config.origin).signerKey,
     )
   const webhookKey =
     config.webhookKey ??
-    devFileSecret(dataDir, `ledger-${fileSafe(config.origin)}.webhook-key`, () =>
-      randomBytes(32).toString('base64url'),
-    )
+    devFileSecret(dataDir, `ledger-${config.origin}.webhook-key`, () => randomBytes(32).toString('base64url'))
   return { signer: signerFromKey(signerKey), verifierKey: verifierKeyOf(signerKey), webhookKey }
 }

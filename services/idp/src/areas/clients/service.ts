@@ -1,0 +1,117 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { AppError, notFound, type Sealer } from '@svc/kit'
+import type { Static } from 'typebox'
+import type { IdpDb } from '../../db.ts'
+import type { NewClient } from './schemas.ts'
+import { clientById, insertClient, listClients, secretsOf, updateSecrets } from './store.ts'
+import { checkLogoutUri, checkOrigin, checkRedirectUri } from './uris.ts'
+
+const token = (prefix: string) => `${prefix}${randomBytes(32).toString('base64url')}`
+const hash = (secret: string) => createHash('sha256').update(secret, 'utf8').digest()
+const webhookContext = (clientId: string) => `client-webhook-secret:${clientId}`
+
+function view(row: NonNullable<Awaited<ReturnType<typeof clientById>>>) {
+  return {
+    ...row,
+    // every registered client must use PKCE S256 (identity-provider.md, Client)
+    require_pkce: true,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  }
+}
+
+/** Registers a client. Its secrets are shown in this answer only: the client secret is kept hashed, the webhook secret sealed. */
+export async function createClient(db: IdpDb, sealer: Sealer, input: Static<typeof NewClient>) {
+  const publicClient = input.client_type === 'public'
+  for (const uri of input.redirect_uris) checkRedirectUri(uri, publicClient)
+  for (const uri of input.post_logout_redirect_uris ?? [])
+    checkRedirectUri(uri, publicClient, 'post_logout_redirect_uri', 'invalid_client_metadata')
+  for (const origin of input.allowed_origins ?? []) checkOrigin(origin)
+  if (input.backchannel_logout_uri) checkLogoutUri(input.backchannel_logout_uri, 'backchannel_logout_uri')
+  if (input.frontchannel_logout_uri) checkLogoutUri(input.frontchannel_logout_uri, 'frontchannel_logout_uri')
+  const method = input.token_endpoint_auth_method ?? (publicClient ? 'none' : 'client_secret_basic')
+  if (publicClient !== (method === 'none'))
+    throw new AppError(
+      400,
+      'invalid_client_metadata',
+      publicClient
+        ? 'a public client authenticates with token_endpoint_auth_method none'
+        : 'a confidential client authenticates with client_secret_basic or client_secret_post',
+    )
+
+  const clientId = `cli_${randomBytes(18).toString('base64url')}`
+  const clientSecret = publicClient ? undefined : token('cs_')
+  const webhookSecret = token('whsec_')
+  const firstParty = input.first_party ?? false
+  const row = await insertClient(db, {
+    client_id: clientId,
+    client_name: input.client_name,
+    client_type: input.client_type,
+    first_party: firstParty,
+    subject_type: input.subject_type ?? (firstParty ? 'public' : 'pairwise'),
+    token_endpoint_auth_method: method,
+    redirect_uris: [...new Set(input.redirect_uris)],
+    post_logout_redirect_uris: [...new Set(input.post_logout_redirect_uris ?? [])],
+    allowed_origins: [...new Set(input.allowed_origins ?? [])],
+    backchannel_logout_uri: input.backchannel_logout_uri ?? null,
+    frontchannel_logout_uri: input.frontchannel_logout_uri ?? null,
+    client_secret_hash: clientSecret ? hash(clientSecret) : null,
+    webhook_secret_sealed: sealer.seal(webhookSecret, webhookContext(clientId)),
+  })
+  return {
+    ...view(row),
+    ...(clientSecret ? { client_secret: clientSecret, client_secret_expires_at: 0 } : {}),
+    webhook_secret: webhookSecret,
+  }
+}
+
+export async function getClient(db: IdpDb, clientId: string) {
+  const row = await clientById(db, clientId)
+  if (!row) throw notFound(`no client ${clientId}`, 'not_found')
+  return view(row)
+}
+
+export async function allClients(db: IdpDb) {
+  return (await listClients(db)).map(view)
+}
+
+export async function rotateClientSecret(db: IdpDb, clientId: string) {
+  const secrets = await secretsOf(db, clientId)
+  if (!secrets) throw notFound(`no client ${clientId}`, 'not_found')
+  if (secrets.client_type !== 'confidential')
+    throw new AppError(400, 'invalid_request', 'only confidential clients have a secret')
+  const clientSecret = token('cs_')
+  await updateSecrets(db, clientId, { client_secret_hash: hash(clientSecret) })
+  return { client_id: clientId, client_secret: clientSecret, client_secret_expires_at: 0 }
+}
+
+/** The old webhook secret stops validating at once: only the new one is kept. */
+export async function rotateWebhookSecret(db: IdpDb, sealer: Sealer, clientId: string) {
+  const webhookSecret = token('whsec_')
+  if (
+    !(await updateSecrets(db, clientId, {
+      webhook_secret_sealed: sealer.seal(webhookSecret, webhookContext(clientId)),
+    }))
+  )
+    throw notFound(`no client ${clientId}`, 'not_found')
+  return { client_id: clientId, webhook_secret: webhookSecret }
+}
+
+/** Checks a client secret in constant time (for /token and other client authentication). */
+export async function verifyClientSecret(db: IdpDb, clientId: string, secret: string): Promise<boolean> {
+  const secrets = await secretsOf(db, clientId)
+  const expected = secrets?.client_secret_hash ?? Buffer.alloc(32)
+  return timingSafeEqual(hash(secret), expected) && Boolean(secrets?.client_secret_hash)
+}
+
+/** A client's current webhook secret, to sign lifecycle events and check relayed ones. */
+export async function webhookSecretOf(
+  db: IdpDb,
+  sealer: Sealer,
+  clientId: string,
+): Promise<string | undefined> {
+  const secrets = await secretsOf(db, clientId)
+  return secrets
+    ? sealer.open(secrets.webhook_secret_sealed, webhookContext(clientId)).toString('utf8')
+    : undefined
+}

@@ -1,0 +1,33 @@
+import type { Generated, Kysely, Transaction } from 'kysely'
+
+export interface IdpTables {
+  signing_keys: {
+    kid: string
+    alg: 'RS256' | 'ES256' | 'EdDSA'
+    public_jwk: Record<string, unknown>
+    private_key_enc: Buffer
+    created_at: Generated<Date>
+    activates_at: Date
+    retired_at: Date | null
+    expires_at: Date | null
+  }
+  clients: {
+    client_id: string
+    client_name: string
+    client_type: 'confidential' | 'public'
+    first_party: boolean
+    subject_type: 'public' | 'pairwise'
+    token_endpoint_auth_method: 'client_secret_basic' | 'client_secret_post' | 'none'
+    redirect_uris: string[]
+    post_logout_redirect_uris: string[]
+    allowed_origins: string[]
+    backchannel_logout_uri: string | null
+    frontchannel_logout_uri: string | null
+    client_secret_hash: Buffer | null
+    webhook_secret_sealed: Buffer
+    created_at: Generated<Date>
+    updated_at: Generated<Date>
+  }
+}
+
+export type IdpDb = Kysely<IdpTables> | Transaction<IdpTables>
