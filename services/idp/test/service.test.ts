@@ -26,7 +26,10 @@ describe('idp service', () => {
   })
 
   it('has applied its migrations', async () => {
-    assert.deepEqual(await appliedMigrations(service.ctx.database!), ['0001_signing_keys.sql', '0002_keys_and_clients.sql'])
+    assert.deepEqual(await appliedMigrations(service.ctx.database!), [
+      '0001_signing_keys.sql',
+      '0002_keys_and_clients.sql',
+    ])
   })
 
   it('publishes its OpenAPI document', async () => {
