@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url'
-import { Sealer, type ServiceSpec } from '@svc/kit'
+import { rateLimit, Sealer, type ServiceSpec } from '@svc/kit'
 import type { Kysely } from 'kysely'
 import { requireAdmin } from './admin.ts'
 import { clientRoutes } from './areas/clients/routes.ts'
@@ -42,7 +42,14 @@ export const idp: ServiceSpec<IdpConfig> = {
     rotation.unref()
     app.addHook('onClose', async () => clearInterval(rotation))
 
-    keyRoutes(app, keys, ctx.config.adminToken)
+    // discovery and JWKS: 240/min/IP by default (identity-provider.md, Limits), shared through Redis
+    const discoveryLimit = rateLimit(
+      ctx.kv,
+      'discovery',
+      { limit: ctx.config.discoveryRatePerMinute, windowMs: 60_000 },
+      'slow_down',
+    )
+    keyRoutes(app, keys, ctx.config.adminToken, discoveryLimit)
     clientRoutes(app, db, sealer, ctx.config.adminToken)
   },
 }

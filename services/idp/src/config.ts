@@ -14,6 +14,8 @@ export interface IdpConfig {
   keyRotationDays: number
   /** Hours a retired key stays in the JWKS, for tokens it signed. */
   keyRetentionHours: number
+  /** Discovery and JWKS requests per minute per IP (identity-provider.md, Limits); 0 turns it off. */
+  discoveryRatePerMinute: number
 }
 
 export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): IdpConfig {
@@ -25,6 +27,7 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
       ),
       IDP_KEY_ROTATION_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650 })),
       IDP_KEY_RETENTION_HOURS: Type.Optional(Type.Integer({ minimum: 1, maximum: 8760 })),
+      IDP_DISCOVERY_RATE_PER_MIN: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
     },
     env,
   )
@@ -39,5 +42,6 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
     encryptionKey: b64uDecode(encryptionKey),
     keyRotationDays: values.IDP_KEY_ROTATION_DAYS ?? 90,
     keyRetentionHours: values.IDP_KEY_RETENTION_HOURS ?? 24,
+    discoveryRatePerMinute: values.IDP_DISCOVERY_RATE_PER_MIN ?? 240,
   }
 }

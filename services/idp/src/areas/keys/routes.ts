@@ -1,4 +1,4 @@
-import type { App } from '@svc/kit'
+import type { App, rateLimit } from '@svc/kit'
 import { Type } from 'typebox'
 import { requireAdmin } from '../../admin.ts'
 import { ALGORITHMS, type SigningKeys } from './service.ts'
@@ -8,7 +8,12 @@ const Jwk = Type.Object(
   { additionalProperties: Type.String() },
 )
 
-export function keyRoutes(app: App, keys: SigningKeys, adminToken: string) {
+export function keyRoutes(
+  app: App,
+  keys: SigningKeys,
+  adminToken: string,
+  discoveryLimit: ReturnType<typeof rateLimit>,
+) {
   // the admin token is checked before anything else about the request
   const admin = {
     onRequest: async (request: Parameters<typeof requireAdmin>[0]) => requireAdmin(request, adminToken),
@@ -17,6 +22,7 @@ export function keyRoutes(app: App, keys: SigningKeys, adminToken: string) {
   app.get(
     '/.well-known/jwks.json',
     {
+      onRequest: discoveryLimit,
       schema: {
         summary: 'The issuer’s public keys: signing, about to sign, and retired but unexpired',
         tags: ['discovery'],
