@@ -52,3 +52,38 @@ export async function appliedMigrations(database: Database): Promise<string[]> {
   )
   return rows.map((r) => r.name)
 }
+
+/** Cookies as a browser keeps them for one site: what Set-Cookie gave, sent back on the next requests. */
+export class CookieJar {
+  readonly #cookies = new Map<string, string>()
+  readonly attributes = new Map<string, string>()
+
+  store(res: Response): void {
+    for (const line of res.headers.getSetCookie()) {
+      const [pair = '', ...attributes] = line.split(';')
+      const at = pair.indexOf('=')
+      const name = pair.slice(0, at).trim()
+      const value = pair.slice(at + 1).trim()
+      this.attributes.set(name, attributes.map((a) => a.trim()).join('; '))
+      if (value === '' || /max-age=0|expires=thu, 01 jan 1970/i.test(line)) this.#cookies.delete(name)
+      else this.#cookies.set(name, value)
+    }
+  }
+
+  get(name: string): string | undefined {
+    return this.#cookies.get(name)
+  }
+
+  header(): string {
+    return [...this.#cookies].map(([k, v]) => `${k}=${v}`).join('; ')
+  }
+
+  /** A request that sends and keeps cookies, not following redirects. */
+  async fetch(url: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers)
+    if (this.#cookies.size) headers.set('cookie', this.header())
+    const res = await fetch(url, { ...init, headers, redirect: 'manual' })
+    this.store(res)
+    return res
+  }
+}

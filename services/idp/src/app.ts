@@ -1,7 +1,10 @@
 import { fileURLToPath } from 'node:url'
 import { rateLimit, Sealer, type ServiceSpec } from '@svc/kit'
 import type { Kysely } from 'kysely'
+import cookie from '@fastify/cookie'
 import { requireAdmin } from './admin.ts'
+import { DEMO_EMAIL, ensureDemoUser } from './areas/accounts/service.ts'
+import { uiRoutes } from './areas/ui/routes.ts'
 import { clientRoutes } from './areas/clients/routes.ts'
 import { keyRoutes } from './areas/keys/routes.ts'
 import { SigningKeys } from './areas/keys/service.ts'
@@ -51,5 +54,14 @@ export const idp: ServiceSpec<IdpConfig> = {
     )
     keyRoutes(app, keys, ctx.config.adminToken, discoveryLimit)
     clientRoutes(app, db, sealer, ctx.config.adminToken)
+
+    await app.register(cookie)
+    if (ctx.common.nodeEnv !== 'production') await ensureDemoUser(db, ctx.config.demoPassword)
+    uiRoutes(app, {
+      db,
+      kv: ctx.kv,
+      origin: new URL(ctx.baseUrl).origin,
+      secureCookies: ctx.baseUrl.startsWith('https:'),
+    })
   },
 }

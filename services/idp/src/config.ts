@@ -14,6 +14,8 @@ export interface IdpConfig {
   keyRotationDays: number
   /** Hours a retired key stays in the JWKS, for tokens it signed. */
   keyRetentionHours: number
+  /** The development demo account's password (kept in the data directory; no demo account in production). */
+  demoPassword: string
   /** Discovery and JWKS requests per minute per IP (identity-provider.md, Limits); 0 turns it off. */
   discoveryRatePerMinute: number
 }
@@ -43,5 +45,9 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
     keyRotationDays: values.IDP_KEY_ROTATION_DAYS ?? 90,
     keyRetentionHours: values.IDP_KEY_RETENTION_HOURS ?? 24,
     discoveryRatePerMinute: values.IDP_DISCOVERY_RATE_PER_MIN ?? 240,
+    demoPassword:
+      common.nodeEnv === 'production'
+        ? ''
+        : devFileSecret(common.dataDir, 'idp.demo-password', () => randomBytes(9).toString('base64url')),
   }
 }

@@ -28,6 +28,35 @@ export interface IdpTables {
     created_at: Generated<Date>
     updated_at: Generated<Date>
   }
+  users: {
+    id: string
+    email: string
+    email_verified_at: Date | null
+    name: string | null
+    password_hash: string | null
+    created_at: Generated<Date>
+  }
+  sessions: {
+    id_hash: Buffer
+    sid: string
+    user_id: string
+    amr: string[]
+    acr: string
+    auth_time: Date
+    created_at: Generated<Date>
+    expires_at: Date
+    ended_at: Date | null
+    ip: string | null
+    user_agent: string | null
+  }
+  security_events: {
+    id: string
+    user_id: string
+    type: string
+    ip: string | null
+    user_agent: string | null
+    created_at: Generated<Date>
+  }
 }
 
 export type IdpDb = Kysely<IdpTables> | Transaction<IdpTables>

@@ -1,0 +1,51 @@
+import { randomBytes } from 'node:crypto'
+import type { IdpDb } from '../../db.ts'
+import { hashPassword, verifyPassword } from './passwords.ts'
+import { insertEvent, insertUser, userByEmail } from './store.ts'
+
+export const DEMO_EMAIL = 'demo@svc.local'
+
+const id = (prefix: string) => `${prefix}${randomBytes(12).toString('base64url')}`
+
+/** The account behind an email and password, or undefined; unknown emails take as long as wrong passwords. */
+export async function authenticate(db: IdpDb, email: string, password: string) {
+  const user = await userByEmail(db, email)
+  const ok = await verifyPassword(user?.password_hash, password)
+  return ok ? user : undefined
+}
+
+export async function createUser(
+  db: IdpDb,
+  input: { email: string; password: string; name?: string; verified?: boolean },
+) {
+  const userId = id('usr_')
+  await insertUser(db, {
+    id: userId,
+    email: input.email,
+    name: input.name ?? null,
+    email_verified_at: input.verified ? new Date() : null,
+    password_hash: await hashPassword(input.password),
+  })
+  return userId
+}
+
+/** The development demo account (never in production), with its password from the data directory. */
+export async function ensureDemoUser(db: IdpDb, password: string): Promise<void> {
+  if (await userByEmail(db, DEMO_EMAIL)) return
+  await createUser(db, { email: DEMO_EMAIL, password, name: 'Demo User', verified: true })
+}
+
+export async function recordEvent(
+  db: IdpDb,
+  userId: string,
+  type: string,
+  context: { ip?: string; userAgent?: string },
+) {
+  await insertEvent(db, {
+    id: id('sev_'),
+    user_id: userId,
+    type,
+    ip: context.ip ?? null,
+    user_agent: context.userAgent?.slice(0, 300) ?? null,
+  })
+}

@@ -1,0 +1,34 @@
+import type { IdpDb, IdpTables } from '../../db.ts'
+
+export type UserRow = IdpTables['users']
+
+export async function userByEmail(db: IdpDb, email: string) {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+    .executeTakeFirst()
+}
+
+export async function userById(db: IdpDb, id: string) {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
+}
+
+export async function insertUser(db: IdpDb, row: Omit<UserRow, 'created_at'>) {
+  await db.insertInto('users').values(row).execute()
+}
+
+export async function insertEvent(db: IdpDb, row: Omit<IdpTables['security_events'], 'created_at'>) {
+  await db.insertInto('security_events').values(row).execute()
+}
+
+/** The most recent security events of an account (the account page shows twenty). */
+export async function recentEvents(db: IdpDb, userId: string, limit = 20) {
+  return db
+    .selectFrom('security_events')
+    .select(['type', 'ip', 'user_agent', 'created_at'])
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'desc')
+    .limit(limit)
+    .execute()
+}

@@ -1,0 +1,56 @@
+import { type Html, html } from '@svc/kit'
+
+export function page(title: string, body: Html): string {
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${title} · svc</title>
+        <style>
+          body {
+            font:
+              16px/1.5 system-ui,
+              sans-serif;
+            max-width: 28rem;
+            margin: 3rem auto;
+            padding: 0 1rem;
+          }
+          label {
+            display: block;
+            margin: 0.75rem 0 0.25rem;
+          }
+          input {
+            width: 100%;
+            padding: 0.5rem;
+            box-sizing: border-box;
+          }
+          button {
+            margin-top: 1rem;
+            padding: 0.5rem 1rem;
+          }
+          .error {
+            color: #a00;
+          }
+          table {
+            border-collapse: collapse;
+            width: 100%;
+            font-size: 0.9em;
+          }
+          td {
+            border-top: 1px solid #ddd;
+            padding: 0.25rem;
+          }
+        </style>
+      </head>
+      <body>
+        <main>${body}</main>
+      </body>
+    </html>`.value
+}
+
+/** Where to go after a form: a path on this site only, never another origin (no open redirect). */
+export function safeReturnTo(value: string | undefined, fallback = '/ui/account'): string {
+  if (!value || !value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\')) return fallback
+  return value
+}

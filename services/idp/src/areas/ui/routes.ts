@@ -1,0 +1,156 @@
+import { type App, html, type Kv, rateLimit } from '@svc/kit'
+import { Type } from 'typebox'
+import type { IdpDb } from '../../db.ts'
+import { authenticate, recordEvent } from '../accounts/service.ts'
+import { recentEvents, userById } from '../accounts/store.ts'
+import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
+import { currentSession, endSession, startSession } from '../sessions/service.ts'
+import { page, safeReturnTo } from './layout.ts'
+
+interface UiOptions {
+  db: IdpDb
+  kv: Kv
+  /** The issuer's origin, for the Origin check of form posts. */
+  origin: string
+  secureCookies: boolean
+}
+
+const loginForm = (csrf: string, returnTo: string, email = '', error?: string) =>
+  page(
+    'Sign in',
+    html`<h1>Sign in</h1>
+      ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+      <form method="post" action="/ui/login">
+        <input type="hidden" name="csrf" value="${csrf}" />
+        <input type="hidden" name="return_to" value="${returnTo}" />
+        <label for="email">Email</label>
+        <input id="email" name="email" type="email" autocomplete="username" required value="${email}" />
+        <label for="password">Password</label>
+        <input id="password" name="password" type="password" autocomplete="current-password" required />
+        <button type="submit">Sign in</button>
+      </form>`,
+  )
+
+export function uiRoutes(app: App, { db, kv, origin, secureCookies }: UiOptions) {
+  const tags = ['pages']
+  const context = (request: { ip: string; headers: Record<string, unknown> }) => ({
+    ip: request.ip,
+    userAgent: typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : undefined,
+  })
+
+  app.get(
+    '/ui/login',
+    {
+      schema: {
+        summary: 'The sign-in page',
+        tags,
+        querystring: Type.Object({ return_to: Type.Optional(Type.String({ maxLength: 4000 })) }),
+      },
+    },
+    async (request, reply) => {
+      const returnTo = safeReturnTo(request.query.return_to)
+      return reply
+        .type('text/html; charset=utf-8')
+        .send(loginForm(csrfToken(request, reply, secureCookies), returnTo))
+    },
+  )
+
+  app.post(
+    '/ui/login',
+    {
+      // ten attempts a minute per address and account: enough for typos, too few for guessing
+      preHandler: rateLimit(kv, 'login', {
+        limit: 10,
+        windowMs: 60_000,
+        key: (request) => `${request.ip}:${String((request.body as { email?: string }).email).toLowerCase()}`,
+      }),
+      schema: {
+        summary: 'Sign in with email and password',
+        tags,
+        body: Type.Object({
+          email: Type.String({ minLength: 1, maxLength: 320 }),
+          password: Type.String({ minLength: 1, maxLength: 1000 }),
+          csrf: Type.String({ maxLength: 100 }),
+          return_to: Type.Optional(Type.String({ maxLength: 4000 })),
+        }),
+      },
+    },
+    async (request, reply) => {
+      checkCsrf(request, request.body.csrf, origin)
+      const returnTo = safeReturnTo(request.body.return_to)
+      const user = await authenticate(db, request.body.email, request.body.password)
+      if (!user) {
+        // one message for an unknown email and a wrong password: no account enumeration
+        const form = loginForm(
+          csrfToken(request, reply, secureCookies),
+          returnTo,
+          request.body.email,
+          'Wrong email or password.',
+        )
+        return reply.code(401).type('text/html; charset=utf-8').send(form)
+      }
+      await startSession(db, reply, {
+        userId: user.id,
+        amr: ['pwd'],
+        acr: 'urn:svc:pwd',
+        secure: secureCookies,
+        ...context(request),
+      })
+      await recordEvent(db, user.id, 'login', context(request))
+      return reply.redirect(returnTo, 303)
+    },
+  )
+
+  app.get(
+    '/ui/account',
+    { schema: { summary: 'The account page: who is signed in, and recent security activity', tags } },
+    async (request, reply) => {
+      const session = await currentSession(db, request)
+      if (!session) return reply.redirect(`/ui/login?return_to=${encodeURIComponent('/ui/account')}`, 303)
+      const user = await userById(db, session.user_id)
+      const events = await recentEvents(db, session.user_id)
+      const csrf = csrfToken(request, reply, secureCookies)
+      return reply.type('text/html; charset=utf-8').send(
+        page(
+          'Account',
+          html`<h1>Your account</h1>
+            <p>Signed in as <strong>${user?.email}</strong>${user?.name ? html` (${user.name})` : ''}.</p>
+            <h2>Recent security activity</h2>
+            <table>
+              ${events.map(
+                (e) =>
+                  html`<tr>
+                    <td>${e.created_at.toISOString()}</td>
+                    <td>${e.type}</td>
+                    <td>${e.ip ?? ''}</td>
+                    <td>${e.user_agent ?? ''}</td>
+                  </tr>`,
+              )}
+            </table>
+            <form method="post" action="/ui/logout">
+              <input type="hidden" name="csrf" value="${csrf}" />
+              <button type="submit">Sign out</button>
+            </form>`,
+        ),
+      )
+    },
+  )
+
+  app.post(
+    '/ui/logout',
+    {
+      schema: {
+        summary: 'Sign out of this browser',
+        tags,
+        body: Type.Object({ csrf: Type.String({ maxLength: 100 }) }),
+      },
+    },
+    async (request, reply) => {
+      checkCsrf(request, request.body.csrf, origin)
+      const session = await currentSession(db, request)
+      await endSession(db, request, reply)
+      if (session) await recordEvent(db, session.user_id, 'logout', context(request))
+      return reply.redirect('/ui/login', 303)
+    },
+  )
+}
