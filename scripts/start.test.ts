@@ -85,6 +85,7 @@ describe('npm start', () => {
     for (const [i, s] of SERVICES.entries())
       assert.match(out, new RegExp(`${s}\\s+http://127\\.0\\.0\\.1:${base + i}\\s+\\d+\\s+\\d+ MB`))
     assert.match(out, /idp: development admin token \(X-Admin-Token\): \S{20,}/)
+    assert.match(out, /idp: demo sign-in at http:\/\/127\.0\.0\.1:\d+\/ui\/login: demo@svc\.local \/ \S{8,}/)
     t.diagnostic(out.slice(out.indexOf('All services ready')).split('\n').slice(0, 9).join('\n'))
     for (const port of ports(base)) {
       assert.equal(await answers(port, '/readyz'), 200)

@@ -25,10 +25,14 @@ export const idp: ServiceSpec<IdpConfig> = {
   healthz: 'components',
   readConfig: readIdpConfig,
   metricsGuard: (ctx) => (request) => requireAdmin(request, ctx.config.adminToken),
-  banner: (ctx) =>
-    ctx.config.adminTokenGenerated
+  banner: (ctx) => [
+    ...(ctx.config.adminTokenGenerated
       ? [`development admin token (X-Admin-Token): ${ctx.config.adminToken}`]
-      : [],
+      : []),
+    ...(ctx.common.nodeEnv !== 'production'
+      ? [`demo sign-in at ${ctx.baseUrl}/ui/login: ${DEMO_EMAIL} / ${ctx.config.demoPassword}`]
+      : []),
+  ],
   async build(app, ctx) {
     const db = ctx.database!.db as Kysely<IdpTables>
     const sealer = new Sealer(ctx.config.encryptionKey)

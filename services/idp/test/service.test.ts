@@ -29,6 +29,7 @@ describe('idp service', () => {
     assert.deepEqual(await appliedMigrations(service.ctx.database!), [
       '0001_signing_keys.sql',
       '0002_keys_and_clients.sql',
+      '0003_accounts.sql',
     ])
   })
 
