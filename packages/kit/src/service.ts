@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { AddressInfo } from 'node:net'
+import { type AddressInfo, createServer } from 'node:net'
 import { join } from 'node:path'
 import pino, { type Logger } from 'pino'
 import { commonEnv, readEnv } from './config.ts'
@@ -83,6 +83,17 @@ function refuseUnsafeInProduction(common: CommonConfig, needsDatabase: boolean) 
   if (!common.redisUrl) throw new ConfigError('REDIS_URL must be set when NODE_ENV=production')
 }
 
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer()
+    probe.once('error', reject)
+    probe.listen(0, host, () => {
+      const { port } = probe.address() as AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
+}
+
 /** Starts a service: config, database and migrations, kv, the HTTP app, listening. */
 export async function startService<C>(
   spec: ServiceSpec<C>,
@@ -95,6 +106,8 @@ export async function startService<C>(
   const config = spec.readConfig(env, common)
   const log = pino({ level: common.logLevel, base: { service: spec.name } })
   const tag = options.fresh ? `t${randomBytes(5).toString('hex')}` : undefined
+  // a throwaway service knows its port before it builds, so every URL it issues names it
+  const port = tag ? await freePort(common.host) : undefined
   const onError = (component: string) => (err: Error) => log.warn({ err: err.message }, `${component} error`)
 
   let database: Database | undefined
@@ -121,7 +134,7 @@ export async function startService<C>(
     config,
     common,
     topology,
-    baseUrl: topology[spec.name].url,
+    baseUrl: port ? `http://${common.host}:${port}` : topology[spec.name].url,
     database,
     kv,
     log,
@@ -147,14 +160,13 @@ export async function startService<C>(
   })
   try {
     await spec.build(app, ctx)
-    await app.listen({ host: common.host, port: tag ? 0 : topology[spec.name].port })
+    await app.listen({ host: common.host, port: port ?? topology[spec.name].port })
   } catch (err) {
     await app.close()
     throw err
   }
   const address = app.server.address() as AddressInfo
   const url = tag ? `http://${common.host}:${address.port}` : ctx.baseUrl
-  if (tag) ctx.baseUrl = url
   const close = async () => {
     app.lifecycle.draining = true
     app.lifecycle.closing = true

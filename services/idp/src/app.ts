@@ -4,7 +4,11 @@ import type { Kysely } from 'kysely'
 import cookie from '@fastify/cookie'
 import { requireAdmin } from './admin.ts'
 import { DEMO_EMAIL, ensureDemoUser } from './areas/accounts/service.ts'
+import { authorizeRoutes } from './areas/authorize/routes.ts'
+import { discoveryRoutes } from './areas/discovery/routes.ts'
+import { tokenRoutes } from './areas/token/routes.ts'
 import { uiRoutes } from './areas/ui/routes.ts'
+import { userinfoRoutes } from './areas/userinfo/routes.ts'
 import { clientRoutes } from './areas/clients/routes.ts'
 import { keyRoutes } from './areas/keys/routes.ts'
 import { SigningKeys } from './areas/keys/service.ts'
@@ -61,6 +65,11 @@ export const idp: ServiceSpec<IdpConfig> = {
 
     await app.register(cookie)
     if (ctx.common.nodeEnv !== 'production') await ensureDemoUser(db, ctx.config.demoPassword)
+    const issuer = ctx.baseUrl
+    discoveryRoutes(app, issuer, discoveryLimit)
+    authorizeRoutes(app, db, issuer)
+    tokenRoutes(app, { db, keys, issuer, pairwiseSalt: ctx.config.pairwiseSalt })
+    userinfoRoutes(app, { db, keys, issuer })
     uiRoutes(app, {
       db,
       kv: ctx.kv,

@@ -14,6 +14,8 @@ export interface IdpConfig {
   keyRotationDays: number
   /** Hours a retired key stays in the JWKS, for tokens it signed. */
   keyRetentionHours: number
+  /** The salt of pairwise subjects: never rotated, or every pairwise `sub` would change. */
+  pairwiseSalt: string
   /** The development demo account's password (kept in the data directory; no demo account in production). */
   demoPassword: string
   /** Discovery and JWKS requests per minute per IP (identity-provider.md, Limits); 0 turns it off. */
@@ -29,12 +31,15 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
       ),
       IDP_KEY_ROTATION_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650 })),
       IDP_KEY_RETENTION_HOURS: Type.Optional(Type.Integer({ minimum: 1, maximum: 8760 })),
+      IDP_PAIRWISE_SALT: Type.Optional(Type.String({ minLength: 32 })),
       IDP_DISCOVERY_RATE_PER_MIN: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
     },
     env,
   )
   if (common.nodeEnv === 'production' && !values.IDP_ENCRYPTION_KEY)
     throw new ConfigError('IDP_ENCRYPTION_KEY must be set when NODE_ENV=production')
+  if (common.nodeEnv === 'production' && !values.IDP_PAIRWISE_SALT)
+    throw new ConfigError('IDP_PAIRWISE_SALT must be set when NODE_ENV=production')
   const encryptionKey =
     values.IDP_ENCRYPTION_KEY ??
     devFileSecret(join(common.dataDir), 'idp.encryption-key', () => randomBytes(32).toString('base64url'))
@@ -45,6 +50,9 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
     keyRotationDays: values.IDP_KEY_ROTATION_DAYS ?? 90,
     keyRetentionHours: values.IDP_KEY_RETENTION_HOURS ?? 24,
     discoveryRatePerMinute: values.IDP_DISCOVERY_RATE_PER_MIN ?? 240,
+    pairwiseSalt:
+      values.IDP_PAIRWISE_SALT ??
+      devFileSecret(common.dataDir, 'idp.pairwise-salt', () => randomBytes(32).toString('base64url')),
     demoPassword:
       common.nodeEnv === 'production'
         ? ''

@@ -57,6 +57,22 @@ export interface IdpTables {
     user_agent: string | null
     created_at: Generated<Date>
   }
+  authorization_codes: {
+    code_hash: Buffer
+    client_id: string
+    user_id: string
+    sid: string
+    redirect_uri: string
+    scope: string[]
+    nonce: string | null
+    code_challenge: string
+    auth_time: Date
+    acr: string
+    amr: string[]
+    created_at: Generated<Date>
+    expires_at: Date
+    used_at: Date | null
+  }
 }
 
 export type IdpDb = Kysely<IdpTables> | Transaction<IdpTables>

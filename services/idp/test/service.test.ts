@@ -30,6 +30,7 @@ describe('idp service', () => {
       '0001_signing_keys.sql',
       '0002_keys_and_clients.sql',
       '0003_accounts.sql',
+      '0004_authorization_codes.sql',
     ])
   })
 

@@ -1,9 +1,11 @@
 import type { Sealer } from '@svc/kit'
 import {
   calculateJwkThumbprint,
+  createLocalJWKSet,
   exportJWK,
   generateKeyPair,
   importJWK,
+  jwtVerify,
   type JWK,
   SignJWT,
   type JWTPayload,
@@ -112,6 +114,11 @@ export class SigningKeys {
   async sign(payload: JWTPayload, alg: KeyRow['alg'] = 'RS256', typ = 'JWT'): Promise<string> {
     const signer = await this.#signer(alg)
     return new SignJWT(payload).setProtectedHeader({ alg, kid: signer.kid, typ }).sign(signer.key)
+  }
+
+  /** Verifies a JWT this issuer signed, against its published keys. */
+  async verify(token: string, options: { issuer: string; typ?: string }) {
+    return jwtVerify(token, createLocalJWKSet(await this.jwks()), options)
   }
 
   async #signer(alg: KeyRow['alg']): Promise<Signer> {

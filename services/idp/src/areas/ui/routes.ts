@@ -44,14 +44,20 @@ export function uiRoutes(app: App, { db, kv, origin, secureCookies }: UiOptions)
       schema: {
         summary: 'The sign-in page',
         tags,
-        querystring: Type.Object({ return_to: Type.Optional(Type.String({ maxLength: 4000 })) }),
+        querystring: Type.Object({
+          return_to: Type.Optional(Type.String({ maxLength: 4000 })),
+          login_hint: Type.Optional(Type.String({ maxLength: 320 })),
+        }),
       },
     },
     async (request, reply) => {
       const returnTo = safeReturnTo(request.query.return_to)
-      return reply
-        .type('text/html; charset=utf-8')
-        .send(loginForm(csrfToken(request, reply, secureCookies), returnTo))
+      const form = loginForm(
+        csrfToken(request, reply, secureCookies),
+        returnTo,
+        request.query.login_hint ?? '',
+      )
+      return reply.type('text/html; charset=utf-8').send(form)
     },
   )
 

@@ -1,0 +1,42 @@
+import { type App, html } from '@svc/kit'
+import { Type } from 'typebox'
+import type { IdpDb } from '../../db.ts'
+import { page } from '../ui/layout.ts'
+import { authorize } from './service.ts'
+
+const Param = Type.Optional(Type.String({ maxLength: 2000 }))
+
+export function authorizeRoutes(app: App, db: IdpDb, issuer: string) {
+  app.get(
+    '/authorize',
+    {
+      schema: {
+        summary: 'The authorization endpoint: code flow with PKCE S256',
+        tags: ['oauth'],
+        // RFC 6749 §3.1: unknown parameters are ignored; a repeated one fails validation
+        querystring: Type.Object({
+          response_type: Param,
+          client_id: Param,
+          redirect_uri: Param,
+          scope: Param,
+          state: Param,
+          nonce: Param,
+          code_challenge: Param,
+          code_challenge_method: Param,
+          prompt: Param,
+          max_age: Param,
+          login_hint: Param,
+          acr_values: Param,
+        }),
+      },
+    },
+    async (request, reply) => {
+      const outcome = await authorize(db, issuer, request, request.query)
+      if (outcome.kind === 'redirect') return reply.redirect(outcome.location, 302)
+      return reply
+        .code(outcome.status)
+        .type('text/html; charset=utf-8')
+        .send(page(outcome.title, html`<h1>${outcome.title}</h1><p>${outcome.message}</p>`))
+    },
+  )
+}

@@ -1,0 +1,126 @@
+import { createHash, randomBytes } from 'node:crypto'
+import type { FastifyRequest } from 'fastify'
+import type { IdpDb } from '../../db.ts'
+import { isS256Challenge } from '../../oauth/pkce.ts'
+import { withParams } from '../../oauth/redirect.ts'
+import { parseScope, SCOPES } from '../../oauth/scopes.ts'
+import { currentSession } from '../sessions/service.ts'
+import { insertCode } from './store.ts'
+
+export const CODE_TTL_MS = 60_000
+
+export interface AuthorizeQuery {
+  response_type?: string
+  client_id?: string
+  redirect_uri?: string
+  scope?: string
+  state?: string
+  nonce?: string
+  code_challenge?: string
+  code_challenge_method?: string
+  prompt?: string
+  max_age?: string
+  login_hint?: string
+  acr_values?: string
+}
+
+/** What /authorize answers: an error page on our own domain, or a redirect (to the client, or to sign in). */
+export type Outcome =
+  { kind: 'page'; status: number; title: string; message: string } | { kind: 'redirect'; location: string }
+
+const PROMPTS = new Set(['none', 'login', 'consent'])
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+
+/**
+ * The authorization endpoint (identity-provider.md, /authorize). An unknown client or an
+ * unregistered redirect URI is shown on our domain and never redirected; every later error goes
+ * back to the client's redirect URI with `error`, `error_description`, `state` and `iss` (RFC 9207).
+ */
+export async function authorize(
+  db: IdpDb,
+  issuer: string,
+  request: FastifyRequest,
+  query: AuthorizeQuery,
+): Promise<Outcome> {
+  const client = query.client_id
+    ? await db.selectFrom('clients').selectAll().where('client_id', '=', query.client_id).executeTakeFirst()
+    : undefined
+  if (!client)
+    return {
+      kind: 'page',
+      status: 400,
+      title: 'Unknown application',
+      message: 'This sign-in link names an application that is not registered.',
+    }
+  const redirectUri = query.redirect_uri
+  if (!redirectUri || !client.redirect_uris.includes(redirectUri))
+    return {
+      kind: 'page',
+      status: 400,
+      title: 'Invalid sign-in link',
+      message: 'The return address of this sign-in link is not registered for the application.',
+    }
+
+  const fail = (error: string, description: string): Outcome => ({
+    kind: 'redirect',
+    location: withParams(redirectUri, {
+      error,
+      error_description: description,
+      state: query.state,
+      iss: issuer,
+    }),
+  })
+  if (query.response_type !== 'code') return fail('unsupported_response_type', 'response_type must be code')
+  const scopes = parseScope(query.scope)
+  if (!scopes.includes('openid')) return fail('invalid_scope', 'scope must include openid')
+  const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s))
+  if (unknown.length) return fail('invalid_scope', `unsupported scope: ${unknown.join(' ')}`)
+  if (!query.code_challenge) return fail('invalid_request', 'code_challenge is required (PKCE with S256)')
+  if (query.code_challenge_method !== 'S256')
+    return fail('invalid_request', 'code_challenge_method must be S256')
+  if (!isS256Challenge(query.code_challenge))
+    return fail('invalid_request', 'code_challenge is not an S256 challenge')
+  const prompts = new Set(parseScope(query.prompt))
+  if ([...prompts].some((p) => !PROMPTS.has(p)) || (prompts.has('none') && prompts.size > 1))
+    return fail('invalid_request', 'prompt must be none, or any of login and consent')
+  const maxAge = query.max_age === undefined ? undefined : Number(query.max_age)
+  if (maxAge !== undefined && !(Number.isSafeInteger(maxAge) && maxAge >= 0))
+    return fail('invalid_request', 'max_age must be a non-negative integer')
+
+  const session = await currentSession(db, request)
+  const stale = session && maxAge !== undefined && (Date.now() - session.auth_time.getTime()) / 1000 > maxAge
+  if (!session || stale || prompts.has('login')) {
+    if (prompts.has('none')) return fail('login_required', 'the user is not signed in')
+    // sign in, then come back without prompt=login (or it would ask again forever)
+    const back = new URLSearchParams(query as Record<string, string>)
+    back.delete('prompt')
+    const login = new URLSearchParams({ return_to: `/authorize?${back}` })
+    // login_hint prefills the email; anything that is not an email is ignored (identity-provider.md)
+    if (query.login_hint && EMAIL.test(query.login_hint)) login.set('login_hint', query.login_hint)
+    return { kind: 'redirect', location: `/ui/login?${login}` }
+  }
+  if (parseScope(query.acr_values).includes('urn:svc:mfa') && session.acr !== 'urn:svc:mfa')
+    return fail(
+      'unmet_authentication_requirements',
+      'a second factor was asked for and this account has none',
+    )
+  if (!client.first_party)
+    return fail('consent_required', 'consent for third-party applications is not available yet')
+
+  const code = randomBytes(32).toString('base64url')
+  await insertCode(db, {
+    code_hash: createHash('sha256').update(code).digest(),
+    client_id: client.client_id,
+    user_id: session.user_id,
+    sid: session.sid,
+    redirect_uri: redirectUri,
+    scope: scopes,
+    nonce: query.nonce ?? null,
+    code_challenge: query.code_challenge,
+    auth_time: session.auth_time,
+    acr: session.acr,
+    amr: session.amr,
+    expires_at: new Date(Date.now() + CODE_TTL_MS),
+  })
+  return { kind: 'redirect', location: withParams(redirectUri, { code, state: query.state, iss: issuer }) }
+}

@@ -1,0 +1,53 @@
+import type { App, rateLimit } from '@svc/kit'
+import { SCOPES } from '../../oauth/scopes.ts'
+
+/** OpenID Connect Discovery 1.0 and RFC 8414 metadata: only what this issuer really supports today. */
+export function metadata(issuer: string) {
+  return {
+    issuer,
+    authorization_endpoint: `${issuer}/authorize`,
+    token_endpoint: `${issuer}/token`,
+    userinfo_endpoint: `${issuer}/userinfo`,
+    jwks_uri: `${issuer}/.well-known/jwks.json`,
+    scopes_supported: [...SCOPES],
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code'],
+    subject_types_supported: ['public', 'pairwise'],
+    id_token_signing_alg_values_supported: ['RS256'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    code_challenge_methods_supported: ['S256'],
+    claims_supported: [
+      'sub',
+      'iss',
+      'aud',
+      'exp',
+      'iat',
+      'auth_time',
+      'nonce',
+      'acr',
+      'amr',
+      'sid',
+      'at_hash',
+      'name',
+      'email',
+      'email_verified',
+    ],
+    acr_values_supported: ['urn:svc:pwd', 'urn:svc:mfa'],
+    prompt_values_supported: ['none', 'login', 'consent'],
+    authorization_response_iss_parameter_supported: true,
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+  }
+}
+
+export function discoveryRoutes(app: App, issuer: string, limit: ReturnType<typeof rateLimit>) {
+  const body = metadata(issuer)
+  for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server'])
+    app.get(
+      path,
+      { onRequest: limit, schema: { summary: 'Issuer metadata', tags: ['discovery'] } },
+      async (_request, reply) => reply.header('cache-control', 'public, max-age=300').send(body),
+    )
+}

@@ -1,0 +1,69 @@
+import { createHash, randomBytes } from 'node:crypto'
+import type { IdpTables } from '../../db.ts'
+import { subjectFor } from '../../oauth/subject.ts'
+import type { SigningKeys } from '../keys/service.ts'
+
+export const ACCESS_TOKEN_TTL_S = 600
+export const ID_TOKEN_TTL_S = 600
+
+export interface Grant {
+  user_id: string
+  sid: string
+  scope: string[]
+  nonce: string | null
+  auth_time: Date
+  acr: string
+  amr: string[]
+}
+
+/** OpenID Connect Core §3.1.3.6: the left half of SHA-256 of the access token, base64url. */
+export const atHash = (accessToken: string) =>
+  createHash('sha256').update(accessToken, 'ascii').digest().subarray(0, 16).toString('base64url')
+
+/** The token response for a user grant: an RFC 9068 JWT access token and an ID token, both signed RS256. */
+export async function issueTokens(
+  keys: SigningKeys,
+  issuer: string,
+  pairwiseSalt: string,
+  client: Pick<IdpTables['clients'], 'client_id' | 'subject_type' | 'redirect_uris'>,
+  grant: Grant,
+) {
+  const now = Math.floor(Date.now() / 1000)
+  const sub = subjectFor(client, grant.user_id, pairwiseSalt)
+  const scope = grant.scope.join(' ')
+  const accessToken = await keys.sign(
+    {
+      iss: issuer,
+      sub,
+      aud: client.client_id,
+      client_id: client.client_id,
+      scope,
+      sid: grant.sid,
+      jti: randomBytes(16).toString('base64url'),
+      iat: now,
+      exp: now + ACCESS_TOKEN_TTL_S,
+    },
+    'RS256',
+    'at+jwt',
+  )
+  const idToken = await keys.sign({
+    iss: issuer,
+    sub,
+    aud: client.client_id,
+    iat: now,
+    exp: now + ID_TOKEN_TTL_S,
+    auth_time: Math.floor(grant.auth_time.getTime() / 1000),
+    ...(grant.nonce ? { nonce: grant.nonce } : {}),
+    acr: grant.acr,
+    amr: grant.amr,
+    sid: grant.sid,
+    at_hash: atHash(accessToken),
+  })
+  return {
+    access_token: accessToken,
+    token_type: 'Bearer',
+    expires_in: ACCESS_TOKEN_TTL_S,
+    id_token: idToken,
+    scope,
+  }
+}

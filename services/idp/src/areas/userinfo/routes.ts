@@ -1,0 +1,59 @@
+import { type App, AppError } from '@svc/kit'
+import type { FastifyRequest } from 'fastify'
+import type { IdpDb } from '../../db.ts'
+import { CLAIMS_BY_SCOPE, parseScope } from '../../oauth/scopes.ts'
+import { userById } from '../accounts/store.ts'
+import type { SigningKeys } from '../keys/service.ts'
+
+// RFC 6750 §3: a failed bearer check answers 401 with a WWW-Authenticate challenge
+const invalidToken = (message: string) =>
+  new AppError(401, 'invalid_token', message, {
+    'www-authenticate': `Bearer error="invalid_token", error_description="${message}"`,
+  })
+
+async function claims(deps: { db: IdpDb; keys: SigningKeys; issuer: string }, request: FastifyRequest) {
+  const header = request.headers.authorization
+  if (!header?.startsWith('Bearer ')) throw invalidToken('a Bearer access token is required')
+  let payload: Record<string, unknown>
+  try {
+    payload = (await deps.keys.verify(header.slice(7), { issuer: deps.issuer, typ: 'at+jwt' })).payload
+  } catch {
+    throw invalidToken('the access token is invalid or expired')
+  }
+  // the token names its session, not the user: a pairwise sub cannot be turned back into an account
+  const session =
+    typeof payload.sid === 'string'
+      ? await deps.db
+          .selectFrom('sessions')
+          .select('user_id')
+          .where('sid', '=', payload.sid)
+          .executeTakeFirst()
+      : undefined
+  const user = session ? await userById(deps.db, session.user_id) : undefined
+  if (!user) throw invalidToken('the access token does not belong to a user')
+  const released = new Set(
+    parseScope(payload.scope as string | undefined).flatMap((s) => CLAIMS_BY_SCOPE[s] ?? []),
+  )
+  const values: Record<string, unknown> = {
+    name: user.name ?? undefined,
+    email: user.email,
+    email_verified: user.email_verified_at !== null,
+  }
+  const out: Record<string, unknown> = { sub: payload.sub }
+  for (const claim of released) if (values[claim] !== undefined) out[claim] = values[claim]
+  return out
+}
+
+/** OpenID Connect Core §5.3: the claims the token's scopes release; absent claims are omitted, never null. */
+export function userinfoRoutes(app: App, deps: { db: IdpDb; keys: SigningKeys; issuer: string }) {
+  const schema = {
+    summary: 'Claims about the signed-in user, by the scopes of the access token',
+    tags: ['oauth'],
+  }
+  app.get('/userinfo', { schema }, async (request, reply) =>
+    reply.header('cache-control', 'no-store').send(await claims(deps, request)),
+  )
+  app.post('/userinfo', { schema }, async (request, reply) =>
+    reply.header('cache-control', 'no-store').send(await claims(deps, request)),
+  )
+}

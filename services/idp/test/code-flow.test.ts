@@ -1,0 +1,251 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { type RunningService, startService } from '@svc/kit'
+import { CookieJar, request, testEnv } from '@svc/kit/testing'
+import * as oidc from 'openid-client'
+import { idp } from '../src/app.ts'
+import { DEMO_EMAIL } from '../src/areas/accounts/service.ts'
+import type { IdpConfig } from '../src/config.ts'
+
+const ADMIN = 'test-admin-token-0123456789'
+const CALLBACK = 'http://127.0.0.1:9/callback'
+const csrfOf = (page: string) => /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? ''
+
+describe('OpenID Connect code flow, driven by openid-client', () => {
+  let service: RunningService<IdpConfig>
+  let config: oidc.Configuration
+  let clientId: string
+
+  before(async () => {
+    service = await startService(idp, testEnv({ IDP_ADMIN_TOKEN: ADMIN }), { fresh: true })
+    const created = await request(`${service.url}/manage/v1/clients`, {
+      method: 'POST',
+      headers: { 'x-admin-token': ADMIN, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_name: 'Console',
+        client_type: 'confidential',
+        first_party: true,
+        redirect_uris: [CALLBACK],
+      }),
+    })
+    clientId = created.body.client_id as string
+    const secret = created.body.client_secret as string
+    // the client authenticates as it registered: client_secret_basic (openid-client would default to post)
+    config = await oidc.discovery(new URL(service.url), clientId, secret, oidc.ClientSecretBasic(secret), {
+      execute: [oidc.allowInsecureRequests],
+    })
+  })
+  after(async () => service.close())
+
+  /** A browser: follows the flow through the hosted sign-in page until the redirect back to the client. */
+  async function browse(jar: CookieJar, url: string): Promise<string> {
+    let location = url
+    for (let hop = 0; hop < 8; hop++) {
+      const res = await jar.fetch(new URL(location, service.url).toString())
+      if (res.status === 200 && location.startsWith('/ui/login')) {
+        const page = await res.text()
+        const signIn = await jar.fetch(`${service.url}/ui/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            email: DEMO_EMAIL,
+            password: service.ctx.config.demoPassword,
+            csrf: csrfOf(page),
+            return_to: /name="return_to" value="([^"]+)"/.exec(page)![1]!.replaceAll('&amp;', '&'),
+          }).toString(),
+        })
+        location = signIn.headers.get('location')!
+        continue
+      }
+      const next = res.headers.get('location')
+      if (!next) throw new Error(`${location} answered ${res.status}: ${await res.text()}`)
+      if (next.startsWith(CALLBACK)) return next
+      location = next
+    }
+    throw new Error('too many redirects')
+  }
+
+  async function start(extra: Record<string, string> = {}) {
+    const verifier = oidc.randomPKCECodeVerifier()
+    const state = oidc.randomState()
+    const nonce = oidc.randomNonce()
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: CALLBACK,
+      scope: 'openid email profile',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+      nonce,
+      ...extra,
+    })
+    return { verifier, state, nonce, url: url.toString() }
+  }
+
+  it('publishes discovery metadata the library accepts, with S256 only', () => {
+    const metadata = config.serverMetadata()
+    assert.equal(metadata.issuer, service.url)
+    assert.deepEqual(metadata.code_challenge_methods_supported, ['S256'])
+    assert.equal(metadata.authorization_response_iss_parameter_supported, true)
+  })
+
+  it('signs in through the hosted page and exchanges the code for tokens the library validates', async () => {
+    const jar = new CookieJar()
+    const flow = await start()
+    const callback = await browse(jar, flow.url)
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(callback), {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+      expectedNonce: flow.nonce,
+      idTokenExpected: true,
+    })
+    const claims = tokens.claims()!
+    assert.equal(claims.iss, service.url)
+    assert.equal(claims.aud, clientId)
+    assert.match(claims.sub, /^usr_/, 'a first-party client sees the public subject')
+    assert.equal(claims.acr, 'urn:svc:pwd')
+    assert.deepEqual(claims.amr, ['pwd'])
+    assert.ok(claims.sid && claims.auth_time && claims.at_hash)
+    assert.equal(tokens.token_type, 'bearer')
+    assert.equal(tokens.expires_in, 600)
+
+    const info = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub)
+    assert.deepEqual(info, { sub: claims.sub, email: DEMO_EMAIL, email_verified: true, name: 'Demo User' })
+
+    // the code is single use
+    await assert.rejects(
+      oidc.authorizationCodeGrant(config, new URL(callback), {
+        pkceCodeVerifier: flow.verifier,
+        expectedState: flow.state,
+        expectedNonce: flow.nonce,
+      }),
+      (err: Error & { error?: string }) => err.error === 'invalid_grant',
+    )
+  })
+
+  it('refuses a wrong PKCE verifier', async () => {
+    const jar = new CookieJar()
+    const flow = await start()
+    const callback = await browse(jar, flow.url)
+    await assert.rejects(
+      oidc.authorizationCodeGrant(config, new URL(callback), {
+        pkceCodeVerifier: oidc.randomPKCECodeVerifier(),
+        expectedState: flow.state,
+        expectedNonce: flow.nonce,
+      }),
+      (err: Error & { error?: string }) => err.error === 'invalid_grant',
+    )
+  })
+
+  it('answers prompt=none without a session with login_required at the redirect URI', async () => {
+    const flow = await start({ prompt: 'none' })
+    const res = await new CookieJar().fetch(flow.url)
+    const back = new URL(res.headers.get('location')!)
+    assert.equal(back.origin + back.pathname, CALLBACK)
+    assert.equal(back.searchParams.get('error'), 'login_required')
+    assert.equal(back.searchParams.get('state'), flow.state)
+    assert.equal(back.searchParams.get('iss'), service.url)
+  })
+
+  it('shows an unknown client or an unregistered redirect URI on its own domain, never redirecting', async () => {
+    const flow = await start()
+    for (const [key, value] of [
+      ['client_id', 'cli_unknown'],
+      ['redirect_uri', 'https://evil.example/cb'],
+    ] as const) {
+      const url = new URL(flow.url)
+      url.searchParams.set(key, value)
+      const res = await fetch(url, { redirect: 'manual' })
+      assert.equal(res.status, 400)
+      assert.equal(res.headers.get('location'), null)
+      assert.match(res.headers.get('content-type') ?? '', /text\/html/)
+    }
+  })
+
+  it('sends request errors back to the client: no PKCE, an unsupported scope', async () => {
+    const flow = await start()
+    const noPkce = new URL(flow.url)
+    noPkce.searchParams.delete('code_challenge')
+    const scope = new URL(flow.url)
+    scope.searchParams.set('scope', 'openid admin')
+    for (const [url, error] of [
+      [noPkce, 'invalid_request'],
+      [scope, 'invalid_scope'],
+    ] as const) {
+      const res = await fetch(url, { redirect: 'manual' })
+      assert.equal(res.status, 302)
+      assert.equal(new URL(res.headers.get('location')!).searchParams.get('error'), error)
+    }
+  })
+
+  it('refuses /userinfo without a valid token, in RFC 6750 form', async () => {
+    const res = await request(`${service.url}/userinfo`, { headers: { authorization: 'Bearer not.a.token' } })
+    assert.equal(res.status, 401)
+    assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer error="invalid_token"/)
+  })
+
+  it('answers bad token requests with RFC 6749 errors, never a 500', async () => {
+    const form = (fields: Record<string, string>, headers: Record<string, string> = {}) =>
+      request(`${service.url}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body: new URLSearchParams(fields).toString(),
+      })
+    const cases: Array<[Promise<Awaited<ReturnType<typeof request>>>, number, string]> = [
+      [form({ grant_type: 'authorization_code', code: 'x', client_id: clientId }), 401, 'invalid_client'],
+      [form({ grant_type: 'authorization_code', code: 'x' }), 401, 'invalid_client'],
+      [
+        form(
+          { grant_type: 'authorization_code', code: 'x' },
+          { authorization: `Basic ${Buffer.from(`${clientId}:wrong`).toString('base64')}` },
+        ),
+        401,
+        'invalid_client',
+      ],
+      [
+        form({ grant_type: 'authorization_code', code: 'x' }, { authorization: 'Basic !!!' }),
+        401,
+        'invalid_client',
+      ],
+      [form({ code: 'x', client_id: clientId }), 400, 'invalid_request'],
+      [
+        request(`${service.url}/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'grant_type=a&grant_type=b',
+        }),
+        400,
+        'invalid_request',
+      ],
+      [
+        request(`${service.url}/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"grant_type":"authorization_code"}',
+        }),
+        400,
+        'invalid_request',
+      ],
+      [
+        request(`${service.url}/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'text/plain' },
+          body: 'x',
+        }),
+        400,
+        'invalid_request',
+      ],
+      [request(`${service.url}/token`), 404, 'not_found'],
+    ]
+    for (const [pending, status, error] of cases) {
+      const res = await pending
+      assert.equal(res.status, status, JSON.stringify(res.body))
+      assert.equal(res.body.error, error, JSON.stringify(res.body))
+    }
+    const basic = await form(
+      { grant_type: 'client_credentials' },
+      { authorization: `Basic ${Buffer.from(`${clientId}:wrong`).toString('base64')}` },
+    )
+    assert.equal(basic.headers.get('www-authenticate'), 'Basic realm="token"')
+    assert.equal(basic.headers.get('cache-control'), 'no-store')
+  })
+})
