@@ -72,6 +72,22 @@ export interface IdpTables {
     created_at: Generated<Date>
     expires_at: Date
     used_at: Date | null
+    family_id: Generated<string | null>
+  }
+  refresh_tokens: {
+    token_hash: Buffer
+    family_id: string
+    client_id: string
+    user_id: string
+    sid: string
+    scope: string[]
+    auth_time: Date
+    acr: string
+    amr: string[]
+    created_at: Generated<Date>
+    expires_at: Date
+    rotated_at: Date | null
+    revoked_at: Date | null
   }
 }
 

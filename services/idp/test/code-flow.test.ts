@@ -248,4 +248,80 @@ describe('OpenID Connect code flow, driven by openid-client', () => {
     assert.equal(basic.headers.get('www-authenticate'), 'Basic realm="token"')
     assert.equal(basic.headers.get('cache-control'), 'no-store')
   })
+
+  it('issues a refresh token only with offline_access, and rotates it on every use', async () => {
+    const withoutOffline = await start()
+    const plain = await oidc.authorizationCodeGrant(
+      config,
+      new URL(await browse(new CookieJar(), withoutOffline.url)),
+      {
+        pkceCodeVerifier: withoutOffline.verifier,
+        expectedState: withoutOffline.state,
+        expectedNonce: withoutOffline.nonce,
+      },
+    )
+    assert.equal(plain.refresh_token, undefined)
+
+    const flow = await start({ scope: 'openid email offline_access' })
+    const first = await oidc.authorizationCodeGrant(
+      config,
+      new URL(await browse(new CookieJar(), flow.url)),
+      {
+        pkceCodeVerifier: flow.verifier,
+        expectedState: flow.state,
+        expectedNonce: flow.nonce,
+      },
+    )
+    assert.ok(first.refresh_token)
+    const second = await oidc.refreshTokenGrant(config, first.refresh_token!)
+    assert.ok(
+      second.refresh_token && second.refresh_token !== first.refresh_token,
+      'a new refresh token each time',
+    )
+    assert.equal(second.claims()?.sub, first.claims()?.sub)
+    assert.equal(second.claims()?.auth_time, first.claims()?.auth_time, 'auth_time is the original sign-in')
+    const narrowed = await oidc.refreshTokenGrant(config, second.refresh_token!, { scope: 'openid' })
+    assert.equal(narrowed.scope, 'openid')
+    assert.ok(narrowed.refresh_token, 'the family keeps its scope and its offline access')
+    await assert.rejects(
+      oidc.refreshTokenGrant(config, narrowed.refresh_token!, { scope: 'openid profile' }),
+      (err: Error & { error?: string }) => err.error === 'invalid_scope',
+    )
+  })
+
+  it('treats a reused refresh token as theft: the whole family dies', async () => {
+    const flow = await start({ scope: 'openid offline_access' })
+    const first = await oidc.authorizationCodeGrant(
+      config,
+      new URL(await browse(new CookieJar(), flow.url)),
+      {
+        pkceCodeVerifier: flow.verifier,
+        expectedState: flow.state,
+        expectedNonce: flow.nonce,
+      },
+    )
+    const second = await oidc.refreshTokenGrant(config, first.refresh_token!)
+    const isInvalidGrant = (err: Error & { error?: string }) => err.error === 'invalid_grant'
+    await assert.rejects(oidc.refreshTokenGrant(config, first.refresh_token!), isInvalidGrant)
+    await assert.rejects(
+      oidc.refreshTokenGrant(config, second.refresh_token!),
+      isInvalidGrant,
+      'the legitimate holder is cut off too',
+    )
+  })
+
+  it('revokes the refresh family of a code presented twice', async () => {
+    const flow = await start({ scope: 'openid offline_access' })
+    const callback = new URL(await browse(new CookieJar(), flow.url))
+    const checks = { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce }
+    const tokens = await oidc.authorizationCodeGrant(config, callback, checks)
+    await assert.rejects(
+      oidc.authorizationCodeGrant(config, callback, checks),
+      (err: Error & { error?: string }) => err.error === 'invalid_grant',
+    )
+    await assert.rejects(
+      oidc.refreshTokenGrant(config, tokens.refresh_token!),
+      (err: Error & { error?: string }) => err.error === 'invalid_grant',
+    )
+  })
 })

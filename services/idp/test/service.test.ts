@@ -31,6 +31,7 @@ describe('idp service', () => {
       '0002_keys_and_clients.sql',
       '0003_accounts.sql',
       '0004_authorization_codes.sql',
+      '0005_refresh_tokens.sql',
     ])
   })
 

@@ -1,5 +1,5 @@
-/** The scopes this issuer grants today; offline_access and organization arrive with refresh tokens and organizations. */
-export const SCOPES = ['openid', 'profile', 'email'] as const
+/** The scopes this issuer grants today (organization arrives with organizations). offline_access brings a refresh token. */
+export const SCOPES = ['openid', 'profile', 'email', 'offline_access'] as const
 
 export const parseScope = (scope: string | undefined) => [
   ...new Set((scope ?? '').split(' ').filter(Boolean)),

@@ -2,7 +2,7 @@ import type { IdpDb, IdpTables } from '../../db.ts'
 
 export type CodeRow = IdpTables['authorization_codes']
 
-export async function insertCode(db: IdpDb, row: Omit<CodeRow, 'created_at' | 'used_at'>) {
+export async function insertCode(db: IdpDb, row: Omit<CodeRow, 'created_at' | 'used_at' | 'family_id'>) {
   await db.insertInto('authorization_codes').values(row).execute()
 }
 

@@ -1,0 +1,52 @@
+import type { IdpDb, IdpTables } from '../../db.ts'
+
+export type RefreshRow = IdpTables['refresh_tokens']
+
+export async function insertRefresh(
+  db: IdpDb,
+  row: Omit<RefreshRow, 'created_at' | 'rotated_at' | 'revoked_at'>,
+) {
+  await db.insertInto('refresh_tokens').values(row).execute()
+}
+
+/** Marks a live token rotated and returns it, atomically: of two concurrent uses, one wins. */
+export async function rotateRefresh(db: IdpDb, tokenHash: Buffer) {
+  return db
+    .updateTable('refresh_tokens')
+    .set({ rotated_at: new Date() })
+    .where('token_hash', '=', tokenHash)
+    .where('rotated_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', new Date())
+    .returningAll()
+    .executeTakeFirst()
+}
+
+export async function refreshByHash(db: IdpDb, tokenHash: Buffer) {
+  return db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst()
+}
+
+export async function revokeFamily(db: IdpDb, familyId: string) {
+  await db
+    .updateTable('refresh_tokens')
+    .set({ revoked_at: new Date() })
+    .where('family_id', '=', familyId)
+    .where('revoked_at', 'is', null)
+    .execute()
+}
+
+export async function codeFamily(db: IdpDb, codeHash: Buffer) {
+  return db
+    .selectFrom('authorization_codes')
+    .select(['family_id', 'used_at'])
+    .where('code_hash', '=', codeHash)
+    .executeTakeFirst()
+}
+
+export async function setCodeFamily(db: IdpDb, codeHash: Buffer, familyId: string) {
+  await db
+    .updateTable('authorization_codes')
+    .set({ family_id: familyId })
+    .where('code_hash', '=', codeHash)
+    .execute()
+}
