@@ -6,6 +6,7 @@ import { requireAdmin } from './admin.ts'
 import { DEMO_EMAIL, ensureDemoUser } from './areas/accounts/service.ts'
 import { authorizeRoutes } from './areas/authorize/routes.ts'
 import { discoveryRoutes } from './areas/discovery/routes.ts'
+import { revocationRoutes } from './areas/revocation/routes.ts'
 import { tokenRoutes } from './areas/token/routes.ts'
 import { uiRoutes } from './areas/ui/routes.ts'
 import { userinfoRoutes } from './areas/userinfo/routes.ts'
@@ -69,7 +70,8 @@ export const idp: ServiceSpec<IdpConfig> = {
     discoveryRoutes(app, issuer, discoveryLimit)
     authorizeRoutes(app, db, issuer)
     tokenRoutes(app, { db, keys, issuer, pairwiseSalt: ctx.config.pairwiseSalt })
-    userinfoRoutes(app, { db, keys, issuer })
+    userinfoRoutes(app, { db, kv: ctx.kv, keys, issuer })
+    revocationRoutes(app, { db, kv: ctx.kv, keys, issuer })
     uiRoutes(app, {
       db,
       kv: ctx.kv,

@@ -324,4 +324,68 @@ describe('OpenID Connect code flow, driven by openid-client', () => {
       (err: Error & { error?: string }) => err.error === 'invalid_grant',
     )
   })
+
+  it('revokes an access token (then /userinfo answers 401) and a refresh token with its family; always 200', async () => {
+    const flow = await start({ scope: 'openid email offline_access' })
+    const checks = { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce }
+    const tokens = await oidc.authorizationCodeGrant(
+      config,
+      new URL(await browse(new CookieJar(), flow.url)),
+      checks,
+    )
+    const sub = tokens.claims()!.sub
+    await oidc.fetchUserInfo(config, tokens.access_token, sub)
+    await oidc.tokenRevocation(config, tokens.access_token)
+    await assert.rejects(
+      oidc.fetchUserInfo(config, tokens.access_token, sub),
+      (err: Error & { status?: number }) => err.status === 401,
+    )
+
+    await oidc.tokenRevocation(config, tokens.refresh_token!, { token_type_hint: 'refresh_token' })
+    await assert.rejects(
+      oidc.refreshTokenGrant(config, tokens.refresh_token!),
+      (err: Error & { error?: string }) => err.error === 'invalid_grant',
+    )
+    await oidc.tokenRevocation(config, 'not-a-token-at-all') // unknown tokens still answer 200
+  })
+
+  it('introspects for the token’s audience only; everyone else learns active: false', async () => {
+    const flow = await start({ scope: 'openid offline_access' })
+    const checks = { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce }
+    const tokens = await oidc.authorizationCodeGrant(
+      config,
+      new URL(await browse(new CookieJar(), flow.url)),
+      checks,
+    )
+    const access = await oidc.tokenIntrospection(config, tokens.access_token)
+    assert.equal(access.active, true)
+    assert.equal(access.client_id, clientId)
+    assert.equal(access.sub, tokens.claims()!.sub)
+    assert.equal(access.token_type, 'Bearer')
+    const refresh = await oidc.tokenIntrospection(config, tokens.refresh_token!)
+    assert.equal(refresh.active, true)
+    assert.equal(refresh.token_type, 'refresh_token')
+
+    const other = await request(`${service.url}/manage/v1/clients`, {
+      method: 'POST',
+      headers: { 'x-admin-token': ADMIN, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_name: 'Other',
+        client_type: 'confidential',
+        first_party: true,
+        redirect_uris: [CALLBACK],
+      }),
+    })
+    const stranger = await request(`${service.url}/introspect`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${other.body.client_id}:${other.body.client_secret}`).toString('base64')}`,
+      },
+      body: new URLSearchParams({ token: tokens.access_token }).toString(),
+    })
+    assert.deepEqual(stranger.body, { active: false })
+    const garbage = await oidc.tokenIntrospection(config, 'garbage')
+    assert.deepEqual(garbage, { active: false })
+  })
 })

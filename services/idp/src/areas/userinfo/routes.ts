@@ -1,9 +1,10 @@
-import { type App, AppError } from '@svc/kit'
+import { type App, AppError, type Kv } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import type { IdpDb } from '../../db.ts'
 import { CLAIMS_BY_SCOPE, parseScope } from '../../oauth/scopes.ts'
 import { userById } from '../accounts/store.ts'
 import type { SigningKeys } from '../keys/service.ts'
+import { isDenied } from '../revocation/denylist.ts'
 
 // RFC 6750 §3: a failed bearer check answers 401 with a WWW-Authenticate challenge
 const invalidToken = (message: string) =>
@@ -11,7 +12,10 @@ const invalidToken = (message: string) =>
     'www-authenticate': `Bearer error="invalid_token", error_description="${message}"`,
   })
 
-async function claims(deps: { db: IdpDb; keys: SigningKeys; issuer: string }, request: FastifyRequest) {
+async function claims(
+  deps: { db: IdpDb; kv: Kv; keys: SigningKeys; issuer: string },
+  request: FastifyRequest,
+) {
   const header = request.headers.authorization
   if (!header?.startsWith('Bearer ')) throw invalidToken('a Bearer access token is required')
   let payload: Record<string, unknown>
@@ -20,6 +24,7 @@ async function claims(deps: { db: IdpDb; keys: SigningKeys; issuer: string }, re
   } catch {
     throw invalidToken('the access token is invalid or expired')
   }
+  if (await isDenied(deps.kv, payload.jti)) throw invalidToken('the access token was revoked')
   // the token names its session, not the user: a pairwise sub cannot be turned back into an account
   const session =
     typeof payload.sid === 'string'
@@ -45,7 +50,7 @@ async function claims(deps: { db: IdpDb; keys: SigningKeys; issuer: string }, re
 }
 
 /** OpenID Connect Core §5.3: the claims the token's scopes release; absent claims are omitted, never null. */
-export function userinfoRoutes(app: App, deps: { db: IdpDb; keys: SigningKeys; issuer: string }) {
+export function userinfoRoutes(app: App, deps: { db: IdpDb; kv: Kv; keys: SigningKeys; issuer: string }) {
   const schema = {
     summary: 'Claims about the signed-in user, by the scopes of the access token',
     tags: ['oauth'],

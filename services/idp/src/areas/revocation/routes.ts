@@ -1,0 +1,39 @@
+import type { App } from '@svc/kit'
+import { Type } from 'typebox'
+import { authenticateClient } from '../../oauth/client-auth.ts'
+import { introspect, revoke, type TokenDeps } from './service.ts'
+
+const TokenForm = Type.Object({
+  token: Type.String({ minLength: 1, maxLength: 4000 }),
+  token_type_hint: Type.Optional(Type.String({ maxLength: 50 })),
+  client_id: Type.Optional(Type.String({ maxLength: 200 })),
+  client_secret: Type.Optional(Type.String({ maxLength: 200 })),
+})
+
+export function revocationRoutes(app: App, deps: TokenDeps) {
+  app.post(
+    '/revoke',
+    { schema: { summary: 'RFC 7009 token revocation: always 200', tags: ['oauth'], body: TokenForm } },
+    async (request, reply) => {
+      const client = await authenticateClient(deps.db, request, request.body)
+      await revoke(deps, client, request.body.token, request.body.token_type_hint)
+      return reply.code(200).header('cache-control', 'no-store').send({})
+    },
+  )
+  app.post(
+    '/introspect',
+    {
+      schema: {
+        summary: 'RFC 7662 token introspection, for the token’s audience',
+        tags: ['oauth'],
+        body: TokenForm,
+      },
+    },
+    async (request, reply) => {
+      const client = await authenticateClient(deps.db, request, request.body)
+      return reply
+        .header('cache-control', 'no-store')
+        .send(await introspect(deps, client, request.body.token))
+    },
+  )
+}

@@ -1,0 +1,82 @@
+import { createHash } from 'node:crypto'
+import type { Kv } from '@svc/kit'
+import type { IdpDb, IdpTables } from '../../db.ts'
+import type { SigningKeys } from '../keys/service.ts'
+import { refreshByHash, revokeFamily } from '../token/refresh-store.ts'
+import { denyAccessToken, isDenied } from './denylist.ts'
+
+type Client = Pick<IdpTables['clients'], 'client_id'>
+export interface TokenDeps {
+  db: IdpDb
+  kv: Kv
+  keys: SigningKeys
+  issuer: string
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest()
+
+/** A verified access token of ours, or undefined. */
+async function accessToken(deps: TokenDeps, token: string) {
+  try {
+    return (await deps.keys.verify(token, { issuer: deps.issuer, typ: 'at+jwt' })).payload
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * RFC 7009: revokes a token the calling client holds; a refresh token takes its whole family
+ * with it. Anything else (unknown, expired, another client's) changes nothing: the answer is 200 either way.
+ */
+export async function revoke(deps: TokenDeps, client: Client, token: string, hint?: string) {
+  const tryRefresh = async () => {
+    const row = await refreshByHash(deps.db, digest(token))
+    if (row && row.client_id === client.client_id) await revokeFamily(deps.db, row.family_id)
+    return Boolean(row)
+  }
+  if (hint === 'refresh_token' && (await tryRefresh())) return
+  const payload = token.includes('.') ? await accessToken(deps, token) : undefined
+  if (payload) {
+    if (
+      payload.client_id === client.client_id &&
+      typeof payload.jti === 'string' &&
+      typeof payload.exp === 'number'
+    )
+      await denyAccessToken(deps.kv, payload.jti, payload.exp)
+    return
+  }
+  await tryRefresh()
+}
+
+/**
+ * RFC 7662: what a token is, for the client it was issued for. Anyone else, and any dead token,
+ * learns only `{"active": false}`.
+ */
+export async function introspect(deps: TokenDeps, client: Client, token: string) {
+  const inactive = { active: false as const }
+  const payload = token.includes('.') ? await accessToken(deps, token) : undefined
+  if (payload) {
+    const audience = Array.isArray(payload.aud) ? payload.aud : [payload.aud]
+    if (!audience.includes(client.client_id) || (await isDenied(deps.kv, payload.jti))) return inactive
+    const { sub, aud, scope, exp, iat, sid, client_id } = payload
+    return { active: true, sub, aud, scope, exp, iat, sid, client_id, token_type: 'Bearer' }
+  }
+  const row = await refreshByHash(deps.db, digest(token))
+  if (
+    !row ||
+    row.client_id !== client.client_id ||
+    row.rotated_at ||
+    row.revoked_at ||
+    row.expires_at <= new Date()
+  )
+    return inactive
+  return {
+    active: true,
+    scope: row.scope.join(' '),
+    client_id: row.client_id,
+    exp: Math.floor(row.expires_at.getTime() / 1000),
+    iat: Math.floor(row.created_at.getTime() / 1000),
+    sid: row.sid,
+    token_type: 'refresh_token',
+  }
+}
