@@ -6,6 +6,8 @@ import { requireAdmin } from './admin.ts'
 import { DEMO_EMAIL, ensureDemoUser } from './areas/accounts/service.ts'
 import { authorizeRoutes } from './areas/authorize/routes.ts'
 import { discoveryRoutes } from './areas/discovery/routes.ts'
+import { logoutRoutes } from './areas/logout/routes.ts'
+import { announceLogout } from './areas/logout/service.ts'
 import { revocationRoutes } from './areas/revocation/routes.ts'
 import { tokenRoutes } from './areas/token/routes.ts'
 import { uiRoutes } from './areas/ui/routes.ts'
@@ -72,7 +74,10 @@ export const idp: ServiceSpec<IdpConfig> = {
     tokenRoutes(app, { db, keys, issuer, pairwiseSalt: ctx.config.pairwiseSalt })
     userinfoRoutes(app, { db, kv: ctx.kv, keys, issuer })
     revocationRoutes(app, { db, kv: ctx.kv, keys, issuer })
+    const logout = { db, keys, issuer, pairwiseSalt: ctx.config.pairwiseSalt, log: ctx.log }
+    logoutRoutes(app, logout)
     uiRoutes(app, {
+      onSessionEnd: (session) => announceLogout(logout, session),
       db,
       kv: ctx.kv,
       origin: new URL(ctx.baseUrl).origin,

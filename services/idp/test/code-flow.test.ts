@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { type RunningService, startService } from '@svc/kit'
-import { CookieJar, request, testEnv } from '@svc/kit/testing'
+import { request, testEnv } from '@svc/kit/testing'
 import * as oidc from 'openid-client'
 import { idp } from '../src/app.ts'
 import { DEMO_EMAIL } from '../src/areas/accounts/service.ts'
+import { ADMIN, browser, registerClient } from './flow.ts'
 import type { IdpConfig } from '../src/config.ts'
 
-const ADMIN = 'test-admin-token-0123456789'
 const CALLBACK = 'http://127.0.0.1:9/callback'
-const csrfOf = (page: string) => /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? ''
 
 describe('OpenID Connect code flow, driven by openid-client', () => {
   let service: RunningService<IdpConfig>
@@ -18,68 +17,14 @@ describe('OpenID Connect code flow, driven by openid-client', () => {
 
   before(async () => {
     service = await startService(idp, testEnv({ IDP_ADMIN_TOKEN: ADMIN }), { fresh: true })
-    const created = await request(`${service.url}/manage/v1/clients`, {
-      method: 'POST',
-      headers: { 'x-admin-token': ADMIN, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        client_name: 'Console',
-        client_type: 'confidential',
-        first_party: true,
-        redirect_uris: [CALLBACK],
-      }),
-    })
-    clientId = created.body.client_id as string
-    const secret = created.body.client_secret as string
-    // the client authenticates as it registered: client_secret_basic (openid-client would default to post)
-    config = await oidc.discovery(new URL(service.url), clientId, secret, oidc.ClientSecretBasic(secret), {
-      execute: [oidc.allowInsecureRequests],
-    })
+    ;({ config, clientId } = await registerClient(service, { redirect_uris: [CALLBACK] }))
   })
   after(async () => service.close())
 
-  /** A browser: follows the flow through the hosted sign-in page until the redirect back to the client. */
-  async function browse(jar: CookieJar, url: string): Promise<string> {
-    let location = url
-    for (let hop = 0; hop < 8; hop++) {
-      const res = await jar.fetch(new URL(location, service.url).toString())
-      if (res.status === 200 && location.startsWith('/ui/login')) {
-        const page = await res.text()
-        const signIn = await jar.fetch(`${service.url}/ui/login`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams({
-            email: DEMO_EMAIL,
-            password: service.ctx.config.demoPassword,
-            csrf: csrfOf(page),
-            return_to: /name="return_to" value="([^"]+)"/.exec(page)![1]!.replaceAll('&amp;', '&'),
-          }).toString(),
-        })
-        location = signIn.headers.get('location')!
-        continue
-      }
-      const next = res.headers.get('location')
-      if (!next) throw new Error(`${location} answered ${res.status}: ${await res.text()}`)
-      if (next.startsWith(CALLBACK)) return next
-      location = next
-    }
-    throw new Error('too many redirects')
-  }
-
-  async function start(extra: Record<string, string> = {}) {
-    const verifier = oidc.randomPKCECodeVerifier()
-    const state = oidc.randomState()
-    const nonce = oidc.randomNonce()
-    const url = oidc.buildAuthorizationUrl(config, {
-      redirect_uri: CALLBACK,
-      scope: 'openid email profile',
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      state,
-      nonce,
-      ...extra,
-    })
-    return { verifier, state, nonce, url: url.toString() }
-  }
+  /** A fresh browser (its own cookies) for each flow. */
+  const fresh = () => browser(service, config, CALLBACK)
+  const start = (extra: Record<string, string> = {}) => fresh().start(extra)
+  const browse = (url: string) => fresh().browse(url)
 
   it('publishes discovery metadata the library accepts, with S256 only', () => {
     const metadata = config.serverMetadata()
@@ -89,9 +34,8 @@ describe('OpenID Connect code flow, driven by openid-client', () => {
   })
 
   it('signs in through the hosted page and exchanges the code for tokens the library validates', async () => {
-    const jar = new CookieJar()
     const flow = await start()
-    const callback = await browse(jar, flow.url)
+    const callback = await browse(flow.url)
     const tokens = await oidc.authorizationCodeGrant(config, new URL(callback), {
       pkceCodeVerifier: flow.verifier,
       expectedState: flow.state,
@@ -123,9 +67,8 @@ describe('OpenID Connect code flow, driven by openid-client', () => {
   })
 
   it('refuses a wrong PKCE verifier', async () => {
-    const jar = new CookieJar()
     const flow = await start()
-    const callback = await browse(jar, flow.url)
+    const callback = await browse(flow.url)
     await assert.rejects(
       oidc.authorizationCodeGrant(config, new URL(callback), {
         pkceCodeVerifier: oidc.randomPKCECodeVerifier(),
@@ -138,7 +81,7 @@ describe('OpenID Connect code flow, driven by openid-client', () => {
 
   it('answers prompt=none without a session with login_required at the redirect URI', async () => {
     const flow = await start({ prompt: 'none' })
-    const res = await new CookieJar().fetch(flow.url)
+    const res = await fetch(flow.url, { redirect: 'manual' })
     const back = new URL(res.headers.get('location')!)
     assert.equal(back.origin + back.pathname, CALLBACK)
     assert.equal(back.searchParams.get('error'), 'login_required')
@@ -251,27 +194,19 @@ describe('OpenID Connect code flow, driven by openid-client', () => {
 
   it('issues a refresh token only with offline_access, and rotates it on every use', async () => {
     const withoutOffline = await start()
-    const plain = await oidc.authorizationCodeGrant(
-      config,
-      new URL(await browse(new CookieJar(), withoutOffline.url)),
-      {
-        pkceCodeVerifier: withoutOffline.verifier,
-        expectedState: withoutOffline.state,
-        expectedNonce: withoutOffline.nonce,
-      },
-    )
+    const plain = await oidc.authorizationCodeGrant(config, new URL(await browse(withoutOffline.url)), {
+      pkceCodeVerifier: withoutOffline.verifier,
+      expectedState: withoutOffline.state,
+      expectedNonce: withoutOffline.nonce,
+    })
     assert.equal(plain.refresh_token, undefined)
 
     const flow = await start({ scope: 'openid email offline_access' })
-    const first = await oidc.authorizationCodeGrant(
-      config,
-      new URL(await browse(new CookieJar(), flow.url)),
-      {
-        pkceCodeVerifier: flow.verifier,
-        expectedState: flow.state,
-        expectedNonce: flow.nonce,
-      },
-    )
+    const first = await oidc.authorizationCodeGrant(config, new URL(await browse(flow.url)), {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+      expectedNonce: flow.nonce,
+    })
     assert.ok(first.refresh_token)
     const second = await oidc.refreshTokenGrant(config, first.refresh_token!)
     assert.ok(
@@ -291,15 +226,11 @@ describe('OpenID Connect code flow, driven by openid-client', () => {
 
   it('treats a reused refresh token as theft: the whole family dies', async () => {
     const flow = await start({ scope: 'openid offline_access' })
-    const first = await oidc.authorizationCodeGrant(
-      config,
-      new URL(await browse(new CookieJar(), flow.url)),
-      {
-        pkceCodeVerifier: flow.verifier,
-        expectedState: flow.state,
-        expectedNonce: flow.nonce,
-      },
-    )
+    const first = await oidc.authorizationCodeGrant(config, new URL(await browse(flow.url)), {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+      expectedNonce: flow.nonce,
+    })
     const second = await oidc.refreshTokenGrant(config, first.refresh_token!)
     const isInvalidGrant = (err: Error & { error?: string }) => err.error === 'invalid_grant'
     await assert.rejects(oidc.refreshTokenGrant(config, first.refresh_token!), isInvalidGrant)
@@ -312,7 +243,7 @@ describe('OpenID Connect code flow, driven by openid-client', () => {
 
   it('revokes the refresh family of a code presented twice', async () => {
     const flow = await start({ scope: 'openid offline_access' })
-    const callback = new URL(await browse(new CookieJar(), flow.url))
+    const callback = new URL(await browse(flow.url))
     const checks = { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce }
     const tokens = await oidc.authorizationCodeGrant(config, callback, checks)
     await assert.rejects(
@@ -328,11 +259,7 @@ describe('OpenID Connect code flow, driven by openid-client', () => {
   it('revokes an access token (then /userinfo answers 401) and a refresh token with its family; always 200', async () => {
     const flow = await start({ scope: 'openid email offline_access' })
     const checks = { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce }
-    const tokens = await oidc.authorizationCodeGrant(
-      config,
-      new URL(await browse(new CookieJar(), flow.url)),
-      checks,
-    )
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(await browse(flow.url)), checks)
     const sub = tokens.claims()!.sub
     await oidc.fetchUserInfo(config, tokens.access_token, sub)
     await oidc.tokenRevocation(config, tokens.access_token)
@@ -352,11 +279,7 @@ describe('OpenID Connect code flow, driven by openid-client', () => {
   it('introspects for the token’s audience only; everyone else learns active: false', async () => {
     const flow = await start({ scope: 'openid offline_access' })
     const checks = { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce }
-    const tokens = await oidc.authorizationCodeGrant(
-      config,
-      new URL(await browse(new CookieJar(), flow.url)),
-      checks,
-    )
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(await browse(flow.url)), checks)
     const access = await oidc.tokenIntrospection(config, tokens.access_token)
     assert.equal(access.active, true)
     assert.equal(access.client_id, clientId)

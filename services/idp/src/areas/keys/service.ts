@@ -9,6 +9,7 @@ import {
   type JWK,
   SignJWT,
   type JWTPayload,
+  type JWTVerifyOptions,
 } from 'jose'
 import type { Kysely } from 'kysely'
 import type { IdpTables } from '../../db.ts'
@@ -117,7 +118,7 @@ export class SigningKeys {
   }
 
   /** Verifies a JWT this issuer signed, against its published keys. */
-  async verify(token: string, options: { issuer: string; typ?: string }) {
+  async verify(token: string, options: JWTVerifyOptions & { issuer: string }) {
     return jwtVerify(token, createLocalJWKSet(await this.jwks()), options)
   }
 

@@ -54,3 +54,14 @@ export function safeReturnTo(value: string | undefined, fallback = '/ui/account'
   if (!value || !value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\')) return fallback
   return value
 }
+
+/** The signed-out page: hidden front-channel frames, then the post-logout redirect about two seconds later. */
+export function signedOut(frames: string[], redirect?: string) {
+  return page(
+    'Signed out',
+    html`${redirect ? html`<meta http-equiv="refresh" content="2;url=${redirect}" />` : ''}
+      <h1>You are signed out</h1>
+      ${frames.map((src) => html`<iframe src="${src}" hidden title="sign-out"></iframe>`)}
+      ${redirect ? html`<p>Returning to the application…</p>` : ''}`,
+  )
+}

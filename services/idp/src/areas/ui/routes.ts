@@ -5,7 +5,7 @@ import { authenticate, recordEvent } from '../accounts/service.ts'
 import { recentEvents, userById } from '../accounts/store.ts'
 import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
 import { currentSession, endSession, startSession } from '../sessions/service.ts'
-import { page, safeReturnTo } from './layout.ts'
+import { page, safeReturnTo, signedOut } from './layout.ts'
 
 interface UiOptions {
   db: IdpDb
@@ -13,6 +13,8 @@ interface UiOptions {
   /** The issuer's origin, for the Origin check of form posts. */
   origin: string
   secureCookies: boolean
+  /** Tells the clients of an ended session; returns the front-channel frames to load. */
+  onSessionEnd: (session: { sid: string; user_id: string }) => Promise<string[]>
 }
 
 const loginForm = (csrf: string, returnTo: string, email = '', error?: string) =>
@@ -31,7 +33,7 @@ const loginForm = (csrf: string, returnTo: string, email = '', error?: string) =
       </form>`,
   )
 
-export function uiRoutes(app: App, { db, kv, origin, secureCookies }: UiOptions) {
+export function uiRoutes(app: App, { db, kv, origin, secureCookies, onSessionEnd }: UiOptions) {
   const tags = ['pages']
   const context = (request: { ip: string; headers: Record<string, unknown> }) => ({
     ip: request.ip,
@@ -155,8 +157,11 @@ export function uiRoutes(app: App, { db, kv, origin, secureCookies }: UiOptions)
       checkCsrf(request, request.body.csrf, origin)
       const session = await currentSession(db, request)
       await endSession(db, request, reply)
-      if (session) await recordEvent(db, session.user_id, 'logout', context(request))
-      return reply.redirect('/ui/login', 303)
+      if (!session) return reply.redirect('/ui/login', 303)
+      await recordEvent(db, session.user_id, 'logout', context(request))
+      const frames = await onSessionEnd(session)
+      if (frames.length === 0) return reply.redirect('/ui/login', 303)
+      return reply.type('text/html; charset=utf-8').send(signedOut(frames, '/ui/login'))
     },
   )
 }

@@ -1,0 +1,96 @@
+import type { RunningService } from '@svc/kit'
+import { CookieJar, request } from '@svc/kit/testing'
+import * as oidc from 'openid-client'
+import { DEMO_EMAIL } from '../src/areas/accounts/service.ts'
+import type { IdpConfig } from '../src/config.ts'
+
+export const ADMIN = 'test-admin-token-0123456789'
+const csrfOf = (page: string) => /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? ''
+
+/** Registers a first-party confidential client and discovers the issuer with openid-client. */
+export async function registerClient(service: RunningService<IdpConfig>, metadata: Record<string, unknown>) {
+  const created = await request(`${service.url}/manage/v1/clients`, {
+    method: 'POST',
+    headers: { 'x-admin-token': ADMIN, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      client_name: 'Console',
+      client_type: 'confidential',
+      first_party: true,
+      ...metadata,
+    }),
+  })
+  const clientId = created.body.client_id as string
+  const secret = created.body.client_secret as string
+  // the client authenticates as it registered: client_secret_basic (openid-client would default to post)
+  const config = await oidc.discovery(
+    new URL(service.url),
+    clientId,
+    secret,
+    oidc.ClientSecretBasic(secret),
+    {
+      execute: [oidc.allowInsecureRequests],
+    },
+  )
+  return { clientId, secret, config }
+}
+
+/** A browser for the code flow: through the hosted sign-in page until the redirect back to the client. */
+export function browser(service: RunningService<IdpConfig>, config: oidc.Configuration, callback: string) {
+  const jar = new CookieJar()
+
+  async function browse(url: string): Promise<string> {
+    let location = url
+    for (let hop = 0; hop < 8; hop++) {
+      const res = await jar.fetch(new URL(location, service.url).toString())
+      if (res.status === 200 && location.startsWith('/ui/login')) {
+        const page = await res.text()
+        const signIn = await jar.fetch(`${service.url}/ui/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            email: DEMO_EMAIL,
+            password: service.ctx.config.demoPassword,
+            csrf: csrfOf(page),
+            return_to: /name="return_to" value="([^"]+)"/.exec(page)![1]!.replaceAll('&amp;', '&'),
+          }).toString(),
+        })
+        location = signIn.headers.get('location')!
+        continue
+      }
+      const next = res.headers.get('location')
+      if (!next) throw new Error(`${location} answered ${res.status}: ${await res.text()}`)
+      if (next.startsWith(callback)) return next
+      location = next
+    }
+    throw new Error('too many redirects')
+  }
+
+  async function start(extra: Record<string, string> = {}) {
+    const verifier = oidc.randomPKCECodeVerifier()
+    const state = oidc.randomState()
+    const nonce = oidc.randomNonce()
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: callback,
+      scope: 'openid email profile',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+      nonce,
+      ...extra,
+    })
+    return { verifier, state, nonce, url: url.toString() }
+  }
+
+  /** The whole flow: sign in, come back, exchange the code; the library validates everything. */
+  async function signIn(extra: Record<string, string> = {}) {
+    const flow = await start(extra)
+    const callbackUrl = new URL(await browse(flow.url))
+    return oidc.authorizationCodeGrant(config, callbackUrl, {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+      expectedNonce: flow.nonce,
+    })
+  }
+
+  return { jar, browse, start, signIn }
+}
