@@ -71,7 +71,14 @@ export const idp: ServiceSpec<IdpConfig> = {
     const issuer = ctx.baseUrl
     discoveryRoutes(app, issuer, discoveryLimit)
     authorizeRoutes(app, db, issuer)
-    tokenRoutes(app, { db, keys, issuer, pairwiseSalt: ctx.config.pairwiseSalt })
+    tokenRoutes(app, {
+      db,
+      kv: ctx.kv,
+      keys,
+      issuer,
+      pairwiseSalt: ctx.config.pairwiseSalt,
+      ratePerMinute: ctx.config.tokenRatePerMinute,
+    })
     userinfoRoutes(app, { db, kv: ctx.kv, keys, issuer })
     revocationRoutes(app, { db, kv: ctx.kv, keys, issuer })
     const logout = { db, keys, issuer, pairwiseSalt: ctx.config.pairwiseSalt, log: ctx.log }

@@ -16,7 +16,11 @@ describe('OpenID Connect code flow, driven by openid-client', () => {
   let clientId: string
 
   before(async () => {
-    service = await startService(idp, testEnv({ IDP_ADMIN_TOKEN: ADMIN }), { fresh: true })
+    service = await startService(
+      idp,
+      testEnv({ IDP_ADMIN_TOKEN: ADMIN, IDP_TOKEN_RATE_PER_MIN_CLIENT: '0', IDP_TOKEN_RATE_PER_MIN_IP: '0' }),
+      { fresh: true },
+    )
     ;({ config, clientId } = await registerClient(service, { redirect_uris: [CALLBACK] }))
   })
   after(async () => service.close())

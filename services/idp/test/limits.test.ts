@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { type RunningService, startService } from '@svc/kit'
 import { request, testEnv } from '@svc/kit/testing'
+import { ADMIN } from './flow.ts'
 import { idp } from '../src/app.ts'
 import type { IdpConfig } from '../src/config.ts'
 
@@ -29,5 +30,49 @@ describe('idp rate limits', () => {
     const retryAfter = Number(limited.headers.get('retry-after'))
     assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`)
     assert.equal((await fetch(`${service.url}/readyz`)).status, 200, 'other endpoints are not counted')
+  })
+
+  it('limits /token per client and per IP, with slow_down and Retry-After', async () => {
+    const limited = await startService(
+      idp,
+      testEnv({ IDP_ADMIN_TOKEN: ADMIN, IDP_TOKEN_RATE_PER_MIN_CLIENT: '2', IDP_TOKEN_RATE_PER_MIN_IP: '4' }),
+      { fresh: true },
+    )
+    try {
+      const register = async () =>
+        (
+          await request(`${limited.url}/manage/v1/clients`, {
+            method: 'POST',
+            headers: { 'x-admin-token': ADMIN, 'content-type': 'application/json' },
+            body: JSON.stringify({
+              client_name: 'c',
+              client_type: 'public',
+              redirect_uris: ['http://127.0.0.1/cb'],
+            }),
+          })
+        ).body.client_id as string
+      const [first, second] = [await register(), await register()]
+      const token = (clientId: string) =>
+        request(`${limited.url}/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            grant_type: 'authorization_code',
+            code: 'nope',
+            client_id: clientId,
+          }).toString(),
+        })
+      assert.equal((await token(first)).body.error, 'invalid_grant')
+      assert.equal((await token(first)).body.error, 'invalid_grant')
+      const perClient = await token(first)
+      assert.equal(perClient.status, 429)
+      assert.equal(perClient.body.error, 'slow_down')
+      assert.ok(Number(perClient.headers.get('retry-after')) >= 1)
+      assert.equal((await token(second)).body.error, 'invalid_grant', 'another client has its own allowance')
+      const perIp = await token(second)
+      assert.equal(perIp.status, 429, 'the fifth request from this address')
+    } finally {
+      await limited.close()
+    }
   })
 })

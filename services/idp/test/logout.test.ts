@@ -34,7 +34,11 @@ describe('logout: RP-initiated, back-channel and front-channel', () => {
     })
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
     const port = (receiver.address() as AddressInfo).port
-    service = await startService(idp, testEnv({ IDP_ADMIN_TOKEN: ADMIN }), { fresh: true })
+    service = await startService(
+      idp,
+      testEnv({ IDP_ADMIN_TOKEN: ADMIN, IDP_TOKEN_RATE_PER_MIN_CLIENT: '0', IDP_TOKEN_RATE_PER_MIN_IP: '0' }),
+      { fresh: true },
+    )
     ;({ config, clientId } = await registerClient(service, {
       redirect_uris: [CALLBACK],
       post_logout_redirect_uris: [AFTER_LOGOUT],

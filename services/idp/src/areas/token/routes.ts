@@ -1,4 +1,4 @@
-import { AppError, type App } from '@svc/kit'
+import { type App, AppError, type Kv, rateLimit } from '@svc/kit'
 import { Type } from 'typebox'
 import { authenticateClient } from '../../oauth/client-auth.ts'
 import { authorizationCodeGrant, type GrantDeps, refreshTokenGrant } from './grants.ts'
@@ -15,7 +15,25 @@ const TokenRequest = Type.Object({
   client_secret: Type.Optional(Type.String({ maxLength: 200 })),
 })
 
-export function tokenRoutes(app: App, deps: GrantDeps) {
+export function tokenRoutes(
+  app: App,
+  deps: GrantDeps & { kv: Kv; ratePerMinute: { client: number; ip: number } },
+) {
+  // identity-provider.md, Limits: 60/min per IP before anything else, 30/min per authenticated client
+  const perIp = rateLimit(
+    deps.kv,
+    'token-ip',
+    { limit: deps.ratePerMinute.ip, windowMs: 60_000 },
+    'slow_down',
+  )
+  const perClient = (clientId: string) =>
+    rateLimit(
+      deps.kv,
+      'token-client',
+      { limit: deps.ratePerMinute.client, windowMs: 60_000, key: () => clientId },
+      'slow_down',
+    )
+
   app.post(
     '/token',
     {
@@ -36,7 +54,9 @@ export function tokenRoutes(app: App, deps: GrantDeps) {
           'the token request is a form (application/x-www-form-urlencoded)',
         )
       const body = request.body
+      await perIp(request, reply)
       const client = await authenticateClient(deps.db, request, body)
+      await perClient(client.client_id)(request, reply)
       if (body.grant_type === 'authorization_code') return authorizationCodeGrant(deps, client, body)
       if (body.grant_type === 'refresh_token') return refreshTokenGrant(deps, client, body)
       throw new AppError(400, 'unsupported_grant_type', `grant_type ${body.grant_type} is not supported`)
