@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely'
 import cookie from '@fastify/cookie'
 import { requireAdmin } from './admin.ts'
 import { DEMO_EMAIL, ensureDemoUser } from './areas/accounts/service.ts'
+import { consentRoutes } from './areas/authorize/consent-routes.ts'
 import { authorizeRoutes } from './areas/authorize/routes.ts'
 import { discoveryRoutes } from './areas/discovery/routes.ts'
 import { logoutRoutes } from './areas/logout/routes.ts'
@@ -71,6 +72,8 @@ export const idp: ServiceSpec<IdpConfig> = {
     const issuer = ctx.baseUrl
     discoveryRoutes(app, issuer, discoveryLimit)
     authorizeRoutes(app, db, issuer)
+    const secureCookies = ctx.baseUrl.startsWith('https:')
+    consentRoutes(app, { db, issuer, origin: new URL(issuer).origin, secureCookies })
     tokenRoutes(app, {
       db,
       kv: ctx.kv,

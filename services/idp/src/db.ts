@@ -74,6 +74,13 @@ export interface IdpTables {
     used_at: Date | null
     family_id: Generated<string | null>
   }
+  consents: {
+    user_id: string
+    client_id: string
+    granted: string[]
+    decided: string[]
+    updated_at: Generated<Date>
+  }
   refresh_tokens: {
     token_hash: Buffer
     family_id: string

@@ -35,8 +35,20 @@ export async function registerClient(service: RunningService<IdpConfig>, metadat
 }
 
 /** A browser for the code flow: through the hosted sign-in page until the redirect back to the client. */
-export function browser(service: RunningService<IdpConfig>, config: oidc.Configuration, callback: string) {
-  const jar = new CookieJar()
+export interface ConsentAnswer {
+  decision: 'approve' | 'deny'
+  /** The scopes left checked (openid is always granted). */
+  scopes?: string[]
+}
+
+export function browser(
+  service: RunningService<IdpConfig>,
+  config: oidc.Configuration,
+  callback: string,
+  options: { jar?: CookieJar; consent?: ConsentAnswer } = {},
+) {
+  const jar = options.jar ?? new CookieJar()
+  const consents: string[] = []
 
   async function browse(url: string): Promise<string> {
     let location = url
@@ -55,6 +67,25 @@ export function browser(service: RunningService<IdpConfig>, config: oidc.Configu
           }).toString(),
         })
         location = signIn.headers.get('location')!
+        continue
+      }
+      if (res.status === 200 && location.startsWith('/ui/consent')) {
+        const page = await res.text()
+        consents.push(page)
+        if (!options.consent) throw new Error('a consent page was shown and the test gave no answer')
+        const form = new URLSearchParams({
+          csrf: csrfOf(page),
+          return_to: /name="return_to" value="([^"]+)"/.exec(page)![1]!.replaceAll('&amp;', '&'),
+          decision: options.consent.decision,
+        })
+        for (const scope of options.consent.scopes ?? []) form.append('scope', scope)
+        const answered = await jar.fetch(`${service.url}/ui/consent`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: form.toString(),
+        })
+        location = answered.headers.get('location')!
+        if (location.startsWith(callback)) return location
         continue
       }
       const next = res.headers.get('location')
@@ -92,5 +123,5 @@ export function browser(service: RunningService<IdpConfig>, config: oidc.Configu
     })
   }
 
-  return { jar, browse, start, signIn }
+  return { jar, browse, start, signIn, consents }
 }

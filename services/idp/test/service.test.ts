@@ -32,6 +32,7 @@ describe('idp service', () => {
       '0003_accounts.sql',
       '0004_authorization_codes.sql',
       '0005_refresh_tokens.sql',
+      '0006_consents.sql',
     ])
   })
 

@@ -5,6 +5,7 @@ import { isS256Challenge } from '../../oauth/pkce.ts'
 import { withParams } from '../../oauth/redirect.ts'
 import { parseScope, SCOPES } from '../../oauth/scopes.ts'
 import { currentSession } from '../sessions/service.ts'
+import { consentOf } from './consent-store.ts'
 import { insertCode } from './store.ts'
 
 export const CODE_TTL_MS = 60_000
@@ -29,6 +30,15 @@ export type Outcome =
   { kind: 'page'; status: number; title: string; message: string } | { kind: 'redirect'; location: string }
 
 const PROMPTS = new Set(['none', 'login', 'consent'])
+
+/** The request again, with one prompt value satisfied and removed (the others still apply). */
+function without(query: AuthorizeQuery, prompts: Set<string>, satisfied: string): URLSearchParams {
+  const back = new URLSearchParams(query as Record<string, string>)
+  const rest = [...prompts].filter((p) => p !== satisfied)
+  if (rest.length) back.set('prompt', rest.join(' '))
+  else back.delete('prompt')
+  return back
+}
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
 /**
@@ -92,9 +102,7 @@ export async function authorize(
   if (!session || stale || prompts.has('login')) {
     if (prompts.has('none')) return fail('login_required', 'the user is not signed in')
     // sign in, then come back without prompt=login (or it would ask again forever)
-    const back = new URLSearchParams(query as Record<string, string>)
-    back.delete('prompt')
-    const login = new URLSearchParams({ return_to: `/authorize?${back}` })
+    const login = new URLSearchParams({ return_to: `/authorize?${without(query, prompts, 'login')}` })
     // login_hint prefills the email; anything that is not an email is ignored (identity-provider.md)
     if (query.login_hint && EMAIL.test(query.login_hint)) login.set('login_hint', query.login_hint)
     return { kind: 'redirect', location: `/ui/login?${login}` }
@@ -104,8 +112,24 @@ export async function authorize(
       'unmet_authentication_requirements',
       'a second factor was asked for and this account has none',
     )
-  if (!client.first_party)
-    return fail('consent_required', 'consent for third-party applications is not available yet')
+  let granted = scopes
+  if (!client.first_party) {
+    const consent = await consentOf(db, session.user_id, client.client_id)
+    const undecided = scopes.filter((s) => !consent.decided.includes(s))
+    if (undecided.length || prompts.has('consent')) {
+      if (prompts.has('none')) return fail('consent_required', 'the user has not consented to this request')
+      // ask, then come back without prompt=consent (or it would ask again forever)
+      const back = new URLSearchParams(query as Record<string, string>)
+      back.set('prompt', [...prompts].filter((p) => p !== 'consent').join(' '))
+      if (!back.get('prompt')) back.delete('prompt')
+      return {
+        kind: 'redirect',
+        location: `/ui/consent?${new URLSearchParams({ return_to: `/authorize?${back}` })}`,
+      }
+    }
+    // openid is always present; everything else only as granted (identity-provider.md, /authorize 3)
+    granted = scopes.filter((s) => s === 'openid' || consent.granted.includes(s))
+  }
 
   const code = randomBytes(32).toString('base64url')
   await insertCode(db, {
@@ -114,7 +138,7 @@ export async function authorize(
     user_id: session.user_id,
     sid: session.sid,
     redirect_uri: redirectUri,
-    scope: scopes,
+    scope: granted,
     nonce: query.nonce ?? null,
     code_challenge: query.code_challenge,
     auth_time: session.auth_time,

@@ -1,0 +1,133 @@
+import { type App, html } from '@svc/kit'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import type { IdpDb } from '../../db.ts'
+import { withParams } from '../../oauth/redirect.ts'
+import { parseScope } from '../../oauth/scopes.ts'
+import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
+import { currentSession } from '../sessions/service.ts'
+import { page } from '../ui/layout.ts'
+import { consentOf, saveConsent } from './consent-store.ts'
+
+const DESCRIPTIONS: Record<string, string> = {
+  openid: 'Know who you are (always shared)',
+  profile: 'See your name',
+  email: 'See your email address',
+  offline_access: 'Keep access while you are away',
+}
+
+interface ConsentOptions {
+  db: IdpDb
+  issuer: string
+  origin: string
+  secureCookies: boolean
+}
+
+const problem = (reply: FastifyReply, message: string) =>
+  reply
+    .code(400)
+    .type('text/html; charset=utf-8')
+    .send(page('Consent', html`<h1>Consent</h1><p>${message}</p>`))
+
+/** The authorization request a consent page is about: only one for a registered third-party client. */
+async function requestOf(db: IdpDb, returnTo: string | undefined) {
+  if (!returnTo?.startsWith('/authorize?')) return undefined
+  const params = new URLSearchParams(returnTo.slice('/authorize?'.length))
+  const client = await db
+    .selectFrom('clients')
+    .selectAll()
+    .where('client_id', '=', params.get('client_id') ?? '')
+    .executeTakeFirst()
+  const redirectUri = params.get('redirect_uri') ?? ''
+  if (!client || client.first_party || !client.redirect_uris.includes(redirectUri)) return undefined
+  return { client, redirectUri, params, scopes: parseScope(params.get('scope') ?? '') }
+}
+
+/** identity-provider.md, /authorize 3: the user approves per scope; openid is always present. */
+export function consentRoutes(app: App, { db, issuer, origin, secureCookies }: ConsentOptions) {
+  const tags = ['pages']
+  const signInFirst = (request: FastifyRequest, reply: FastifyReply) =>
+    reply.redirect(`/ui/login?${new URLSearchParams({ return_to: request.url })}`, 303)
+
+  app.get(
+    '/ui/consent',
+    {
+      schema: {
+        summary: 'The consent page',
+        tags,
+        querystring: Type.Object({ return_to: Type.String({ maxLength: 4000 }) }),
+      },
+    },
+    async (request, reply) => {
+      const session = await currentSession(db, request)
+      if (!session) return signInFirst(request, reply)
+      const asked = await requestOf(db, request.query.return_to)
+      if (!asked) return problem(reply, 'This consent request is not valid.')
+      const csrf = csrfToken(request, reply, secureCookies)
+      const granted = (await consentOf(db, session.user_id, asked.client.client_id)).granted
+      return reply.type('text/html; charset=utf-8').send(
+        page(
+          'Consent',
+          html`<h1>${asked.client.client_name} asks to</h1>
+            <form method="post" action="/ui/consent">
+              <input type="hidden" name="csrf" value="${csrf}" />
+              <input type="hidden" name="return_to" value="${request.query.return_to}" />
+              ${asked.scopes.map((scope) =>
+                scope === 'openid'
+                  ? html`<p><label><input type="checkbox" checked disabled /> ${DESCRIPTIONS.openid}</label></p>`
+                  : html`<p><label><input type="checkbox" name="scope" value="${scope}" ${granted.includes(scope) || !granted.length ? html`checked` : ''} /> ${DESCRIPTIONS[scope] ?? scope}</label></p>`,
+              )}
+              <button type="submit" name="decision" value="approve">Allow</button>
+              <button type="submit" name="decision" value="deny">Deny</button>
+            </form>`,
+        ),
+      )
+    },
+  )
+
+  app.post(
+    '/ui/consent',
+    {
+      schema: {
+        summary: 'Approve or deny, scope by scope',
+        tags,
+        body: Type.Object({
+          csrf: Type.String({ maxLength: 100 }),
+          return_to: Type.String({ maxLength: 4000 }),
+          decision: Type.Union([Type.Literal('approve'), Type.Literal('deny')]),
+          scope: Type.Optional(
+            Type.Union([
+              Type.String({ maxLength: 100 }),
+              Type.Array(Type.String({ maxLength: 100 }), { maxItems: 20 }),
+            ]),
+          ),
+        }),
+      },
+    },
+    async (request, reply) => {
+      checkCsrf(request, request.body.csrf, origin)
+      const session = await currentSession(db, request)
+      if (!session) return signInFirst(request, reply)
+      const asked = await requestOf(db, request.body.return_to)
+      if (!asked) return problem(reply, 'This consent request is not valid.')
+      if (request.body.decision === 'deny')
+        return reply.redirect(
+          withParams(asked.redirectUri, {
+            error: 'access_denied',
+            error_description: 'the user denied the request',
+            state: asked.params.get('state') ?? undefined,
+            iss: issuer,
+          }),
+          303,
+        )
+      const checked = [request.body.scope ?? []].flat().filter((s) => asked.scopes.includes(s))
+      const previous = await consentOf(db, session.user_id, asked.client.client_id)
+      const granted = [
+        ...new Set([...previous.granted.filter((s) => !asked.scopes.includes(s)), ...checked, 'openid']),
+      ]
+      const decided = [...new Set([...previous.decided, ...asked.scopes])]
+      await saveConsent(db, session.user_id, asked.client.client_id, granted, decided)
+      return reply.redirect(request.body.return_to, 303)
+    },
+  )
+}
