@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely'
 import cookie from '@fastify/cookie'
 import { requireAdmin } from './admin.ts'
 import { DEMO_EMAIL, ensureDemoUser } from './areas/accounts/service.ts'
+import { accountRoutes } from './areas/accounts/routes.ts'
 import { consentRoutes } from './areas/authorize/consent-routes.ts'
 import { authorizeRoutes } from './areas/authorize/routes.ts'
 import { discoveryRoutes } from './areas/discovery/routes.ts'
@@ -74,6 +75,15 @@ export const idp: ServiceSpec<IdpConfig> = {
     authorizeRoutes(app, db, issuer)
     const secureCookies = ctx.baseUrl.startsWith('https:')
     consentRoutes(app, { db, issuer, origin: new URL(issuer).origin, secureCookies })
+    accountRoutes(app, {
+      db,
+      kv: ctx.kv,
+      issuer,
+      origin: new URL(issuer).origin,
+      secureCookies,
+      development: ctx.common.nodeEnv !== 'production',
+      ratePerMinute: ctx.config.registerRatePerMinute,
+    })
     tokenRoutes(app, {
       db,
       kv: ctx.kv,

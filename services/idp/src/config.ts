@@ -20,6 +20,8 @@ export interface IdpConfig {
   demoPassword: string
   /** Discovery and JWKS requests per minute per IP (identity-provider.md, Limits); 0 turns it off. */
   discoveryRatePerMinute: number
+  /** Registrations and reset requests per minute per IP; 0 turns it off. */
+  registerRatePerMinute: number
   /** /token requests per minute per client and per IP (identity-provider.md, Limits); 0 turns one off. */
   tokenRatePerMinute: { client: number; ip: number }
 }
@@ -35,6 +37,7 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
       IDP_KEY_RETENTION_HOURS: Type.Optional(Type.Integer({ minimum: 1, maximum: 8760 })),
       IDP_PAIRWISE_SALT: Type.Optional(Type.String({ minLength: 32 })),
       IDP_DISCOVERY_RATE_PER_MIN: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+      IDP_REGISTER_RATE_PER_MIN: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
       IDP_TOKEN_RATE_PER_MIN_CLIENT: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
       IDP_TOKEN_RATE_PER_MIN_IP: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
     },
@@ -54,6 +57,7 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
     keyRotationDays: values.IDP_KEY_ROTATION_DAYS ?? 90,
     keyRetentionHours: values.IDP_KEY_RETENTION_HOURS ?? 24,
     discoveryRatePerMinute: values.IDP_DISCOVERY_RATE_PER_MIN ?? 240,
+    registerRatePerMinute: values.IDP_REGISTER_RATE_PER_MIN ?? 5,
     tokenRatePerMinute: {
       client: values.IDP_TOKEN_RATE_PER_MIN_CLIENT ?? 30,
       ip: values.IDP_TOKEN_RATE_PER_MIN_IP ?? 60,

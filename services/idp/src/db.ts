@@ -74,6 +74,15 @@ export interface IdpTables {
     used_at: Date | null
     family_id: Generated<string | null>
   }
+  email_tokens: {
+    token_hash: Buffer
+    user_id: string
+    purpose: 'verify_email' | 'reset_password'
+    created_at: Generated<Date>
+    expires_at: Date
+    used_at: Date | null
+  }
+  dev_outbox: { id: string; recipient: string; subject: string; body: string; created_at: Generated<Date> }
   consents: {
     user_id: string
     client_id: string

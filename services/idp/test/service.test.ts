@@ -33,6 +33,7 @@ describe('idp service', () => {
       '0004_authorization_codes.sql',
       '0005_refresh_tokens.sql',
       '0006_consents.sql',
+      '0007_email.sql',
     ])
   })
 

@@ -1,0 +1,268 @@
+import { type App, html, type Kv, rateLimit } from '@svc/kit'
+import type { FastifyReply } from 'fastify'
+import { Type } from 'typebox'
+import type { IdpDb } from '../../db.ts'
+import { consumeEmailToken, issueEmailToken, outbox, sendEmail } from '../email/service.ts'
+import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
+import { page } from '../ui/layout.ts'
+import { hashPassword } from './passwords.ts'
+import { createUser, recordEvent } from './service.ts'
+import { userByEmail } from './store.ts'
+
+/** NIST SP 800-63B: length, not composition rules. */
+export const MIN_PASSWORD = 10
+const VERIFY_TTL_MS = 24 * 3600_000
+const RESET_TTL_MS = 3600_000
+const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]{2,}$/
+
+interface AccountOptions {
+  db: IdpDb
+  kv: Kv
+  issuer: string
+  origin: string
+  secureCookies: boolean
+  development: boolean
+  ratePerMinute: number
+}
+
+const registerForm = (csrf: string, values: { email?: string; name?: string } = {}, error?: string) =>
+  page(
+    'Create an account',
+    html`<h1>Create an account</h1>
+      ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+      <form method="post" action="/ui/register">
+        <input type="hidden" name="csrf" value="${csrf}" />
+        <label for="name">Name</label>
+        <input id="name" name="name" autocomplete="name" value="${values.name ?? ''}" />
+        <label for="email">Email</label>
+        <input id="email" name="email" type="email" autocomplete="email" required value="${values.email ?? ''}" />
+        <label for="password">Password (at least ${MIN_PASSWORD} characters)</label>
+        <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${MIN_PASSWORD}" />
+        <button type="submit">Create account</button>
+      </form>`,
+  )
+
+const message = (reply: FastifyReply, status: number, title: string, text: string) =>
+  reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .send(page(title, html`<h1>${title}</h1><p>${text}</p>`))
+
+export function accountRoutes(
+  app: App,
+  { db, kv, issuer, origin, secureCookies, development, ratePerMinute }: AccountOptions,
+) {
+  const tags = ['pages']
+
+  app.get('/ui/register', { schema: { summary: 'The registration page', tags } }, async (request, reply) =>
+    reply.type('text/html; charset=utf-8').send(registerForm(csrfToken(request, reply, secureCookies))),
+  )
+
+  app.post(
+    '/ui/register',
+    {
+      preHandler: rateLimit(kv, 'register', { limit: ratePerMinute, windowMs: 60_000 }),
+      schema: {
+        summary: 'Create an account; the address is confirmed by a link sent to it',
+        tags,
+        body: Type.Object({
+          csrf: Type.String({ maxLength: 100 }),
+          email: Type.String({ maxLength: 320 }),
+          password: Type.String({ maxLength: 1000 }),
+          name: Type.Optional(Type.String({ maxLength: 200 })),
+        }),
+      },
+    },
+    async (request, reply) => {
+      checkCsrf(request, request.body.csrf, origin)
+      const { email, password } = request.body
+      const name = request.body.name?.trim() || undefined
+      const refuse = (error: string) =>
+        reply
+          .code(400)
+          .type('text/html; charset=utf-8')
+          .send(registerForm(csrfToken(request, reply, secureCookies), { email, name }, error))
+      if (!EMAIL.test(email)) return refuse('Enter a valid email address.')
+      if (password.length < MIN_PASSWORD)
+        return refuse(`Choose a password of at least ${MIN_PASSWORD} characters.`)
+      // the same answer whether or not the address has an account: its owner is told by email instead
+      await db.transaction().execute(async (trx) => {
+        if (await userByEmail(trx, email)) {
+          await sendEmail(trx, {
+            to: email,
+            subject: 'You already have an account',
+            text: `Someone tried to create an account with this address, which already has one. Sign in at ${issuer}/ui/login. If it was not you, nothing changed.`,
+          })
+          return
+        }
+        const userId = await createUser(trx, { email, password, ...(name ? { name } : {}) })
+        const token = await issueEmailToken(trx, userId, 'verify_email', VERIFY_TTL_MS)
+        await sendEmail(trx, {
+          to: email,
+          subject: 'Confirm your email address',
+          text: `Confirm your address: ${issuer}/ui/verify-email?token=${token}\nThe link works once, for 24 hours.`,
+        })
+        await recordEvent(trx, userId, 'register', { ip: request.ip })
+      })
+      return message(
+        reply,
+        200,
+        'Check your email',
+        `We sent a message to ${email}. Follow its link to confirm your address.`,
+      )
+    },
+  )
+
+  app.get(
+    '/ui/verify-email',
+    {
+      schema: {
+        summary: 'Confirm an email address from its link',
+        tags,
+        querystring: Type.Object({ token: Type.String({ maxLength: 100 }) }),
+      },
+    },
+    async (request, reply) => {
+      const userId = await consumeEmailToken(db, request.query.token, 'verify_email')
+      if (!userId) return message(reply, 400, 'Link not valid', 'This link has expired or was already used.')
+      await db.updateTable('users').set({ email_verified_at: new Date() }).where('id', '=', userId).execute()
+      await recordEvent(db, userId, 'email_verified', { ip: request.ip })
+      return message(reply, 200, 'Email confirmed', 'Your address is confirmed. You can sign in.')
+    },
+  )
+
+  if (development)
+    app.get(
+      '/ui/dev/outbox',
+      { schema: { summary: 'Development only: the emails sent', tags } },
+      async (_request, reply) => {
+        const emails = await outbox(db)
+        return reply.type('text/html; charset=utf-8').send(
+          page(
+            'Outbox',
+            html`<h1>Outbox (development)</h1>
+            ${emails.map((e) => html`<article><h2>${e.subject}</h2><p>To ${e.recipient}, ${e.created_at.toISOString()}</p><pre>${e.body}</pre></article>`)}`,
+          ),
+        )
+      },
+    )
+
+  app.get(
+    '/ui/forgot',
+    { schema: { summary: 'Ask for a password reset link', tags } },
+    async (request, reply) =>
+      reply.type('text/html; charset=utf-8').send(
+        page(
+          'Forgot your password',
+          html`<h1>Forgot your password</h1>
+          <form method="post" action="/ui/forgot">
+            <input type="hidden" name="csrf" value="${csrfToken(request, reply, secureCookies)}" />
+            <label for="email">Email</label>
+            <input id="email" name="email" type="email" autocomplete="email" required />
+            <button type="submit">Send a reset link</button>
+          </form>`,
+        ),
+      ),
+  )
+
+  app.post(
+    '/ui/forgot',
+    {
+      preHandler: rateLimit(kv, 'forgot', { limit: ratePerMinute, windowMs: 60_000 }),
+      schema: {
+        summary: 'Mail a reset link; the answer is the same whether or not the address has an account',
+        tags,
+        body: Type.Object({ csrf: Type.String({ maxLength: 100 }), email: Type.String({ maxLength: 320 }) }),
+      },
+    },
+    async (request, reply) => {
+      checkCsrf(request, request.body.csrf, origin)
+      const user = await userByEmail(db, request.body.email)
+      if (user)
+        await db.transaction().execute(async (trx) => {
+          const token = await issueEmailToken(trx, user.id, 'reset_password', RESET_TTL_MS)
+          await sendEmail(trx, {
+            to: user.email,
+            subject: 'Reset your password',
+            text: `Choose a new password: ${issuer}/ui/reset?token=${token}\nThe link works once, for one hour. If you did not ask, ignore this message.`,
+          })
+        })
+      return message(
+        reply,
+        200,
+        'Check your email',
+        'If an account uses this address, a reset link is on its way.',
+      )
+    },
+  )
+
+  app.get(
+    '/ui/reset',
+    {
+      schema: {
+        summary: 'Choose a new password',
+        tags,
+        querystring: Type.Object({ token: Type.String({ maxLength: 100 }) }),
+      },
+    },
+    async (request, reply) =>
+      reply.type('text/html; charset=utf-8').send(
+        page(
+          'Choose a new password',
+          html`<h1>Choose a new password</h1>
+            <form method="post" action="/ui/reset">
+              <input type="hidden" name="csrf" value="${csrfToken(request, reply, secureCookies)}" />
+              <input type="hidden" name="token" value="${request.query.token}" />
+              <label for="password">New password (at least ${MIN_PASSWORD} characters)</label>
+              <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${MIN_PASSWORD}" />
+              <button type="submit">Change password</button>
+            </form>`,
+        ),
+      ),
+  )
+
+  app.post(
+    '/ui/reset',
+    {
+      schema: {
+        summary: 'Set the new password; every session of the account ends',
+        tags,
+        body: Type.Object({
+          csrf: Type.String({ maxLength: 100 }),
+          token: Type.String({ maxLength: 100 }),
+          password: Type.String({ maxLength: 1000 }),
+        }),
+      },
+    },
+    async (request, reply) => {
+      checkCsrf(request, request.body.csrf, origin)
+      if (request.body.password.length < MIN_PASSWORD)
+        return message(
+          reply,
+          400,
+          'Password too short',
+          `Choose a password of at least ${MIN_PASSWORD} characters.`,
+        )
+      const userId = await consumeEmailToken(db, request.body.token, 'reset_password')
+      if (!userId) return message(reply, 400, 'Link not valid', 'This link has expired or was already used.')
+      const passwordHash = await hashPassword(request.body.password)
+      await db.transaction().execute(async (trx) => {
+        await trx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute()
+        // whoever knew the old password is signed out everywhere
+        await trx
+          .updateTable('sessions')
+          .set({ ended_at: new Date() })
+          .where('user_id', '=', userId)
+          .where('ended_at', 'is', null)
+          .execute()
+        await recordEvent(trx, userId, 'password_reset', { ip: request.ip })
+      })
+      return message(
+        reply,
+        200,
+        'Password changed',
+        'Your password is changed and every session is signed out. Sign in again.',
+      )
+    },
+  )
+}
