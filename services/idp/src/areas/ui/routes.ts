@@ -1,6 +1,7 @@
-import { type App, html, type Kv, rateLimit } from '@svc/kit'
+import { type App, AppError, html, type Kv, rateLimit } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
+import { exportAccount } from '../accounts/export.ts'
 import { authenticate, recordEvent } from '../accounts/service.ts'
 import { recentEvents, userById } from '../accounts/store.ts'
 import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
@@ -135,12 +136,39 @@ export function uiRoutes(app: App, { db, kv, origin, secureCookies, onSessionEnd
                   </tr>`,
               )}
             </table>
-            <form method="post" action="/ui/logout">
+            <form method="post" action="/ui/account/export">
+            <input type="hidden" name="csrf" value="${csrf}" />
+            <button type="submit">Download my data</button>
+          </form>
+          <form method="post" action="/ui/logout">
               <input type="hidden" name="csrf" value="${csrf}" />
               <button type="submit">Sign out</button>
             </form>`,
         ),
       )
+    },
+  )
+
+  app.post(
+    '/ui/account/export',
+    {
+      schema: {
+        summary: 'Download everything kept about the signed-in account, as JSON',
+        tags,
+        body: Type.Object({ csrf: Type.String({ maxLength: 100 }) }),
+      },
+    },
+    async (request, reply) => {
+      checkCsrf(request, request.body.csrf, origin)
+      const session = await currentSession(db, request)
+      if (!session) throw new AppError(401, 'login_required', 'sign in to export your account')
+      const data = await exportAccount(db, session.user_id)
+      await recordEvent(db, session.user_id, 'account_exported', context(request))
+      return reply
+        .header('content-disposition', 'attachment; filename="svc-account.json"')
+        .header('cache-control', 'no-store')
+        .type('application/json; charset=utf-8')
+        .send(JSON.stringify(data, null, 2))
     },
   )
 
