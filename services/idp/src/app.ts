@@ -9,6 +9,7 @@ import { consentRoutes } from './areas/authorize/consent-routes.ts'
 import { authorizeRoutes } from './areas/authorize/routes.ts'
 import { discoveryRoutes } from './areas/discovery/routes.ts'
 import { logoutRoutes } from './areas/logout/routes.ts'
+import { mfaRoutes } from './areas/mfa/routes.ts'
 import { announceLogout } from './areas/logout/service.ts'
 import { revocationRoutes } from './areas/revocation/routes.ts'
 import { tokenRoutes } from './areas/token/routes.ts'
@@ -75,6 +76,7 @@ export const idp: ServiceSpec<IdpConfig> = {
     authorizeRoutes(app, db, issuer)
     const secureCookies = ctx.baseUrl.startsWith('https:')
     consentRoutes(app, { db, issuer, origin: new URL(issuer).origin, secureCookies })
+    mfaRoutes(app, { db, kv: ctx.kv, sealer, origin: new URL(issuer).origin, secureCookies })
     accountRoutes(app, {
       db,
       kv: ctx.kv,

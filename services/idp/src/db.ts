@@ -83,6 +83,12 @@ export interface IdpTables {
     used_at: Date | null
   }
   dev_outbox: { id: string; recipient: string; subject: string; body: string; created_at: Generated<Date> }
+  totp_credentials: {
+    user_id: string
+    secret_sealed: Buffer
+    confirmed_at: Date | null
+    last_step: Generated<number>
+  }
   consents: {
     user_id: string
     client_id: string

@@ -45,7 +45,13 @@ export function browser(
   service: RunningService<IdpConfig>,
   config: oidc.Configuration,
   callback: string,
-  options: { jar?: CookieJar; consent?: ConsentAnswer } = {},
+  options: {
+    jar?: CookieJar
+    consent?: ConsentAnswer
+    email?: string
+    password?: string
+    totp?: () => string
+  } = {},
 ) {
   const jar = options.jar ?? new CookieJar()
   const consents: string[] = []
@@ -60,13 +66,24 @@ export function browser(
           method: 'POST',
           headers: { 'content-type': 'application/x-www-form-urlencoded' },
           body: new URLSearchParams({
-            email: DEMO_EMAIL,
-            password: service.ctx.config.demoPassword,
+            email: options.email ?? DEMO_EMAIL,
+            password: options.password ?? service.ctx.config.demoPassword,
             csrf: csrfOf(page),
             return_to: /name="return_to" value="([^"]+)"/.exec(page)![1]!.replaceAll('&amp;', '&'),
           }).toString(),
         })
         location = signIn.headers.get('location')!
+        continue
+      }
+      if (res.status === 200 && location.startsWith('/ui/mfa')) {
+        if (!options.totp) throw new Error('a second factor was asked for and the test has none')
+        const page = await res.text()
+        const answered = await jar.fetch(`${service.url}/ui/mfa`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ csrf: csrfOf(page), code: options.totp() }).toString(),
+        })
+        location = answered.headers.get('location')!
         continue
       }
       if (res.status === 200 && location.startsWith('/ui/consent')) {

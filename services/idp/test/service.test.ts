@@ -34,6 +34,7 @@ describe('idp service', () => {
       '0005_refresh_tokens.sql',
       '0006_consents.sql',
       '0007_email.sql',
+      '0008_totp.sql',
     ])
   })
 

@@ -4,6 +4,7 @@ import type { IdpDb } from '../../db.ts'
 import { isS256Challenge } from '../../oauth/pkce.ts'
 import { withParams } from '../../oauth/redirect.ts'
 import { parseScope, SCOPES } from '../../oauth/scopes.ts'
+import { hasTotp } from '../mfa/totp.ts'
 import { currentSession } from '../sessions/service.ts'
 import { consentOf } from './consent-store.ts'
 import { insertCode } from './store.ts'
@@ -98,7 +99,11 @@ export async function authorize(
     return fail('invalid_request', 'max_age must be a non-negative integer')
 
   const session = await currentSession(db, request)
-  const stale = session && maxAge !== undefined && (Date.now() - session.auth_time.getTime()) / 1000 > maxAge
+  const wantsMfa = parseScope(query.acr_values).includes('urn:svc:mfa')
+  // a second factor is asked for and the account has one: a password-only session must sign in again
+  const stepUp = session && wantsMfa && session.acr !== 'urn:svc:mfa' && (await hasTotp(db, session.user_id))
+  const stale =
+    stepUp || (session && maxAge !== undefined && (Date.now() - session.auth_time.getTime()) / 1000 > maxAge)
   if (!session || stale || prompts.has('login')) {
     if (prompts.has('none')) return fail('login_required', 'the user is not signed in')
     // sign in, then come back without prompt=login (or it would ask again forever)
@@ -107,7 +112,7 @@ export async function authorize(
     if (query.login_hint && EMAIL.test(query.login_hint)) login.set('login_hint', query.login_hint)
     return { kind: 'redirect', location: `/ui/login?${login}` }
   }
-  if (parseScope(query.acr_values).includes('urn:svc:mfa') && session.acr !== 'urn:svc:mfa')
+  if (wantsMfa && session.acr !== 'urn:svc:mfa')
     return fail(
       'unmet_authentication_requirements',
       'a second factor was asked for and this account has none',

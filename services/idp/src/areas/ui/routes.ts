@@ -2,6 +2,8 @@ import { type App, AppError, html, type Kv, rateLimit } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import { exportAccount } from '../accounts/export.ts'
+import { beginSecondFactor } from '../mfa/pending.ts'
+import { hasTotp } from '../mfa/totp.ts'
 import { authenticate, recordEvent } from '../accounts/service.ts'
 import { recentEvents, userById } from '../accounts/store.ts'
 import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
@@ -98,6 +100,10 @@ export function uiRoutes(app: App, { db, kv, origin, secureCookies, onSessionEnd
         )
         return reply.code(401).type('text/html; charset=utf-8').send(form)
       }
+      if (await hasTotp(db, user.id)) {
+        await beginSecondFactor(kv, reply, { userId: user.id, returnTo }, secureCookies)
+        return reply.redirect('/ui/mfa', 303)
+      }
       await startSession(db, reply, {
         userId: user.id,
         amr: ['pwd'],
@@ -136,7 +142,11 @@ export function uiRoutes(app: App, { db, kv, origin, secureCookies, onSessionEnd
                   </tr>`,
               )}
             </table>
-            <form method="post" action="/ui/account/export">
+            <form method="post" action="/ui/account/totp">
+            <input type="hidden" name="csrf" value="${csrf}" />
+            <button type="submit">Set up an authenticator app</button>
+          </form>
+          <form method="post" action="/ui/account/export">
             <input type="hidden" name="csrf" value="${csrf}" />
             <button type="submit">Download my data</button>
           </form>

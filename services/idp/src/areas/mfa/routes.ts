@@ -1,0 +1,143 @@
+import { type App, html, type Kv, type Sealer } from '@svc/kit'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import type { IdpDb } from '../../db.ts'
+import { recordEvent } from '../accounts/service.ts'
+import { userById } from '../accounts/store.ts'
+import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
+import { currentSession, startSession } from '../sessions/service.ts'
+import { page } from '../ui/layout.ts'
+import { endSecondFactor, failSecondFactor, pendingOf } from './pending.ts'
+import { beginEnrolment, verifyTotp } from './totp.ts'
+
+interface MfaOptions {
+  db: IdpDb
+  kv: Kv
+  sealer: Sealer
+  origin: string
+  secureCookies: boolean
+}
+
+const codeForm = (action: string, csrf: string, intro: unknown, error?: string) =>
+  html`${intro}${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+    <form method="post" action="${action}">
+      <input type="hidden" name="csrf" value="${csrf}" />
+      <label for="code">Six-digit code from your authenticator app</label>
+      <input id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" required />
+      <button type="submit">Continue</button>
+    </form>`
+
+const Code = Type.Object({ csrf: Type.String({ maxLength: 100 }), code: Type.String({ maxLength: 10 }) })
+
+export function mfaRoutes(app: App, { db, kv, sealer, origin, secureCookies }: MfaOptions) {
+  const tags = ['pages']
+  const htmlReply = (reply: FastifyReply, status: number, title: string, body: unknown) =>
+    reply
+      .code(status)
+      .type('text/html; charset=utf-8')
+      .send(page(title, html`${body}`))
+  const context = (request: FastifyRequest) => ({ ip: request.ip, userAgent: request.headers['user-agent'] })
+
+  app.get(
+    '/ui/mfa',
+    { schema: { summary: 'The second-factor step of sign-in', tags } },
+    async (request, reply) => {
+      if (!(await pendingOf(kv, request))) return reply.redirect('/ui/login', 303)
+      return htmlReply(
+        reply,
+        200,
+        'Second factor',
+        codeForm('/ui/mfa', csrfToken(request, reply, secureCookies), html`<h1>Second factor</h1>`),
+      )
+    },
+  )
+
+  app.post(
+    '/ui/mfa',
+    { schema: { summary: 'Complete sign-in with a TOTP code', tags, body: Code } },
+    async (request, reply) => {
+      checkCsrf(request, request.body.csrf, origin)
+      const pending = await pendingOf(kv, request)
+      if (!pending) return reply.redirect('/ui/login', 303)
+      if (!(await verifyTotp(db, sealer, pending.userId, request.body.code))) {
+        const over = await failSecondFactor(kv, pending.id)
+        if (over) return reply.redirect('/ui/login', 303)
+        const form = codeForm(
+          '/ui/mfa',
+          csrfToken(request, reply, secureCookies),
+          html`<h1>Second factor</h1>`,
+          'That code is not right, or was already used.',
+        )
+        return htmlReply(reply, 401, 'Second factor', form)
+      }
+      await endSecondFactor(kv, reply, pending.id)
+      await startSession(db, reply, {
+        userId: pending.userId,
+        amr: ['pwd', 'otp'],
+        acr: 'urn:svc:mfa',
+        secure: secureCookies,
+        ip: request.ip,
+        userAgent: request.headers['user-agent'],
+      })
+      await recordEvent(db, pending.userId, 'login', context(request))
+      return reply.redirect(pending.returnTo, 303)
+    },
+  )
+
+  app.post(
+    '/ui/account/totp',
+    {
+      schema: {
+        summary: 'Start setting up an authenticator app',
+        tags,
+        body: Type.Object({ csrf: Type.String({ maxLength: 100 }) }),
+      },
+    },
+    async (request, reply) => {
+      checkCsrf(request, request.body.csrf, origin)
+      const session = await currentSession(db, request)
+      if (!session) return reply.redirect('/ui/login', 303)
+      const user = await userById(db, session.user_id)
+      const { secret, uri } = await beginEnrolment(
+        db,
+        sealer,
+        session.user_id,
+        user?.email ?? session.user_id,
+      )
+      const intro = html`<h1>Set up an authenticator</h1>
+        <p>Add this key to your authenticator app, then enter the code it shows.</p>
+        <p><code data-secret>${secret}</code></p>
+        <p><a href="${uri}" data-otpauth>${uri}</a></p>`
+      return htmlReply(
+        reply,
+        200,
+        'Authenticator',
+        codeForm('/ui/account/totp/confirm', csrfToken(request, reply, secureCookies), intro),
+      )
+    },
+  )
+
+  app.post(
+    '/ui/account/totp/confirm',
+    { schema: { summary: 'Confirm the authenticator with its first code', tags, body: Code } },
+    async (request, reply) => {
+      checkCsrf(request, request.body.csrf, origin)
+      const session = await currentSession(db, request)
+      if (!session) return reply.redirect('/ui/login', 303)
+      if (!(await verifyTotp(db, sealer, session.user_id, request.body.code, true)))
+        return htmlReply(
+          reply,
+          400,
+          'Authenticator',
+          html`<h1>Authenticator</h1><p>That code is not right. Start again from your account page.</p>`,
+        )
+      await recordEvent(db, session.user_id, 'totp_enrolled', context(request))
+      return htmlReply(
+        reply,
+        200,
+        'Authenticator',
+        html`<h1>Authenticator enabled</h1><p>Sign-in now asks for a code from your app.</p>`,
+      )
+    },
+  )
+}
