@@ -1,10 +1,9 @@
 import { type App, html, type Kv, rateLimit } from '@svc/kit'
-import type { FastifyReply } from 'fastify'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import { consumeEmailToken, issueEmailToken, outbox, sendEmail } from '../email/service.ts'
 import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
-import { page } from '../ui/layout.ts'
+import { page, sendMessage } from '../ui/layout.ts'
 import { hashPassword } from './passwords.ts'
 import { createUser, recordEvent } from './service.ts'
 import { userByEmail } from './store.ts'
@@ -41,12 +40,6 @@ const registerForm = (csrf: string, values: { email?: string; name?: string } = 
         <button type="submit">Create account</button>
       </form>`,
   )
-
-const message = (reply: FastifyReply, status: number, title: string, text: string) =>
-  reply
-    .code(status)
-    .type('text/html; charset=utf-8')
-    .send(page(title, html`<h1>${title}</h1><p>${text}</p>`))
 
 export function accountRoutes(
   app: App,
@@ -104,7 +97,7 @@ export function accountRoutes(
         })
         await recordEvent(trx, userId, 'register', { ip: request.ip })
       })
-      return message(
+      return sendMessage(
         reply,
         200,
         'Check your email',
@@ -124,10 +117,11 @@ export function accountRoutes(
     },
     async (request, reply) => {
       const userId = await consumeEmailToken(db, request.query.token, 'verify_email')
-      if (!userId) return message(reply, 400, 'Link not valid', 'This link has expired or was already used.')
+      if (!userId)
+        return sendMessage(reply, 400, 'Link not valid', 'This link has expired or was already used.')
       await db.updateTable('users').set({ email_verified_at: new Date() }).where('id', '=', userId).execute()
       await recordEvent(db, userId, 'email_verified', { ip: request.ip })
-      return message(reply, 200, 'Email confirmed', 'Your address is confirmed. You can sign in.')
+      return sendMessage(reply, 200, 'Email confirmed', 'Your address is confirmed. You can sign in.')
     },
   )
 
@@ -187,7 +181,7 @@ export function accountRoutes(
             text: `Choose a new password: ${issuer}/ui/reset?token=${token}\nThe link works once, for one hour. If you did not ask, ignore this message.`,
           })
         })
-      return message(
+      return sendMessage(
         reply,
         200,
         'Check your email',
@@ -237,14 +231,15 @@ export function accountRoutes(
     async (request, reply) => {
       checkCsrf(request, request.body.csrf, origin)
       if (request.body.password.length < MIN_PASSWORD)
-        return message(
+        return sendMessage(
           reply,
           400,
           'Password too short',
           `Choose a password of at least ${MIN_PASSWORD} characters.`,
         )
       const userId = await consumeEmailToken(db, request.body.token, 'reset_password')
-      if (!userId) return message(reply, 400, 'Link not valid', 'This link has expired or was already used.')
+      if (!userId)
+        return sendMessage(reply, 400, 'Link not valid', 'This link has expired or was already used.')
       const passwordHash = await hashPassword(request.body.password)
       await db.transaction().execute(async (trx) => {
         await trx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute()
@@ -257,7 +252,7 @@ export function accountRoutes(
           .execute()
         await recordEvent(trx, userId, 'password_reset', { ip: request.ip })
       })
-      return message(
+      return sendMessage(
         reply,
         200,
         'Password changed',

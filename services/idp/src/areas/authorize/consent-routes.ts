@@ -6,7 +6,7 @@ import { withParams } from '../../oauth/redirect.ts'
 import { parseScope } from '../../oauth/scopes.ts'
 import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
 import { currentSession } from '../sessions/service.ts'
-import { page } from '../ui/layout.ts'
+import { page, sendMessage } from '../ui/layout.ts'
 import { consentOf, saveConsent } from './consent-store.ts'
 
 const DESCRIPTIONS: Record<string, string> = {
@@ -22,12 +22,6 @@ interface ConsentOptions {
   origin: string
   secureCookies: boolean
 }
-
-const problem = (reply: FastifyReply, message: string) =>
-  reply
-    .code(400)
-    .type('text/html; charset=utf-8')
-    .send(page('Consent', html`<h1>Consent</h1><p>${message}</p>`))
 
 /** The authorization request a consent page is about: only one for a registered third-party client. */
 async function requestOf(db: IdpDb, returnTo: string | undefined) {
@@ -62,7 +56,7 @@ export function consentRoutes(app: App, { db, issuer, origin, secureCookies }: C
       const session = await currentSession(db, request)
       if (!session) return signInFirst(request, reply)
       const asked = await requestOf(db, request.query.return_to)
-      if (!asked) return problem(reply, 'This consent request is not valid.')
+      if (!asked) return sendMessage(reply, 400, 'Consent', 'This consent request is not valid.')
       const csrf = csrfToken(request, reply, secureCookies)
       const granted = (await consentOf(db, session.user_id, asked.client.client_id)).granted
       return reply.type('text/html; charset=utf-8').send(
@@ -109,7 +103,7 @@ export function consentRoutes(app: App, { db, issuer, origin, secureCookies }: C
       const session = await currentSession(db, request)
       if (!session) return signInFirst(request, reply)
       const asked = await requestOf(db, request.body.return_to)
-      if (!asked) return problem(reply, 'This consent request is not valid.')
+      if (!asked) return sendMessage(reply, 400, 'Consent', 'This consent request is not valid.')
       if (request.body.decision === 'deny')
         return reply.redirect(
           withParams(asked.redirectUri, {

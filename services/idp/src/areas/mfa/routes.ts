@@ -1,12 +1,12 @@
 import { type App, html, type Kv, type Sealer } from '@svc/kit'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import { recordEvent } from '../accounts/service.ts'
 import { userById } from '../accounts/store.ts'
 import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
 import { currentSession, startSession } from '../sessions/service.ts'
-import { page } from '../ui/layout.ts'
+import { sendPage } from '../ui/layout.ts'
 import { endSecondFactor, failSecondFactor, pendingOf } from './pending.ts'
 import { beginEnrolment, verifyTotp } from './totp.ts'
 
@@ -31,11 +31,6 @@ const Code = Type.Object({ csrf: Type.String({ maxLength: 100 }), code: Type.Str
 
 export function mfaRoutes(app: App, { db, kv, sealer, origin, secureCookies }: MfaOptions) {
   const tags = ['pages']
-  const htmlReply = (reply: FastifyReply, status: number, title: string, body: unknown) =>
-    reply
-      .code(status)
-      .type('text/html; charset=utf-8')
-      .send(page(title, html`${body}`))
   const context = (request: FastifyRequest) => ({ ip: request.ip, userAgent: request.headers['user-agent'] })
 
   app.get(
@@ -43,7 +38,7 @@ export function mfaRoutes(app: App, { db, kv, sealer, origin, secureCookies }: M
     { schema: { summary: 'The second-factor step of sign-in', tags } },
     async (request, reply) => {
       if (!(await pendingOf(kv, request))) return reply.redirect('/ui/login', 303)
-      return htmlReply(
+      return sendPage(
         reply,
         200,
         'Second factor',
@@ -68,7 +63,7 @@ export function mfaRoutes(app: App, { db, kv, sealer, origin, secureCookies }: M
           html`<h1>Second factor</h1>`,
           'That code is not right, or was already used.',
         )
-        return htmlReply(reply, 401, 'Second factor', form)
+        return sendPage(reply, 401, 'Second factor', form)
       }
       await endSecondFactor(kv, reply, pending.id)
       await startSession(db, reply, {
@@ -108,7 +103,7 @@ export function mfaRoutes(app: App, { db, kv, sealer, origin, secureCookies }: M
         <p>Add this key to your authenticator app, then enter the code it shows.</p>
         <p><code data-secret>${secret}</code></p>
         <p><a href="${uri}" data-otpauth>${uri}</a></p>`
-      return htmlReply(
+      return sendPage(
         reply,
         200,
         'Authenticator',
@@ -125,14 +120,14 @@ export function mfaRoutes(app: App, { db, kv, sealer, origin, secureCookies }: M
       const session = await currentSession(db, request)
       if (!session) return reply.redirect('/ui/login', 303)
       if (!(await verifyTotp(db, sealer, session.user_id, request.body.code, true)))
-        return htmlReply(
+        return sendPage(
           reply,
           400,
           'Authenticator',
           html`<h1>Authenticator</h1><p>That code is not right. Start again from your account page.</p>`,
         )
       await recordEvent(db, session.user_id, 'totp_enrolled', context(request))
-      return htmlReply(
+      return sendPage(
         reply,
         200,
         'Authenticator',

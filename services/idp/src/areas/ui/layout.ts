@@ -1,4 +1,5 @@
 import { type Html, html } from '@svc/kit'
+import type { FastifyReply } from 'fastify'
 
 export function page(title: string, body: Html): string {
   return html`<!doctype html>
@@ -65,3 +66,12 @@ export function signedOut(frames: string[], redirect?: string) {
       ${redirect ? html`<p>Returning to the application…</p>` : ''}`,
   )
 }
+
+/** Answers with a page: the status, the title, and a body already made safe by `html`. */
+export function sendPage(reply: FastifyReply, status: number, title: string, body: Html): FastifyReply {
+  return reply.code(status).type('text/html; charset=utf-8').send(page(title, body))
+}
+
+/** A page that is only a heading and a sentence. */
+export const sendMessage = (reply: FastifyReply, status: number, title: string, text: string) =>
+  sendPage(reply, status, title, html`<h1>${title}</h1><p>${text}</p>`)
