@@ -85,6 +85,17 @@ describe('TOTP second factor', () => {
     )
     assert.equal(confirmed.status, 200)
     assert.match(await confirmed.text(), /Authenticator enabled/)
+
+    // this session began with a password only: asked for a second factor, it must sign in again
+    const stepUp = await browser(service, config, CALLBACK, { jar }).start({ acr_values: 'urn:svc:mfa' })
+    const res = await jar.fetch(stepUp.url)
+    assert.match(res.headers.get('location') ?? '', /^\/ui\/login\?/)
+    const silent = await browser(service, config, CALLBACK, { jar }).start({
+      acr_values: 'urn:svc:mfa',
+      prompt: 'none',
+    })
+    const back = new URL((await jar.fetch(silent.url)).headers.get('location')!)
+    assert.equal(back.searchParams.get('error'), 'login_required')
   })
 
   it('asks for a code after the password; a wrong or replayed code is refused', async () => {
