@@ -1,7 +1,7 @@
 import { AppError } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import type { IdpDb } from '../db.ts'
-import { verifyClientSecret } from '../areas/clients/service.ts'
+import { secretMatches } from '../areas/clients/service.ts'
 
 const invalidClient = (message: string, basic: boolean) =>
   new AppError(401, 'invalid_client', message, basic ? { 'www-authenticate': 'Basic realm="token"' } : {})
@@ -51,7 +51,7 @@ export async function authenticateClient(
     .executeTakeFirst()
   if (!client || client.token_endpoint_auth_method !== method)
     throw invalidClient('client authentication failed', method === 'client_secret_basic')
-  if (method !== 'none' && !(await verifyClientSecret(db, clientId, secret ?? '')))
+  if (method !== 'none' && !secretMatches(client.client_secret_hash, secret ?? ''))
     throw invalidClient('client authentication failed', method === 'client_secret_basic')
   return client
 }

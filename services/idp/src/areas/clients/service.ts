@@ -97,11 +97,14 @@ export async function rotateWebhookSecret(db: IdpDb, sealer: Sealer, clientId: s
   return { client_id: clientId, webhook_secret: webhookSecret }
 }
 
-/** Checks a client secret in constant time (for /token and other client authentication). */
+/** Checks a secret against a client's stored hash in constant time (a client without a secret never matches). */
+export function secretMatches(storedHash: Buffer | null, secret: string): boolean {
+  return timingSafeEqual(hash(secret), storedHash ?? Buffer.alloc(32)) && storedHash !== null
+}
+
+/** Checks a client secret in constant time, loading the client first. */
 export async function verifyClientSecret(db: IdpDb, clientId: string, secret: string): Promise<boolean> {
-  const secrets = await secretsOf(db, clientId)
-  const expected = secrets?.client_secret_hash ?? Buffer.alloc(32)
-  return timingSafeEqual(hash(secret), expected) && Boolean(secrets?.client_secret_hash)
+  return secretMatches((await secretsOf(db, clientId))?.client_secret_hash ?? null, secret)
 }
 
 /** A client's current webhook secret, to sign lifecycle events and check relayed ones. */

@@ -42,6 +42,8 @@ type Signer = { kid: string; key: Awaited<ReturnType<typeof importJWK>>; until: 
  */
 export class SigningKeys {
   readonly #signers = new Map<KeyRow['alg'], Signer>()
+  // the published keys, read at most every 30 s: safe, as a successor is published 6 minutes before it signs
+  #published: { keys: JWK[]; until: number } | undefined
 
   constructor(
     private readonly db: Kysely<IdpTables>,
@@ -81,6 +83,7 @@ export class SigningKeys {
         rotated.push({ kid, alg, activates_at: activatesAt.toISOString() })
       })
     this.#signers.clear()
+    this.#published = undefined
     return rotated
   }
 
@@ -95,7 +98,12 @@ export class SigningKeys {
 
   /** The public JWKS: signing, pre-published and retired-but-unexpired keys. */
   async jwks(): Promise<{ keys: JWK[] }> {
-    return { keys: (await publishedKeys(this.db, this.now())).map((k) => k.public_jwk as JWK) }
+    if (!this.#published || this.#published.until <= Date.now())
+      this.#published = {
+        keys: (await publishedKeys(this.db, this.now())).map((k) => k.public_jwk as JWK),
+        until: Date.now() + CACHE_MS,
+      }
+    return { keys: this.#published.keys }
   }
 
   async list() {
