@@ -5,7 +5,8 @@ import { DEMO_EMAIL } from '../src/areas/accounts/service.ts'
 import type { IdpConfig } from '../src/config.ts'
 
 export const ADMIN = 'test-admin-token-0123456789'
-const csrfOf = (page: string) => /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? ''
+/** The CSRF token a page's form carries. */
+export const csrfOf = (page: string) => /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? ''
 
 /** Registers a first-party confidential client and discovers the issuer with openid-client. */
 export async function registerClient(service: RunningService<IdpConfig>, metadata: Record<string, unknown>) {

@@ -6,9 +6,9 @@ import type { Kysely } from 'kysely'
 import { idp } from '../src/app.ts'
 import { DEMO_EMAIL } from '../src/areas/accounts/service.ts'
 import type { IdpConfig } from '../src/config.ts'
+import { csrfOf } from './flow.ts'
 import type { IdpTables } from '../src/db.ts'
 
-const csrfOf = (page: string) => /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? ''
 const form = (fields: Record<string, string>) => ({
   method: 'POST',
   headers: { 'content-type': 'application/x-www-form-urlencoded' },

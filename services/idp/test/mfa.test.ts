@@ -7,10 +7,9 @@ import { Secret, TOTP } from 'otpauth'
 import { idp } from '../src/app.ts'
 import { DEMO_EMAIL } from '../src/areas/accounts/service.ts'
 import type { IdpConfig } from '../src/config.ts'
-import { ADMIN, browser, registerClient } from './flow.ts'
+import { ADMIN, browser, csrfOf, registerClient } from './flow.ts'
 
 const CALLBACK = 'http://127.0.0.1:9/callback'
-const csrfOf = (page: string) => /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? ''
 const form = (fields: Record<string, string>) => ({
   method: 'POST',
   headers: { 'content-type': 'application/x-www-form-urlencoded' },

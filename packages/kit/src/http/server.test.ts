@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely'
 import { Type } from 'typebox'
 import { AppError } from '../errors.ts'
 import { type RunningService, type ServiceSpec, startService } from '../service.ts'
-import { tempFolder } from '../testing.ts'
+import { request, tempFolder } from '../testing.ts'
 
 const Item = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 40 }), amount: Type.Integer({ minimum: 0 }) },
@@ -55,17 +55,7 @@ function spec(errorShape: 'api' | 'oauth'): ServiceSpec<Record<string, never>> {
 
 const env = { ...process.env, LOG_LEVEL: 'silent' }
 
-async function call(base: string, path: string, init: RequestInit = {}) {
-  const res = await fetch(base + path, init)
-  const text = await res.text()
-  let body: unknown
-  try {
-    body = JSON.parse(text)
-  } catch {
-    body = text
-  }
-  return { status: res.status, headers: res.headers, body: body as Record<string, unknown> }
-}
+const call = (base: string, path: string, init: RequestInit = {}) => request(base + path, init)
 
 const json = (body: unknown): RequestInit => ({
   method: 'POST',

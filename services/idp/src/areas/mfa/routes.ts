@@ -4,9 +4,10 @@ import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import { recordEvent } from '../accounts/service.ts'
 import { userById } from '../accounts/store.ts'
-import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
-import { currentSession, startSession } from '../sessions/service.ts'
+import { CsrfOnly, checkCsrf, csrfToken } from '../sessions/csrf.ts'
+import { currentSession } from '../sessions/service.ts'
 import { sendPage } from '../ui/layout.ts'
+import { completeSignIn } from '../ui/sign-in.ts'
 import { endSecondFactor, failSecondFactor, pendingOf } from './pending.ts'
 import { beginEnrolment, verifyTotp } from './totp.ts'
 
@@ -66,16 +67,13 @@ export function mfaRoutes(app: App, { db, kv, sealer, origin, secureCookies }: M
         return sendPage(reply, 401, 'Second factor', form)
       }
       await endSecondFactor(kv, reply, pending.id)
-      await startSession(db, reply, {
+      return completeSignIn(db, request, reply, {
         userId: pending.userId,
         amr: ['pwd', 'otp'],
         acr: 'urn:svc:mfa',
+        returnTo: pending.returnTo,
         secure: secureCookies,
-        ip: request.ip,
-        userAgent: request.headers['user-agent'],
       })
-      await recordEvent(db, pending.userId, 'login', context(request))
-      return reply.redirect(pending.returnTo, 303)
     },
   )
 
@@ -85,7 +83,7 @@ export function mfaRoutes(app: App, { db, kv, sealer, origin, secureCookies }: M
       schema: {
         summary: 'Start setting up an authenticator app',
         tags,
-        body: Type.Object({ csrf: Type.String({ maxLength: 100 }) }),
+        body: CsrfOnly,
       },
     },
     async (request, reply) => {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { forbidden, safeEqual } from '@svc/kit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
 
 export const CSRF_COOKIE = 'svc_csrf'
 
@@ -28,3 +29,6 @@ export function checkCsrf(request: FastifyRequest, formToken: string | undefined
       'invalid_request',
     )
 }
+
+/** The body of a form whose only field is its CSRF token. */
+export const CsrfOnly = Type.Object({ csrf: Type.String({ maxLength: 100 }) })

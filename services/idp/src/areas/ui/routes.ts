@@ -6,9 +6,10 @@ import { beginSecondFactor } from '../mfa/pending.ts'
 import { hasTotp } from '../mfa/totp.ts'
 import { authenticate, recordEvent } from '../accounts/service.ts'
 import { recentEvents, userById } from '../accounts/store.ts'
-import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
-import { currentSession, endSession, startSession } from '../sessions/service.ts'
+import { CsrfOnly, checkCsrf, csrfToken } from '../sessions/csrf.ts'
+import { currentSession, endSession } from '../sessions/service.ts'
 import { page, safeReturnTo, signedOut } from './layout.ts'
+import { completeSignIn } from './sign-in.ts'
 
 interface UiOptions {
   db: IdpDb
@@ -104,15 +105,13 @@ export function uiRoutes(app: App, { db, kv, origin, secureCookies, onSessionEnd
         await beginSecondFactor(kv, reply, { userId: user.id, returnTo }, secureCookies)
         return reply.redirect('/ui/mfa', 303)
       }
-      await startSession(db, reply, {
+      return completeSignIn(db, request, reply, {
         userId: user.id,
         amr: ['pwd'],
         acr: 'urn:svc:pwd',
+        returnTo,
         secure: secureCookies,
-        ...context(request),
       })
-      await recordEvent(db, user.id, 'login', context(request))
-      return reply.redirect(returnTo, 303)
     },
   )
 
@@ -165,7 +164,7 @@ export function uiRoutes(app: App, { db, kv, origin, secureCookies, onSessionEnd
       schema: {
         summary: 'Download everything kept about the signed-in account, as JSON',
         tags,
-        body: Type.Object({ csrf: Type.String({ maxLength: 100 }) }),
+        body: CsrfOnly,
       },
     },
     async (request, reply) => {
@@ -188,7 +187,7 @@ export function uiRoutes(app: App, { db, kv, origin, secureCookies, onSessionEnd
       schema: {
         summary: 'Sign out of this browser',
         tags,
-        body: Type.Object({ csrf: Type.String({ maxLength: 100 }) }),
+        body: CsrfOnly,
       },
     },
     async (request, reply) => {
