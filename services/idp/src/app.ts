@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url'
-import { rateLimit, Sealer, type ServiceSpec } from '@svc/kit'
+import { Jobs, rateLimit, Sealer, type ServiceSpec } from '@svc/kit'
+import { ReceiptWriter } from '@svc/kit/receipts/writer'
 import type { Kysely } from 'kysely'
 import cookie from '@fastify/cookie'
 import { requireAdmin } from './admin.ts'
@@ -10,7 +11,8 @@ import { authorizeRoutes } from './areas/authorize/routes.ts'
 import { discoveryRoutes } from './areas/discovery/routes.ts'
 import { logoutRoutes } from './areas/logout/routes.ts'
 import { mfaRoutes } from './areas/mfa/routes.ts'
-import { announceLogout } from './areas/logout/service.ts'
+import { announceLogout, startBackchannelDelivery } from './areas/logout/service.ts'
+import { backfillUserKeys, issuerIdentity } from './areas/identity/service.ts'
 import { revocationRoutes } from './areas/revocation/routes.ts'
 import { tokenRoutes } from './areas/token/routes.ts'
 import { uiRoutes } from './areas/ui/routes.ts'
@@ -70,15 +72,29 @@ export const idp: ServiceSpec<IdpConfig> = {
     clientRoutes(app, db, sealer, ctx.config.adminToken)
 
     await app.register(cookie)
-    if (ctx.common.nodeEnv !== 'production') await ensureDemoUser(db, ctx.config.demoPassword)
+    await backfillUserKeys(db, sealer)
+    if (ctx.common.nodeEnv !== 'production') await ensureDemoUser(db, sealer, ctx.config.demoPassword)
+    const jobs = await Jobs.start(ctx.database!, {
+      onError: (err) => ctx.log.warn({ err: err.message }, 'jobs error'),
+    })
+    app.addHook('preClose', async () => jobs.stop())
+    const receipts = new ReceiptWriter({
+      db,
+      jobs,
+      ledgerUrl: ctx.topology.ledger.url,
+      token: ctx.config.ledgerToken,
+      issuer: await issuerIdentity(db, sealer),
+    })
+    await receipts.start()
     const issuer = ctx.baseUrl
     discoveryRoutes(app, issuer, discoveryLimit)
     authorizeRoutes(app, db, issuer)
     const secureCookies = ctx.baseUrl.startsWith('https:')
-    consentRoutes(app, { db, issuer, origin: new URL(issuer).origin, secureCookies })
-    mfaRoutes(app, { db, kv: ctx.kv, sealer, origin: new URL(issuer).origin, secureCookies })
+    consentRoutes(app, { db, receipts, issuer, origin: new URL(issuer).origin, secureCookies })
+    mfaRoutes(app, { db, receipts, kv: ctx.kv, sealer, origin: new URL(issuer).origin, secureCookies })
     accountRoutes(app, {
       db,
+      sealer,
       kv: ctx.kv,
       issuer,
       origin: new URL(issuer).origin,
@@ -96,11 +112,13 @@ export const idp: ServiceSpec<IdpConfig> = {
     })
     userinfoRoutes(app, { db, kv: ctx.kv, keys, issuer })
     revocationRoutes(app, { db, kv: ctx.kv, keys, issuer })
-    const logout = { db, keys, issuer, pairwiseSalt: ctx.config.pairwiseSalt, log: ctx.log }
+    const logout = { db, keys, issuer, pairwiseSalt: ctx.config.pairwiseSalt, log: ctx.log, jobs }
+    await startBackchannelDelivery(logout)
     logoutRoutes(app, logout)
     uiRoutes(app, {
       onSessionEnd: (session) => announceLogout(logout, session),
       db,
+      receipts,
       kv: ctx.kv,
       origin: new URL(ctx.baseUrl).origin,
       secureCookies: ctx.baseUrl.startsWith('https:'),

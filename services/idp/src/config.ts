@@ -24,7 +24,12 @@ export interface IdpConfig {
   registerRatePerMinute: number
   /** /token requests per minute per client and per IP (identity-provider.md, Limits); 0 turns one off. */
   tokenRatePerMinute: { client: number; ip: number }
+  /** The idp's writer token at the ledger (LEDGER_WRITERS there); the development default matches the ledger's. */
+  ledgerToken: string
 }
+
+/** The ledger's development writer for the idp (services/ledger DEV_WRITERS). */
+const DEV_LEDGER_TOKEN = 'dev-ledger-writer-idp'
 
 export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): IdpConfig {
   const values = readEnv(
@@ -40,6 +45,7 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
       IDP_REGISTER_RATE_PER_MIN: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
       IDP_TOKEN_RATE_PER_MIN_CLIENT: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
       IDP_TOKEN_RATE_PER_MIN_IP: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+      IDP_LEDGER_TOKEN: Type.Optional(Type.String({ minLength: 16, maxLength: 200 })),
     },
     env,
   )
@@ -47,6 +53,8 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
     throw new ConfigError('IDP_ENCRYPTION_KEY must be set when NODE_ENV=production')
   if (common.nodeEnv === 'production' && !values.IDP_PAIRWISE_SALT)
     throw new ConfigError('IDP_PAIRWISE_SALT must be set when NODE_ENV=production')
+  if (common.nodeEnv === 'production' && !values.IDP_LEDGER_TOKEN)
+    throw new ConfigError('IDP_LEDGER_TOKEN must be set when NODE_ENV=production')
   const encryptionKey =
     values.IDP_ENCRYPTION_KEY ??
     devFileSecret(join(common.dataDir), 'idp.encryption-key', () => randomBytes(32).toString('base64url'))
@@ -62,6 +70,7 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
       client: values.IDP_TOKEN_RATE_PER_MIN_CLIENT ?? 30,
       ip: values.IDP_TOKEN_RATE_PER_MIN_IP ?? 60,
     },
+    ledgerToken: values.IDP_LEDGER_TOKEN ?? DEV_LEDGER_TOKEN,
     pairwiseSalt:
       values.IDP_PAIRWISE_SALT ??
       devFileSecret(common.dataDir, 'idp.pairwise-salt', () => randomBytes(32).toString('base64url')),

@@ -34,7 +34,16 @@ export interface IdpTables {
     email_verified_at: Date | null
     name: string | null
     password_hash: string | null
+    did: string | null
+    key_sealed: Buffer | null
     created_at: Generated<Date>
+  }
+  issuer_identity: { id: number; did: string; seed_sealed: Buffer; created_at: Generated<Date> }
+  known_devices: {
+    user_id: string
+    device_hash: Buffer
+    first_seen_at: Generated<Date>
+    last_seen_at: Generated<Date>
   }
   sessions: {
     id_hash: Buffer
@@ -95,6 +104,9 @@ export interface IdpTables {
     granted: string[]
     decided: string[]
     updated_at: Generated<Date>
+    commitment: string | null
+    purpose: string | null
+    granted_at: Date | null
   }
   refresh_tokens: {
     token_hash: Buffer

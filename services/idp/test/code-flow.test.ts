@@ -57,7 +57,9 @@ describe('OpenID Connect code flow, driven by openid-client', () => {
     assert.equal(tokens.expires_in, 600)
 
     const info = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub)
-    assert.deepEqual(info, { sub: claims.sub, email: DEMO_EMAIL, email_verified: true, name: 'Demo User' })
+    const { did, ...rest } = info
+    assert.deepEqual(rest, { sub: claims.sub, email: DEMO_EMAIL, email_verified: true, name: 'Demo User' })
+    assert.match(String(did), /^did:key:z6Mk/, 'a first-party client sees the account’s DID')
 
     // the code is single use
     await assert.rejects(
@@ -289,6 +291,8 @@ describe('OpenID Connect code flow, driven by openid-client', () => {
     assert.equal(access.client_id, clientId)
     assert.equal(access.sub, tokens.claims()!.sub)
     assert.equal(access.token_type, 'Bearer')
+    assert.match(String(access.did), /^did:key:/)
+    assert.equal(access.consent, undefined, 'a first-party client has no per-client consent')
     const refresh = await oidc.tokenIntrospection(config, tokens.refresh_token!)
     assert.equal(refresh.active, true)
     assert.equal(refresh.token_type, 'refresh_token')

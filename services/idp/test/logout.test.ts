@@ -19,6 +19,15 @@ describe('logout: RP-initiated, back-channel and front-channel', () => {
   let clientId: string
   let receiver: Server
   const logoutTokens: string[] = []
+  let refuseNext = 0
+
+  async function arrived(count: number) {
+    const deadline = Date.now() + 20_000
+    while (logoutTokens.length < count) {
+      if (Date.now() > deadline) throw new Error(`${logoutTokens.length} of ${count} logout tokens arrived`)
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
 
   before(async () => {
     // the client's back-channel endpoint, as a relying party would write it
@@ -29,7 +38,10 @@ describe('logout: RP-initiated, back-channel and front-channel', () => {
       })
       req.on('end', () => {
         logoutTokens.push(new URLSearchParams(body).get('logout_token') ?? '')
-        res.writeHead(200).end()
+        if (refuseNext > 0) {
+          refuseNext--
+          res.writeHead(503).end()
+        } else res.writeHead(200).end()
       })
     })
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
@@ -71,7 +83,7 @@ describe('logout: RP-initiated, back-channel and front-channel', () => {
       ),
     )
 
-    assert.equal(logoutTokens.length, 1)
+    await arrived(1)
     const jwks = createRemoteJWKSet(new URL(`${service.url}/.well-known/jwks.json`))
     const { payload, protectedHeader } = await jwtVerify(logoutTokens[0]!, jwks, {
       issuer: service.url,
@@ -106,5 +118,24 @@ describe('logout: RP-initiated, back-channel and front-channel', () => {
       200,
       'a refused logout leaves the session alone',
     )
+  })
+
+  it('retries a back-channel delivery the client refused', async () => {
+    const user = browser(service, config, CALLBACK)
+    const tokens = await user.signIn()
+    const before = logoutTokens.length
+    refuseNext = 1
+    const res = await user.jar.fetch(
+      `${service.url}/logout?${new URLSearchParams({ id_token_hint: tokens.id_token! })}`,
+    )
+    assert.equal(res.status, 200)
+    await arrived(before + 2)
+    const jwks = createRemoteJWKSet(new URL(`${service.url}/.well-known/jwks.json`))
+    const retried = await jwtVerify(logoutTokens[before + 1]!, jwks, {
+      issuer: service.url,
+      audience: clientId,
+      typ: 'logout+jwt',
+    })
+    assert.equal(retried.payload.sid, tokens.claims()!.sid)
   })
 })

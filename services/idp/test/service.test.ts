@@ -35,6 +35,7 @@ describe('idp service', () => {
       '0006_consents.sql',
       '0007_email.sql',
       '0008_totp.sql',
+      '0009_identities_devices_receipts.sql',
     ])
   })
 

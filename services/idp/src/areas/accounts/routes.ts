@@ -1,4 +1,4 @@
-import { type App, html, type Kv, rateLimit } from '@svc/kit'
+import { type App, html, type Kv, rateLimit, type Sealer } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import { consumeEmailToken, issueEmailToken, outbox, sendEmail } from '../email/service.ts'
@@ -16,6 +16,7 @@ const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]{2,}$/
 
 interface AccountOptions {
   db: IdpDb
+  sealer: Sealer
   kv: Kv
   issuer: string
   origin: string
@@ -43,7 +44,7 @@ const registerForm = (csrf: string, values: { email?: string; name?: string } = 
 
 export function accountRoutes(
   app: App,
-  { db, kv, issuer, origin, secureCookies, development, ratePerMinute }: AccountOptions,
+  { db, sealer, kv, issuer, origin, secureCookies, development, ratePerMinute }: AccountOptions,
 ) {
   const tags = ['pages']
 
@@ -88,7 +89,7 @@ export function accountRoutes(
           })
           return
         }
-        const userId = await createUser(trx, { email, password, ...(name ? { name } : {}) })
+        const userId = await createUser(trx, sealer, { email, password, ...(name ? { name } : {}) })
         const token = await issueEmailToken(trx, userId, 'verify_email', VERIFY_TTL_MS)
         await sendEmail(trx, {
           to: email,

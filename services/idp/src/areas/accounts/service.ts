@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto'
+import type { Sealer } from '@svc/kit'
 import type { IdpDb } from '../../db.ts'
+import { newUserKey } from '../identity/service.ts'
 import { hashPassword, verifyPassword } from './passwords.ts'
 import { insertEvent, insertUser, userByEmail } from './store.ts'
 
@@ -16,6 +18,7 @@ export async function authenticate(db: IdpDb, email: string, password: string) {
 
 export async function createUser(
   db: IdpDb,
+  sealer: Sealer,
   input: { email: string; password: string; name?: string; verified?: boolean },
 ) {
   const userId = id('usr_')
@@ -25,14 +28,15 @@ export async function createUser(
     name: input.name ?? null,
     email_verified_at: input.verified ? new Date() : null,
     password_hash: await hashPassword(input.password),
+    ...newUserKey(sealer, userId),
   })
   return userId
 }
 
 /** The development demo account (never in production), with its password from the data directory. */
-export async function ensureDemoUser(db: IdpDb, password: string): Promise<void> {
+export async function ensureDemoUser(db: IdpDb, sealer: Sealer, password: string): Promise<void> {
   if (await userByEmail(db, DEMO_EMAIL)) return
-  await createUser(db, { email: DEMO_EMAIL, password, name: 'Demo User', verified: true })
+  await createUser(db, sealer, { email: DEMO_EMAIL, password, name: 'Demo User', verified: true })
 }
 
 export async function recordEvent(

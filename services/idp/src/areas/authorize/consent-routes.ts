@@ -1,4 +1,5 @@
-import { type App, html } from '@svc/kit'
+import type { ReceiptWriter } from '@svc/kit/receipts/writer'
+import { type App, AppError, html } from '@svc/kit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
@@ -7,7 +8,8 @@ import { parseScope } from '../../oauth/scopes.ts'
 import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
 import { currentSession } from '../sessions/service.ts'
 import { page, sendMessage } from '../ui/layout.ts'
-import { consentOf, saveConsent } from './consent-store.ts'
+import { decideConsent, withdrawConsent } from './consent-service.ts'
+import { consentOf } from './consent-store.ts'
 
 const DESCRIPTIONS: Record<string, string> = {
   openid: 'Know who you are (always shared)',
@@ -18,6 +20,7 @@ const DESCRIPTIONS: Record<string, string> = {
 
 interface ConsentOptions {
   db: IdpDb
+  receipts: ReceiptWriter
   issuer: string
   origin: string
   secureCookies: boolean
@@ -38,7 +41,7 @@ async function requestOf(db: IdpDb, returnTo: string | undefined) {
 }
 
 /** identity-provider.md, /authorize 3: the user approves per scope; openid is always present. */
-export function consentRoutes(app: App, { db, issuer, origin, secureCookies }: ConsentOptions) {
+export function consentRoutes(app: App, { db, receipts, issuer, origin, secureCookies }: ConsentOptions) {
   const tags = ['pages']
   const signInFirst = (request: FastifyRequest, reply: FastifyReply) =>
     reply.redirect(`/ui/login?${new URLSearchParams({ return_to: request.url })}`, 303)
@@ -115,13 +118,35 @@ export function consentRoutes(app: App, { db, issuer, origin, secureCookies }: C
           303,
         )
       const checked = [request.body.scope ?? []].flat().filter((s) => asked.scopes.includes(s))
-      const previous = await consentOf(db, session.user_id, asked.client.client_id)
-      const granted = [
-        ...new Set([...previous.granted.filter((s) => !asked.scopes.includes(s)), ...checked, 'openid']),
-      ]
-      const decided = [...new Set([...previous.decided, ...asked.scopes])]
-      await saveConsent(db, session.user_id, asked.client.client_id, granted, decided)
+      await decideConsent({ db, receipts }, session.user_id, asked.client, asked.scopes, checked)
       return reply.redirect(request.body.return_to, 303)
+    },
+  )
+
+  app.post(
+    '/ui/account/consents/withdraw',
+    {
+      schema: {
+        summary: 'Withdraw everything granted to a client: its consent and refresh tokens',
+        tags,
+        body: Type.Object({
+          csrf: Type.String({ maxLength: 100 }),
+          client_id: Type.String({ minLength: 1, maxLength: 200 }),
+        }),
+      },
+    },
+    async (request, reply) => {
+      checkCsrf(request, request.body.csrf, origin)
+      const session = await currentSession(db, request)
+      if (!session) throw new AppError(401, 'login_required', 'sign in to manage connected apps')
+      if (
+        !(await withdrawConsent({ db, receipts }, session.user_id, request.body.client_id, {
+          ip: request.ip,
+          userAgent: request.headers['user-agent'],
+        }))
+      )
+        return sendMessage(reply, 404, 'Connected apps', 'This app has no access to withdraw.')
+      return reply.redirect('/ui/account', 303)
     },
   )
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import type { Jobs } from '@svc/kit'
 import type { FastifyBaseLogger } from 'fastify'
 import type { IdpDb } from '../../db.ts'
 import { subjectFor } from '../../oauth/subject.ts'
@@ -12,6 +13,7 @@ export interface LogoutDeps {
   issuer: string
   pairwiseSalt: string
   log: FastifyBaseLogger
+  jobs: Jobs
 }
 
 /** The clients that received tokens in a session: the ones to tell when it ends. */
@@ -32,53 +34,76 @@ async function clientsOfSession(db: IdpDb, sid: string) {
     .execute()
 }
 
+export const BACKCHANNEL_QUEUE = 'logout.backchannel'
+
+interface BackchannelJob {
+  client_id: string
+  sid: string
+  user_id: string
+}
+
+/** Declares the delivery queue and its worker: eight attempts over about four minutes. */
+export async function startBackchannelDelivery(deps: LogoutDeps) {
+  await deps.jobs.queue(BACKCHANNEL_QUEUE, { retryLimit: 7, retryDelay: 2, retryBackoff: true })
+  await deps.jobs.work<BackchannelJob>(BACKCHANNEL_QUEUE, (job) => deliverLogoutToken(deps, job), {
+    pollingIntervalSeconds: 0.5,
+  })
+}
+
 /**
- * OpenID Connect Back-Channel Logout 1.0: a signed logout token (typ logout+jwt, `events`, `sid`,
- * the client's own `sub`, no `nonce`) POSTed as a form to each client's back-channel URI. Returns
- * the front-channel URIs (with `iss` and `sid`) for the signed-out page to load.
+ * OpenID Connect Back-Channel Logout 1.0 §2.4-2.5: a signed logout token (typ logout+jwt, `events`,
+ * `sid`, the client's own `sub`, no `nonce`) POSTed as a form; anything but a 2XX fails the attempt.
+ */
+async function deliverLogoutToken(deps: LogoutDeps, job: BackchannelJob) {
+  const client = await deps.db
+    .selectFrom('clients')
+    .select(['client_id', 'subject_type', 'redirect_uris', 'backchannel_logout_uri'])
+    .where('client_id', '=', job.client_id)
+    .executeTakeFirst()
+  if (!client?.backchannel_logout_uri) return
+  const now = Math.floor(Date.now() / 1000)
+  const logoutToken = await deps.keys.sign(
+    {
+      iss: deps.issuer,
+      aud: client.client_id,
+      iat: now,
+      exp: now + 120,
+      jti: randomBytes(16).toString('base64url'),
+      sub: subjectFor(client, job.user_id, deps.pairwiseSalt),
+      sid: job.sid,
+      events: { [BACKCHANNEL_EVENT]: {} },
+    },
+    'RS256',
+    'logout+jwt',
+  )
+  const res = await fetch(client.backchannel_logout_uri, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ logout_token: logoutToken }).toString(),
+    signal: AbortSignal.timeout(5_000),
+  })
+  await res.body?.cancel()
+  if (!res.ok) {
+    deps.log.warn({ client: client.client_id, status: res.status }, 'back-channel logout refused')
+    throw new Error(`the back-channel logout URI answered ${res.status}`)
+  }
+}
+
+/**
+ * Tells every client that received tokens in the session that it ended: a durable back-channel
+ * delivery job each, and the front-channel URIs (with `iss` and `sid`) for the signed-out page to load.
  */
 export async function announceLogout(
   deps: LogoutDeps,
   session: { sid: string; user_id: string },
 ): Promise<string[]> {
   const clients = await clientsOfSession(deps.db, session.sid)
-  const now = Math.floor(Date.now() / 1000)
-  await Promise.all(
-    clients
-      .filter((c) => c.backchannel_logout_uri)
-      .map(async (client) => {
-        const logoutToken = await deps.keys.sign(
-          {
-            iss: deps.issuer,
-            aud: client.client_id,
-            iat: now,
-            exp: now + 120,
-            jti: randomBytes(16).toString('base64url'),
-            sub: subjectFor(client, session.user_id, deps.pairwiseSalt),
-            sid: session.sid,
-            events: { [BACKCHANNEL_EVENT]: {} },
-          },
-          'RS256',
-          'logout+jwt',
-        )
-        try {
-          const res = await fetch(client.backchannel_logout_uri!, {
-            method: 'POST',
-            headers: { 'content-type': 'application/x-www-form-urlencoded' },
-            body: new URLSearchParams({ logout_token: logoutToken }).toString(),
-            signal: AbortSignal.timeout(5_000),
-          })
-          await res.body?.cancel()
-          if (!res.ok)
-            deps.log.warn({ client: client.client_id, status: res.status }, 'back-channel logout refused')
-        } catch (err) {
-          deps.log.warn(
-            { client: client.client_id, err: (err as Error).message },
-            'back-channel logout failed',
-          )
-        }
-      }),
-  )
+  for (const client of clients.filter((c) => c.backchannel_logout_uri))
+    await deps.jobs.enqueue(deps.db, BACKCHANNEL_QUEUE, {
+      client_id: client.client_id,
+      sid: session.sid,
+      user_id: session.user_id,
+    } satisfies BackchannelJob)
   return clients
     .filter((c) => c.frontchannel_logout_uri)
     .map((c) => {

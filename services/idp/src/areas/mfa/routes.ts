@@ -1,3 +1,4 @@
+import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import { type App, html, type Kv, type Sealer } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
@@ -13,6 +14,7 @@ import { beginEnrolment, verifyTotp } from './totp.ts'
 
 interface MfaOptions {
   db: IdpDb
+  receipts: ReceiptWriter
   kv: Kv
   sealer: Sealer
   origin: string
@@ -30,7 +32,7 @@ const codeForm = (action: string, csrf: string, intro: unknown, error?: string) 
 
 const Code = Type.Object({ csrf: Type.String({ maxLength: 100 }), code: Type.String({ maxLength: 10 }) })
 
-export function mfaRoutes(app: App, { db, kv, sealer, origin, secureCookies }: MfaOptions) {
+export function mfaRoutes(app: App, { db, receipts, kv, sealer, origin, secureCookies }: MfaOptions) {
   const tags = ['pages']
   const context = (request: FastifyRequest) => ({ ip: request.ip, userAgent: request.headers['user-agent'] })
 
@@ -67,7 +69,7 @@ export function mfaRoutes(app: App, { db, kv, sealer, origin, secureCookies }: M
         return sendPage(reply, 401, 'Second factor', form)
       }
       await endSecondFactor(kv, reply, pending.id)
-      return completeSignIn(db, request, reply, {
+      return completeSignIn({ db, receipts }, request, reply, {
         userId: pending.userId,
         amr: ['pwd', 'otp'],
         acr: 'urn:svc:mfa',

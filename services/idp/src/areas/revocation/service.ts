@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { Kv } from '@svc/kit'
 import type { IdpDb, IdpTables } from '../../db.ts'
+import { tokenHolder } from '../../oauth/token-holder.ts'
 import type { SigningKeys } from '../keys/service.ts'
 import { refreshByHash, revokeFamily } from '../token/refresh-store.ts'
 import { denyAccessToken, isDenied } from './denylist.ts'
@@ -58,8 +59,32 @@ export async function introspect(deps: TokenDeps, client: Client, token: string)
   if (payload) {
     const audience = Array.isArray(payload.aud) ? payload.aud : [payload.aud]
     if (!audience.includes(client.client_id) || (await isDenied(deps.kv, payload.jti))) return inactive
+    const holder = await tokenHolder(deps.db, payload)
+    if (!holder) return inactive
     const { sub, aud, scope, exp, iat, sid, client_id } = payload
-    return { active: true, sub, aud, scope, exp, iat, sid, client_id, token_type: 'Bearer' }
+    const { user, consent } = holder
+    return {
+      active: true,
+      sub,
+      aud,
+      scope,
+      exp,
+      iat,
+      sid,
+      client_id,
+      token_type: 'Bearer',
+      ...(holder.client.first_party && user.did ? { did: user.did } : {}),
+      ...(consent
+        ? {
+            consent: {
+              commitment: consent.commitment,
+              purpose: consent.purpose,
+              scope: consent.granted.join(' '),
+              granted_at: Math.floor(consent.granted_at!.getTime() / 1000),
+            },
+          }
+        : {}),
+    }
   }
   const row = await refreshByHash(deps.db, digest(token))
   if (

@@ -50,3 +50,14 @@ export async function setCodeFamily(db: IdpDb, codeHash: Buffer, familyId: strin
     .where('code_hash', '=', codeHash)
     .execute()
 }
+
+/** Ends every refresh family an account holds at one client (consent withdrawn). */
+export async function revokeClientFamilies(db: IdpDb, userId: string, clientId: string) {
+  await db
+    .updateTable('refresh_tokens')
+    .set({ revoked_at: new Date() })
+    .where('user_id', '=', userId)
+    .where('client_id', '=', clientId)
+    .where('revoked_at', 'is', null)
+    .execute()
+}

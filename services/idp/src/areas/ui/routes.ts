@@ -1,3 +1,4 @@
+import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import { type App, AppError, html, type Kv, rateLimit } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
@@ -6,6 +7,7 @@ import { beginSecondFactor } from '../mfa/pending.ts'
 import { hasTotp } from '../mfa/totp.ts'
 import { authenticate, recordEvent } from '../accounts/service.ts'
 import { recentEvents, userById } from '../accounts/store.ts'
+import { consentsOf } from '../authorize/consent-store.ts'
 import { CsrfOnly, checkCsrf, csrfToken } from '../sessions/csrf.ts'
 import { currentSession, endSession } from '../sessions/service.ts'
 import { page, safeReturnTo, signedOut } from './layout.ts'
@@ -13,6 +15,7 @@ import { completeSignIn } from './sign-in.ts'
 
 interface UiOptions {
   db: IdpDb
+  receipts: ReceiptWriter
   kv: Kv
   /** The issuer's origin, for the Origin check of form posts. */
   origin: string
@@ -37,7 +40,7 @@ const loginForm = (csrf: string, returnTo: string, email = '', error?: string) =
       </form>`,
   )
 
-export function uiRoutes(app: App, { db, kv, origin, secureCookies, onSessionEnd }: UiOptions) {
+export function uiRoutes(app: App, { db, receipts, kv, origin, secureCookies, onSessionEnd }: UiOptions) {
   const tags = ['pages']
   const context = (request: { ip: string; headers: Record<string, unknown> }) => ({
     ip: request.ip,
@@ -105,7 +108,7 @@ export function uiRoutes(app: App, { db, kv, origin, secureCookies, onSessionEnd
         await beginSecondFactor(kv, reply, { userId: user.id, returnTo }, secureCookies)
         return reply.redirect('/ui/mfa', 303)
       }
-      return completeSignIn(db, request, reply, {
+      return completeSignIn({ db, receipts }, request, reply, {
         userId: user.id,
         amr: ['pwd'],
         acr: 'urn:svc:pwd',
@@ -123,6 +126,7 @@ export function uiRoutes(app: App, { db, kv, origin, secureCookies, onSessionEnd
       if (!session) return reply.redirect(`/ui/login?return_to=${encodeURIComponent('/ui/account')}`, 303)
       const user = await userById(db, session.user_id)
       const events = await recentEvents(db, session.user_id)
+      const apps = await consentsOf(db, session.user_id)
       const csrf = csrfToken(request, reply, secureCookies)
       return reply.type('text/html; charset=utf-8').send(
         page(
@@ -141,6 +145,19 @@ export function uiRoutes(app: App, { db, kv, origin, secureCookies, onSessionEnd
                   </tr>`,
               )}
             </table>
+            <h2>Connected apps</h2>
+            ${apps.length === 0 ? html`<p>No app has access to your account.</p>` : ''}
+            ${apps.map(
+              (a) =>
+                html`<form method="post" action="/ui/account/consents/withdraw">
+                  <input type="hidden" name="csrf" value="${csrf}" />
+                  <input type="hidden" name="client_id" value="${a.client_id}" />
+                  <p>
+                    <strong>${a.client_name}</strong>: ${a.granted.join(', ')}
+                    <button type="submit">Withdraw access</button>
+                  </p>
+                </form>`,
+            )}
             <form method="post" action="/ui/account/totp">
             <input type="hidden" name="csrf" value="${csrf}" />
             <button type="submit">Set up an authenticator app</button>

@@ -1,11 +1,22 @@
+import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { IdpDb } from '../../db.ts'
 import { recordEvent } from '../accounts/service.ts'
+import { userById } from '../accounts/store.ts'
+import { recognizeDevice } from '../sessions/devices.ts'
 import { startSession } from '../sessions/service.ts'
 
-/** The end of every sign-in, with a password alone or with a second factor: the session, its event, the way back. */
+export interface SignInDeps {
+  db: IdpDb
+  receipts: ReceiptWriter
+}
+
+/**
+ * The end of every sign-in (password, second factor, passkey): the session, its events, a
+ * `login.new_device` receipt the first time this browser signs in to the account, the way back.
+ */
 export async function completeSignIn(
-  db: IdpDb,
+  { db, receipts }: SignInDeps,
   request: FastifyRequest,
   reply: FastifyReply,
   signIn: { userId: string; amr: string[]; acr: string; returnTo: string; secure: boolean },
@@ -16,7 +27,18 @@ export async function completeSignIn(
       ? { userAgent: request.headers['user-agent'] }
       : {}),
   }
-  await startSession(db, reply, { ...signIn, ...context })
-  await recordEvent(db, signIn.userId, 'login', context)
+  await db.transaction().execute(async (trx) => {
+    await startSession(trx, reply, { ...signIn, ...context })
+    await recordEvent(trx, signIn.userId, 'login', context)
+    const device = await recognizeDevice(trx, request, reply, signIn.userId, signIn.secure)
+    if (!device.isNew) return
+    await recordEvent(trx, signIn.userId, 'login.new_device', context)
+    const user = await userById(trx, signIn.userId)
+    await receipts.record(trx, {
+      type: 'login.new_device',
+      subject: user!.did!,
+      data: { device: device.tag, amr: signIn.amr, acr: signIn.acr },
+    })
+  })
   return reply.redirect(signIn.returnTo, 303)
 }

@@ -2,7 +2,7 @@ import { type App, AppError, type Kv } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import type { IdpDb } from '../../db.ts'
 import { CLAIMS_BY_SCOPE, parseScope } from '../../oauth/scopes.ts'
-import { userById } from '../accounts/store.ts'
+import { tokenHolder } from '../../oauth/token-holder.ts'
 import type { SigningKeys } from '../keys/service.ts'
 import { isDenied } from '../revocation/denylist.ts'
 
@@ -25,17 +25,9 @@ async function claims(
     throw invalidToken('the access token is invalid or expired')
   }
   if (await isDenied(deps.kv, payload.jti)) throw invalidToken('the access token was revoked')
-  // the token names its session, not the user: a pairwise sub cannot be turned back into an account
-  const session =
-    typeof payload.sid === 'string'
-      ? await deps.db
-          .selectFrom('sessions')
-          .select('user_id')
-          .where('sid', '=', payload.sid)
-          .executeTakeFirst()
-      : undefined
-  const user = session ? await userById(deps.db, session.user_id) : undefined
-  if (!user) throw invalidToken('the access token does not belong to a user')
+  const holder = await tokenHolder(deps.db, payload)
+  if (!holder) throw invalidToken('the access token no longer stands for a signed-in user')
+  const { user, client } = holder
   const released = new Set(
     parseScope(payload.scope as string | undefined).flatMap((s) => CLAIMS_BY_SCOPE[s] ?? []),
   )
@@ -44,7 +36,11 @@ async function claims(
     email: user.email,
     email_verified: user.email_verified_at !== null,
   }
-  const out: Record<string, unknown> = { sub: payload.sub }
+  // the account's global DID only for first-party clients (identity-provider.md, Subject identifiers)
+  const out: Record<string, unknown> = {
+    sub: payload.sub,
+    ...(client.first_party && user.did ? { did: user.did } : {}),
+  }
   for (const claim of released) if (values[claim] !== undefined) out[claim] = values[claim]
   return out
 }

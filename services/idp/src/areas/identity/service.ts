@@ -1,0 +1,50 @@
+import type { Sealer } from '@svc/kit'
+import { didKeyFromEd25519 } from '@svc/trust/did-key'
+import { ed25519FromSeed, generateEd25519 } from '@svc/trust/ed25519'
+import type { IdpDb } from '../../db.ts'
+
+export interface Identity {
+  did: string
+  seed: Uint8Array
+}
+
+const userContext = (userId: string) => `user-key:${userId}`
+
+/** A new account's did:key: an Ed25519 key sealed to the account, so a copied row does not open. */
+export function newUserKey(sealer: Sealer, userId: string) {
+  const keys = generateEd25519()
+  return {
+    did: didKeyFromEd25519(keys.publicKey),
+    key_sealed: sealer.seal(keys.seed, userContext(userId)),
+  }
+}
+
+/** Gives a did:key to accounts created before accounts had one. */
+export async function backfillUserKeys(db: IdpDb, sealer: Sealer): Promise<void> {
+  const missing = await db.selectFrom('users').select('id').where('did', 'is', null).execute()
+  for (const { id } of missing)
+    await db.updateTable('users').set(newUserKey(sealer, id)).where('id', '=', id).execute()
+}
+
+/** The issuer's ledger identity, created on first start and the same ever after. */
+export async function issuerIdentity(db: IdpDb, sealer: Sealer): Promise<Identity> {
+  const fresh = generateEd25519()
+  await db
+    .insertInto('issuer_identity')
+    .values({
+      id: 1,
+      did: didKeyFromEd25519(fresh.publicKey),
+      seed_sealed: sealer.seal(fresh.seed, 'issuer-identity'),
+    })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute()
+  const row = await db
+    .selectFrom('issuer_identity')
+    .select(['did', 'seed_sealed'])
+    .where('id', '=', 1)
+    .executeTakeFirstOrThrow()
+  const seed = new Uint8Array(sealer.open(row.seed_sealed, 'issuer-identity'))
+  if (didKeyFromEd25519(ed25519FromSeed(seed).publicKey) !== row.did)
+    throw new Error('the stored issuer identity does not match its key')
+  return { did: row.did, seed }
+}

@@ -1,0 +1,30 @@
+import type { IdpDb } from '../db.ts'
+import { userById } from '../areas/accounts/store.ts'
+import { consentOf } from '../areas/authorize/consent-store.ts'
+
+/**
+ * The account and client behind a verified user access token, while it still stands: its session
+ * live (the token names its session, not the user: a pairwise `sub` cannot be turned back into an
+ * account) and, for a third-party client, the user's consent not withdrawn. Undefined otherwise.
+ */
+export async function tokenHolder(db: IdpDb, payload: Record<string, unknown>) {
+  if (typeof payload.sid !== 'string' || typeof payload.client_id !== 'string') return undefined
+  const session = await db
+    .selectFrom('sessions')
+    .select('user_id')
+    .where('sid', '=', payload.sid)
+    .where('ended_at', 'is', null)
+    .where('expires_at', '>', new Date())
+    .executeTakeFirst()
+  const client = await db
+    .selectFrom('clients')
+    .select(['client_id', 'first_party'])
+    .where('client_id', '=', payload.client_id)
+    .executeTakeFirst()
+  const user = session && client ? await userById(db, session.user_id) : undefined
+  if (!user || !client) return undefined
+  if (client.first_party) return { user, client, consent: undefined }
+  const consent = await consentOf(db, user.id, client.client_id)
+  if (!consent.granted_at) return undefined
+  return { user, client, consent }
+}

@@ -1,0 +1,162 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { type RunningService, startService } from '@svc/kit'
+import { CookieJar, request, testEnv } from '@svc/kit/testing'
+import { b64uDecode } from '@svc/trust/base64url'
+import { ed25519FromDidKey } from '@svc/trust/did-key'
+import { verifyEd25519 } from '@svc/trust/ed25519'
+import { canonicalBytes } from '@svc/trust/jcs'
+import * as oidc from 'openid-client'
+import { ledger } from '../../ledger/src/app.ts'
+import type { LedgerConfig } from '../../ledger/src/config.ts'
+import { idp } from '../src/app.ts'
+import type { IdpConfig } from '../src/config.ts'
+import { ADMIN, browser, csrfOf, registerClient } from './flow.ts'
+
+const CALLBACK = 'https://partner.example.com/callback'
+const WRITER = 'test-idp-writer-token-0001'
+
+interface LedgerReceipt {
+  index: number
+  leaf_hash: string
+  receipt: { type: string; issuer: string; subject: string; data: Record<string, unknown> }
+  signature: string
+}
+
+describe('self-receipts on the ledger: consent and new devices', () => {
+  let log: RunningService<LedgerConfig>
+  let service: RunningService<IdpConfig>
+  let partner: oidc.Configuration
+  let partnerId: string
+  let did: string
+
+  /** The receipts the ledger holds about a subject, once `count` of them have arrived. */
+  async function onLedger(subject: string, count: number): Promise<LedgerReceipt[]> {
+    const deadline = Date.now() + 20_000
+    for (;;) {
+      const res = await request(`${log.url}/v1/receipts?${new URLSearchParams({ subject })}`, {
+        headers: { authorization: `Bearer ${WRITER}` },
+      })
+      const found = res.body.receipts as LedgerReceipt[]
+      if (found.length >= count) return found
+      if (Date.now() > deadline) throw new Error(`the ledger holds ${found.length} of ${count} receipts`)
+      await new Promise((r) => setTimeout(r, 200))
+    }
+  }
+
+  before(async () => {
+    log = await startService(
+      ledger,
+      testEnv({ LEDGER_WRITERS: `idp:${WRITER}`, LEDGER_BATCH_WAIT_MS: '2' }),
+      {
+        fresh: true,
+      },
+    )
+    service = await startService(
+      idp,
+      testEnv({
+        IDP_ADMIN_TOKEN: ADMIN,
+        IDP_TOKEN_RATE_PER_MIN_CLIENT: '0',
+        IDP_TOKEN_RATE_PER_MIN_IP: '0',
+        IDP_LEDGER_TOKEN: WRITER,
+        LEDGER_URL: log.url,
+      }),
+      { fresh: true },
+    )
+    ;({ config: partner, clientId: partnerId } = await registerClient(service, {
+      client_name: 'Partner',
+      first_party: false,
+      redirect_uris: [CALLBACK],
+    }))
+  })
+  after(async () => {
+    await service.close()
+    await log.close()
+  })
+
+  it('receipts the first sign-in from a browser as login.new_device, and not the next ones', async () => {
+    const console = await registerClient(service, { redirect_uris: [CALLBACK] })
+    const jar = new CookieJar()
+    const first = await browser(service, console.config, CALLBACK, { jar }).signIn()
+    did = (await oidc.fetchUserInfo(console.config, first.access_token, first.claims()!.sub)).did as string
+    assert.match(did, /^did:key:z6Mk/)
+    const [receipt] = await onLedger(did, 1)
+    assert.equal(receipt!.receipt.type, 'login.new_device')
+    assert.deepEqual(receipt!.receipt.data.amr, ['pwd'])
+
+    // the issuer's did:key signed the JCS form of the receipt
+    const issuerKey = ed25519FromDidKey(receipt!.receipt.issuer)
+    assert.ok(
+      verifyEd25519(issuerKey, canonicalBytes(receipt!.receipt), b64uDecode(receipt!.signature)),
+      'the receipt verifies against the issuer DID',
+    )
+
+    // the same browser again (prompt=login forces a fresh sign-in): no new device
+    await browser(service, console.config, CALLBACK, { jar }).signIn({ prompt: 'login' })
+    const page = await jar.fetch(`${service.url}/ui/account`)
+    const events = (await page.text()).match(/<td>login\.new_device<\/td>/g) ?? []
+    assert.equal(events.length, 1)
+    // a different browser is a new device
+    await browser(service, console.config, CALLBACK).signIn()
+    const receipts = await onLedger(did, 2)
+    assert.deepEqual(
+      receipts.map((r) => r.receipt.type),
+      ['login.new_device', 'login.new_device'],
+    )
+    assert.notEqual(receipts[0]!.receipt.data.device, receipts[1]!.receipt.data.device)
+  })
+
+  it('receipts consent.granted, whose leaf hash introspection gives as the consent commitment', async () => {
+    const jar = new CookieJar()
+    const user = browser(service, partner, CALLBACK, {
+      jar,
+      consent: { decision: 'approve', scopes: ['email', 'offline_access'] },
+    })
+    const tokens = await user.signIn({ scope: 'openid email offline_access' })
+    const info = await oidc.tokenIntrospection(partner, tokens.access_token)
+    assert.equal(info.active, true)
+    assert.equal(info.did, undefined, 'no DID for a third-party client')
+    const consent = info.consent as Record<string, unknown>
+    assert.equal(consent.scope, 'openid email offline_access')
+    assert.equal(consent.purpose, 'access to your account by Partner')
+    assert.equal(typeof consent.granted_at, 'number')
+
+    const granted = (await onLedger(did, 4)).find((r) => r.receipt.type === 'consent.granted')!
+    assert.equal(granted.leaf_hash, consent.commitment)
+    assert.deepEqual(granted.receipt.data, {
+      client_id: partnerId,
+      scope: 'openid email offline_access',
+      purpose: 'access to your account by Partner',
+    })
+
+    // withdrawn from the account page: the refresh token dies, the access token stops standing
+    const account = await jar.fetch(`${service.url}/ui/account`)
+    const page = await account.text()
+    assert.match(page, /<strong>Partner<\/strong>: openid, email, offline_access/)
+    const withdraw = await jar.fetch(`${service.url}/ui/account/consents/withdraw`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf: csrfOf(page), client_id: partnerId }).toString(),
+    })
+    assert.equal(withdraw.status, 303)
+    await assert.rejects(
+      oidc.refreshTokenGrant(partner, tokens.refresh_token!),
+      (err: Error & { error?: string }) => err.error === 'invalid_grant',
+    )
+    assert.deepEqual(await oidc.tokenIntrospection(partner, tokens.access_token), { active: false })
+    await assert.rejects(
+      oidc.fetchUserInfo(partner, tokens.access_token, tokens.claims()!.sub),
+      (err: Error & { status?: number }) => err.status === 401,
+    )
+    const withdrawn = (await onLedger(did, 5)).find((r) => r.receipt.type === 'consent.withdrawn')!
+    assert.deepEqual(withdrawn.receipt.data, { client_id: partnerId, scope: 'openid email offline_access' })
+
+    // nothing left to withdraw
+    const again = await jar.fetch(`${service.url}/ui/account/consents/withdraw`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf: csrfOf(page), client_id: partnerId }).toString(),
+    })
+    assert.equal(again.status, 404)
+  })
+})
