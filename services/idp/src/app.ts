@@ -11,6 +11,7 @@ import { authorizeRoutes } from './areas/authorize/routes.ts'
 import { discoveryRoutes } from './areas/discovery/routes.ts'
 import { logoutRoutes } from './areas/logout/routes.ts'
 import { mfaRoutes } from './areas/mfa/routes.ts'
+import { passkeyRoutes } from './areas/passkeys/routes.ts'
 import { announceLogout, startBackchannelDelivery } from './areas/logout/service.ts'
 import { backfillUserKeys, issuerIdentity } from './areas/identity/service.ts'
 import { revocationRoutes } from './areas/revocation/routes.ts'
@@ -115,7 +116,10 @@ export const idp: ServiceSpec<IdpConfig> = {
     const logout = { db, keys, issuer, pairwiseSalt: ctx.config.pairwiseSalt, log: ctx.log, jobs }
     await startBackchannelDelivery(logout)
     logoutRoutes(app, logout)
+    const rp = { db, kv: ctx.kv, rpId: new URL(issuer).hostname, origin: new URL(issuer).origin }
+    passkeyRoutes(app, { ...rp, receipts, secureCookies })
     uiRoutes(app, {
+      rp,
       onSessionEnd: (session) => announceLogout(logout, session),
       db,
       receipts,

@@ -108,6 +108,16 @@ export interface IdpTables {
     purpose: string | null
     granted_at: Date | null
   }
+  passkeys: {
+    id: string
+    user_id: string
+    public_key: Buffer
+    counter: Generated<string>
+    transports: Generated<string[]>
+    backed_up: Generated<boolean>
+    created_at: Generated<Date>
+    last_used_at: Date | null
+  }
   refresh_tokens: {
     token_hash: Buffer
     family_id: string

@@ -36,6 +36,7 @@ describe('idp service', () => {
       '0007_email.sql',
       '0008_totp.sql',
       '0009_identities_devices_receipts.sql',
+      '0010_passkeys.sql',
     ])
   })
 

@@ -5,6 +5,7 @@ import { isS256Challenge } from '../../oauth/pkce.ts'
 import { withParams } from '../../oauth/redirect.ts'
 import { parseScope, SCOPES } from '../../oauth/scopes.ts'
 import { hasTotp } from '../mfa/totp.ts'
+import { hasPasskey } from '../passkeys/store.ts'
 import { currentSession } from '../sessions/service.ts'
 import { consentOf } from './consent-store.ts'
 import { insertCode } from './store.ts'
@@ -101,7 +102,11 @@ export async function authorize(
   const session = await currentSession(db, request)
   const wantsMfa = parseScope(query.acr_values).includes('urn:svc:mfa')
   // a second factor is asked for and the account has one: a password-only session must sign in again
-  const stepUp = session && wantsMfa && session.acr !== 'urn:svc:mfa' && (await hasTotp(db, session.user_id))
+  const stepUp =
+    session &&
+    wantsMfa &&
+    session.acr !== 'urn:svc:mfa' &&
+    ((await hasTotp(db, session.user_id)) || (await hasPasskey(db, session.user_id)))
   const stale =
     stepUp || (session && maxAge !== undefined && (Date.now() - session.auth_time.getTime()) / 1000 > maxAge)
   if (!session || stale || prompts.has('login')) {

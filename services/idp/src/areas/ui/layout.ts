@@ -1,7 +1,7 @@
 import { type Html, html } from '@svc/kit'
 import type { FastifyReply } from 'fastify'
 
-export function page(title: string, body: Html): string {
+export function page(title: string, body: Html, scripts: string[] = []): string {
   return html`<!doctype html>
     <html lang="en">
       <head>
@@ -43,6 +43,7 @@ export function page(title: string, body: Html): string {
             padding: 0.25rem;
           }
         </style>
+        ${scripts.map((src) => html`<script src="${src}" defer></script>`)}
       </head>
       <body>
         <main>${body}</main>

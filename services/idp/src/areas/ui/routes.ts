@@ -8,6 +8,9 @@ import { hasTotp } from '../mfa/totp.ts'
 import { authenticate, recordEvent } from '../accounts/service.ts'
 import { recentEvents, userById } from '../accounts/store.ts'
 import { consentsOf } from '../authorize/consent-store.ts'
+import { PASSKEY_SCRIPT_PATH, passkeySection, passkeySignInForm } from '../passkeys/pages.ts'
+import { type RelyingParty, registrationOptions, signInOptions } from '../passkeys/service.ts'
+import { passkeysOf } from '../passkeys/store.ts'
 import { CsrfOnly, checkCsrf, csrfToken } from '../sessions/csrf.ts'
 import { currentSession, endSession } from '../sessions/service.ts'
 import { page, safeReturnTo, signedOut } from './layout.ts'
@@ -15,6 +18,8 @@ import { completeSignIn } from './sign-in.ts'
 
 interface UiOptions {
   db: IdpDb
+  /** Where passkeys belong (the issuer's host and origin). */
+  rp: RelyingParty
   receipts: ReceiptWriter
   kv: Kv
   /** The issuer's origin, for the Origin check of form posts. */
@@ -24,7 +29,7 @@ interface UiOptions {
   onSessionEnd: (session: { sid: string; user_id: string }) => Promise<string[]>
 }
 
-const loginForm = (csrf: string, returnTo: string, email = '', error?: string) =>
+const loginForm = (csrf: string, returnTo: string, passkeyOptions: object, email = '', error?: string) =>
   page(
     'Sign in',
     html`<h1>Sign in</h1>
@@ -37,10 +42,12 @@ const loginForm = (csrf: string, returnTo: string, email = '', error?: string) =
         <label for="password">Password</label>
         <input id="password" name="password" type="password" autocomplete="current-password" required />
         <button type="submit">Sign in</button>
-      </form>`,
+      </form>
+      ${passkeySignInForm(csrf, returnTo, passkeyOptions)}`,
+    [PASSKEY_SCRIPT_PATH],
   )
 
-export function uiRoutes(app: App, { db, receipts, kv, origin, secureCookies, onSessionEnd }: UiOptions) {
+export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies, onSessionEnd }: UiOptions) {
   const tags = ['pages']
   const context = (request: { ip: string; headers: Record<string, unknown> }) => ({
     ip: request.ip,
@@ -64,6 +71,7 @@ export function uiRoutes(app: App, { db, receipts, kv, origin, secureCookies, on
       const form = loginForm(
         csrfToken(request, reply, secureCookies),
         returnTo,
+        await signInOptions(rp),
         request.query.login_hint ?? '',
       )
       return reply.type('text/html; charset=utf-8').send(form)
@@ -99,6 +107,7 @@ export function uiRoutes(app: App, { db, receipts, kv, origin, secureCookies, on
         const form = loginForm(
           csrfToken(request, reply, secureCookies),
           returnTo,
+          await signInOptions(rp),
           request.body.email,
           'Wrong email or password.',
         )
@@ -127,6 +136,7 @@ export function uiRoutes(app: App, { db, receipts, kv, origin, secureCookies, on
       const user = await userById(db, session.user_id)
       const events = await recentEvents(db, session.user_id)
       const apps = await consentsOf(db, session.user_id)
+      const passkeys = await passkeysOf(db, session.user_id)
       const csrf = csrfToken(request, reply, secureCookies)
       return reply.type('text/html; charset=utf-8').send(
         page(
@@ -158,6 +168,15 @@ export function uiRoutes(app: App, { db, receipts, kv, origin, secureCookies, on
                   </p>
                 </form>`,
             )}
+            ${passkeySection(csrf, await registrationOptions(rp, user!), passkeys)}
+            ${
+              user?.password_hash && session.amr.includes('webauthn')
+                ? html`<form method="post" action="/ui/account/password/remove">
+                  <input type="hidden" name="csrf" value="${csrf}" />
+                  <button type="submit">Remove my password (sign in with passkeys only)</button>
+                </form>`
+                : ''
+            }
             <form method="post" action="/ui/account/totp">
             <input type="hidden" name="csrf" value="${csrf}" />
             <button type="submit">Set up an authenticator app</button>
@@ -170,6 +189,7 @@ export function uiRoutes(app: App, { db, receipts, kv, origin, secureCookies, on
               <input type="hidden" name="csrf" value="${csrf}" />
               <button type="submit">Sign out</button>
             </form>`,
+          [PASSKEY_SCRIPT_PATH],
         ),
       )
     },

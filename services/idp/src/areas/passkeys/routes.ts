@@ -1,0 +1,172 @@
+import { type App, AppError, html } from '@svc/kit'
+import type { ReceiptWriter } from '@svc/kit/receipts/writer'
+import type { FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import { recordEvent } from '../accounts/service.ts'
+import { userById } from '../accounts/store.ts'
+import { CsrfOnly, checkCsrf } from '../sessions/csrf.ts'
+import { currentSession } from '../sessions/service.ts'
+import { safeReturnTo, sendMessage, sendPage } from '../ui/layout.ts'
+import { completeSignIn } from '../ui/sign-in.ts'
+import { PASSKEY_SCRIPT_PATH } from './pages.ts'
+import { PASSKEY_SCRIPT } from './script.ts'
+import { addPasskey, type RelyingParty, signInWithPasskey } from './service.ts'
+import { deletePasskey, hasPasskey } from './store.ts'
+
+interface PasskeyOptions extends RelyingParty {
+  receipts: ReceiptWriter
+  secureCookies: boolean
+}
+
+const Credential = Type.String({ minLength: 2, maxLength: 20_000 })
+
+const context = (request: FastifyRequest) => ({
+  ip: request.ip,
+  ...(typeof request.headers['user-agent'] === 'string' ? { userAgent: request.headers['user-agent'] } : {}),
+})
+
+/** The browser's WebAuthn JSON, or a 400: the form field is whatever the page posted. */
+function parseCredential<T>(value: string): T {
+  try {
+    const parsed = JSON.parse(value) as unknown
+    if (parsed && typeof parsed === 'object' && typeof (parsed as { id?: unknown }).id === 'string')
+      return parsed as T
+  } catch {
+    // answered below
+  }
+  throw new AppError(400, 'invalid_request', 'credential must be the JSON of a WebAuthn credential')
+}
+
+/** Passkeys (WebAuthn Level 3): sign-in, adding and removing them, and removing the password. */
+export function passkeyRoutes(app: App, options: PasskeyOptions) {
+  const { db, receipts, origin, secureCookies } = options
+  const tags = ['pages']
+
+  app.get(
+    PASSKEY_SCRIPT_PATH,
+    { schema: { summary: 'The passkey script of the hosted pages', tags } },
+    (_, reply) =>
+      reply
+        .type('text/javascript; charset=utf-8')
+        .header('cache-control', 'public, max-age=300')
+        .send(PASSKEY_SCRIPT),
+  )
+
+  app.post(
+    '/ui/login/passkey',
+    {
+      schema: {
+        summary: 'Sign in with a passkey',
+        tags,
+        body: Type.Object({
+          csrf: Type.String({ maxLength: 100 }),
+          return_to: Type.Optional(Type.String({ maxLength: 4000 })),
+          credential: Credential,
+        }),
+      },
+    },
+    async (request, reply) => {
+      checkCsrf(request, request.body.csrf, origin)
+      const userId = await signInWithPasskey(options, parseCredential(request.body.credential)).catch(
+        () => undefined,
+      )
+      if (!userId)
+        return sendMessage(reply, 401, 'Sign in', 'This passkey was not accepted. Go back and try again.')
+      // user verification was required: the passkey is possession and a PIN or biometric at once
+      return completeSignIn({ db, receipts }, request, reply, {
+        userId,
+        amr: ['webauthn'],
+        acr: 'urn:svc:mfa',
+        returnTo: safeReturnTo(request.body.return_to),
+        secure: secureCookies,
+      })
+    },
+  )
+
+  app.post(
+    '/ui/account/passkeys',
+    {
+      schema: {
+        summary: 'Add a passkey to the signed-in account',
+        tags,
+        body: Type.Object({ csrf: Type.String({ maxLength: 100 }), credential: Credential }),
+      },
+    },
+    async (request, reply) => {
+      checkCsrf(request, request.body.csrf, origin)
+      const session = await currentSession(db, request)
+      if (!session) throw new AppError(401, 'login_required', 'sign in to add a passkey')
+      const added = await addPasskey(
+        options,
+        session.user_id,
+        parseCredential(request.body.credential),
+      ).catch(() => false)
+      if (!added) return sendMessage(reply, 400, 'Passkeys', 'This passkey could not be added. Try again.')
+      await recordEvent(db, session.user_id, 'passkey_added', context(request))
+      return reply.redirect('/ui/account', 303)
+    },
+  )
+
+  app.post(
+    '/ui/account/passkeys/delete',
+    {
+      schema: {
+        summary: 'Remove a passkey from the signed-in account',
+        tags,
+        body: Type.Object({ csrf: Type.String({ maxLength: 100 }), id: Type.String({ maxLength: 1400 }) }),
+      },
+    },
+    async (request, reply) => {
+      checkCsrf(request, request.body.csrf, origin)
+      const session = await currentSession(db, request)
+      if (!session) throw new AppError(401, 'login_required', 'sign in to remove a passkey')
+      const user = await userById(db, session.user_id)
+      const removed = await db
+        .transaction()
+        .execute(async (trx) => {
+          if (!(await deletePasskey(trx, session.user_id, request.body.id))) return 'unknown'
+          // never the last way in
+          if (!user?.password_hash && !(await hasPasskey(trx, session.user_id))) throw new LastWayIn()
+          return 'removed'
+        })
+        .catch((err) => {
+          if (err instanceof LastWayIn) return 'last'
+          throw err
+        })
+      if (removed === 'unknown') return sendMessage(reply, 404, 'Passkeys', 'There is no such passkey.')
+      if (removed === 'last')
+        return sendMessage(reply, 409, 'Passkeys', 'This is your only way to sign in: set a password first.')
+      await recordEvent(db, session.user_id, 'passkey_removed', context(request))
+      return reply.redirect('/ui/account', 303)
+    },
+  )
+
+  app.post(
+    '/ui/account/password/remove',
+    {
+      schema: {
+        summary: 'Remove the password: only from a session signed in with a passkey',
+        tags,
+        body: CsrfOnly,
+      },
+    },
+    async (request, reply) => {
+      checkCsrf(request, request.body.csrf, origin)
+      const session = await currentSession(db, request)
+      if (!session) throw new AppError(401, 'login_required', 'sign in to remove your password')
+      if (!session.amr.includes('webauthn') || !(await hasPasskey(db, session.user_id)))
+        return sendPage(
+          reply,
+          403,
+          'Password',
+          html`<h1>Password</h1>
+            <p>Sign in with a passkey to remove your password: it proves you can sign in without it.</p>`,
+        )
+      await db.updateTable('users').set({ password_hash: null }).where('id', '=', session.user_id).execute()
+      await recordEvent(db, session.user_id, 'password_removed', context(request))
+      return reply.redirect('/ui/account', 303)
+    },
+  )
+}
+
+class LastWayIn extends Error {}
