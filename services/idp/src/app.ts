@@ -4,6 +4,7 @@ import { ReceiptWriter } from '@svc/kit/receipts/writer'
 import type { Kysely } from 'kysely'
 import cookie from '@fastify/cookie'
 import { requireAdmin } from './admin.ts'
+import { Mailer } from './areas/email/mailer.ts'
 import { DEMO_EMAIL, ensureDemoUser } from './areas/accounts/service.ts'
 import { accountRoutes } from './areas/accounts/routes.ts'
 import { consentRoutes } from './areas/authorize/consent-routes.ts'
@@ -87,6 +88,14 @@ export const idp: ServiceSpec<IdpConfig> = {
       issuer: await issuerIdentity(db, sealer),
     })
     await receipts.start()
+    const mailer = new Mailer({
+      jobs,
+      sealer,
+      smtpUrl: ctx.config.smtpUrl,
+      from: ctx.config.mailFrom ?? `svc <no-reply@${new URL(ctx.baseUrl).hostname}>`,
+    })
+    await mailer.start()
+    app.addHook('onClose', async () => mailer.close())
     const issuer = ctx.baseUrl
     discoveryRoutes(app, issuer, discoveryLimit)
     authorizeRoutes(app, db, issuer)
@@ -95,6 +104,7 @@ export const idp: ServiceSpec<IdpConfig> = {
     mfaRoutes(app, { db, receipts, kv: ctx.kv, sealer, origin: new URL(issuer).origin, secureCookies })
     accountRoutes(app, {
       db,
+      mailer,
       sealer,
       kv: ctx.kv,
       issuer,

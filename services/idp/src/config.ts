@@ -26,6 +26,10 @@ export interface IdpConfig {
   tokenRatePerMinute: { client: number; ip: number }
   /** The idp's writer token at the ledger (LEDGER_WRITERS there); the development default matches the ledger's. */
   ledgerToken: string
+  /** The mail server (smtp:// or smtps://); unset in development means the outbox page. */
+  smtpUrl: string | undefined
+  /** The From of the idp's email; by default no-reply at the issuer's host. */
+  mailFrom: string | undefined
 }
 
 /** The ledger's development writer for the idp (services/ledger DEV_WRITERS). */
@@ -46,6 +50,10 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
       IDP_TOKEN_RATE_PER_MIN_CLIENT: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
       IDP_TOKEN_RATE_PER_MIN_IP: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
       IDP_LEDGER_TOKEN: Type.Optional(Type.String({ minLength: 16, maxLength: 200 })),
+      IDP_SMTP_URL: Type.Optional(
+        Type.String({ pattern: '^smtps?://[^\\s]+$', description: 'smtp:// or smtps://' }),
+      ),
+      IDP_MAIL_FROM: Type.Optional(Type.String({ minLength: 3, maxLength: 320 })),
     },
     env,
   )
@@ -55,6 +63,10 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
     throw new ConfigError('IDP_PAIRWISE_SALT must be set when NODE_ENV=production')
   if (common.nodeEnv === 'production' && !values.IDP_LEDGER_TOKEN)
     throw new ConfigError('IDP_LEDGER_TOKEN must be set when NODE_ENV=production')
+  if (common.nodeEnv === 'production' && !values.IDP_SMTP_URL)
+    throw new ConfigError(
+      'IDP_SMTP_URL must be set when NODE_ENV=production (the outbox page is for development)',
+    )
   const encryptionKey =
     values.IDP_ENCRYPTION_KEY ??
     devFileSecret(join(common.dataDir), 'idp.encryption-key', () => randomBytes(32).toString('base64url'))
@@ -71,6 +83,8 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
       ip: values.IDP_TOKEN_RATE_PER_MIN_IP ?? 60,
     },
     ledgerToken: values.IDP_LEDGER_TOKEN ?? DEV_LEDGER_TOKEN,
+    smtpUrl: values.IDP_SMTP_URL,
+    mailFrom: values.IDP_MAIL_FROM,
     pairwiseSalt:
       values.IDP_PAIRWISE_SALT ??
       devFileSecret(common.dataDir, 'idp.pairwise-salt', () => randomBytes(32).toString('base64url')),

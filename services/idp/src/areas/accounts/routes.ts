@@ -1,7 +1,8 @@
 import { type App, html, type Kv, rateLimit, type Sealer } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
-import { consumeEmailToken, issueEmailToken, outbox, sendEmail } from '../email/service.ts'
+import type { Mailer } from '../email/mailer.ts'
+import { consumeEmailToken, issueEmailToken, outbox } from '../email/service.ts'
 import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
 import { page, sendMessage } from '../ui/layout.ts'
 import { hashPassword } from './passwords.ts'
@@ -16,6 +17,7 @@ const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]{2,}$/
 
 interface AccountOptions {
   db: IdpDb
+  mailer: Mailer
   sealer: Sealer
   kv: Kv
   issuer: string
@@ -44,7 +46,7 @@ const registerForm = (csrf: string, values: { email?: string; name?: string } = 
 
 export function accountRoutes(
   app: App,
-  { db, sealer, kv, issuer, origin, secureCookies, development, ratePerMinute }: AccountOptions,
+  { db, mailer, sealer, kv, issuer, origin, secureCookies, development, ratePerMinute }: AccountOptions,
 ) {
   const tags = ['pages']
 
@@ -82,7 +84,7 @@ export function accountRoutes(
       // the same answer whether or not the address has an account: its owner is told by email instead
       await db.transaction().execute(async (trx) => {
         if (await userByEmail(trx, email)) {
-          await sendEmail(trx, {
+          await mailer.send(trx, {
             to: email,
             subject: 'You already have an account',
             text: `Someone tried to create an account with this address, which already has one. Sign in at ${issuer}/ui/login. If it was not you, nothing changed.`,
@@ -91,7 +93,7 @@ export function accountRoutes(
         }
         const userId = await createUser(trx, sealer, { email, password, ...(name ? { name } : {}) })
         const token = await issueEmailToken(trx, userId, 'verify_email', VERIFY_TTL_MS)
-        await sendEmail(trx, {
+        await mailer.send(trx, {
           to: email,
           subject: 'Confirm your email address',
           text: `Confirm your address: ${issuer}/ui/verify-email?token=${token}\nThe link works once, for 24 hours.`,
@@ -176,7 +178,7 @@ export function accountRoutes(
       if (user)
         await db.transaction().execute(async (trx) => {
           const token = await issueEmailToken(trx, user.id, 'reset_password', RESET_TTL_MS)
-          await sendEmail(trx, {
+          await mailer.send(trx, {
             to: user.email,
             subject: 'Reset your password',
             text: `Choose a new password: ${issuer}/ui/reset?token=${token}\nThe link works once, for one hour. If you did not ask, ignore this message.`,

@@ -4,19 +4,6 @@ import type { IdpDb, IdpTables } from '../../db.ts'
 type Purpose = IdpTables['email_tokens']['purpose']
 const digest = (token: string) => createHash('sha256').update(token).digest()
 
-/** Sends an email. Without a mail server (development), it lands in the outbox shown at /ui/dev/outbox. */
-export async function sendEmail(db: IdpDb, email: { to: string; subject: string; text: string }) {
-  await db
-    .insertInto('dev_outbox')
-    .values({
-      id: `eml_${randomBytes(12).toString('base64url')}`,
-      recipient: email.to,
-      subject: email.subject,
-      body: email.text,
-    })
-    .execute()
-}
-
 export async function outbox(db: IdpDb, limit = 50) {
   return db.selectFrom('dev_outbox').selectAll().orderBy('created_at', 'desc').limit(limit).execute()
 }
