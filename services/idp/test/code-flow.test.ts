@@ -183,7 +183,7 @@ describe('OpenID Connect code flow, driven by openid-client', () => {
         400,
         'invalid_request',
       ],
-      [request(`${service.url}/token`), 404, 'not_found'],
+      [request(`${service.url}/token`), 405, 'invalid_request'],
     ]
     for (const [pending, status, error] of cases) {
       const res = await pending

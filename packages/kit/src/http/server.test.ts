@@ -135,6 +135,12 @@ describe('http server (api error shape)', () => {
     assert.match((res.body.error as { message: string }).message, /GET \/nowhere$/)
   })
 
+  it('answers a known path under another method with 405 and Allow', async () => {
+    const res = await call(base, '/items?x=1', { method: 'DELETE' })
+    assertApiError(res, 405, 'method_not_allowed')
+    assert.equal(res.headers.get('allow'), 'GET, HEAD, POST')
+  })
+
   it('maps a unique violation to 409 and changes nothing', async () => {
     assert.equal((await call(base, '/items', json({ name: 'dup', amount: 1 }))).status, 200)
     assertApiError(await call(base, '/items', json({ name: 'dup', amount: 2 })), 409, 'conflict')

@@ -101,14 +101,36 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     else request.log.info({ code: appError.code, status: appError.status }, appError.message)
     return sendError(shapeOf(request), appError, request, reply)
   })
-  app.setNotFoundHandler((request, reply) =>
-    sendError(
+  // RFC 9110 §15.5.6: a path that exists under other methods answers 405 with Allow, not 404
+  const routes: Array<{ pattern: RegExp; methods: Set<string> }> = []
+  app.addHook('onRoute', (route) => {
+    const source = `^${route.url
+      .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+      .replace(/:[^/]+/g, '[^/]+')
+      .replace(/\*/g, '.*')}$`
+    let entry = routes.find((r) => r.pattern.source === source)
+    if (!entry) routes.push((entry = { pattern: new RegExp(source), methods: new Set() }))
+    for (const method of [route.method].flat()) entry.methods.add(method)
+  })
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0]!
+    const allowed = new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => [...r.methods]))
+    if (allowed.size > 0)
+      return sendError(
+        shapeOf(request),
+        new AppError(405, 'method_not_allowed', `${path} does not answer ${request.method}`, {
+          allow: [...allowed].sort().join(', '),
+        }),
+        request,
+        reply,
+      )
+    return sendError(
       shapeOf(request),
-      new AppError(404, 'not_found', `no route for ${request.method} ${request.url.split('?')[0]}`),
+      new AppError(404, 'not_found', `no route for ${request.method} ${path}`),
       request,
       reply,
-    ),
-  )
+    )
+  })
 
   await app.register(formbody)
   await app.register(swagger, {

@@ -1,5 +1,6 @@
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
+import { formOnly } from '../../oauth/form.ts'
 import { authenticateClient } from '../../oauth/client-auth.ts'
 import { introspect, revoke, type TokenDeps } from './service.ts'
 
@@ -13,7 +14,10 @@ const TokenForm = Type.Object({
 export function revocationRoutes(app: App, deps: TokenDeps) {
   app.post(
     '/revoke',
-    { schema: { summary: 'RFC 7009 token revocation: always 200', tags: ['oauth'], body: TokenForm } },
+    {
+      preValidation: formOnly('revocation'),
+      schema: { summary: 'RFC 7009 token revocation: always 200', tags: ['oauth'], body: TokenForm },
+    },
     async (request, reply) => {
       const client = await authenticateClient(deps.db, request, request.body)
       await revoke(deps, client, request.body.token, request.body.token_type_hint)
@@ -23,6 +27,7 @@ export function revocationRoutes(app: App, deps: TokenDeps) {
   app.post(
     '/introspect',
     {
+      preValidation: formOnly('introspection'),
       schema: {
         summary: 'RFC 7662 token introspection, for the token’s audience',
         tags: ['oauth'],

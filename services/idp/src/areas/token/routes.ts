@@ -1,5 +1,6 @@
 import { type App, AppError, type Kv, rateLimit } from '@svc/kit'
 import { Type } from 'typebox'
+import { formOnly } from '../../oauth/form.ts'
 import { authenticateClient } from '../../oauth/client-auth.ts'
 import { authorizationCodeGrant, type GrantDeps, refreshTokenGrant } from './grants.ts'
 
@@ -37,6 +38,7 @@ export function tokenRoutes(
   app.post(
     '/token',
     {
+      preValidation: formOnly('token'),
       schema: {
         summary:
           'The token endpoint (RFC 6749 §3.2): authorization_code with PKCE, refresh_token with rotation',
@@ -47,12 +49,6 @@ export function tokenRoutes(
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
-      if (!request.headers['content-type']?.startsWith('application/x-www-form-urlencoded'))
-        throw new AppError(
-          400,
-          'invalid_request',
-          'the token request is a form (application/x-www-form-urlencoded)',
-        )
       const body = request.body
       await perIp(request, reply)
       const client = await authenticateClient(deps.db, request, body)

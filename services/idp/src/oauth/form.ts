@@ -1,0 +1,15 @@
+import { AppError } from '@svc/kit'
+import type { FastifyRequest } from 'fastify'
+
+/**
+ * RFC 6749 §3.2, RFC 7009 §2.1, RFC 7662 §2.1: these requests are forms. Checked before the body is
+ * validated, so a JSON or text body is told what to send instead of which field it lacks.
+ */
+export const formOnly = (endpoint: string) => async (request: FastifyRequest) => {
+  if (!request.headers['content-type']?.startsWith('application/x-www-form-urlencoded'))
+    throw new AppError(
+      400,
+      'invalid_request',
+      `the ${endpoint} request is a form (application/x-www-form-urlencoded)`,
+    )
+}
