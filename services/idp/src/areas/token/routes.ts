@@ -2,6 +2,7 @@ import { type App, AppError, type Kv, rateLimit } from '@svc/kit'
 import { Type } from 'typebox'
 import { formOnly } from '../../oauth/form.ts'
 import { authenticateClient } from '../../oauth/client-auth.ts'
+import { clientCredentialsGrant } from './client-credentials.ts'
 import { authorizationCodeGrant, type GrantDeps, refreshTokenGrant } from './grants.ts'
 
 // RFC 6749 §3.2: unknown parameters are ignored, so the body is not closed; repeated ones fail validation.
@@ -12,6 +13,8 @@ const TokenRequest = Type.Object({
   code_verifier: Type.Optional(Type.String({ maxLength: 200 })),
   refresh_token: Type.Optional(Type.String({ maxLength: 200 })),
   scope: Type.Optional(Type.String({ maxLength: 1000 })),
+  audience: Type.Optional(Type.String({ maxLength: 200 })),
+  resource: Type.Optional(Type.String({ maxLength: 2000 })),
   client_id: Type.Optional(Type.String({ maxLength: 200 })),
   client_secret: Type.Optional(Type.String({ maxLength: 200 })),
 })
@@ -41,7 +44,7 @@ export function tokenRoutes(
       preValidation: formOnly('token'),
       schema: {
         summary:
-          'The token endpoint (RFC 6749 §3.2): authorization_code with PKCE, refresh_token with rotation',
+          'The token endpoint (RFC 6749 §3.2): authorization_code with PKCE, refresh_token with rotation, client_credentials',
         tags: ['oauth'],
         consumes: ['application/x-www-form-urlencoded'],
         body: TokenRequest,
@@ -55,6 +58,7 @@ export function tokenRoutes(
       await perClient(client.client_id)(request, reply)
       if (body.grant_type === 'authorization_code') return authorizationCodeGrant(deps, client, body)
       if (body.grant_type === 'refresh_token') return refreshTokenGrant(deps, client, body)
+      if (body.grant_type === 'client_credentials') return clientCredentialsGrant(deps, client, body)
       throw new AppError(400, 'unsupported_grant_type', `grant_type ${body.grant_type} is not supported`)
     },
   )

@@ -25,6 +25,8 @@ async function claims(
     throw invalidToken('the access token is invalid or expired')
   }
   if (await isDenied(deps.kv, payload.jti)) throw invalidToken('the access token was revoked')
+  if (typeof payload.sid !== 'string')
+    throw invalidToken('this access token was issued to a client for itself: there is no user')
   const holder = await tokenHolder(deps.db, payload)
   if (!holder) throw invalidToken('the access token no longer stands for a signed-in user')
   const { user, client } = holder
