@@ -15,6 +15,7 @@ import { mfaRoutes } from './areas/mfa/routes.ts'
 import { passkeyRoutes } from './areas/passkeys/routes.ts'
 import { announceLogout, startBackchannelDelivery } from './areas/logout/service.ts'
 import { backfillUserKeys, issuerIdentity } from './areas/identity/service.ts'
+import { resourceRoutes } from './areas/resources/routes.ts'
 import { revocationRoutes } from './areas/revocation/routes.ts'
 import { tokenRoutes } from './areas/token/routes.ts'
 import { uiRoutes } from './areas/ui/routes.ts'
@@ -98,6 +99,7 @@ export const idp: ServiceSpec<IdpConfig> = {
     app.addHook('onClose', async () => mailer.close())
     const issuer = ctx.baseUrl
     discoveryRoutes(app, issuer, discoveryLimit)
+    resourceRoutes(app, { db, issuer, adminToken: ctx.config.adminToken, discoveryLimit })
     authorizeRoutes(app, db, issuer)
     const secureCookies = ctx.baseUrl.startsWith('https:')
     consentRoutes(app, { db, receipts, issuer, origin: new URL(issuer).origin, secureCookies })

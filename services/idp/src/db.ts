@@ -82,6 +82,7 @@ export interface IdpTables {
     expires_at: Date
     used_at: Date | null
     family_id: Generated<string | null>
+    resource: string | null
   }
   email_tokens: {
     token_hash: Buffer
@@ -108,6 +109,14 @@ export interface IdpTables {
     purpose: string | null
     granted_at: Date | null
   }
+  resources: {
+    id: string
+    identifier: string
+    name: string
+    scopes: string[]
+    mcp: boolean
+    created_at: Generated<Date>
+  }
   passkeys: {
     id: string
     user_id: string
@@ -132,6 +141,7 @@ export interface IdpTables {
     expires_at: Date
     rotated_at: Date | null
     revoked_at: Date | null
+    resource: string | null
   }
 }
 

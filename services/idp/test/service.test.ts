@@ -37,6 +37,7 @@ describe('idp service', () => {
       '0008_totp.sql',
       '0009_identities_devices_receipts.sql',
       '0010_passkeys.sql',
+      '0011_resources.sql',
     ])
   })
 

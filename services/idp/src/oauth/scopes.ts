@@ -10,3 +10,6 @@ export const CLAIMS_BY_SCOPE: Record<string, string[]> = {
   profile: ['name'],
   email: ['email', 'email_verified'],
 }
+
+/** RFC 6749 §3.3: scope-token = 1*NQCHAR. */
+export const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/

@@ -27,6 +27,7 @@ export function authorizeRoutes(app: App, db: IdpDb, issuer: string) {
           max_age: Param,
           login_hint: Param,
           acr_values: Param,
+          resource: Type.Optional(Type.String({ maxLength: 2000 })),
         }),
       },
     },

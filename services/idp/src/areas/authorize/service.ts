@@ -8,6 +8,7 @@ import { hasTotp } from '../mfa/totp.ts'
 import { hasPasskey } from '../passkeys/store.ts'
 import { currentSession } from '../sessions/service.ts'
 import { consentOf } from './consent-store.ts'
+import { targetResource } from '../resources/service.ts'
 import { insertCode } from './store.ts'
 
 export const CODE_TTL_MS = 60_000
@@ -25,6 +26,7 @@ export interface AuthorizeQuery {
   max_age?: string
   login_hint?: string
   acr_values?: string
+  resource?: string
 }
 
 /** What /authorize answers: an error page on our own domain, or a redirect (to the client, or to sign in). */
@@ -85,7 +87,15 @@ export async function authorize(
   if (query.response_type !== 'code') return fail('unsupported_response_type', 'response_type must be code')
   const scopes = parseScope(query.scope)
   if (!scopes.includes('openid')) return fail('invalid_scope', 'scope must include openid')
-  const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s))
+  let resource
+  try {
+    resource = await targetResource(db, query.resource)
+  } catch (err) {
+    return fail('invalid_target', (err as Error).message)
+  }
+  // with a resource (RFC 8707), its own scopes may be asked for beside the OpenID ones
+  const known = [...SCOPES, ...(resource?.scopes ?? [])]
+  const unknown = scopes.filter((s) => !known.includes(s))
   if (unknown.length) return fail('invalid_scope', `unsupported scope: ${unknown.join(' ')}`)
   if (!query.code_challenge) return fail('invalid_request', 'code_challenge is required (PKCE with S256)')
   if (query.code_challenge_method !== 'S256')
@@ -155,6 +165,7 @@ export async function authorize(
     acr: session.acr,
     amr: session.amr,
     expires_at: new Date(Date.now() + CODE_TTL_MS),
+    resource: resource?.identifier ?? null,
   })
   return { kind: 'redirect', location: withParams(redirectUri, { code, state: query.state, iss: issuer }) }
 }

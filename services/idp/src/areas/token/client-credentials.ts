@@ -1,18 +1,18 @@
 import { randomBytes } from 'node:crypto'
 import { AppError } from '@svc/kit'
 import type { IdpTables } from '../../db.ts'
-import { parseScope, SCOPES } from '../../oauth/scopes.ts'
+import { parseScope, SCOPE_TOKEN, SCOPES } from '../../oauth/scopes.ts'
+import { targetResource } from '../resources/service.ts'
 import type { GrantDeps } from './grants.ts'
 import { ACCESS_TOKEN_TTL_S } from './tokens.ts'
 
 /** Scopes about a user: a client acting for itself has none to ask for. */
 const USER_SCOPES = new Set<string>([...SCOPES, 'organization'])
-/** RFC 6749 §3.3: scope-token = 1*NQCHAR. */
-const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/
 
 /**
  * RFC 6749 §4.4: a confidential client's token for itself (`sub` = `client_id`, no refresh token),
- * for its own use or, with `audience`, for another registered client. The access token is an
+ * for its own use, for another registered client (`audience`) or for a registered resource
+ * (`resource`, RFC 8707, whose declared scopes bound the asked ones). The access token is an
  * RFC 9068 JWT like every other.
  */
 export async function clientCredentialsGrant(
@@ -33,9 +33,13 @@ export async function clientCredentialsGrant(
       'invalid_scope',
       `scopes about a user cannot be granted to a client: ${userScopes.join(' ')}`,
     )
-  if (body.resource !== undefined)
-    throw new AppError(400, 'invalid_target', `no resource ${body.resource} is registered`)
-  let audience = client.client_id
+  const resource = await targetResource(deps.db, body.resource)
+  if (resource && body.audience !== undefined)
+    throw new AppError(400, 'invalid_request', 'ask for a resource or an audience, not both')
+  const foreign = resource?.scopes.length ? scopes.filter((s) => !resource.scopes.includes(s)) : []
+  if (foreign.length)
+    throw new AppError(400, 'invalid_scope', `${resource!.identifier} has no scope ${foreign.join(' ')}`)
+  let audience = resource?.identifier ?? client.client_id
   if (body.audience !== undefined) {
     const target = await deps.db
       .selectFrom('clients')

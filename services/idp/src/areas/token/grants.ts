@@ -4,6 +4,7 @@ import type { IdpDb, IdpTables } from '../../db.ts'
 import { verifyPkce } from '../../oauth/pkce.ts'
 import { parseScope } from '../../oauth/scopes.ts'
 import { consumeCode } from '../authorize/store.ts'
+import { targetResource } from '../resources/service.ts'
 import type { SigningKeys } from '../keys/service.ts'
 import {
   codeFamily,
@@ -52,6 +53,7 @@ async function tokensFor(
     auth_time: grant.auth_time,
     acr: grant.acr,
     amr: grant.amr,
+    resource: grant.resource,
     expires_at: new Date(Date.now() + REFRESH_TTL_MS),
   })
   return { ...response, refresh_token: refreshToken }
@@ -101,6 +103,8 @@ export async function refreshTokenGrant(
   }
   if (token.client_id !== client.client_id)
     throw invalidGrant('the refresh token was issued to another client')
+  // a resource removed since: no more tokens for it
+  await targetResource(deps.db, token.resource ?? undefined)
   const asked = body.scope === undefined ? token.scope : parseScope(body.scope)
   const beyond = asked.filter((s) => !token.scope.includes(s))
   if (beyond.length)

@@ -14,6 +14,8 @@ export interface Grant {
   auth_time: Date
   acr: string
   amr: string[]
+  /** The RFC 8707 resource the access token is for; its audience is the client otherwise. */
+  resource: string | null
 }
 
 /** OpenID Connect Core §3.1.3.6: the left half of SHA-256 of the access token, base64url. */
@@ -35,7 +37,7 @@ export async function issueTokens(
     {
       iss: issuer,
       sub,
-      aud: client.client_id,
+      aud: grant.resource ?? client.client_id,
       client_id: client.client_id,
       scope,
       sid: grant.sid,
