@@ -1,0 +1,376 @@
+/**
+ * The idp's /token figures (npm run bench -w services/idp), on the embedded database and, when
+ * DATABASE_URL is set, on PostgreSQL too, against oidc-provider (npm) on the same machine:
+ *   authorization-code exchanges per second (PKCE S256, scope openid offline_access: an access
+ *   token, an ID token and a refresh token each),
+ *   refresh-token grants per second (rotation: each worker chains its own family),
+ *   p50 / p99 latency of each, and the ratio ours / oidc-provider.
+ * Both servers run in a child process and get the same requests from the same load generator:
+ * node:http with keep-alive, IDP_BENCH_CONCURRENCY workers (16), client_secret_basic.
+ * Our codes come from the real flow (one sign-in, then /authorize, which a first-party client
+ * passes without consent); oidc-provider's are minted inside its process (oidc-provider-server.ts).
+ * Counts: IDP_BENCH_CODES (3,000), IDP_BENCH_REFRESH (5,000).
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { createHash, randomBytes } from 'node:crypto'
+import { readFileSync, rmSync } from 'node:fs'
+import { Agent, type IncomingHttpHeaders, request as httpRequest } from 'node:http'
+import { type AddressInfo, createServer } from 'node:net'
+import { cpus, totalmem } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { openDatabase } from '@svc/kit'
+import { tempFolder } from '@svc/kit/testing'
+
+const CODES = Number(process.env.IDP_BENCH_CODES ?? 3000)
+const REFRESH = Number(process.env.IDP_BENCH_REFRESH ?? 5000)
+const CONCURRENCY = Number(process.env.IDP_BENCH_CONCURRENCY ?? 16)
+// codes live 60 s on both servers: they are made and exchanged in rounds well within that
+const ROUND = 1000
+const WARMUP = 200
+const ADMIN = `bench-admin-${randomBytes(12).toString('hex')}`
+const REDIRECT_URI = 'http://127.0.0.1:9/callback'
+const DEMO_EMAIL = 'demo@svc.local'
+const idpMain = fileURLToPath(new URL('../src/main.ts', import.meta.url))
+const oidcProviderMain = fileURLToPath(new URL('./oidc-provider-server.ts', import.meta.url))
+// IDP_BENCH_NODE_ARGS passes flags to both server processes (e.g. --cpu-prof to profile them)
+const nodeArgs = process.env.IDP_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []
+
+// node:http with keep-alive costs the load generator far less CPU than fetch, on a machine it shares with the servers
+const agent = new Agent({ keepAlive: true, maxSockets: 64 })
+interface Answer {
+  status: number
+  headers: IncomingHttpHeaders
+  body: string
+}
+function send(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = { ...options.headers }
+    if (options.body !== undefined) headers['content-length'] = Buffer.byteLength(options.body)
+    const req = httpRequest(url, { method: options.method ?? 'GET', agent, headers }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => chunks.push(chunk))
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+        }),
+      )
+    })
+    req.on('error', reject)
+    req.end(options.body)
+  })
+}
+
+/** A server under test: its /token, its client, and a way to get fresh authorization codes. */
+interface Target {
+  label: string
+  url: string
+  basic: string
+  /** Authorization codes for the client (scope openid offline_access, PKCE S256), with their verifiers. */
+  codes(count: number): Promise<Array<{ code: string; verifier: string }>>
+  stop(): Promise<void>
+}
+
+/** The one shape of token request both servers get. */
+function token(target: Target, form: Record<string, string>): Promise<Answer> {
+  return send(`${target.url}/token`, {
+    method: 'POST',
+    headers: { authorization: target.basic, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form).toString(),
+  })
+}
+const exchange = (target: Target, c: { code: string; verifier: string }) =>
+  token(target, {
+    grant_type: 'authorization_code',
+    code: c.code,
+    redirect_uri: REDIRECT_URI,
+    code_verifier: c.verifier,
+  })
+function refreshTokenOf(answer: Answer, what: string): string {
+  if (answer.status !== 200) throw new Error(`${what} answered ${answer.status}: ${answer.body}`)
+  const body = JSON.parse(answer.body) as { refresh_token?: string; id_token?: string }
+  if (!body.refresh_token || !body.id_token) throw new Error(`${what} gave no refresh or ID token`)
+  return body.refresh_token
+}
+
+const pkce = () => {
+  const verifier = randomBytes(32).toString('base64url')
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') }
+}
+const basicAuth = (id: string, secret: string) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer()
+    probe.once('error', reject)
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
+}
+
+async function waitFor(url: string, child: ChildProcess, what: string) {
+  for (let i = 0; i < 1200; i++) {
+    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`)
+    if (
+      await fetch(url).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error(`${what} did not start`)
+}
+async function stopChild(child: ChildProcess) {
+  if (child.exitCode !== null) return
+  child.kill('SIGTERM')
+  await new Promise((r) => child.once('exit', r))
+}
+
+/** Runs `jobs` over `concurrency` workers; each job's latency is recorded. */
+async function timed(count: number, job: (i: number, worker: number) => Promise<void>) {
+  const latencies: number[] = []
+  let next = 0
+  const started = performance.now()
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async (_, worker) => {
+      while (next < count) {
+        const i = next++
+        const t = performance.now()
+        await job(i, worker)
+        latencies.push(performance.now() - t)
+      }
+    }),
+  )
+  return { seconds: (performance.now() - started) / 1000, latencies }
+}
+
+interface Figures {
+  perSecond: number
+  p50: number
+  p99: number
+  count: number
+  seconds: number
+}
+function figures(latencies: number[], seconds: number): Figures {
+  const sorted = [...latencies].sort((a, b) => a - b)
+  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
+  return { perSecond: sorted.length / seconds, p50: at(0.5), p99: at(0.99), count: sorted.length, seconds }
+}
+
+/** Code exchanges: codes made (untimed) and exchanged concurrently (timed), round by round. */
+async function codeExchanges(target: Target): Promise<Figures> {
+  const warm = await target.codes(WARMUP)
+  await timed(warm.length, async (i) => void refreshTokenOf(await exchange(target, warm[i]!), 'warm-up'))
+  const latencies: number[] = []
+  let seconds = 0
+  for (let done = 0; done < CODES; done += ROUND) {
+    const codes = await target.codes(Math.min(ROUND, CODES - done))
+    const round = await timed(codes.length, async (i) => {
+      const answer = await exchange(target, codes[i]!)
+      if (answer.status !== 200) throw new Error(`code exchange answered ${answer.status}: ${answer.body}`)
+    })
+    latencies.push(...round.latencies)
+    seconds += round.seconds
+  }
+  return figures(latencies, seconds)
+}
+
+/** Refresh grants: one family per worker, each request presenting the token the last one returned. */
+async function refreshGrants(target: Target): Promise<Figures> {
+  const start = await target.codes(CONCURRENCY)
+  const tokens = await Promise.all(start.map(async (c) => refreshTokenOf(await exchange(target, c), 'code')))
+  const refresh = async (worker: number) => {
+    tokens[worker] = refreshTokenOf(
+      await token(target, { grant_type: 'refresh_token', refresh_token: tokens[worker]! }),
+      'refresh',
+    )
+  }
+  await timed(WARMUP, (_, worker) => refresh(worker))
+  const run = await timed(REFRESH, (_, worker) => refresh(worker))
+  return figures(run.latencies, run.seconds)
+}
+
+/** Our idp as `npm start -w services/idp` runs it, with the limits off and its own data. */
+async function launchIdp(databaseUrl: string | undefined): Promise<Target> {
+  const port = await freePort()
+  const url = `http://127.0.0.1:${port}`
+  const dataDir = tempFolder()
+  const schema = databaseUrl ? `bench_idp_${randomBytes(4).toString('hex')}` : undefined
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    IDP_PORT: String(port),
+    IDP_URL: url,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    IDP_ADMIN_TOKEN: ADMIN,
+    IDP_TOKEN_RATE_PER_MIN_CLIENT: '0',
+    IDP_TOKEN_RATE_PER_MIN_IP: '0',
+    IDP_REGISTER_RATE_PER_MIN: '0',
+    IDP_DISCOVERY_RATE_PER_MIN: '0',
+  }
+  delete env.DATABASE_URL
+  delete env.DATABASE_SCHEMA
+  delete env.REDIS_URL
+  if (databaseUrl) Object.assign(env, { DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema })
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', idpMain], {
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
+  await waitFor(`${url}/readyz`, child, 'idp')
+
+  const created = await send(`${url}/manage/v1/clients`, {
+    method: 'POST',
+    headers: { 'x-admin-token': ADMIN, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      client_name: 'Bench',
+      client_type: 'confidential',
+      first_party: true,
+      redirect_uris: [REDIRECT_URI],
+      token_endpoint_auth_method: 'client_secret_basic',
+    }),
+  })
+  if (created.status !== 201) throw new Error(`client registration answered ${created.status}`)
+  const client = JSON.parse(created.body) as { client_id: string; client_secret: string }
+
+  // one sign-in of the development demo account (its password is kept in DATA_DIR), as a browser would
+  const cookies = new Map<string, string>()
+  const keep = (answer: Answer) => {
+    for (const line of answer.headers['set-cookie'] ?? []) {
+      const [pair] = line.split(';')
+      const at = pair!.indexOf('=')
+      cookies.set(pair!.slice(0, at), pair!.slice(at + 1))
+    }
+    return answer
+  }
+  const cookie = () => [...cookies].map(([k, v]) => `${k}=${v}`).join('; ')
+  const loginPage = keep(await send(`${url}/ui/login`))
+  const csrf = /name="csrf" value="([^"]+)"/.exec(loginPage.body)?.[1]
+  const signedIn = keep(
+    await send(`${url}/ui/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookie() },
+      body: new URLSearchParams({
+        email: DEMO_EMAIL,
+        password: readFileSync(join(dataDir, 'idp.demo-password'), 'utf8').trim(),
+        csrf: csrf ?? '',
+      }).toString(),
+    }),
+  )
+  if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}: ${signedIn.body}`)
+
+  async function oneCode() {
+    const { verifier, challenge } = pkce()
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: REDIRECT_URI,
+      scope: 'openid offline_access',
+      state: randomBytes(8).toString('base64url'),
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    })
+    const answer = await send(`${url}/authorize?${query}`, { headers: { cookie: cookie() } })
+    const code = answer.headers.location && new URL(answer.headers.location).searchParams.get('code')
+    if (!code) throw new Error(`/authorize answered ${answer.status} ${answer.headers.location ?? ''}`)
+    return { code, verifier }
+  }
+
+  return {
+    label: databaseUrl ? 'ours, PostgreSQL' : 'ours, PGlite',
+    url,
+    basic: basicAuth(client.client_id, client.client_secret),
+    async codes(count) {
+      const codes: Array<{ code: string; verifier: string }> = []
+      await timed(count, async () => void codes.push(await oneCode()))
+      return codes
+    },
+    async stop() {
+      await stopChild(child)
+      rmSync(dataDir, { recursive: true, force: true })
+      if (databaseUrl && schema)
+        await (await openDatabase({ url: databaseUrl, schema, dropSchemaOnClose: true })).close()
+    },
+  }
+}
+
+/** oidc-provider in its own process (oidc-provider-server.ts), with in-memory storage. */
+async function launchOidcProvider(): Promise<Target> {
+  const [port, mintPort] = [await freePort(), await freePort()]
+  const url = `http://127.0.0.1:${port}`
+  const clientId = 'bench'
+  const secret = randomBytes(32).toString('base64url')
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', oidcProviderMain], {
+    env: {
+      ...process.env,
+      OIDC_BENCH_PORT: String(port),
+      OIDC_BENCH_MINT_PORT: String(mintPort),
+      OIDC_BENCH_CLIENT_ID: clientId,
+      OIDC_BENCH_CLIENT_SECRET: secret,
+      OIDC_BENCH_REDIRECT_URI: REDIRECT_URI,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
+  await waitFor(`${url}/.well-known/openid-configuration`, child, 'oidc-provider')
+  return {
+    label: 'oidc-provider, in memory',
+    url,
+    basic: basicAuth(clientId, secret),
+    async codes(count) {
+      const pairs = Array.from({ length: count }, pkce)
+      const answer = await send(`http://127.0.0.1:${mintPort}/codes`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ challenges: pairs.map((p) => p.challenge) }),
+      })
+      if (answer.status !== 200) throw new Error(`minting codes answered ${answer.status}: ${answer.body}`)
+      const { codes } = JSON.parse(answer.body) as { codes: string[] }
+      return codes.map((code, i) => ({ code, verifier: pairs[i]!.verifier }))
+    },
+    stop: () => stopChild(child),
+  }
+}
+
+async function measure(target: Target) {
+  try {
+    const codes = await codeExchanges(target)
+    const refresh = await refreshGrants(target)
+    return { label: target.label, codes, refresh }
+  } finally {
+    await target.stop()
+  }
+}
+
+const row = (label: string, what: string, f: Figures) =>
+  `${label.padEnd(26)}${what.padEnd(16)}${`${Math.round(f.perSecond)}/s`.padStart(8)}   p50 ${f.p50.toFixed(1).padStart(5)} ms   p99 ${f.p99.toFixed(1).padStart(6)} ms   (${f.count} in ${f.seconds.toFixed(1)} s)`
+
+console.log(
+  `machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+)
+console.log(
+  `POST /token, ${CONCURRENCY} concurrent, client_secret_basic; ${CODES} code exchanges, ${REFRESH} refresh grants`,
+)
+const results = []
+for (const url of [undefined, ...(process.env.DATABASE_URL ? [process.env.DATABASE_URL] : [])]) {
+  const ours = await measure(await launchIdp(url))
+  console.log(row(ours.label, 'code exchange', ours.codes))
+  console.log(row(ours.label, 'refresh grant', ours.refresh))
+  results.push(ours)
+}
+const theirs = await measure(await launchOidcProvider())
+console.log(row(theirs.label, 'code exchange', theirs.codes))
+console.log(row(theirs.label, 'refresh grant', theirs.refresh))
+for (const ours of results)
+  console.log(
+    `ratio ${ours.label} / oidc-provider: code exchange ${(ours.codes.perSecond / theirs.codes.perSecond).toFixed(2)}, refresh grant ${(ours.refresh.perSecond / theirs.refresh.perSecond).toFixed(2)}`,
+  )
+agent.destroy()
