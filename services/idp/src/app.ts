@@ -16,6 +16,7 @@ import { passkeyRoutes } from './areas/passkeys/routes.ts'
 import { announceLogout, startBackchannelDelivery } from './areas/logout/service.ts'
 import { backfillUserKeys, issuerIdentity } from './areas/identity/service.ts'
 import { resourceRoutes } from './areas/resources/routes.ts'
+import { parRoutes } from './areas/par/routes.ts'
 import { revocationRoutes } from './areas/revocation/routes.ts'
 import { tokenRoutes } from './areas/token/routes.ts'
 import { uiRoutes } from './areas/ui/routes.ts'
@@ -101,6 +102,7 @@ export const idp: ServiceSpec<IdpConfig> = {
     discoveryRoutes(app, issuer, discoveryLimit)
     resourceRoutes(app, { db, issuer, adminToken: ctx.config.adminToken, discoveryLimit })
     authorizeRoutes(app, db, issuer)
+    parRoutes(app, db)
     const secureCookies = ctx.baseUrl.startsWith('https:')
     consentRoutes(app, { db, receipts, issuer, origin: new URL(issuer).origin, secureCookies })
     mfaRoutes(app, { db, receipts, kv: ctx.kv, sealer, origin: new URL(issuer).origin, secureCookies })

@@ -109,6 +109,13 @@ export interface IdpTables {
     purpose: string | null
     granted_at: Date | null
   }
+  pushed_requests: {
+    uri_hash: Buffer
+    client_id: string
+    params: Record<string, string>
+    expires_at: Date
+    used_at: Date | null
+  }
   resources: {
     id: string
     identifier: string

@@ -38,6 +38,7 @@ describe('idp service', () => {
       '0009_identities_devices_receipts.sql',
       '0010_passkeys.sql',
       '0011_resources.sql',
+      '0012_pushed_requests.sql',
     ])
   })
 

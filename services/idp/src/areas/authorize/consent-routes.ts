@@ -8,6 +8,7 @@ import { parseScope } from '../../oauth/scopes.ts'
 import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
 import { currentSession } from '../sessions/service.ts'
 import { page, sendMessage } from '../ui/layout.ts'
+import { expandPushed } from '../par/service.ts'
 import { decideConsent, withdrawConsent } from './consent-service.ts'
 import { consentOf } from './consent-store.ts'
 
@@ -29,7 +30,16 @@ interface ConsentOptions {
 /** The authorization request a consent page is about: only one for a registered third-party client. */
 async function requestOf(db: IdpDb, returnTo: string | undefined) {
   if (!returnTo?.startsWith('/authorize?')) return undefined
-  const params = new URLSearchParams(returnTo.slice('/authorize?'.length))
+  let params = new URLSearchParams(returnTo.slice('/authorize?'.length))
+  if (params.has('request_uri')) {
+    // a pushed request (RFC 9126): its parameters are the stored ones
+    const pushed = await expandPushed(db, {
+      client_id: params.get('client_id') ?? undefined,
+      request_uri: params.get('request_uri') ?? undefined,
+    })
+    if (!pushed) return undefined
+    params = new URLSearchParams(pushed)
+  }
   const client = await db
     .selectFrom('clients')
     .selectAll()

@@ -9,6 +9,8 @@ import { hasPasskey } from '../passkeys/store.ts'
 import { currentSession } from '../sessions/service.ts'
 import { consentOf } from './consent-store.ts'
 import { targetResource } from '../resources/service.ts'
+import { expandPushed } from '../par/service.ts'
+import { usePushed } from '../par/store.ts'
 import { insertCode } from './store.ts'
 
 export const CODE_TTL_MS = 60_000
@@ -27,6 +29,7 @@ export interface AuthorizeQuery {
   login_hint?: string
   acr_values?: string
   resource?: string
+  request_uri?: string
 }
 
 /** What /authorize answers: an error page on our own domain, or a redirect (to the client, or to sign in). */
@@ -37,13 +40,55 @@ const PROMPTS = new Set(['none', 'login', 'consent'])
 
 /** The request again, with one prompt value satisfied and removed (the others still apply). */
 function without(query: AuthorizeQuery, prompts: Set<string>, satisfied: string): URLSearchParams {
-  const back = new URLSearchParams(query as Record<string, string>)
   const rest = [...prompts].filter((p) => p !== satisfied)
+  // a pushed request comes back by its request_uri, the satisfied prompt dropped (RFC 9126)
+  if (query.request_uri)
+    return new URLSearchParams({
+      client_id: query.client_id!,
+      request_uri: query.request_uri,
+      prompt: rest.join(' '),
+    })
+  const back = new URLSearchParams(query as Record<string, string>)
   if (rest.length) back.set('prompt', rest.join(' '))
   else back.delete('prompt')
   return back
 }
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+
+type Refusal = { error: string; description: string }
+
+/**
+ * The parameters of an authorization request, once its client and redirect URI are known: what
+ * /authorize checks before anything else, and /par before it stores them (RFC 9126 §2.1).
+ */
+export async function checkParameters(db: IdpDb, query: AuthorizeQuery) {
+  const refuse = (error: string, description: string): Refusal => ({ error, description })
+  if (query.response_type !== 'code') return refuse('unsupported_response_type', 'response_type must be code')
+  const scopes = parseScope(query.scope)
+  if (!scopes.includes('openid')) return refuse('invalid_scope', 'scope must include openid')
+  let resource
+  try {
+    resource = await targetResource(db, query.resource)
+  } catch (err) {
+    return refuse('invalid_target', (err as Error).message)
+  }
+  // with a resource (RFC 8707), its own scopes may be asked for beside the OpenID ones
+  const known = [...SCOPES, ...(resource?.scopes ?? [])]
+  const unknown = scopes.filter((s) => !known.includes(s))
+  if (unknown.length) return refuse('invalid_scope', `unsupported scope: ${unknown.join(' ')}`)
+  if (!query.code_challenge) return refuse('invalid_request', 'code_challenge is required (PKCE with S256)')
+  if (query.code_challenge_method !== 'S256')
+    return refuse('invalid_request', 'code_challenge_method must be S256')
+  if (!isS256Challenge(query.code_challenge))
+    return refuse('invalid_request', 'code_challenge is not an S256 challenge')
+  const prompts = new Set(parseScope(query.prompt))
+  if ([...prompts].some((p) => !PROMPTS.has(p)) || (prompts.has('none') && prompts.size > 1))
+    return refuse('invalid_request', 'prompt must be none, or any of login and consent')
+  const maxAge = query.max_age === undefined ? undefined : Number(query.max_age)
+  if (maxAge !== undefined && !(Number.isSafeInteger(maxAge) && maxAge >= 0))
+    return refuse('invalid_request', 'max_age must be a non-negative integer')
+  return { scopes, resource, prompts, maxAge, codeChallenge: query.code_challenge }
+}
 
 /**
  * The authorization endpoint (identity-provider.md, /authorize). An unknown client or an
@@ -54,8 +99,21 @@ export async function authorize(
   db: IdpDb,
   issuer: string,
   request: FastifyRequest,
-  query: AuthorizeQuery,
+  given: AuthorizeQuery,
 ): Promise<Outcome> {
+  let query = given
+  if (given.request_uri !== undefined) {
+    const pushed = await expandPushed(db, given)
+    if (!pushed)
+      return {
+        kind: 'page',
+        status: 400,
+        title: 'Expired sign-in link',
+        message:
+          'This sign-in link has expired or was already used. Go back to the application and start again.',
+      }
+    query = pushed
+  }
   const client = query.client_id
     ? await db.selectFrom('clients').selectAll().where('client_id', '=', query.client_id).executeTakeFirst()
     : undefined
@@ -84,30 +142,9 @@ export async function authorize(
       iss: issuer,
     }),
   })
-  if (query.response_type !== 'code') return fail('unsupported_response_type', 'response_type must be code')
-  const scopes = parseScope(query.scope)
-  if (!scopes.includes('openid')) return fail('invalid_scope', 'scope must include openid')
-  let resource
-  try {
-    resource = await targetResource(db, query.resource)
-  } catch (err) {
-    return fail('invalid_target', (err as Error).message)
-  }
-  // with a resource (RFC 8707), its own scopes may be asked for beside the OpenID ones
-  const known = [...SCOPES, ...(resource?.scopes ?? [])]
-  const unknown = scopes.filter((s) => !known.includes(s))
-  if (unknown.length) return fail('invalid_scope', `unsupported scope: ${unknown.join(' ')}`)
-  if (!query.code_challenge) return fail('invalid_request', 'code_challenge is required (PKCE with S256)')
-  if (query.code_challenge_method !== 'S256')
-    return fail('invalid_request', 'code_challenge_method must be S256')
-  if (!isS256Challenge(query.code_challenge))
-    return fail('invalid_request', 'code_challenge is not an S256 challenge')
-  const prompts = new Set(parseScope(query.prompt))
-  if ([...prompts].some((p) => !PROMPTS.has(p)) || (prompts.has('none') && prompts.size > 1))
-    return fail('invalid_request', 'prompt must be none, or any of login and consent')
-  const maxAge = query.max_age === undefined ? undefined : Number(query.max_age)
-  if (maxAge !== undefined && !(Number.isSafeInteger(maxAge) && maxAge >= 0))
-    return fail('invalid_request', 'max_age must be a non-negative integer')
+  const checked = await checkParameters(db, query)
+  if ('error' in checked) return fail(checked.error, checked.description)
+  const { scopes, resource, prompts, maxAge } = checked
 
   const session = await currentSession(db, request)
   const wantsMfa = parseScope(query.acr_values).includes('urn:svc:mfa')
@@ -139,9 +176,7 @@ export async function authorize(
     if (undecided.length || prompts.has('consent')) {
       if (prompts.has('none')) return fail('consent_required', 'the user has not consented to this request')
       // ask, then come back without prompt=consent (or it would ask again forever)
-      const back = new URLSearchParams(query as Record<string, string>)
-      back.set('prompt', [...prompts].filter((p) => p !== 'consent').join(' '))
-      if (!back.get('prompt')) back.delete('prompt')
+      const back = without(query, prompts, 'consent')
       return {
         kind: 'redirect',
         location: `/ui/consent?${new URLSearchParams({ return_to: `/authorize?${back}` })}`,
@@ -151,6 +186,8 @@ export async function authorize(
     granted = scopes.filter((s) => s === 'openid' || consent.granted.includes(s))
   }
 
+  if (query.request_uri && !(await usePushed(db, query.request_uri)))
+    return fail('invalid_request', 'the request_uri was already used')
   const code = randomBytes(32).toString('base64url')
   await insertCode(db, {
     code_hash: createHash('sha256').update(code).digest(),
@@ -160,7 +197,7 @@ export async function authorize(
     redirect_uri: redirectUri,
     scope: granted,
     nonce: query.nonce ?? null,
-    code_challenge: query.code_challenge,
+    code_challenge: checked.codeChallenge,
     auth_time: session.auth_time,
     acr: session.acr,
     amr: session.amr,

@@ -1,0 +1,46 @@
+import { type App, AppError } from '@svc/kit'
+import { Type } from 'typebox'
+import type { IdpDb } from '../../db.ts'
+import { authenticateClient } from '../../oauth/client-auth.ts'
+import { formOnly } from '../../oauth/form.ts'
+import { checkParameters } from '../authorize/service.ts'
+import { AUTHORIZE_PARAMETERS, pushRequest } from './service.ts'
+
+const Param = Type.Optional(Type.String({ maxLength: 2000 }))
+// RFC 9126 §2.1: the authorization parameters as a form, with client authentication; unknown ones ignored
+const PushedRequest = Type.Object({
+  ...Object.fromEntries(AUTHORIZE_PARAMETERS.map((name) => [name, Param])),
+  client_secret: Type.Optional(Type.String({ maxLength: 200 })),
+  request_uri: Param,
+}) as ReturnType<typeof Type.Object<Record<string, typeof Param>>>
+
+/** Pushed authorization requests (RFC 9126): checked now, answered with JSON errors, kept 90 s. */
+export function parRoutes(app: App, db: IdpDb) {
+  app.post(
+    '/par',
+    {
+      preValidation: formOnly('pushed authorization'),
+      schema: {
+        summary: 'Pushed authorization request (RFC 9126): returns a request_uri for /authorize, valid 90 s',
+        tags: ['oauth'],
+        consumes: ['application/x-www-form-urlencoded'],
+        body: PushedRequest,
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store')
+      const body = request.body as Record<string, string | undefined>
+      const client = await authenticateClient(db, request, body)
+      if (body.request_uri !== undefined)
+        throw new AppError(400, 'invalid_request', 'request_uri cannot be pushed (RFC 9126 §2.1)')
+      if (!body.redirect_uri || !client.redirect_uris.includes(body.redirect_uri))
+        throw new AppError(400, 'invalid_request', 'redirect_uri is not registered for this client')
+      const params = Object.fromEntries(
+        AUTHORIZE_PARAMETERS.flatMap((name) => (body[name] === undefined ? [] : [[name, body[name]!]])),
+      )
+      const checked = await checkParameters(db, params)
+      if ('error' in checked) throw new AppError(400, checked.error, checked.description)
+      return reply.code(201).send(await pushRequest(db, client.client_id, params))
+    },
+  )
+}
