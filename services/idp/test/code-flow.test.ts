@@ -228,6 +228,8 @@ describe('OpenID Connect code flow, driven by openid-client', () => {
       oidc.refreshTokenGrant(config, narrowed.refresh_token!, { scope: 'openid profile' }),
       (err: Error & { error?: string }) => err.error === 'invalid_scope',
     )
+    const after = await oidc.refreshTokenGrant(config, narrowed.refresh_token!)
+    assert.ok(after.refresh_token, 'a refused request leaves the refresh token usable')
   })
 
   it('treats a reused refresh token as theft: the whole family dies', async () => {

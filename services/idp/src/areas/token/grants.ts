@@ -1,10 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { AppError } from '@svc/kit'
+import type { Kysely } from 'kysely'
 import type { IdpDb, IdpTables } from '../../db.ts'
 import { verifyPkce } from '../../oauth/pkce.ts'
 import { parseScope } from '../../oauth/scopes.ts'
 import { consumeCode } from '../authorize/store.ts'
-import { targetResource } from '../resources/service.ts'
+import { resourceByIdentifier } from '../resources/store.ts'
 import type { SigningKeys } from '../keys/service.ts'
 import {
   codeFamily,
@@ -31,19 +32,13 @@ const invalidGrant = (message: string) => new AppError(400, 'invalid_grant', mes
 const digest = (value: string) => createHash('sha256').update(value).digest()
 
 /**
- * Tokens for a grant, and a refresh token of `family` when offline_access is in its scope. A
- * rotated refresh token keeps the family's scope even when the access token asked for less (RFC 6749 §6).
+ * A refresh token of `family` when offline_access is in its scope. A rotated refresh token keeps
+ * the family's scope even when the access token asked for less (RFC 6749 §6).
  */
-async function tokensFor(
-  deps: GrantDeps,
-  client: Client,
-  grant: Grant,
-  family: { id: string; scope: string[] },
-) {
-  const response = await issueTokens(deps.keys, deps.issuer, deps.pairwiseSalt, client, grant)
-  if (!family.scope.includes('offline_access')) return response
+async function saveRefresh(db: IdpDb, client: Client, grant: Grant, family: { id: string; scope: string[] }) {
+  if (!family.scope.includes('offline_access')) return undefined
   const refreshToken = randomBytes(32).toString('base64url')
-  await insertRefresh(deps.db, {
+  await insertRefresh(db, {
     token_hash: digest(refreshToken),
     family_id: family.id,
     client_id: client.client_id,
@@ -56,7 +51,28 @@ async function tokensFor(
     resource: grant.resource,
     expires_at: new Date(Date.now() + REFRESH_TTL_MS),
   })
-  return { ...response, refresh_token: refreshToken }
+  return refreshToken
+}
+
+/** The token response: signed after the transaction, whose connection the key store may need. */
+async function respond(
+  deps: GrantDeps,
+  client: Client,
+  saved: { grant: Grant; refreshToken: string | undefined },
+) {
+  const response = await issueTokens(deps.keys, deps.issuer, deps.pairwiseSalt, client, saved.grant)
+  return saved.refreshToken ? { ...response, refresh_token: saved.refreshToken } : response
+}
+
+/**
+ * Runs a grant's reads and writes in one transaction, so a crash never leaves a spent code without
+ * its refresh token, or a rotated token without its successor. A refusal is returned, not thrown,
+ * so what it must change (a consumed code, a family revoked as stolen) still commits.
+ */
+async function atomically<T>(deps: GrantDeps, work: (trx: IdpDb) => Promise<T | AppError>): Promise<T> {
+  const outcome = await (deps.db as Kysely<IdpTables>).transaction().execute(work)
+  if (outcome instanceof AppError) throw outcome
+  return outcome
 }
 
 /** RFC 6749 §4.1.3 with PKCE. A replayed code revokes the refresh family it started (§4.1.2). */
@@ -67,20 +83,26 @@ export async function authorizationCodeGrant(
 ) {
   if (!body.code) throw new AppError(400, 'invalid_request', 'code is required')
   const codeHash = digest(body.code)
-  const code = await consumeCode(deps.db, codeHash)
-  if (!code) {
-    const replayed = await codeFamily(deps.db, codeHash)
-    if (replayed?.used_at && replayed.family_id) await revokeFamily(deps.db, replayed.family_id)
-    throw invalidGrant('the code is invalid, expired or already used')
-  }
-  if (code.client_id !== client.client_id) throw invalidGrant('the code was issued to another client')
-  if (body.redirect_uri !== code.redirect_uri)
-    throw invalidGrant('redirect_uri differs from the authorization request')
-  if (!verifyPkce(body.code_verifier, code.code_challenge))
-    throw invalidGrant('code_verifier does not match the code_challenge')
-  const familyId = `rtf_${randomBytes(12).toString('base64url')}`
-  if (code.scope.includes('offline_access')) await setCodeFamily(deps.db, codeHash, familyId)
-  return tokensFor(deps, client, code, { id: familyId, scope: code.scope })
+  const saved = await atomically(deps, async (trx) => {
+    const code = await consumeCode(trx, codeHash)
+    if (!code) {
+      const replayed = await codeFamily(trx, codeHash)
+      if (replayed?.used_at && replayed.family_id) await revokeFamily(trx, replayed.family_id)
+      return invalidGrant('the code is invalid, expired or already used')
+    }
+    if (code.client_id !== client.client_id) return invalidGrant('the code was issued to another client')
+    if (body.redirect_uri !== code.redirect_uri)
+      return invalidGrant('redirect_uri differs from the authorization request')
+    if (!verifyPkce(body.code_verifier, code.code_challenge))
+      return invalidGrant('code_verifier does not match the code_challenge')
+    const familyId = `rtf_${randomBytes(12).toString('base64url')}`
+    if (code.scope.includes('offline_access')) await setCodeFamily(trx, codeHash, familyId)
+    return {
+      grant: code,
+      refreshToken: await saveRefresh(trx, client, code, { id: familyId, scope: code.scope }),
+    }
+  })
+  return respond(deps, client, saved)
 }
 
 /**
@@ -94,25 +116,27 @@ export async function refreshTokenGrant(
 ) {
   if (!body.refresh_token) throw new AppError(400, 'invalid_request', 'refresh_token is required')
   const tokenHash = digest(body.refresh_token)
-  const token = await rotateRefresh(deps.db, tokenHash)
-  if (!token) {
-    const known = await refreshByHash(deps.db, tokenHash)
-    if (known?.rotated_at && known.client_id === client.client_id)
-      await revokeFamily(deps.db, known.family_id)
-    throw invalidGrant('the refresh token is invalid, expired, revoked or already used')
-  }
-  if (token.client_id !== client.client_id)
-    throw invalidGrant('the refresh token was issued to another client')
-  // a resource removed since: no more tokens for it
-  await targetResource(deps.db, token.resource ?? undefined)
-  const asked = body.scope === undefined ? token.scope : parseScope(body.scope)
-  const beyond = asked.filter((s) => !token.scope.includes(s))
-  if (beyond.length)
-    throw new AppError(400, 'invalid_scope', `scope beyond the original grant: ${beyond.join(' ')}`)
-  return tokensFor(
-    deps,
-    client,
-    { ...token, scope: asked, nonce: null },
-    { id: token.family_id, scope: token.scope },
-  )
+  const saved = await atomically(deps, async (trx) => {
+    const token = await rotateRefresh(trx, tokenHash)
+    if (!token) {
+      const known = await refreshByHash(trx, tokenHash)
+      if (known?.rotated_at && known.client_id === client.client_id) await revokeFamily(trx, known.family_id)
+      return invalidGrant('the refresh token is invalid, expired, revoked or already used')
+    }
+    if (token.client_id !== client.client_id)
+      return invalidGrant('the refresh token was issued to another client')
+    // a resource removed since: no more tokens for it
+    if (token.resource && !(await resourceByIdentifier(trx, token.resource)))
+      throw new AppError(400, 'invalid_target', `no resource ${token.resource} is registered`)
+    const asked = body.scope === undefined ? token.scope : parseScope(body.scope)
+    const beyond = asked.filter((s) => !token.scope.includes(s))
+    if (beyond.length)
+      throw new AppError(400, 'invalid_scope', `scope beyond the original grant: ${beyond.join(' ')}`)
+    const grant = { ...token, scope: asked, nonce: null }
+    return {
+      grant,
+      refreshToken: await saveRefresh(trx, client, grant, { id: token.family_id, scope: token.scope }),
+    }
+  })
+  return respond(deps, client, saved)
 }
