@@ -53,3 +53,9 @@ export async function recordEvent(
     user_agent: context.userAgent?.slice(0, 300) ?? null,
   })
 }
+
+/** Where a request came from, for the account's security activity. */
+export const requestContext = (request: { ip: string; headers: Record<string, unknown> }) => ({
+  ip: request.ip,
+  ...(typeof request.headers['user-agent'] === 'string' ? { userAgent: request.headers['user-agent'] } : {}),
+})

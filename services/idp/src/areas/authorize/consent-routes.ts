@@ -9,6 +9,7 @@ import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
 import { currentSession } from '../sessions/service.ts'
 import { page, sendMessage } from '../ui/layout.ts'
 import { expandPushed } from '../par/service.ts'
+import { requestContext } from '../accounts/service.ts'
 import { decideConsent, withdrawConsent } from './consent-service.ts'
 import { consentOf } from './consent-store.ts'
 
@@ -150,10 +151,12 @@ export function consentRoutes(app: App, { db, receipts, issuer, origin, secureCo
       const session = await currentSession(db, request)
       if (!session) throw new AppError(401, 'login_required', 'sign in to manage connected apps')
       if (
-        !(await withdrawConsent({ db, receipts }, session.user_id, request.body.client_id, {
-          ip: request.ip,
-          userAgent: request.headers['user-agent'],
-        }))
+        !(await withdrawConsent(
+          { db, receipts },
+          session.user_id,
+          request.body.client_id,
+          requestContext(request),
+        ))
       )
         return sendMessage(reply, 404, 'Connected apps', 'This app has no access to withdraw.')
       return reply.redirect('/ui/account', 303)

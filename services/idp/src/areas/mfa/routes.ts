@@ -1,9 +1,8 @@
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import { type App, html, type Kv, type Sealer } from '@svc/kit'
-import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
-import { recordEvent } from '../accounts/service.ts'
+import { recordEvent, requestContext } from '../accounts/service.ts'
 import { userById } from '../accounts/store.ts'
 import { CsrfOnly, checkCsrf, csrfToken } from '../sessions/csrf.ts'
 import { currentSession } from '../sessions/service.ts'
@@ -34,7 +33,7 @@ const Code = Type.Object({ csrf: Type.String({ maxLength: 100 }), code: Type.Str
 
 export function mfaRoutes(app: App, { db, receipts, kv, sealer, origin, secureCookies }: MfaOptions) {
   const tags = ['pages']
-  const context = (request: FastifyRequest) => ({ ip: request.ip, userAgent: request.headers['user-agent'] })
+  const context = requestContext
 
   app.get(
     '/ui/mfa',

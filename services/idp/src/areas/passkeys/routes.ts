@@ -1,8 +1,7 @@
 import { type App, AppError, html } from '@svc/kit'
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
-import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { recordEvent } from '../accounts/service.ts'
+import { recordEvent, requestContext } from '../accounts/service.ts'
 import { userById } from '../accounts/store.ts'
 import { CsrfOnly, checkCsrf } from '../sessions/csrf.ts'
 import { currentSession } from '../sessions/service.ts'
@@ -20,10 +19,7 @@ interface PasskeyOptions extends RelyingParty {
 
 const Credential = Type.String({ minLength: 2, maxLength: 20_000 })
 
-const context = (request: FastifyRequest) => ({
-  ip: request.ip,
-  ...(typeof request.headers['user-agent'] === 'string' ? { userAgent: request.headers['user-agent'] } : {}),
-})
+const context = requestContext
 
 /** The browser's WebAuthn JSON, or a 400: the form field is whatever the page posted. */
 function parseCredential<T>(value: string): T {

@@ -5,7 +5,7 @@ import type { IdpDb } from '../../db.ts'
 import { exportAccount } from '../accounts/export.ts'
 import { beginSecondFactor } from '../mfa/pending.ts'
 import { hasTotp } from '../mfa/totp.ts'
-import { authenticate, recordEvent } from '../accounts/service.ts'
+import { authenticate, recordEvent, requestContext } from '../accounts/service.ts'
 import { recentEvents, userById } from '../accounts/store.ts'
 import { consentsOf } from '../authorize/consent-store.ts'
 import { PASSKEY_SCRIPT_PATH, passkeySection, passkeySignInForm } from '../passkeys/pages.ts'
@@ -49,10 +49,7 @@ const loginForm = (csrf: string, returnTo: string, passkeyOptions: object, email
 
 export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies, onSessionEnd }: UiOptions) {
   const tags = ['pages']
-  const context = (request: { ip: string; headers: Record<string, unknown> }) => ({
-    ip: request.ip,
-    userAgent: typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : undefined,
-  })
+  const context = requestContext
 
   app.get(
     '/ui/login',

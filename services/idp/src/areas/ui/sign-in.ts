@@ -1,7 +1,7 @@
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { IdpDb } from '../../db.ts'
-import { recordEvent } from '../accounts/service.ts'
+import { recordEvent, requestContext } from '../accounts/service.ts'
 import { userById } from '../accounts/store.ts'
 import { recognizeDevice } from '../sessions/devices.ts'
 import { startSession } from '../sessions/service.ts'
@@ -21,12 +21,7 @@ export async function completeSignIn(
   reply: FastifyReply,
   signIn: { userId: string; amr: string[]; acr: string; returnTo: string; secure: boolean },
 ) {
-  const context = {
-    ip: request.ip,
-    ...(typeof request.headers['user-agent'] === 'string'
-      ? { userAgent: request.headers['user-agent'] }
-      : {}),
-  }
+  const context = requestContext(request)
   await db.transaction().execute(async (trx) => {
     await startSession(trx, reply, { ...signIn, ...context })
     await recordEvent(trx, signIn.userId, 'login', context)
