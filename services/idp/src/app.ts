@@ -102,7 +102,7 @@ export const idp: ServiceSpec<IdpConfig> = {
     discoveryRoutes(app, issuer, discoveryLimit)
     resourceRoutes(app, { db, issuer, adminToken: ctx.config.adminToken, discoveryLimit })
     authorizeRoutes(app, db, issuer)
-    parRoutes(app, db)
+    parRoutes(app, { db, kv: ctx.kv, issuer })
     const secureCookies = ctx.baseUrl.startsWith('https:')
     consentRoutes(app, { db, receipts, issuer, origin: new URL(issuer).origin, secureCookies })
     mfaRoutes(app, { db, receipts, kv: ctx.kv, sealer, origin: new URL(issuer).origin, secureCookies })

@@ -17,7 +17,8 @@ export interface IdpTables {
     client_type: 'confidential' | 'public'
     first_party: boolean
     subject_type: 'public' | 'pairwise'
-    token_endpoint_auth_method: 'client_secret_basic' | 'client_secret_post' | 'none'
+    token_endpoint_auth_method: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none'
+    jwks: { keys: Array<Record<string, unknown>> } | null
     redirect_uris: string[]
     post_logout_redirect_uris: string[]
     allowed_origins: string[]

@@ -39,6 +39,7 @@ describe('idp service', () => {
       '0010_passkeys.sql',
       '0011_resources.sql',
       '0012_pushed_requests.sql',
+      '0013_private_key_jwt.sql',
     ])
   })
 

@@ -1,28 +1,101 @@
-import { AppError } from '@svc/kit'
+import { AppError, type Kv } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
-import type { IdpDb } from '../db.ts'
+import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose'
+import type { Selectable } from 'kysely'
+import type { IdpDb, IdpTables } from '../db.ts'
 import { secretMatches } from '../areas/clients/service.ts'
+
+export const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer'
+/** The algorithms a client assertion may use (discovery: token_endpoint_auth_signing_alg_values_supported). */
+export const ASSERTION_ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA']
+/** An assertion may live at most this long: its jti is remembered until it expires. */
+const MAX_ASSERTION_LIFETIME_S = 300
+
+export interface ClientAuthDeps {
+  db: IdpDb
+  kv: Kv
+  issuer: string
+}
+
+export interface ClientCredentials {
+  client_id?: string
+  client_secret?: string
+  client_assertion?: string
+  client_assertion_type?: string
+}
 
 const invalidClient = (message: string, basic: boolean) =>
   new AppError(401, 'invalid_client', message, basic ? { 'www-authenticate': 'Basic realm="token"' } : {})
 
+async function clientRow(db: IdpDb, clientId: string) {
+  return db.selectFrom('clients').selectAll().where('client_id', '=', clientId).executeTakeFirst()
+}
+
 /**
- * Client authentication at the token endpoint (RFC 6749 §2.3.1): HTTP Basic with the form-encoded
- * id and secret, or both in the body, or for public clients the client_id alone. The method used
- * must be the one the client registered; using two at once is refused.
+ * RFC 7523 §2.2 and §3 (OpenID Connect Core §9): a JWT signed with one of the client's registered
+ * keys, `iss` = `sub` = `client_id`, `aud` the issuer or the endpoint, an `exp` at most five
+ * minutes ahead, and a `jti` never seen before (kept in the kv, shared through Redis).
+ */
+async function assertedClient(deps: ClientAuthDeps, request: FastifyRequest, body: ClientCredentials) {
+  if (body.client_assertion_type !== JWT_BEARER)
+    throw new AppError(400, 'invalid_request', `client_assertion_type must be ${JWT_BEARER}`)
+  let clientId: unknown
+  try {
+    clientId = decodeJwt(body.client_assertion!).iss
+  } catch {
+    throw invalidClient('client_assertion is not a JWT', false)
+  }
+  if (typeof clientId !== 'string' || (body.client_id !== undefined && body.client_id !== clientId))
+    throw invalidClient('client_assertion must be issued by the client_id', false)
+  const client = await clientRow(deps.db, clientId)
+  if (!client || client.token_endpoint_auth_method !== 'private_key_jwt' || !client.jwks)
+    throw invalidClient('client authentication failed', false)
+  const endpoint = `${deps.issuer}${request.url.split('?')[0]}`
+  let payload
+  try {
+    ;({ payload } = await jwtVerify(body.client_assertion!, createLocalJWKSet(client.jwks as never), {
+      issuer: clientId,
+      subject: clientId,
+      audience: [deps.issuer, endpoint, `${deps.issuer}/token`],
+      algorithms: ASSERTION_ALGS,
+      requiredClaims: ['exp', 'jti'],
+      clockTolerance: 30,
+    }))
+  } catch (err) {
+    throw invalidClient(`client_assertion refused: ${(err as Error).message}`, false)
+  }
+  const now = Math.floor(Date.now() / 1000)
+  if (payload.exp! > now + MAX_ASSERTION_LIFETIME_S)
+    throw invalidClient(`client_assertion must expire within ${MAX_ASSERTION_LIFETIME_S} s`, false)
+  const ttlMs = Math.max(1, payload.exp! - now + 30) * 1000
+  if (!(await deps.kv.setIfAbsent(`assertion-jti:${clientId}:${payload.jti}`, '1', ttlMs)))
+    throw invalidClient('client_assertion was already used (jti replayed)', false)
+  return client
+}
+
+/**
+ * Client authentication (RFC 6749 §2.3): HTTP Basic with the form-encoded id and secret, or both
+ * in the body, or a signed assertion (private_key_jwt), or for public clients the client_id alone.
+ * The method used must be the one the client registered; using two at once is refused.
  */
 export async function authenticateClient(
-  db: IdpDb,
+  deps: ClientAuthDeps,
   request: FastifyRequest,
-  body: { client_id?: string; client_secret?: string },
-) {
+  body: ClientCredentials,
+): Promise<Selectable<IdpTables['clients']>> {
   const header = request.headers.authorization
+  const methods = [
+    header?.startsWith('Basic '),
+    body.client_secret !== undefined,
+    body.client_assertion !== undefined,
+  ]
+  if (methods.filter(Boolean).length > 1)
+    throw new AppError(400, 'invalid_request', 'use one client authentication method')
+  if (body.client_assertion !== undefined) return assertedClient(deps, request, body)
   let clientId: string | undefined
   let secret: string | undefined
   let method: 'client_secret_basic' | 'client_secret_post' | 'none'
   if (header?.startsWith('Basic ')) {
-    if (body.client_secret !== undefined)
-      throw new AppError(400, 'invalid_request', 'use one client authentication method')
     const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8')
     const at = decoded.indexOf(':')
     if (at < 0) throw invalidClient('malformed Basic credentials', true)
@@ -44,11 +117,7 @@ export async function authenticateClient(
     method = 'none'
   }
   if (!clientId) throw invalidClient('client authentication is required', false)
-  const client = await db
-    .selectFrom('clients')
-    .selectAll()
-    .where('client_id', '=', clientId)
-    .executeTakeFirst()
+  const client = await clientRow(deps.db, clientId)
   if (!client || client.token_endpoint_auth_method !== method)
     throw invalidClient('client authentication failed', method === 'client_secret_basic')
   if (method !== 'none' && !secretMatches(client.client_secret_hash, secret ?? ''))

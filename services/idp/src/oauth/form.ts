@@ -1,5 +1,6 @@
 import { AppError } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
 
 /**
  * RFC 6749 §3.2, RFC 7009 §2.1, RFC 7662 §2.1: these requests are forms. Checked before the body is
@@ -12,4 +13,12 @@ export const formOnly = (endpoint: string) => async (request: FastifyRequest) =>
       'invalid_request',
       `the ${endpoint} request is a form (application/x-www-form-urlencoded)`,
     )
+}
+
+/** Client authentication in a form body (RFC 6749 §2.3.1, RFC 7523 §2.2). */
+export const ClientAuthFields = {
+  client_id: Type.Optional(Type.String({ maxLength: 200 })),
+  client_secret: Type.Optional(Type.String({ maxLength: 200 })),
+  client_assertion: Type.Optional(Type.String({ maxLength: 8000 })),
+  client_assertion_type: Type.Optional(Type.String({ maxLength: 200 })),
 }

@@ -16,8 +16,15 @@ export const NewClient = Type.Object(
       Type.Union([
         Type.Literal('client_secret_basic'),
         Type.Literal('client_secret_post'),
+        Type.Literal('private_key_jwt'),
         Type.Literal('none'),
       ]),
+    ),
+    jwks: Type.Optional(
+      Type.Object(
+        { keys: Type.Array(Type.Record(Type.String(), Type.Unknown()), { minItems: 1, maxItems: 10 }) },
+        { description: 'public keys for private_key_jwt (RFC 7591 §2)' },
+      ),
     ),
     backchannel_logout_uri: Type.Optional(Uri),
     frontchannel_logout_uri: Type.Optional(Uri),
@@ -37,6 +44,9 @@ export const Client = Type.Object({
   allowed_origins: Type.Array(Type.String()),
   backchannel_logout_uri: Type.Union([Type.String(), Type.Null()]),
   frontchannel_logout_uri: Type.Union([Type.String(), Type.Null()]),
+  jwks: Type.Optional(
+    Type.Union([Type.Object({ keys: Type.Array(Type.Record(Type.String(), Type.Unknown())) }), Type.Null()]),
+  ),
   require_pkce: Type.Boolean(),
   created_at: Type.String(),
   updated_at: Type.String(),

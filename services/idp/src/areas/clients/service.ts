@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { AppError, notFound, type Sealer } from '@svc/kit'
+import { importJWK, type JWK } from 'jose'
 import type { Static } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import type { NewClient } from './schemas.ts'
@@ -20,6 +21,23 @@ function view(row: NonNullable<Awaited<ReturnType<typeof clientById>>>) {
   }
 }
 
+/** RFC 7591 §2: public keys only, each one importable; a private member is refused, never stored. */
+async function publicJwks(jwks: { keys: Array<Record<string, unknown>> }) {
+  for (const jwk of jwks.keys) {
+    if (['d', 'p', 'q', 'dp', 'dq', 'qi', 'k'].some((member) => member in jwk))
+      throw new AppError(400, 'invalid_client_metadata', 'jwks must hold public keys only')
+    try {
+      await importJWK(jwk as JWK, typeof jwk.alg === 'string' ? jwk.alg : algFor(jwk))
+    } catch {
+      throw new AppError(400, 'invalid_client_metadata', 'jwks holds a key that is not a valid public JWK')
+    }
+  }
+  return { keys: jwks.keys }
+}
+
+const algFor = (jwk: Record<string, unknown>) =>
+  jwk.kty === 'RSA' ? 'RS256' : jwk.kty === 'OKP' ? 'EdDSA' : jwk.crv === 'P-384' ? 'ES384' : 'ES256'
+
 /** Registers a client. Its secrets are shown in this answer only: the client secret is kept hashed, the webhook secret sealed. */
 export async function createClient(db: IdpDb, sealer: Sealer, input: Static<typeof NewClient>) {
   const publicClient = input.client_type === 'public'
@@ -29,18 +47,28 @@ export async function createClient(db: IdpDb, sealer: Sealer, input: Static<type
   for (const origin of input.allowed_origins ?? []) checkOrigin(origin)
   if (input.backchannel_logout_uri) checkLogoutUri(input.backchannel_logout_uri, 'backchannel_logout_uri')
   if (input.frontchannel_logout_uri) checkLogoutUri(input.frontchannel_logout_uri, 'frontchannel_logout_uri')
-  const method = input.token_endpoint_auth_method ?? (publicClient ? 'none' : 'client_secret_basic')
+  const method =
+    input.token_endpoint_auth_method ??
+    (publicClient ? 'none' : input.jwks ? 'private_key_jwt' : 'client_secret_basic')
   if (publicClient !== (method === 'none'))
     throw new AppError(
       400,
       'invalid_client_metadata',
       publicClient
         ? 'a public client authenticates with token_endpoint_auth_method none'
-        : 'a confidential client authenticates with client_secret_basic or client_secret_post',
+        : 'a confidential client authenticates with client_secret_basic, client_secret_post or private_key_jwt',
     )
+  const keyBased = method === 'private_key_jwt'
+  if (keyBased !== Boolean(input.jwks))
+    throw new AppError(
+      400,
+      'invalid_client_metadata',
+      keyBased ? 'private_key_jwt needs jwks, the client’s public keys' : 'jwks is only for private_key_jwt',
+    )
+  const jwks = keyBased ? await publicJwks(input.jwks!) : null
 
   const clientId = `cli_${randomBytes(18).toString('base64url')}`
-  const clientSecret = publicClient ? undefined : token('cs_')
+  const clientSecret = publicClient || keyBased ? undefined : token('cs_')
   const webhookSecret = token('whsec_')
   const firstParty = input.first_party ?? false
   const row = await insertClient(db, {
@@ -56,6 +84,7 @@ export async function createClient(db: IdpDb, sealer: Sealer, input: Static<type
     backchannel_logout_uri: input.backchannel_logout_uri ?? null,
     frontchannel_logout_uri: input.frontchannel_logout_uri ?? null,
     client_secret_hash: clientSecret ? hash(clientSecret) : null,
+    jwks: jwks ? (JSON.stringify(jwks) as never) : null,
     webhook_secret_sealed: sealer.seal(webhookSecret, webhookContext(clientId)),
   })
   return {
@@ -78,8 +107,8 @@ export async function allClients(db: IdpDb) {
 export async function rotateClientSecret(db: IdpDb, clientId: string) {
   const secrets = await secretsOf(db, clientId)
   if (!secrets) throw notFound(`no client ${clientId}`, 'not_found')
-  if (secrets.client_type !== 'confidential')
-    throw new AppError(400, 'invalid_request', 'only confidential clients have a secret')
+  if (!secrets.client_secret_hash)
+    throw new AppError(400, 'invalid_request', 'this client authenticates without a secret')
   const clientSecret = token('cs_')
   await updateSecrets(db, clientId, { client_secret_hash: hash(clientSecret) })
   return { client_id: clientId, client_secret: clientSecret, client_secret_expires_at: 0 }

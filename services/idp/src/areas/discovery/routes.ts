@@ -1,4 +1,5 @@
 import type { App, rateLimit } from '@svc/kit'
+import { ASSERTION_ALGS } from '../../oauth/client-auth.ts'
 import { SCOPES } from '../../oauth/scopes.ts'
 
 /** OpenID Connect Discovery 1.0 and RFC 8414 metadata: only what this issuer really supports today. */
@@ -26,7 +27,13 @@ export function metadata(issuer: string) {
     grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
     subject_types_supported: ['public', 'pairwise'],
     id_token_signing_alg_values_supported: ['RS256'],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    token_endpoint_auth_methods_supported: [
+      'client_secret_basic',
+      'client_secret_post',
+      'private_key_jwt',
+      'none',
+    ],
+    token_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
     code_challenge_methods_supported: ['S256'],
     claims_supported: [
       'sub',

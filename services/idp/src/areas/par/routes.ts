@@ -1,8 +1,7 @@
 import { type App, AppError } from '@svc/kit'
 import { Type } from 'typebox'
-import type { IdpDb } from '../../db.ts'
-import { authenticateClient } from '../../oauth/client-auth.ts'
-import { formOnly } from '../../oauth/form.ts'
+import { authenticateClient, type ClientAuthDeps } from '../../oauth/client-auth.ts'
+import { ClientAuthFields, formOnly } from '../../oauth/form.ts'
 import { checkParameters } from '../authorize/service.ts'
 import { AUTHORIZE_PARAMETERS, pushRequest } from './service.ts'
 
@@ -10,12 +9,13 @@ const Param = Type.Optional(Type.String({ maxLength: 2000 }))
 // RFC 9126 §2.1: the authorization parameters as a form, with client authentication; unknown ones ignored
 const PushedRequest = Type.Object({
   ...Object.fromEntries(AUTHORIZE_PARAMETERS.map((name) => [name, Param])),
-  client_secret: Type.Optional(Type.String({ maxLength: 200 })),
+  ...ClientAuthFields,
   request_uri: Param,
 }) as ReturnType<typeof Type.Object<Record<string, typeof Param>>>
 
 /** Pushed authorization requests (RFC 9126): checked now, answered with JSON errors, kept 90 s. */
-export function parRoutes(app: App, db: IdpDb) {
+export function parRoutes(app: App, deps: ClientAuthDeps) {
+  const { db } = deps
   app.post(
     '/par',
     {
@@ -30,7 +30,7 @@ export function parRoutes(app: App, db: IdpDb) {
     async (request, reply) => {
       reply.header('cache-control', 'no-store')
       const body = request.body as Record<string, string | undefined>
-      const client = await authenticateClient(db, request, body)
+      const client = await authenticateClient(deps, request, body)
       if (body.request_uri !== undefined)
         throw new AppError(400, 'invalid_request', 'request_uri cannot be pushed (RFC 9126 §2.1)')
       if (!body.redirect_uri || !client.redirect_uris.includes(body.redirect_uri))

@@ -1,14 +1,13 @@
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
-import { formOnly } from '../../oauth/form.ts'
+import { ClientAuthFields, formOnly } from '../../oauth/form.ts'
 import { authenticateClient } from '../../oauth/client-auth.ts'
 import { introspect, revoke, type TokenDeps } from './service.ts'
 
 const TokenForm = Type.Object({
   token: Type.String({ minLength: 1, maxLength: 4000 }),
   token_type_hint: Type.Optional(Type.String({ maxLength: 50 })),
-  client_id: Type.Optional(Type.String({ maxLength: 200 })),
-  client_secret: Type.Optional(Type.String({ maxLength: 200 })),
+  ...ClientAuthFields,
 })
 
 export function revocationRoutes(app: App, deps: TokenDeps) {
@@ -19,7 +18,7 @@ export function revocationRoutes(app: App, deps: TokenDeps) {
       schema: { summary: 'RFC 7009 token revocation: always 200', tags: ['oauth'], body: TokenForm },
     },
     async (request, reply) => {
-      const client = await authenticateClient(deps.db, request, request.body)
+      const client = await authenticateClient(deps, request, request.body)
       await revoke(deps, client, request.body.token, request.body.token_type_hint)
       return reply.code(200).header('cache-control', 'no-store').send({})
     },
@@ -35,7 +34,7 @@ export function revocationRoutes(app: App, deps: TokenDeps) {
       },
     },
     async (request, reply) => {
-      const client = await authenticateClient(deps.db, request, request.body)
+      const client = await authenticateClient(deps, request, request.body)
       return reply
         .header('cache-control', 'no-store')
         .send(await introspect(deps, client, request.body.token))

@@ -1,6 +1,6 @@
 import { type App, AppError, type Kv, rateLimit } from '@svc/kit'
 import { Type } from 'typebox'
-import { formOnly } from '../../oauth/form.ts'
+import { ClientAuthFields, formOnly } from '../../oauth/form.ts'
 import { authenticateClient } from '../../oauth/client-auth.ts'
 import { clientCredentialsGrant } from './client-credentials.ts'
 import { authorizationCodeGrant, type GrantDeps, refreshTokenGrant } from './grants.ts'
@@ -15,8 +15,7 @@ const TokenRequest = Type.Object({
   scope: Type.Optional(Type.String({ maxLength: 1000 })),
   audience: Type.Optional(Type.String({ maxLength: 200 })),
   resource: Type.Optional(Type.String({ maxLength: 2000 })),
-  client_id: Type.Optional(Type.String({ maxLength: 200 })),
-  client_secret: Type.Optional(Type.String({ maxLength: 200 })),
+  ...ClientAuthFields,
 })
 
 export function tokenRoutes(
@@ -54,7 +53,7 @@ export function tokenRoutes(
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
       const body = request.body
       await perIp(request, reply)
-      const client = await authenticateClient(deps.db, request, body)
+      const client = await authenticateClient(deps, request, body)
       await perClient(client.client_id)(request, reply)
       if (body.grant_type === 'authorization_code') return authorizationCodeGrant(deps, client, body)
       if (body.grant_type === 'refresh_token') return refreshTokenGrant(deps, client, body)
