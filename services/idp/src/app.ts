@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { Jobs, rateLimit, Sealer, type ServiceSpec } from '@svc/kit'
 import { ReceiptWriter } from '@svc/kit/receipts/writer'
@@ -117,7 +118,14 @@ export const idp: ServiceSpec<IdpConfig> = {
       development: ctx.common.nodeEnv !== 'production',
       ratePerMinute: ctx.config.registerRatePerMinute,
     })
+    // one nonce secret for every instance, derived from the sealing key (RFC 9449 §8 leaves its form to us)
+    const dpop = {
+      kv: ctx.kv,
+      issuer,
+      nonceKey: createHmac('sha256', ctx.config.encryptionKey).update('dpop-nonce').digest(),
+    }
     tokenRoutes(app, {
+      dpop,
       db,
       kv: ctx.kv,
       keys,
@@ -125,7 +133,7 @@ export const idp: ServiceSpec<IdpConfig> = {
       pairwiseSalt: ctx.config.pairwiseSalt,
       ratePerMinute: ctx.config.tokenRatePerMinute,
     })
-    userinfoRoutes(app, { db, kv: ctx.kv, keys, issuer })
+    userinfoRoutes(app, { db, kv: ctx.kv, keys, issuer, dpop })
     revocationRoutes(app, { db, kv: ctx.kv, keys, issuer })
     const logout = { db, keys, issuer, pairwiseSalt: ctx.config.pairwiseSalt, log: ctx.log, jobs }
     await startBackchannelDelivery(logout)

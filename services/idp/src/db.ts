@@ -150,6 +150,7 @@ export interface IdpTables {
     rotated_at: Date | null
     revoked_at: Date | null
     resource: string | null
+    dpop_jkt: string | null
   }
 }
 

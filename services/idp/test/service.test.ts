@@ -40,6 +40,7 @@ describe('idp service', () => {
       '0011_resources.sql',
       '0012_pushed_requests.sql',
       '0013_private_key_jwt.sql',
+      '0014_dpop.sql',
     ])
   })
 

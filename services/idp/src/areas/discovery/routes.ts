@@ -1,5 +1,6 @@
 import type { App, rateLimit } from '@svc/kit'
 import { ASSERTION_ALGS } from '../../oauth/client-auth.ts'
+import { DPOP_ALGS } from '../../oauth/dpop.ts'
 import { SCOPES } from '../../oauth/scopes.ts'
 
 /** OpenID Connect Discovery 1.0 and RFC 8414 metadata: only what this issuer really supports today. */
@@ -34,6 +35,7 @@ export function metadata(issuer: string) {
       'none',
     ],
     token_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
+    dpop_signing_alg_values_supported: DPOP_ALGS,
     code_challenge_methods_supported: ['S256'],
     claims_supported: [
       'sub',

@@ -4,7 +4,7 @@ import type { IdpTables } from '../../db.ts'
 import { parseScope, SCOPE_TOKEN, SCOPES } from '../../oauth/scopes.ts'
 import { targetResource } from '../resources/service.ts'
 import type { GrantDeps } from './grants.ts'
-import { ACCESS_TOKEN_TTL_S } from './tokens.ts'
+import { ACCESS_TOKEN_TTL_S, binding, tokenType } from './tokens.ts'
 
 /** Scopes about a user: a client acting for itself has none to ask for. */
 const USER_SCOPES = new Set<string>([...SCOPES, 'organization'])
@@ -19,6 +19,7 @@ export async function clientCredentialsGrant(
   deps: GrantDeps,
   client: Pick<IdpTables['clients'], 'client_id' | 'client_type'>,
   body: { scope?: string; audience?: string; resource?: string },
+  jkt?: string,
 ) {
   if (client.client_type !== 'confidential')
     throw new AppError(400, 'unauthorized_client', 'client_credentials is for confidential clients')
@@ -61,13 +62,14 @@ export async function clientCredentialsGrant(
       jti: randomBytes(16).toString('base64url'),
       iat: now,
       exp: now + ACCESS_TOKEN_TTL_S,
+      ...binding(jkt),
     },
     'RS256',
     'at+jwt',
   )
   return {
     access_token: accessToken,
-    token_type: 'Bearer',
+    token_type: tokenType(jkt),
     expires_in: ACCESS_TOKEN_TTL_S,
     ...(scopes.length ? { scope: scopes.join(' ') } : {}),
   }

@@ -35,7 +35,12 @@ const digest = (value: string) => createHash('sha256').update(value).digest()
  * A refresh token of `family` when offline_access is in its scope. A rotated refresh token keeps
  * the family's scope even when the access token asked for less (RFC 6749 §6).
  */
-async function saveRefresh(db: IdpDb, client: Client, grant: Grant, family: { id: string; scope: string[] }) {
+async function saveRefresh(
+  db: IdpDb,
+  client: Client,
+  grant: Grant,
+  family: { id: string; scope: string[]; jkt: string | null },
+) {
   if (!family.scope.includes('offline_access')) return undefined
   const refreshToken = randomBytes(32).toString('base64url')
   await insertRefresh(db, {
@@ -49,6 +54,7 @@ async function saveRefresh(db: IdpDb, client: Client, grant: Grant, family: { id
     acr: grant.acr,
     amr: grant.amr,
     resource: grant.resource,
+    dpop_jkt: family.jkt,
     expires_at: new Date(Date.now() + REFRESH_TTL_MS),
   })
   return refreshToken
@@ -59,8 +65,9 @@ async function respond(
   deps: GrantDeps,
   client: Client,
   saved: { grant: Grant; refreshToken: string | undefined },
+  jkt: string | undefined,
 ) {
-  const response = await issueTokens(deps.keys, deps.issuer, deps.pairwiseSalt, client, saved.grant)
+  const response = await issueTokens(deps.keys, deps.issuer, deps.pairwiseSalt, client, saved.grant, jkt)
   return saved.refreshToken ? { ...response, refresh_token: saved.refreshToken } : response
 }
 
@@ -80,6 +87,7 @@ export async function authorizationCodeGrant(
   deps: GrantDeps,
   client: Client,
   body: { code?: string; redirect_uri?: string; code_verifier?: string },
+  jkt?: string,
 ) {
   if (!body.code) throw new AppError(400, 'invalid_request', 'code is required')
   const codeHash = digest(body.code)
@@ -99,10 +107,14 @@ export async function authorizationCodeGrant(
     if (code.scope.includes('offline_access')) await setCodeFamily(trx, codeHash, familyId)
     return {
       grant: code,
-      refreshToken: await saveRefresh(trx, client, code, { id: familyId, scope: code.scope }),
+      refreshToken: await saveRefresh(trx, client, code, {
+        id: familyId,
+        scope: code.scope,
+        jkt: jkt ?? null,
+      }),
     }
   })
-  return respond(deps, client, saved)
+  return respond(deps, client, saved, jkt)
 }
 
 /**
@@ -113,6 +125,7 @@ export async function refreshTokenGrant(
   deps: GrantDeps,
   client: Client,
   body: { refresh_token?: string; scope?: string },
+  jkt?: string,
 ) {
   if (!body.refresh_token) throw new AppError(400, 'invalid_request', 'refresh_token is required')
   const tokenHash = digest(body.refresh_token)
@@ -125,6 +138,9 @@ export async function refreshTokenGrant(
     }
     if (token.client_id !== client.client_id)
       return invalidGrant('the refresh token was issued to another client')
+    // RFC 9449 §5: a bound family is refreshed only with a proof of the same key
+    if (token.dpop_jkt && token.dpop_jkt !== jkt)
+      throw invalidGrant('the refresh token is bound to a DPoP key: prove possession of that key')
     // a resource removed since: no more tokens for it
     if (token.resource && !(await resourceByIdentifier(trx, token.resource)))
       throw new AppError(400, 'invalid_target', `no resource ${token.resource} is registered`)
@@ -132,11 +148,18 @@ export async function refreshTokenGrant(
     const beyond = asked.filter((s) => !token.scope.includes(s))
     if (beyond.length)
       throw new AppError(400, 'invalid_scope', `scope beyond the original grant: ${beyond.join(' ')}`)
+    // RFC 9449 §5: a bound family is refreshed only with a proof of the same key
+    if (token.dpop_jkt && token.dpop_jkt !== jkt)
+      throw invalidGrant('the refresh token is bound to a DPoP key: prove possession of that key')
     const grant = { ...token, scope: asked, nonce: null }
     return {
       grant,
-      refreshToken: await saveRefresh(trx, client, grant, { id: token.family_id, scope: token.scope }),
+      refreshToken: await saveRefresh(trx, client, grant, {
+        id: token.family_id,
+        scope: token.scope,
+        jkt: token.dpop_jkt,
+      }),
     }
   })
-  return respond(deps, client, saved)
+  return respond(deps, client, saved, jkt)
 }

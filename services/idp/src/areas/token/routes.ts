@@ -1,5 +1,6 @@
 import { type App, AppError, type Kv, rateLimit } from '@svc/kit'
 import { Type } from 'typebox'
+import { currentNonce, type DpopDeps, tokenEndpointProof } from '../../oauth/dpop.ts'
 import { ClientAuthFields, formOnly } from '../../oauth/form.ts'
 import { authenticateClient } from '../../oauth/client-auth.ts'
 import { clientCredentialsGrant } from './client-credentials.ts'
@@ -20,7 +21,7 @@ const TokenRequest = Type.Object({
 
 export function tokenRoutes(
   app: App,
-  deps: GrantDeps & { kv: Kv; ratePerMinute: { client: number; ip: number } },
+  deps: GrantDeps & { kv: Kv; dpop: DpopDeps; ratePerMinute: { client: number; ip: number } },
 ) {
   // identity-provider.md, Limits: 60/min per IP before anything else, 30/min per authenticated client
   const perIp = rateLimit(
@@ -55,9 +56,11 @@ export function tokenRoutes(
       await perIp(request, reply)
       const client = await authenticateClient(deps, request, body)
       await perClient(client.client_id)(request, reply)
-      if (body.grant_type === 'authorization_code') return authorizationCodeGrant(deps, client, body)
-      if (body.grant_type === 'refresh_token') return refreshTokenGrant(deps, client, body)
-      if (body.grant_type === 'client_credentials') return clientCredentialsGrant(deps, client, body)
+      const jkt = await tokenEndpointProof(deps.dpop, request)
+      if (jkt) reply.header('dpop-nonce', currentNonce(deps.dpop))
+      if (body.grant_type === 'authorization_code') return authorizationCodeGrant(deps, client, body, jkt)
+      if (body.grant_type === 'refresh_token') return refreshTokenGrant(deps, client, body, jkt)
+      if (body.grant_type === 'client_credentials') return clientCredentialsGrant(deps, client, body, jkt)
       throw new AppError(400, 'unsupported_grant_type', `grant_type ${body.grant_type} is not supported`)
     },
   )

@@ -18,6 +18,10 @@ export interface Grant {
   resource: string | null
 }
 
+/** RFC 9449 §6: a token bound to a DPoP key carries its thumbprint and is of type DPoP. */
+export const binding = (jkt: string | undefined) => (jkt ? { cnf: { jkt } } : {})
+export const tokenType = (jkt: string | undefined) => (jkt ? 'DPoP' : 'Bearer')
+
 /** OpenID Connect Core §3.1.3.6: the left half of SHA-256 of the access token, base64url. */
 export const atHash = (accessToken: string) =>
   createHash('sha256').update(accessToken, 'ascii').digest().subarray(0, 16).toString('base64url')
@@ -29,6 +33,7 @@ export async function issueTokens(
   pairwiseSalt: string,
   client: Pick<IdpTables['clients'], 'client_id' | 'subject_type' | 'redirect_uris'>,
   grant: Grant,
+  jkt?: string,
 ) {
   const now = Math.floor(Date.now() / 1000)
   const sub = subjectFor(client, grant.user_id, pairwiseSalt)
@@ -44,6 +49,7 @@ export async function issueTokens(
       jti: randomBytes(16).toString('base64url'),
       iat: now,
       exp: now + ACCESS_TOKEN_TTL_S,
+      ...binding(jkt),
     },
     'RS256',
     'at+jwt',
@@ -63,7 +69,7 @@ export async function issueTokens(
   })
   return {
     access_token: accessToken,
-    token_type: 'Bearer',
+    token_type: tokenType(jkt),
     expires_in: ACCESS_TOKEN_TTL_S,
     id_token: idToken,
     scope,
