@@ -18,6 +18,8 @@ interface Child {
   process: ChildProcess
   tail: string[]
   notes: string[]
+  /** The service logged that its start is complete (every banner line is in `notes`). */
+  started: boolean
   exited: Promise<number>
 }
 
@@ -41,7 +43,8 @@ function follow(child: Child, stream: NodeJS.ReadableStream) {
   createInterface({ input: stream }).on('line', (line) => {
     child.tail.push(line)
     if (child.tail.length > LOG_TAIL) child.tail.shift()
-    let entry: { level?: number; msg?: string; banner?: boolean; err?: unknown } | undefined
+    let entry:
+      { level?: number; msg?: string; banner?: boolean; started?: boolean; err?: unknown } | undefined
     try {
       entry = JSON.parse(line)
     } catch {}
@@ -49,6 +52,7 @@ function follow(child: Child, stream: NodeJS.ReadableStream) {
       if (line.trim()) console.log(`[${child.name}] ${line}`)
       return
     }
+    if (entry.started) child.started = true
     if (entry.banner && entry.msg) child.notes.push(entry.msg)
     else if ((entry.level ?? 0) >= 40)
       console.log(`[${child.name}] ${entry.msg ?? ''} ${entry.err ? JSON.stringify(entry.err) : ''}`)
@@ -66,6 +70,7 @@ function launch(name: ServiceName, entry: string): Child {
     process: proc,
     tail: [],
     notes: [],
+    started: false,
     exited: new Promise((resolve) => proc.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)))),
   }
   follow(child, proc.stdout!)
@@ -84,7 +89,13 @@ async function waitReady(child: Child): Promise<void> {
   while (Date.now() < deadline) {
     if (child.process.exitCode !== null) throw new Error(`${child.name} exited before it was ready`)
     try {
-      if ((await fetch(url)).ok) return
+      if ((await fetch(url)).ok) {
+        // its banner lines may still be in the pipe: wait for the line that follows them (a quiet
+        // LOG_LEVEL never prints it, so not for long)
+        const settled = Date.now() + 5_000
+        while (!child.started && Date.now() < settled) await new Promise((r) => setTimeout(r, 50))
+        return
+      }
     } catch {}
     await new Promise((r) => setTimeout(r, 200))
   }

@@ -198,6 +198,8 @@ export async function runMain<C>(spec: ServiceSpec<C>): Promise<void> {
     'listening',
   )
   for (const line of spec.banner?.(ctx) ?? []) ctx.log.info({ banner: true }, line)
+  // the last line of a start: a supervisor (npm start) knows every banner line came before it
+  ctx.log.info({ started: true }, 'started')
 
   let stopping = false
   const stop = async (signal: string) => {
