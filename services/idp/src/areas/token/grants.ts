@@ -136,8 +136,9 @@ export async function refreshTokenGrant(
       if (known?.rotated_at && known.client_id === client.client_id) await revokeFamily(trx, known.family_id)
       return invalidGrant('the refresh token is invalid, expired, revoked or already used')
     }
+    // refusals from here roll the rotation back: a bad request does not end the family
     if (token.client_id !== client.client_id)
-      return invalidGrant('the refresh token was issued to another client')
+      throw invalidGrant('the refresh token was issued to another client')
     // RFC 9449 §5: a bound family is refreshed only with a proof of the same key
     if (token.dpop_jkt && token.dpop_jkt !== jkt)
       throw invalidGrant('the refresh token is bound to a DPoP key: prove possession of that key')
@@ -148,9 +149,6 @@ export async function refreshTokenGrant(
     const beyond = asked.filter((s) => !token.scope.includes(s))
     if (beyond.length)
       throw new AppError(400, 'invalid_scope', `scope beyond the original grant: ${beyond.join(' ')}`)
-    // RFC 9449 §5: a bound family is refreshed only with a proof of the same key
-    if (token.dpop_jkt && token.dpop_jkt !== jkt)
-      throw invalidGrant('the refresh token is bound to a DPoP key: prove possession of that key')
     const grant = { ...token, scope: asked, nonce: null }
     return {
       grant,
