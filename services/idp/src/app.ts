@@ -100,20 +100,21 @@ export const idp: ServiceSpec<IdpConfig> = {
     await mailer.start()
     app.addHook('onClose', async () => mailer.close())
     const issuer = ctx.baseUrl
+    const origin = new URL(issuer).origin
+    const secureCookies = issuer.startsWith('https:')
     discoveryRoutes(app, issuer, discoveryLimit)
     resourceRoutes(app, { db, issuer, adminToken: ctx.config.adminToken, discoveryLimit })
     authorizeRoutes(app, db, issuer)
     parRoutes(app, { db, kv: ctx.kv, issuer })
-    const secureCookies = ctx.baseUrl.startsWith('https:')
-    consentRoutes(app, { db, receipts, issuer, origin: new URL(issuer).origin, secureCookies })
-    mfaRoutes(app, { db, receipts, kv: ctx.kv, sealer, origin: new URL(issuer).origin, secureCookies })
+    consentRoutes(app, { db, receipts, issuer, origin, secureCookies })
+    mfaRoutes(app, { db, receipts, kv: ctx.kv, sealer, origin, secureCookies })
     accountRoutes(app, {
       db,
       mailer,
       sealer,
       kv: ctx.kv,
       issuer,
-      origin: new URL(issuer).origin,
+      origin,
       secureCookies,
       development: ctx.common.nodeEnv !== 'production',
       ratePerMinute: ctx.config.registerRatePerMinute,
@@ -138,7 +139,7 @@ export const idp: ServiceSpec<IdpConfig> = {
     const logout = { db, keys, issuer, pairwiseSalt: ctx.config.pairwiseSalt, log: ctx.log, jobs }
     await startBackchannelDelivery(logout)
     logoutRoutes(app, logout)
-    const rp = { db, kv: ctx.kv, rpId: new URL(issuer).hostname, origin: new URL(issuer).origin }
+    const rp = { db, kv: ctx.kv, rpId: new URL(issuer).hostname, origin }
     passkeyRoutes(app, { ...rp, receipts, secureCookies })
     uiRoutes(app, {
       rp,
@@ -146,8 +147,8 @@ export const idp: ServiceSpec<IdpConfig> = {
       db,
       receipts,
       kv: ctx.kv,
-      origin: new URL(ctx.baseUrl).origin,
-      secureCookies: ctx.baseUrl.startsWith('https:'),
+      origin,
+      secureCookies,
     })
   },
 }

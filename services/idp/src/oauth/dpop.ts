@@ -1,6 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import { AppError, type Kv } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
+import { hasPrivateMembers } from './jwk.ts'
 import { calculateJwkThumbprint, EmbeddedJWK, type JWK, jwtVerify } from 'jose'
 
 /** The algorithms a DPoP proof may use (discovery: dpop_signing_alg_values_supported). */
@@ -81,7 +82,7 @@ export async function checkProof(
   } catch (err) {
     throw new DpopError('invalid_dpop_proof', `the DPoP proof is invalid: ${(err as Error).message}`)
   }
-  if (['d', 'p', 'q', 'dp', 'dq', 'qi', 'k'].some((member) => member in jwk))
+  if (hasPrivateMembers(jwk))
     throw new DpopError('invalid_dpop_proof', 'the DPoP proof carries a private key')
   if (payload.htm !== request.method)
     throw new DpopError('invalid_dpop_proof', 'htm is not this request’s method')

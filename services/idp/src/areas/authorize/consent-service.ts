@@ -18,8 +18,7 @@ async function subjectOf(db: IdpDb, userId: string) {
  * Records the user's decision on the scopes a client asked for: `openid` always granted, scopes
  * not asked about this time kept as they were. Newly granted scopes are receipted as
  * `consent.granted`, whose ledger leaf hash (base64, as the ledger names entries) becomes the
- * consent's commitment; scopes the user
- * unticked are receipted as `consent.withdrawn`.
+ * consent's commitment; scopes the user unticked are receipted as `consent.withdrawn`.
  */
 export async function decideConsent(
   { db, receipts }: ConsentDeps,

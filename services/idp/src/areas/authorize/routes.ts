@@ -2,7 +2,7 @@ import { type App, html } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import { page } from '../ui/layout.ts'
-import { authorize } from './service.ts'
+import { AUTHORIZE_PARAMETERS, authorize } from './service.ts'
 
 const Param = Type.Optional(Type.String({ maxLength: 2000 }))
 
@@ -15,19 +15,7 @@ export function authorizeRoutes(app: App, db: IdpDb, issuer: string) {
         tags: ['oauth'],
         // RFC 6749 §3.1: unknown parameters are ignored; a repeated one fails validation
         querystring: Type.Object({
-          response_type: Param,
-          client_id: Param,
-          redirect_uri: Param,
-          scope: Param,
-          state: Param,
-          nonce: Param,
-          code_challenge: Param,
-          code_challenge_method: Param,
-          prompt: Param,
-          max_age: Param,
-          login_hint: Param,
-          acr_values: Param,
-          resource: Param,
+          ...Object.fromEntries(AUTHORIZE_PARAMETERS.map((name) => [name, Param])),
           request_uri: Type.Optional(Type.String({ maxLength: 200 })),
         }),
       },

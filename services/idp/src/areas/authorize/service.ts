@@ -15,6 +15,23 @@ import { insertCode } from './store.ts'
 
 export const CODE_TTL_MS = 60_000
 
+/** The parameters /authorize reads, and the ones a client may push to /par (RFC 9126 §2.1). */
+export const AUTHORIZE_PARAMETERS = [
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'scope',
+  'state',
+  'nonce',
+  'code_challenge',
+  'code_challenge_method',
+  'prompt',
+  'max_age',
+  'login_hint',
+  'acr_values',
+  'resource',
+] as const
+
 export interface AuthorizeQuery {
   response_type?: string
   client_id?: string

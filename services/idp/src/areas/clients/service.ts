@@ -3,6 +3,7 @@ import { AppError, notFound, type Sealer } from '@svc/kit'
 import { importJWK, type JWK } from 'jose'
 import type { Static } from 'typebox'
 import type { IdpDb } from '../../db.ts'
+import { hasPrivateMembers } from '../../oauth/jwk.ts'
 import type { NewClient } from './schemas.ts'
 import { clientById, insertClient, listClients, secretsOf, updateSecrets } from './store.ts'
 import { checkLogoutUri, checkOrigin, checkRedirectUri } from './uris.ts'
@@ -24,7 +25,7 @@ function view(row: NonNullable<Awaited<ReturnType<typeof clientById>>>) {
 /** RFC 7591 §2: public keys only, each one importable; a private member is refused, never stored. */
 async function publicJwks(jwks: { keys: Array<Record<string, unknown>> }) {
   for (const jwk of jwks.keys) {
-    if (['d', 'p', 'q', 'dp', 'dq', 'qi', 'k'].some((member) => member in jwk))
+    if (hasPrivateMembers(jwk))
       throw new AppError(400, 'invalid_client_metadata', 'jwks must hold public keys only')
     try {
       await importJWK(jwk as JWK, typeof jwk.alg === 'string' ? jwk.alg : algFor(jwk))

@@ -33,8 +33,6 @@ const Code = Type.Object({ csrf: Type.String({ maxLength: 100 }), code: Type.Str
 
 export function mfaRoutes(app: App, { db, receipts, kv, sealer, origin, secureCookies }: MfaOptions) {
   const tags = ['pages']
-  const context = requestContext
-
   app.get(
     '/ui/mfa',
     { schema: { summary: 'The second-factor step of sign-in', tags } },
@@ -125,7 +123,7 @@ export function mfaRoutes(app: App, { db, receipts, kv, sealer, origin, secureCo
           'Authenticator',
           html`<h1>Authenticator</h1><p>That code is not right. Start again from your account page.</p>`,
         )
-      await recordEvent(db, session.user_id, 'totp_enrolled', context(request))
+      await recordEvent(db, session.user_id, 'totp_enrolled', requestContext(request))
       return sendPage(
         reply,
         200,

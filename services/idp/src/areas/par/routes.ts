@@ -2,8 +2,8 @@ import { type App, AppError } from '@svc/kit'
 import { Type } from 'typebox'
 import { authenticateClient, type ClientAuthDeps } from '../../oauth/client-auth.ts'
 import { ClientAuthFields, formOnly } from '../../oauth/form.ts'
-import { checkParameters } from '../authorize/service.ts'
-import { AUTHORIZE_PARAMETERS, pushRequest } from './service.ts'
+import { AUTHORIZE_PARAMETERS, checkParameters } from '../authorize/service.ts'
+import { pushRequest } from './service.ts'
 
 const Param = Type.Optional(Type.String({ maxLength: 2000 }))
 // RFC 9126 §2.1: the authorization parameters as a form, with client authentication; unknown ones ignored

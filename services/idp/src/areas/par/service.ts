@@ -6,23 +6,6 @@ import { insertPushed, livePushed } from './store.ts'
 export const PAR_TTL_S = 90
 const URN = 'urn:ietf:params:oauth:request_uri:'
 
-/** The authorization parameters a client may push (RFC 9126 §2.1): the ones /authorize reads. */
-export const AUTHORIZE_PARAMETERS = [
-  'response_type',
-  'client_id',
-  'redirect_uri',
-  'scope',
-  'state',
-  'nonce',
-  'code_challenge',
-  'code_challenge_method',
-  'prompt',
-  'max_age',
-  'login_hint',
-  'acr_values',
-  'resource',
-] as const
-
 export async function pushRequest(db: IdpDb, clientId: string, params: Record<string, string>) {
   const uri = `${URN}${randomBytes(32).toString('base64url')}`
   await insertPushed(db, {

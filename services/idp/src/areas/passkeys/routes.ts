@@ -10,7 +10,7 @@ import { completeSignIn } from '../ui/sign-in.ts'
 import { PASSKEY_SCRIPT_PATH } from './pages.ts'
 import { PASSKEY_SCRIPT } from './script.ts'
 import { addPasskey, type RelyingParty, signInWithPasskey } from './service.ts'
-import { deletePasskey, hasPasskey } from './store.ts'
+import { deletePasskey, hasPasskey, passkeysOf } from './store.ts'
 
 interface PasskeyOptions extends RelyingParty {
   receipts: ReceiptWriter
@@ -18,8 +18,6 @@ interface PasskeyOptions extends RelyingParty {
 }
 
 const Credential = Type.String({ minLength: 2, maxLength: 20_000 })
-
-const context = requestContext
 
 /** The browser's WebAuthn JSON, or a 400: the form field is whatever the page posted. */
 function parseCredential<T>(value: string): T {
@@ -98,7 +96,7 @@ export function passkeyRoutes(app: App, options: PasskeyOptions) {
         parseCredential(request.body.credential),
       ).catch(() => false)
       if (!added) return sendMessage(reply, 400, 'Passkeys', 'This passkey could not be added. Try again.')
-      await recordEvent(db, session.user_id, 'passkey_added', context(request))
+      await recordEvent(db, session.user_id, 'passkey_added', requestContext(request))
       return reply.redirect('/ui/account', 303)
     },
   )
@@ -117,22 +115,14 @@ export function passkeyRoutes(app: App, options: PasskeyOptions) {
       const session = await currentSession(db, request)
       if (!session) throw new AppError(401, 'login_required', 'sign in to remove a passkey')
       const user = await userById(db, session.user_id)
-      const removed = await db
-        .transaction()
-        .execute(async (trx) => {
-          if (!(await deletePasskey(trx, session.user_id, request.body.id))) return 'unknown'
-          // never the last way in
-          if (!user?.password_hash && !(await hasPasskey(trx, session.user_id))) throw new LastWayIn()
-          return 'removed'
-        })
-        .catch((err) => {
-          if (err instanceof LastWayIn) return 'last'
-          throw err
-        })
-      if (removed === 'unknown') return sendMessage(reply, 404, 'Passkeys', 'There is no such passkey.')
-      if (removed === 'last')
+      const passkeys = await passkeysOf(db, session.user_id)
+      if (!passkeys.some((p) => p.id === request.body.id))
+        return sendMessage(reply, 404, 'Passkeys', 'There is no such passkey.')
+      // never the last way in
+      if (!user?.password_hash && passkeys.length === 1)
         return sendMessage(reply, 409, 'Passkeys', 'This is your only way to sign in: set a password first.')
-      await recordEvent(db, session.user_id, 'passkey_removed', context(request))
+      await deletePasskey(db, session.user_id, request.body.id)
+      await recordEvent(db, session.user_id, 'passkey_removed', requestContext(request))
       return reply.redirect('/ui/account', 303)
     },
   )
@@ -159,10 +149,8 @@ export function passkeyRoutes(app: App, options: PasskeyOptions) {
             <p>Sign in with a passkey to remove your password: it proves you can sign in without it.</p>`,
         )
       await db.updateTable('users').set({ password_hash: null }).where('id', '=', session.user_id).execute()
-      await recordEvent(db, session.user_id, 'password_removed', context(request))
+      await recordEvent(db, session.user_id, 'password_removed', requestContext(request))
       return reply.redirect('/ui/account', 303)
     },
   )
 }
-
-class LastWayIn extends Error {}

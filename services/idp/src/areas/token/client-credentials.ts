@@ -1,10 +1,9 @@
-import { randomBytes } from 'node:crypto'
 import { AppError } from '@svc/kit'
 import type { IdpTables } from '../../db.ts'
 import { parseScope, SCOPE_TOKEN, SCOPES } from '../../oauth/scopes.ts'
 import { targetResource } from '../resources/service.ts'
 import type { GrantDeps } from './grants.ts'
-import { ACCESS_TOKEN_TTL_S, binding, tokenType } from './tokens.ts'
+import { ACCESS_TOKEN_TTL_S, signAccessToken, tokenType } from './tokens.ts'
 
 /** Scopes about a user: a client acting for itself has none to ask for. */
 const USER_SCOPES = new Set<string>([...SCOPES, 'organization'])
@@ -51,21 +50,16 @@ export async function clientCredentialsGrant(
       throw new AppError(400, 'invalid_target', `audience ${body.audience} is not a registered client`)
     audience = target.client_id
   }
-  const now = Math.floor(Date.now() / 1000)
-  const accessToken = await deps.keys.sign(
+  const accessToken = await signAccessToken(
+    deps.keys,
     {
       iss: deps.issuer,
       sub: client.client_id,
       aud: audience,
       client_id: client.client_id,
       ...(scopes.length ? { scope: scopes.join(' ') } : {}),
-      jti: randomBytes(16).toString('base64url'),
-      iat: now,
-      exp: now + ACCESS_TOKEN_TTL_S,
-      ...binding(jkt),
     },
-    'RS256',
-    'at+jwt',
+    jkt,
   )
   return {
     access_token: accessToken,

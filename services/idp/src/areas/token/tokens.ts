@@ -18,9 +18,31 @@ export interface Grant {
   resource: string | null
 }
 
-/** RFC 9449 §6: a token bound to a DPoP key carries its thumbprint and is of type DPoP. */
-export const binding = (jkt: string | undefined) => (jkt ? { cnf: { jkt } } : {})
+/** RFC 9449 §6: a token bound to a DPoP key is of type DPoP. */
 export const tokenType = (jkt: string | undefined) => (jkt ? 'DPoP' : 'Bearer')
+
+/**
+ * Every access token: an RFC 9068 JWT (typ at+jwt) lasting 600 s with its own `jti`, and when
+ * bound to a DPoP key its thumbprint in `cnf.jkt` (RFC 9449 §6).
+ */
+export function signAccessToken(
+  keys: SigningKeys,
+  claims: { iss: string; sub: string; aud: string; client_id: string; scope?: string; sid?: string },
+  jkt: string | undefined,
+) {
+  const now = Math.floor(Date.now() / 1000)
+  return keys.sign(
+    {
+      ...claims,
+      jti: randomBytes(16).toString('base64url'),
+      iat: now,
+      exp: now + ACCESS_TOKEN_TTL_S,
+      ...(jkt ? { cnf: { jkt } } : {}),
+    },
+    'RS256',
+    'at+jwt',
+  )
+}
 
 /** OpenID Connect Core §3.1.3.6: the left half of SHA-256 of the access token, base64url. */
 export const atHash = (accessToken: string) =>
@@ -38,7 +60,8 @@ export async function issueTokens(
   const now = Math.floor(Date.now() / 1000)
   const sub = subjectFor(client, grant.user_id, pairwiseSalt)
   const scope = grant.scope.join(' ')
-  const accessToken = await keys.sign(
+  const accessToken = await signAccessToken(
+    keys,
     {
       iss: issuer,
       sub,
@@ -46,13 +69,8 @@ export async function issueTokens(
       client_id: client.client_id,
       scope,
       sid: grant.sid,
-      jti: randomBytes(16).toString('base64url'),
-      iat: now,
-      exp: now + ACCESS_TOKEN_TTL_S,
-      ...binding(jkt),
     },
-    'RS256',
-    'at+jwt',
+    jkt,
   )
   const idToken = await keys.sign({
     iss: issuer,

@@ -49,8 +49,6 @@ const loginForm = (csrf: string, returnTo: string, passkeyOptions: object, email
 
 export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies, onSessionEnd }: UiOptions) {
   const tags = ['pages']
-  const context = requestContext
-
   app.get(
     '/ui/login',
     {
@@ -206,7 +204,7 @@ export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies
       const session = await currentSession(db, request)
       if (!session) throw new AppError(401, 'login_required', 'sign in to export your account')
       const data = await exportAccount(db, session.user_id)
-      await recordEvent(db, session.user_id, 'account_exported', context(request))
+      await recordEvent(db, session.user_id, 'account_exported', requestContext(request))
       return reply
         .header('content-disposition', 'attachment; filename="svc-account.json"')
         .header('cache-control', 'no-store')
@@ -229,7 +227,7 @@ export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies
       const session = await currentSession(db, request)
       await endSession(db, request, reply)
       if (!session) return reply.redirect('/ui/login', 303)
-      await recordEvent(db, session.user_id, 'logout', context(request))
+      await recordEvent(db, session.user_id, 'logout', requestContext(request))
       const frames = await onSessionEnd(session)
       if (frames.length === 0) return reply.redirect('/ui/login', 303)
       return reply.type('text/html; charset=utf-8').send(signedOut(frames, '/ui/login'))
