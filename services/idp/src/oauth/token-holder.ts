@@ -2,13 +2,24 @@ import type { IdpDb } from '../db.ts'
 import { userById } from '../areas/accounts/store.ts'
 import { consentOf } from '../areas/authorize/consent-store.ts'
 
+type Actor = { sub?: unknown; act?: Actor }
+
+/** The client the user authorized: the token's client, or for a delegated token the first actor (RFC 8693 §4.1). */
+function authorizedClient(payload: Record<string, unknown>) {
+  let actor = payload.act as Actor | undefined
+  if (!actor) return payload.client_id
+  while (actor.act) actor = actor.act
+  return actor.sub
+}
+
 /**
  * The account and client behind a verified user access token, while it still stands: its session
  * live (the token names its session, not the user: a pairwise `sub` cannot be turned back into an
  * account) and, for a third-party client, the user's consent not withdrawn. Undefined otherwise.
  */
 export async function tokenHolder(db: IdpDb, payload: Record<string, unknown>) {
-  if (typeof payload.sid !== 'string' || typeof payload.client_id !== 'string') return undefined
+  const clientId = authorizedClient(payload)
+  if (typeof payload.sid !== 'string' || typeof clientId !== 'string') return undefined
   const session = await db
     .selectFrom('sessions')
     .select('user_id')
@@ -19,7 +30,7 @@ export async function tokenHolder(db: IdpDb, payload: Record<string, unknown>) {
   const client = await db
     .selectFrom('clients')
     .select(['client_id', 'first_party'])
-    .where('client_id', '=', payload.client_id)
+    .where('client_id', '=', clientId)
     .executeTakeFirst()
   const user = session && client ? await userById(db, session.user_id) : undefined
   if (!user || !client) return undefined

@@ -2,6 +2,7 @@ import type { App, rateLimit } from '@svc/kit'
 import { ASSERTION_ALGS } from '../../oauth/client-auth.ts'
 import { DPOP_ALGS } from '../../oauth/dpop.ts'
 import { SCOPES } from '../../oauth/scopes.ts'
+import { TOKEN_EXCHANGE } from '../token/exchange.ts'
 
 /** OpenID Connect Discovery 1.0 and RFC 8414 metadata: only what this issuer really supports today. */
 export function metadata(issuer: string) {
@@ -25,7 +26,7 @@ export function metadata(issuer: string) {
     scopes_supported: [...SCOPES],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', TOKEN_EXCHANGE],
     subject_types_supported: ['public', 'pairwise'],
     id_token_signing_alg_values_supported: ['RS256'],
     token_endpoint_auth_methods_supported: [

@@ -4,6 +4,7 @@ import { currentNonce, type DpopDeps, tokenEndpointProof } from '../../oauth/dpo
 import { ClientAuthFields, formOnly } from '../../oauth/form.ts'
 import { authenticateClient } from '../../oauth/client-auth.ts'
 import { clientCredentialsGrant } from './client-credentials.ts'
+import { TOKEN_EXCHANGE, tokenExchangeGrant } from './exchange.ts'
 import { authorizationCodeGrant, type GrantDeps, refreshTokenGrant } from './grants.ts'
 
 // RFC 6749 §3.2: unknown parameters are ignored, so the body is not closed; repeated ones fail validation.
@@ -16,6 +17,11 @@ const TokenRequest = Type.Object({
   scope: Type.Optional(Type.String({ maxLength: 1000 })),
   audience: Type.Optional(Type.String({ maxLength: 200 })),
   resource: Type.Optional(Type.String({ maxLength: 2000 })),
+  subject_token: Type.Optional(Type.String({ maxLength: 8000 })),
+  subject_token_type: Type.Optional(Type.String({ maxLength: 200 })),
+  actor_token: Type.Optional(Type.String({ maxLength: 8000 })),
+  actor_token_type: Type.Optional(Type.String({ maxLength: 200 })),
+  requested_token_type: Type.Optional(Type.String({ maxLength: 200 })),
   ...ClientAuthFields,
 })
 
@@ -44,7 +50,7 @@ export function tokenRoutes(
       preValidation: formOnly('token'),
       schema: {
         summary:
-          'The token endpoint (RFC 6749 §3.2): authorization_code with PKCE, refresh_token with rotation, client_credentials',
+          'The token endpoint (RFC 6749 §3.2): authorization_code with PKCE, refresh_token with rotation, client_credentials, token exchange (RFC 8693)',
         tags: ['oauth'],
         consumes: ['application/x-www-form-urlencoded'],
         body: TokenRequest,
@@ -61,6 +67,7 @@ export function tokenRoutes(
       if (body.grant_type === 'authorization_code') return authorizationCodeGrant(deps, client, body, jkt)
       if (body.grant_type === 'refresh_token') return refreshTokenGrant(deps, client, body, jkt)
       if (body.grant_type === 'client_credentials') return clientCredentialsGrant(deps, client, body, jkt)
+      if (body.grant_type === TOKEN_EXCHANGE) return tokenExchangeGrant(deps, client, body, jkt)
       throw new AppError(400, 'unsupported_grant_type', `grant_type ${body.grant_type} is not supported`)
     },
   )

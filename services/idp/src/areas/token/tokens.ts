@@ -21,14 +21,32 @@ export interface Grant {
 /** RFC 9449 §6: a token bound to a DPoP key is of type DPoP. */
 export const tokenType = (jkt: string | undefined) => (jkt ? 'DPoP' : 'Bearer')
 
+/** RFC 8693 §4.1: who acts for the subject, with whoever acted before it nested inside. */
+export interface Actor {
+  sub: string
+  act?: Actor
+}
+
+export interface AccessClaims {
+  iss: string
+  sub: string
+  aud: string
+  client_id: string
+  scope?: string
+  sid?: string
+  act?: Actor
+}
+
 /**
- * Every access token: an RFC 9068 JWT (typ at+jwt) lasting 600 s with its own `jti`, and when
- * bound to a DPoP key its thumbprint in `cnf.jkt` (RFC 9449 §6).
+ * Every access token: an RFC 9068 JWT (typ at+jwt) lasting 600 s, or less when what it derives
+ * from ends sooner (`notAfter`, seconds), with its own `jti`, and when bound to a DPoP key its
+ * thumbprint in `cnf.jkt` (RFC 9449 §6).
  */
 export function signAccessToken(
   keys: SigningKeys,
-  claims: { iss: string; sub: string; aud: string; client_id: string; scope?: string; sid?: string },
+  claims: AccessClaims,
   jkt: string | undefined,
+  notAfter = Infinity,
 ) {
   const now = Math.floor(Date.now() / 1000)
   return keys.sign(
@@ -36,7 +54,7 @@ export function signAccessToken(
       ...claims,
       jti: randomBytes(16).toString('base64url'),
       iat: now,
-      exp: now + ACCESS_TOKEN_TTL_S,
+      exp: Math.min(now + ACCESS_TOKEN_TTL_S, notAfter),
       ...(jkt ? { cnf: { jkt } } : {}),
     },
     'RS256',

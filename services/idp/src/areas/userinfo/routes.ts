@@ -70,10 +70,11 @@ async function claims(deps: Deps, request: FastifyRequest) {
     email: user.email,
     email_verified: user.email_verified_at !== null,
   }
-  // the account's global DID only for first-party clients (identity-provider.md, Subject identifiers)
+  // the account's global DID only for first-party clients (identity-provider.md, Subject identifiers),
+  // never through a delegated token, which other clients hold
   const out: Record<string, unknown> = {
     sub: payload.sub,
-    ...(client.first_party && user.did ? { did: user.did } : {}),
+    ...(client.first_party && !payload.act && user.did ? { did: user.did } : {}),
   }
   for (const claim of released) if (values[claim] !== undefined) out[claim] = values[claim]
   return out

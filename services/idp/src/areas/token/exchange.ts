@@ -1,0 +1,140 @@
+import { AppError, type Kv } from '@svc/kit'
+import type { IdpTables } from '../../db.ts'
+import { parseScope } from '../../oauth/scopes.ts'
+import { subjectFor } from '../../oauth/subject.ts'
+import { tokenHolder } from '../../oauth/token-holder.ts'
+import { targetResource } from '../resources/service.ts'
+import { isDenied } from '../revocation/denylist.ts'
+import type { GrantDeps } from './grants.ts'
+import { ACCESS_TOKEN_TTL_S, type Actor, signAccessToken, tokenType } from './tokens.ts'
+
+export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange'
+export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token'
+
+type Client = Pick<IdpTables['clients'], 'client_id' | 'client_type'>
+export interface ExchangeRequest {
+  subject_token?: string
+  subject_token_type?: string
+  actor_token?: string
+  actor_token_type?: string
+  requested_token_type?: string
+  audience?: string
+  resource?: string
+  scope?: string
+}
+
+const invalidGrant = (message: string) => new AppError(400, 'invalid_grant', message)
+
+/** One of our live access tokens, verified, not revoked; a refusal names which token failed. */
+async function liveToken(deps: GrantDeps & { kv: Kv }, token: string, name: string) {
+  let payload: Record<string, unknown>
+  try {
+    payload = (await deps.keys.verify(token, { issuer: deps.issuer, typ: 'at+jwt' })).payload
+  } catch {
+    throw invalidGrant(`${name} is not a valid access token of this issuer, or it has expired`)
+  }
+  if (await isDenied(deps.kv, payload.jti)) throw invalidGrant(`${name} was revoked`)
+  return payload
+}
+
+async function audienceClient(deps: GrantDeps, clientId: string) {
+  const client = await deps.db
+    .selectFrom('clients')
+    .select(['client_id', 'subject_type', 'redirect_uris'])
+    .where('client_id', '=', clientId)
+    .executeTakeFirst()
+  if (!client) throw new AppError(400, 'invalid_target', `audience ${clientId} is not a registered client`)
+  return client
+}
+
+/** A token is the caller's when the caller obtained it (`client_id`) or it was made for the caller (`aud`). */
+function issuedTo(token: Record<string, unknown>, clientId: string) {
+  const audience = Array.isArray(token.aud) ? token.aud : [token.aud]
+  return token.client_id === clientId || audience.includes(clientId)
+}
+
+function checkTypes(body: ExchangeRequest) {
+  if (!body.subject_token || !body.subject_token_type)
+    throw new AppError(400, 'invalid_request', 'subject_token and subject_token_type are required')
+  if (body.subject_token_type !== ACCESS_TOKEN_TYPE)
+    throw new AppError(400, 'invalid_request', `subject_token_type must be ${ACCESS_TOKEN_TYPE}`)
+  if ((body.actor_token === undefined) !== (body.actor_token_type === undefined))
+    throw new AppError(400, 'invalid_request', 'actor_token and actor_token_type go together (RFC 8693 §2.1)')
+  if (body.actor_token_type !== undefined && body.actor_token_type !== ACCESS_TOKEN_TYPE)
+    throw new AppError(400, 'invalid_request', `actor_token_type must be ${ACCESS_TOKEN_TYPE}`)
+  if (body.requested_token_type !== undefined && body.requested_token_type !== ACCESS_TOKEN_TYPE)
+    throw new AppError(400, 'invalid_request', `only ${ACCESS_TOKEN_TYPE} can be requested`)
+  if (body.audience !== undefined && body.resource !== undefined)
+    throw new AppError(400, 'invalid_request', 'ask for a resource or an audience, not both')
+}
+
+/**
+ * RFC 8693 delegation: a confidential client holding a user's access token (one it obtained, or
+ * one made for it) gets one for another client (`audience`) or a registered resource, acting for
+ * the user: `act.sub` names the caller, with the subject token's own `act` nested inside on
+ * re-exchange, so the innermost actor is the client the user authorized. The token carries the
+ * audience's view of the user (its pairwise `sub`) and the original `sid`, so it dies with the
+ * session or the user's consent to the caller; it never outlives the subject token and comes with
+ * no refresh token. An `actor_token`, when sent, must be the caller's own client-credentials token.
+ */
+export async function tokenExchangeGrant(
+  deps: GrantDeps & { kv: Kv },
+  client: Client,
+  body: ExchangeRequest,
+  jkt?: string,
+) {
+  if (client.client_type !== 'confidential')
+    throw new AppError(400, 'unauthorized_client', 'token exchange is for confidential clients')
+  checkTypes(body)
+  const subject = await liveToken(deps, body.subject_token!, 'subject_token')
+  if (!issuedTo(subject, client.client_id)) throw invalidGrant('subject_token was not issued to this client')
+  const subjectJkt = (subject.cnf as { jkt?: string } | undefined)?.jkt
+  if (subjectJkt && subjectJkt !== jkt)
+    throw invalidGrant('subject_token is bound to a DPoP key: prove possession of that key')
+  if (typeof subject.sid !== 'string')
+    throw new AppError(
+      400,
+      'invalid_request',
+      'agent-to-agent login (a client-credentials subject_token) needs both clients in organizations',
+    )
+  if (body.actor_token !== undefined) {
+    const actor = await liveToken(deps, body.actor_token, 'actor_token')
+    if (actor.sub !== client.client_id || actor.client_id !== client.client_id || actor.sid !== undefined)
+      throw invalidGrant('actor_token must be this client’s own client-credentials token')
+  }
+  const holder = await tokenHolder(deps.db, subject)
+  if (!holder) throw invalidGrant('the subject_token’s session has ended or its consent was withdrawn')
+
+  const held = parseScope(subject.scope as string | undefined)
+  const scope = body.scope === undefined ? held : parseScope(body.scope)
+  const beyond = scope.filter((s) => !held.includes(s))
+  if (beyond.length)
+    throw new AppError(400, 'invalid_scope', `scope beyond the subject_token’s: ${beyond.join(' ')}`)
+  const resource = await targetResource(deps.db, body.resource)
+  const audience = await audienceClient(deps, body.audience ?? client.client_id)
+  const act: Actor = subject.act
+    ? { sub: client.client_id, act: subject.act as Actor }
+    : { sub: client.client_id }
+
+  const accessToken = await signAccessToken(
+    deps.keys,
+    {
+      iss: deps.issuer,
+      sub: subjectFor(audience, holder.user.id, deps.pairwiseSalt),
+      aud: resource?.identifier ?? audience.client_id,
+      client_id: client.client_id,
+      scope: scope.join(' '),
+      sid: subject.sid,
+      act,
+    },
+    jkt,
+    subject.exp as number,
+  )
+  return {
+    access_token: accessToken,
+    issued_token_type: ACCESS_TOKEN_TYPE,
+    token_type: tokenType(jkt),
+    expires_in: Math.min(ACCESS_TOKEN_TTL_S, (subject.exp as number) - Math.floor(Date.now() / 1000)),
+    scope: scope.join(' '),
+  }
+}
