@@ -19,6 +19,7 @@ import { backfillUserKeys, issuerIdentity } from './areas/identity/service.ts'
 import { resourceRoutes } from './areas/resources/routes.ts'
 import { parRoutes } from './areas/par/routes.ts'
 import { revocationRoutes } from './areas/revocation/routes.ts'
+import { taskRoutes } from './areas/tasks/routes.ts'
 import { tokenRoutes } from './areas/token/routes.ts'
 import { uiRoutes } from './areas/ui/routes.ts'
 import { userinfoRoutes } from './areas/userinfo/routes.ts'
@@ -107,6 +108,7 @@ export const idp: ServiceSpec<IdpConfig> = {
     authorizeRoutes(app, db, issuer)
     parRoutes(app, { db, kv: ctx.kv, issuer })
     consentRoutes(app, { db, receipts, issuer, origin, secureCookies })
+    taskRoutes(app, { db, origin })
     mfaRoutes(app, { db, receipts, kv: ctx.kv, sealer, origin, secureCookies })
     accountRoutes(app, {
       db,

@@ -84,6 +84,7 @@ export interface IdpTables {
     used_at: Date | null
     family_id: Generated<string | null>
     resource: string | null
+    task_id: string | null
   }
   email_tokens: {
     token_hash: Buffer
@@ -151,6 +152,20 @@ export interface IdpTables {
     revoked_at: Date | null
     resource: string | null
     dpop_jkt: string | null
+    task_id: string | null
+  }
+  task_grants: {
+    id: string
+    user_id: string
+    client_id: string
+    purpose: string
+    max_uses: number
+    uses: Generated<number>
+    ceiling: Record<string, unknown> | null
+    resource: string | null
+    created_at: Generated<Date>
+    expires_at: Date
+    ended_at: Date | null
   }
 }
 

@@ -1,6 +1,7 @@
 import type { IdpDb } from '../db.ts'
 import { userById } from '../areas/accounts/store.ts'
 import { consentOf } from '../areas/authorize/consent-store.ts'
+import { taskById } from '../areas/tasks/store.ts'
 
 type Actor = { sub?: unknown; act?: Actor }
 
@@ -15,7 +16,8 @@ function authorizedClient(payload: Record<string, unknown>) {
 /**
  * The account and client behind a verified user access token, while it still stands: its session
  * live (the token names its session, not the user: a pairwise `sub` cannot be turned back into an
- * account) and, for a third-party client, the user's consent not withdrawn. Undefined otherwise.
+ * account), its task grant (if any) not ended by the user and, for a third-party client, the user's
+ * consent not withdrawn. Undefined otherwise.
  */
 export async function tokenHolder(db: IdpDb, payload: Record<string, unknown>) {
   const clientId = authorizedClient(payload)
@@ -34,6 +36,9 @@ export async function tokenHolder(db: IdpDb, payload: Record<string, unknown>) {
     .executeTakeFirst()
   const user = session && client ? await userById(db, session.user_id) : undefined
   if (!user || !client) return undefined
+  // a token under a task grant the user ended stops with it
+  const taskId = (payload.tsk as { id?: unknown } | undefined)?.id
+  if (typeof taskId === 'string' && (await taskById(db, taskId))?.ended_at) return undefined
   if (client.first_party) return { user, client, consent: undefined }
   const consent = await consentOf(db, user.id, client.client_id)
   if (!consent.granted_at) return undefined

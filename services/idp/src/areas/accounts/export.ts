@@ -21,6 +21,23 @@ export async function exportAccount(db: IdpDb, userId: string) {
     .select(['consents.client_id', 'clients.client_name', 'consents.granted', 'consents.updated_at'])
     .where('consents.user_id', '=', userId)
     .execute()
+  const taskGrants = await db
+    .selectFrom('task_grants')
+    .select([
+      'id',
+      'client_id',
+      'purpose',
+      'max_uses',
+      'uses',
+      'ceiling',
+      'resource',
+      'created_at',
+      'expires_at',
+      'ended_at',
+    ])
+    .where('user_id', '=', userId)
+    .orderBy('created_at')
+    .execute()
   return {
     format: 'svc-account-export/v1',
     exported_at: new Date().toISOString(),
@@ -35,5 +52,6 @@ export async function exportAccount(db: IdpDb, userId: string) {
     sessions,
     security_events: events,
     consents,
+    task_grants: taskGrants,
   }
 }

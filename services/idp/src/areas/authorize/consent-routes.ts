@@ -11,6 +11,8 @@ import { page, sendMessage } from '../ui/layout.ts'
 import { expandPushed } from '../par/service.ts'
 import { requestContext } from '../accounts/service.ts'
 import { decideConsent, withdrawConsent } from './consent-service.ts'
+import { ceilingText } from '../tasks/pages.ts'
+import { parseTask } from '../tasks/service.ts'
 import { consentOf } from './consent-store.ts'
 
 const DESCRIPTIONS: Record<string, string> = {
@@ -19,6 +21,13 @@ const DESCRIPTIONS: Record<string, string> = {
   email: 'See your email address',
   offline_access: 'Keep access while you are away',
 }
+
+const duration = (seconds: number) =>
+  seconds >= 86_400
+    ? `${Math.round(seconds / 86_400)} days`
+    : seconds >= 3600
+      ? `${Math.round(seconds / 3600)} hours`
+      : `${Math.round(seconds / 60)} minutes`
 
 interface ConsentOptions {
   db: IdpDb
@@ -48,7 +57,14 @@ async function requestOf(db: IdpDb, returnTo: string | undefined) {
     .executeTakeFirst()
   const redirectUri = params.get('redirect_uri') ?? ''
   if (!client || client.first_party || !client.redirect_uris.includes(redirectUri)) return undefined
-  return { client, redirectUri, params, scopes: parseScope(params.get('scope') ?? '') }
+  const task = parseTask(Object.fromEntries(params))
+  return {
+    client,
+    redirectUri,
+    params,
+    scopes: parseScope(params.get('scope') ?? ''),
+    task: typeof task === 'object' ? task : undefined,
+  }
 }
 
 /** identity-provider.md, /authorize 3: the user approves per scope; openid is always present. */
@@ -77,6 +93,16 @@ export function consentRoutes(app: App, { db, receipts, issuer, origin, secureCo
         page(
           'Consent',
           html`<h1>${asked.client.client_name} asks to</h1>
+            ${
+              asked.task
+                ? html`<p>
+                  For one task: <strong>${asked.task.purpose}</strong>, at most ${asked.task.maxUses} uses,
+                  for ${duration(asked.task.ttlS)}${
+                    asked.task.ceiling ? html`, within ${ceilingText(asked.task.ceiling)}` : ''
+                  }.
+                </p>`
+                : ''
+            }
             <form method="post" action="/ui/consent">
               <input type="hidden" name="csrf" value="${csrf}" />
               <input type="hidden" name="return_to" value="${request.query.return_to}" />

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
-import type { IdpDb } from '../../db.ts'
+import type { Kysely } from 'kysely'
+import type { IdpDb, IdpTables } from '../../db.ts'
 import { isS256Challenge } from '../../oauth/pkce.ts'
 import { withParams } from '../../oauth/redirect.ts'
 import { parseScope, SCOPES } from '../../oauth/scopes.ts'
@@ -11,6 +12,7 @@ import { consentOf } from './consent-store.ts'
 import { targetResource } from '../resources/service.ts'
 import { expandPushed } from '../par/service.ts'
 import { usePushed } from '../par/store.ts'
+import { createTask, parseTask, TASK_PARAMETERS } from '../tasks/service.ts'
 import { insertCode } from './store.ts'
 
 export const CODE_TTL_MS = 60_000
@@ -30,6 +32,7 @@ export const AUTHORIZE_PARAMETERS = [
   'login_hint',
   'acr_values',
   'resource',
+  ...TASK_PARAMETERS,
 ] as const
 
 export interface AuthorizeQuery {
@@ -47,6 +50,10 @@ export interface AuthorizeQuery {
   acr_values?: string
   resource?: string
   request_uri?: string
+  purpose?: string
+  max_uses?: string
+  grant_ttl?: string
+  ceiling?: string
 }
 
 /** What /authorize answers: an error page on our own domain, or a redirect (to the client, or to sign in). */
@@ -104,7 +111,9 @@ export async function checkParameters(db: IdpDb, query: AuthorizeQuery) {
   const maxAge = query.max_age === undefined ? undefined : Number(query.max_age)
   if (maxAge !== undefined && !(Number.isSafeInteger(maxAge) && maxAge >= 0))
     return refuse('invalid_request', 'max_age must be a non-negative integer')
-  return { scopes, resource, prompts, maxAge, codeChallenge: query.code_challenge }
+  const task = parseTask(query)
+  if (typeof task === 'string') return refuse('invalid_request', task)
+  return { scopes, resource, prompts, maxAge, task, codeChallenge: query.code_challenge }
 }
 
 /**
@@ -203,23 +212,30 @@ export async function authorize(
     granted = scopes.filter((s) => s === 'openid' || consent.granted.includes(s))
   }
 
-  if (query.request_uri && !(await usePushed(db, query.request_uri)))
-    return fail('invalid_request', 'the request_uri was already used')
   const code = randomBytes(32).toString('base64url')
-  await insertCode(db, {
-    code_hash: createHash('sha256').update(code).digest(),
-    client_id: client.client_id,
-    user_id: session.user_id,
-    sid: session.sid,
-    redirect_uri: redirectUri,
-    scope: granted,
-    nonce: query.nonce ?? null,
-    code_challenge: checked.codeChallenge,
-    auth_time: session.auth_time,
-    acr: session.acr,
-    amr: session.amr,
-    expires_at: new Date(Date.now() + CODE_TTL_MS),
-    resource: resource?.identifier ?? null,
+  const issued = await (db as Kysely<IdpTables>).transaction().execute(async (trx) => {
+    if (query.request_uri && !(await usePushed(trx, query.request_uri))) return false
+    const owner = {
+      user_id: session.user_id,
+      client_id: client.client_id,
+      resource: resource?.identifier ?? null,
+    }
+    await insertCode(trx, {
+      ...owner,
+      code_hash: createHash('sha256').update(code).digest(),
+      sid: session.sid,
+      redirect_uri: redirectUri,
+      scope: granted,
+      nonce: query.nonce ?? null,
+      code_challenge: checked.codeChallenge,
+      auth_time: session.auth_time,
+      acr: session.acr,
+      amr: session.amr,
+      expires_at: new Date(Date.now() + CODE_TTL_MS),
+      task_id: checked.task ? await createTask(trx, checked.task, owner) : null,
+    })
+    return true
   })
+  if (!issued) return fail('invalid_request', 'the request_uri was already used')
   return { kind: 'redirect', location: withParams(redirectUri, { code, state: query.state, iss: issuer }) }
 }

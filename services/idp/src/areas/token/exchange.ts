@@ -5,6 +5,7 @@ import { subjectFor } from '../../oauth/subject.ts'
 import { tokenHolder } from '../../oauth/token-holder.ts'
 import { targetResource } from '../resources/service.ts'
 import { isDenied } from '../revocation/denylist.ts'
+import { spendTask, taskClaim } from '../tasks/service.ts'
 import type { GrantDeps } from './grants.ts'
 import { ACCESS_TOKEN_TTL_S, type Actor, signAccessToken, tokenType } from './tokens.ts'
 
@@ -112,6 +113,10 @@ export async function tokenExchangeGrant(
     throw new AppError(400, 'invalid_scope', `scope beyond the subject_token’s: ${beyond.join(' ')}`)
   const resource = await targetResource(deps.db, body.resource)
   const audience = await audienceClient(deps, body.audience ?? client.client_id)
+  // a token under a task grant spends a use of it for each token derived from it
+  const taskId = (subject.tsk as { id?: string } | undefined)?.id
+  const task = taskId ? await spendTask(deps.db, taskId) : undefined
+  if (task instanceof AppError) throw task
   const act: Actor = subject.act
     ? { sub: client.client_id, act: subject.act as Actor }
     : { sub: client.client_id }
@@ -126,6 +131,7 @@ export async function tokenExchangeGrant(
       scope: scope.join(' '),
       sid: subject.sid,
       act,
+      ...(task ? { tsk: taskClaim(task) } : {}),
     },
     jkt,
     subject.exp as number,

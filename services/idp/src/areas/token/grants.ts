@@ -15,6 +15,8 @@ import {
   rotateRefresh,
   setCodeFamily,
 } from './refresh-store.ts'
+import { spendTask } from '../tasks/service.ts'
+import type { TaskRow } from '../tasks/store.ts'
 import { type Grant, issueTokens } from './tokens.ts'
 
 /** Refresh tokens are ours to time (identity-provider.md): thirty days, renewed by each rotation. */
@@ -40,6 +42,7 @@ async function saveRefresh(
   client: Client,
   grant: Grant,
   family: { id: string; scope: string[]; jkt: string | null },
+  task: TaskRow | undefined,
 ) {
   if (!family.scope.includes('offline_access')) return undefined
   const refreshToken = randomBytes(32).toString('base64url')
@@ -55,7 +58,9 @@ async function saveRefresh(
     amr: grant.amr,
     resource: grant.resource,
     dpop_jkt: family.jkt,
-    expires_at: new Date(Date.now() + REFRESH_TTL_MS),
+    task_id: task?.id ?? null,
+    // a task grant's family ends with it
+    expires_at: new Date(Math.min(Date.now() + REFRESH_TTL_MS, task?.expires_at.getTime() ?? Infinity)),
   })
   return refreshToken
 }
@@ -64,10 +69,10 @@ async function saveRefresh(
 async function respond(
   deps: GrantDeps,
   client: Client,
-  saved: { grant: Grant; refreshToken: string | undefined },
+  saved: { grant: Grant; task: TaskRow | undefined; refreshToken: string | undefined },
   jkt: string | undefined,
 ) {
-  const response = await issueTokens(deps.keys, deps.issuer, deps.pairwiseSalt, client, saved.grant, jkt)
+  const response = await issueTokens(deps, client, saved.grant, jkt, saved.task)
   return saved.refreshToken ? { ...response, refresh_token: saved.refreshToken } : response
 }
 
@@ -103,15 +108,20 @@ export async function authorizationCodeGrant(
       return invalidGrant('redirect_uri differs from the authorization request')
     if (!verifyPkce(body.code_verifier, code.code_challenge))
       return invalidGrant('code_verifier does not match the code_challenge')
+    const task = code.task_id ? await spendTask(trx, code.task_id) : undefined
+    if (task instanceof AppError) return task
     const familyId = `rtf_${randomBytes(12).toString('base64url')}`
     if (code.scope.includes('offline_access')) await setCodeFamily(trx, codeHash, familyId)
     return {
       grant: code,
-      refreshToken: await saveRefresh(trx, client, code, {
-        id: familyId,
-        scope: code.scope,
-        jkt: jkt ?? null,
-      }),
+      task,
+      refreshToken: await saveRefresh(
+        trx,
+        client,
+        code,
+        { id: familyId, scope: code.scope, jkt: jkt ?? null },
+        task,
+      ),
     }
   })
   return respond(deps, client, saved, jkt)
@@ -149,14 +159,19 @@ export async function refreshTokenGrant(
     const beyond = asked.filter((s) => !token.scope.includes(s))
     if (beyond.length)
       throw new AppError(400, 'invalid_scope', `scope beyond the original grant: ${beyond.join(' ')}`)
+    const task = token.task_id ? await spendTask(trx, token.task_id) : undefined
+    if (task instanceof AppError) throw task
     const grant = { ...token, scope: asked, nonce: null }
     return {
       grant,
-      refreshToken: await saveRefresh(trx, client, grant, {
-        id: token.family_id,
-        scope: token.scope,
-        jkt: token.dpop_jkt,
-      }),
+      task,
+      refreshToken: await saveRefresh(
+        trx,
+        client,
+        grant,
+        { id: token.family_id, scope: token.scope, jkt: token.dpop_jkt },
+        task,
+      ),
     }
   })
   return respond(deps, client, saved, jkt)

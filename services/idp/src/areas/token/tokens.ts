@@ -2,6 +2,8 @@ import { createHash, randomBytes } from 'node:crypto'
 import type { IdpTables } from '../../db.ts'
 import { subjectFor } from '../../oauth/subject.ts'
 import type { SigningKeys } from '../keys/service.ts'
+import { type TaskClaim, taskClaim } from '../tasks/service.ts'
+import type { TaskRow } from '../tasks/store.ts'
 
 export const ACCESS_TOKEN_TTL_S = 600
 export const ID_TOKEN_TTL_S = 600
@@ -16,6 +18,7 @@ export interface Grant {
   amr: string[]
   /** The RFC 8707 resource the access token is for; its audience is the client otherwise. */
   resource: string | null
+  task_id: string | null
 }
 
 /** RFC 9449 §6: a token bound to a DPoP key is of type DPoP. */
@@ -35,6 +38,7 @@ export interface AccessClaims {
   scope?: string
   sid?: string
   act?: Actor
+  tsk?: TaskClaim
 }
 
 /**
@@ -66,18 +70,21 @@ export function signAccessToken(
 export const atHash = (accessToken: string) =>
   createHash('sha256').update(accessToken, 'ascii').digest().subarray(0, 16).toString('base64url')
 
-/** The token response for a user grant: an RFC 9068 JWT access token and an ID token, both signed RS256. */
+/**
+ * The token response for a user grant: an RFC 9068 JWT access token and an ID token, both signed
+ * RS256. Under a task grant the access token carries `tsk` and ends with the grant at the latest.
+ */
 export async function issueTokens(
-  keys: SigningKeys,
-  issuer: string,
-  pairwiseSalt: string,
+  { keys, issuer, pairwiseSalt }: { keys: SigningKeys; issuer: string; pairwiseSalt: string },
   client: Pick<IdpTables['clients'], 'client_id' | 'subject_type' | 'redirect_uris'>,
   grant: Grant,
   jkt?: string,
+  task?: TaskRow,
 ) {
   const now = Math.floor(Date.now() / 1000)
   const sub = subjectFor(client, grant.user_id, pairwiseSalt)
   const scope = grant.scope.join(' ')
+  const tsk = task ? taskClaim(task) : undefined
   const accessToken = await signAccessToken(
     keys,
     {
@@ -87,8 +94,10 @@ export async function issueTokens(
       client_id: client.client_id,
       scope,
       sid: grant.sid,
+      ...(tsk ? { tsk } : {}),
     },
     jkt,
+    tsk?.exp,
   )
   const idToken = await keys.sign({
     iss: issuer,

@@ -11,6 +11,8 @@ import { consentsOf } from '../authorize/consent-store.ts'
 import { PASSKEY_SCRIPT_PATH, passkeySection, passkeySignInForm } from '../passkeys/pages.ts'
 import { type RelyingParty, registrationOptions, signInOptions } from '../passkeys/service.ts'
 import { passkeysOf } from '../passkeys/store.ts'
+import { taskSection } from '../tasks/pages.ts'
+import { liveTasksOf } from '../tasks/store.ts'
 import { CsrfOnly, checkCsrf, csrfToken } from '../sessions/csrf.ts'
 import { currentSession, endSession } from '../sessions/service.ts'
 import { page, safeReturnTo, signedOut } from './layout.ts'
@@ -163,6 +165,7 @@ export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies
                   </p>
                 </form>`,
             )}
+            ${taskSection(csrf, await liveTasksOf(db, session.user_id))}
             ${passkeySection(csrf, await registrationOptions(rp, user!), passkeys)}
             ${
               user?.password_hash && session.amr.includes('webauthn')

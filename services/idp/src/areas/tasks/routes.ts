@@ -1,0 +1,32 @@
+import { type App, AppError } from '@svc/kit'
+import { Type } from 'typebox'
+import type { IdpDb } from '../../db.ts'
+import { checkCsrf } from '../sessions/csrf.ts'
+import { currentSession } from '../sessions/service.ts'
+import { sendMessage } from '../ui/layout.ts'
+import { endTask } from './store.ts'
+
+/** The user ends a task grant: its next token request is refused, and its tokens stop working. */
+export function taskRoutes(app: App, { db, origin }: { db: IdpDb; origin: string }) {
+  app.post(
+    '/ui/account/tasks/end',
+    {
+      schema: {
+        summary: 'End one of the signed-in user’s task grants',
+        tags: ['pages'],
+        body: Type.Object({
+          csrf: Type.String({ maxLength: 100 }),
+          task_id: Type.String({ minLength: 1, maxLength: 100 }),
+        }),
+      },
+    },
+    async (request, reply) => {
+      checkCsrf(request, request.body.csrf, origin)
+      const session = await currentSession(db, request)
+      if (!session) throw new AppError(401, 'login_required', 'sign in to manage your task grants')
+      if (!(await endTask(db, session.user_id, request.body.task_id)))
+        return sendMessage(reply, 404, 'Tasks', 'You have no such task grant running.')
+      return reply.redirect('/ui/account', 303)
+    },
+  )
+}
