@@ -8,6 +8,8 @@ import { requireAdmin } from './admin.ts'
 import { Mailer } from './areas/email/mailer.ts'
 import { DEMO_EMAIL, ensureDemoUser } from './areas/accounts/service.ts'
 import { accountRoutes } from './areas/accounts/routes.ts'
+import { approvalRoutes } from './areas/approvals/routes.ts'
+import { startApprovalExpiry } from './areas/approvals/service.ts'
 import { consentRoutes } from './areas/authorize/consent-routes.ts'
 import { authorizeRoutes } from './areas/authorize/routes.ts'
 import { discoveryRoutes } from './areas/discovery/routes.ts'
@@ -138,6 +140,9 @@ export const idp: ServiceSpec<IdpConfig> = {
     })
     userinfoRoutes(app, { db, kv: ctx.kv, keys, issuer, dpop })
     revocationRoutes(app, { db, kv: ctx.kv, keys, issuer })
+    const approvals = { db, jobs, receipts, issuer, intervalS: ctx.config.approvalIntervalS }
+    await startApprovalExpiry(approvals)
+    approvalRoutes(app, { ...approvals, kv: ctx.kv, keys, dpop, origin, secureCookies })
     const logout = { db, keys, issuer, pairwiseSalt: ctx.config.pairwiseSalt, log: ctx.log, jobs }
     await startBackchannelDelivery(logout)
     logoutRoutes(app, logout)

@@ -30,6 +30,8 @@ export interface IdpConfig {
   smtpUrl: string | undefined
   /** The From of the idp's email; by default no-reply at the issuer's host. */
   mailFrom: string | undefined
+  /** Seconds a client waits between polls of an approval (`slow_down` when faster). */
+  approvalIntervalS: number
 }
 
 /** The ledger's development writer for the idp (services/ledger DEV_WRITERS). */
@@ -54,6 +56,7 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
         Type.String({ pattern: '^smtps?://[^\\s]+$', description: 'smtp:// or smtps://' }),
       ),
       IDP_MAIL_FROM: Type.Optional(Type.String({ minLength: 3, maxLength: 320 })),
+      IDP_APPROVAL_INTERVAL_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })),
     },
     env,
   )
@@ -85,6 +88,7 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
     ledgerToken: values.IDP_LEDGER_TOKEN ?? DEV_LEDGER_TOKEN,
     smtpUrl: values.IDP_SMTP_URL,
     mailFrom: values.IDP_MAIL_FROM,
+    approvalIntervalS: values.IDP_APPROVAL_INTERVAL_S ?? 5,
     pairwiseSalt:
       values.IDP_PAIRWISE_SALT ??
       devFileSecret(common.dataDir, 'idp.pairwise-salt', () => randomBytes(32).toString('base64url')),

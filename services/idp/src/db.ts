@@ -154,6 +154,19 @@ export interface IdpTables {
     dpop_jkt: string | null
     task_id: string | null
   }
+  approvals: {
+    id: string
+    client_id: string
+    user_id: string
+    action: string
+    detail: Record<string, unknown> | null
+    status: Generated<'pending' | 'approved' | 'denied' | 'expired'>
+    created_at: Generated<Date>
+    expires_at: Date
+    decided_at: Date | null
+    last_polled_at: Date | null
+    receipt: string | null
+  }
   task_grants: {
     id: string
     user_id: string

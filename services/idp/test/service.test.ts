@@ -42,6 +42,7 @@ describe('idp service', () => {
       '0013_private_key_jwt.sql',
       '0014_dpop.sql',
       '0016_task_grants.sql',
+      '0017_approvals.sql',
     ])
   })
 

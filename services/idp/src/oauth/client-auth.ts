@@ -76,12 +76,15 @@ async function assertedClient(deps: ClientAuthDeps, request: FastifyRequest, bod
 /**
  * Client authentication (RFC 6749 §2.3): HTTP Basic with the form-encoded id and secret, or both
  * in the body, or a signed assertion (private_key_jwt), or for public clients the client_id alone.
- * The method used must be the one the client registered; using two at once is refused.
+ * The method used must be the one the client registered (`token_endpoint_auth_method` is about
+ * the token endpoint: elsewhere, `anySecretMethod` lets a secret come in the header or the body);
+ * using two at once is refused.
  */
 export async function authenticateClient(
   deps: ClientAuthDeps,
   request: FastifyRequest,
   body: ClientCredentials,
+  { anySecretMethod = false } = {},
 ): Promise<Selectable<IdpTables['clients']>> {
   const header = request.headers.authorization
   const methods = [
@@ -118,7 +121,10 @@ export async function authenticateClient(
   }
   if (!clientId) throw invalidClient('client authentication is required', false)
   const client = await clientRow(deps.db, clientId)
-  if (!client || client.token_endpoint_auth_method !== method)
+  const registered = client?.token_endpoint_auth_method
+  const secretMethods = ['client_secret_basic', 'client_secret_post']
+  const sameKind = anySecretMethod && secretMethods.includes(method) && secretMethods.includes(registered!)
+  if (!client || (registered !== method && !sameKind))
     throw invalidClient('client authentication failed', method === 'client_secret_basic')
   if (method !== 'none' && !secretMatches(client.client_secret_hash, secret ?? ''))
     throw invalidClient('client authentication failed', method === 'client_secret_basic')

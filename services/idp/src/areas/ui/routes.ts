@@ -11,6 +11,8 @@ import { consentsOf } from '../authorize/consent-store.ts'
 import { PASSKEY_SCRIPT_PATH, passkeySection, passkeySignInForm } from '../passkeys/pages.ts'
 import { type RelyingParty, registrationOptions, signInOptions } from '../passkeys/service.ts'
 import { passkeysOf } from '../passkeys/store.ts'
+import { pendingSection } from '../approvals/pages.ts'
+import { pendingOf } from '../approvals/store.ts'
 import { taskSection } from '../tasks/pages.ts'
 import { liveTasksOf } from '../tasks/store.ts'
 import { CsrfOnly, checkCsrf, csrfToken } from '../sessions/csrf.ts'
@@ -165,6 +167,7 @@ export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies
                   </p>
                 </form>`,
             )}
+            ${pendingSection(await pendingOf(db, session.user_id))}
             ${taskSection(csrf, await liveTasksOf(db, session.user_id))}
             ${passkeySection(csrf, await registrationOptions(rp, user!), passkeys)}
             ${

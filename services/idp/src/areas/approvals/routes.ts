@@ -1,0 +1,141 @@
+import { type App, AppError, type Kv } from '@svc/kit'
+import { Type } from 'typebox'
+import type { ClientAuthDeps } from '../../oauth/client-auth.ts'
+import { authenticateClient } from '../../oauth/client-auth.ts'
+import { ClientAuthFields } from '../../oauth/form.ts'
+import { type PresentedTokenDeps, userOfToken } from '../../oauth/presented-token.ts'
+import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
+import { currentSession } from '../sessions/service.ts'
+import { page, sendMessage } from '../ui/layout.ts'
+import { approvalPage } from './pages.ts'
+import { type ApprovalDeps, createApproval, decideApproval, pollApproval } from './service.ts'
+import { approvalById } from './store.ts'
+
+const ApprovalRequest = Type.Object({
+  action: Type.String({ minLength: 1, maxLength: 300 }),
+  // values are checked by the service: a union here would let the validator coerce 420 into '420'
+  detail: Type.Optional(Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), { maxProperties: 12 })),
+  expires_in: Type.Optional(Type.Integer({ minimum: 60, maximum: 86_400 })),
+  ...ClientAuthFields,
+})
+
+type Deps = ApprovalDeps &
+  PresentedTokenDeps &
+  ClientAuthDeps & { kv: Kv; origin: string; secureCookies: boolean }
+
+/**
+ * "Ask my human" (identity-provider.md, Approvals): a confidential client with a user's access
+ * token asks the user to approve an action, polls for the answer, and the user answers on a page.
+ */
+export function approvalRoutes(app: App, deps: Deps) {
+  app.post(
+    '/approvals',
+    {
+      schema: {
+        summary: 'Ask the user behind the access token to approve an action',
+        tags: ['approvals'],
+        body: ApprovalRequest,
+      },
+    },
+    async (request, reply) => {
+      const { action, detail, expires_in, ...credentials } = request.body
+      // identity-provider.md, Approvals: the client's credentials come in the body (or Basic)
+      const client = await authenticateClient(deps, request, credentials, { anySecretMethod: true })
+      if (client.client_type !== 'confidential')
+        throw new AppError(401, 'invalid_client', 'approvals are asked by confidential clients')
+      const { payload, holder } = await userOfToken(deps, request)
+      if (payload.client_id !== client.client_id)
+        throw new AppError(401, 'invalid_token', 'the access token was not issued to this client', {
+          'www-authenticate': 'Bearer error="invalid_token"',
+        })
+      const created = await createApproval(deps, client.client_id, holder.user.id, {
+        action,
+        detail,
+        expires_in,
+      })
+      return reply.code(201).header('cache-control', 'no-store').send(created)
+    },
+  )
+
+  app.get(
+    '/approvals/:id',
+    {
+      schema: {
+        summary: 'The outcome of an approval: pending, approved, denied or expired',
+        tags: ['approvals'],
+        params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
+        // HTTP Basic is the way; a private_key_jwt client sends its assertion here, having no body
+        querystring: Type.Object({
+          client_id: Type.Optional(Type.String({ maxLength: 200 })),
+          client_assertion: Type.Optional(Type.String({ maxLength: 8000 })),
+          client_assertion_type: Type.Optional(Type.String({ maxLength: 200 })),
+        }),
+      },
+    },
+    async (request, reply) => {
+      const { client_id, client_assertion, client_assertion_type } = request.query
+      const client = await authenticateClient(deps, request, {
+        client_id,
+        client_assertion,
+        client_assertion_type,
+      })
+      return reply
+        .header('cache-control', 'no-store')
+        .send(await pollApproval(deps, client.client_id, request.params.id))
+    },
+  )
+
+  const Params = Type.Object({ id: Type.String({ maxLength: 100 }) })
+  /** The approval, for the signed-in user it asks; undefined for anyone else. */
+  const ownApproval = async (userId: string, id: string) => {
+    const row = await approvalById(deps.db, id)
+    if (!row || row.user_id !== userId) return undefined
+    const client = await deps.db
+      .selectFrom('clients')
+      .select('client_name')
+      .where('client_id', '=', row.client_id)
+      .executeTakeFirstOrThrow()
+    return { row, clientName: client.client_name }
+  }
+
+  app.get(
+    '/ui/approvals/:id',
+    { schema: { summary: 'The page where the user answers an approval', tags: ['pages'], params: Params } },
+    async (request, reply) => {
+      const session = await currentSession(deps.db, request)
+      if (!session) return reply.redirect(`/ui/login?${new URLSearchParams({ return_to: request.url })}`, 303)
+      const found = await ownApproval(session.user_id, request.params.id)
+      if (!found) return sendMessage(reply, 404, 'Approval', 'There is no such request for you.')
+      const csrf = csrfToken(request, reply, deps.secureCookies)
+      return reply
+        .type('text/html; charset=utf-8')
+        .send(page('Approval', approvalPage(found.row, found.clientName, csrf)))
+    },
+  )
+
+  app.post(
+    '/ui/approvals/:id',
+    {
+      schema: {
+        summary: 'Approve or refuse',
+        tags: ['pages'],
+        params: Params,
+        body: Type.Object({
+          csrf: Type.String({ maxLength: 100 }),
+          decision: Type.Union([Type.Literal('approve'), Type.Literal('refuse')]),
+        }),
+      },
+    },
+    async (request, reply) => {
+      checkCsrf(request, request.body.csrf, deps.origin)
+      const session = await currentSession(deps.db, request)
+      if (!session) throw new AppError(401, 'login_required', 'sign in to answer this request')
+      const found = await ownApproval(session.user_id, request.params.id)
+      if (!found) return sendMessage(reply, 404, 'Approval', 'There is no such request for you.')
+      const decision = request.body.decision === 'approve' ? 'approved' : 'denied'
+      if (!(await decideApproval(deps, session.user_id, request.params.id, decision)))
+        return sendMessage(reply, 409, 'Approval', 'This request was already answered or has expired.')
+      return reply.redirect(`/ui/approvals/${request.params.id}`, 303)
+    },
+  )
+}

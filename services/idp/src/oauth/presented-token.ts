@@ -1,0 +1,69 @@
+import { AppError, type Kv } from '@svc/kit'
+import type { FastifyRequest } from 'fastify'
+import type { IdpDb } from '../db.ts'
+import type { SigningKeys } from '../areas/keys/service.ts'
+import { isDenied } from '../areas/revocation/denylist.ts'
+import { checkProof, currentNonce, DPOP_ALGS, type DpopDeps, DpopError } from './dpop.ts'
+import { tokenHolder } from './token-holder.ts'
+
+// RFC 6750 §3 and RFC 9449 §7.1: a failed check answers 401 with a challenge in the scheme used
+const refusal = (
+  scheme: 'Bearer' | 'DPoP',
+  error: string,
+  message: string,
+  extra: Record<string, string> = {},
+) =>
+  new AppError(401, error, message, {
+    'www-authenticate': `${scheme} error="${error}", error_description="${message}"${scheme === 'DPoP' ? `, algs="${DPOP_ALGS.join(' ')}"` : ''}`,
+    ...extra,
+  })
+
+export type PresentedTokenDeps = { db: IdpDb; kv: Kv; keys: SigningKeys; issuer: string; dpop: DpopDeps }
+
+/** The verified access token of the request, sender-constrained when it is bound to a DPoP key. */
+async function presentedToken(deps: PresentedTokenDeps, request: FastifyRequest) {
+  const header = request.headers.authorization ?? ''
+  const scheme = header.startsWith('DPoP ') ? 'DPoP' : 'Bearer'
+  const invalidToken = (message: string) => refusal(scheme, 'invalid_token', message)
+  if (!header.startsWith('Bearer ') && !header.startsWith('DPoP '))
+    throw invalidToken('an access token is required (Authorization: Bearer or DPoP)')
+  const token = header.slice(scheme.length + 1)
+  let payload: Record<string, unknown>
+  try {
+    payload = (await deps.keys.verify(token, { issuer: deps.issuer, typ: 'at+jwt' })).payload
+  } catch {
+    throw invalidToken('the access token is invalid or expired')
+  }
+  const bound = (payload.cnf as { jkt?: string } | undefined)?.jkt
+  if (scheme === 'Bearer' && bound)
+    throw invalidToken('this access token is bound to a DPoP key: use the DPoP scheme')
+  if (scheme === 'DPoP') {
+    if (!bound) throw invalidToken('this access token is not bound to a DPoP key: use the Bearer scheme')
+    let jkt
+    try {
+      jkt = await checkProof(deps.dpop, request, token)
+    } catch (err) {
+      if (!(err instanceof DpopError)) throw err
+      throw refusal('DPoP', err.code, err.message, { 'dpop-nonce': currentNonce(deps.dpop) })
+    }
+    if (!jkt) throw refusal('DPoP', 'invalid_dpop_proof', 'a DPoP proof is required')
+    if (jkt !== bound)
+      throw invalidToken('the DPoP proof is signed by another key than the token is bound to')
+  }
+  return { payload, invalidToken }
+}
+
+/**
+ * The user behind the request's access token (RFC 6750 §2.1, RFC 9449 §7): a live token of ours,
+ * not revoked, issued for a user whose session and consent still stand. Refusals answer 401 with
+ * a challenge in the scheme used.
+ */
+export async function userOfToken(deps: PresentedTokenDeps, request: FastifyRequest) {
+  const { payload, invalidToken } = await presentedToken(deps, request)
+  if (await isDenied(deps.kv, payload.jti)) throw invalidToken('the access token was revoked')
+  if (typeof payload.sid !== 'string')
+    throw invalidToken('this access token was issued to a client for itself: there is no user')
+  const holder = await tokenHolder(deps.db, payload)
+  if (!holder) throw invalidToken('the access token no longer stands for a signed-in user')
+  return { payload, holder }
+}
