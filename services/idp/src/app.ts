@@ -108,7 +108,13 @@ export const idp: ServiceSpec<IdpConfig> = {
     discoveryRoutes(app, issuer, discoveryLimit)
     resourceRoutes(app, { db, issuer, adminToken: ctx.config.adminToken, discoveryLimit })
     authorizeRoutes(app, db, issuer)
-    parRoutes(app, { db, kv: ctx.kv, issuer })
+    // one nonce secret for every instance, derived from the sealing key (RFC 9449 §8 leaves its form to us)
+    const dpop = {
+      kv: ctx.kv,
+      issuer,
+      nonceKey: createHmac('sha256', ctx.config.encryptionKey).update('dpop-nonce').digest(),
+    }
+    parRoutes(app, { db, kv: ctx.kv, issuer, dpop })
     consentRoutes(app, { db, receipts, issuer, origin, secureCookies })
     taskRoutes(app, { db, origin })
     mfaRoutes(app, { db, receipts, kv: ctx.kv, sealer, origin, secureCookies })
@@ -123,12 +129,6 @@ export const idp: ServiceSpec<IdpConfig> = {
       development: ctx.common.nodeEnv !== 'production',
       ratePerMinute: ctx.config.registerRatePerMinute,
     })
-    // one nonce secret for every instance, derived from the sealing key (RFC 9449 §8 leaves its form to us)
-    const dpop = {
-      kv: ctx.kv,
-      issuer,
-      nonceKey: createHmac('sha256', ctx.config.encryptionKey).update('dpop-nonce').digest(),
-    }
     tokenRoutes(app, {
       dpop,
       db,

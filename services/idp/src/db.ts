@@ -85,6 +85,7 @@ export interface IdpTables {
     family_id: Generated<string | null>
     resource: string | null
     task_id: string | null
+    dpop_jkt: string | null
   }
   email_tokens: {
     token_hash: Buffer

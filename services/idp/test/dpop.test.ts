@@ -36,6 +36,74 @@ describe('DPoP sender-constrained tokens (RFC 9449)', () => {
   const handle = (pair = keys) => oidc.getDPoPHandle(agent.config, pair)
   const thumbprint = async (pair = keys) => calculateJwkThumbprint(await exportJWK(pair.publicKey))
 
+  it('binds the code itself to a key: dpop_jkt at /authorize, or a proof at /par (RFC 9449 §10)', async () => {
+    const user = browser(service, agent.config, CALLBACK)
+    const redeem = async (
+      url: string,
+      flow: { verifier: string; state: string; nonce: string },
+      pair?: GenerateKeyPairResult,
+    ) =>
+      oidc.authorizationCodeGrant(
+        agent.config,
+        new URL(await user.browse(url)),
+        { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce },
+        undefined,
+        pair ? { DPoP: handle(pair) } : undefined,
+      )
+    const refusedWith = (error: string) => (err: Error & { error?: string }) => err.error === error
+
+    const bound = await user.start({ dpop_jkt: await thumbprint() })
+    await assert.rejects(redeem(bound.url, bound), refusedWith('invalid_grant'), 'no proof')
+    const again = await user.start({ dpop_jkt: await thumbprint() })
+    await assert.rejects(
+      redeem(again.url, again, await oidc.randomDPoPKeyPair('ES256')),
+      refusedWith('invalid_grant'),
+      'another key',
+    )
+    const right = await user.start({ dpop_jkt: await thumbprint() })
+    assert.equal((await redeem(right.url, right, keys)).token_type, 'dpop')
+    const malformed = new URL(await user.browse((await user.start({ dpop_jkt: 'short' })).url))
+    assert.equal(malformed.searchParams.get('error'), 'invalid_request')
+
+    // pushed with a proof (openid-client retries with the server's nonce): the code needs that key
+    const pushed = async () => {
+      const verifier = oidc.randomPKCECodeVerifier()
+      const flow = { verifier, state: oidc.randomState(), nonce: oidc.randomNonce() }
+      const url = await oidc.buildAuthorizationUrlWithPAR(
+        agent.config,
+        {
+          redirect_uri: CALLBACK,
+          scope: 'openid',
+          code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+          code_challenge_method: 'S256',
+          state: flow.state,
+          nonce: flow.nonce,
+        },
+        { DPoP: handle() },
+      )
+      return { url: url.toString(), flow }
+    }
+    const first = await pushed()
+    await assert.rejects(redeem(first.url, first.flow), refusedWith('invalid_grant'))
+    const second = await pushed()
+    assert.equal((await redeem(second.url, second.flow, keys)).token_type, 'dpop')
+    await assert.rejects(
+      oidc.buildAuthorizationUrlWithPAR(
+        agent.config,
+        {
+          redirect_uri: CALLBACK,
+          scope: 'openid',
+          code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
+          code_challenge_method: 'S256',
+          dpop_jkt: await thumbprint(await oidc.randomDPoPKeyPair('ES256')),
+        },
+        { DPoP: handle() },
+      ),
+      refusedWith('invalid_dpop_proof'),
+      'dpop_jkt must name the proof’s key',
+    )
+  })
+
   it('binds a code flow’s tokens to the key, at /token (nonce retry), /userinfo and refresh', async () => {
     assert.ok(agent.config.serverMetadata().dpop_signing_alg_values_supported?.includes('ES256'))
     const user = browser(service, agent.config, CALLBACK)

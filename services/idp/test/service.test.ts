@@ -43,6 +43,7 @@ describe('idp service', () => {
       '0014_dpop.sql',
       '0016_task_grants.sql',
       '0017_approvals.sql',
+      '0018_code_dpop_binding.sql',
     ])
   })
 

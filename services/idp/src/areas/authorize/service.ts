@@ -32,6 +32,7 @@ export const AUTHORIZE_PARAMETERS = [
   'login_hint',
   'acr_values',
   'resource',
+  'dpop_jkt',
   ...TASK_PARAMETERS,
 ] as const
 
@@ -50,6 +51,7 @@ export interface AuthorizeQuery {
   acr_values?: string
   resource?: string
   request_uri?: string
+  dpop_jkt?: string
   purpose?: string
   max_uses?: string
   grant_ttl?: string
@@ -111,6 +113,9 @@ export async function checkParameters(db: IdpDb, query: AuthorizeQuery) {
   const maxAge = query.max_age === undefined ? undefined : Number(query.max_age)
   if (maxAge !== undefined && !(Number.isSafeInteger(maxAge) && maxAge >= 0))
     return refuse('invalid_request', 'max_age must be a non-negative integer')
+  // RFC 9449 §10: the code is bound to the key whose SHA-256 JWK thumbprint this is
+  if (query.dpop_jkt !== undefined && !/^[A-Za-z0-9_-]{43}$/.test(query.dpop_jkt))
+    return refuse('invalid_request', 'dpop_jkt must be a base64url SHA-256 JWK thumbprint')
   const task = parseTask(query)
   if (typeof task === 'string') return refuse('invalid_request', task)
   return { scopes, resource, prompts, maxAge, task, codeChallenge: query.code_challenge }
@@ -233,6 +238,7 @@ export async function authorize(
       amr: session.amr,
       expires_at: new Date(Date.now() + CODE_TTL_MS),
       task_id: checked.task ? await createTask(trx, checked.task, owner) : null,
+      dpop_jkt: query.dpop_jkt ?? null,
     })
     return true
   })

@@ -1,6 +1,7 @@
 import { type App, AppError } from '@svc/kit'
 import { Type } from 'typebox'
 import { authenticateClient, type ClientAuthDeps } from '../../oauth/client-auth.ts'
+import { currentNonce, type DpopDeps, tokenEndpointProof } from '../../oauth/dpop.ts'
 import { ClientAuthFields, formOnly } from '../../oauth/form.ts'
 import { AUTHORIZE_PARAMETERS, checkParameters } from '../authorize/service.ts'
 import { pushRequest } from './service.ts'
@@ -14,7 +15,7 @@ const PushedRequest = Type.Object({
 }) as ReturnType<typeof Type.Object<Record<string, typeof Param>>>
 
 /** Pushed authorization requests (RFC 9126): checked now, answered with JSON errors, kept 90 s. */
-export function parRoutes(app: App, deps: ClientAuthDeps) {
+export function parRoutes(app: App, deps: ClientAuthDeps & { dpop: DpopDeps }) {
   const { db } = deps
   app.post(
     '/par',
@@ -35,9 +36,17 @@ export function parRoutes(app: App, deps: ClientAuthDeps) {
         throw new AppError(400, 'invalid_request', 'request_uri cannot be pushed (RFC 9126 §2.1)')
       if (!body.redirect_uri || !client.redirect_uris.includes(body.redirect_uri))
         throw new AppError(400, 'invalid_request', 'redirect_uri is not registered for this client')
-      const params = Object.fromEntries(
+      const params: Record<string, string> = Object.fromEntries(
         AUTHORIZE_PARAMETERS.flatMap((name) => (body[name] === undefined ? [] : [[name, body[name]!]])),
       )
+      // RFC 9449 §10.1: a proof here binds the code to its key, which dpop_jkt, if sent, must name
+      const jkt = await tokenEndpointProof(deps.dpop, request)
+      if (jkt && params.dpop_jkt !== undefined && params.dpop_jkt !== jkt)
+        throw new AppError(400, 'invalid_dpop_proof', 'dpop_jkt is not the thumbprint of the proof’s key')
+      if (jkt) {
+        params.dpop_jkt = jkt
+        reply.header('dpop-nonce', currentNonce(deps.dpop))
+      }
       const checked = await checkParameters(db, params)
       if ('error' in checked) throw new AppError(400, checked.error, checked.description)
       return reply.code(201).send(await pushRequest(db, client.client_id, params))

@@ -108,6 +108,8 @@ export async function authorizationCodeGrant(
       return invalidGrant('redirect_uri differs from the authorization request')
     if (!verifyPkce(body.code_verifier, code.code_challenge))
       return invalidGrant('code_verifier does not match the code_challenge')
+    if (code.dpop_jkt && code.dpop_jkt !== jkt)
+      return invalidGrant('the code is bound to a DPoP key (dpop_jkt): prove possession of that key')
     const task = code.task_id ? await spendTask(trx, code.task_id) : undefined
     if (task instanceof AppError) return task
     const familyId = `rtf_${randomBytes(12).toString('base64url')}`
