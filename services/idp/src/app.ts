@@ -26,6 +26,10 @@ import { tokenRoutes } from './areas/token/routes.ts'
 import { uiRoutes } from './areas/ui/routes.ts'
 import { userinfoRoutes } from './areas/userinfo/routes.ts'
 import { clientRoutes } from './areas/clients/routes.ts'
+import { orgAdminRoutes } from './areas/orgs/admin-routes.ts'
+import { orgClientRoutes } from './areas/orgs/client-routes.ts'
+import { registerRoutes } from './areas/orgs/register.ts'
+import { orgRoutes } from './areas/orgs/routes.ts'
 import { keyRoutes } from './areas/keys/routes.ts'
 import { SigningKeys } from './areas/keys/service.ts'
 import { type IdpConfig, readIdpConfig } from './config.ts'
@@ -43,6 +47,9 @@ export const idp: ServiceSpec<IdpConfig> = {
   errorShape: 'oauth',
   // the idp's /healthz reports {status, db, redis} and answers 503 when one fails (identity-provider.md)
   healthz: 'components',
+  securitySchemes: {
+    organizationKey: { type: 'http', scheme: 'bearer', description: 'the organization API key, svc_org_…' },
+  },
   readConfig: readIdpConfig,
   metricsGuard: (ctx) => (request) => requireAdmin(request, ctx.config.adminToken),
   banner: (ctx) => [
@@ -78,6 +85,10 @@ export const idp: ServiceSpec<IdpConfig> = {
     )
     keyRoutes(app, keys, ctx.config.adminToken, discoveryLimit)
     clientRoutes(app, db, sealer, ctx.config.adminToken)
+    orgAdminRoutes(app, db, ctx.config.adminToken)
+    orgRoutes(app, { db, sealer, kv: ctx.kv, signupRatePerMinute: ctx.config.registerRatePerMinute })
+    orgClientRoutes(app, db, sealer)
+    registerRoutes(app, db, sealer)
 
     await app.register(cookie)
     await backfillUserKeys(db, sealer)

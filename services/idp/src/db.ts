@@ -28,6 +28,8 @@ export interface IdpTables {
     webhook_secret_sealed: Buffer
     created_at: Generated<Date>
     updated_at: Generated<Date>
+    organization_id: string | null
+    deleted_at: Date | null
   }
   users: {
     id: string
@@ -154,6 +156,23 @@ export interface IdpTables {
     resource: string | null
     dpop_jkt: string | null
     task_id: string | null
+  }
+  organizations: {
+    id: string
+    name: string
+    contact_email: string
+    api_key_hash: Buffer
+    did: string
+    key_sealed: Buffer
+    domain: string | null
+    domain_verified: Generated<boolean>
+    agent_deny_list: Generated<string[]>
+    require_member_mfa: Generated<boolean>
+    max_clients: Generated<number>
+    token_rate_limit_per_min: Generated<number>
+    created_at: Generated<Date>
+    updated_at: Generated<Date>
+    disabled_at: Date | null
   }
   approvals: {
     id: string

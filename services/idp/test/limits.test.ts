@@ -34,6 +34,25 @@ describe('idp rate limits', () => {
     assert.equal((await fetch(`${service.url}/readyz`)).status, 200, 'other endpoints are not counted')
   })
 
+  it('limits organization sign-ups to 5 a minute per IP', async () => {
+    let limited: Awaited<ReturnType<typeof request>> | undefined
+    let created = 0
+    for (let i = 0; i < 11 && !limited; i++) {
+      const res = await request(`${service.url}/orgs/signup`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: `Org ${i}`, contact_email: `o${i}@example.com`, accept_terms: true }),
+      })
+      if (res.status === 429) limited = res
+      else {
+        assert.equal(res.status, 201)
+        created++
+      }
+    }
+    assert.ok(limited && created >= 5, `refused after ${created} sign-ups`)
+    assert.equal(limited.body.error, 'slow_down')
+  })
+
   it('limits /token per client and per IP, with slow_down and Retry-After', async () => {
     const limited = await startService(
       idp,

@@ -44,6 +44,7 @@ describe('idp service', () => {
       '0016_task_grants.sql',
       '0017_approvals.sql',
       '0018_code_dpop_binding.sql',
+      '0019_organizations.sql',
     ])
   })
 

@@ -8,6 +8,8 @@ export interface RateLimit {
   windowMs: number
   /** What is counted: the caller's IP by default, or a client id. */
   key?: (request: FastifyRequest) => string
+  /** Retry-After when over the limit: the rest of the window by default, or a fixed number of seconds. */
+  retryAfterS?: number
 }
 
 /**
@@ -29,7 +31,7 @@ export function rateLimit(kv: Kv, name: string, options: RateLimit, code = 'rate
         code,
         `too many requests: at most ${options.limit} per ${options.windowMs / 1000} s`,
         {
-          'retry-after': String(Math.max(1, retryAfter)),
+          'retry-after': String(options.retryAfterS ?? Math.max(1, retryAfter)),
         },
       )
     }

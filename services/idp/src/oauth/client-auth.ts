@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose'
 import type { Selectable } from 'kysely'
 import type { IdpDb, IdpTables } from '../db.ts'
+import { liveClients } from '../areas/clients/store.ts'
 import { secretMatches } from '../areas/clients/service.ts'
 
 export const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer'
@@ -28,7 +29,7 @@ const invalidClient = (message: string, basic: boolean) =>
   new AppError(401, 'invalid_client', message, basic ? { 'www-authenticate': 'Basic realm="token"' } : {})
 
 async function clientRow(db: IdpDb, clientId: string) {
-  return db.selectFrom('clients').selectAll().where('client_id', '=', clientId).executeTakeFirst()
+  return liveClients(db).selectAll().where('client_id', '=', clientId).executeTakeFirst()
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { IdpDb } from '../db.ts'
 import { userById } from '../areas/accounts/store.ts'
 import { consentOf } from '../areas/authorize/consent-store.ts'
+import { liveClients } from '../areas/clients/store.ts'
 import { taskById } from '../areas/tasks/store.ts'
 
 type Actor = { sub?: unknown; act?: Actor }
@@ -29,8 +30,7 @@ export async function tokenHolder(db: IdpDb, payload: Record<string, unknown>) {
     .where('ended_at', 'is', null)
     .where('expires_at', '>', new Date())
     .executeTakeFirst()
-  const client = await db
-    .selectFrom('clients')
+  const client = await liveClients(db)
     .select(['client_id', 'first_party'])
     .where('client_id', '=', clientId)
     .executeTakeFirst()

@@ -13,6 +13,7 @@ import { requestContext } from '../accounts/service.ts'
 import { decideConsent, withdrawConsent } from './consent-service.ts'
 import { ceilingText } from '../tasks/pages.ts'
 import { parseTask } from '../tasks/service.ts'
+import { liveClients } from '../clients/store.ts'
 import { consentOf } from './consent-store.ts'
 
 const DESCRIPTIONS: Record<string, string> = {
@@ -50,8 +51,7 @@ async function requestOf(db: IdpDb, returnTo: string | undefined) {
     if (!pushed) return undefined
     params = new URLSearchParams(pushed)
   }
-  const client = await db
-    .selectFrom('clients')
+  const client = await liveClients(db)
     .selectAll()
     .where('client_id', '=', params.get('client_id') ?? '')
     .executeTakeFirst()

@@ -13,6 +13,7 @@ import { targetResource } from '../resources/service.ts'
 import { expandPushed } from '../par/service.ts'
 import { usePushed } from '../par/store.ts'
 import { createTask, parseTask, TASK_PARAMETERS } from '../tasks/service.ts'
+import { liveClients } from '../clients/store.ts'
 import { insertCode } from './store.ts'
 
 export const CODE_TTL_MS = 60_000
@@ -146,7 +147,7 @@ export async function authorize(
     query = pushed
   }
   const client = query.client_id
-    ? await db.selectFrom('clients').selectAll().where('client_id', '=', query.client_id).executeTakeFirst()
+    ? await liveClients(db).selectAll().where('client_id', '=', query.client_id).executeTakeFirst()
     : undefined
   if (!client)
     return {

@@ -12,7 +12,7 @@ const token = (prefix: string) => `${prefix}${randomBytes(32).toString('base64ur
 const hash = (secret: string) => createHash('sha256').update(secret, 'utf8').digest()
 const webhookContext = (clientId: string) => `client-webhook-secret:${clientId}`
 
-function view(row: NonNullable<Awaited<ReturnType<typeof clientById>>>) {
+export function clientView(row: NonNullable<Awaited<ReturnType<typeof clientById>>>) {
   return {
     ...row,
     // every registered client must use PKCE S256 (identity-provider.md, Client)
@@ -40,7 +40,12 @@ const algFor = (jwk: Record<string, unknown>) =>
   jwk.kty === 'RSA' ? 'RS256' : jwk.kty === 'OKP' ? 'EdDSA' : jwk.crv === 'P-384' ? 'ES384' : 'ES256'
 
 /** Registers a client. Its secrets are shown in this answer only: the client secret is kept hashed, the webhook secret sealed. */
-export async function createClient(db: IdpDb, sealer: Sealer, input: Static<typeof NewClient>) {
+export async function createClient(
+  db: IdpDb,
+  sealer: Sealer,
+  input: Static<typeof NewClient>,
+  organizationId: string | null = null,
+) {
   const publicClient = input.client_type === 'public'
   for (const uri of input.redirect_uris) checkRedirectUri(uri, publicClient)
   for (const uri of input.post_logout_redirect_uris ?? [])
@@ -71,13 +76,15 @@ export async function createClient(db: IdpDb, sealer: Sealer, input: Static<type
   const clientId = `cli_${randomBytes(18).toString('base64url')}`
   const clientSecret = publicClient || keyBased ? undefined : token('cs_')
   const webhookSecret = token('whsec_')
-  const firstParty = input.first_party ?? false
+  // an organization's clients are third-party and pairwise, always (identity-provider.md)
+  const firstParty = organizationId ? false : (input.first_party ?? false)
   const row = await insertClient(db, {
+    organization_id: organizationId,
     client_id: clientId,
     client_name: input.client_name,
     client_type: input.client_type,
     first_party: firstParty,
-    subject_type: input.subject_type ?? (firstParty ? 'public' : 'pairwise'),
+    subject_type: organizationId ? 'pairwise' : (input.subject_type ?? (firstParty ? 'public' : 'pairwise')),
     token_endpoint_auth_method: method,
     redirect_uris: [...new Set(input.redirect_uris)],
     post_logout_redirect_uris: [...new Set(input.post_logout_redirect_uris ?? [])],
@@ -89,7 +96,7 @@ export async function createClient(db: IdpDb, sealer: Sealer, input: Static<type
     webhook_secret_sealed: sealer.seal(webhookSecret, webhookContext(clientId)),
   })
   return {
-    ...view(row),
+    ...clientView(row),
     ...(clientSecret ? { client_secret: clientSecret, client_secret_expires_at: 0 } : {}),
     webhook_secret: webhookSecret,
   }
@@ -98,11 +105,11 @@ export async function createClient(db: IdpDb, sealer: Sealer, input: Static<type
 export async function getClient(db: IdpDb, clientId: string) {
   const row = await clientById(db, clientId)
   if (!row) throw notFound(`no client ${clientId}`, 'not_found')
-  return view(row)
+  return clientView(row)
 }
 
 export async function allClients(db: IdpDb) {
-  return (await listClients(db)).map(view)
+  return (await listClients(db)).map(clientView)
 }
 
 export async function rotateClientSecret(db: IdpDb, clientId: string) {

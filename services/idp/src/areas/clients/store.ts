@@ -18,7 +18,10 @@ const PUBLIC_COLUMNS = [
   'updated_at',
 ] as const
 
-export async function insertClient(db: IdpDb, row: Omit<ClientRow, 'created_at' | 'updated_at'>) {
+export async function insertClient(
+  db: IdpDb,
+  row: Omit<ClientRow, 'created_at' | 'updated_at' | 'deleted_at'>,
+) {
   return db.insertInto('clients').values(row).returning(PUBLIC_COLUMNS).executeTakeFirstOrThrow()
 }
 
@@ -28,6 +31,26 @@ export async function clientById(db: IdpDb, clientId: string) {
 
 export async function listClients(db: IdpDb) {
   return db.selectFrom('clients').select(PUBLIC_COLUMNS).orderBy('created_at').execute()
+}
+
+/** An organization's live clients, or one of them: another organization's is simply not found. */
+export function clientsOf(db: IdpDb, organizationId: string) {
+  return db
+    .selectFrom('clients')
+    .select(PUBLIC_COLUMNS)
+    .where('organization_id', '=', organizationId)
+    .where('deleted_at', 'is', null)
+}
+
+export async function markDeleted(db: IdpDb, organizationId: string, clientId: string) {
+  const result = await db
+    .updateTable('clients')
+    .set({ deleted_at: new Date(), updated_at: new Date() })
+    .where('client_id', '=', clientId)
+    .where('organization_id', '=', organizationId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst()
+  return result.numUpdatedRows > 0n
 }
 
 export async function secretsOf(db: IdpDb, clientId: string) {
@@ -50,3 +73,25 @@ export async function updateSecrets(
     .executeTakeFirst()
   return result.numUpdatedRows > 0n
 }
+
+/**
+ * The clients that exist for the protocol endpoints: not deleted, and not of a disabled
+ * organization (identity-provider.md, states table: such clients are unknown).
+ */
+export const liveClients = (db: IdpDb) =>
+  db
+    .selectFrom('clients')
+    .where('clients.deleted_at', 'is', null)
+    .where((eb) =>
+      eb.or([
+        eb('clients.organization_id', 'is', null),
+        eb(
+          'clients.organization_id',
+          'not in',
+          eb
+            .selectFrom('organizations')
+            .select('organizations.id')
+            .where('organizations.disabled_at', 'is not', null),
+        ),
+      ]),
+    )

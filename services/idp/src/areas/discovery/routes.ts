@@ -11,6 +11,8 @@ export function metadata(issuer: string) {
     authorization_endpoint: `${issuer}/authorize`,
     token_endpoint: `${issuer}/token`,
     userinfo_endpoint: `${issuer}/userinfo`,
+    // RFC 7591, for organizations (their API key as the initial access token)
+    registration_endpoint: `${issuer}/register`,
     jwks_uri: `${issuer}/.well-known/jwks.json`,
     end_session_endpoint: `${issuer}/logout`,
     pushed_authorization_request_endpoint: `${issuer}/par`,

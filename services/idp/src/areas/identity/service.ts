@@ -10,14 +10,14 @@ export interface Identity {
 
 const userContext = (userId: string) => `user-key:${userId}`
 
-/** A new account's did:key: an Ed25519 key sealed to the account, so a copied row does not open. */
-export function newUserKey(sealer: Sealer, userId: string) {
+/** A new did:key: an Ed25519 key sealed to its owner's context, so a copied row does not open. */
+export function newDidKey(sealer: Sealer, context: string) {
   const keys = generateEd25519()
-  return {
-    did: didKeyFromEd25519(keys.publicKey),
-    key_sealed: sealer.seal(keys.seed, userContext(userId)),
-  }
+  return { did: didKeyFromEd25519(keys.publicKey), key_sealed: sealer.seal(keys.seed, context) }
 }
+
+/** A new account's did:key. */
+export const newUserKey = (sealer: Sealer, userId: string) => newDidKey(sealer, userContext(userId))
 
 /** Gives a did:key to accounts created before accounts had one. */
 export async function backfillUserKeys(db: IdpDb, sealer: Sealer): Promise<void> {

@@ -3,6 +3,7 @@ import type { IdpTables } from '../../db.ts'
 import { parseScope, SCOPE_TOKEN, SCOPES } from '../../oauth/scopes.ts'
 import { targetResource } from '../resources/service.ts'
 import type { GrantDeps } from './grants.ts'
+import { liveClients } from '../clients/store.ts'
 import { ACCESS_TOKEN_TTL_S, signAccessToken, tokenType } from './tokens.ts'
 
 /** Scopes about a user: a client acting for itself has none to ask for. */
@@ -41,8 +42,7 @@ export async function clientCredentialsGrant(
     throw new AppError(400, 'invalid_scope', `${resource!.identifier} has no scope ${foreign.join(' ')}`)
   let audience = resource?.identifier ?? client.client_id
   if (body.audience !== undefined) {
-    const target = await deps.db
-      .selectFrom('clients')
+    const target = await liveClients(deps.db)
       .select('client_id')
       .where('client_id', '=', body.audience)
       .executeTakeFirst()

@@ -7,6 +7,7 @@ import { targetResource } from '../resources/service.ts'
 import { isDenied } from '../revocation/denylist.ts'
 import { spendTask, taskClaim } from '../tasks/service.ts'
 import type { GrantDeps } from './grants.ts'
+import { liveClients } from '../clients/store.ts'
 import { ACCESS_TOKEN_TTL_S, type Actor, signAccessToken, tokenType } from './tokens.ts'
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange'
@@ -39,8 +40,7 @@ async function liveToken(deps: GrantDeps & { kv: Kv }, token: string, name: stri
 }
 
 async function audienceClient(deps: GrantDeps, clientId: string) {
-  const client = await deps.db
-    .selectFrom('clients')
+  const client = await liveClients(deps.db)
     .select(['client_id', 'subject_type', 'redirect_uris'])
     .where('client_id', '=', clientId)
     .executeTakeFirst()

@@ -1,8 +1,10 @@
 import { type App, AppError, type Kv, rateLimit } from '@svc/kit'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { currentNonce, type DpopDeps, tokenEndpointProof } from '../../oauth/dpop.ts'
 import { ClientAuthFields, formOnly } from '../../oauth/form.ts'
 import { authenticateClient } from '../../oauth/client-auth.ts'
+import { orgById } from '../orgs/store.ts'
 import { clientCredentialsGrant } from './client-credentials.ts'
 import { TOKEN_EXCHANGE, tokenExchangeGrant } from './exchange.ts'
 import { authorizationCodeGrant, type GrantDeps, refreshTokenGrant } from './grants.ts'
@@ -44,6 +46,14 @@ export function tokenRoutes(
       'slow_down',
     )
 
+  // identity-provider.md, Organization: token_rate_limit_per_min across all its clients, Retry-After 60
+  const perOrganization = async (organizationId: string, request: FastifyRequest, reply: FastifyReply) => {
+    const org = await orgById(deps.db, organizationId)
+    const limit = org?.token_rate_limit_per_min ?? 0
+    const options = { limit, windowMs: 60_000, key: () => organizationId, retryAfterS: 60 }
+    await rateLimit(deps.kv, 'token-org', options, 'slow_down')(request, reply)
+  }
+
   app.post(
     '/token',
     {
@@ -62,6 +72,7 @@ export function tokenRoutes(
       await perIp(request, reply)
       const client = await authenticateClient(deps, request, body)
       await perClient(client.client_id)(request, reply)
+      if (client.organization_id) await perOrganization(client.organization_id, request, reply)
       const jkt = await tokenEndpointProof(deps.dpop, request)
       if (jkt) reply.header('dpop-nonce', currentNonce(deps.dpop))
       if (body.grant_type === 'authorization_code') return authorizationCodeGrant(deps, client, body, jkt)

@@ -1,0 +1,114 @@
+import type { App, Sealer } from '@svc/kit'
+import { Type } from 'typebox'
+import type { IdpDb } from '../../db.ts'
+import { Client, CreatedClient, NewClient } from '../clients/schemas.ts'
+import {
+  createOrgClient,
+  deleteOrgClient,
+  orgClient,
+  orgClients,
+  rotateOrgClientSecret,
+  rotateOrgWebhookSecret,
+} from './clients.ts'
+import { requireOrg } from './service.ts'
+
+const { first_party: _firstParty, subject_type: _subjectType, ...orgFields } = NewClient.properties
+/** The admin API's client body without `subject_type` and `first_party`: an organization's clients are pairwise and third-party. */
+const NewOrgClient = Type.Object(orgFields, { additionalProperties: false })
+const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
+
+/** An organization's clients (identity-provider.md, Organizations): its own only; any other is 404. */
+export function orgClientRoutes(app: App, db: IdpDb, sealer: Sealer) {
+  const tags = ['organizations']
+  const security = [{ organizationKey: [] }]
+  const org = (request: Parameters<typeof requireOrg>[1]) => requireOrg(db, request)
+
+  app.post(
+    '/orgs/clients',
+    {
+      schema: {
+        summary: 'Register a client of the organization; its secrets are shown once',
+        tags,
+        security,
+        body: NewOrgClient,
+        response: { 201: CreatedClient },
+      },
+    },
+    async (request, reply) =>
+      reply
+        .code(201)
+        .header('cache-control', 'no-store')
+        .send(await createOrgClient(db, sealer, await org(request), request.body)),
+  )
+  app.get(
+    '/orgs/clients',
+    {
+      schema: {
+        summary: 'The organization’s clients',
+        tags,
+        security,
+        response: { 200: Type.Object({ clients: Type.Array(Client) }) },
+      },
+    },
+    async (request) => ({ clients: await orgClients(db, await org(request)) }),
+  )
+  app.get(
+    '/orgs/clients/:id',
+    {
+      schema: {
+        summary: 'One of the organization’s clients',
+        tags,
+        security,
+        params: Id,
+        response: { 200: Client },
+      },
+    },
+    async (request) => orgClient(db, await org(request), request.params.id),
+  )
+  app.delete(
+    '/orgs/clients/:id',
+    { schema: { summary: 'Delete a client: it is unknown from now on', tags, security, params: Id } },
+    async (request, reply) => {
+      await deleteOrgClient(db, await org(request), request.params.id)
+      return reply.code(204).send()
+    },
+  )
+  app.post(
+    '/orgs/clients/:id/rotate-secret',
+    {
+      schema: {
+        summary: 'A new client secret; the old one stops working at once',
+        tags,
+        security,
+        params: Id,
+        response: {
+          200: Type.Object({
+            client_id: Type.String(),
+            client_secret: Type.String(),
+            client_secret_expires_at: Type.Integer(),
+          }),
+        },
+      },
+    },
+    async (request, reply) =>
+      reply
+        .header('cache-control', 'no-store')
+        .send(await rotateOrgClientSecret(db, await org(request), request.params.id)),
+  )
+  app.post(
+    '/orgs/clients/:id/rotate-webhook-secret',
+    {
+      schema: {
+        summary: 'A new webhook secret; the old one stops validating at once',
+        tags,
+        security,
+        params: Id,
+        response: { 200: Type.Object({ client_id: Type.String(), webhook_secret: Type.String() }) },
+      },
+    },
+    async (request, reply) =>
+      reply
+        .header('cache-control', 'no-store')
+        .send(await rotateOrgWebhookSecret(db, sealer, await org(request), request.params.id)),
+  )
+}

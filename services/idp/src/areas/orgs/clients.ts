@@ -1,0 +1,50 @@
+import { AppError, notFound, type Sealer } from '@svc/kit'
+import type { Kysely } from 'kysely'
+import type { Static } from 'typebox'
+import type { IdpDb, IdpTables } from '../../db.ts'
+import type { NewClient } from '../clients/schemas.ts'
+import { clientView, createClient, rotateClientSecret, rotateWebhookSecret } from '../clients/service.ts'
+import { clientsOf, markDeleted } from '../clients/store.ts'
+import { countClients, lockOrg, type OrgRow } from './store.ts'
+
+type OrgClientInput = Omit<Static<typeof NewClient>, 'first_party' | 'subject_type'>
+
+/** A new client of the organization, within its `max_clients` (429 beyond, counted under a row lock). */
+export async function createOrgClient(db: IdpDb, sealer: Sealer, org: OrgRow, input: OrgClientInput) {
+  return (db as Kysely<IdpTables>).transaction().execute(async (trx) => {
+    const locked = await lockOrg(trx, org.id)
+    if ((await countClients(trx, org.id)) >= locked.max_clients)
+      throw new AppError(
+        429,
+        'quota_exceeded',
+        `the organization has its ${locked.max_clients} clients: delete one or ask for a larger quota`,
+      )
+    return createClient(trx, sealer, input, org.id)
+  })
+}
+
+export async function orgClients(db: IdpDb, org: OrgRow) {
+  return (await clientsOf(db, org.id).orderBy('created_at').execute()).map(clientView)
+}
+
+/** One of the organization's clients; any other answers 404, never 403. */
+export async function orgClient(db: IdpDb, org: OrgRow, clientId: string) {
+  const row = await clientsOf(db, org.id).where('client_id', '=', clientId).executeTakeFirst()
+  if (!row) throw notFound(`no client ${clientId} in this organization`, 'not_found')
+  return clientView(row)
+}
+
+export async function deleteOrgClient(db: IdpDb, org: OrgRow, clientId: string) {
+  if (!(await markDeleted(db, org.id, clientId)))
+    throw notFound(`no client ${clientId} in this organization`, 'not_found')
+}
+
+export async function rotateOrgClientSecret(db: IdpDb, org: OrgRow, clientId: string) {
+  await orgClient(db, org, clientId)
+  return rotateClientSecret(db, clientId)
+}
+
+export async function rotateOrgWebhookSecret(db: IdpDb, sealer: Sealer, org: OrgRow, clientId: string) {
+  await orgClient(db, org, clientId)
+  return rotateWebhookSecret(db, sealer, clientId)
+}

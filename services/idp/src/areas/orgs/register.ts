@@ -1,0 +1,74 @@
+import { type App, AppError, type Sealer } from '@svc/kit'
+import { Type } from 'typebox'
+import type { IdpDb } from '../../db.ts'
+import { createOrgClient } from './clients.ts'
+import { requireOrg } from './service.ts'
+
+const AuthMethod = Type.Union([
+  Type.Literal('client_secret_basic'),
+  Type.Literal('client_secret_post'),
+  Type.Literal('private_key_jwt'),
+  Type.Literal('none'),
+])
+// RFC 7591 §2: metadata the server does not understand is ignored, so the body is not closed
+const Registration = Type.Object({
+  redirect_uris: Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), { minItems: 1, maxItems: 20 }),
+  client_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  token_endpoint_auth_method: Type.Optional(AuthMethod),
+  jwks: Type.Optional(
+    Type.Object({
+      keys: Type.Array(Type.Record(Type.String(), Type.Unknown()), { minItems: 1, maxItems: 10 }),
+    }),
+  ),
+  post_logout_redirect_uris: Type.Optional(Type.Array(Type.String({ maxLength: 2000 }), { maxItems: 20 })),
+})
+
+/**
+ * RFC 7591 dynamic registration, for organizations (their API key as Bearer): the client is the
+ * organization's, pairwise, third-party and bound to PKCE. Bad metadata is `invalid_client_metadata`,
+ * a bad redirect URI `invalid_redirect_uri` (§3.2.2).
+ */
+export function registerRoutes(app: App, db: IdpDb, sealer: Sealer) {
+  app.post(
+    '/register',
+    {
+      attachValidation: true,
+      schema: {
+        summary: 'Dynamic client registration (RFC 7591) with the organization API key',
+        tags: ['organizations'],
+        security: [{ organizationKey: [] }],
+        body: Registration,
+      },
+    },
+    async (request, reply) => {
+      const org = await requireOrg(db, request)
+      if (request.validationError)
+        throw new AppError(400, 'invalid_client_metadata', request.validationError.message)
+      const body = request.body
+      const method =
+        body.token_endpoint_auth_method ?? (body.jwks ? 'private_key_jwt' : 'client_secret_basic')
+      const created = await createOrgClient(db, sealer, org, {
+        client_name: body.client_name ?? 'Unnamed client',
+        client_type: method === 'none' ? 'public' : 'confidential',
+        token_endpoint_auth_method: method,
+        redirect_uris: body.redirect_uris,
+        ...(body.jwks ? { jwks: body.jwks } : {}),
+        ...(body.post_logout_redirect_uris
+          ? { post_logout_redirect_uris: body.post_logout_redirect_uris }
+          : {}),
+      })
+      return reply
+        .code(201)
+        .header('cache-control', 'no-store')
+        .send({
+          ...created,
+          client_id_issued_at: Math.floor(Date.parse(created.created_at) / 1000),
+          grant_types:
+            method === 'none'
+              ? ['authorization_code', 'refresh_token']
+              : ['authorization_code', 'refresh_token', 'client_credentials'],
+          response_types: ['code'],
+        })
+    },
+  )
+}
