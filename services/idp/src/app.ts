@@ -86,7 +86,6 @@ export const idp: ServiceSpec<IdpConfig> = {
     keyRoutes(app, keys, ctx.config.adminToken, discoveryLimit)
     clientRoutes(app, db, sealer, ctx.config.adminToken)
     orgAdminRoutes(app, db, ctx.config.adminToken)
-    orgRoutes(app, { db, sealer, kv: ctx.kv, signupRatePerMinute: ctx.config.registerRatePerMinute })
     orgClientRoutes(app, db, sealer)
     registerRoutes(app, db, sealer)
 
@@ -105,6 +104,17 @@ export const idp: ServiceSpec<IdpConfig> = {
       issuer: await issuerIdentity(db, sealer),
     })
     await receipts.start()
+    const screening = {
+      db,
+      receipts,
+      ledger: { url: ctx.topology.ledger.url, token: ctx.config.ledgerToken },
+    }
+    orgRoutes(app, {
+      ...screening,
+      sealer,
+      kv: ctx.kv,
+      signupRatePerMinute: ctx.config.registerRatePerMinute,
+    })
     const mailer = new Mailer({
       jobs,
       sealer,
@@ -142,6 +152,7 @@ export const idp: ServiceSpec<IdpConfig> = {
     })
     tokenRoutes(app, {
       dpop,
+      screening,
       db,
       kv: ctx.kv,
       keys,

@@ -159,8 +159,8 @@ describe('token exchange (RFC 8693): delegation with act', () => {
     assert.deepEqual((await validate(acted.access_token, agent.clientId)).act, { sub: agent.clientId })
     assert.equal(
       await refusal(agent, { subject_token: own.access_token, audience: api.clientId }),
-      'invalid_request',
-      'agent-to-agent login needs organizations',
+      'invalid_target',
+      'agent-to-agent login is between organizations’ clients',
     )
   })
 

@@ -1,18 +1,18 @@
 import { type App, type Kv, rateLimit, type Sealer } from '@svc/kit'
 import { Type } from 'typebox'
-import type { IdpDb } from '../../db.ts'
 import { OrgChanges, Organization, SignUp } from './schemas.ts'
+import { type ScreeningDeps, screenAgent } from './screening.ts'
 import { changeOrg, orgView, requireOrg, rotateKey, signUp } from './service.ts'
 
-interface OrgDeps {
-  db: IdpDb
+interface OrgDeps extends ScreeningDeps {
   sealer: Sealer
   kv: Kv
   signupRatePerMinute: number
 }
 
 /** An organization's own account (identity-provider.md, Organizations): sign up, see and change itself, rotate its key. */
-export function orgRoutes(app: App, { db, sealer, kv, signupRatePerMinute }: OrgDeps) {
+export function orgRoutes(app: App, deps: OrgDeps) {
+  const { db, sealer, kv, signupRatePerMinute } = deps
   const tags = ['organizations']
   const signupLimit = rateLimit(
     kv,
@@ -72,5 +72,23 @@ export function orgRoutes(app: App, { db, sealer, kv, signupRatePerMinute }: Org
     },
     async (request, reply) =>
       reply.header('cache-control', 'no-store').send(await rotateKey(db, await requireOrg(db, request))),
+  )
+  app.post(
+    '/orgs/agents/screen',
+    {
+      schema: {
+        summary: 'Screen an agent against the deny list and its ledger history; receipted as kya.screening',
+        tags,
+        security,
+        body: Type.Object(
+          {
+            did: Type.String({ pattern: '^did:[a-z0-9]+:[A-Za-z0-9._:%-]+$', maxLength: 300 }),
+            owner: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })),
+          },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request) => screenAgent(deps, await requireOrg(db, request), request.body),
   )
 }

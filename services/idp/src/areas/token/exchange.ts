@@ -4,16 +4,17 @@ import { parseScope } from '../../oauth/scopes.ts'
 import { subjectFor } from '../../oauth/subject.ts'
 import { tokenHolder } from '../../oauth/token-holder.ts'
 import { targetResource } from '../resources/service.ts'
+import type { ScreeningDeps } from '../orgs/screening.ts'
 import { isDenied } from '../revocation/denylist.ts'
 import { spendTask, taskClaim } from '../tasks/service.ts'
+import { ACCESS_TOKEN_TYPE, agentExchange } from './agent-exchange.ts'
 import type { GrantDeps } from './grants.ts'
 import { liveClients } from '../clients/store.ts'
 import { ACCESS_TOKEN_TTL_S, type Actor, signAccessToken, tokenType } from './tokens.ts'
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange'
-export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token'
 
-type Client = Pick<IdpTables['clients'], 'client_id' | 'client_type'>
+type Client = Pick<IdpTables['clients'], 'client_id' | 'client_type' | 'organization_id'>
 export interface ExchangeRequest {
   subject_token?: string
   subject_token_type?: string
@@ -79,7 +80,7 @@ function checkTypes(body: ExchangeRequest) {
  * no refresh token. An `actor_token`, when sent, must be the caller's own client-credentials token.
  */
 export async function tokenExchangeGrant(
-  deps: GrantDeps & { kv: Kv },
+  deps: GrantDeps & { kv: Kv; screening: ScreeningDeps },
   client: Client,
   body: ExchangeRequest,
   jkt?: string,
@@ -92,12 +93,7 @@ export async function tokenExchangeGrant(
   const subjectJkt = (subject.cnf as { jkt?: string } | undefined)?.jkt
   if (subjectJkt && subjectJkt !== jkt)
     throw invalidGrant('subject_token is bound to a DPoP key: prove possession of that key')
-  if (typeof subject.sid !== 'string')
-    throw new AppError(
-      400,
-      'invalid_request',
-      'agent-to-agent login (a client-credentials subject_token) needs both clients in organizations',
-    )
+  if (typeof subject.sid !== 'string') return agentExchange(deps, client, subject, body, jkt)
   if (body.actor_token !== undefined) {
     const actor = await liveToken(deps, body.actor_token, 'actor_token')
     if (actor.sub !== client.client_id || actor.client_id !== client.client_id || actor.sid !== undefined)

@@ -4,6 +4,7 @@ import { Type } from 'typebox'
 import { currentNonce, type DpopDeps, tokenEndpointProof } from '../../oauth/dpop.ts'
 import { ClientAuthFields, formOnly } from '../../oauth/form.ts'
 import { authenticateClient } from '../../oauth/client-auth.ts'
+import type { ScreeningDeps } from '../orgs/screening.ts'
 import { orgById } from '../orgs/store.ts'
 import { clientCredentialsGrant } from './client-credentials.ts'
 import { TOKEN_EXCHANGE, tokenExchangeGrant } from './exchange.ts'
@@ -29,7 +30,12 @@ const TokenRequest = Type.Object({
 
 export function tokenRoutes(
   app: App,
-  deps: GrantDeps & { kv: Kv; dpop: DpopDeps; ratePerMinute: { client: number; ip: number } },
+  deps: GrantDeps & {
+    kv: Kv
+    dpop: DpopDeps
+    screening: ScreeningDeps
+    ratePerMinute: { client: number; ip: number }
+  },
 ) {
   // identity-provider.md, Limits: 60/min per IP before anything else, 30/min per authenticated client
   const perIp = rateLimit(

@@ -39,6 +39,8 @@ export interface AccessClaims {
   sid?: string
   act?: Actor
   tsk?: TaskClaim
+  /** Agent-to-agent login: both organizations screened each other (leaf hashes of the two receipts). */
+  kya?: { ok: true; screened: string[]; mutual: true }
 }
 
 /**
