@@ -164,6 +164,32 @@ describe('token exchange (RFC 8693): delegation with act', () => {
     )
   })
 
+  it('is refused when the audience’s organization denies the acting client', async () => {
+    const signed = await request(`${service.url}/orgs/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Shop', contact_email: 'ops@shop.example.com', accept_terms: true }),
+    })
+    const key = signed.body.api_key as string
+    const orgCall = (method: string, path: string, body: unknown) =>
+      request(`${service.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+    const shop = await orgCall('POST', '/orgs/clients', {
+      client_name: 'Shop API',
+      client_type: 'confidential',
+      redirect_uris: ['https://shop.example.com/callback'],
+    })
+    const tokens = await userTokens()
+    const audience = shop.body.client_id as string
+    assert.ok((await exchange(agent, { subject_token: tokens.access_token, audience })).access_token)
+    await orgCall('PATCH', '/orgs/me', { agent_deny_list: [agent.clientId] })
+    assert.equal(await refusal(agent, { subject_token: tokens.access_token, audience }), 'invalid_grant')
+    await orgCall('PATCH', '/orgs/me', { agent_deny_list: [] })
+  })
+
   it('refuses a public client, a revoked subject token and a dead session', async () => {
     const spa = await registerClient(service, {
       client_name: 'SPA',

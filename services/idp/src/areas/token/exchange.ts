@@ -5,6 +5,7 @@ import { subjectFor } from '../../oauth/subject.ts'
 import { tokenHolder } from '../../oauth/token-holder.ts'
 import { targetResource } from '../resources/service.ts'
 import type { ScreeningDeps } from '../orgs/screening.ts'
+import { orgById } from '../orgs/store.ts'
 import { isDenied } from '../revocation/denylist.ts'
 import { spendTask, taskClaim } from '../tasks/service.ts'
 import { ACCESS_TOKEN_TYPE, agentExchange } from './agent-exchange.ts'
@@ -42,11 +43,20 @@ async function liveToken(deps: GrantDeps & { kv: Kv }, token: string, name: stri
 
 async function audienceClient(deps: GrantDeps, clientId: string) {
   const client = await liveClients(deps.db)
-    .select(['client_id', 'subject_type', 'redirect_uris'])
+    .select(['client_id', 'subject_type', 'redirect_uris', 'organization_id'])
     .where('client_id', '=', clientId)
     .executeTakeFirst()
   if (!client) throw new AppError(400, 'invalid_target', `audience ${clientId} is not a registered client`)
   return client
+}
+
+/** The audience's organization may refuse the acting client: by its client_id, or its organization's DID or id. */
+async function refusesActor(deps: GrantDeps, audienceOrg: string | null, actor: Client) {
+  const org = audienceOrg ? await orgById(deps.db, audienceOrg) : undefined
+  if (!org?.agent_deny_list.length) return false
+  const actorOrg = actor.organization_id ? await orgById(deps.db, actor.organization_id) : undefined
+  const names = [actor.client_id, actorOrg?.did, actorOrg?.id]
+  return org.agent_deny_list.some((entry) => names.includes(entry))
 }
 
 /** A token is the caller's when the caller obtained it (`client_id`) or it was made for the caller (`aud`). */
@@ -109,6 +119,8 @@ export async function tokenExchangeGrant(
     throw new AppError(400, 'invalid_scope', `scope beyond the subject_token’s: ${beyond.join(' ')}`)
   const resource = await targetResource(deps.db, body.resource)
   const audience = await audienceClient(deps, body.audience ?? client.client_id)
+  if (await refusesActor(deps, audience.organization_id, client))
+    throw invalidGrant('the audience’s organization refuses this client as an actor')
   // a token under a task grant spends a use of it for each token derived from it
   const taskId = (subject.tsk as { id?: string } | undefined)?.id
   const task = taskId ? await spendTask(deps.db, taskId) : undefined
