@@ -23,3 +23,6 @@ create table organizations (
 alter table clients add column organization_id text references organizations (id);
 alter table clients add column deleted_at timestamptz;
 create index clients_organization_idx on clients (organization_id) where deleted_at is null;
+
+-- an organization registers its own resources; the platform's have none
+alter table resources add column organization_id text references organizations (id);

@@ -29,6 +29,7 @@ import { clientRoutes } from './areas/clients/routes.ts'
 import { orgAdminRoutes } from './areas/orgs/admin-routes.ts'
 import { orgClientRoutes } from './areas/orgs/client-routes.ts'
 import { registerRoutes } from './areas/orgs/register.ts'
+import { orgResourceRoutes } from './areas/orgs/resource-routes.ts'
 import { orgRoutes } from './areas/orgs/routes.ts'
 import { keyRoutes } from './areas/keys/routes.ts'
 import { SigningKeys } from './areas/keys/service.ts'
@@ -88,6 +89,7 @@ export const idp: ServiceSpec<IdpConfig> = {
     orgAdminRoutes(app, db, ctx.config.adminToken)
     orgClientRoutes(app, db, sealer)
     registerRoutes(app, db, sealer)
+    orgResourceRoutes(app, db)
 
     await app.register(cookie)
     await backfillUserKeys(db, sealer)

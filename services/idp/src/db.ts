@@ -128,6 +128,7 @@ export interface IdpTables {
     scopes: string[]
     mcp: boolean
     created_at: Generated<Date>
+    organization_id: Generated<string | null>
   }
   passkeys: {
     id: string

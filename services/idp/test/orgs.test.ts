@@ -225,6 +225,41 @@ describe('organizations: sign-up, keys, clients, quotas and the admin', () => {
     expectError(await admin('POST', '/organizations/org_nobody/disable'), 404, 'not_found')
   })
 
+  it('registers the organization’s own resources, served as RFC 9728 metadata', async () => {
+    const api = await signUp('Api')
+    const other = await signUp('Other')
+    const body = {
+      identifier: 'https://api.example.com/mcp',
+      name: 'Orders MCP',
+      scopes: ['orders:read'],
+      mcp: true,
+    }
+    const created = await call('POST', '/orgs/resources', api.api_key, body)
+    assert.equal(created.status, 201)
+    const id = created.body.id as string
+    const metadata = await request(`${service.url}/.well-known/oauth-protected-resource/${id}`)
+    assert.equal(metadata.body.resource, body.identifier)
+    assert.deepEqual(metadata.body.authorization_servers, [service.url])
+    assert.equal(
+      (await call('POST', '/orgs/resources', other.api_key, body)).status,
+      409,
+      'an identifier is registered once',
+    )
+    expectError(
+      await call('POST', '/orgs/resources', api.api_key, {
+        ...body,
+        identifier: 'https://x.example.com/?q=1',
+      }),
+      400,
+      'invalid_request',
+    )
+    assert.equal(((await call('GET', '/orgs/resources', api.api_key)).body.resources as unknown[]).length, 1)
+    assert.deepEqual((await call('GET', '/orgs/resources', other.api_key)).body.resources, [])
+    expectError(await call('DELETE', `/orgs/resources/${id}`, other.api_key), 404, 'not_found')
+    assert.equal((await call('DELETE', `/orgs/resources/${id}`, api.api_key)).status, 204)
+    assert.equal((await request(`${service.url}/.well-known/oauth-protected-resource/${id}`)).status, 404)
+  })
+
   it('registers clients dynamically (RFC 7591) with the organization key', async () => {
     const dyn = await signUp('Dyn')
     const config = await oidc.dynamicClientRegistration(

@@ -2,31 +2,9 @@ import { type App, AppError, type rateLimit } from '@svc/kit'
 import { Type } from 'typebox'
 import { requireAdmin } from '../../admin.ts'
 import type { IdpDb } from '../../db.ts'
+import { NewResource, Resource, ResourceId } from './schemas.ts'
 import { present, protectedResourceMetadata, registerResource } from './service.ts'
 import { allResources, deleteResource, resourceById } from './store.ts'
-
-const Resource = Type.Object({
-  id: Type.String(),
-  identifier: Type.String(),
-  name: Type.String(),
-  scopes: Type.Array(Type.String()),
-  mcp: Type.Boolean(),
-  created_at: Type.String({ format: 'date-time' }),
-})
-const NewResource = Type.Object(
-  {
-    identifier: Type.String({
-      minLength: 1,
-      maxLength: 2000,
-      description: 'absolute URI, no query or fragment',
-    }),
-    name: Type.String({ minLength: 1, maxLength: 200 }),
-    scopes: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 50 })),
-    mcp: Type.Optional(Type.Boolean({ description: 'a Model Context Protocol server' })),
-  },
-  { additionalProperties: false },
-)
-const ResourceId = Type.Object({ id: Type.String({ maxLength: 100 }) })
 
 export function resourceRoutes(
   app: App,

@@ -20,6 +20,7 @@ export function checkIdentifier(identifier: string): string {
 export async function registerResource(
   db: IdpDb,
   input: { identifier: string; name: string; scopes?: string[]; mcp?: boolean },
+  organizationId: string | null = null,
 ) {
   const identifier = checkIdentifier(input.identifier)
   const scopes = [...new Set(input.scopes ?? [])]
@@ -34,6 +35,7 @@ export async function registerResource(
       name: input.name,
       scopes,
       mcp: input.mcp ?? false,
+      organization_id: organizationId,
     }),
   )
 }

@@ -15,11 +15,17 @@ export async function resourceByIdentifier(db: IdpDb, identifier: string) {
   return db.selectFrom('resources').selectAll().where('identifier', '=', identifier).executeTakeFirst()
 }
 
-export async function allResources(db: IdpDb) {
-  return db.selectFrom('resources').selectAll().orderBy('created_at').execute()
+/** Every resource for the admin (`undefined`), or one organization's own. */
+export async function allResources(db: IdpDb, organizationId?: string) {
+  let query = db.selectFrom('resources').selectAll()
+  if (organizationId) query = query.where('organization_id', '=', organizationId)
+  return query.orderBy('created_at').execute()
 }
 
-export async function deleteResource(db: IdpDb, id: string) {
-  const deleted = await db.deleteFrom('resources').where('id', '=', id).executeTakeFirst()
+/** Removes a resource; an organization can remove only its own. */
+export async function deleteResource(db: IdpDb, id: string, organizationId?: string) {
+  let query = db.deleteFrom('resources').where('id', '=', id)
+  if (organizationId) query = query.where('organization_id', '=', organizationId)
+  const deleted = await query.executeTakeFirst()
   return deleted.numDeletedRows > 0n
 }
