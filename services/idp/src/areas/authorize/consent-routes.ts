@@ -13,7 +13,7 @@ import { requestContext } from '../accounts/service.ts'
 import { decideConsent, withdrawConsent } from './consent-service.ts'
 import { consentOf } from './consent-store.ts'
 
-const DESCRIPTIONS: Record<string, string> = {
+export const DESCRIPTIONS: Record<string, string> = {
   openid: 'Know who you are (always shared)',
   profile: 'See your name',
   email: 'See your email address',
