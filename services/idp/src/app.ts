@@ -20,6 +20,7 @@ import { announceLogout, startBackchannelDelivery } from './areas/logout/service
 import { backfillUserKeys, issuerIdentity } from './areas/identity/service.ts'
 import { resourceRoutes } from './areas/resources/routes.ts'
 import { parRoutes } from './areas/par/routes.ts'
+import { deviceRoutes } from './areas/device/routes.ts'
 import { revocationRoutes } from './areas/revocation/routes.ts'
 import { taskRoutes } from './areas/tasks/routes.ts'
 import { tokenRoutes } from './areas/token/routes.ts'
@@ -161,8 +162,20 @@ export const idp: ServiceSpec<IdpConfig> = {
       issuer,
       pairwiseSalt: ctx.config.pairwiseSalt,
       ratePerMinute: ctx.config.tokenRatePerMinute,
+      now: ctx.config.now,
     })
     userinfoRoutes(app, { db, kv: ctx.kv, keys, issuer, dpop })
+    deviceRoutes(app, {
+      db,
+      kv: ctx.kv,
+      issuer,
+      receipts,
+      origin,
+      secureCookies,
+      now: ctx.config.now,
+      ratePerMinute: ctx.config.tokenRatePerMinute.ip,
+      userCodesPerMinute: ctx.config.userCodeRatePerMinute,
+    })
     revocationRoutes(app, { db, kv: ctx.kv, keys, issuer })
     const approvals = { db, jobs, receipts, issuer, intervalS: ctx.config.approvalIntervalS }
     await startApprovalExpiry(approvals)

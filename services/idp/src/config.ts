@@ -14,6 +14,8 @@ export interface IdpConfig {
   keyRotationDays: number
   /** Hours a retired key stays in the JWKS, for tokens it signed. */
   keyRetentionHours: number
+  /** The clock of grants that wait on the user (device codes); tests start the service with their own. */
+  now: () => Date
   /** The salt of pairwise subjects: never rotated, or every pairwise `sub` would change. */
   pairwiseSalt: string
   /** The development demo account's password (kept in the data directory; no demo account in production). */
@@ -24,6 +26,8 @@ export interface IdpConfig {
   registerRatePerMinute: number
   /** /token requests per minute per client and per IP (identity-provider.md, Limits); 0 turns one off. */
   tokenRatePerMinute: { client: number; ip: number }
+  /** User codes an account may look up per minute at /device (RFC 8628 §5.1); 0 turns it off. */
+  userCodeRatePerMinute: number
   /** The idp's writer token at the ledger (LEDGER_WRITERS there); the development default matches the ledger's. */
   ledgerToken: string
   /** The mail server (smtp:// or smtps://); unset in development means the outbox page. */
@@ -51,6 +55,7 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
       IDP_REGISTER_RATE_PER_MIN: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
       IDP_TOKEN_RATE_PER_MIN_CLIENT: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
       IDP_TOKEN_RATE_PER_MIN_IP: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+      IDP_USER_CODE_RATE_PER_MIN: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
       IDP_LEDGER_TOKEN: Type.Optional(Type.String({ minLength: 16, maxLength: 200 })),
       IDP_SMTP_URL: Type.Optional(
         Type.String({ pattern: '^smtps?://[^\\s]+$', description: 'smtp:// or smtps://' }),
@@ -79,12 +84,14 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
     encryptionKey: b64uDecode(encryptionKey),
     keyRotationDays: values.IDP_KEY_ROTATION_DAYS ?? 90,
     keyRetentionHours: values.IDP_KEY_RETENTION_HOURS ?? 24,
+    now: () => new Date(),
     discoveryRatePerMinute: values.IDP_DISCOVERY_RATE_PER_MIN ?? 240,
     registerRatePerMinute: values.IDP_REGISTER_RATE_PER_MIN ?? 5,
     tokenRatePerMinute: {
       client: values.IDP_TOKEN_RATE_PER_MIN_CLIENT ?? 30,
       ip: values.IDP_TOKEN_RATE_PER_MIN_IP ?? 60,
     },
+    userCodeRatePerMinute: values.IDP_USER_CODE_RATE_PER_MIN ?? 10,
     ledgerToken: values.IDP_LEDGER_TOKEN ?? DEV_LEDGER_TOKEN,
     smtpUrl: values.IDP_SMTP_URL,
     mailFrom: values.IDP_MAIL_FROM,

@@ -121,6 +121,24 @@ export interface IdpTables {
     expires_at: Date
     used_at: Date | null
   }
+  device_codes: {
+    device_code_hash: Buffer
+    user_code: string
+    client_id: string
+    scope: string[]
+    resource: string | null
+    status: Generated<'pending' | 'approved' | 'denied'>
+    interval_s: number
+    last_polled_at: Date | null
+    created_at: Generated<Date>
+    expires_at: Date
+    user_id: string | null
+    sid: string | null
+    auth_time: Date | null
+    acr: string | null
+    amr: string[] | null
+    consumed_at: Date | null
+  }
   resources: {
     id: string
     identifier: string

@@ -8,9 +8,9 @@ export const ADMIN = 'test-admin-token-0123456789'
 /** The CSRF token a page's form carries. */
 export const csrfOf = (page: string) => /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? ''
 
-/** Registers a first-party confidential client and discovers the issuer with openid-client. */
-export async function registerClient(service: RunningService<IdpConfig>, metadata: Record<string, unknown>) {
-  const created = await request(`${service.url}/manage/v1/clients`, {
+/** Registers a client with the management API (first-party and confidential unless told otherwise). */
+export const createClient = (service: RunningService<IdpConfig>, metadata: Record<string, unknown>) =>
+  request(`${service.url}/manage/v1/clients`, {
     method: 'POST',
     headers: { 'x-admin-token': ADMIN, 'content-type': 'application/json' },
     body: JSON.stringify({
@@ -20,6 +20,10 @@ export async function registerClient(service: RunningService<IdpConfig>, metadat
       ...metadata,
     }),
   })
+
+/** Registers a first-party confidential client and discovers the issuer with openid-client. */
+export async function registerClient(service: RunningService<IdpConfig>, metadata: Record<string, unknown>) {
+  const created = await createClient(service, metadata)
   const clientId = created.body.client_id as string
   const secret = created.body.client_secret as string
   // the client authenticates as it registered: client_secret_basic (openid-client would default to post)
@@ -33,6 +37,26 @@ export async function registerClient(service: RunningService<IdpConfig>, metadat
     },
   )
   return { clientId, secret, config }
+}
+
+/** Fills in the hosted sign-in page as its user would (the demo account by default); returns where it leads. */
+export async function signInOnPage(
+  service: RunningService<IdpConfig>,
+  jar: CookieJar,
+  page: string,
+  account: { email?: string; password?: string } = {},
+) {
+  const signIn = await jar.fetch(`${service.url}/ui/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      email: account.email ?? DEMO_EMAIL,
+      password: account.password ?? service.ctx.config.demoPassword,
+      csrf: csrfOf(page),
+      return_to: /name="return_to" value="([^"]+)"/.exec(page)![1]!.replaceAll('&amp;', '&'),
+    }).toString(),
+  })
+  return signIn.headers.get('location')!
 }
 
 /** A browser for the code flow: through the hosted sign-in page until the redirect back to the client. */
@@ -62,18 +86,7 @@ export function browser(
     for (let hop = 0; hop < 8; hop++) {
       const res = await jar.fetch(new URL(location, service.url).toString())
       if (res.status === 200 && location.startsWith('/ui/login')) {
-        const page = await res.text()
-        const signIn = await jar.fetch(`${service.url}/ui/login`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams({
-            email: options.email ?? DEMO_EMAIL,
-            password: options.password ?? service.ctx.config.demoPassword,
-            csrf: csrfOf(page),
-            return_to: /name="return_to" value="([^"]+)"/.exec(page)![1]!.replaceAll('&amp;', '&'),
-          }).toString(),
-        })
-        location = signIn.headers.get('location')!
+        location = await signInOnPage(service, jar, await res.text(), options)
         continue
       }
       if (res.status === 200 && location.startsWith('/ui/mfa')) {

@@ -41,6 +41,7 @@ describe('idp service', () => {
       '0012_pushed_requests.sql',
       '0013_private_key_jwt.sql',
       '0014_dpop.sql',
+      '0015_device_codes.sql',
       '0016_task_grants.sql',
       '0017_approvals.sql',
       '0018_code_dpop_binding.sql',

@@ -16,7 +16,7 @@ import { parseTask } from '../tasks/service.ts'
 import { liveClients } from '../clients/store.ts'
 import { consentOf } from './consent-store.ts'
 
-const DESCRIPTIONS: Record<string, string> = {
+export const DESCRIPTIONS: Record<string, string> = {
   openid: 'Know who you are (always shared)',
   profile: 'See your name',
   email: 'See your email address',

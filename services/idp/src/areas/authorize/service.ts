@@ -83,26 +83,36 @@ function without(query: AuthorizeQuery, prompts: Set<string>, satisfied: string)
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
 type Refusal = { error: string; description: string }
+const refuse = (error: string, description: string): Refusal => ({ error, description })
+
+/**
+ * The scope a user is asked to authorize (/authorize, /par, /device_authorization): openid and
+ * the scopes this issuer knows, and with a resource (RFC 8707) that resource's own scopes.
+ */
+export async function checkScope(db: IdpDb, scope: string | undefined, resourceId: string | undefined) {
+  const scopes = parseScope(scope)
+  if (!scopes.includes('openid')) return refuse('invalid_scope', 'scope must include openid')
+  let resource
+  try {
+    resource = await targetResource(db, resourceId)
+  } catch (err) {
+    return refuse('invalid_target', (err as Error).message)
+  }
+  const known = [...SCOPES, ...(resource?.scopes ?? [])]
+  const unknown = scopes.filter((s) => !known.includes(s))
+  if (unknown.length) return refuse('invalid_scope', `unsupported scope: ${unknown.join(' ')}`)
+  return { scopes, resource }
+}
 
 /**
  * The parameters of an authorization request, once its client and redirect URI are known: what
  * /authorize checks before anything else, and /par before it stores them (RFC 9126 §2.1).
  */
 export async function checkParameters(db: IdpDb, query: AuthorizeQuery) {
-  const refuse = (error: string, description: string): Refusal => ({ error, description })
   if (query.response_type !== 'code') return refuse('unsupported_response_type', 'response_type must be code')
-  const scopes = parseScope(query.scope)
-  if (!scopes.includes('openid')) return refuse('invalid_scope', 'scope must include openid')
-  let resource
-  try {
-    resource = await targetResource(db, query.resource)
-  } catch (err) {
-    return refuse('invalid_target', (err as Error).message)
-  }
-  // with a resource (RFC 8707), its own scopes may be asked for beside the OpenID ones
-  const known = [...SCOPES, ...(resource?.scopes ?? [])]
-  const unknown = scopes.filter((s) => !known.includes(s))
-  if (unknown.length) return refuse('invalid_scope', `unsupported scope: ${unknown.join(' ')}`)
+  const scoped = await checkScope(db, query.scope, query.resource)
+  if ('error' in scoped) return scoped
+  const { scopes, resource } = scoped
   if (!query.code_challenge) return refuse('invalid_request', 'code_challenge is required (PKCE with S256)')
   if (query.code_challenge_method !== 'S256')
     return refuse('invalid_request', 'code_challenge_method must be S256')

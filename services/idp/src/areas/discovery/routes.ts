@@ -1,4 +1,5 @@
 import type { App, rateLimit } from '@svc/kit'
+import { DEVICE_CODE } from '../token/device-code.ts'
 import { ASSERTION_ALGS } from '../../oauth/client-auth.ts'
 import { DPOP_ALGS } from '../../oauth/dpop.ts'
 import { SCOPES } from '../../oauth/scopes.ts'
@@ -16,6 +17,7 @@ export function metadata(issuer: string) {
     jwks_uri: `${issuer}/.well-known/jwks.json`,
     end_session_endpoint: `${issuer}/logout`,
     pushed_authorization_request_endpoint: `${issuer}/par`,
+    device_authorization_endpoint: `${issuer}/device_authorization`,
     require_pushed_authorization_requests: false,
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,
@@ -28,7 +30,13 @@ export function metadata(issuer: string) {
     scopes_supported: [...SCOPES],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', TOKEN_EXCHANGE],
+    grant_types_supported: [
+      'authorization_code',
+      'refresh_token',
+      'client_credentials',
+      TOKEN_EXCHANGE,
+      DEVICE_CODE,
+    ],
     subject_types_supported: ['public', 'pairwise'],
     id_token_signing_alg_values_supported: ['RS256'],
     token_endpoint_auth_methods_supported: [

@@ -28,6 +28,8 @@ export interface GrantDeps {
   keys: SigningKeys
   issuer: string
   pairwiseSalt: string
+  /** The time of grants that wait on the user (device codes): the system's, or a test's. */
+  now: () => Date
 }
 
 const invalidGrant = (message: string) => new AppError(400, 'invalid_grant', message)
@@ -37,7 +39,7 @@ const digest = (value: string) => createHash('sha256').update(value).digest()
  * A refresh token of `family` when offline_access is in its scope. A rotated refresh token keeps
  * the family's scope even when the access token asked for less (RFC 6749 §6).
  */
-async function saveRefresh(
+export async function saveRefresh(
   db: IdpDb,
   client: Client,
   grant: Grant,
@@ -66,7 +68,7 @@ async function saveRefresh(
 }
 
 /** The token response: signed after the transaction, whose connection the key store may need. */
-async function respond(
+export async function respond(
   deps: GrantDeps,
   client: Client,
   saved: { grant: Grant; task: TaskRow | undefined; refreshToken: string | undefined },
@@ -81,7 +83,10 @@ async function respond(
  * its refresh token, or a rotated token without its successor. A refusal is returned, not thrown,
  * so what it must change (a consumed code, a family revoked as stolen) still commits.
  */
-async function atomically<T>(deps: GrantDeps, work: (trx: IdpDb) => Promise<T | AppError>): Promise<T> {
+export async function atomically<T>(
+  deps: GrantDeps,
+  work: (trx: IdpDb) => Promise<T | AppError>,
+): Promise<T> {
   const outcome = await (deps.db as Kysely<IdpTables>).transaction().execute(work)
   if (outcome instanceof AppError) throw outcome
   return outcome

@@ -9,6 +9,7 @@ import { orgById } from '../orgs/store.ts'
 import { clientCredentialsGrant } from './client-credentials.ts'
 import { TOKEN_EXCHANGE, tokenExchangeGrant } from './exchange.ts'
 import { authorizationCodeGrant, type GrantDeps, refreshTokenGrant } from './grants.ts'
+import { DEVICE_CODE, deviceCodeGrant } from './device-code.ts'
 
 // RFC 6749 §3.2: unknown parameters are ignored, so the body is not closed; repeated ones fail validation.
 const TokenRequest = Type.Object({
@@ -16,6 +17,7 @@ const TokenRequest = Type.Object({
   code: Type.Optional(Type.String({ maxLength: 200 })),
   redirect_uri: Type.Optional(Type.String({ maxLength: 2000 })),
   code_verifier: Type.Optional(Type.String({ maxLength: 200 })),
+  device_code: Type.Optional(Type.String({ maxLength: 200 })),
   refresh_token: Type.Optional(Type.String({ maxLength: 200 })),
   scope: Type.Optional(Type.String({ maxLength: 1000 })),
   audience: Type.Optional(Type.String({ maxLength: 200 })),
@@ -81,6 +83,7 @@ export function tokenRoutes(
       if (client.organization_id) await perOrganization(client.organization_id, request, reply)
       const jkt = await tokenEndpointProof(deps.dpop, request)
       if (jkt) reply.header('dpop-nonce', currentNonce(deps.dpop))
+      if (body.grant_type === DEVICE_CODE) return deviceCodeGrant(deps, client, body, jkt)
       if (body.grant_type === 'authorization_code') return authorizationCodeGrant(deps, client, body, jkt)
       if (body.grant_type === 'refresh_token') return refreshTokenGrant(deps, client, body, jkt)
       if (body.grant_type === 'client_credentials') return clientCredentialsGrant(deps, client, body, jkt)

@@ -1,0 +1,136 @@
+import { type App, AppError, html, type Kv, rateLimit } from '@svc/kit'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import { requestContext } from '../accounts/service.ts'
+import { DESCRIPTIONS } from '../authorize/consent-routes.ts'
+import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
+import { currentSession, type Session } from '../sessions/service.ts'
+import { sendMessage, sendPage } from '../ui/layout.ts'
+import { answerDevice, type DeviceDeps, type PendingRequest, pendingRequest } from './service.ts'
+import { displayUserCode } from './user-code.ts'
+
+export interface PageDeps extends DeviceDeps {
+  kv: Kv
+  origin: string
+  secureCookies: boolean
+  /** RFC 8628 §5.1: user codes are short, so an account may look up only a few a minute; 0: no limit. */
+  userCodesPerMinute: number
+}
+
+function codeForm(reply: FastifyReply, status: number, typed = '', error?: string) {
+  return sendPage(
+    reply,
+    status,
+    'Connect a device',
+    html`<h1>Connect a device</h1>
+      ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+      <form method="get" action="/device">
+        <label for="user_code">The code your device shows</label>
+        <input id="user_code" name="user_code" autocomplete="off" required value="${typed}" />
+        <button type="submit">Continue</button>
+      </form>`,
+  )
+}
+
+function confirmation(reply: FastifyReply, csrf: string, request: PendingRequest) {
+  const code = displayUserCode(request.user_code)
+  return sendPage(
+    reply,
+    200,
+    'Connect a device',
+    html`<h1>Connect ${request.client_name}?</h1>
+      <p>Continue only if your device shows the code <strong>${code}</strong>.</p>
+      <p>${request.client_name} asks to:</p>
+      <ul>
+        ${request.scope.map((scope) => html`<li>${DESCRIPTIONS[scope] ?? scope}</li>`)}
+      </ul>
+      <form method="post" action="/device">
+        <input type="hidden" name="csrf" value="${csrf}" />
+        <input type="hidden" name="user_code" value="${code}" />
+        <button type="submit" name="decision" value="approve">Allow</button>
+        <button type="submit" name="decision" value="deny">Deny</button>
+      </form>`,
+  )
+}
+
+const WRONG_CODE = 'This code is wrong, expired or already used. Check the code on your device.'
+const TOO_MANY = 'Too many codes were tried: wait a minute, then try again.'
+
+/** The user's side (RFC 8628 §3.3): sign in, enter or confirm the code, allow or deny. */
+export function devicePages(app: App, deps: PageDeps) {
+  const tags = ['pages']
+  const signInFirst = (reply: FastifyReply, typed: string | undefined) => {
+    const back = typed ? `/device?${new URLSearchParams({ user_code: typed })}` : '/device'
+    return reply.redirect(`/ui/login?${new URLSearchParams({ return_to: back })}`, 303)
+  }
+  /** The request a typed code names; 'throttled' once the account has looked up too many codes this minute. */
+  const lookUp = async (request: FastifyRequest, reply: FastifyReply, session: Session, typed: string) => {
+    const limit = { limit: deps.userCodesPerMinute, windowMs: 60_000, key: () => session.user_id }
+    try {
+      await rateLimit(deps.kv, 'user-code', limit)(request, reply)
+    } catch (err) {
+      if (err instanceof AppError && err.status === 429) {
+        reply.headers(err.headers)
+        return 'throttled'
+      }
+      throw err
+    }
+    return pendingRequest(deps, typed)
+  }
+
+  app.get(
+    '/device',
+    {
+      schema: {
+        summary: 'The page where a user enters or confirms the code a device shows',
+        tags,
+        querystring: Type.Object({ user_code: Type.Optional(Type.String({ maxLength: 40 })) }),
+      },
+    },
+    async (request, reply) => {
+      const typed = request.query.user_code
+      const session = await currentSession(deps.db, request)
+      if (!session) return signInFirst(reply, typed)
+      if (!typed) return codeForm(reply, 200)
+      const pending = await lookUp(request, reply, session, typed)
+      if (pending === 'throttled') return codeForm(reply, 429, typed, TOO_MANY)
+      if (!pending) return codeForm(reply, 400, typed, WRONG_CODE)
+      return confirmation(reply, csrfToken(request, reply, deps.secureCookies), pending)
+    },
+  )
+
+  app.post(
+    '/device',
+    {
+      schema: {
+        summary: 'Allow or deny the device that shows this code',
+        tags,
+        body: Type.Object({
+          csrf: Type.String({ maxLength: 100 }),
+          user_code: Type.String({ maxLength: 40 }),
+          decision: Type.Union([Type.Literal('approve'), Type.Literal('deny')]),
+        }),
+      },
+    },
+    async (request, reply) => {
+      const typed = request.body.user_code
+      checkCsrf(request, request.body.csrf, deps.origin)
+      const session = await currentSession(deps.db, request)
+      if (!session) return signInFirst(reply, typed)
+      const pending = await lookUp(request, reply, session, typed)
+      if (pending === 'throttled') return codeForm(reply, 429, typed, TOO_MANY)
+      if (!pending) return codeForm(reply, 400, typed, WRONG_CODE)
+      const approve = request.body.decision === 'approve'
+      if (!(await answerDevice(deps, pending, session, approve, requestContext(request))))
+        return codeForm(reply, 400, typed, WRONG_CODE)
+      return approve
+        ? sendMessage(
+            reply,
+            200,
+            'Device connected',
+            `${pending.client_name} is connected: return to your device.`,
+          )
+        : sendMessage(reply, 200, 'Device not connected', `${pending.client_name} was refused access.`)
+    },
+  )
+}
