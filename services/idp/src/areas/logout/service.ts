@@ -18,20 +18,27 @@ export interface LogoutDeps {
 
 /** The clients that received tokens in a session: the ones to tell when it ends. */
 async function clientsOfSession(db: IdpDb, sid: string) {
-  return db
+  const columns = [
+    'clients.client_id',
+    'clients.subject_type',
+    'clients.redirect_uris',
+    'clients.backchannel_logout_uri',
+    'clients.frontchannel_logout_uri',
+  ] as const
+  // the clients that got tokens in this session: by a code, or by a device code
+  const byCode = db
     .selectFrom('authorization_codes')
     .innerJoin('clients', 'clients.client_id', 'authorization_codes.client_id')
-    .select([
-      'clients.client_id',
-      'clients.subject_type',
-      'clients.redirect_uris',
-      'clients.backchannel_logout_uri',
-      'clients.frontchannel_logout_uri',
-    ])
+    .select(columns)
     .where('authorization_codes.sid', '=', sid)
     .where('authorization_codes.used_at', 'is not', null)
-    .distinct()
-    .execute()
+  const byDevice = db
+    .selectFrom('device_codes')
+    .innerJoin('clients', 'clients.client_id', 'device_codes.client_id')
+    .select(columns)
+    .where('device_codes.sid', '=', sid)
+    .where('device_codes.consumed_at', 'is not', null)
+  return byCode.union(byDevice).execute()
 }
 
 export const BACKCHANNEL_QUEUE = 'logout.backchannel'
