@@ -30,6 +30,7 @@ import { clientRoutes } from './areas/clients/routes.ts'
 import { orgAdminRoutes } from './areas/orgs/admin-routes.ts'
 import { orgClientRoutes } from './areas/orgs/client-routes.ts'
 import { registerRoutes } from './areas/orgs/register.ts'
+import { memberRoutes } from './areas/orgs/member-routes.ts'
 import { orgResourceRoutes } from './areas/orgs/resource-routes.ts'
 import { orgRoutes } from './areas/orgs/routes.ts'
 import { keyRoutes } from './areas/keys/routes.ts'
@@ -141,6 +142,7 @@ export const idp: ServiceSpec<IdpConfig> = {
     parRoutes(app, { db, kv: ctx.kv, issuer, dpop })
     consentRoutes(app, { db, receipts, issuer, origin, secureCookies })
     taskRoutes(app, { db, origin })
+    memberRoutes(app, { db, mailer, issuer, pairwiseSalt: ctx.config.pairwiseSalt, origin, secureCookies })
     mfaRoutes(app, { db, receipts, kv: ctx.kv, sealer, origin, secureCookies })
     accountRoutes(app, {
       db,

@@ -193,6 +193,22 @@ export interface IdpTables {
     updated_at: Generated<Date>
     disabled_at: Date | null
   }
+  org_members: {
+    organization_id: string
+    user_id: string
+    role: 'admin' | 'member'
+    created_at: Generated<Date>
+  }
+  org_invites: {
+    token_hash: Buffer
+    organization_id: string
+    email: string
+    role: 'admin' | 'member'
+    created_at: Generated<Date>
+    expires_at: Date
+    accepted_at: Date | null
+    accepted_by: string | null
+  }
   approvals: {
     id: string
     client_id: string

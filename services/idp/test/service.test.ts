@@ -46,6 +46,7 @@ describe('idp service', () => {
       '0017_approvals.sql',
       '0018_code_dpop_binding.sql',
       '0019_organizations.sql',
+      '0020_org_members.sql',
     ])
   })
 

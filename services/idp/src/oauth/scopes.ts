@@ -1,5 +1,5 @@
-/** The scopes this issuer grants today (organization arrives with organizations). offline_access brings a refresh token. */
-export const SCOPES = ['openid', 'profile', 'email', 'offline_access'] as const
+/** The scopes this issuer grants. offline_access brings a refresh token; organization the `org` claim. */
+export const SCOPES = ['openid', 'profile', 'email', 'offline_access', 'organization'] as const
 
 export const parseScope = (scope: string | undefined) => [
   ...new Set((scope ?? '').split(' ').filter(Boolean)),
@@ -9,6 +9,7 @@ export const parseScope = (scope: string | undefined) => [
 export const CLAIMS_BY_SCOPE: Record<string, string[]> = {
   profile: ['name'],
   email: ['email', 'email_verified'],
+  organization: ['org'],
 }
 
 /** RFC 6749 §3.3: scope-token = 1*NQCHAR. */

@@ -31,7 +31,7 @@ export async function tokenHolder(db: IdpDb, payload: Record<string, unknown>) {
     .where('expires_at', '>', new Date())
     .executeTakeFirst()
   const client = await liveClients(db)
-    .select(['client_id', 'first_party'])
+    .select(['client_id', 'first_party', 'organization_id'])
     .where('client_id', '=', clientId)
     .executeTakeFirst()
   const user = session && client ? await userById(db, session.user_id) : undefined

@@ -21,6 +21,7 @@ export const DESCRIPTIONS: Record<string, string> = {
   profile: 'See your name',
   email: 'See your email address',
   offline_access: 'Keep access while you are away',
+  organization: 'See your role in its organization',
 }
 
 const duration = (seconds: number) =>

@@ -12,6 +12,7 @@ import { consentOf } from './consent-store.ts'
 import { targetResource } from '../resources/service.ts'
 import { expandPushed } from '../par/service.ts'
 import { usePushed } from '../par/store.ts'
+import { memberNeedsMfa } from '../orgs/members.ts'
 import { createTask, parseTask, TASK_PARAMETERS } from '../tasks/service.ts'
 import { liveClients } from '../clients/store.ts'
 import { insertCode } from './store.ts'
@@ -189,7 +190,9 @@ export async function authorize(
   const { scopes, resource, prompts, maxAge } = checked
 
   const session = await currentSession(db, request)
-  const wantsMfa = parseScope(query.acr_values).includes('urn:svc:mfa')
+  const wantsMfa =
+    parseScope(query.acr_values).includes('urn:svc:mfa') ||
+    (session !== undefined && (await memberNeedsMfa(db, client, session.user_id)))
   // a second factor is asked for and the account has one: a password-only session must sign in again
   const stepUp =
     session &&

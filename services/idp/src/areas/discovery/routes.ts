@@ -63,6 +63,8 @@ export function metadata(issuer: string) {
       'name',
       'email',
       'email_verified',
+      'did',
+      'org',
     ],
     acr_values_supported: ['urn:svc:pwd', 'urn:svc:mfa'],
     prompt_values_supported: ['none', 'login', 'consent'],

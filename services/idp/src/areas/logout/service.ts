@@ -64,7 +64,7 @@ export async function startBackchannelDelivery(deps: LogoutDeps) {
 async function deliverLogoutToken(deps: LogoutDeps, job: BackchannelJob) {
   const client = await deps.db
     .selectFrom('clients')
-    .select(['client_id', 'subject_type', 'redirect_uris', 'backchannel_logout_uri'])
+    .select(['client_id', 'subject_type', 'redirect_uris', 'organization_id', 'backchannel_logout_uri'])
     .where('client_id', '=', job.client_id)
     .executeTakeFirst()
   if (!client?.backchannel_logout_uri) return

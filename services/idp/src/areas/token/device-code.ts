@@ -8,7 +8,7 @@ export const DEVICE_CODE = 'urn:ietf:params:oauth:grant-type:device_code'
 /** RFC 8628 §3.5: each slow_down adds this to the interval the client must keep. */
 const SLOW_DOWN_STEP_S = 5
 
-type Client = Pick<IdpTables['clients'], 'client_id' | 'subject_type' | 'redirect_uris'>
+type Client = Pick<IdpTables['clients'], 'client_id' | 'subject_type' | 'redirect_uris' | 'organization_id'>
 
 /**
  * RFC 8628 §3.5: why a poll gets no token. While the user has not answered, a poll sooner than

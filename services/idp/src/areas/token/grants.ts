@@ -15,6 +15,7 @@ import {
   rotateRefresh,
   setCodeFamily,
 } from './refresh-store.ts'
+import { orgClaim } from '../orgs/members.ts'
 import { spendTask } from '../tasks/service.ts'
 import type { TaskRow } from '../tasks/store.ts'
 import { type Grant, issueTokens } from './tokens.ts'
@@ -22,7 +23,7 @@ import { type Grant, issueTokens } from './tokens.ts'
 /** Refresh tokens are ours to time (identity-provider.md): thirty days, renewed by each rotation. */
 export const REFRESH_TTL_MS = 30 * 86_400_000
 
-type Client = Pick<IdpTables['clients'], 'client_id' | 'subject_type' | 'redirect_uris'>
+type Client = Pick<IdpTables['clients'], 'client_id' | 'subject_type' | 'redirect_uris' | 'organization_id'>
 export interface GrantDeps {
   db: IdpDb
   keys: SigningKeys
@@ -74,7 +75,10 @@ export async function respond(
   saved: { grant: Grant; task: TaskRow | undefined; refreshToken: string | undefined },
   jkt: string | undefined,
 ) {
-  const response = await issueTokens(deps, client, saved.grant, jkt, saved.task)
+  const org = saved.grant.scope.includes('organization')
+    ? await orgClaim(deps.db, client, saved.grant.user_id)
+    : undefined
+  const response = await issueTokens(deps, client, saved.grant, jkt, saved.task, org ? { org } : {})
   return saved.refreshToken ? { ...response, refresh_token: saved.refreshToken } : response
 }
 

@@ -78,10 +78,11 @@ export const atHash = (accessToken: string) =>
  */
 export async function issueTokens(
   { keys, issuer, pairwiseSalt }: { keys: SigningKeys; issuer: string; pairwiseSalt: string },
-  client: Pick<IdpTables['clients'], 'client_id' | 'subject_type' | 'redirect_uris'>,
+  client: Pick<IdpTables['clients'], 'client_id' | 'subject_type' | 'redirect_uris' | 'organization_id'>,
   grant: Grant,
   jkt?: string,
   task?: TaskRow,
+  idClaims: Record<string, unknown> = {},
 ) {
   const now = Math.floor(Date.now() / 1000)
   const sub = subjectFor(client, grant.user_id, pairwiseSalt)
@@ -113,6 +114,7 @@ export async function issueTokens(
     amr: grant.amr,
     sid: grant.sid,
     at_hash: atHash(accessToken),
+    ...idClaims,
   })
   return {
     access_token: accessToken,

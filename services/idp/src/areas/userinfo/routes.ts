@@ -2,6 +2,7 @@ import type { App } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { type PresentedTokenDeps, userOfToken } from '../../oauth/presented-token.ts'
 import { CLAIMS_BY_SCOPE, parseScope } from '../../oauth/scopes.ts'
+import { orgClaim } from '../orgs/members.ts'
 
 async function claims(deps: PresentedTokenDeps, request: FastifyRequest) {
   const { payload, holder } = await userOfToken(deps, request)
@@ -13,6 +14,7 @@ async function claims(deps: PresentedTokenDeps, request: FastifyRequest) {
     name: user.name ?? undefined,
     email: user.email,
     email_verified: user.email_verified_at !== null,
+    org: released.has('org') ? await orgClaim(deps.db, client, user.id) : undefined,
   }
   // the account's global DID only for first-party clients (identity-provider.md, Subject identifiers),
   // never through a delegated token, which other clients hold

@@ -1,0 +1,121 @@
+import { type App, AppError, html } from '@svc/kit'
+import { Type } from 'typebox'
+import { userById } from '../accounts/store.ts'
+import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
+import { currentSession } from '../sessions/service.ts'
+import { page, sendMessage } from '../ui/layout.ts'
+import { accept, invitation, invite, type MemberDeps, members, removeMember } from './members.ts'
+import { requireOrg } from './service.ts'
+
+const Role = Type.Union([Type.Literal('admin'), Type.Literal('member')])
+const Token = Type.String({ minLength: 1, maxLength: 100 })
+
+/** An organization's members: invited by email, accepting on a page, listed and removed by the organization. */
+export function memberRoutes(app: App, deps: MemberDeps & { origin: string; secureCookies: boolean }) {
+  const { db } = deps
+  const tags = ['organizations']
+  const security = [{ organizationKey: [] }]
+
+  app.post(
+    '/orgs/members/invite',
+    {
+      schema: {
+        summary: 'Invite an address to join with a role; the link goes by email',
+        tags,
+        security,
+        body: Type.Object(
+          { email: Type.String({ format: 'email', maxLength: 320 }), role: Role },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request, reply) =>
+      reply
+        .code(201)
+        .send(await invite(deps, await requireOrg(db, request), request.body.email, request.body.role)),
+  )
+  app.get(
+    '/orgs/members',
+    { schema: { summary: 'The members, by the pairwise id the organization’s clients see', tags, security } },
+    async (request) => ({ members: await members(deps, await requireOrg(db, request)) }),
+  )
+  app.delete(
+    '/orgs/members/:user_id',
+    {
+      schema: {
+        summary: 'Remove a member',
+        tags,
+        security,
+        params: Type.Object({ user_id: Type.String({ minLength: 1, maxLength: 100 }) }),
+      },
+    },
+    async (request, reply) => {
+      await removeMember(deps, await requireOrg(db, request), request.params.user_id)
+      return reply.code(204).send()
+    },
+  )
+
+  app.get(
+    '/ui/orgs/accept',
+    {
+      schema: {
+        summary: 'The page where an invitee joins',
+        tags: ['pages'],
+        querystring: Type.Object({ token: Token }),
+      },
+    },
+    async (request, reply) => {
+      const session = await currentSession(db, request)
+      if (!session) return reply.redirect(`/ui/login?${new URLSearchParams({ return_to: request.url })}`, 303)
+      const found = await invitation(db, request.query.token)
+      if (!found)
+        return sendMessage(reply, 400, 'Invitation', 'This invitation has expired or was already used.')
+      const csrf = csrfToken(request, reply, deps.secureCookies)
+      return reply.type('text/html; charset=utf-8').send(
+        page(
+          'Invitation',
+          html`<h1>Join ${found.organization_name}</h1>
+            <p>You are invited as <strong>${found.role}</strong>.</p>
+            <form method="post" action="/ui/orgs/accept">
+              <input type="hidden" name="csrf" value="${csrf}" />
+              <input type="hidden" name="token" value="${request.query.token}" />
+              <button type="submit">Join</button>
+            </form>`,
+        ),
+      )
+    },
+  )
+  app.post(
+    '/ui/orgs/accept',
+    {
+      schema: {
+        summary: 'Accept an invitation as the signed-in account',
+        tags: ['pages'],
+        body: Type.Object({ csrf: Type.String({ maxLength: 100 }), token: Token }),
+      },
+    },
+    async (request, reply) => {
+      checkCsrf(request, request.body.csrf, deps.origin)
+      const session = await currentSession(db, request)
+      if (!session) throw new AppError(401, 'login_required', 'sign in to accept the invitation')
+      const user = (await userById(db, session.user_id))!
+      try {
+        const joined = await accept(db, request.body.token, user)
+        return sendMessage(
+          reply,
+          200,
+          'Invitation',
+          `You joined ${joined.organization_name} as ${joined.role}.`,
+        )
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err
+        return sendMessage(
+          reply,
+          err.status,
+          'Invitation',
+          `${err.message[0]!.toUpperCase()}${err.message.slice(1)}.`,
+        )
+      }
+    },
+  )
+}
