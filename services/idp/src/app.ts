@@ -7,7 +7,10 @@ import cookie from '@fastify/cookie'
 import { requireAdmin } from './admin.ts'
 import { Mailer } from './areas/email/mailer.ts'
 import { DEMO_EMAIL, ensureDemoUser } from './areas/accounts/service.ts'
+import { accountChangeRoutes } from './areas/accounts/change-routes.ts'
 import { accountRoutes } from './areas/accounts/routes.ts'
+import { lifecycleAdminRoutes } from './areas/lifecycle/routes.ts'
+import { startLifecycleDelivery } from './areas/lifecycle/service.ts'
 import { approvalRoutes } from './areas/approvals/routes.ts'
 import { startApprovalExpiry } from './areas/approvals/service.ts'
 import { consentRoutes } from './areas/authorize/consent-routes.ts'
@@ -128,6 +131,16 @@ export const idp: ServiceSpec<IdpConfig> = {
     await mailer.start()
     app.addHook('onClose', async () => mailer.close())
     const issuer = ctx.baseUrl
+    const lifecycle = {
+      db,
+      jobs,
+      sealer,
+      pairwiseSalt: ctx.config.pairwiseSalt,
+      retryDelayS: ctx.config.lifecycleRetryDelayS,
+    }
+    await startLifecycleDelivery(lifecycle)
+    lifecycleAdminRoutes(app, db, ctx.config.adminToken)
+    const changes = { db, mailer, receipts, lifecycle, issuer }
     const origin = new URL(issuer).origin
     const secureCookies = issuer.startsWith('https:')
     discoveryRoutes(app, issuer, discoveryLimit)
@@ -140,7 +153,7 @@ export const idp: ServiceSpec<IdpConfig> = {
       nonceKey: createHmac('sha256', ctx.config.encryptionKey).update('dpop-nonce').digest(),
     }
     parRoutes(app, { db, kv: ctx.kv, issuer, dpop })
-    consentRoutes(app, { db, receipts, issuer, origin, secureCookies })
+    consentRoutes(app, { db, receipts, lifecycle, issuer, origin, secureCookies })
     taskRoutes(app, { db, origin })
     memberRoutes(app, { db, mailer, issuer, pairwiseSalt: ctx.config.pairwiseSalt, origin, secureCookies })
     mfaRoutes(app, { db, receipts, kv: ctx.kv, sealer, origin, secureCookies })
@@ -154,7 +167,9 @@ export const idp: ServiceSpec<IdpConfig> = {
       secureCookies,
       development: ctx.common.nodeEnv !== 'production',
       ratePerMinute: ctx.config.registerRatePerMinute,
+      changes,
     })
+    accountChangeRoutes(app, { ...changes, origin })
     tokenRoutes(app, {
       dpop,
       screening,

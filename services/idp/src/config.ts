@@ -36,6 +36,8 @@ export interface IdpConfig {
   mailFrom: string | undefined
   /** Seconds a client waits between polls of an approval (`slow_down` when faster). */
   approvalIntervalS: number
+  /** Base delay of lifecycle webhook retries (doubling, 8 attempts: 20 s spreads them over about an hour). */
+  lifecycleRetryDelayS: number
 }
 
 /** The ledger's development writer for the idp (services/ledger DEV_WRITERS). */
@@ -62,6 +64,7 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
       ),
       IDP_MAIL_FROM: Type.Optional(Type.String({ minLength: 3, maxLength: 320 })),
       IDP_APPROVAL_INTERVAL_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })),
+      IDP_LIFECYCLE_RETRY_DELAY_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
     },
     env,
   )
@@ -96,6 +99,7 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
     smtpUrl: values.IDP_SMTP_URL,
     mailFrom: values.IDP_MAIL_FROM,
     approvalIntervalS: values.IDP_APPROVAL_INTERVAL_S ?? 5,
+    lifecycleRetryDelayS: values.IDP_LIFECYCLE_RETRY_DELAY_S ?? 20,
     pairwiseSalt:
       values.IDP_PAIRWISE_SALT ??
       devFileSecret(common.dataDir, 'idp.pairwise-salt', () => randomBytes(32).toString('base64url')),

@@ -30,6 +30,7 @@ export interface IdpTables {
     updated_at: Generated<Date>
     organization_id: string | null
     deleted_at: Date | null
+    lifecycle_webhook_url: string | null
   }
   users: {
     id: string
@@ -40,6 +41,7 @@ export interface IdpTables {
     did: string | null
     key_sealed: Buffer | null
     created_at: Generated<Date>
+    deleted_at: Date | null
   }
   issuer_identity: { id: number; did: string; seed_sealed: Buffer; created_at: Generated<Date> }
   known_devices: {
@@ -192,6 +194,25 @@ export interface IdpTables {
     created_at: Generated<Date>
     updated_at: Generated<Date>
     disabled_at: Date | null
+  }
+  lifecycle_deliveries: {
+    id: string
+    client_id: string
+    event: string
+    body: string
+    status: Generated<'pending' | 'delivered' | 'failed'>
+    attempts: Generated<number>
+    last_status: number | null
+    last_error: string | null
+    created_at: Generated<Date>
+    delivered_at: Date | null
+  }
+  email_changes: {
+    token_hash: Buffer
+    user_id: string
+    new_email: string
+    expires_at: Date
+    used_at: Date | null
   }
   org_members: {
     organization_id: string

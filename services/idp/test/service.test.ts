@@ -47,6 +47,7 @@ describe('idp service', () => {
       '0018_code_dpop_binding.sql',
       '0019_organizations.sql',
       '0020_org_members.sql',
+      '0021_lifecycle.sql',
     ])
   })
 

@@ -5,7 +5,7 @@ import type { Mailer } from '../email/mailer.ts'
 import { consumeEmailToken, issueEmailToken, outbox } from '../email/service.ts'
 import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
 import { page, sendMessage } from '../ui/layout.ts'
-import { hashPassword } from './passwords.ts'
+import { type ChangeDeps, changePassword } from './changes.ts'
 import { createUser, recordEvent } from './service.ts'
 import { userByEmail } from './store.ts'
 
@@ -25,6 +25,7 @@ interface AccountOptions {
   secureCookies: boolean
   development: boolean
   ratePerMinute: number
+  changes: ChangeDeps
 }
 
 const registerForm = (csrf: string, values: { email?: string; name?: string } = {}, error?: string) =>
@@ -46,7 +47,18 @@ const registerForm = (csrf: string, values: { email?: string; name?: string } = 
 
 export function accountRoutes(
   app: App,
-  { db, mailer, sealer, kv, issuer, origin, secureCookies, development, ratePerMinute }: AccountOptions,
+  {
+    db,
+    mailer,
+    sealer,
+    kv,
+    issuer,
+    origin,
+    secureCookies,
+    development,
+    ratePerMinute,
+    changes,
+  }: AccountOptions,
 ) {
   const tags = ['pages']
 
@@ -243,18 +255,8 @@ export function accountRoutes(
       const userId = await consumeEmailToken(db, request.body.token, 'reset_password')
       if (!userId)
         return sendMessage(reply, 400, 'Link not valid', 'This link has expired or was already used.')
-      const passwordHash = await hashPassword(request.body.password)
-      await db.transaction().execute(async (trx) => {
-        await trx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute()
-        // whoever knew the old password is signed out everywhere
-        await trx
-          .updateTable('sessions')
-          .set({ ended_at: new Date() })
-          .where('user_id', '=', userId)
-          .where('ended_at', 'is', null)
-          .execute()
-        await recordEvent(trx, userId, 'password_reset', { ip: request.ip })
-      })
+      // whoever knew the old password is signed out everywhere, and the clients are told
+      await changePassword(changes, userId, request.body.password, 'reset', { ip: request.ip })
       return sendMessage(
         reply,
         200,

@@ -10,6 +10,7 @@ import { currentSession } from '../sessions/service.ts'
 import { page, sendMessage } from '../ui/layout.ts'
 import { expandPushed } from '../par/service.ts'
 import { requestContext } from '../accounts/service.ts'
+import type { LifecycleDeps } from '../lifecycle/service.ts'
 import { decideConsent, withdrawConsent } from './consent-service.ts'
 import { ceilingText } from '../tasks/pages.ts'
 import { parseTask } from '../tasks/service.ts'
@@ -34,6 +35,7 @@ const duration = (seconds: number) =>
 interface ConsentOptions {
   db: IdpDb
   receipts: ReceiptWriter
+  lifecycle: LifecycleDeps
   issuer: string
   origin: string
   secureCookies: boolean
@@ -69,7 +71,10 @@ async function requestOf(db: IdpDb, returnTo: string | undefined) {
 }
 
 /** identity-provider.md, /authorize 3: the user approves per scope; openid is always present. */
-export function consentRoutes(app: App, { db, receipts, issuer, origin, secureCookies }: ConsentOptions) {
+export function consentRoutes(
+  app: App,
+  { db, receipts, lifecycle, issuer, origin, secureCookies }: ConsentOptions,
+) {
   const tags = ['pages']
   const signInFirst = (request: FastifyRequest, reply: FastifyReply) =>
     reply.redirect(`/ui/login?${new URLSearchParams({ return_to: request.url })}`, 303)
@@ -179,7 +184,7 @@ export function consentRoutes(app: App, { db, receipts, issuer, origin, secureCo
       if (!session) throw new AppError(401, 'login_required', 'sign in to manage connected apps')
       if (
         !(await withdrawConsent(
-          { db, receipts },
+          { db, receipts, lifecycle },
           session.user_id,
           request.body.client_id,
           requestContext(request),

@@ -1,6 +1,7 @@
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import type { IdpDb } from '../../db.ts'
 import { recordEvent } from '../accounts/service.ts'
+import { announce, type LifecycleDeps } from '../lifecycle/service.ts'
 import { userById } from '../accounts/store.ts'
 import { revokeClientFamilies } from '../token/refresh-store.ts'
 import { consentOf, deleteConsent, saveConsent } from './consent-store.ts'
@@ -58,15 +59,19 @@ export async function decideConsent(
   })
 }
 
-/** The user takes back everything granted to a client: the consent, its refresh tokens, receipted. */
+/**
+ * The user takes back everything granted to a client: the consent, its refresh tokens, receipted,
+ * and the client told `consent.revoked`.
+ */
 export async function withdrawConsent(
-  { db, receipts }: ConsentDeps,
+  { db, receipts, lifecycle }: ConsentDeps & { lifecycle: LifecycleDeps },
   userId: string,
   clientId: string,
   context: { ip?: string; userAgent?: string },
 ) {
   return db.transaction().execute(async (trx) => {
     const previous = await consentOf(trx, userId, clientId)
+    if (previous.granted_at) await announce(lifecycle, trx, userId, 'consent.revoked', {}, clientId)
     if (!(await deleteConsent(trx, userId, clientId))) return false
     await revokeClientFamilies(trx, userId, clientId)
     await recordEvent(trx, userId, 'consent_withdrawn', context)

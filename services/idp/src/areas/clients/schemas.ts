@@ -28,6 +28,7 @@ export const NewClient = Type.Object(
     ),
     backchannel_logout_uri: Type.Optional(Uri),
     frontchannel_logout_uri: Type.Optional(Uri),
+    lifecycle_webhook_url: Type.Optional(Uri),
   },
   { additionalProperties: false },
 )
@@ -44,6 +45,7 @@ export const Client = Type.Object({
   allowed_origins: Type.Array(Type.String()),
   backchannel_logout_uri: Type.Union([Type.String(), Type.Null()]),
   frontchannel_logout_uri: Type.Union([Type.String(), Type.Null()]),
+  lifecycle_webhook_url: Type.Union([Type.String(), Type.Null()]),
   jwks: Type.Optional(
     Type.Union([Type.Object({ keys: Type.Array(Type.Record(Type.String(), Type.Unknown())) }), Type.Null()]),
   ),

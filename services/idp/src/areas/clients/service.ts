@@ -53,6 +53,7 @@ export async function createClient(
   for (const origin of input.allowed_origins ?? []) checkOrigin(origin)
   if (input.backchannel_logout_uri) checkLogoutUri(input.backchannel_logout_uri, 'backchannel_logout_uri')
   if (input.frontchannel_logout_uri) checkLogoutUri(input.frontchannel_logout_uri, 'frontchannel_logout_uri')
+  if (input.lifecycle_webhook_url) checkLogoutUri(input.lifecycle_webhook_url, 'lifecycle_webhook_url')
   const method =
     input.token_endpoint_auth_method ??
     (publicClient ? 'none' : input.jwks ? 'private_key_jwt' : 'client_secret_basic')
@@ -91,6 +92,7 @@ export async function createClient(
     allowed_origins: [...new Set(input.allowed_origins ?? [])],
     backchannel_logout_uri: input.backchannel_logout_uri ?? null,
     frontchannel_logout_uri: input.frontchannel_logout_uri ?? null,
+    lifecycle_webhook_url: input.lifecycle_webhook_url ?? null,
     client_secret_hash: clientSecret ? hash(clientSecret) : null,
     jwks: jwks ? (JSON.stringify(jwks) as never) : null,
     webhook_secret_sealed: sealer.seal(webhookSecret, webhookContext(clientId)),

@@ -14,6 +14,7 @@ const PUBLIC_COLUMNS = [
   'allowed_origins',
   'backchannel_logout_uri',
   'frontchannel_logout_uri',
+  'lifecycle_webhook_url',
   'created_at',
   'updated_at',
 ] as const

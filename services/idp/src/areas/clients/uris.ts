@@ -45,7 +45,7 @@ export function checkOrigin(origin: string) {
     )
 }
 
-/** Logout URIs receive tokens or frames from us: https, or http on loopback. */
+/** Logout and lifecycle URIs receive tokens, frames or events from us: https, or http on loopback. */
 export function checkLogoutUri(uri: string, what: string) {
   const url = parse(uri, what, 'invalid_client_metadata')
   if (url.hash) throw invalid('invalid_client_metadata', `${what} must not have a fragment`)

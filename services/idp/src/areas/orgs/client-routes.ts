@@ -9,6 +9,7 @@ import {
   orgClients,
   rotateOrgClientSecret,
   rotateOrgWebhookSecret,
+  setLifecycleUrl,
 } from './clients.ts'
 import { requireOrg } from './service.ts'
 
@@ -110,5 +111,24 @@ export function orgClientRoutes(app: App, db: IdpDb, sealer: Sealer) {
       reply
         .header('cache-control', 'no-store')
         .send(await rotateOrgWebhookSecret(db, sealer, await org(request), request.params.id)),
+  )
+  app.post(
+    '/orgs/clients/:id/lifecycle-url',
+    {
+      schema: {
+        summary:
+          'Where the client hears of its users’ account events (also its back-channel logout URI if it has none)',
+        tags,
+        security,
+        params: Id,
+        body: Type.Object(
+          { lifecycle_webhook_url: Type.String({ minLength: 1, maxLength: 2000 }) },
+          { additionalProperties: false },
+        ),
+        response: { 200: Client },
+      },
+    },
+    async (request) =>
+      setLifecycleUrl(db, await org(request), request.params.id, request.body.lifecycle_webhook_url),
   )
 }

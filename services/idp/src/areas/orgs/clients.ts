@@ -5,6 +5,7 @@ import type { IdpDb, IdpTables } from '../../db.ts'
 import type { NewClient } from '../clients/schemas.ts'
 import { clientView, createClient, rotateClientSecret, rotateWebhookSecret } from '../clients/service.ts'
 import { clientsOf, markDeleted } from '../clients/store.ts'
+import { checkLogoutUri } from '../clients/uris.ts'
 import { countClients, lockOrg, type OrgRow } from './store.ts'
 
 type OrgClientInput = Omit<Static<typeof NewClient>, 'first_party' | 'subject_type'>
@@ -47,4 +48,23 @@ export async function rotateOrgClientSecret(db: IdpDb, org: OrgRow, clientId: st
 export async function rotateOrgWebhookSecret(db: IdpDb, sealer: Sealer, org: OrgRow, clientId: string) {
   await orgClient(db, org, clientId)
   return rotateWebhookSecret(db, sealer, clientId)
+}
+
+/**
+ * Sets where the client hears of its users' account events; the same URL becomes its back-channel
+ * logout URI when it has none (identity-provider.md: the lifecycle URL also registers logout URIs).
+ */
+export async function setLifecycleUrl(db: IdpDb, org: OrgRow, clientId: string, url: string) {
+  const client = await orgClient(db, org, clientId)
+  checkLogoutUri(url, 'lifecycle_webhook_url')
+  await db
+    .updateTable('clients')
+    .set({
+      lifecycle_webhook_url: url,
+      backchannel_logout_uri: client.backchannel_logout_uri ?? url,
+      updated_at: new Date(),
+    })
+    .where('client_id', '=', clientId)
+    .execute()
+  return orgClient(db, org, clientId)
 }

@@ -21,6 +21,7 @@ const Registration = Type.Object({
     }),
   ),
   post_logout_redirect_uris: Type.Optional(Type.Array(Type.String({ maxLength: 2000 }), { maxItems: 20 })),
+  lifecycle_webhook_url: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
 })
 
 /**

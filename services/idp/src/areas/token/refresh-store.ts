@@ -61,3 +61,13 @@ export async function revokeClientFamilies(db: IdpDb, userId: string, clientId: 
     .where('revoked_at', 'is', null)
     .execute()
 }
+
+/** Every refresh token of the user, of every client: after a credential change, none survives. */
+export async function revokeUserFamilies(db: IdpDb, userId: string) {
+  await db
+    .updateTable('refresh_tokens')
+    .set({ revoked_at: new Date() })
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .execute()
+}

@@ -11,6 +11,7 @@ import { consentsOf } from '../authorize/consent-store.ts'
 import { PASSKEY_SCRIPT_PATH, passkeySection, passkeySignInForm } from '../passkeys/pages.ts'
 import { type RelyingParty, registrationOptions, signInOptions } from '../passkeys/service.ts'
 import { passkeysOf } from '../passkeys/store.ts'
+import { changeForms } from '../accounts/change-routes.ts'
 import { pendingSection } from '../approvals/pages.ts'
 import { pendingOf } from '../approvals/store.ts'
 import { taskSection } from '../tasks/pages.ts'
@@ -169,6 +170,7 @@ export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies
             )}
             ${pendingSection(await pendingOf(db, session.user_id))}
             ${taskSection(csrf, await liveTasksOf(db, session.user_id))}
+            ${changeForms(csrf)}
             ${passkeySection(csrf, await registrationOptions(rp, user!), passkeys)}
             ${
               user?.password_hash && session.amr.includes('webauthn')

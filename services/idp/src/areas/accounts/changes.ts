@@ -1,0 +1,148 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { AppError } from '@svc/kit'
+import type { ReceiptWriter } from '@svc/kit/receipts/writer'
+import type { Kysely } from 'kysely'
+import type { IdpDb, IdpTables } from '../../db.ts'
+import type { Mailer } from '../email/mailer.ts'
+import { announce, type LifecycleDeps } from '../lifecycle/service.ts'
+import { revokeUserFamilies } from '../token/refresh-store.ts'
+import { hashPassword, verifyPassword } from './passwords.ts'
+import { recordEvent } from './service.ts'
+import { userByEmail, userById } from './store.ts'
+
+const EMAIL_CHANGE_TTL_MS = 24 * 3600_000
+const digest = (token: string) => createHash('sha256').update(token).digest()
+
+export interface ChangeDeps {
+  db: IdpDb
+  mailer: Mailer
+  receipts: ReceiptWriter
+  lifecycle: LifecycleDeps
+  issuer: string
+}
+
+const transaction = <T>(db: IdpDb, work: (trx: IdpDb) => Promise<T>) =>
+  (db as Kysely<IdpTables>).transaction().execute(work)
+
+/** Ends the user's sessions (all, or all but `keep`) and every refresh family: old credentials open nothing. */
+async function signOutEverywhere(trx: IdpDb, userId: string, keep?: string) {
+  let sessions = trx
+    .updateTable('sessions')
+    .set({ ended_at: new Date() })
+    .where('user_id', '=', userId)
+    .where('ended_at', 'is', null)
+  if (keep) sessions = sessions.where('sid', '!=', keep)
+  await sessions.execute()
+  await revokeUserFamilies(trx, userId)
+}
+
+/**
+ * A new password (from the account page with the current one, or a reset link): the other
+ * sessions end, every refresh family dies, and the clients are told `user.password_changed`.
+ */
+export async function changePassword(
+  deps: ChangeDeps,
+  userId: string,
+  password: string,
+  via: 'account' | 'reset',
+  context: { ip?: string; keepSid?: string },
+) {
+  const passwordHash = await hashPassword(password)
+  await transaction(deps.db, async (trx) => {
+    await trx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute()
+    await signOutEverywhere(trx, userId, context.keepSid)
+    await recordEvent(trx, userId, via === 'reset' ? 'password_reset' : 'password_changed', {
+      ip: context.ip,
+    })
+    await announce(deps.lifecycle, trx, userId, 'user.password_changed', { via })
+  })
+}
+
+export async function checkCurrentPassword(db: IdpDb, userId: string, password: string) {
+  const user = await userById(db, userId)
+  if (!(await verifyPassword(user?.password_hash, password)))
+    throw new AppError(400, 'invalid_request', 'the current password is not right')
+}
+
+/** A change of address starts with a link to the new one; nothing changes until it is followed. */
+export async function requestEmailChange(deps: ChangeDeps, userId: string, email: string) {
+  const token = randomBytes(32).toString('base64url')
+  await transaction(deps.db, async (trx) => {
+    await trx
+      .insertInto('email_changes')
+      .values({
+        token_hash: digest(token),
+        user_id: userId,
+        new_email: email,
+        expires_at: new Date(Date.now() + EMAIL_CHANGE_TTL_MS),
+      })
+      .execute()
+    await deps.mailer.send(trx, {
+      to: email,
+      subject: 'Confirm your new email address',
+      text: `Confirm this address for your account: ${deps.issuer}/ui/account/email/confirm?token=${token}\nThe link works once, for 24 hours. If you did not ask, ignore this message.`,
+    })
+  })
+}
+
+/** Follows the link: the address changes, verified, and the clients are told `user.email_changed`. */
+export async function confirmEmailChange(deps: ChangeDeps, token: string) {
+  return transaction(deps.db, async (trx) => {
+    const change = await trx
+      .updateTable('email_changes')
+      .set({ used_at: new Date() })
+      .where('token_hash', '=', digest(token))
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', new Date())
+      .returning(['user_id', 'new_email'])
+      .executeTakeFirst()
+    if (!change) throw new AppError(400, 'invalid_request', 'this link has expired or was already used')
+    const owner = await userByEmail(trx, change.new_email)
+    if (owner && owner.id !== change.user_id)
+      throw new AppError(409, 'invalid_request', 'another account uses this address now')
+    await trx
+      .updateTable('users')
+      .set({ email: change.new_email, email_verified_at: new Date() })
+      .where('id', '=', change.user_id)
+      .execute()
+    await recordEvent(trx, change.user_id, 'email_changed', {})
+    await announce(deps.lifecycle, trx, change.user_id, 'user.email_changed', {
+      email: change.new_email,
+      email_verified: true,
+    })
+    return change.new_email
+  })
+}
+
+/**
+ * Deletes the account: the clients are told `user.deleted` first (while it is known who knows
+ * the user), then every session, refresh family, consent, passkey, second factor and membership
+ * goes, the row keeps only its id (codes and receipts name it), and `data.retention.deleted` is
+ * receipted.
+ */
+export async function deleteAccount(deps: ChangeDeps, userId: string, context: { ip?: string }) {
+  await transaction(deps.db, async (trx) => {
+    const user = (await userById(trx, userId))!
+    await announce(deps.lifecycle, trx, userId, 'user.deleted')
+    await signOutEverywhere(trx, userId)
+    for (const table of ['consents', 'passkeys', 'totp_credentials', 'org_members', 'known_devices'] as const)
+      await trx.deleteFrom(table).where('user_id', '=', userId).execute()
+    await trx
+      .updateTable('users')
+      .set({
+        email: `deleted-${userId}@invalid`,
+        email_verified_at: null,
+        name: null,
+        password_hash: null,
+        deleted_at: new Date(),
+      })
+      .where('id', '=', userId)
+      .execute()
+    await recordEvent(trx, userId, 'account_deleted', context)
+    await deps.receipts.record(trx, {
+      type: 'data.retention.deleted',
+      subject: user.did!,
+      data: { record: 'account', reason: 'deleted by its owner' },
+    })
+  })
+}

@@ -1,0 +1,76 @@
+import type { IdpDb } from '../../db.ts'
+import { liveClients } from '../clients/store.ts'
+
+/**
+ * The live clients with a lifecycle URL that know the user: those it consented to, and those that
+ * got tokens for it (a refresh family, a redeemed code or device code).
+ */
+export async function clientsKnowing(db: IdpDb, userId: string) {
+  const known = db
+    .selectFrom('consents')
+    .select('client_id')
+    .where('user_id', '=', userId)
+    .union(db.selectFrom('refresh_tokens').select('client_id').where('user_id', '=', userId))
+    .union(
+      db
+        .selectFrom('authorization_codes')
+        .select('client_id')
+        .where('user_id', '=', userId)
+        .where('used_at', 'is not', null),
+    )
+    .union(
+      db
+        .selectFrom('device_codes')
+        .select('client_id')
+        .where('user_id', '=', userId)
+        .where('consumed_at', 'is not', null),
+    )
+  return liveClients(db)
+    .select(['client_id', 'subject_type', 'redirect_uris', 'organization_id', 'lifecycle_webhook_url'])
+    .where('lifecycle_webhook_url', 'is not', null)
+    .where('client_id', 'in', known)
+    .execute()
+}
+
+export async function insertDelivery(
+  db: IdpDb,
+  row: { id: string; client_id: string; event: string; body: string },
+) {
+  await db.insertInto('lifecycle_deliveries').values(row).execute()
+}
+
+export async function deliveryById(db: IdpDb, id: string) {
+  return db
+    .selectFrom('lifecycle_deliveries')
+    .innerJoin('clients', 'clients.client_id', 'lifecycle_deliveries.client_id')
+    .selectAll('lifecycle_deliveries')
+    .select('clients.lifecycle_webhook_url')
+    .where('lifecycle_deliveries.id', '=', id)
+    .executeTakeFirst()
+}
+
+export async function recordAttempt(
+  db: IdpDb,
+  id: string,
+  outcome: {
+    status: 'pending' | 'delivered' | 'failed'
+    last_status: number | null
+    last_error: string | null
+  },
+) {
+  await db
+    .updateTable('lifecycle_deliveries')
+    .set((eb) => ({
+      ...outcome,
+      attempts: eb('attempts', '+', 1),
+      ...(outcome.status === 'delivered' ? { delivered_at: new Date() } : {}),
+    }))
+    .where('id', '=', id)
+    .execute()
+}
+
+export async function recentDeliveries(db: IdpDb, clientId: string | undefined, limit: number) {
+  let query = db.selectFrom('lifecycle_deliveries').selectAll()
+  if (clientId) query = query.where('client_id', '=', clientId)
+  return query.orderBy('created_at', 'desc').limit(limit).execute()
+}
