@@ -11,6 +11,8 @@ import { accountChangeRoutes } from './areas/accounts/change-routes.ts'
 import { accountRoutes } from './areas/accounts/routes.ts'
 import { lifecycleAdminRoutes } from './areas/lifecycle/routes.ts'
 import { startLifecycleDelivery } from './areas/lifecycle/service.ts'
+import { signalRoutes } from './areas/signals/routes.ts'
+import { startSignalDelivery } from './areas/signals/service.ts'
 import { approvalRoutes } from './areas/approvals/routes.ts'
 import { startApprovalExpiry } from './areas/approvals/service.ts'
 import { consentRoutes } from './areas/authorize/consent-routes.ts'
@@ -139,8 +141,18 @@ export const idp: ServiceSpec<IdpConfig> = {
       retryDelayS: ctx.config.lifecycleRetryDelayS,
     }
     await startLifecycleDelivery(lifecycle)
+    const signals = {
+      db,
+      jobs,
+      keys,
+      issuer,
+      pairwiseSalt: ctx.config.pairwiseSalt,
+      retryDelayS: ctx.config.lifecycleRetryDelayS,
+    }
+    await startSignalDelivery(signals)
+    signalRoutes(app, { ...signals, kv: ctx.kv })
     lifecycleAdminRoutes(app, db, ctx.config.adminToken)
-    const changes = { db, mailer, receipts, lifecycle, issuer }
+    const changes = { db, mailer, receipts, lifecycle, signals, issuer }
     const origin = new URL(issuer).origin
     const secureCookies = issuer.startsWith('https:')
     discoveryRoutes(app, issuer, discoveryLimit)
@@ -197,7 +209,7 @@ export const idp: ServiceSpec<IdpConfig> = {
     const approvals = { db, jobs, receipts, issuer, intervalS: ctx.config.approvalIntervalS }
     await startApprovalExpiry(approvals)
     approvalRoutes(app, { ...approvals, kv: ctx.kv, keys, dpop, origin, secureCookies })
-    const logout = { db, keys, issuer, pairwiseSalt: ctx.config.pairwiseSalt, log: ctx.log, jobs }
+    const logout = { db, keys, issuer, pairwiseSalt: ctx.config.pairwiseSalt, log: ctx.log, jobs, signals }
     await startBackchannelDelivery(logout)
     logoutRoutes(app, logout)
     const rp = { db, kv: ctx.kv, rpId: new URL(issuer).hostname, origin }

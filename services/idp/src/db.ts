@@ -214,6 +214,22 @@ export interface IdpTables {
     expires_at: Date
     used_at: Date | null
   }
+  ssf_streams: {
+    client_id: string
+    delivery: 'push' | 'poll'
+    endpoint_url: string | null
+    created_at: Generated<Date>
+    updated_at: Generated<Date>
+  }
+  ssf_events: {
+    jti: string
+    client_id: string
+    event_type: string
+    claims: Record<string, unknown>
+    token: string | null
+    created_at: Generated<Date>
+    delivered_at: Date | null
+  }
   org_members: {
     organization_id: string
     user_id: string

@@ -48,6 +48,7 @@ describe('idp service', () => {
       '0019_organizations.sql',
       '0020_org_members.sql',
       '0021_lifecycle.sql',
+      '0022_shared_signals.sql',
     ])
   })
 

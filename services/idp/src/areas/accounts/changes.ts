@@ -5,6 +5,8 @@ import type { Kysely } from 'kysely'
 import type { IdpDb, IdpTables } from '../../db.ts'
 import type { Mailer } from '../email/mailer.ts'
 import { announce, type LifecycleDeps } from '../lifecycle/service.ts'
+import { clientsKnowing } from '../lifecycle/store.ts'
+import { emit, type SignalDeps } from '../signals/service.ts'
 import { revokeUserFamilies } from '../token/refresh-store.ts'
 import { hashPassword, verifyPassword } from './passwords.ts'
 import { recordEvent } from './service.ts'
@@ -18,6 +20,7 @@ export interface ChangeDeps {
   mailer: Mailer
   receipts: ReceiptWriter
   lifecycle: LifecycleDeps
+  signals: SignalDeps
   issuer: string
 }
 
@@ -55,6 +58,10 @@ export async function changePassword(
       ip: context.ip,
     })
     await announce(deps.lifecycle, trx, userId, 'user.password_changed', { via })
+    await emit(deps.signals, trx, userId, 'credential-change', await clientsKnowing(trx, userId), {
+      credential_type: 'password',
+      change_type: 'update',
+    })
   })
 }
 
@@ -106,10 +113,18 @@ export async function confirmEmailChange(deps: ChangeDeps, token: string) {
       .where('id', '=', change.user_id)
       .execute()
     await recordEvent(trx, change.user_id, 'email_changed', {})
-    await announce(deps.lifecycle, trx, change.user_id, 'user.email_changed', {
-      email: change.new_email,
-      email_verified: true,
-    })
+    const claims = { email: change.new_email, email_verified: true }
+    await announce(deps.lifecycle, trx, change.user_id, 'user.email_changed', claims)
+    await emit(
+      deps.signals,
+      trx,
+      change.user_id,
+      'token-claims-change',
+      await clientsKnowing(trx, change.user_id),
+      {
+        claims,
+      },
+    )
     return change.new_email
   })
 }
@@ -124,6 +139,7 @@ export async function deleteAccount(deps: ChangeDeps, userId: string, context: {
   await transaction(deps.db, async (trx) => {
     const user = (await userById(trx, userId))!
     await announce(deps.lifecycle, trx, userId, 'user.deleted')
+    await emit(deps.signals, trx, userId, 'account-purged', await clientsKnowing(trx, userId))
     await signOutEverywhere(trx, userId)
     for (const table of ['consents', 'passkeys', 'totp_credentials', 'org_members', 'known_devices'] as const)
       await trx.deleteFrom(table).where('user_id', '=', userId).execute()

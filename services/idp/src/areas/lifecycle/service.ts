@@ -35,7 +35,9 @@ export async function announce(
   data: Record<string, unknown> = {},
   onlyClient?: string,
 ) {
-  const clients = (await clientsKnowing(trx, userId)).filter((c) => !onlyClient || c.client_id === onlyClient)
+  const clients = (await clientsKnowing(trx, userId)).filter(
+    (c) => c.lifecycle_webhook_url && (!onlyClient || c.client_id === onlyClient),
+  )
   const occurredAt = new Date().toISOString()
   for (const client of clients) {
     const id = `lcd_${randomBytes(12).toString('base64url')}`

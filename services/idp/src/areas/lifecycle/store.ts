@@ -2,8 +2,8 @@ import type { IdpDb } from '../../db.ts'
 import { liveClients } from '../clients/store.ts'
 
 /**
- * The live clients with a lifecycle URL that know the user: those it consented to, and those that
- * got tokens for it (a refresh family, a redeemed code or device code).
+ * The live clients that know the user: those it consented to, and those that got tokens for it
+ * (a refresh family, a redeemed code or device code).
  */
 export async function clientsKnowing(db: IdpDb, userId: string) {
   const known = db
@@ -27,7 +27,6 @@ export async function clientsKnowing(db: IdpDb, userId: string) {
     )
   return liveClients(db)
     .select(['client_id', 'subject_type', 'redirect_uris', 'organization_id', 'lifecycle_webhook_url'])
-    .where('lifecycle_webhook_url', 'is not', null)
     .where('client_id', 'in', known)
     .execute()
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { Jobs } from '@svc/kit'
+import { emit, type SignalDeps } from '../signals/service.ts'
 import type { FastifyBaseLogger } from 'fastify'
 import type { IdpDb } from '../../db.ts'
 import { subjectFor } from '../../oauth/subject.ts'
@@ -14,6 +15,7 @@ export interface LogoutDeps {
   pairwiseSalt: string
   log: FastifyBaseLogger
   jobs: Jobs
+  signals: SignalDeps
 }
 
 /** The clients that received tokens in a session: the ones to tell when it ends. */
@@ -24,6 +26,7 @@ async function clientsOfSession(db: IdpDb, sid: string) {
     'clients.redirect_uris',
     'clients.backchannel_logout_uri',
     'clients.frontchannel_logout_uri',
+    'clients.organization_id',
   ] as const
   // the clients that got tokens in this session: by a code, or by a device code
   const byCode = db
@@ -105,6 +108,7 @@ export async function announceLogout(
   session: { sid: string; user_id: string },
 ): Promise<string[]> {
   const clients = await clientsOfSession(deps.db, session.sid)
+  await emit(deps.signals, deps.db, session.user_id, 'session-revoked', clients)
   for (const client of clients.filter((c) => c.backchannel_logout_uri))
     await deps.jobs.enqueue(deps.db, BACKCHANNEL_QUEUE, {
       client_id: client.client_id,
