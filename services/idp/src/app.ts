@@ -11,6 +11,7 @@ import { accountChangeRoutes } from './areas/accounts/change-routes.ts'
 import { accountRoutes } from './areas/accounts/routes.ts'
 import { lifecycleAdminRoutes } from './areas/lifecycle/routes.ts'
 import { startLifecycleDelivery } from './areas/lifecycle/service.ts'
+import { activityRoutes } from './areas/activity/routes.ts'
 import { signalRoutes } from './areas/signals/routes.ts'
 import { startSignalDelivery } from './areas/signals/service.ts'
 import { approvalRoutes } from './areas/approvals/routes.ts'
@@ -151,6 +152,7 @@ export const idp: ServiceSpec<IdpConfig> = {
     }
     await startSignalDelivery(signals)
     signalRoutes(app, { ...signals, kv: ctx.kv })
+    await activityRoutes(app, { db, sealer, pairwiseSalt: ctx.config.pairwiseSalt })
     lifecycleAdminRoutes(app, db, ctx.config.adminToken)
     const changes = { db, mailer, receipts, lifecycle, signals, issuer }
     const origin = new URL(issuer).origin

@@ -214,6 +214,15 @@ export interface IdpTables {
     expires_at: Date
     used_at: Date | null
   }
+  inbound_activity: {
+    receipt_hash: string
+    user_id: string
+    client_id: string
+    receipt_type: string
+    issuer: string
+    issued_at: Date
+    received_at: Generated<Date>
+  }
   ssf_streams: {
     client_id: string
     delivery: 'push' | 'poll'

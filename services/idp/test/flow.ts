@@ -36,7 +36,7 @@ export async function registerClient(service: RunningService<IdpConfig>, metadat
       execute: [oidc.allowInsecureRequests],
     },
   )
-  return { clientId, secret, config }
+  return { clientId, secret, webhookSecret: created.body.webhook_secret as string, config }
 }
 
 /** Fills in the hosted sign-in page as its user would (the demo account by default); returns where it leads. */

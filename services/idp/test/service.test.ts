@@ -49,6 +49,7 @@ describe('idp service', () => {
       '0020_org_members.sql',
       '0021_lifecycle.sql',
       '0022_shared_signals.sql',
+      '0023_inbound_activity.sql',
     ])
   })
 

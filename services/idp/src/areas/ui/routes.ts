@@ -12,6 +12,8 @@ import { PASSKEY_SCRIPT_PATH, passkeySection, passkeySignInForm } from '../passk
 import { type RelyingParty, registrationOptions, signInOptions } from '../passkeys/service.ts'
 import { passkeysOf } from '../passkeys/store.ts'
 import { changeForms } from '../accounts/change-routes.ts'
+import { activitySection } from '../activity/pages.ts'
+import { activityOf } from '../activity/service.ts'
 import { pendingSection } from '../approvals/pages.ts'
 import { pendingOf } from '../approvals/store.ts'
 import { taskSection } from '../tasks/pages.ts'
@@ -169,6 +171,7 @@ export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies
                 </form>`,
             )}
             ${pendingSection(await pendingOf(db, session.user_id))}
+            ${activitySection(await activityOf(db, session.user_id))}
             ${taskSection(csrf, await liveTasksOf(db, session.user_id))}
             ${changeForms(csrf)}
             ${passkeySection(csrf, await registrationOptions(rp, user!), passkeys)}

@@ -76,6 +76,8 @@ export async function deliver(db: LedgerDb, webhookKey: string, job: DeliveryJob
       created_at: leaf.integrated_at.toISOString(),
       data: {
         index: leaf.leaf_index,
+        // the receipt's hash, which the idp's inbound activity is addressed by (identity-provider.md)
+        hash: b64Encode(leaf.leaf_hash),
         leaf_hash: b64Encode(leaf.leaf_hash),
         tree_size: size,
         receipt,

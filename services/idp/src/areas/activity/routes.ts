@@ -1,0 +1,40 @@
+import type { App, Sealer } from '@svc/kit'
+import { Type } from 'typebox'
+import type { IdpDb } from '../../db.ts'
+import { ingest } from './service.ts'
+
+/**
+ * POST /webhooks/svc/{client_id}: the exact bytes are signed, so the body is taken raw and parsed
+ * only after its signature is checked (a re-serialised body no longer verifies).
+ */
+export async function activityRoutes(app: App, deps: { db: IdpDb; sealer: Sealer; pairwiseSalt: string }) {
+  await app.register(async (raw) => {
+    raw.removeContentTypeParser(['application/json'])
+    raw.addContentTypeParser(
+      'application/json',
+      { parseAs: 'buffer', bodyLimit: 256 * 1024 },
+      (_req, body, done) => done(null, body),
+    )
+    raw.post(
+      '/webhooks/svc/:client_id',
+      {
+        schema: {
+          summary:
+            'A client relays a ledger receipt.recorded event about one of its users (X-Svc-Signature over the raw body)',
+          tags: ['activity'],
+          params: Type.Object({ client_id: Type.String({ minLength: 1, maxLength: 100 }) }),
+        },
+      },
+      async (request, reply) => {
+        const signature = request.headers['x-svc-signature']
+        const status = await ingest(
+          deps,
+          (request.params as { client_id: string }).client_id,
+          request.body as Buffer,
+          typeof signature === 'string' ? signature : undefined,
+        )
+        return reply.code(202).send({ status })
+      },
+    )
+  })
+}
