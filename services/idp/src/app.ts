@@ -12,6 +12,7 @@ import { accountRoutes } from './areas/accounts/routes.ts'
 import { lifecycleAdminRoutes } from './areas/lifecycle/routes.ts'
 import { startLifecycleDelivery } from './areas/lifecycle/service.ts'
 import { activityRoutes } from './areas/activity/routes.ts'
+import { reconcileRoutes } from './areas/receipts/routes.ts'
 import { signalRoutes } from './areas/signals/routes.ts'
 import { startSignalDelivery } from './areas/signals/service.ts'
 import { approvalRoutes } from './areas/approvals/routes.ts'
@@ -114,6 +115,7 @@ export const idp: ServiceSpec<IdpConfig> = {
       issuer: await issuerIdentity(db, sealer),
     })
     await receipts.start()
+    reconcileRoutes(app, receipts, ctx.config.adminToken)
     const screening = {
       db,
       receipts,

@@ -159,4 +159,22 @@ describe('self-receipts on the ledger: consent and new devices', () => {
     })
     assert.equal(again.status, 404)
   })
+  it('reconciles: nothing missing while the ledger has every receipt, and says what it lacks once it is down', async () => {
+    const reconcile = (query: string, admin = ADMIN) =>
+      request(`${service.url}/manage/v1/reconcile?${query}`, { headers: { 'x-admin-token': admin } })
+    await onLedger(did, 5)
+    assert.deepEqual((await reconcile('hours=24')).body, { hours: 24, discrepancies: [] })
+    assert.equal((await reconcile('hours=0')).status, 400)
+    assert.equal((await reconcile('hours=24', 'not-the-admin-token-1234')).status, 401)
+
+    await log.close()
+    await browser(
+      service,
+      (await registerClient(service, { redirect_uris: [CALLBACK] })).config,
+      CALLBACK,
+    ).signIn()
+    const lacking = (await reconcile('hours=1')).body.discrepancies as Array<{ type: string; reason: string }>
+    assert.ok(lacking.some((d) => d.type === 'login.new_device' && d.reason === 'not_delivered'))
+    log = await startService(ledger, testEnv({ LEDGER_WRITERS: `idp:${WRITER}` }), { fresh: true })
+  })
 })
