@@ -34,6 +34,7 @@ import { tokenRoutes } from './areas/token/routes.ts'
 import { uiRoutes } from './areas/ui/routes.ts'
 import { userinfoRoutes } from './areas/userinfo/routes.ts'
 import { clientRoutes } from './areas/clients/routes.ts'
+import { backfillClientKeys } from './areas/clients/service.ts'
 import { orgAdminRoutes } from './areas/orgs/admin-routes.ts'
 import { orgClientRoutes } from './areas/orgs/client-routes.ts'
 import { registerRoutes } from './areas/orgs/register.ts'
@@ -95,8 +96,9 @@ export const idp: ServiceSpec<IdpConfig> = {
     )
     keyRoutes(app, keys, ctx.config.adminToken, discoveryLimit)
     clientRoutes(app, db, sealer, ctx.config.adminToken)
+    await backfillClientKeys(db, sealer)
     orgAdminRoutes(app, db, ctx.config.adminToken)
-    orgClientRoutes(app, db, sealer)
+    orgClientRoutes(app, { db, sealer, issuer: ctx.baseUrl, allowPrivate: ctx.config.fetchAllowPrivate })
     registerRoutes(app, db, sealer)
     orgResourceRoutes(app, db)
 

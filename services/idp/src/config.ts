@@ -38,6 +38,10 @@ export interface IdpConfig {
   approvalIntervalS: number
   /** Base delay of lifecycle webhook retries (doubling, 8 attempts: 20 s spreads them over about an hour). */
   lifecycleRetryDelayS: number
+  /** Lets URLs given by callers (JWKS, owner documents) be http and private: for tests and local development only. */
+  fetchAllowPrivate: boolean
+  /** Where a domain publishes its owner document; `{domain}` is replaced. */
+  ownerDocumentUrl: string
 }
 
 /** The ledger's development writer for the idp (services/ledger DEV_WRITERS). */
@@ -65,9 +69,15 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
       IDP_MAIL_FROM: Type.Optional(Type.String({ minLength: 3, maxLength: 320 })),
       IDP_APPROVAL_INTERVAL_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })),
       IDP_LIFECYCLE_RETRY_DELAY_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
+      IDP_FETCH_ALLOW_PRIVATE: Type.Optional(Type.Boolean()),
+      IDP_OWNER_DOCUMENT_URL: Type.Optional(
+        Type.String({ pattern: '^https?://[^\\s]*\\{domain\\}[^\\s]*$' }),
+      ),
     },
     env,
   )
+  if (common.nodeEnv === 'production' && values.IDP_FETCH_ALLOW_PRIVATE)
+    throw new ConfigError('IDP_FETCH_ALLOW_PRIVATE is for tests and development, never production')
   if (common.nodeEnv === 'production' && !values.IDP_ENCRYPTION_KEY)
     throw new ConfigError('IDP_ENCRYPTION_KEY must be set when NODE_ENV=production')
   if (common.nodeEnv === 'production' && !values.IDP_PAIRWISE_SALT)
@@ -100,6 +110,8 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
     mailFrom: values.IDP_MAIL_FROM,
     approvalIntervalS: values.IDP_APPROVAL_INTERVAL_S ?? 5,
     lifecycleRetryDelayS: values.IDP_LIFECYCLE_RETRY_DELAY_S ?? 20,
+    fetchAllowPrivate: values.IDP_FETCH_ALLOW_PRIVATE ?? false,
+    ownerDocumentUrl: values.IDP_OWNER_DOCUMENT_URL ?? 'https://{domain}/.well-known/svc-owner.json',
     pairwiseSalt:
       values.IDP_PAIRWISE_SALT ??
       devFileSecret(common.dataDir, 'idp.pairwise-salt', () => randomBytes(32).toString('base64url')),

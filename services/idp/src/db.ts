@@ -31,6 +31,10 @@ export interface IdpTables {
     organization_id: string | null
     deleted_at: Date | null
     lifecycle_webhook_url: string | null
+    did: string | null
+    key_sealed: Buffer | null
+    agent_model: { model: string; version?: string; provider?: string } | null
+    workload: { scheme: 'spiffe' | 'entra'; external_id: string; issuer: string; bound_at: string } | null
   }
   users: {
     id: string

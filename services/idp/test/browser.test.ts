@@ -134,7 +134,7 @@ describe('the hosted pages in headless Chromium', { skip: executable ? false : N
     await page.goto(`${service.url}/ui/account`)
     await page.getByRole('button', { name: /Remove my password/ }).click()
     await page.waitForURL(/\/ui\/account/)
-    const activity = await page.locator('table').innerText()
+    const activity = await page.getByRole('table', { name: 'Recent security activity' }).innerText()
     assert.match(activity, /password_removed/)
     assert.match(activity, /passkey_added/)
 

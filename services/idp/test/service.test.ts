@@ -50,6 +50,7 @@ describe('idp service', () => {
       '0021_lifecycle.sql',
       '0022_shared_signals.sql',
       '0023_inbound_activity.sql',
+      '0024_agent_clients.sql',
     ])
   })
 

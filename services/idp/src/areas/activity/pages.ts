@@ -5,7 +5,7 @@ import type { activityOf } from './service.ts'
 export const activitySection = (activity: Awaited<ReturnType<typeof activityOf>>) =>
   html`<h2>Activity reported by apps</h2>
     ${activity.length === 0 ? html`<p>No app has reported activity.</p>` : ''}
-    <table>
+    <table aria-label="Activity reported by apps">
       ${activity.map(
         (a) =>
           html`<tr>

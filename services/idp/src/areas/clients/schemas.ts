@@ -46,6 +46,24 @@ export const Client = Type.Object({
   backchannel_logout_uri: Type.Union([Type.String(), Type.Null()]),
   frontchannel_logout_uri: Type.Union([Type.String(), Type.Null()]),
   lifecycle_webhook_url: Type.Union([Type.String(), Type.Null()]),
+  did: Type.Union([Type.String(), Type.Null()]),
+  agent_model: Type.Union([
+    Type.Object({
+      model: Type.String(),
+      version: Type.Optional(Type.String()),
+      provider: Type.Optional(Type.String()),
+    }),
+    Type.Null(),
+  ]),
+  workload: Type.Union([
+    Type.Object({
+      scheme: Type.String(),
+      external_id: Type.String(),
+      issuer: Type.String(),
+      bound_at: Type.String(),
+    }),
+    Type.Null(),
+  ]),
   jwks: Type.Optional(
     Type.Union([Type.Object({ keys: Type.Array(Type.Record(Type.String(), Type.Unknown())) }), Type.Null()]),
   ),

@@ -4,6 +4,7 @@ import { importJWK, type JWK } from 'jose'
 import type { Static } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import { hasPrivateMembers } from '../../oauth/jwk.ts'
+import { newDidKey } from '../identity/service.ts'
 import type { NewClient } from './schemas.ts'
 import { clientById, insertClient, listClients, secretsOf, updateSecrets } from './store.ts'
 import { checkLogoutUri, checkOrigin, checkRedirectUri } from './uris.ts'
@@ -93,6 +94,8 @@ export async function createClient(
     backchannel_logout_uri: input.backchannel_logout_uri ?? null,
     frontchannel_logout_uri: input.frontchannel_logout_uri ?? null,
     lifecycle_webhook_url: input.lifecycle_webhook_url ?? null,
+    // every client is an agent with its own did:key
+    ...newDidKey(sealer, `client-key:${clientId}`),
     client_secret_hash: clientSecret ? hash(clientSecret) : null,
     jwks: jwks ? (JSON.stringify(jwks) as never) : null,
     webhook_secret_sealed: sealer.seal(webhookSecret, webhookContext(clientId)),
@@ -156,4 +159,15 @@ export async function webhookSecretOf(
   return secrets
     ? sealer.open(secrets.webhook_secret_sealed, webhookContext(clientId)).toString('utf8')
     : undefined
+}
+
+/** Gives a did:key to clients registered before clients had one. */
+export async function backfillClientKeys(db: IdpDb, sealer: Sealer): Promise<void> {
+  const missing = await db.selectFrom('clients').select('client_id').where('did', 'is', null).execute()
+  for (const { client_id } of missing)
+    await db
+      .updateTable('clients')
+      .set(newDidKey(sealer, `client-key:${client_id}`))
+      .where('client_id', '=', client_id)
+      .execute()
 }

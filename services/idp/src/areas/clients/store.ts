@@ -15,13 +15,16 @@ const PUBLIC_COLUMNS = [
   'backchannel_logout_uri',
   'frontchannel_logout_uri',
   'lifecycle_webhook_url',
+  'did',
+  'agent_model',
+  'workload',
   'created_at',
   'updated_at',
 ] as const
 
 export async function insertClient(
   db: IdpDb,
-  row: Omit<ClientRow, 'created_at' | 'updated_at' | 'deleted_at'>,
+  row: Omit<ClientRow, 'created_at' | 'updated_at' | 'deleted_at' | 'agent_model' | 'workload'>,
 ) {
   return db.insertInto('clients').values(row).returning(PUBLIC_COLUMNS).executeTakeFirstOrThrow()
 }

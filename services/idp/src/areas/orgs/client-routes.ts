@@ -8,10 +8,12 @@ import {
   orgClient,
   orgClients,
   rotateOrgClientSecret,
+  declareModel,
   rotateOrgWebhookSecret,
   setLifecycleUrl,
 } from './clients.ts'
 import { requireOrg } from './service.ts'
+import { bindWorkload } from './workload.ts'
 
 const { first_party: _firstParty, subject_type: _subjectType, ...orgFields } = NewClient.properties
 /** The admin API's client body without `subject_type` and `first_party`: an organization's clients are pairwise and third-party. */
@@ -19,7 +21,11 @@ const NewOrgClient = Type.Object(orgFields, { additionalProperties: false })
 const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
 
 /** An organization's clients (identity-provider.md, Organizations): its own only; any other is 404. */
-export function orgClientRoutes(app: App, db: IdpDb, sealer: Sealer) {
+export function orgClientRoutes(
+  app: App,
+  deps: { db: IdpDb; sealer: Sealer; issuer: string; allowPrivate: boolean },
+) {
+  const { db, sealer } = deps
   const tags = ['organizations']
   const security = [{ organizationKey: [] }]
   const org = (request: Parameters<typeof requireOrg>[1]) => requireOrg(db, request)
@@ -130,5 +136,50 @@ export function orgClientRoutes(app: App, db: IdpDb, sealer: Sealer) {
     },
     async (request) =>
       setLifecycleUrl(db, await org(request), request.params.id, request.body.lifecycle_webhook_url),
+  )
+  app.put(
+    '/orgs/clients/:id/agent-model',
+    {
+      schema: {
+        summary: 'Declare the model behind the agent (its tokens show it as agent, declared_by operator)',
+        tags,
+        security,
+        params: Id,
+        body: Type.Object(
+          {
+            model: Type.String({ minLength: 1, maxLength: 100 }),
+            version: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
+            provider: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Client },
+      },
+    },
+    async (request) => declareModel(db, await org(request), request.params.id, request.body),
+  )
+  app.post(
+    '/orgs/clients/:id/workload-binding',
+    {
+      schema: {
+        summary:
+          'Bind the client to its workload identity (SPIFFE or Entra), proven by a token carrying the client’s DID',
+        tags,
+        security,
+        params: Id,
+        body: Type.Object(
+          {
+            scheme: Type.Union([Type.Literal('spiffe'), Type.Literal('entra')]),
+            external_id: Type.String({ minLength: 1, maxLength: 500 }),
+            issuer: Type.String({ minLength: 1, maxLength: 500 }),
+            jwks_uri: Type.String({ minLength: 1, maxLength: 2000 }),
+            token: Type.String({ minLength: 1, maxLength: 16_000 }),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Client },
+      },
+    },
+    async (request) => bindWorkload(deps, await org(request), request.params.id, request.body),
   )
 }

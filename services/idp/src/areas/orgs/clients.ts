@@ -68,3 +68,19 @@ export async function setLifecycleUrl(db: IdpDb, org: OrgRow, clientId: string, 
     .execute()
   return orgClient(db, org, clientId)
 }
+
+/** The operator's declaration of the model behind its agent, shown as `agent` with `declared_by: operator`. */
+export async function declareModel(
+  db: IdpDb,
+  org: OrgRow,
+  clientId: string,
+  model: { model: string; version?: string; provider?: string },
+) {
+  await orgClient(db, org, clientId)
+  await db
+    .updateTable('clients')
+    .set({ agent_model: JSON.stringify(model) as never, updated_at: new Date() })
+    .where('client_id', '=', clientId)
+    .execute()
+  return orgClient(db, org, clientId)
+}

@@ -59,10 +59,11 @@ export async function introspect(deps: TokenDeps, client: Client, token: string)
   if (payload) {
     const audience = Array.isArray(payload.aud) ? payload.aud : [payload.aud]
     if (!audience.includes(client.client_id) || (await isDenied(deps.kv, payload.jti))) return inactive
-    const { sub, aud, scope, exp, iat, sid, client_id, cnf, act, tsk, kya } = payload
+    const { sub, aud, scope, exp, iat, sid, client_id, cnf, act, tsk, kya, agent, workload } = payload
     const token_type = cnf ? 'DPoP' : 'Bearer'
     // a client's token for itself (client_credentials) stands on its own: no session, no consent
-    if (sid === undefined) return { active: true, sub, aud, scope, exp, iat, client_id, cnf, token_type, kya }
+    if (sid === undefined)
+      return { active: true, sub, aud, scope, exp, iat, client_id, cnf, token_type, kya, agent, workload }
     const holder = await tokenHolder(deps.db, payload)
     if (!holder) return inactive
     const { user, consent } = holder

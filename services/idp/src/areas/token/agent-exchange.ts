@@ -5,9 +5,9 @@ import { liveClients } from '../clients/store.ts'
 import { type ScreeningDeps, screenAgent } from '../orgs/screening.ts'
 import { orgById } from '../orgs/store.ts'
 import type { GrantDeps } from './grants.ts'
-import { ACCESS_TOKEN_TTL_S, signAccessToken, tokenType } from './tokens.ts'
+import { ACCESS_TOKEN_TTL_S, agentClaims, signAccessToken, tokenType } from './tokens.ts'
 
-type Client = Pick<IdpTables['clients'], 'client_id' | 'organization_id'>
+type Client = Pick<IdpTables['clients'], 'client_id' | 'organization_id' | 'agent_model' | 'workload'>
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token'
 
 const invalidGrant = (message: string) => new AppError(400, 'invalid_grant', message)
@@ -80,6 +80,7 @@ export async function agentExchange(
       client_id: caller.client_id,
       ...(scope.length ? { scope: scope.join(' ') } : {}),
       kya: { ok: true, screened: [byAudience.receipt, byRequester.receipt], mutual: true },
+      ...agentClaims(caller),
     },
     jkt,
     subject.exp as number,

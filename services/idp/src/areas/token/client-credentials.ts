@@ -4,7 +4,7 @@ import { parseScope, SCOPE_TOKEN, SCOPES } from '../../oauth/scopes.ts'
 import { targetResource } from '../resources/service.ts'
 import type { GrantDeps } from './grants.ts'
 import { liveClients } from '../clients/store.ts'
-import { ACCESS_TOKEN_TTL_S, signAccessToken, tokenType } from './tokens.ts'
+import { ACCESS_TOKEN_TTL_S, agentClaims, signAccessToken, tokenType } from './tokens.ts'
 
 /** Scopes about a user: a client acting for itself has none to ask for. */
 const USER_SCOPES = new Set<string>([...SCOPES, 'organization'])
@@ -17,7 +17,7 @@ const USER_SCOPES = new Set<string>([...SCOPES, 'organization'])
  */
 export async function clientCredentialsGrant(
   deps: GrantDeps,
-  client: Pick<IdpTables['clients'], 'client_id' | 'client_type'>,
+  client: Pick<IdpTables['clients'], 'client_id' | 'client_type' | 'agent_model' | 'workload'>,
   body: { scope?: string; audience?: string; resource?: string },
   jkt?: string,
 ) {
@@ -58,6 +58,7 @@ export async function clientCredentialsGrant(
       aud: audience,
       client_id: client.client_id,
       ...(scopes.length ? { scope: scopes.join(' ') } : {}),
+      ...agentClaims(client),
     },
     jkt,
   )

@@ -15,7 +15,10 @@ import { ACCESS_TOKEN_TTL_S, type Actor, signAccessToken, tokenType } from './to
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange'
 
-type Client = Pick<IdpTables['clients'], 'client_id' | 'client_type' | 'organization_id'>
+type Client = Pick<
+  IdpTables['clients'],
+  'client_id' | 'client_type' | 'organization_id' | 'agent_model' | 'workload'
+>
 export interface ExchangeRequest {
   subject_token?: string
   subject_token_type?: string

@@ -41,7 +41,25 @@ export interface AccessClaims {
   tsk?: TaskClaim
   /** Agent-to-agent login: both organizations screened each other (leaf hashes of the two receipts). */
   kya?: { ok: true; screened: string[]; mutual: true }
+  /** What the operator declared about the model behind the agent (never verified by us). */
+  agent?: { model: string; version?: string; provider?: string; declared_by: 'operator' }
+  /** The workload identity the client proved it runs as. */
+  workload?: { scheme: string; external_id: string; issuer: string }
 }
+
+/** The claims about the agent a client is, for tokens whose subject is the client itself. */
+export const agentClaims = (client: Pick<IdpTables['clients'], 'agent_model' | 'workload'>) => ({
+  ...(client.agent_model ? { agent: { ...client.agent_model, declared_by: 'operator' as const } } : {}),
+  ...(client.workload
+    ? {
+        workload: {
+          scheme: client.workload.scheme,
+          external_id: client.workload.external_id,
+          issuer: client.workload.issuer,
+        },
+      }
+    : {}),
+})
 
 /**
  * Every access token: an RFC 9068 JWT (typ at+jwt) lasting 600 s, or less when what it derives

@@ -146,7 +146,7 @@ export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies
           html`<h1>Your account</h1>
             <p>Signed in as <strong>${user?.email}</strong>${user?.name ? html` (${user.name})` : ''}.</p>
             <h2>Recent security activity</h2>
-            <table>
+            <table aria-label="Recent security activity">
               ${events.map(
                 (e) =>
                   html`<tr>
