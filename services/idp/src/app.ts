@@ -123,8 +123,16 @@ export const idp: ServiceSpec<IdpConfig> = {
       receipts,
       ledger: { url: ctx.topology.ledger.url, token: ctx.config.ledgerToken },
     }
+    const kyb = {
+      db,
+      keys,
+      issuer: ctx.baseUrl,
+      allowPrivate: ctx.config.fetchAllowPrivate,
+      ownerDocumentUrl: ctx.config.ownerDocumentUrl,
+    }
     orgRoutes(app, {
       ...screening,
+      kyb,
       sealer,
       kv: ctx.kv,
       signupRatePerMinute: ctx.config.registerRatePerMinute,

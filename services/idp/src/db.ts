@@ -198,6 +198,7 @@ export interface IdpTables {
     created_at: Generated<Date>
     updated_at: Generated<Date>
     disabled_at: Date | null
+    business: { entity_name: string; jurisdiction?: string; registration?: string } | null
   }
   lifecycle_deliveries: {
     id: string

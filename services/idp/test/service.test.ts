@@ -51,6 +51,7 @@ describe('idp service', () => {
       '0022_shared_signals.sql',
       '0023_inbound_activity.sql',
       '0024_agent_clients.sql',
+      '0025_kyb.sql',
     ])
   })
 

@@ -1,10 +1,12 @@
 import { type App, type Kv, rateLimit, type Sealer } from '@svc/kit'
 import { Type } from 'typebox'
 import { OrgChanges, Organization, SignUp } from './schemas.ts'
+import { checkDomain, declareBusiness, type KybDeps } from './kyb.ts'
 import { type ScreeningDeps, screenAgent } from './screening.ts'
 import { changeOrg, orgView, requireOrg, rotateKey, signUp } from './service.ts'
 
 interface OrgDeps extends ScreeningDeps {
+  kyb: KybDeps
   sealer: Sealer
   kv: Kv
   signupRatePerMinute: number
@@ -90,5 +92,40 @@ export function orgRoutes(app: App, deps: OrgDeps) {
       },
     },
     async (request) => screenAgent(deps, await requireOrg(db, request), request.body),
+  )
+  app.post(
+    '/orgs/kyb',
+    {
+      schema: {
+        summary:
+          'Declare the business and its domain: the attestation and the owner document to publish there',
+        tags,
+        security,
+        body: Type.Object(
+          {
+            domain: Type.String({
+              pattern:
+                '^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}(:[0-9]{1,5})?$',
+            }),
+            entity_name: Type.String({ minLength: 1, maxLength: 200 }),
+            jurisdiction: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+            registration: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+          },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request) => declareBusiness(deps.kyb, await requireOrg(db, request), request.body),
+  )
+  app.post(
+    '/orgs/kyb/check',
+    {
+      schema: {
+        summary: 'Fetch the domain’s owner document and check it and the organization against each other',
+        tags,
+        security,
+      },
+    },
+    async (request) => checkDomain(deps.kyb, await requireOrg(db, request)),
   )
 }
