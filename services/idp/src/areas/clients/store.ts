@@ -30,6 +30,11 @@ export async function listClients(db: IdpDb) {
   return db.selectFrom('clients').select(PUBLIC_COLUMNS).orderBy('created_at').execute()
 }
 
+/** The whole row, as client authentication needs it (read through cache.ts). */
+export async function clientRow(db: IdpDb, clientId: string) {
+  return db.selectFrom('clients').selectAll().where('client_id', '=', clientId).executeTakeFirst()
+}
+
 export async function secretsOf(db: IdpDb, clientId: string) {
   return db
     .selectFrom('clients')
@@ -38,6 +43,7 @@ export async function secretsOf(db: IdpDb, clientId: string) {
     .executeTakeFirst()
 }
 
+/** Once this commits, the caller calls forgetClients (cache.ts): a kept row has the old secret. */
 export async function updateSecrets(
   db: IdpDb,
   clientId: string,
