@@ -4,12 +4,19 @@
  *   authorization-code exchanges per second (PKCE S256, scope openid offline_access: an access
  *   token, an ID token and a refresh token each),
  *   refresh-token grants per second (rotation: each worker chains its own family),
- *   p50 / p99 latency of each, and the ratio ours / oidc-provider.
- * Both servers run in a child process and get the same requests from the same load generator:
- * node:http with keep-alive, IDP_BENCH_CONCURRENCY workers (16), client_secret_basic.
+ *   client_credentials grants per second (scope api, an RS256 JWT access token each), as Bearer
+ *   tokens and bound to a DPoP key (every request with a fresh ES256 proof carrying the server's
+ *   nonce, which both servers require; proofs are signed before each timed round),
+ *   p50 / p99 latency of each, the server's CPU time per request (and the generator's), and the
+ *   ratio ours / oidc-provider.
+ * Each server runs in a child process, up for the whole run, and gets the same requests from the
+ * same load generator: node:http with keep-alive, IDP_BENCH_CONCURRENCY workers (16),
+ * client_secret_basic. Each measure is taken on every server in turn before the next one.
  * Our codes come from the real flow (one sign-in, then /authorize, which a first-party client
  * passes without consent); oidc-provider's are minted inside its process (oidc-provider-server.ts).
- * Counts: IDP_BENCH_CODES (3,000), IDP_BENCH_REFRESH (5,000).
+ * Counts: IDP_BENCH_CODES (3,000), IDP_BENCH_REFRESH (5,000), IDP_BENCH_CC (5,000 Bearer),
+ * IDP_BENCH_CC_DPOP (as IDP_BENCH_CC); 0 leaves that measure out. IDP_BENCH_NODE_ARGS passes
+ * flags to both servers (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
@@ -36,7 +43,6 @@ const REDIRECT_URI = 'http://127.0.0.1:9/callback'
 const DEMO_EMAIL = 'demo@svc.local'
 const idpMain = fileURLToPath(new URL('../src/main.ts', import.meta.url))
 const oidcProviderMain = fileURLToPath(new URL('./oidc-provider-server.ts', import.meta.url))
-// IDP_BENCH_NODE_ARGS passes flags to both server processes (e.g. --cpu-prof to profile them)
 const nodeArgs = process.env.IDP_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []
 
 // node:http with keep-alive costs the load generator far less CPU than fetch, on a machine it shares with the servers
@@ -476,20 +482,6 @@ const MEASURES: Array<{ name: string; count: number; run: (target: Target) => Pr
   { name: 'cc DPoP', count: DPOP_CLIENT_CREDENTIALS, run: dpopClientCredentialsGrants },
 ].filter((m) => m.count > 0)
 
-async function measure(target: Target) {
-  const results = new Map<string, Figures>()
-  try {
-    for (const m of MEASURES) {
-      const f = await m.run(target)
-      results.set(m.name, f)
-      console.log(row(target.label, m.name, f))
-    }
-    return { label: target.label, results }
-  } finally {
-    await target.stop()
-  }
-}
-
 const row = (label: string, what: string, f: Figures) =>
   `${label.padEnd(26)}${what.padEnd(16)}${`${Math.round(f.perSecond)}/s`.padStart(8)}   p50 ${f.p50.toFixed(1).padStart(5)} ms   p99 ${f.p99.toFixed(1).padStart(6)} ms   cpu ${f.cpuMs.toFixed(2)} ms/req (generator ${f.generatorCpuMs.toFixed(2)})   (${f.count} in ${f.seconds.toFixed(1)} s${f.retries ? `, ${f.retries} nonce retries` : ''})`
 
@@ -499,12 +491,26 @@ console.log(
 console.log(
   `POST /token, ${CONCURRENCY} concurrent, client_secret_basic; ${CODES} code exchanges, ${REFRESH} refresh grants, ${CLIENT_CREDENTIALS} + ${DPOP_CLIENT_CREDENTIALS} client_credentials grants (cc) with Bearer and DPoP tokens`,
 )
-const ours = []
-for (const url of [undefined, ...(process.env.DATABASE_URL ? [process.env.DATABASE_URL] : [])])
-  ours.push(await measure(await launchIdp(url)))
-const theirs = await measure(await launchOidcProvider())
-for (const { label, results } of ours)
+// every server is up for the whole run, and each measure is taken on one after the other, so that
+// load from outside (a shared machine) falls on all of them alike
+const targets: Target[] = []
+const results = new Map<Target, Map<string, Figures>>()
+try {
+  for (const url of [undefined, ...(process.env.DATABASE_URL ? [process.env.DATABASE_URL] : [])])
+    targets.push(await launchIdp(url))
+  targets.push(await launchOidcProvider())
+  for (const m of MEASURES)
+    for (const target of targets) {
+      const f = await m.run(target)
+      results.set(target, (results.get(target) ?? new Map()).set(m.name, f))
+      console.log(row(target.label, m.name, f))
+    }
+} finally {
+  for (const target of targets) await target.stop()
+}
+const theirs = results.get(targets.at(-1)!)!
+for (const target of targets.slice(0, -1))
   console.log(
-    `ratio ${label} / oidc-provider: ${MEASURES.map((m) => `${m.name} ${(results.get(m.name)!.perSecond / theirs.results.get(m.name)!.perSecond).toFixed(2)}`).join(', ')}`,
+    `ratio ${target.label} / oidc-provider: ${MEASURES.map((m) => `${m.name} ${(results.get(target)!.get(m.name)!.perSecond / theirs.get(m.name)!.perSecond).toFixed(2)}`).join(', ')}`,
   )
 agent.destroy()
