@@ -14,7 +14,7 @@
  * client_secret_basic. Each measure is taken on every server in turn before the next one.
  * Our codes come from the real flow (one sign-in, then /authorize, which a first-party client
  * passes without consent); oidc-provider's are minted inside its process (oidc-provider-server.ts).
- * Counts: IDP_BENCH_CODES (3,000), IDP_BENCH_REFRESH (5,000), IDP_BENCH_CC (5,000 Bearer),
+ * Counts: IDP_BENCH_CODES (3,000), IDP_BENCH_REFRESH (5,000), IDP_BENCH_CC (20,000 Bearer),
  * IDP_BENCH_CC_DPOP (as IDP_BENCH_CC); 0 leaves that measure out. IDP_BENCH_NODE_ARGS passes
  * flags to both servers (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  */
@@ -32,7 +32,7 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 
 const CODES = Number(process.env.IDP_BENCH_CODES ?? 3000)
 const REFRESH = Number(process.env.IDP_BENCH_REFRESH ?? 5000)
-const CLIENT_CREDENTIALS = Number(process.env.IDP_BENCH_CC ?? 5000)
+const CLIENT_CREDENTIALS = Number(process.env.IDP_BENCH_CC ?? 20_000)
 const DPOP_CLIENT_CREDENTIALS = Number(process.env.IDP_BENCH_CC_DPOP ?? CLIENT_CREDENTIALS)
 const CONCURRENCY = Number(process.env.IDP_BENCH_CONCURRENCY ?? 16)
 // codes live 60 s on both servers: they are made and exchanged in rounds well within that
