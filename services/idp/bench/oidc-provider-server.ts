@@ -2,8 +2,9 @@
  * oidc-provider (npm, the certified OpenID provider for Node.js) set up like our idp for the
  * /token comparison in idp.bench.ts, run in its own process:
  *   one confidential client authenticating with client_secret_basic; PKCE S256; refresh tokens
- *   only with offline_access and rotated on every use; RS256 ID tokens; RS256 JWT access tokens
- *   (through a resource indicator, the only way it issues JWT access tokens); TTLs as ours.
+ *   only with offline_access and rotated on every use; client_credentials; DPoP with server
+ *   nonces required; RS256 ID tokens; RS256 JWT access tokens (through a resource indicator, the
+ *   only way it issues JWT access tokens); TTLs as ours.
  * Storage is oidc-provider's own in-memory adapter (no database), over a larger store than its
  * default 1,000 entries, which the benchmark's thousands of codes would overflow.
  *
@@ -41,7 +42,7 @@ const provider = new Provider(`http://127.0.0.1:${port}`, {
       client_id: clientId,
       client_secret: env('OIDC_BENCH_CLIENT_SECRET'),
       redirect_uris: [redirectUri],
-      grant_types: ['authorization_code', 'refresh_token'],
+      grant_types: ['authorization_code', 'refresh_token', 'client_credentials'],
       response_types: ['code'],
       token_endpoint_auth_method: 'client_secret_basic',
       id_token_signed_response_alg: 'RS256',
@@ -54,6 +55,9 @@ const provider = new Provider(`http://127.0.0.1:${port}`, {
   rotateRefreshToken: true,
   features: {
     devInteractions: { enabled: false },
+    clientCredentials: { enabled: true },
+    // ours always wants its nonce in a proof, and remembers each proof's jti
+    dPoP: { enabled: true, nonceSecret: randomBytes(32), requireNonce: () => true },
     resourceIndicators: {
       enabled: true,
       defaultResource: () => RESOURCE,

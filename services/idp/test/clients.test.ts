@@ -28,6 +28,16 @@ describe('idp clients management', () => {
     backchannel_logout_uri: 'https://rental.example.com/auth/backchannel',
   }
 
+  const clientCredentials = (clientId: string, secret: string) =>
+    request(`${service.url}/token`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: 'grant_type=client_credentials',
+    })
+
   before(async () => {
     service = await startService(idp, testEnv({ IDP_ADMIN_TOKEN: ADMIN }), { fresh: true })
     db = service.ctx.database!.db as Kysely<IdpTables>
@@ -94,6 +104,34 @@ describe('idp clients management', () => {
     assert.equal(webhook.status, 200)
     assert.notEqual(webhook.body.webhook_secret, client.webhook_secret)
     assert.equal(await webhookSecretOf(db, sealer, client.client_id!), webhook.body.webhook_secret)
+  })
+
+  it('refuses a rotated secret at /token at once, though it authenticated the request before', async () => {
+    const client = (await create(confidential)).body as Record<string, string>
+    const grant = (secret: string) => clientCredentials(client.client_id!, secret)
+    assert.equal((await grant(client.client_secret!)).status, 200)
+    const rotated = await request(`${service.url}/manage/v1/clients/${client.client_id}/rotate-secret`, {
+      method: 'POST',
+      headers: { 'x-admin-token': ADMIN },
+    })
+    const refused = await grant(client.client_secret!)
+    assert.equal(refused.status, 401)
+    assert.equal(refused.body.error, 'invalid_client')
+    assert.equal((await grant(rotated.body.client_secret as string)).status, 200)
+  })
+
+  it('accepts at once a secret another instance rotated: a refusal reads the client again', async () => {
+    const client = (await create(confidential)).body as Record<string, string>
+    const grant = (secret: string) => clientCredentials(client.client_id!, secret)
+    assert.equal((await grant(client.client_secret!)).status, 200)
+    // what another instance's rotation leaves: a new hash in the row, and nothing said to this one
+    await db
+      .updateTable('clients')
+      .set({ client_secret_hash: createHash('sha256').update('cs_elsewhere').digest() })
+      .where('client_id', '=', client.client_id!)
+      .execute()
+    assert.equal((await grant('cs_elsewhere')).status, 200)
+    assert.equal((await grant(client.client_secret!)).status, 401)
   })
 
   it('registers a public (native) client with no secret, and refuses to rotate one', async () => {

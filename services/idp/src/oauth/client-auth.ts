@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose'
 import type { Selectable } from 'kysely'
 import type { IdpDb, IdpTables } from '../db.ts'
-import { liveClients } from '../areas/clients/store.ts'
+import { cachedClientRow } from '../areas/clients/cache.ts'
 import { secretMatches } from '../areas/clients/service.ts'
 
 export const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer'
@@ -28,10 +28,6 @@ export interface ClientCredentials {
 const invalidClient = (message: string, basic: boolean) =>
   new AppError(401, 'invalid_client', message, basic ? { 'www-authenticate': 'Basic realm="token"' } : {})
 
-async function clientRow(db: IdpDb, clientId: string) {
-  return liveClients(db).selectAll().where('client_id', '=', clientId).executeTakeFirst()
-}
-
 /**
  * RFC 7523 §2.2 and §3 (OpenID Connect Core §9): a JWT signed with one of the client's registered
  * keys, `iss` = `sub` = `client_id`, `aud` the issuer or the endpoint, an `exp` at most five
@@ -48,7 +44,7 @@ async function assertedClient(deps: ClientAuthDeps, request: FastifyRequest, bod
   }
   if (typeof clientId !== 'string' || (body.client_id !== undefined && body.client_id !== clientId))
     throw invalidClient('client_assertion must be issued by the client_id', false)
-  const client = await clientRow(deps.db, clientId)
+  const client = await cachedClientRow(deps.db, clientId)
   if (!client || client.token_endpoint_auth_method !== 'private_key_jwt' || !client.jwks)
     throw invalidClient('client authentication failed', false)
   const endpoint = `${deps.issuer}${request.url.split('?')[0]}`
@@ -86,7 +82,7 @@ export async function authenticateClient(
   request: FastifyRequest,
   body: ClientCredentials,
   { anySecretMethod = false } = {},
-): Promise<Selectable<IdpTables['clients']>> {
+): Promise<Readonly<Selectable<IdpTables['clients']>>> {
   const header = request.headers.authorization
   const methods = [
     header?.startsWith('Basic '),
@@ -121,13 +117,17 @@ export async function authenticateClient(
     method = 'none'
   }
   if (!clientId) throw invalidClient('client authentication is required', false)
-  const client = await clientRow(deps.db, clientId)
-  const registered = client?.token_endpoint_auth_method
   const secretMethods = ['client_secret_basic', 'client_secret_post']
-  const sameKind = anySecretMethod && secretMethods.includes(method) && secretMethods.includes(registered!)
-  if (!client || (registered !== method && !sameKind))
-    throw invalidClient('client authentication failed', method === 'client_secret_basic')
-  if (method !== 'none' && !secretMatches(client.client_secret_hash, secret ?? ''))
+  const accepts = (client: { token_endpoint_auth_method: string; client_secret_hash: Buffer | null }) =>
+    (client.token_endpoint_auth_method === method ||
+      (anySecretMethod &&
+        secretMethods.includes(method) &&
+        secretMethods.includes(client.token_endpoint_auth_method))) &&
+    (method === 'none' || secretMatches(client.client_secret_hash, secret ?? ''))
+  let client = await cachedClientRow(deps.db, clientId)
+  // the kept row may predate a secret rotated on another instance: a refusal reads it again
+  if (client && !accepts(client)) client = await cachedClientRow(deps.db, clientId, { fresh: true })
+  if (!client || !accepts(client))
     throw invalidClient('client authentication failed', method === 'client_secret_basic')
   return client
 }

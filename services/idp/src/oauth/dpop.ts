@@ -2,7 +2,8 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import { AppError, type Kv } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { hasPrivateMembers } from './jwk.ts'
-import { calculateJwkThumbprint, EmbeddedJWK, type JWK, jwtVerify } from 'jose'
+import { type JWK, jwtVerify } from 'jose'
+import { proofKey } from './dpop-keys.ts'
 
 /** The algorithms a DPoP proof may use (discovery: dpop_signing_alg_values_supported). */
 export const DPOP_ALGS = ['ES256', 'EdDSA', 'RS256', 'PS256']
@@ -69,14 +70,23 @@ export async function checkProof(
     throw new DpopError('invalid_dpop_proof', 'send exactly one DPoP proof')
   let payload
   let jwk: JWK
+  let jkt = ''
   try {
-    const verified = await jwtVerify(header, EmbeddedJWK, {
-      typ: 'dpop+jwt',
-      algorithms: DPOP_ALGS,
-      requiredClaims: ['jti', 'htm', 'htu', 'iat'],
-      maxTokenAge: PROOF_WINDOW_S,
-      clockTolerance: PROOF_WINDOW_S,
-    })
+    const verified = await jwtVerify(
+      header,
+      async (protectedHeader, token) => {
+        const embedded = await proofKey(protectedHeader, token)
+        jkt = embedded.jkt
+        return embedded.key
+      },
+      {
+        typ: 'dpop+jwt',
+        algorithms: DPOP_ALGS,
+        requiredClaims: ['jti', 'htm', 'htu', 'iat'],
+        maxTokenAge: PROOF_WINDOW_S,
+        clockTolerance: PROOF_WINDOW_S,
+      },
+    )
     payload = verified.payload
     jwk = verified.protectedHeader.jwk!
   } catch (err) {
@@ -93,7 +103,6 @@ export async function checkProof(
     throw new DpopError('invalid_dpop_proof', 'ath is not the hash of the access token')
   if (!nonceIsFresh(deps, payload.nonce))
     throw new DpopError('use_dpop_nonce', 'use the server’s DPoP nonce (DPoP-Nonce header)')
-  const jkt = await calculateJwkThumbprint(jwk, 'sha256')
   if (!(await deps.kv.setIfAbsent(`dpop-jti:${jkt}:${String(payload.jti)}`, '1', 3 * PROOF_WINDOW_S * 1000)))
     throw new DpopError('invalid_dpop_proof', 'the DPoP proof was already used (jti replayed)')
   return jkt

@@ -6,6 +6,7 @@ import type { IdpDb } from '../../db.ts'
 import { hasPrivateMembers } from '../../oauth/jwk.ts'
 import { newDidKey } from '../identity/service.ts'
 import type { NewClient } from './schemas.ts'
+import { forgetClients } from './cache.ts'
 import { clientById, insertClient, listClients, secretsOf, updateSecrets } from './store.ts'
 import { checkLogoutUri, checkOrigin, checkRedirectUri } from './uris.ts'
 
@@ -124,18 +125,18 @@ export async function rotateClientSecret(db: IdpDb, clientId: string) {
     throw new AppError(400, 'invalid_request', 'this client authenticates without a secret')
   const clientSecret = token('cs_')
   await updateSecrets(db, clientId, { client_secret_hash: hash(clientSecret) })
+  forgetClients()
   return { client_id: clientId, client_secret: clientSecret, client_secret_expires_at: 0 }
 }
 
 /** The old webhook secret stops validating at once: only the new one is kept. */
 export async function rotateWebhookSecret(db: IdpDb, sealer: Sealer, clientId: string) {
   const webhookSecret = token('whsec_')
-  if (
-    !(await updateSecrets(db, clientId, {
-      webhook_secret_sealed: sealer.seal(webhookSecret, webhookContext(clientId)),
-    }))
-  )
-    throw notFound(`no client ${clientId}`, 'not_found')
+  const updated = await updateSecrets(db, clientId, {
+    webhook_secret_sealed: sealer.seal(webhookSecret, webhookContext(clientId)),
+  })
+  forgetClients()
+  if (!updated) throw notFound(`no client ${clientId}`, 'not_found')
   return { client_id: clientId, webhook_secret: webhookSecret }
 }
 

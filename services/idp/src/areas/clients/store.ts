@@ -57,6 +57,11 @@ export async function markDeleted(db: IdpDb, organizationId: string, clientId: s
   return result.numUpdatedRows > 0n
 }
 
+/** The whole row of a live client, as client authentication needs it (read through cache.ts). */
+export async function clientRow(db: IdpDb, clientId: string) {
+  return liveClients(db).selectAll().where('client_id', '=', clientId).executeTakeFirst()
+}
+
 export async function secretsOf(db: IdpDb, clientId: string) {
   return db
     .selectFrom('clients')
@@ -65,6 +70,7 @@ export async function secretsOf(db: IdpDb, clientId: string) {
     .executeTakeFirst()
 }
 
+/** Once this commits, the caller calls forgetClients (cache.ts): a kept row has the old secret. */
 export async function updateSecrets(
   db: IdpDb,
   clientId: string,

@@ -4,6 +4,7 @@ import type { Static } from 'typebox'
 import type { IdpDb, IdpTables } from '../../db.ts'
 import type { NewClient } from '../clients/schemas.ts'
 import { clientView, createClient, rotateClientSecret, rotateWebhookSecret } from '../clients/service.ts'
+import { forgetClients } from '../clients/cache.ts'
 import { clientsOf, markDeleted } from '../clients/store.ts'
 import { checkLogoutUri } from '../clients/uris.ts'
 import { countClients, lockOrg, type OrgRow } from './store.ts'
@@ -38,6 +39,7 @@ export async function orgClient(db: IdpDb, org: OrgRow, clientId: string) {
 export async function deleteOrgClient(db: IdpDb, org: OrgRow, clientId: string) {
   if (!(await markDeleted(db, org.id, clientId)))
     throw notFound(`no client ${clientId} in this organization`, 'not_found')
+  forgetClients()
 }
 
 export async function rotateOrgClientSecret(db: IdpDb, org: OrgRow, clientId: string) {
@@ -66,6 +68,7 @@ export async function setLifecycleUrl(db: IdpDb, org: OrgRow, clientId: string, 
     })
     .where('client_id', '=', clientId)
     .execute()
+  forgetClients()
   return orgClient(db, org, clientId)
 }
 
@@ -82,5 +85,6 @@ export async function declareModel(
     .set({ agent_model: JSON.stringify(model) as never, updated_at: new Date() })
     .where('client_id', '=', clientId)
     .execute()
+  forgetClients()
   return orgClient(db, org, clientId)
 }

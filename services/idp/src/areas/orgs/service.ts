@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { AppError, notFound, type Sealer } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import type { IdpDb } from '../../db.ts'
+import { forgetClients } from '../clients/cache.ts'
 import { newDidKey } from '../identity/service.ts'
 import { insertOrg, listOrgs, type OrgRow, orgByKeyHash, updateOrg } from './store.ts'
 
@@ -99,5 +100,7 @@ export async function adminUpdate(
 ) {
   const row = await updateOrg(db, id, set)
   if (!row) throw notFound(`no organization ${id}`, 'not_found')
+  // a disabled organization's clients are unknown: no kept row may still let them in
+  forgetClients()
   return orgView(row)
 }

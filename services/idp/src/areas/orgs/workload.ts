@@ -2,6 +2,7 @@ import { AppError } from '@svc/kit'
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose'
 import type { IdpDb } from '../../db.ts'
 import { fetchPublic } from '../../outbound.ts'
+import { forgetClients } from '../clients/cache.ts'
 import { orgClient } from './clients.ts'
 import type { OrgRow } from './store.ts'
 
@@ -58,5 +59,6 @@ export async function bindWorkload(
     .set({ workload: JSON.stringify(workload) as never, updated_at: new Date() })
     .where('client_id', '=', clientId)
     .execute()
+  forgetClients()
   return orgClient(deps.db, org, clientId)
 }
