@@ -14,6 +14,7 @@ import { startLifecycleDelivery } from './areas/lifecycle/service.ts'
 import { activityRoutes } from './areas/activity/routes.ts'
 import { reconcileRoutes } from './areas/receipts/routes.ts'
 import { signalRoutes } from './areas/signals/routes.ts'
+import { userAdminRoutes } from './areas/users/routes.ts'
 import { startSignalDelivery } from './areas/signals/service.ts'
 import { approvalRoutes } from './areas/approvals/routes.ts'
 import { startApprovalExpiry } from './areas/approvals/service.ts'
@@ -164,6 +165,7 @@ export const idp: ServiceSpec<IdpConfig> = {
     }
     await startSignalDelivery(signals)
     signalRoutes(app, { ...signals, kv: ctx.kv })
+    userAdminRoutes(app, { db, signals, adminToken: ctx.config.adminToken })
     await activityRoutes(app, { db, sealer, pairwiseSalt: ctx.config.pairwiseSalt })
     lifecycleAdminRoutes(app, db, ctx.config.adminToken)
     const changes = { db, mailer, receipts, lifecycle, signals, issuer }

@@ -46,6 +46,7 @@ export interface IdpTables {
     key_sealed: Buffer | null
     created_at: Generated<Date>
     deleted_at: Date | null
+    disabled_at: Date | null
   }
   issuer_identity: { id: number; did: string; seed_sealed: Buffer; created_at: Generated<Date> }
   known_devices: {

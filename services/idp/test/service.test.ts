@@ -52,6 +52,7 @@ describe('idp service', () => {
       '0023_inbound_activity.sql',
       '0024_agent_clients.sql',
       '0025_kyb.sql',
+      '0026_user_disable.sql',
     ])
   })
 

@@ -189,6 +189,40 @@ describe('shared signals: SETs pushed (RFC 8935) and polled (RFC 8936)', () => {
     assert.equal((await ssf(pusher, '/ssf/status')).body.backlog, 0, 'the retried push was accepted')
   })
 
+  it('sends account-disabled when the admin disables the account, which then cannot sign in', async () => {
+    await signInBoth()
+    const admin = (method: string, path: string, body?: unknown) =>
+      request(`${service.url}/manage/v1${path}`, {
+        method,
+        headers: { 'x-admin-token': ADMIN, ...(body ? { 'content-type': 'application/json' } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      })
+    const user = (await admin('GET', '/users?email=DEMO@svc.local')).body as { id: string }
+    const disabled = await admin('POST', `/users/${user.id}/disable`, { reason: 'hijacking' })
+    assert.equal(disabled.body.disabled, true)
+    const [set] = await pollAll()
+    assert.deepEqual(set!.events[`${RISC}account-disabled`], { reason: 'hijacking' })
+    assert.equal(set!.sub_id.sub, subs[poller.clientId])
+    const browser = new CookieJar()
+    const login = await (await browser.fetch(`${service.url}/ui/login`)).text()
+    const refused = await browser.fetch(`${service.url}/ui/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        email: 'demo@svc.local',
+        password: service.ctx.config.demoPassword,
+        csrf: csrfOf(login),
+        return_to: '/ui/account',
+      }).toString(),
+    })
+    assert.equal(refused.status, 403)
+    assert.match(await refused.text(), /This account is disabled/)
+    assert.equal((await admin('POST', `/users/${user.id}/enable`)).body.disabled, false)
+    assert.equal((await admin('POST', '/users/usr_nobody/disable')).status, 404)
+    await pushedEvents(2)
+    pushed.splice(1)
+  })
+
   it('sends credential-change, token-claims-change and account-purged as the account changes', async () => {
     await signInBoth()
     await accountPost('/ui/account/password', {

@@ -35,7 +35,7 @@ export async function tokenHolder(db: IdpDb, payload: Record<string, unknown>) {
     .where('client_id', '=', clientId)
     .executeTakeFirst()
   const user = session && client ? await userById(db, session.user_id) : undefined
-  if (!user || !client) return undefined
+  if (!user || !client || user.disabled_at) return undefined
   // a token under a task grant the user ended stops with it
   const taskId = (payload.tsk as { id?: unknown } | undefined)?.id
   if (typeof taskId === 'string' && (await taskById(db, taskId))?.ended_at) return undefined

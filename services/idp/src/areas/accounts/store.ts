@@ -14,7 +14,7 @@ export async function userById(db: IdpDb, id: string) {
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
-export async function insertUser(db: IdpDb, row: Omit<UserRow, 'created_at' | 'deleted_at'>) {
+export async function insertUser(db: IdpDb, row: Omit<UserRow, 'created_at' | 'deleted_at' | 'disabled_at'>) {
   await db.insertInto('users').values(row).execute()
 }
 

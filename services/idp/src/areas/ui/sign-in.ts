@@ -5,6 +5,7 @@ import { recordEvent, requestContext } from '../accounts/service.ts'
 import { userById } from '../accounts/store.ts'
 import { recognizeDevice } from '../sessions/devices.ts'
 import { startSession } from '../sessions/service.ts'
+import { sendMessage } from './layout.ts'
 
 export interface SignInDeps {
   db: IdpDb
@@ -22,6 +23,9 @@ export async function completeSignIn(
   signIn: { userId: string; amr: string[]; acr: string; returnTo: string; secure: boolean },
 ) {
   const context = requestContext(request)
+  // every way in ends here, so a disabled account is stopped here, whatever it proved
+  if ((await userById(db, signIn.userId))?.disabled_at)
+    return sendMessage(reply, 403, 'Account disabled', 'This account is disabled. Contact the operator.')
   await db.transaction().execute(async (trx) => {
     await startSession(trx, reply, { ...signIn, ...context })
     await recordEvent(trx, signIn.userId, 'login', context)
