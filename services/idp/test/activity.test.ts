@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict'
 import { createHmac } from 'node:crypto'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { type RunningService, startService } from '@svc/kit'
 import { CookieJar, type JsonResponse, request, testEnv } from '@svc/kit/testing'
@@ -10,6 +8,7 @@ import type { LedgerConfig } from '../../ledger/src/config.ts'
 import { idp } from '../src/app.ts'
 import type { IdpConfig } from '../src/config.ts'
 import { ADMIN, browser, registerClient } from './flow.ts'
+import { startReceiver } from './receiver.ts'
 
 const CALLBACK = 'https://rental.example.com/callback'
 const IDP_WRITER = 'test-idp-writer-token-0004'
@@ -18,8 +17,7 @@ const RENTAL_WRITER = 'test-rental-writer-token-0004'
 describe('inbound activity: a client relays ledger receipts about its users', () => {
   let log: RunningService<LedgerConfig>
   let service: RunningService<IdpConfig>
-  let hook: Server
-  const events: string[] = []
+  let hook: Awaited<ReturnType<typeof startReceiver>>
   let rental: Awaited<ReturnType<typeof registerClient>>
   let webhookSecret: string
   let sub: string
@@ -42,15 +40,7 @@ describe('inbound activity: a client relays ledger receipts about its users', ()
   }
 
   before(async () => {
-    hook = createServer((req, res) => {
-      const chunks: Buffer[] = []
-      req.on('data', (c: Buffer) => chunks.push(c))
-      req.on('end', () => {
-        events.push(Buffer.concat(chunks).toString('utf8'))
-        res.writeHead(200).end()
-      })
-    })
-    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve))
+    hook = await startReceiver(200)
     log = await startService(
       ledger,
       testEnv({ LEDGER_WRITERS: `idp:${IDP_WRITER},rental:${RENTAL_WRITER}`, LEDGER_BATCH_WAIT_MS: '2' }),
@@ -61,7 +51,7 @@ describe('inbound activity: a client relays ledger receipts about its users', ()
       method: 'POST',
       headers: { authorization: `Bearer ${RENTAL_WRITER}`, 'content-type': 'application/json' },
       body: JSON.stringify({
-        url: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/ledger-events`,
+        url: hook.url,
         events: ['receipt.recorded'],
       }),
     })
@@ -92,17 +82,11 @@ describe('inbound activity: a client relays ledger receipts about its users', ()
   after(async () => {
     await service.close()
     await log.close()
-    hook.close()
+    await hook.close()
   })
 
-  const ledgerEvent = async () => {
-    const deadline = Date.now() + 20_000
-    while (!events.length) {
-      if (Date.now() > deadline) throw new Error('no receipt.recorded event from the ledger')
-      await new Promise((r) => setTimeout(r, 100))
-    }
-    return events[0]!
-  }
+  /** The first receipt.recorded event the ledger sent the client. */
+  const ledgerEvent = async () => (await hook.arrived(1))[0]!.body
 
   it('stores a relayed receipt once for the user it is about, who sees it on the account page', async () => {
     const event = await ledgerEvent()

@@ -3,12 +3,13 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { type RunningService, startService } from '@svc/kit'
-import { type JsonResponse, request, testEnv } from '@svc/kit/testing'
+import { type JsonResponse, testEnv } from '@svc/kit/testing'
 import { decodeJwt, exportJWK, generateKeyPair, type GenerateKeyPairResult, SignJWT } from 'jose'
 import * as oidc from 'openid-client'
 import { idp } from '../src/app.ts'
 import type { IdpConfig } from '../src/config.ts'
 import { fetchPublic } from '../src/outbound.ts'
+import { asOrg, signUpOrg } from './org-api.ts'
 import { ADMIN } from './flow.ts'
 
 const SPIFFE_ID = 'spiffe://example.org/ns/agents/sa/shopper'
@@ -24,19 +25,8 @@ describe('agent clients: DID, declared model and workload binding', () => {
   let config: oidc.Configuration
 
   const orgCall = (method: string, path: string, body?: unknown, apiKey = key) =>
-    request(`${service.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-    })
-  const signUp = async (name: string) =>
-    (
-      await request(`${service.url}/orgs/signup`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ name, contact_email: `ops@${name}.example.com`, accept_terms: true }),
-      })
-    ).body.api_key as string
+    asOrg(service, apiKey)(method, path, body)
+  const signUp = async (name: string) => (await signUpOrg(service, name)).api_key
   /** A JWT-SVID as SPIRE would mint it, with claims to override. */
   const svid = (claims: Record<string, unknown> = {}, audience = service.url) =>
     new SignJWT({ iss: SPIRE, sub: SPIFFE_ID, aud: audience, did: client.did, ...claims })

@@ -8,6 +8,7 @@ import { ledger } from '../../ledger/src/app.ts'
 import type { LedgerConfig } from '../../ledger/src/config.ts'
 import { idp } from '../src/app.ts'
 import type { IdpConfig } from '../src/config.ts'
+import { receiptsAbout } from './ledger-api.ts'
 import { ADMIN } from './flow.ts'
 
 const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange'
@@ -70,21 +71,8 @@ describe('agent-to-agent login: token exchange between organizations, screened b
   }
 
   /** The ledger's receipts about a subject, once `count` have arrived. */
-  async function onLedger(subject: string, count: number) {
-    const deadline = Date.now() + 20_000
-    for (;;) {
-      const res = await request(`${log.url}/v1/receipts?${new URLSearchParams({ subject })}`, {
-        headers: { authorization: `Bearer ${WRITER}` },
-      })
-      const found = res.body.receipts as Array<{
-        leaf_hash: string
-        receipt: { type: string; data: Record<string, unknown> }
-      }>
-      if (found.length >= count) return found
-      if (Date.now() > deadline) throw new Error(`the ledger holds ${found.length} of ${count} receipts`)
-      await new Promise((r) => setTimeout(r, 200))
-    }
-  }
+  const onLedger = (subject: string, count: number) =>
+    receiptsAbout({ url: log.url, writer: WRITER }, subject, (r) => r.length >= count)
 
   const login = async (from: Org, audience: string, extra: Record<string, string> = {}) => {
     const own = await oidc.clientCredentialsGrant(from.client.config, { scope: 'orders:read orders:write' })

@@ -11,6 +11,7 @@ import { idp } from '../src/app.ts'
 import { DEMO_EMAIL } from '../src/areas/accounts/service.ts'
 import type { IdpConfig } from '../src/config.ts'
 import type { IdpTables } from '../src/db.ts'
+import { receiptsAbout } from './ledger-api.ts'
 import { ADMIN, browser, csrfOf, registerClient } from './flow.ts'
 
 const CALLBACK = 'https://assistant.example.com/callback'
@@ -117,22 +118,12 @@ describe('approvals: ask my human', () => {
   }
 
   /** The ledger's receipt with this leaf hash, once it has arrived. */
-  async function onLedger(leafHash: string) {
-    const deadline = Date.now() + 20_000
-    for (;;) {
-      const res = await request(`${log.url}/v1/receipts?${new URLSearchParams({ subject: did })}`, {
-        headers: { authorization: `Bearer ${WRITER}` },
-      })
-      const receipts = res.body.receipts as Array<{
-        leaf_hash: string
-        receipt: { type: string; data: Record<string, unknown> }
-      }>
-      const found = receipts.find((r) => r.leaf_hash === leafHash)
-      if (found) return found.receipt
-      if (Date.now() > deadline) throw new Error(`no receipt ${leafHash} on the ledger`)
-      await new Promise((r) => setTimeout(r, 200))
-    }
-  }
+  const onLedger = async (leafHash: string) =>
+    (
+      await receiptsAbout({ url: log.url, writer: WRITER }, did, (r) =>
+        r.some((x) => x.leaf_hash === leafHash),
+      )
+    ).find((x) => x.leaf_hash === leafHash)!.receipt
 
   it('is asked, shown to the user, approved, polled no faster than the interval, and receipted', async () => {
     const created = await ask({ ...ASK, expires_in: 600 })

@@ -3,10 +3,11 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { type RunningService, startService } from '@svc/kit'
-import { request, testEnv } from '@svc/kit/testing'
+import { testEnv } from '@svc/kit/testing'
 import { createRemoteJWKSet, jwtVerify } from 'jose'
 import { idp } from '../src/app.ts'
 import type { IdpConfig } from '../src/config.ts'
+import { asOrg, signUpOrg } from './org-api.ts'
 import { ADMIN } from './flow.ts'
 
 describe('business verification: attestation, owner document, two-way check', () => {
@@ -17,20 +18,8 @@ describe('business verification: attestation, owner document, two-way check', ()
   let key: string
 
   const orgCall = (method: string, path: string, body?: unknown, apiKey = key) =>
-    request(`${service.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-    })
-  const signUp = async (name: string) =>
-    (
-      await request(`${service.url}/orgs/signup`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ name, contact_email: `ops@${name}.example.com`, accept_terms: true }),
-      })
-    ).body.api_key as string
-
+    asOrg(service, apiKey)(method, path, body)
+  const signUp = async (name: string) => (await signUpOrg(service, name)).api_key
   before(async () => {
     web = createServer((req, res) => {
       const domain = decodeURIComponent(req.url!.split('/')[1]!)

@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict'
 import { createHmac } from 'node:crypto'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { type RunningService, startService } from '@svc/kit'
 import { CookieJar, request, testEnv } from '@svc/kit/testing'
@@ -12,6 +10,7 @@ import { DEMO_EMAIL } from '../src/areas/accounts/service.ts'
 import type { IdpConfig } from '../src/config.ts'
 import type { IdpTables } from '../src/db.ts'
 import { ADMIN, browser, csrfOf } from './flow.ts'
+import { startReceiver } from './receiver.ts'
 
 const CALLBACK = 'https://shop.example.com/callback'
 
@@ -23,10 +22,7 @@ interface Received {
 
 describe('lifecycle webhooks', () => {
   let service: RunningService<IdpConfig>
-  let receiver: Server
-  let receiverUrl: string
-  const received: Received[] = []
-  let failNext = 0
+  let receiver: Awaited<ReturnType<typeof startReceiver>>
   let key: string
   let client: { client_id: string; client_secret: string; webhook_secret: string }
   let config: oidc.Configuration
@@ -34,14 +30,12 @@ describe('lifecycle webhooks', () => {
   const jar = new CookieJar()
 
   /** The events received so far, once `count` have arrived. */
-  async function events(count: number) {
-    const deadline = Date.now() + 20_000
-    while (received.length < count) {
-      if (Date.now() > deadline) throw new Error(`${received.length} of ${count} events arrived`)
-      await new Promise((r) => setTimeout(r, 100))
-    }
-    return received
-  }
+  const events = async (count: number): Promise<Received[]> =>
+    (await receiver.arrived(count)).map((d) => ({
+      headers: d.headers,
+      raw: d.body,
+      body: JSON.parse(d.body) as Received['body'],
+    }))
   const outboxLink = async (to: string, path: string) => {
     const db = service.ctx.database!.db as Kysely<IdpTables>
     const mail = await db
@@ -69,22 +63,7 @@ describe('lifecycle webhooks', () => {
     }).signIn({ scope: 'openid email offline_access', prompt: 'login' })
 
   before(async () => {
-    receiver = createServer((req, res) => {
-      const chunks: Buffer[] = []
-      req.on('data', (c: Buffer) => chunks.push(c))
-      req.on('end', () => {
-        if (failNext > 0) {
-          failNext--
-          res.writeHead(503).end()
-          return
-        }
-        const raw = Buffer.concat(chunks).toString('utf8')
-        received.push({ headers: req.headers, raw, body: JSON.parse(raw) as Received['body'] })
-        res.writeHead(204).end()
-      })
-    })
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
-    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/svc-events`
+    receiver = await startReceiver()
     service = await startService(
       idp,
       testEnv({
@@ -117,7 +96,7 @@ describe('lifecycle webhooks', () => {
   })
   after(async () => {
     await service.close()
-    receiver.close()
+    await receiver.close()
   })
 
   const setUrl = (url: string, apiKey = key) =>
@@ -142,11 +121,11 @@ describe('lifecycle webhooks', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Rival', contact_email: 'ops@rival.example.com', accept_terms: true }),
     })
-    assert.equal((await setUrl(receiverUrl, rival.body.api_key as string)).status, 404)
-    const set = await setUrl(receiverUrl)
+    assert.equal((await setUrl(receiver.url, rival.body.api_key as string)).status, 404)
+    const set = await setUrl(receiver.url)
     assert.equal(set.status, 200)
-    assert.equal(set.body.lifecycle_webhook_url, receiverUrl)
-    assert.equal(set.body.backchannel_logout_uri, receiverUrl)
+    assert.equal(set.body.lifecycle_webhook_url, receiver.url)
+    assert.equal(set.body.backchannel_logout_uri, receiver.url)
   })
 
   it('tells the client of a withdrawn consent with its own sub, signed over the exact bytes', async () => {
@@ -168,7 +147,7 @@ describe('lifecycle webhooks', () => {
 
   it('tells of a password change, retrying a failed delivery, and the refresh tokens die', async () => {
     const tokens = await signIn()
-    failNext = 1
+    receiver.failNext(1)
     const newPassword = 'a-new-password-123'
     const changed = await post('/ui/account/password', {
       current_password: service.ctx.config.demoPassword,
@@ -204,7 +183,7 @@ describe('lifecycle webhooks', () => {
     const newEmail = 'demo.new@svc.local'
     assert.equal((await post('/ui/account/email', { email: newEmail })).status, 200)
     const link = await outboxLink(newEmail, '/ui/account/email/confirm')
-    assert.equal(received.length, 2, 'nothing changes before the link is followed')
+    assert.equal(receiver.deliveries.length, 2, 'nothing changes before the link is followed')
     assert.equal((await fetch(link)).status, 200)
     const [, , event] = await events(3)
     verify(event!)

@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { type RunningService, startService } from '@svc/kit'
-import { CookieJar, request, testEnv } from '@svc/kit/testing'
+import { CookieJar, testEnv } from '@svc/kit/testing'
 import type { Kysely } from 'kysely'
 import * as oidc from 'openid-client'
 import { idp } from '../src/app.ts'
 import { DEMO_EMAIL } from '../src/areas/accounts/service.ts'
 import type { IdpConfig } from '../src/config.ts'
 import type { IdpTables } from '../src/db.ts'
+import { asOrg, signUpOrg } from './org-api.ts'
 import { ADMIN, browser, csrfOf } from './flow.ts'
 
 const SHOP = 'https://shop.example.com/callback'
@@ -22,22 +23,8 @@ describe('organization members: invitations, the org claim and member MFA', () =
   const jar = new CookieJar()
 
   const orgCall = (method: string, path: string, body?: unknown, apiKey = key) =>
-    request(`${service.url}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${apiKey}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    })
-  const signUp = async (name: string) =>
-    (
-      await request(`${service.url}/orgs/signup`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ name, contact_email: `ops@${name}.example.com`, accept_terms: true }),
-      })
-    ).body as { organization_id: string; api_key: string }
+    asOrg(service, apiKey)(method, path, body)
+  const signUp = (name: string) => signUpOrg(service, name)
   const orgClient = async (redirect: string) => {
     const created = await orgCall('POST', '/orgs/clients', {
       client_name: 'Shop',

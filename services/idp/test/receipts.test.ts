@@ -11,17 +11,11 @@ import { ledger } from '../../ledger/src/app.ts'
 import type { LedgerConfig } from '../../ledger/src/config.ts'
 import { idp } from '../src/app.ts'
 import type { IdpConfig } from '../src/config.ts'
+import { receiptsAbout } from './ledger-api.ts'
 import { ADMIN, browser, csrfOf, registerClient } from './flow.ts'
 
 const CALLBACK = 'https://partner.example.com/callback'
 const WRITER = 'test-idp-writer-token-0001'
-
-interface LedgerReceipt {
-  index: number
-  leaf_hash: string
-  receipt: { type: string; issuer: string; subject: string; data: Record<string, unknown> }
-  signature: string
-}
 
 describe('self-receipts on the ledger: consent and new devices', () => {
   let log: RunningService<LedgerConfig>
@@ -31,18 +25,8 @@ describe('self-receipts on the ledger: consent and new devices', () => {
   let did: string
 
   /** The receipts the ledger holds about a subject, once `count` of them have arrived. */
-  async function onLedger(subject: string, count: number): Promise<LedgerReceipt[]> {
-    const deadline = Date.now() + 20_000
-    for (;;) {
-      const res = await request(`${log.url}/v1/receipts?${new URLSearchParams({ subject })}`, {
-        headers: { authorization: `Bearer ${WRITER}` },
-      })
-      const found = res.body.receipts as LedgerReceipt[]
-      if (found.length >= count) return found
-      if (Date.now() > deadline) throw new Error(`the ledger holds ${found.length} of ${count} receipts`)
-      await new Promise((r) => setTimeout(r, 200))
-    }
-  }
+  const onLedger = (subject: string, count: number) =>
+    receiptsAbout({ url: log.url, writer: WRITER }, subject, (r) => r.length >= count)
 
   before(async () => {
     log = await startService(

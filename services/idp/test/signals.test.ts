@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { type RunningService, startService } from '@svc/kit'
 import { CookieJar, type JsonResponse, request, testEnv } from '@svc/kit/testing'
@@ -10,6 +8,7 @@ import { idp } from '../src/app.ts'
 import type { IdpConfig } from '../src/config.ts'
 import type { IdpTables } from '../src/db.ts'
 import { ADMIN, browser, csrfOf, registerClient } from './flow.ts'
+import { startReceiver } from './receiver.ts'
 
 const CAEP = 'https://schemas.openid.net/secevent/caep/event-type/'
 const RISC = 'https://schemas.openid.net/secevent/risc/event-type/'
@@ -20,10 +19,7 @@ type Client = Awaited<ReturnType<typeof registerClient>>
 
 describe('shared signals: SETs pushed (RFC 8935) and polled (RFC 8936)', () => {
   let service: RunningService<IdpConfig>
-  let receiver: Server
-  let receiverUrl: string
-  const pushed: Array<{ contentType: string | undefined; token: string }> = []
-  let failNext = 0
+  let receiver: Awaited<ReturnType<typeof startReceiver>>
   let pusher: Client
   let poller: Client
   const subs: Record<string, string> = {}
@@ -49,14 +45,9 @@ describe('shared signals: SETs pushed (RFC 8935) and polled (RFC 8936)', () => {
       events: Record<string, Record<string, unknown>>
     }
   }
-  const pushedEvents = async (count: number) => {
-    const deadline = Date.now() + 20_000
-    while (pushed.length < count) {
-      if (Date.now() > deadline) throw new Error(`${pushed.length} of ${count} SETs were pushed`)
-      await new Promise((r) => setTimeout(r, 100))
-    }
-    return pushed
-  }
+  /** The SETs pushed so far, once `count` have arrived. */
+  const pushedEvents = async (count: number) =>
+    (await receiver.arrived(count)).map((d) => ({ contentType: d.headers['content-type'], token: d.body }))
   const accountPost = async (path: string, fields: Record<string, string>) => {
     const account = await (await jar.fetch(`${service.url}/ui/account`)).text()
     return jar.fetch(`${service.url}${path}`, {
@@ -90,24 +81,8 @@ describe('shared signals: SETs pushed (RFC 8935) and polled (RFC 8936)', () => {
   }
 
   before(async () => {
-    receiver = createServer((req, res) => {
-      const chunks: Buffer[] = []
-      req.on('data', (c: Buffer) => chunks.push(c))
-      req.on('end', () => {
-        if (failNext > 0) {
-          failNext--
-          res.writeHead(503).end()
-          return
-        }
-        pushed.push({
-          contentType: req.headers['content-type'],
-          token: Buffer.concat(chunks).toString('utf8'),
-        })
-        res.writeHead(202).end()
-      })
-    })
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
-    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/events`
+    // RFC 8935 §2: a receiver accepts a SET with 202
+    receiver = await startReceiver(202)
     service = await startService(
       idp,
       testEnv({
@@ -131,7 +106,7 @@ describe('shared signals: SETs pushed (RFC 8935) and polled (RFC 8936)', () => {
   })
   after(async () => {
     await service.close()
-    receiver.close()
+    await receiver.close()
   })
 
   it('publishes its transmitter metadata and manages each client’s stream', async () => {
@@ -143,7 +118,7 @@ describe('shared signals: SETs pushed (RFC 8935) and polled (RFC 8936)', () => {
     const refused = async (res: Promise<JsonResponse>, status: number) =>
       assert.equal((await res).status, status)
     await refused(ssf(pusher, '/ssf/stream', { delivery: 'push' }), 400)
-    await refused(ssf(pusher, '/ssf/stream', { delivery: 'poll', endpoint_url: receiverUrl }), 400)
+    await refused(ssf(pusher, '/ssf/stream', { delivery: 'poll', endpoint_url: receiver.url }), 400)
     await refused(
       ssf(pusher, '/ssf/stream', { delivery: 'push', endpoint_url: 'http://push.example.com/e' }),
       400,
@@ -151,11 +126,11 @@ describe('shared signals: SETs pushed (RFC 8935) and polled (RFC 8936)', () => {
     await refused(ssf(undefined, '/ssf/stream', { delivery: 'poll' }), 401)
     await refused(ssf(pusher, '/ssf/poll', {}), 400)
 
-    const push = await ssf(pusher, '/ssf/stream', { delivery: 'push', endpoint_url: receiverUrl })
+    const push = await ssf(pusher, '/ssf/stream', { delivery: 'push', endpoint_url: receiver.url })
     assert.deepEqual(push.body, {
       status: 'enabled',
       delivery: 'push',
-      endpoint_url: receiverUrl,
+      endpoint_url: receiver.url,
       backlog: 0,
     })
     assert.equal((await ssf(poller, '/ssf/stream', { delivery: 'poll' })).body.delivery, 'poll')
@@ -168,7 +143,7 @@ describe('shared signals: SETs pushed (RFC 8935) and polled (RFC 8936)', () => {
 
   it('sends session-revoked when the session ends, with sub_id in each receiver’s namespace', async () => {
     await signInBoth()
-    failNext = 1
+    receiver.failNext(1)
     assert.equal((await accountPost('/ui/logout', {})).status < 400, true)
     const [set] = await pushedEvents(1)
     assert.equal(set!.contentType, 'application/secevent+jwt')
@@ -220,7 +195,7 @@ describe('shared signals: SETs pushed (RFC 8935) and polled (RFC 8936)', () => {
     assert.equal((await admin('POST', `/users/${user.id}/enable`)).body.disabled, false)
     assert.equal((await admin('POST', '/users/usr_nobody/disable')).status, 404)
     await pushedEvents(2)
-    pushed.splice(1)
+    receiver.deliveries.splice(1)
   })
 
   it('sends credential-change, token-claims-change and account-purged as the account changes', async () => {

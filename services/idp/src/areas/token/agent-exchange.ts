@@ -85,11 +85,19 @@ export async function agentExchange(
     jkt,
     subject.exp as number,
   )
-  return {
-    access_token: accessToken,
-    issued_token_type: ACCESS_TOKEN_TYPE,
-    token_type: tokenType(jkt),
-    expires_in: Math.min(ACCESS_TOKEN_TTL_S, (subject.exp as number) - Math.floor(Date.now() / 1000)),
-    ...(scope.length ? { scope: scope.join(' ') } : {}),
-  }
+  return exchangeResponse(accessToken, jkt, subject.exp as number, scope)
 }
+
+/** RFC 8693 §2.2.1: an access token, never outliving the subject token, and no refresh token. */
+export const exchangeResponse = (
+  accessToken: string,
+  jkt: string | undefined,
+  notAfter: number,
+  scope: string[],
+) => ({
+  access_token: accessToken,
+  issued_token_type: ACCESS_TOKEN_TYPE,
+  token_type: tokenType(jkt),
+  expires_in: Math.min(ACCESS_TOKEN_TTL_S, notAfter - Math.floor(Date.now() / 1000)),
+  ...(scope.length ? { scope: scope.join(' ') } : {}),
+})

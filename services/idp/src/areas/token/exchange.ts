@@ -8,10 +8,10 @@ import type { ScreeningDeps } from '../orgs/screening.ts'
 import { orgById } from '../orgs/store.ts'
 import { isDenied } from '../revocation/denylist.ts'
 import { spendTask, taskClaim } from '../tasks/service.ts'
-import { ACCESS_TOKEN_TYPE, agentExchange } from './agent-exchange.ts'
+import { ACCESS_TOKEN_TYPE, agentExchange, exchangeResponse } from './agent-exchange.ts'
 import type { GrantDeps } from './grants.ts'
 import { liveClients } from '../clients/store.ts'
-import { ACCESS_TOKEN_TTL_S, type Actor, signAccessToken, tokenType } from './tokens.ts'
+import { type Actor, signAccessToken } from './tokens.ts'
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange'
 
@@ -147,11 +147,5 @@ export async function tokenExchangeGrant(
     jkt,
     subject.exp as number,
   )
-  return {
-    access_token: accessToken,
-    issued_token_type: ACCESS_TOKEN_TYPE,
-    token_type: tokenType(jkt),
-    expires_in: Math.min(ACCESS_TOKEN_TTL_S, (subject.exp as number) - Math.floor(Date.now() / 1000)),
-    scope: scope.join(' '),
-  }
+  return exchangeResponse(accessToken, jkt, subject.exp as number, scope)
 }
