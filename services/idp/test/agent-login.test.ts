@@ -6,9 +6,8 @@ import * as oauth from 'oauth4webapi'
 import * as oidc from 'openid-client'
 import { ledger } from '../../ledger/src/app.ts'
 import type { LedgerConfig } from '../../ledger/src/config.ts'
-import { idp } from '../src/app.ts'
 import type { IdpConfig } from '../src/config.ts'
-import { receiptsAbout } from './ledger-api.ts'
+import { idpWithLedger, receiptsAbout } from './ledger-api.ts'
 import { ADMIN } from './flow.ts'
 
 const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange'
@@ -93,24 +92,7 @@ describe('agent-to-agent login: token exchange between organizations, screened b
   }
 
   before(async () => {
-    log = await startService(
-      ledger,
-      testEnv({ LEDGER_WRITERS: `idp:${WRITER}`, LEDGER_BATCH_WAIT_MS: '2' }),
-      {
-        fresh: true,
-      },
-    )
-    service = await startService(
-      idp,
-      testEnv({
-        IDP_ADMIN_TOKEN: ADMIN,
-        IDP_TOKEN_RATE_PER_MIN_CLIENT: '0',
-        IDP_TOKEN_RATE_PER_MIN_IP: '0',
-        IDP_LEDGER_TOKEN: WRITER,
-        LEDGER_URL: log.url,
-      }),
-      { fresh: true },
-    )
+    ;({ log, service } = await idpWithLedger(WRITER))
     as = await oauth.processDiscoveryResponse(
       new URL(service.url),
       await oauth.discoveryRequest(new URL(service.url), { [oauth.allowInsecureRequests]: true }),

@@ -1,18 +1,16 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
-import { type RunningService, startService } from '@svc/kit'
-import { CookieJar, request, testEnv } from '@svc/kit/testing'
+import type { RunningService } from '@svc/kit'
+import { CookieJar, request } from '@svc/kit/testing'
 import { canonicalize } from '@svc/trust/jcs'
 import type { Kysely } from 'kysely'
-import { ledger } from '../../ledger/src/app.ts'
 import type { LedgerConfig } from '../../ledger/src/config.ts'
-import { idp } from '../src/app.ts'
 import { DEMO_EMAIL } from '../src/areas/accounts/service.ts'
 import type { IdpConfig } from '../src/config.ts'
 import type { IdpTables } from '../src/db.ts'
-import { receiptsAbout } from './ledger-api.ts'
-import { ADMIN, browser, csrfOf, registerClient } from './flow.ts'
+import { idpWithLedger, receiptsAbout } from './ledger-api.ts'
+import { browser, csrfOf, registerClient } from './flow.ts'
 
 const CALLBACK = 'https://assistant.example.com/callback'
 const WRITER = 'test-idp-writer-token-0002'
@@ -46,25 +44,7 @@ describe('approvals: ask my human', () => {
   let did: string
 
   before(async () => {
-    log = await startService(
-      ledger,
-      testEnv({ LEDGER_WRITERS: `idp:${WRITER}`, LEDGER_BATCH_WAIT_MS: '2' }),
-      {
-        fresh: true,
-      },
-    )
-    service = await startService(
-      idp,
-      testEnv({
-        IDP_ADMIN_TOKEN: ADMIN,
-        IDP_TOKEN_RATE_PER_MIN_CLIENT: '0',
-        IDP_TOKEN_RATE_PER_MIN_IP: '0',
-        IDP_LEDGER_TOKEN: WRITER,
-        IDP_APPROVAL_INTERVAL_S: '1',
-        LEDGER_URL: log.url,
-      }),
-      { fresh: true },
-    )
+    ;({ log, service } = await idpWithLedger(WRITER, { IDP_APPROVAL_INTERVAL_S: '1' }))
     assistant = await registerClient(service, {
       client_name: 'Assistant',
       first_party: false,

@@ -1,4 +1,8 @@
-import { request } from '@svc/kit/testing'
+import { startService } from '@svc/kit'
+import { request, testEnv } from '@svc/kit/testing'
+import { ledger } from '../../ledger/src/app.ts'
+import { idp } from '../src/app.ts'
+import { ADMIN } from './flow.ts'
 
 export interface LedgerReceipt {
   index: number
@@ -27,4 +31,35 @@ export async function receiptsAbout(
       throw new Error(`the ledger holds ${found.length} receipts about ${subject}, not enough`)
     await new Promise((r) => setTimeout(r, 200))
   }
+}
+
+/**
+ * A ledger and an idp that writes its receipts there with `writer` (rate limits off); the ledger
+ * may take other writers too (`ledgerWriters`, LEDGER_WRITERS form).
+ */
+export async function idpWithLedger(
+  writer: string,
+  env: Record<string, string> = {},
+  ledgerWriters = `idp:${writer}`,
+) {
+  const log = await startService(
+    ledger,
+    testEnv({ LEDGER_WRITERS: ledgerWriters, LEDGER_BATCH_WAIT_MS: '2' }),
+    {
+      fresh: true,
+    },
+  )
+  const service = await startService(
+    idp,
+    testEnv({
+      IDP_ADMIN_TOKEN: ADMIN,
+      IDP_TOKEN_RATE_PER_MIN_CLIENT: '0',
+      IDP_TOKEN_RATE_PER_MIN_IP: '0',
+      IDP_LEDGER_TOKEN: writer,
+      LEDGER_URL: log.url,
+      ...env,
+    }),
+    { fresh: true },
+  )
+  return { log, service }
 }

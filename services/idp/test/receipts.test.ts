@@ -9,9 +9,8 @@ import { canonicalBytes } from '@svc/trust/jcs'
 import * as oidc from 'openid-client'
 import { ledger } from '../../ledger/src/app.ts'
 import type { LedgerConfig } from '../../ledger/src/config.ts'
-import { idp } from '../src/app.ts'
 import type { IdpConfig } from '../src/config.ts'
-import { receiptsAbout } from './ledger-api.ts'
+import { idpWithLedger, receiptsAbout } from './ledger-api.ts'
 import { ADMIN, browser, csrfOf, registerClient } from './flow.ts'
 
 const CALLBACK = 'https://partner.example.com/callback'
@@ -29,24 +28,7 @@ describe('self-receipts on the ledger: consent and new devices', () => {
     receiptsAbout({ url: log.url, writer: WRITER }, subject, (r) => r.length >= count)
 
   before(async () => {
-    log = await startService(
-      ledger,
-      testEnv({ LEDGER_WRITERS: `idp:${WRITER}`, LEDGER_BATCH_WAIT_MS: '2' }),
-      {
-        fresh: true,
-      },
-    )
-    service = await startService(
-      idp,
-      testEnv({
-        IDP_ADMIN_TOKEN: ADMIN,
-        IDP_TOKEN_RATE_PER_MIN_CLIENT: '0',
-        IDP_TOKEN_RATE_PER_MIN_IP: '0',
-        IDP_LEDGER_TOKEN: WRITER,
-        LEDGER_URL: log.url,
-      }),
-      { fresh: true },
-    )
+    ;({ log, service } = await idpWithLedger(WRITER))
     ;({ config: partner, clientId: partnerId } = await registerClient(service, {
       client_name: 'Partner',
       first_party: false,
