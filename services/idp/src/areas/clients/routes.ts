@@ -46,7 +46,8 @@ export function clientRoutes(app: App, db: IdpDb, sealer: Sealer, adminToken: st
     {
       ...admin,
       schema: {
-        summary: 'A new client secret (confidential clients); the old one stops working at once',
+        summary:
+          'A new client secret (confidential clients); the old one stops working at once on this instance, within 5 s on the others',
         tags,
         params: ClientId,
         response: {

@@ -84,7 +84,8 @@ export function orgClientRoutes(
     '/orgs/clients/:id/rotate-secret',
     {
       schema: {
-        summary: 'A new client secret; the old one stops working at once',
+        summary:
+          'A new client secret; the old one stops working at once on this instance, within 5 s on the others',
         tags,
         security,
         params: Id,
