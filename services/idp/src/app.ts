@@ -25,7 +25,9 @@ import { logoutRoutes } from './areas/logout/routes.ts'
 import { mfaRoutes } from './areas/mfa/routes.ts'
 import { passkeyRoutes } from './areas/passkeys/routes.ts'
 import { announceLogout, startBackchannelDelivery } from './areas/logout/service.ts'
-import { backfillUserKeys, issuerIdentity } from './areas/identity/service.ts'
+import { backfillUserKeys, issuerIdentity, issuerPqKey } from './areas/identity/service.ts'
+import { publishConstitution } from './areas/documents/constitution.ts'
+import { documentRoutes } from './areas/documents/routes.ts'
 import { resourceRoutes } from './areas/resources/routes.ts'
 import { parRoutes } from './areas/par/routes.ts'
 import { deviceRoutes } from './areas/device/routes.ts'
@@ -110,15 +112,25 @@ export const idp: ServiceSpec<IdpConfig> = {
       onError: (err) => ctx.log.warn({ err: err.message }, 'jobs error'),
     })
     app.addHook('preClose', async () => jobs.stop())
+    const identity = await issuerIdentity(db, sealer)
     const receipts = new ReceiptWriter({
       db,
       jobs,
       ledgerUrl: ctx.topology.ledger.url,
       token: ctx.config.ledgerToken,
-      issuer: await issuerIdentity(db, sealer),
+      issuer: identity,
     })
     await receipts.start()
     reconcileRoutes(app, receipts, ctx.config.adminToken)
+    documentRoutes(app, db, {
+      issuer: ctx.baseUrl,
+      identity,
+      pq: await issuerPqKey(db, sealer),
+      ledgerUrl: ctx.topology.ledger.url,
+      sovereignty: ctx.config.sovereignty,
+      constitution: await publishConstitution(db),
+      build: ctx.config.build,
+    })
     const screening = {
       db,
       receipts,

@@ -3,6 +3,7 @@ import { b64uDecode } from '@svc/trust/base64url'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { Type } from 'typebox'
+import { Value } from 'typebox/value'
 
 export interface IdpConfig {
   adminToken: string
@@ -42,6 +43,68 @@ export interface IdpConfig {
   fetchAllowPrivate: boolean
   /** Where a domain publishes its owner document; `{domain}` is replaced. */
   ownerDocumentUrl: string
+  /** What /.well-known/svc-sovereignty.json declares about where and under which law the idp runs. */
+  sovereignty: Sovereignty
+  /** What the build says of itself (SVC_BUILD_COMMIT, SVC_BUILD_TIME); unset, the checkout and the start are used. */
+  build: { commit?: string; time?: string }
+}
+
+export interface Sovereignty {
+  hosting_region: string
+  jurisdiction: string
+  sub_processors: Array<{ name: string; purpose: string; region: string }>
+  last_residency_claim: { region: string; checked_at: string } | null
+  transfer_verdict: string
+}
+
+const DEVELOPMENT_SOVEREIGNTY: Sovereignty = {
+  hosting_region: 'local development machine',
+  jurisdiction: 'none declared (development)',
+  sub_processors: [],
+  last_residency_claim: null,
+  transfer_verdict: 'no transfers: development data stays on this machine',
+}
+
+const SovereigntySchema = Type.Object(
+  {
+    hosting_region: Type.String({ minLength: 1, maxLength: 200 }),
+    jurisdiction: Type.String({ minLength: 1, maxLength: 200 }),
+    sub_processors: Type.Array(
+      Type.Object({
+        name: Type.String({ minLength: 1, maxLength: 200 }),
+        purpose: Type.String({ minLength: 1, maxLength: 300 }),
+        region: Type.String({ minLength: 1, maxLength: 200 }),
+      }),
+      { maxItems: 100 },
+    ),
+    last_residency_claim: Type.Union([
+      Type.Object({
+        region: Type.String({ minLength: 1 }),
+        checked_at: Type.String({ format: 'date-time' }),
+      }),
+      Type.Null(),
+    ]),
+    transfer_verdict: Type.String({ minLength: 1, maxLength: 500 }),
+  },
+  { additionalProperties: false },
+)
+
+function readSovereignty(text: string | undefined, production: boolean): Sovereignty {
+  if (text === undefined) {
+    if (production) throw new ConfigError('IDP_SOVEREIGNTY must be set when NODE_ENV=production')
+    return DEVELOPMENT_SOVEREIGNTY
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    throw new ConfigError('IDP_SOVEREIGNTY must be a JSON object')
+  }
+  if (!Value.Check(SovereigntySchema, value))
+    throw new ConfigError(
+      `IDP_SOVEREIGNTY ${[...Value.Errors(SovereigntySchema, value)][0]?.message ?? 'is invalid'}: {hosting_region, jurisdiction, sub_processors, last_residency_claim, transfer_verdict}`,
+    )
+  return value as Sovereignty
 }
 
 /** The ledger's development writer for the idp (services/ledger DEV_WRITERS). */
@@ -70,6 +133,9 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
       IDP_APPROVAL_INTERVAL_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })),
       IDP_LIFECYCLE_RETRY_DELAY_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
       IDP_FETCH_ALLOW_PRIVATE: Type.Optional(Type.Boolean()),
+      IDP_SOVEREIGNTY: Type.Optional(Type.String({ minLength: 2, maxLength: 20_000 })),
+      SVC_BUILD_COMMIT: Type.Optional(Type.String({ pattern: '^[0-9a-f]{7,64}$' })),
+      SVC_BUILD_TIME: Type.Optional(Type.String({ format: 'date-time' })),
       IDP_OWNER_DOCUMENT_URL: Type.Optional(
         Type.String({ pattern: '^https?://[^\\s]*\\{domain\\}[^\\s]*$' }),
       ),
@@ -112,6 +178,11 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
     lifecycleRetryDelayS: values.IDP_LIFECYCLE_RETRY_DELAY_S ?? 20,
     fetchAllowPrivate: values.IDP_FETCH_ALLOW_PRIVATE ?? false,
     ownerDocumentUrl: values.IDP_OWNER_DOCUMENT_URL ?? 'https://{domain}/.well-known/svc-owner.json',
+    sovereignty: readSovereignty(values.IDP_SOVEREIGNTY, common.nodeEnv === 'production'),
+    build: {
+      ...(values.SVC_BUILD_COMMIT ? { commit: values.SVC_BUILD_COMMIT } : {}),
+      ...(values.SVC_BUILD_TIME ? { time: values.SVC_BUILD_TIME } : {}),
+    },
     pairwiseSalt:
       values.IDP_PAIRWISE_SALT ??
       devFileSecret(common.dataDir, 'idp.pairwise-salt', () => randomBytes(32).toString('base64url')),

@@ -48,7 +48,14 @@ export interface IdpTables {
     deleted_at: Date | null
     disabled_at: Date | null
   }
-  issuer_identity: { id: number; did: string; seed_sealed: Buffer; created_at: Generated<Date> }
+  issuer_identity: {
+    id: number
+    did: string
+    seed_sealed: Buffer
+    created_at: Generated<Date>
+    mldsa_seed_sealed: Generated<Buffer | null>
+  }
+  constitutions: { hash: string; document: Record<string, unknown>; published_at: Generated<Date> }
   known_devices: {
     user_id: string
     device_hash: Buffer

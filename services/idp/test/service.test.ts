@@ -53,6 +53,7 @@ describe('idp service', () => {
       '0024_agent_clients.sql',
       '0025_kyb.sql',
       '0026_user_disable.sql',
+      '0027_operating_documents.sql',
     ])
   })
 

@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto'
 import type { Sealer } from '@svc/kit'
 import { didKeyFromEd25519 } from '@svc/trust/did-key'
 import { ed25519FromSeed, generateEd25519 } from '@svc/trust/ed25519'
+import { generateMlDsa65 } from '@svc/trust/mldsa'
 import type { IdpDb } from '../../db.ts'
 
 export interface Identity {
@@ -47,4 +49,20 @@ export async function issuerIdentity(db: IdpDb, sealer: Sealer): Promise<Identit
   if (didKeyFromEd25519(ed25519FromSeed(seed).publicKey) !== row.did)
     throw new Error('the stored issuer identity does not match its key')
   return { did: row.did, seed }
+}
+
+/** The issuer's ML-DSA-65 key (FIPS 204), made on first start from a sealed seed, the same ever after. */
+export async function issuerPqKey(db: IdpDb, sealer: Sealer) {
+  await db
+    .updateTable('issuer_identity')
+    .set({ mldsa_seed_sealed: sealer.seal(randomBytes(32), 'issuer-mldsa') })
+    .where('id', '=', 1)
+    .where('mldsa_seed_sealed', 'is', null)
+    .execute()
+  const row = await db
+    .selectFrom('issuer_identity')
+    .select('mldsa_seed_sealed')
+    .where('id', '=', 1)
+    .executeTakeFirstOrThrow()
+  return generateMlDsa65(new Uint8Array(sealer.open(row.mldsa_seed_sealed!, 'issuer-mldsa')))
 }

@@ -1,0 +1,41 @@
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { AppError } from '@svc/kit'
+import { canonicalize } from '@svc/trust/jcs'
+import type { IdpDb } from '../../db.ts'
+
+const SOURCE = new URL('../../../constitution.json', import.meta.url)
+
+/** `sha256:` and the hex SHA-256 of the JCS form (RFC 8785) of the rules. */
+export const constitutionHash = (rules: Record<string, unknown>) =>
+  `sha256:${createHash('sha256').update(canonicalize(rules)).digest('hex')}`
+
+/**
+ * The operating rules in force (services/idp/constitution.json), recorded under their hash the
+ * first time this version runs, so every version ever published stays retrievable.
+ */
+export async function publishConstitution(db: IdpDb) {
+  const rules = JSON.parse(readFileSync(SOURCE, 'utf8')) as Record<string, unknown>
+  const hash = constitutionHash(rules)
+  await db
+    .insertInto('constitutions')
+    .values({ hash, document: JSON.stringify(rules) as never })
+    .onConflict((oc) => oc.column('hash').doNothing())
+    .execute()
+  return { hash, rules }
+}
+
+/** A published version by its full hash (`sha256:` and 64 hex) or the first 16 hex characters of it. */
+export async function constitutionByHash(db: IdpDb, given: string) {
+  const full = /^sha256:[0-9a-f]{64}$/.test(given)
+  if (!full && !/^[0-9a-f]{16}$/.test(given))
+    throw new AppError(400, 'invalid_request', 'the hash is sha256:<64 hex> or its first 16 hex characters')
+  const rows = await db
+    .selectFrom('constitutions')
+    .selectAll()
+    .where('hash', full ? '=' : 'like', full ? given : `sha256:${given}%`)
+    .limit(2)
+    .execute()
+  if (rows.length !== 1) throw new AppError(404, 'not_found', `no constitution ${given}`)
+  return rows[0]!
+}
