@@ -112,4 +112,125 @@ describe('idp: bad input answers a clear 4XX in RFC 6749 form', () => {
     await refused(userinfo, 401, 'invalid_token')
     assert.match(userinfo.headers.get('www-authenticate')!, /^Bearer error="invalid_token"/)
   })
+
+  it('answers a 4XX, never a 500, to malformed requests on the newer endpoints', async () => {
+    const signup = await call(
+      '/orgs/signup',
+      post(
+        JSON.stringify({ name: 'Bad', contact_email: 'ops@bad.example.com', accept_terms: true }),
+        'application/json',
+      ),
+    )
+    const key = ((await signup.json()) as { api_key: string }).api_key
+    const org = { authorization: `Bearer ${key}` }
+    const client = await call('/orgs/clients', {
+      method: 'POST',
+      headers: { ...org, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_name: 'c',
+        client_type: 'confidential',
+        redirect_uris: ['https://c.example/cb'],
+      }),
+    })
+    const { client_id, client_secret } = (await client.json()) as { client_id: string; client_secret: string }
+    const basic = {
+      authorization: `Basic ${Buffer.from(`${client_id}:${client_secret}`).toString('base64')}`,
+    }
+    const json = (headers: Record<string, string>, body: string, method = 'POST'): RequestInit => ({
+      method,
+      headers: { ...headers, 'content-type': 'application/json' },
+      body,
+    })
+    const cases: Array<[string, RequestInit | undefined]> = [
+      [
+        '/token',
+        {
+          method: 'POST',
+          headers: { ...basic, 'content-type': FORM },
+          body: 'grant_type=urn:ietf:params:oauth:grant-type:token-exchange&subject_token=a.b.c&subject_token_type=urn:ietf:params:oauth:token-type:access_token',
+        },
+      ],
+      [
+        '/token',
+        {
+          method: 'POST',
+          headers: { ...basic, 'content-type': FORM },
+          body: 'grant_type=urn:ietf:params:oauth:grant-type:device_code&device_code=%ff',
+        },
+      ],
+      ['/approvals', json(basic, '{')],
+      ['/approvals', json(basic, JSON.stringify({ action: 5 }))],
+      [
+        '/approvals',
+        json({ ...basic, authorization: 'Bearer a.b.c' }, JSON.stringify({ action: 'x', detail: [1, 2] })),
+      ],
+      ['/approvals/%00', { headers: basic }],
+      ['/ssf/stream', json(basic, JSON.stringify({ delivery: 'carrier-pigeon' }))],
+      ['/ssf/poll', json(basic, JSON.stringify({ ack: 'not-a-list' }))],
+      ['/ssf/poll', json(basic, '[]')],
+      [`/webhooks/svc/${client_id}`, post('hello', 'text/plain')],
+      [`/webhooks/svc/${client_id}`, post('{', 'application/json')],
+      ['/orgs/me', json(org, '{"name": null}', 'PATCH')],
+      ['/orgs/me', json(org, '"just a string"', 'PATCH')],
+      [
+        '/orgs/clients',
+        json(
+          org,
+          JSON.stringify({
+            client_name: 'c',
+            client_type: 'confidential',
+            redirect_uris: ['javascript:alert(1)'],
+          }),
+        ),
+      ],
+      ['/orgs/clients/cli_nobody/workload-binding', json(org, JSON.stringify({ scheme: 'spiffe' }))],
+      [
+        `/orgs/clients/${client_id}/workload-binding`,
+        json(
+          org,
+          JSON.stringify({
+            scheme: 'spiffe',
+            external_id: 'spiffe://a/b',
+            issuer: 'x',
+            jwks_uri: 'not a url',
+            token: 'x',
+          }),
+        ),
+      ],
+      [
+        `/orgs/clients/${client_id}/lifecycle-url`,
+        json(org, JSON.stringify({ lifecycle_webhook_url: 'ftp://x' })),
+      ],
+      ['/orgs/kyb', json(org, JSON.stringify({ domain: '../etc/passwd', entity_name: 'x' }))],
+      ['/orgs/agents/screen', json(org, JSON.stringify({ did: 5 }))],
+      ['/orgs/members/invite', json(org, JSON.stringify({ email: 'not-an-email', role: 'admin' }))],
+      ['/orgs/members/%00', { method: 'DELETE', headers: org }],
+      ['/register', json(org, '{')],
+      ['/register', json(org, JSON.stringify({ redirect_uris: [5] }))],
+      ['/device/qr.svg?user_code=%00', undefined],
+      ['/device_authorization', post('client_id=nobody&scope=openid')],
+      ['/.well-known/svc-constitution/%00.json', undefined],
+      ['/manage/v1/users', { headers: { 'x-admin-token': ADMIN } }],
+      [
+        '/manage/v1/users/usr_x/disable',
+        json({ 'x-admin-token': ADMIN }, JSON.stringify({ reason: 'boredom' })),
+      ],
+      ['/manage/v1/reconcile?hours=abc', { headers: { 'x-admin-token': ADMIN } }],
+      ['/manage/v1/lifecycle-deliveries?limit=0', { headers: { 'x-admin-token': ADMIN } }],
+      ['/authorize?response_type=code&client_id=x&max_uses=0', undefined],
+    ]
+    for (const [path, init] of cases) {
+      const res = await call(path, init)
+      const text = await res.text()
+      assert.ok(
+        res.status >= 400 && res.status < 500,
+        `${init?.method ?? 'GET'} ${path} answered ${res.status}: ${text}`,
+      )
+      if (res.headers.get('content-type')?.startsWith('application/json')) {
+        const body = JSON.parse(text) as Record<string, unknown>
+        assert.equal(typeof body.error, 'string', `${path}: ${text}`)
+        assert.equal(typeof body.error_description, 'string', `${path}: ${text}`)
+      }
+    }
+  })
 })
