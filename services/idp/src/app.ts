@@ -28,6 +28,7 @@ import { announceLogout, startBackchannelDelivery } from './areas/logout/service
 import { backfillUserKeys, issuerIdentity, issuerPqKey } from './areas/identity/service.ts'
 import { publishConstitution } from './areas/documents/constitution.ts'
 import { documentRoutes } from './areas/documents/routes.ts'
+import { evidenceRoutes } from './areas/evidence/routes.ts'
 import { resourceRoutes } from './areas/resources/routes.ts'
 import { parRoutes } from './areas/par/routes.ts'
 import { deviceRoutes } from './areas/device/routes.ts'
@@ -195,6 +196,7 @@ export const idp: ServiceSpec<IdpConfig> = {
     parRoutes(app, { db, kv: ctx.kv, issuer, dpop })
     consentRoutes(app, { db, receipts, lifecycle, issuer, origin, secureCookies })
     taskRoutes(app, { db, origin })
+    evidenceRoutes(app, db)
     memberRoutes(app, { db, mailer, issuer, pairwiseSalt: ctx.config.pairwiseSalt, origin, secureCookies })
     mfaRoutes(app, { db, receipts, kv: ctx.kv, sealer, origin, secureCookies })
     accountRoutes(app, {

@@ -45,7 +45,13 @@ export async function consentsOf(db: IdpDb, userId: string) {
   return db
     .selectFrom('consents')
     .innerJoin('clients', 'clients.client_id', 'consents.client_id')
-    .select(['consents.client_id', 'clients.client_name', 'consents.granted', 'consents.granted_at'])
+    .select([
+      'consents.client_id',
+      'clients.client_name',
+      'consents.granted',
+      'consents.granted_at',
+      'consents.commitment',
+    ])
     .where('consents.user_id', '=', userId)
     .orderBy('consents.updated_at', 'desc')
     .execute()

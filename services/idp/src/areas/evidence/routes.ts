@@ -1,0 +1,70 @@
+import type { App } from '@svc/kit'
+import { Type } from 'typebox'
+import type { IdpDb } from '../../db.ts'
+import { activityOf } from '../activity/service.ts'
+import { recentEvents, userById } from '../accounts/store.ts'
+import { consentsOf } from '../authorize/consent-store.ts'
+import { currentSession } from '../sessions/service.ts'
+import { sendMessage } from '../ui/layout.ts'
+import { type Lang, renderEvidence } from './render.ts'
+
+async function approvalsOf(db: IdpDb, userId: string) {
+  return db
+    .selectFrom('approvals')
+    .innerJoin('clients', 'clients.client_id', 'approvals.client_id')
+    .select([
+      'clients.client_name',
+      'approvals.action',
+      'approvals.status',
+      'approvals.receipt',
+      'approvals.created_at',
+    ])
+    .where('approvals.user_id', '=', userId)
+    .orderBy('approvals.created_at', 'desc')
+    .limit(20)
+    .execute()
+}
+
+/** The signed-in user's evidence about the account, as Markdown (RFC 7763), in English, Arabic or both. */
+export function evidenceRoutes(app: App, db: IdpDb) {
+  app.get(
+    '/ui/activity/evidence/:did.md',
+    {
+      schema: {
+        summary: 'What is kept about the signed-in account, with ledger commitments, as Markdown',
+        tags: ['pages'],
+        params: Type.Object({ did: Type.String({ maxLength: 200 }) }),
+        querystring: Type.Object({
+          lang: Type.Union([Type.Literal('en'), Type.Literal('ar'), Type.Literal('both')], { default: 'en' }),
+        }),
+      },
+    },
+    async (request, reply) => {
+      const session = await currentSession(db, request)
+      if (!session) return reply.redirect(`/ui/login?${new URLSearchParams({ return_to: request.url })}`, 303)
+      const user = await userById(db, session.user_id)
+      // only the account's own evidence: any other DID is not found
+      if (!user?.did || user.did !== request.params.did)
+        return sendMessage(reply, 404, 'Evidence', 'There is no such account for you.')
+      const langs: Lang[] = request.query.lang === 'both' ? ['en', 'ar'] : [request.query.lang]
+      const markdown = renderEvidence(
+        {
+          did: user.did,
+          email: user.email,
+          generatedAt: new Date().toISOString(),
+          events: await recentEvents(db, user.id),
+          consents: await consentsOf(db, user.id),
+          approvals: await approvalsOf(db, user.id),
+          activity: await activityOf(db, user.id),
+        },
+        langs,
+      )
+      return reply
+        .type('text/markdown; charset=utf-8; variant=GFM')
+        .header('cache-control', 'no-store')
+        .header('content-language', langs.join(', '))
+        .header('content-disposition', `inline; filename="account-evidence-${request.query.lang}.md"`)
+        .send(markdown)
+    },
+  )
+}
