@@ -29,6 +29,7 @@ import { backfillUserKeys, issuerIdentity, issuerPqKey } from './areas/identity/
 import { publishConstitution } from './areas/documents/constitution.ts'
 import { documentRoutes } from './areas/documents/routes.ts'
 import { evidenceRoutes } from './areas/evidence/routes.ts'
+import { registryRoutes } from './areas/registry/routes.ts'
 import { resourceRoutes } from './areas/resources/routes.ts'
 import { parRoutes } from './areas/par/routes.ts'
 import { deviceRoutes } from './areas/device/routes.ts'
@@ -123,7 +124,7 @@ export const idp: ServiceSpec<IdpConfig> = {
     })
     await receipts.start()
     reconcileRoutes(app, receipts, ctx.config.adminToken)
-    documentRoutes(app, db, {
+    const documents = {
       issuer: ctx.baseUrl,
       identity,
       pq: await issuerPqKey(db, sealer),
@@ -131,12 +132,21 @@ export const idp: ServiceSpec<IdpConfig> = {
       sovereignty: ctx.config.sovereignty,
       constitution: await publishConstitution(db),
       build: ctx.config.build,
-    })
+    }
+    documentRoutes(app, db, documents)
     const screening = {
       db,
       receipts,
       ledger: { url: ctx.topology.ledger.url, token: ctx.config.ledgerToken },
     }
+    registryRoutes(app, {
+      db,
+      issuer: ctx.baseUrl,
+      screening,
+      documents,
+      kv: ctx.kv,
+      ratePerMinute: ctx.config.registryRatePerMinute,
+    })
     const kyb = {
       db,
       keys,

@@ -23,6 +23,8 @@ export interface IdpConfig {
   demoPassword: string
   /** Discovery and JWKS requests per minute per IP (identity-provider.md, Limits); 0 turns it off. */
   discoveryRatePerMinute: number
+  /** Agent registry requests per minute per IP (identity-provider.md, Limits); 0 turns it off. */
+  registryRatePerMinute: number
   /** Registrations and reset requests per minute per IP; 0 turns it off. */
   registerRatePerMinute: number
   /** /token requests per minute per client and per IP (identity-provider.md, Limits); 0 turns one off. */
@@ -122,6 +124,7 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
       IDP_PAIRWISE_SALT: Type.Optional(Type.String({ minLength: 32 })),
       IDP_DISCOVERY_RATE_PER_MIN: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
       IDP_REGISTER_RATE_PER_MIN: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+      IDP_REGISTRY_RATE_PER_MIN: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
       IDP_TOKEN_RATE_PER_MIN_CLIENT: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
       IDP_TOKEN_RATE_PER_MIN_IP: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
       IDP_USER_CODE_RATE_PER_MIN: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
@@ -166,6 +169,7 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
     now: () => new Date(),
     discoveryRatePerMinute: values.IDP_DISCOVERY_RATE_PER_MIN ?? 240,
     registerRatePerMinute: values.IDP_REGISTER_RATE_PER_MIN ?? 5,
+    registryRatePerMinute: values.IDP_REGISTRY_RATE_PER_MIN ?? 30,
     tokenRatePerMinute: {
       client: values.IDP_TOKEN_RATE_PER_MIN_CLIENT ?? 30,
       ip: values.IDP_TOKEN_RATE_PER_MIN_IP ?? 60,

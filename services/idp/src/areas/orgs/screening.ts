@@ -27,7 +27,7 @@ interface HistoryEntry {
 }
 
 /** The ledger's receipts about the DID, oldest first; an unreachable ledger is said, never thrown. */
-async function ledgerHistory(deps: ScreeningDeps, did: string) {
+export async function ledgerHistory(deps: ScreeningDeps, did: string) {
   try {
     const query = new URLSearchParams({ subject: did, limit: String(HISTORY_LIMIT) })
     const res = await fetch(`${deps.ledger.url}/v1/receipts?${query}`, {
