@@ -170,6 +170,11 @@ describe('organizations: sign-up, keys, clients, quotas and the admin', () => {
     assert.equal(quota.body.max_clients, 1)
     const first = (await newClient(small.api_key)).body as { client_id: string; client_secret: string }
     expectError(await newClient(small.api_key), 429, 'quota_exceeded')
+    expectError(
+      await call('POST', '/register', small.api_key, { redirect_uris: [CALLBACK] }),
+      429,
+      'quota_exceeded',
+    )
     await machineToken(first)
     await machineToken(first)
     const over = await request(`${service.url}/token`, {
