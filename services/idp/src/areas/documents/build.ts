@@ -1,7 +1,16 @@
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 
-const ROOT = new URL('../../../../../', import.meta.url)
+/** The repository's root: the nearest folder above this module (source or bundle) with the lockfile. */
+function findRoot() {
+  let dir = new URL('./', import.meta.url)
+  for (let i = 0; i < 8; i++) {
+    if (existsSync(new URL('package-lock.json', dir)) && existsSync(new URL('services/', dir))) return dir
+    dir = new URL('../', dir)
+  }
+  return new URL('./', import.meta.url)
+}
+const ROOT = findRoot()
 const STARTED_AT = new Date().toISOString()
 
 /** The checkout's HEAD, read from .git without running git; 'unknown' outside a checkout. */

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { AppError } from '@svc/kit'
 import { canonicalize } from '@svc/trust/jcs'
+// imported, not read at run time, so the bundle npm start runs carries it too
+import rules from '../../../constitution.json' with { type: 'json' }
 import type { IdpDb } from '../../db.ts'
-
-const SOURCE = new URL('../../../constitution.json', import.meta.url)
 
 /** `sha256:` and the hex SHA-256 of the JCS form (RFC 8785) of the rules. */
 export const constitutionHash = (rules: Record<string, unknown>) =>
@@ -15,7 +14,6 @@ export const constitutionHash = (rules: Record<string, unknown>) =>
  * first time this version runs, so every version ever published stays retrievable.
  */
 export async function publishConstitution(db: IdpDb) {
-  const rules = JSON.parse(readFileSync(SOURCE, 'utf8')) as Record<string, unknown>
   const hash = constitutionHash(rules)
   await db
     .insertInto('constitutions')
