@@ -297,3 +297,7 @@ export interface IdpTables {
 }
 
 export type IdpDb = Kysely<IdpTables> | Transaction<IdpTables>
+
+/** Runs `work` in one transaction (an IdpDb may be either kind; a transaction inside one is refused by Kysely). */
+export const inTransaction = <T>(db: IdpDb, work: (trx: IdpDb) => Promise<T>) =>
+  (db as Kysely<IdpTables>).transaction().execute(work)

@@ -1,8 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { AppError } from '@svc/kit'
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
-import type { Kysely } from 'kysely'
-import type { IdpDb, IdpTables } from '../../db.ts'
+import { type IdpDb, inTransaction } from '../../db.ts'
 import type { Mailer } from '../email/mailer.ts'
 import { announce, type LifecycleDeps } from '../lifecycle/service.ts'
 import { clientsKnowing } from '../lifecycle/store.ts'
@@ -23,9 +22,6 @@ export interface ChangeDeps {
   signals: SignalDeps
   issuer: string
 }
-
-const transaction = <T>(db: IdpDb, work: (trx: IdpDb) => Promise<T>) =>
-  (db as Kysely<IdpTables>).transaction().execute(work)
 
 /** Ends the user's sessions (all, or all but `keep`) and every refresh family: old credentials open nothing. */
 async function signOutEverywhere(trx: IdpDb, userId: string, keep?: string) {
@@ -51,7 +47,7 @@ export async function changePassword(
   context: { ip?: string; keepSid?: string },
 ) {
   const passwordHash = await hashPassword(password)
-  await transaction(deps.db, async (trx) => {
+  await inTransaction(deps.db, async (trx) => {
     await trx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute()
     await signOutEverywhere(trx, userId, context.keepSid)
     await recordEvent(trx, userId, via === 'reset' ? 'password_reset' : 'password_changed', {
@@ -74,7 +70,7 @@ export async function checkCurrentPassword(db: IdpDb, userId: string, password: 
 /** A change of address starts with a link to the new one; nothing changes until it is followed. */
 export async function requestEmailChange(deps: ChangeDeps, userId: string, email: string) {
   const token = randomBytes(32).toString('base64url')
-  await transaction(deps.db, async (trx) => {
+  await inTransaction(deps.db, async (trx) => {
     await trx
       .insertInto('email_changes')
       .values({
@@ -94,7 +90,7 @@ export async function requestEmailChange(deps: ChangeDeps, userId: string, email
 
 /** Follows the link: the address changes, verified, and the clients are told `user.email_changed`. */
 export async function confirmEmailChange(deps: ChangeDeps, token: string) {
-  return transaction(deps.db, async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const change = await trx
       .updateTable('email_changes')
       .set({ used_at: new Date() })
@@ -136,7 +132,7 @@ export async function confirmEmailChange(deps: ChangeDeps, token: string) {
  * receipted.
  */
 export async function deleteAccount(deps: ChangeDeps, userId: string, context: { ip?: string }) {
-  await transaction(deps.db, async (trx) => {
+  await inTransaction(deps.db, async (trx) => {
     const user = (await userById(trx, userId))!
     await announce(deps.lifecycle, trx, userId, 'user.deleted')
     await emit(deps.signals, trx, userId, 'account-purged', await clientsKnowing(trx, userId))

@@ -2,8 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { AppError, type Jobs } from '@svc/kit'
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import { canonicalize } from '@svc/trust'
-import type { Kysely } from 'kysely'
-import type { IdpDb, IdpTables } from '../../db.ts'
+import { type IdpDb, inTransaction } from '../../db.ts'
 import { userById } from '../accounts/store.ts'
 import { type ApprovalRow, approvalById, insertApproval, recordPoll, setReceipt, settle } from './store.ts'
 
@@ -31,9 +30,6 @@ export interface ApprovalRequest {
 }
 
 const invalid = (message: string) => new AppError(400, 'invalid_request', message)
-const transaction = <T>(db: IdpDb, work: (trx: IdpDb) => Promise<T>) =>
-  (db as Kysely<IdpTables>).transaction().execute(work)
-
 function check(input: ApprovalRequest) {
   if (!input.action.trim() || input.action.length > MAX_ACTION)
     throw invalid(`action must be 1 to ${MAX_ACTION} characters`)
@@ -76,7 +72,7 @@ export async function createApproval(
   const expiresIn = check(input)
   const id = `apr_${randomBytes(16).toString('base64url')}`
   const expiresAt = new Date(Date.now() + expiresIn * 1000)
-  await transaction(deps.db, async (trx) => {
+  await inTransaction(deps.db, async (trx) => {
     await insertApproval(trx, {
       id,
       client_id: clientId,
@@ -103,7 +99,7 @@ export async function decideApproval(
   id: string,
   decision: 'approved' | 'denied',
 ) {
-  return transaction(deps.db, async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const settled = await settle(trx, id, decision, userId)
     return settled && receipt(deps, trx, settled)
   })
@@ -111,7 +107,7 @@ export async function decideApproval(
 
 /** An approval nobody answered in time ends as `expired`, a refusal, receipted like the others. */
 export async function expireApproval(deps: ApprovalDeps, id: string) {
-  return transaction(deps.db, async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const expired = await settle(trx, id, 'expired')
     return expired && receipt(deps, trx, expired)
   })
@@ -132,7 +128,7 @@ const view = (row: ApprovalRow) => ({
  * 8628 §3.5 has it). Another client's approval, or an unknown one, is 404.
  */
 export async function pollApproval(deps: ApprovalDeps, clientId: string, id: string) {
-  const row = await transaction(deps.db, (trx) => recordPoll(trx, id, clientId))
+  const row = await inTransaction(deps.db, (trx) => recordPoll(trx, id, clientId))
   if (!row) throw new AppError(404, 'not_found', 'no such approval for this client')
   if (row.last_polled_at && Date.now() - row.last_polled_at.getTime() < deps.intervalS * 1000)
     throw new AppError(400, 'slow_down', `poll at most every ${deps.intervalS} s`)

@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
-import type { Kysely } from 'kysely'
-import type { IdpDb, IdpTables } from '../../db.ts'
+import { type IdpDb, inTransaction } from '../../db.ts'
 import { isS256Challenge } from '../../oauth/pkce.ts'
 import { withParams } from '../../oauth/redirect.ts'
 import { parseScope, SCOPES } from '../../oauth/scopes.ts'
@@ -232,7 +231,7 @@ export async function authorize(
   }
 
   const code = randomBytes(32).toString('base64url')
-  const issued = await (db as Kysely<IdpTables>).transaction().execute(async (trx) => {
+  const issued = await inTransaction(db, async (trx) => {
     if (query.request_uri && !(await usePushed(trx, query.request_uri))) return false
     const owner = {
       user_id: session.user_id,

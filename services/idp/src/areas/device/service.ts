@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { AppError } from '@svc/kit'
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
-import type { Kysely } from 'kysely'
-import type { IdpDb, IdpTables } from '../../db.ts'
+import { type IdpDb, inTransaction } from '../../db.ts'
 import { recordEvent } from '../accounts/service.ts'
 import { decideConsent } from '../authorize/consent-service.ts'
 import { checkScope } from '../authorize/service.ts'
@@ -87,7 +86,7 @@ export async function answerDevice(
 ) {
   if (!approve) return decideDeviceCode(deps.db, request.user_code, deps.now(), { status: 'denied' })
   if (!request.first_party) await decideConsent(deps, session.user_id, request, request.scope, request.scope)
-  return (deps.db as Kysely<IdpTables>).transaction().execute(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const approved = await decideDeviceCode(trx, request.user_code, deps.now(), {
       status: 'approved',
       user_id: session.user_id,

@@ -1,7 +1,6 @@
 import { AppError, notFound, type Sealer } from '@svc/kit'
-import type { Kysely } from 'kysely'
 import type { Static } from 'typebox'
-import type { IdpDb, IdpTables } from '../../db.ts'
+import { type IdpDb, inTransaction } from '../../db.ts'
 import type { NewClient } from '../clients/schemas.ts'
 import { clientView, createClient, rotateClientSecret, rotateWebhookSecret } from '../clients/service.ts'
 import { forgetClients } from '../clients/cache.ts'
@@ -13,7 +12,7 @@ type OrgClientInput = Omit<Static<typeof NewClient>, 'first_party' | 'subject_ty
 
 /** A new client of the organization, within its `max_clients` (429 beyond, counted under a row lock). */
 export async function createOrgClient(db: IdpDb, sealer: Sealer, org: OrgRow, input: OrgClientInput) {
-  return (db as Kysely<IdpTables>).transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const locked = await lockOrg(trx, org.id)
     if ((await countClients(trx, org.id)) >= locked.max_clients)
       throw new AppError(

@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { AppError, notFound } from '@svc/kit'
-import type { Kysely } from 'kysely'
-import type { IdpDb, IdpTables } from '../../db.ts'
+import { type IdpDb, inTransaction } from '../../db.ts'
 import { subjectFor } from '../../oauth/subject.ts'
 import type { Mailer } from '../email/mailer.ts'
 import {
@@ -41,7 +40,7 @@ const memberSub = (deps: MemberDeps, org: OrgRow, userId: string) =>
 export async function invite(deps: MemberDeps, org: OrgRow, email: string, role: Role) {
   const token = randomBytes(32).toString('base64url')
   const expiresAt = new Date(Date.now() + INVITE_TTL_MS)
-  await (deps.db as Kysely<IdpTables>).transaction().execute(async (trx) => {
+  await inTransaction(deps.db, async (trx) => {
     await insertInvite(trx, {
       token_hash: digest(token),
       organization_id: org.id,
@@ -79,7 +78,7 @@ export const invitation = (db: IdpDb, token: string) => liveInvite(db, digest(to
 
 /** The signed-in account accepts: only the invited address may, and only once. */
 export async function accept(db: IdpDb, token: string, user: { id: string; email: string }) {
-  return (db as Kysely<IdpTables>).transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const found = await liveInvite(trx, digest(token))
     if (!found) throw new AppError(400, 'invalid_request', 'this invitation has expired or was already used')
     if (found.email !== user.email.toLowerCase())

@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { AppError } from '@svc/kit'
-import type { Kysely } from 'kysely'
-import type { IdpDb, IdpTables } from '../../db.ts'
+import { type IdpDb, type IdpTables, inTransaction } from '../../db.ts'
 import { verifyPkce } from '../../oauth/pkce.ts'
 import { parseScope } from '../../oauth/scopes.ts'
 import { consumeCode } from '../authorize/store.ts'
@@ -91,7 +90,7 @@ export async function atomically<T>(
   deps: GrantDeps,
   work: (trx: IdpDb) => Promise<T | AppError>,
 ): Promise<T> {
-  const outcome = await (deps.db as Kysely<IdpTables>).transaction().execute(work)
+  const outcome = await inTransaction(deps.db, work)
   if (outcome instanceof AppError) throw outcome
   return outcome
 }

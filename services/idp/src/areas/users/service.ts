@@ -1,6 +1,5 @@
 import { notFound } from '@svc/kit'
-import type { Kysely } from 'kysely'
-import type { IdpDb, IdpTables } from '../../db.ts'
+import { type IdpDb, inTransaction } from '../../db.ts'
 import { clientsKnowing } from '../lifecycle/store.ts'
 import { emit, type SignalDeps } from '../signals/service.ts'
 import { revokeUserFamilies } from '../token/refresh-store.ts'
@@ -39,7 +38,7 @@ export async function setDisabled(
   disabled: boolean,
   reason?: 'hijacking' | 'bulk-account',
 ) {
-  const row = await (deps.db as Kysely<IdpTables>).transaction().execute(async (trx) => {
+  const row = await inTransaction(deps.db, async (trx) => {
     const updated = await trx
       .updateTable('users')
       .set({ disabled_at: disabled ? new Date() : null })
