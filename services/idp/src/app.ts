@@ -25,9 +25,11 @@ import { logoutRoutes } from './areas/logout/routes.ts'
 import { mfaRoutes } from './areas/mfa/routes.ts'
 import { passkeyRoutes } from './areas/passkeys/routes.ts'
 import { announceLogout, startBackchannelDelivery } from './areas/logout/service.ts'
-import { backfillUserKeys, issuerIdentity, issuerPqKey } from './areas/identity/service.ts'
+import { backfillUserKeys, issuerIdentity, issuerPqKey, issuerWitnessSeed } from './areas/identity/service.ts'
 import { publishConstitution } from './areas/documents/constitution.ts'
 import { documentRoutes } from './areas/documents/routes.ts'
+import { witnessRoutes } from './areas/witness/routes.ts'
+import { witnessOf } from './areas/witness/service.ts'
 import { evidenceRoutes } from './areas/evidence/routes.ts'
 import { registryRoutes } from './areas/registry/routes.ts'
 import { resourceRoutes } from './areas/resources/routes.ts'
@@ -134,6 +136,16 @@ export const idp: ServiceSpec<IdpConfig> = {
       build: ctx.config.build,
     }
     documentRoutes(app, db, documents)
+    await witnessRoutes(
+      app,
+      {
+        db,
+        witness: witnessOf(ctx.baseUrl, await issuerWitnessSeed(db, sealer)),
+        logs: ctx.config.witnessLogs,
+        ...(ctx.config.witnessPinOnFirstUse ? { pinFrom: ctx.topology.ledger.url } : {}),
+      },
+      documents,
+    )
     const screening = {
       db,
       receipts,

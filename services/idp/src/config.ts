@@ -1,5 +1,6 @@
 import { type CommonConfig, ConfigError, devFileSecret, devSecret, readEnv } from '@svc/kit'
 import { b64uDecode } from '@svc/trust/base64url'
+import { verifierFromKey } from '@svc/trust/note'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { Type } from 'typebox'
@@ -49,6 +50,10 @@ export interface IdpConfig {
   sovereignty: Sovereignty
   /** What the build says of itself (SVC_BUILD_COMMIT, SVC_BUILD_TIME); unset, the checkout and the start are used. */
   build: { commit?: string; time?: string }
+  /** The logs the idp witnesses: their signed-note verifier keys (the key name is the log's origin). */
+  witnessLogs: string[]
+  /** Development only: a log not configured is trusted with the key the ledger shows at first contact. */
+  witnessPinOnFirstUse: boolean
 }
 
 export interface Sovereignty {
@@ -109,6 +114,19 @@ function readSovereignty(text: string | undefined, production: boolean): Soverei
   return value as Sovereignty
 }
 
+function witnessLogs(list: string | undefined): string[] {
+  const keys = list?.split(',').map((k) => k.trim()) ?? []
+  for (const key of keys)
+    try {
+      verifierFromKey(key)
+    } catch (err) {
+      throw new ConfigError(
+        `IDP_WITNESS_LOGS: ${JSON.stringify(key)} is not a signed-note verifier key (${(err as Error).message})`,
+      )
+    }
+  return keys
+}
+
 /** The ledger's development writer for the idp (services/ledger DEV_WRITERS). */
 const DEV_LEDGER_TOKEN = 'dev-ledger-writer-idp'
 
@@ -139,6 +157,7 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
       IDP_SOVEREIGNTY: Type.Optional(Type.String({ minLength: 2, maxLength: 20_000 })),
       SVC_BUILD_COMMIT: Type.Optional(Type.String({ pattern: '^[0-9a-f]{7,64}$' })),
       SVC_BUILD_TIME: Type.Optional(Type.String({ format: 'date-time' })),
+      IDP_WITNESS_LOGS: Type.Optional(Type.String({ minLength: 1, maxLength: 20_000 })),
       IDP_OWNER_DOCUMENT_URL: Type.Optional(
         Type.String({ pattern: '^https?://[^\\s]*\\{domain\\}[^\\s]*$' }),
       ),
@@ -187,6 +206,8 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
       ...(values.SVC_BUILD_COMMIT ? { commit: values.SVC_BUILD_COMMIT } : {}),
       ...(values.SVC_BUILD_TIME ? { time: values.SVC_BUILD_TIME } : {}),
     },
+    witnessLogs: witnessLogs(values.IDP_WITNESS_LOGS),
+    witnessPinOnFirstUse: common.nodeEnv === 'development' && !values.IDP_WITNESS_LOGS,
     pairwiseSalt:
       values.IDP_PAIRWISE_SALT ??
       devFileSecret(common.dataDir, 'idp.pairwise-salt', () => randomBytes(32).toString('base64url')),

@@ -54,6 +54,31 @@ export interface IdpTables {
     seed_sealed: Buffer
     created_at: Generated<Date>
     mldsa_seed_sealed: Generated<Buffer | null>
+    witness_seed_sealed: Generated<Buffer | null>
+  }
+  witness_logs: {
+    origin: string
+    verifier_key: string
+    tree_size: Generated<number>
+    root_hash: Buffer | null
+    checkpoint: string | null
+    updated_at: Generated<Date>
+  }
+  witness_cosignatures: {
+    id: Generated<number>
+    origin: string
+    tree_size: number
+    root_hash: Buffer
+    checkpoint: string
+    cosigned_at: Date
+  }
+  witness_evidence: {
+    id: Generated<number>
+    origin: string
+    kind: 'fork' | 'inconsistent'
+    cosigned_checkpoint: string
+    presented_request: string
+    observed_at: Generated<Date>
   }
   constitutions: { hash: string; document: Record<string, unknown>; published_at: Generated<Date> }
   known_devices: {

@@ -9,6 +9,8 @@ import { readRoutes } from './areas/read/routes.ts'
 import { searchRoutes } from './areas/search/routes.ts'
 import { webhookRoutes } from './areas/webhooks/routes.ts'
 import { enqueueDeliveries } from './areas/webhooks/service.ts'
+import { witnessSet } from './areas/witness/discovery.ts'
+import { WitnessPusher } from './areas/witness/pusher.ts'
 import { witnessRoutes } from './areas/witness/routes.ts'
 import { type LedgerConfig, readLedgerConfig } from './config.ts'
 import type { LedgerTables } from './db.ts'
@@ -32,8 +34,11 @@ export const ledger: ServiceSpec<LedgerConfig> = {
     const jobs = await Jobs.start(ctx.database!, {
       onError: (err) => ctx.log.warn({ err: err.message }, 'jobs error'),
     })
+    const witnesses = witnessSet(ctx.config)
+    const pusher = new WitnessPusher(db, witnesses, ctx.log)
     const sequencer = new Sequencer(db, {
       onBatch: (trx, from, to) => enqueueDeliveries(jobs, trx, from, to),
+      onPublished: () => pusher.poke(),
       origin: ctx.config.origin,
       signer: keys.signer,
       batchMax: ctx.config.batchMax,
@@ -43,13 +48,16 @@ export const ledger: ServiceSpec<LedgerConfig> = {
     // appends already accepted are integrated and answered before the database closes
     app.addHook('preClose', async () => {
       await sequencer.drain()
+      pusher.close()
       await jobs.stop()
     })
     logRoutes(app, ctx.config, sequencer)
     readRoutes(app, db, keys.verifierKey)
     keyRoutes(app, ctx.config.origin, keys.verifierKey)
     searchRoutes(app, db, ctx.config)
-    witnessRoutes(app, db, ctx.config)
+    witnessRoutes(app, db, witnesses.keys)
+    // a checkpoint published while the witnesses were away is shown to them now
+    app.addHook('onReady', async () => pusher.poke())
     await webhookRoutes(app, db, ctx.config, jobs, keys.webhookKey)
   },
 }

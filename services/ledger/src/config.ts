@@ -10,12 +10,23 @@ export interface LedgerConfig {
   signerKey: string | undefined
   /** Writers: name and the SHA-256 of their bearer token (tokens are never kept in memory in clear). */
   writers: Array<{ name: string; tokenHash: Buffer }>
-  /** Witnesses whose cosignatures the log accepts: tlog-cosignature verifier keys. */
-  witnessKeys: string[]
+  /**
+   * Witnesses whose cosignatures the log accepts (tlog-cosignature verifier keys); those with a
+   * submission prefix are asked to cosign each new checkpoint (C2SP tlog-witness add-checkpoint).
+   */
+  witnesses: WitnessTarget[]
+  /** Development: the idp to find the witness at (its svc-witness.json) when LEDGER_WITNESSES is unset. */
+  discoverWitness: string | undefined
   batchMax: number
   batchWaitMs: number
   /** The key webhook secrets are derived from; undefined: kept in the data directory (development). */
   webhookKey: string | undefined
+}
+
+export interface WitnessTarget {
+  verifierKey: string
+  /** `POST <prefix>/add-checkpoint`; undefined: the witness posts its cosignatures itself. */
+  prefix?: string
 }
 
 export const DEV_WRITERS = 'idp:dev-ledger-writer-idp,rental:dev-ledger-writer-rental'
@@ -56,22 +67,28 @@ export function readLedgerConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
           .digest(),
       }
     }),
-    witnessKeys: witnessKeys(values.LEDGER_WITNESSES),
+    witnesses: witnesses(values.LEDGER_WITNESSES),
+    discoverWitness:
+      common.nodeEnv === 'development' && !values.LEDGER_WITNESSES ? readTopology(env).idp.url : undefined,
     batchMax: values.LEDGER_BATCH_MAX ?? 512,
     batchWaitMs: values.LEDGER_BATCH_WAIT_MS ?? 2,
     webhookKey: values.LEDGER_WEBHOOK_KEY,
   }
 }
 
-function witnessKeys(list: string | undefined): string[] {
-  const keys = list?.split(',').map((k) => k.trim()) ?? []
-  for (const key of keys)
+/** `<verifier key>[ <submission prefix>]`, comma-separated. */
+function witnesses(list: string | undefined): WitnessTarget[] {
+  const entries = list?.split(',').map((entry) => entry.trim().split(/\s+/)) ?? []
+  return entries.map(([key, prefix, ...rest]) => {
+    const problem = (why: string) =>
+      new ConfigError(`LEDGER_WITNESSES: ${JSON.stringify([key, prefix].join(' '))} ${why}`)
     try {
-      cosignatureVerifierFromKey(key)
+      cosignatureVerifierFromKey(key!)
     } catch (err) {
-      throw new ConfigError(
-        `LEDGER_WITNESSES: ${JSON.stringify(key)} is not a cosignature verifier key (${(err as Error).message})`,
-      )
+      throw problem(`is not a cosignature verifier key (${(err as Error).message})`)
     }
-  return keys
+    if (rest.length || (prefix !== undefined && !/^https?:\/\/[^\s]+$/.test(prefix)))
+      throw problem('is not "<verifier key> [<submission prefix URL>]"')
+    return { verifierKey: key!, ...(prefix ? { prefix: prefix.replace(/\/+$/, '') } : {}) }
+  })
 }

@@ -11,11 +11,12 @@ const production = { nodeEnv: 'production' } as Parameters<typeof readLedgerConf
 describe('ledger configuration', () => {
   it('defaults the origin to the public URL’s host and port, and reads writers and witnesses', () => {
     const witness = generateCosignerKey('w.example')
+    const other = generateCosignerKey('witness.example/w2')
     const config = readLedgerConfig(
       {
         LEDGER_URL: 'https://ledger.example.com/',
         LEDGER_WRITERS: 'idp:aaaaaaaaaaaaaaaa',
-        LEDGER_WITNESSES: witness.verifierKey,
+        LEDGER_WITNESSES: `${witness.verifierKey}, ${other.verifierKey} https://witness.example/w2/`,
       },
       common,
     )
@@ -24,7 +25,26 @@ describe('ledger configuration', () => {
       config.writers.map((w) => w.name),
       ['idp'],
     )
-    assert.deepEqual(config.witnessKeys, [witness.verifierKey])
+    assert.deepEqual(config.witnesses, [
+      { verifierKey: witness.verifierKey },
+      { verifierKey: other.verifierKey, prefix: 'https://witness.example/w2' },
+    ])
+    assert.equal(config.discoverWitness, undefined)
+  })
+
+  it('in development without witnesses, finds the idp’s; in tests and production, none', () => {
+    assert.equal(
+      readLedgerConfig({ IDP_URL: 'http://127.0.0.1:4999' }, common).discoverWitness,
+      'http://127.0.0.1:4999',
+    )
+    const test = { nodeEnv: 'test' } as Parameters<typeof readLedgerConfig>[1]
+    assert.equal(readLedgerConfig({}, test).discoverWitness, undefined)
+  })
+
+  it('refuses a witness entry with a submission prefix that is not a URL, or with more parts', () => {
+    const witness = generateCosignerKey('w.example')
+    for (const entry of [`${witness.verifierKey} ftp://x`, `${witness.verifierKey} https://a https://b`])
+      assert.throws(() => readLedgerConfig({ LEDGER_WITNESSES: entry }, common), ConfigError)
   })
 
   it('refuses a witness key that is not a cosignature verifier key, at boot', () => {

@@ -45,6 +45,8 @@ export const issuerDocument = (deps: DocumentDeps) =>
       build: `${deps.issuer}/.well-known/svc-build.json`,
       sovereignty: `${deps.issuer}/.well-known/svc-sovereignty.json`,
       post_quantum: `${deps.issuer}/.well-known/svc-pq.json`,
+      witness: `${deps.issuer}/.well-known/svc-witness.json`,
+      cosignatures: `${deps.issuer}/.well-known/svc-cosignatures.json`,
     },
   })
 

@@ -51,18 +51,31 @@ export async function issuerIdentity(db: IdpDb, sealer: Sealer): Promise<Identit
   return { did: row.did, seed }
 }
 
-/** The issuer's ML-DSA-65 key (FIPS 204), made on first start from a sealed seed, the same ever after. */
-export async function issuerPqKey(db: IdpDb, sealer: Sealer) {
+/** A further 32-byte seed of the issuer, made on first start, sealed, the same ever after. */
+async function issuerSeed(
+  db: IdpDb,
+  sealer: Sealer,
+  column: 'mldsa_seed_sealed' | 'witness_seed_sealed',
+  context: string,
+): Promise<Uint8Array> {
   await db
     .updateTable('issuer_identity')
-    .set({ mldsa_seed_sealed: sealer.seal(randomBytes(32), 'issuer-mldsa') })
+    .set({ [column]: sealer.seal(randomBytes(32), context) })
     .where('id', '=', 1)
-    .where('mldsa_seed_sealed', 'is', null)
+    .where(column, 'is', null)
     .execute()
   const row = await db
     .selectFrom('issuer_identity')
-    .select('mldsa_seed_sealed')
+    .select(column)
     .where('id', '=', 1)
     .executeTakeFirstOrThrow()
-  return generateMlDsa65(new Uint8Array(sealer.open(row.mldsa_seed_sealed!, 'issuer-mldsa')))
+  return new Uint8Array(sealer.open((row as Record<typeof column, Buffer>)[column], context))
 }
+
+/** The issuer's ML-DSA-65 key (FIPS 204). */
+export const issuerPqKey = async (db: IdpDb, sealer: Sealer) =>
+  generateMlDsa65(await issuerSeed(db, sealer, 'mldsa_seed_sealed', 'issuer-mldsa'))
+
+/** The seed of the issuer's witness cosigning key (C2SP tlog-cosignature). */
+export const issuerWitnessSeed = (db: IdpDb, sealer: Sealer) =>
+  issuerSeed(db, sealer, 'witness_seed_sealed', 'issuer-witness')

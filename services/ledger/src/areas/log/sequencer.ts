@@ -36,6 +36,8 @@ export interface SequencerOptions {
   log: Logger
   /** Runs inside each batch's transaction with the new leaves' range (enqueues their events). */
   onBatch?: (trx: Transaction<LedgerTables>, from: number, to: number) => Promise<void>
+  /** Runs after a batch that grew the tree has committed (asks the witnesses to cosign). */
+  onPublished?: (size: number) => void
 }
 
 /**
@@ -96,7 +98,7 @@ export class Sequencer {
   }
 
   async #integrate(leaves: Array<Omit<NewLeaf, 'leaf_index'>>): Promise<Sequenced[]> {
-    const { results, size } = await this.db.transaction().execute(async (trx) => {
+    const { results, size, grew } = await this.db.transaction().execute(async (trx) => {
       const tree = await lockTree(trx)
       const known = await indicesOf(
         trx,
@@ -129,8 +131,9 @@ export class Sequencer {
         await insertCheckpoint(trx, size, root, signNote(text, [this.options.signer]))
         await this.options.onBatch?.(trx, tree.size, size)
       }
-      return { results, size }
+      return { results, size, grew: fresh.length > 0 }
     })
+    if (grew) this.options.onPublished?.(size)
     return results.map((r) => ({ ...r, treeSize: size }))
   }
 }

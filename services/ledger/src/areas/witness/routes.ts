@@ -1,10 +1,9 @@
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
-import type { LedgerConfig } from '../../config.ts'
 import type { LedgerDb } from '../../db.ts'
 import { acceptCosignatures } from './service.ts'
 
-export function witnessRoutes(app: App, db: LedgerDb, config: LedgerConfig) {
+export function witnessRoutes(app: App, db: LedgerDb, witnessKeys: () => string[]) {
   app.post(
     '/v1/cosignatures',
     {
@@ -19,6 +18,6 @@ export function witnessRoutes(app: App, db: LedgerDb, config: LedgerConfig) {
         response: { 200: Type.Object({ tree_size: Type.Integer(), witnesses: Type.Array(Type.String()) }) },
       },
     },
-    async (request) => acceptCosignatures(db, config.witnessKeys, request.body.note),
+    async (request) => acceptCosignatures(db, witnessKeys(), request.body.note),
   )
 }
