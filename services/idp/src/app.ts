@@ -28,6 +28,7 @@ import { announceLogout, startBackchannelDelivery } from './areas/logout/service
 import { backfillUserKeys, issuerIdentity, issuerPqKey, issuerWitnessSeed } from './areas/identity/service.ts'
 import { publishConstitution } from './areas/documents/constitution.ts'
 import { documentRoutes } from './areas/documents/routes.ts'
+import { retentionRoutes } from './areas/accounts/retention-routes.ts'
 import { witnessRoutes } from './areas/witness/routes.ts'
 import { witnessOf } from './areas/witness/service.ts'
 import { evidenceRoutes } from './areas/evidence/routes.ts'
@@ -204,6 +205,7 @@ export const idp: ServiceSpec<IdpConfig> = {
     await activityRoutes(app, { db, sealer, pairwiseSalt: ctx.config.pairwiseSalt })
     lifecycleAdminRoutes(app, db, ctx.config.adminToken)
     const changes = { db, mailer, receipts, lifecycle, signals, issuer }
+    retentionRoutes(app, { ...changes, adminToken: ctx.config.adminToken })
     const origin = new URL(issuer).origin
     const secureCookies = issuer.startsWith('https:')
     discoveryRoutes(app, issuer, discoveryLimit)
@@ -233,7 +235,7 @@ export const idp: ServiceSpec<IdpConfig> = {
       ratePerMinute: ctx.config.registerRatePerMinute,
       changes,
     })
-    accountChangeRoutes(app, { ...changes, origin })
+    accountChangeRoutes(app, { ...changes, origin, sealer })
     tokenRoutes(app, {
       dpop,
       screening,

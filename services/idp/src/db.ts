@@ -56,6 +56,12 @@ export interface IdpTables {
     mldsa_seed_sealed: Generated<Buffer | null>
     witness_seed_sealed: Generated<Buffer | null>
   }
+  retention_holds: {
+    user_id: string
+    reason: string
+    placed_at: Generated<Date>
+    deletion_requested_at: Date | null
+  }
   witness_logs: {
     origin: string
     verifier_key: string

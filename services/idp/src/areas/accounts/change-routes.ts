@@ -1,4 +1,4 @@
-import { type App, AppError, html } from '@svc/kit'
+import { type App, AppError, html, type Sealer } from '@svc/kit'
 import { Type } from 'typebox'
 import { checkCsrf } from '../sessions/csrf.ts'
 import { currentSession, endSession } from '../sessions/service.ts'
@@ -11,6 +11,7 @@ import {
   deleteAccount,
   requestEmailChange,
 } from './changes.ts'
+import { exportKeyBackup, MIN_PASSPHRASE } from './key-backup.ts'
 import { MIN_PASSWORD } from './routes.ts'
 import { userByEmail } from './store.ts'
 
@@ -34,6 +35,19 @@ export const changeForms = (csrf: string) =>
       <input id="new_email" name="email" type="email" autocomplete="email" required />
       <button type="submit">Change address</button>
     </form>
+    <h2>Back up your key</h2>
+    <p>
+      Download your account’s key (its did:key) encrypted under a passphrase of your choice: a JWE
+      (PBES2-HS512+A256KW, A256GCM) holding the private JWK. Keep the passphrase apart from the file.
+    </p>
+    <form method="post" action="/ui/account/key-backup">
+      <input type="hidden" name="csrf" value="${csrf}" />
+      <label for="backup_password">Current password (if your account has one)</label>
+      <input id="backup_password" name="current_password" type="password" autocomplete="current-password" />
+      <label for="passphrase">Passphrase for the backup (at least ${MIN_PASSPHRASE} characters)</label>
+      <input id="passphrase" name="passphrase" type="password" autocomplete="new-password" required minlength="${MIN_PASSPHRASE}" />
+      <button type="submit">Download the backup</button>
+    </form>
     <h2>Delete your account</h2>
     <form method="post" action="/ui/account/delete">
       <input type="hidden" name="csrf" value="${csrf}" />
@@ -43,7 +57,7 @@ export const changeForms = (csrf: string) =>
     </form>`
 
 /** Changes the signed-in user makes to the account; each one tells the clients (lifecycle webhooks). */
-export function accountChangeRoutes(app: App, deps: ChangeDeps & { origin: string }) {
+export function accountChangeRoutes(app: App, deps: ChangeDeps & { origin: string; sealer: Sealer }) {
   const tags = ['pages']
   const signedIn = async (request: Parameters<typeof currentSession>[1], csrf: string) => {
     checkCsrf(request, csrf, deps.origin)
@@ -138,6 +152,41 @@ export function accountChangeRoutes(app: App, deps: ChangeDeps & { origin: strin
   )
 
   app.post(
+    '/ui/account/key-backup',
+    {
+      schema: {
+        summary: 'Download the account’s did:key as a passphrase-encrypted JWE (receipted)',
+        tags,
+        body: Type.Object({
+          csrf: Type.String({ maxLength: 100 }),
+          current_password: Type.Optional(Type.String({ maxLength: 1000 })),
+          passphrase: Type.String({ maxLength: 1000 }),
+        }),
+      },
+    },
+    async (request, reply) => {
+      const session = await signedIn(request, request.body.csrf)
+      let backup: Awaited<ReturnType<typeof exportKeyBackup>>
+      try {
+        backup = await exportKeyBackup(deps, session, {
+          passphrase: request.body.passphrase,
+          ...(request.body.current_password ? { currentPassword: request.body.current_password } : {}),
+          ip: request.ip,
+        })
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err
+        const why = `${err.message[0]!.toUpperCase()}${err.message.slice(1)}.`
+        return sendMessage(reply, err.status, 'Key not exported', why)
+      }
+      return reply
+        .header('content-type', 'application/jose')
+        .header('content-disposition', 'attachment; filename="did-key-backup.jwe"')
+        .header('cache-control', 'no-store')
+        .send(backup.jwe)
+    },
+  )
+
+  app.post(
     '/ui/account/delete',
     {
       schema: {
@@ -153,8 +202,15 @@ export function accountChangeRoutes(app: App, deps: ChangeDeps & { origin: strin
       const session = await signedIn(request, request.body.csrf)
       if (request.body.confirm.trim().toLowerCase() !== CONFIRM_DELETE)
         return sendMessage(reply, 400, 'Account not deleted', `Type “${CONFIRM_DELETE}” to confirm.`)
-      await deleteAccount(deps, session.user_id, { ip: request.ip })
+      const outcome = await deleteAccount(deps, session.user_id, { ip: request.ip })
       await endSession(deps.db, request, reply)
+      if (outcome === 'deferred')
+        return sendMessage(
+          reply,
+          200,
+          'Account closed',
+          'Your account is closed and signed out everywhere. A legal hold requires its data to be kept for now; it will be deleted as soon as the hold ends.',
+        )
       return sendMessage(
         reply,
         200,

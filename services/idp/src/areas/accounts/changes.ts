@@ -8,6 +8,7 @@ import { clientsKnowing } from '../lifecycle/store.ts'
 import { emit, type SignalDeps } from '../signals/service.ts'
 import { revokeUserFamilies } from '../token/refresh-store.ts'
 import { hashPassword, verifyPassword } from './passwords.ts'
+import { holdFor, markDeletionRequested } from './retention-store.ts'
 import { recordEvent } from './service.ts'
 import { userByEmail, userById } from './store.ts'
 
@@ -129,11 +130,34 @@ export async function confirmEmailChange(deps: ChangeDeps, token: string) {
  * Deletes the account: the clients are told `user.deleted` first (while it is known who knows
  * the user), then every session, refresh family, consent, passkey, second factor and membership
  * goes, the row keeps only its id (codes and receipts name it), and `data.retention.deleted` is
- * receipted.
+ * receipted. Under a retention hold the account is only closed (signed out everywhere, disabled,
+ * receipted as `data.retention.hold`, deletion deferred) and the deletion happens when the hold
+ * is released.
  */
-export async function deleteAccount(deps: ChangeDeps, userId: string, context: { ip?: string }) {
-  await inTransaction(deps.db, async (trx) => {
+export async function deleteAccount(
+  deps: ChangeDeps,
+  userId: string,
+  context: { ip?: string },
+): Promise<'deleted' | 'deferred'> {
+  return inTransaction(deps.db, async (trx) => {
     const user = (await userById(trx, userId))!
+    if (await holdFor(trx, userId)) {
+      await signOutEverywhere(trx, userId)
+      await trx
+        .updateTable('users')
+        .set({ disabled_at: new Date() })
+        .where('id', '=', userId)
+        .where('disabled_at', 'is', null)
+        .execute()
+      await markDeletionRequested(trx, userId)
+      await recordEvent(trx, userId, 'account_closed_under_hold', context)
+      await deps.receipts.record(trx, {
+        type: 'data.retention.hold',
+        subject: user.did!,
+        data: { record: 'account', hold: 'deletion_deferred' },
+      })
+      return 'deferred'
+    }
     await announce(deps.lifecycle, trx, userId, 'user.deleted')
     await emit(deps.signals, trx, userId, 'account-purged', await clientsKnowing(trx, userId))
     await signOutEverywhere(trx, userId)
@@ -156,5 +180,6 @@ export async function deleteAccount(deps: ChangeDeps, userId: string, context: {
       subject: user.did!,
       data: { record: 'account', reason: 'deleted by its owner' },
     })
+    return 'deleted'
   })
 }

@@ -18,6 +18,10 @@ export function newDidKey(sealer: Sealer, context: string) {
   return { did: didKeyFromEd25519(keys.publicKey), key_sealed: sealer.seal(keys.seed, context) }
 }
 
+/** The seed of an account's did:key, opened from its sealed form. */
+export const openUserKey = (sealer: Sealer, userId: string, sealed: Buffer) =>
+  new Uint8Array(sealer.open(sealed, userContext(userId)))
+
 /** A new account's did:key. */
 export const newUserKey = (sealer: Sealer, userId: string) => newDidKey(sealer, userContext(userId))
 
