@@ -54,6 +54,7 @@ describe('idp service', () => {
       '0025_kyb.sql',
       '0026_user_disable.sql',
       '0027_operating_documents.sql',
+      '0029_credential_offers.sql',
     ])
   })
 
