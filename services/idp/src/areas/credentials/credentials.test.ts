@@ -511,6 +511,21 @@ describe('OpenID4VCI: credential offers, the pre-authorized code, nonces and the
       assert.equal(res.status, 400, name)
       assert.equal(answer.error, error, name)
     }
+    // malformed input is a 4XX, never a 500
+    for (const [body, type] of [
+      ['{"credential_configuration_id":', 'application/json'],
+      ['[1, 2]', 'application/json'],
+      ['"text"', 'application/json'],
+      ['credential_configuration_id=x', 'application/x-www-form-urlencoded'],
+    ]) {
+      const res = await fetch(`${service.url}/credential`, {
+        method: 'POST',
+        headers: { 'content-type': type!, authorization: `Bearer ${at}` },
+        body,
+      })
+      assert.ok(res.status >= 400 && res.status < 500, `${type} ${body}: ${res.status}`)
+    }
+    assert.equal((await fetch(`${service.url}/nonce`)).status, 405)
     assert.equal(await issuedCount(), before)
     // the refusals spent nothing: the same nonce still works, once
     const ok = await credential(at, { credential_configuration_id: JWT_VC, proofs: { jwt: [await good()] } })
