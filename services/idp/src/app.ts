@@ -36,6 +36,7 @@ import { registryRoutes } from './areas/registry/routes.ts'
 import { resourceRoutes } from './areas/resources/routes.ts'
 import { parRoutes } from './areas/par/routes.ts'
 import { deviceRoutes } from './areas/device/routes.ts'
+import { credentialRoutes } from './areas/credentials/routes.ts'
 import { revocationRoutes } from './areas/revocation/routes.ts'
 import { taskRoutes } from './areas/tasks/routes.ts'
 import { tokenRoutes } from './areas/token/routes.ts'
@@ -260,6 +261,19 @@ export const idp: ServiceSpec<IdpConfig> = {
       userCodesPerMinute: ctx.config.userCodeRatePerMinute,
     })
     revocationRoutes(app, { db, kv: ctx.kv, keys, issuer })
+    credentialRoutes(app, {
+      db,
+      kv: ctx.kv,
+      keys,
+      issuer,
+      dpop,
+      identity,
+      receipts,
+      now: ctx.config.now,
+      origin,
+      discoveryLimit,
+      nonceRatePerMinute: ctx.config.tokenRatePerMinute.ip,
+    })
     const approvals = { db, jobs, receipts, issuer, intervalS: ctx.config.approvalIntervalS }
     await startApprovalExpiry(approvals)
     approvalRoutes(app, { ...approvals, kv: ctx.kv, keys, dpop, origin, secureCookies })

@@ -159,6 +159,17 @@ export interface IdpTables {
     purpose: string | null
     granted_at: Date | null
   }
+  credential_offers: {
+    id: string
+    code_hash: Buffer
+    user_id: string
+    configuration_ids: string[]
+    tx_code_hash: Buffer | null
+    tx_code_failures: Generated<number>
+    created_at: Generated<Date>
+    expires_at: Date
+    redeemed_at: Date | null
+  }
   pushed_requests: {
     uri_hash: Buffer
     client_id: string

@@ -55,6 +55,7 @@ describe('idp service', () => {
       '0026_user_disable.sql',
       '0027_operating_documents.sql',
       '0028_witness.sql',
+      '0029_credential_offers.sql',
       '0030_retention.sql',
     ])
   })

@@ -21,7 +21,7 @@ const refusal = (
 export type PresentedTokenDeps = { db: IdpDb; kv: Kv; keys: SigningKeys; issuer: string; dpop: DpopDeps }
 
 /** The verified access token of the request, sender-constrained when it is bound to a DPoP key. */
-async function presentedToken(deps: PresentedTokenDeps, request: FastifyRequest) {
+export async function presentedToken(deps: PresentedTokenDeps, request: FastifyRequest) {
   const header = request.headers.authorization ?? ''
   const scheme = header.startsWith('DPoP ') ? 'DPoP' : 'Bearer'
   const invalidToken = (message: string) => refusal(scheme, 'invalid_token', message)

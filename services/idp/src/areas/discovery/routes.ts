@@ -1,5 +1,6 @@
 import type { App, rateLimit } from '@svc/kit'
 import { DEVICE_CODE } from '../token/device-code.ts'
+import { PRE_AUTHORIZED_CODE } from '../token/pre-authorized-code.ts'
 import { ASSERTION_ALGS } from '../../oauth/client-auth.ts'
 import { DPOP_ALGS } from '../../oauth/dpop.ts'
 import { SCOPES } from '../../oauth/scopes.ts'
@@ -36,7 +37,10 @@ export function metadata(issuer: string) {
       'client_credentials',
       TOKEN_EXCHANGE,
       DEVICE_CODE,
+      PRE_AUTHORIZED_CODE,
     ],
+    // OpenID4VCI §12.3: wallets redeem credential offers without client authentication
+    'pre-authorized_grant_anonymous_access_supported': true,
     subject_types_supported: ['public', 'pairwise'],
     id_token_signing_alg_values_supported: ['RS256'],
     token_endpoint_auth_methods_supported: [

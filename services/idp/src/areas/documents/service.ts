@@ -25,7 +25,7 @@ export interface DocumentDeps {
  * Every operating document is signed the same way: a W3C Data Integrity proof (`eddsa-jcs-2022`)
  * by the issuer's did:key, which any verifier of that cryptosuite checks without us.
  */
-export function signed(deps: DocumentDeps, document: Record<string, unknown>) {
+export function signed(deps: Pick<DocumentDeps, 'identity'>, document: Record<string, unknown>) {
   return createEddsaJcs2022Proof(document, {
     seed: deps.identity.seed,
     verificationMethod: didKeyVerificationMethod(deps.identity.did),

@@ -10,6 +10,7 @@ import { clientCredentialsGrant } from './client-credentials.ts'
 import { TOKEN_EXCHANGE, tokenExchangeGrant } from './exchange.ts'
 import { authorizationCodeGrant, type GrantDeps, refreshTokenGrant } from './grants.ts'
 import { DEVICE_CODE, deviceCodeGrant } from './device-code.ts'
+import { PRE_AUTHORIZED_CODE, preAuthorizedCodeGrant } from './pre-authorized-code.ts'
 
 // RFC 6749 §3.2: unknown parameters are ignored, so the body is not closed; repeated ones fail validation.
 const TokenRequest = Type.Object({
@@ -27,6 +28,8 @@ const TokenRequest = Type.Object({
   actor_token: Type.Optional(Type.String({ maxLength: 8000 })),
   actor_token_type: Type.Optional(Type.String({ maxLength: 200 })),
   requested_token_type: Type.Optional(Type.String({ maxLength: 200 })),
+  'pre-authorized_code': Type.Optional(Type.String({ maxLength: 200 })),
+  tx_code: Type.Optional(Type.String({ maxLength: 100 })),
   ...ClientAuthFields,
 })
 
@@ -68,7 +71,7 @@ export function tokenRoutes(
       preValidation: formOnly('token'),
       schema: {
         summary:
-          'The token endpoint (RFC 6749 §3.2): authorization_code with PKCE, refresh_token with rotation, client_credentials, token exchange (RFC 8693)',
+          'The token endpoint (RFC 6749 §3.2): authorization_code with PKCE, refresh_token with rotation, client_credentials, token exchange (RFC 8693), device_code (RFC 8628), pre-authorized_code (OpenID4VCI)',
         tags: ['oauth'],
         consumes: ['application/x-www-form-urlencoded'],
         body: TokenRequest,
@@ -78,6 +81,18 @@ export function tokenRoutes(
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
       const body = request.body
       await perIp(request, reply)
+      // OpenID4VCI §6.1: wallets redeem offers anonymously, naming themselves at most
+      if (body.grant_type === PRE_AUTHORIZED_CODE) {
+        if (request.headers.authorization || body.client_secret || body.client_assertion)
+          throw new AppError(
+            400,
+            'invalid_request',
+            'the pre-authorized code grant takes no client authentication: send client_id alone, or nothing',
+          )
+        const jkt = await tokenEndpointProof(deps.dpop, request)
+        if (jkt) reply.header('dpop-nonce', currentNonce(deps.dpop))
+        return preAuthorizedCodeGrant(deps, body, jkt)
+      }
       const client = await authenticateClient(deps, request, body)
       await perClient(client.client_id)(request, reply)
       if (client.organization_id) await perOrganization(client.organization_id, request, reply)

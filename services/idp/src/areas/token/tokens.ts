@@ -45,6 +45,10 @@ export interface AccessClaims {
   agent?: { model: string; version?: string; provider?: string; declared_by: 'operator' }
   /** The workload identity the client proved it runs as. */
   workload?: { scheme: string; external_id: string; issuer: string }
+  /** A credential access token (OpenID4VCI): the configurations its offer named. */
+  credential_configuration_ids?: string[]
+  /** The `client_id` a wallet named itself by when it redeemed an offer (unauthenticated). */
+  wallet_client_id?: string
 }
 
 /** The claims about the agent a client is, for tokens whose subject is the client itself. */

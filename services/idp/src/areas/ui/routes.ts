@@ -17,6 +17,7 @@ import { activityOf } from '../activity/service.ts'
 import { pendingSection } from '../approvals/pages.ts'
 import { pendingOf } from '../approvals/store.ts'
 import { taskSection } from '../tasks/pages.ts'
+import { offerSection } from '../credentials/pages.ts'
 import { liveTasksOf } from '../tasks/store.ts'
 import { CsrfOnly, checkCsrf, csrfToken } from '../sessions/csrf.ts'
 import { currentSession, endSession } from '../sessions/service.ts'
@@ -173,6 +174,7 @@ export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies
             ${pendingSection(await pendingOf(db, session.user_id))}
             ${activitySection(await activityOf(db, session.user_id))}
             ${taskSection(csrf, await liveTasksOf(db, session.user_id))}
+            ${offerSection(csrf)}
             ${changeForms(csrf)}
             ${passkeySection(csrf, await registrationOptions(rp, user!), passkeys)}
             ${
