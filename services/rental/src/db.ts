@@ -56,6 +56,22 @@ export interface RentalTables {
     rotated_at: Date | null
     revoked_at: Date | null
   }
+  rail_accounts: {
+    id: string
+    kind: 'wallet' | 'escrow' | 'payout' | 'platform' | 'external'
+    currency: Generated<string>
+    allow_negative: Generated<boolean>
+    created_at: Generated<Date>
+  }
+  rail_transfers: {
+    id: string
+    idempotency_key: string
+    kind: string
+    request_digest: string
+    memo: ColumnType<Record<string, unknown>, string, string>
+    created_at: Generated<Date>
+  }
+  rail_postings: { transfer_id: string; account_id: string; amount: number }
 }
 
 export type RentalDb = Kysely<RentalTables> | Transaction<RentalTables>
