@@ -38,6 +38,10 @@ export const rental: ServiceSpec<RentalConfig> = {
     },
   },
   readConfig: readRentalConfig,
+  banner: (ctx) =>
+    ctx.common.nodeEnv === 'production'
+      ? []
+      : [`console sign-in at ${ctx.baseUrl}/auth/login (the idp's demo account)`],
   async build(app, ctx) {
     const db = ctx.database!.db as Kysely<RentalTables>
     const sealer = new Sealer(ctx.config.encryptionKey)

@@ -147,9 +147,10 @@ describe('rental sign-in through the idp, logout and back-channel logout', () =>
   })
 
   it('a sign-out at the idp ends the console session through back-channel logout', async () => {
-    const { jar } = await signIn(stack)
+    // two browsers, each with its own idp session
+    const { jar } = await signIn(stack, undefined, { freshIdpSession: true })
     const kept = jar.get('rental_session')!
-    const bystander = await signIn(stack)
+    const bystander = await signIn(stack, undefined, { freshIdpSession: true })
     const idpLogout = await jar.fetch(`${stack.idp.url}/logout`)
     assert.equal(idpLogout.status, 200)
     await eventually('the back-channel logout arrives', async () => {

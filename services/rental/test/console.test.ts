@@ -26,7 +26,7 @@ describe('rental console: CSRF, catalogue, API tokens, public pages', () => {
     stack = await startStack()
     db = stack.rental.ctx.database!.db as Kysely<RentalTables>
     alice = await signIn(stack)
-    bob = await signIn(stack)
+    bob = await signIn(stack, undefined, { freshIdpSession: true })
     // the demo user twice: make bob another client, as a second account would be
     await db
       .updateTable('console_sessions')

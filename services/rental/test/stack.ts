@@ -52,6 +52,11 @@ export interface Stack {
   idp: RunningService<IdpConfig>
   rental: RunningService<RentalConfig>
   agents: Awaited<ReturnType<typeof agentsStandIn>>
+  /**
+   * The idp session of the last browser that signed in with a password: new browsers start with
+   * it, as tabs of one browser would, since the idp allows ten password sign-ins a minute per account.
+   */
+  idpSession?: string
   close(): Promise<void>
 }
 
@@ -103,12 +108,18 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
 export async function toCallback(
   stack: Stack,
   jar = new CookieJar(),
+  options: { freshIdpSession?: boolean } = {},
 ): Promise<{ jar: CookieJar; callback: string }> {
+  if (!options.freshIdpSession && stack.idpSession && !jar.get('svc_session'))
+    jar.store(new Response(null, { headers: [['set-cookie', `svc_session=${stack.idpSession}`]] }))
   const login = await jar.fetch(`${stack.rental.url}/auth/login`)
   if (login.status !== 302) throw new Error(`/auth/login answered ${login.status}: ${await login.text()}`)
   let location = login.headers.get('location')!
   for (let hop = 0; hop < 8; hop++) {
-    if (location.startsWith(`${stack.rental.url}/auth/callback`)) return { jar, callback: location }
+    if (location.startsWith(`${stack.rental.url}/auth/callback`)) {
+      stack.idpSession = jar.get('svc_session')
+      return { jar, callback: location }
+    }
     const res = await jar.fetch(new URL(location, stack.idp.url).toString())
     if (res.status === 200 && new URL(location, stack.idp.url).pathname === '/ui/login') {
       location = await signInOnPage(stack.idp, jar, await res.text())
@@ -122,8 +133,12 @@ export async function toCallback(
 }
 
 /** The whole sign-in: the jar then holds the console session; answers /api/me's body. */
-export async function signIn(stack: Stack, jar = new CookieJar()) {
-  const { callback } = await toCallback(stack, jar)
+export async function signIn(
+  stack: Stack,
+  jar = new CookieJar(),
+  options: { freshIdpSession?: boolean } = {},
+) {
+  const { callback } = await toCallback(stack, jar, options)
   const res = await jar.fetch(callback)
   if (res.status !== 302) throw new Error(`the callback answered ${res.status}: ${await res.text()}`)
   const me = await jar.fetch(`${stack.rental.url}/api/me`)
