@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
@@ -21,3 +22,10 @@ export function devFileSecret(dataDir: string, name: string, make: () => string)
     }
   }
 }
+
+/**
+ * The idp's development admin token, kept in the data directory: the idp accepts it and the rental
+ * console uses it to register its client, so both agree under `npm start` with nothing configured.
+ */
+export const devIdpAdminToken = (dataDir: string) =>
+  devFileSecret(dataDir, 'idp.admin-token', () => randomBytes(24).toString('base64url'))

@@ -41,6 +41,8 @@ export interface ServiceContext<C> {
   database: Database | undefined
   kv: Kv
   log: Logger
+  /** Adds a readiness check (`/readyz`): a dependency the service cannot serve without. */
+  addReadinessCheck(check: HealthCheck): void
 }
 
 export interface ServiceSpec<C> {
@@ -129,6 +131,7 @@ export async function startService<C>(
     }
   }
   const kv = openKv(common.redisUrl, tag ? `${tag}:${spec.name}` : spec.name, onError('redis'))
+  const checks: HealthCheck[] = []
   const ctx: ServiceContext<C> = {
     name: spec.name,
     config,
@@ -138,8 +141,8 @@ export async function startService<C>(
     database,
     kv,
     log,
+    addReadinessCheck: (check) => void checks.push(check),
   }
-  const checks: HealthCheck[] = []
   if (database) checks.push({ name: 'db', check: () => database.ping() })
   checks.push({ name: 'redis', ...(kv.backend === 'redis' ? { check: () => kv.ping() } : {}) })
 

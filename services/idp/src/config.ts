@@ -1,4 +1,4 @@
-import { type CommonConfig, ConfigError, devFileSecret, devSecret, readEnv } from '@svc/kit'
+import { type CommonConfig, ConfigError, devFileSecret, devIdpAdminToken, readEnv } from '@svc/kit'
 import { b64uDecode } from '@svc/trust/base64url'
 import { verifierFromKey } from '@svc/trust/note'
 import { randomBytes } from 'node:crypto'
@@ -166,6 +166,8 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
   )
   if (common.nodeEnv === 'production' && values.IDP_FETCH_ALLOW_PRIVATE)
     throw new ConfigError('IDP_FETCH_ALLOW_PRIVATE is for tests and development, never production')
+  if (common.nodeEnv === 'production' && !values.IDP_ADMIN_TOKEN)
+    throw new ConfigError('IDP_ADMIN_TOKEN must be set when NODE_ENV=production')
   if (common.nodeEnv === 'production' && !values.IDP_ENCRYPTION_KEY)
     throw new ConfigError('IDP_ENCRYPTION_KEY must be set when NODE_ENV=production')
   if (common.nodeEnv === 'production' && !values.IDP_PAIRWISE_SALT)
@@ -180,7 +182,8 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
     values.IDP_ENCRYPTION_KEY ??
     devFileSecret(join(common.dataDir), 'idp.encryption-key', () => randomBytes(32).toString('base64url'))
   return {
-    adminToken: devSecret('IDP_ADMIN_TOKEN', values.IDP_ADMIN_TOKEN, common.nodeEnv),
+    // development: one token kept in the data directory, which the rental reads to register its console
+    adminToken: values.IDP_ADMIN_TOKEN ?? devIdpAdminToken(common.dataDir),
     adminTokenGenerated: !values.IDP_ADMIN_TOKEN,
     encryptionKey: b64uDecode(encryptionKey),
     keyRotationDays: values.IDP_KEY_ROTATION_DAYS ?? 90,

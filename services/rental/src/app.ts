@@ -1,14 +1,92 @@
 import { fileURLToPath } from 'node:url'
-import type { ServiceSpec } from '@svc/kit'
+import cookie from '@fastify/cookie'
+import { Sealer, type ServiceSpec } from '@svc/kit'
+import type { Kysely } from 'kysely'
+import { ConsoleSessions, CSRF_HEADER, SESSION_COOKIE } from './areas/auth/hooks.ts'
+import { IdpLink } from './areas/auth/idp-link.ts'
+import { authRoutes } from './areas/auth/routes.ts'
+import { catalogueRoutes } from './areas/catalogue/routes.ts'
+import { seedJobs, startSeeding } from './areas/catalogue/service.ts'
+import { consoleRoutes } from './areas/console/routes.ts'
+import { publicRoutes } from './areas/public/routes.ts'
+import { dependencyProbe } from './areas/public/status.ts'
+import { tokenRoutes } from './areas/tokens/routes.ts'
 import { type RentalConfig, readRentalConfig } from './config.ts'
+import type { RentalTables } from './db.ts'
+
+const VERSION = '0.16.1'
 
 export const rental: ServiceSpec<RentalConfig> = {
   name: 'rental',
   // the version the rental API description carries (rental-service.md, Versioning)
-  version: '0.16.1',
+  version: VERSION,
   description: 'The agent rental service: hire agents for jobs, sign SLAs and escrows, run tasks, pay once.',
   migrations: fileURLToPath(new URL('../migrations', import.meta.url)),
   errorShape: 'api',
+  securitySchemes: {
+    consoleSession: {
+      type: 'apiKey',
+      in: 'cookie',
+      name: SESSION_COOKIE,
+      description: 'the console session, set by GET /auth/callback',
+    },
+    csrfToken: {
+      type: 'apiKey',
+      in: 'header',
+      name: CSRF_HEADER,
+      description: 'the session’s CSRF token from GET /api/me (S+C routes)',
+    },
+  },
   readConfig: readRentalConfig,
-  async build() {},
+  banner: (ctx) =>
+    ctx.common.nodeEnv === 'production'
+      ? []
+      : [`console sign-in at ${ctx.baseUrl}/auth/login (the idp's demo account)`],
+  async build(app, ctx) {
+    const db = ctx.database!.db as Kysely<RentalTables>
+    const sealer = new Sealer(ctx.config.encryptionKey)
+    await app.register(cookie)
+    app.decorateRequest('consoleSession', null)
+
+    const link = new IdpLink({
+      db,
+      sealer,
+      log: ctx.log,
+      issuer: ctx.topology.idp.url,
+      baseUrl: ctx.baseUrl,
+      client: ctx.config.idpClient,
+    })
+    // sign-in needs the idp: not ready until the console's client is registered and the issuer discovered
+    ctx.addReadinessCheck({ name: 'idp', check: async () => link.ready })
+    link.start()
+
+    let seeding: { stop(): void } | undefined
+    if (ctx.config.seed) {
+      await seedJobs(db)
+      seeding = startSeeding(db, ctx.topology.agents.url, ctx.log)
+    }
+    app.addHook('onClose', async () => {
+      link.stop()
+      seeding?.stop()
+    })
+
+    const sessions = new ConsoleSessions(db, ctx.config.encryptionKey, {
+      secureCookies: ctx.baseUrl.startsWith('https:'),
+      ttlHours: ctx.config.sessionTtlHours,
+    })
+    authRoutes(app, { link, sessions, kv: ctx.kv, baseUrl: ctx.baseUrl })
+    consoleRoutes(app, sessions, ctx.topology.ledger.url)
+    catalogueRoutes(app, db, sessions)
+    tokenRoutes(app, db, sessions, ctx.config.maxApiTokens)
+    publicRoutes(app, {
+      db,
+      version: VERSION,
+      idpLinked: () => link.ready,
+      dependencies: dependencyProbe({
+        idp: ctx.topology.idp.url,
+        ledger: ctx.topology.ledger.url,
+        agents: ctx.topology.agents.url,
+      }),
+    })
+  },
 }

@@ -1,7 +1,59 @@
-import type { CommonConfig } from '@svc/kit'
+import { randomBytes } from 'node:crypto'
+import { type CommonConfig, ConfigError, devFileSecret, devIdpAdminToken, readEnv } from '@svc/kit'
+import { Type } from 'typebox'
 
-export type RentalConfig = Record<string, never>
+export interface RentalConfig {
+  /**
+   * How the console gets its client at the idp: registered through the management API with the
+   * admin token, or given outright (RENTAL_CLIENT_ID and RENTAL_CLIENT_SECRET).
+   */
+  idpClient: { adminToken: string } | { clientId: string; clientSecret: string }
+  /** The AES-256 key that seals the client secret and derives the CSRF key. */
+  encryptionKey: Buffer
+  /** Hours a console session lasts from sign-in (it ends sooner on logout or back-channel logout). */
+  sessionTtlHours: number
+  /** Seeds the demo catalogue (jobs of the built-in agents): on outside production by default. */
+  seed: boolean
+  /** API tokens one client may hold at once. */
+  maxApiTokens: number
+}
 
-export function readRentalConfig(_env: NodeJS.ProcessEnv, _common: CommonConfig): RentalConfig {
-  return {}
+export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): RentalConfig {
+  const values = readEnv(
+    {
+      RENTAL_IDP_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16, maxLength: 500 })),
+      RENTAL_CLIENT_ID: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      RENTAL_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 16, maxLength: 500 })),
+      RENTAL_ENCRYPTION_KEY: Type.Optional(
+        Type.String({ pattern: '^[A-Za-z0-9_-]{43}$', description: '32 bytes, base64url' }),
+      ),
+      RENTAL_SESSION_TTL_HOURS: Type.Optional(Type.Integer({ minimum: 1, maximum: 720 })),
+      RENTAL_SEED: Type.Optional(Type.Boolean()),
+      RENTAL_MAX_API_TOKENS: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
+    },
+    env,
+  )
+  const production = common.nodeEnv === 'production'
+  if (Boolean(values.RENTAL_CLIENT_ID) !== Boolean(values.RENTAL_CLIENT_SECRET))
+    throw new ConfigError('RENTAL_CLIENT_ID and RENTAL_CLIENT_SECRET are given together or not at all')
+  if (production && !values.RENTAL_CLIENT_ID && !values.RENTAL_IDP_ADMIN_TOKEN)
+    throw new ConfigError(
+      'RENTAL_IDP_ADMIN_TOKEN (or RENTAL_CLIENT_ID and RENTAL_CLIENT_SECRET) must be set when NODE_ENV=production',
+    )
+  if (production && !values.RENTAL_ENCRYPTION_KEY)
+    throw new ConfigError('RENTAL_ENCRYPTION_KEY must be set when NODE_ENV=production')
+  const encryptionKey =
+    values.RENTAL_ENCRYPTION_KEY ??
+    devFileSecret(common.dataDir, 'rental.encryption-key', () => randomBytes(32).toString('base64url'))
+  return {
+    idpClient:
+      values.RENTAL_CLIENT_ID && values.RENTAL_CLIENT_SECRET
+        ? { clientId: values.RENTAL_CLIENT_ID, clientSecret: values.RENTAL_CLIENT_SECRET }
+        : // development: the token the idp keeps in the same data directory
+          { adminToken: values.RENTAL_IDP_ADMIN_TOKEN ?? devIdpAdminToken(common.dataDir) },
+    encryptionKey: Buffer.from(encryptionKey, 'base64url'),
+    sessionTtlHours: values.RENTAL_SESSION_TTL_HOURS ?? 12,
+    seed: values.RENTAL_SEED ?? !production,
+    maxApiTokens: values.RENTAL_MAX_API_TOKENS ?? 50,
+  }
 }

@@ -8,19 +8,39 @@ import type { RentalConfig } from '../src/config.ts'
 describe('rental service', () => {
   let service: RunningService<RentalConfig>
   before(async () => {
-    service = await startService(rental, testEnv(), { fresh: true })
+    // no idp and no agents service: the rental starts, and says it cannot sign anyone in yet
+    service = await startService(
+      rental,
+      testEnv({
+        IDP_URL: 'http://127.0.0.1:9',
+        AGENTS_URL: 'http://127.0.0.1:9',
+        RENTAL_IDP_ADMIN_TOKEN: 'x'.repeat(20),
+      }),
+      { fresh: true },
+    )
   })
   after(async () => service.close())
 
-  it('is live and ready with its database', async () => {
+  it('is live with its database, and not ready while the idp has not answered', async () => {
     assert.deepEqual((await request(`${service.url}/healthz`)).body, { status: 'ok' })
     const ready = await request(`${service.url}/readyz`)
-    assert.equal(ready.status, 200)
-    assert.equal((ready.body.checks as { db: string }).db, 'ok')
+    assert.equal(ready.status, 503)
+    assert.deepEqual(ready.body.checks, { db: 'ok', redis: 'not_configured', idp: 'down' })
+  })
+
+  it('answers sign-in with 503 idp_unavailable while the idp has not answered', async () => {
+    const res = await request(`${service.url}/auth/login`, { redirect: 'manual' })
+    assert.equal(res.status, 503)
+    assert.equal((res.body.error as { code: string }).code, 'idp_unavailable')
   })
 
   it('has applied its migrations', async () => {
-    assert.deepEqual(await appliedMigrations(service.ctx.database!), ['0001_console_sessions.sql'])
+    assert.deepEqual(await appliedMigrations(service.ctx.database!), [
+      '0001_console_sessions.sql',
+      '0002_console.sql',
+      '0003_catalogue.sql',
+      '0004_api_tokens.sql',
+    ])
   })
 
   it('publishes its OpenAPI document with the API version of the spec', async () => {

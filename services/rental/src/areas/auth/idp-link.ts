@@ -1,0 +1,116 @@
+import { AppError, type Sealer } from '@svc/kit'
+import { createRemoteJWKSet, type JWTVerifyGetKey } from 'jose'
+import * as oidc from 'openid-client'
+import type { Logger } from 'pino'
+import type { RentalDb } from '../../db.ts'
+import { type ClientCredentials, registerConsoleClient, type WantedClient } from './registration.ts'
+
+export interface IdpLinkOptions {
+  db: RentalDb
+  sealer: Sealer
+  log: Logger
+  /** The idp's issuer URL (IDP_URL). */
+  issuer: string
+  /** This service's public base URL. */
+  baseUrl: string
+  client: { adminToken: string } | ClientCredentials
+}
+
+export const CALLBACK_PATH = '/auth/callback'
+export const BACKCHANNEL_PATH = '/auth/backchannel-logout'
+
+const FIRST_RETRY_MS = 250
+const MAX_RETRY_MS = 10_000
+
+/**
+ * The console's link to the idp: its client (registered at start, or given in the configuration)
+ * and the issuer's metadata (discovery), tried again with backoff until the idp answers, so the
+ * idp may start after the rental. Until then sign-in answers 503 and `/readyz` says `idp: down`.
+ */
+export class IdpLink {
+  #config: oidc.Configuration | undefined
+  #jwks: JWTVerifyGetKey | undefined
+  #timer: NodeJS.Timeout | undefined
+  #stopped = false
+  #attempt = 0
+
+  constructor(private readonly options: IdpLinkOptions) {}
+
+  get ready(): boolean {
+    return this.#config !== undefined
+  }
+
+  get wanted(): WantedClient {
+    const { issuer, baseUrl } = this.options
+    return {
+      issuer,
+      redirectUri: `${baseUrl}${CALLBACK_PATH}`,
+      backchannelLogoutUri: `${baseUrl}${BACKCHANNEL_PATH}`,
+      postLogoutRedirectUri: `${baseUrl}/`,
+    }
+  }
+
+  /** The openid-client configuration; 503 while the idp has not been reached. */
+  configuration(): oidc.Configuration {
+    if (!this.#config)
+      throw new AppError(
+        503,
+        'idp_unavailable',
+        'sign-in is not available yet: the identity provider has not answered',
+      )
+    return this.#config
+  }
+
+  /** The idp's signing keys (its JWKS, cached and refreshed by jose), for logout tokens. */
+  jwks(): JWTVerifyGetKey {
+    this.configuration()
+    return this.#jwks!
+  }
+
+  /** Starts linking in the background; resolves at once. */
+  start(): void {
+    void this.#tryOnce()
+  }
+
+  stop(): void {
+    this.#stopped = true
+    clearTimeout(this.#timer)
+  }
+
+  async #tryOnce(): Promise<void> {
+    if (this.#stopped) return
+    try {
+      await this.#link()
+      this.options.log.info(
+        { issuer: this.options.issuer, client_id: this.#config!.clientMetadata().client_id },
+        'linked to the idp',
+      )
+    } catch (err) {
+      const delay = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** this.#attempt++)
+      // the idp starting later is expected: quiet at first, a warning once it lasts
+      this.options.log[this.#attempt > 6 ? 'warn' : 'debug'](
+        { err: (err as Error).message, retry_ms: delay },
+        'the idp is not reachable yet',
+      )
+      if (!this.#stopped) this.#timer = setTimeout(() => void this.#tryOnce(), delay)
+    }
+  }
+
+  async #link(): Promise<void> {
+    const { db, sealer, issuer, client } = this.options
+    const creds =
+      'adminToken' in client
+        ? await registerConsoleClient(db, sealer, client.adminToken, this.wanted)
+        : client
+    const insecure = issuer.startsWith('http:')
+    const config = await oidc.discovery(
+      new URL(issuer),
+      creds.clientId,
+      { client_secret: creds.clientSecret },
+      oidc.ClientSecretBasic(creds.clientSecret),
+      { ...(insecure ? { execute: [oidc.allowInsecureRequests] } : {}), timeout: 5 },
+    )
+    this.#jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!), { timeoutDuration: 5_000 })
+    this.#config = config
+  }
+}

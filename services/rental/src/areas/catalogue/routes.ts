@@ -1,0 +1,41 @@
+import type { App } from '@svc/kit'
+import { type Static, Type } from 'typebox'
+import type { RentalDb } from '../../db.ts'
+import { type ConsoleSessions, SESSION_SECURITY } from '../auth/hooks.ts'
+import { catalogue } from './store.ts'
+
+export const Job = Type.Object({
+  id: Type.String(),
+  title: Type.String(),
+  profile: Type.String(),
+  outcome: Type.String(),
+  description: Type.String(),
+  price_fils: Type.Integer({ description: 'the price in AED fils (1 AED = 100 fils)' }),
+  currency: Type.Literal('AED'),
+  agents: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      did: Type.String(),
+      name: Type.String(),
+      description: Type.String(),
+      card_url: Type.String(),
+      skills: Type.Array(Type.Unknown()),
+    }),
+  ),
+})
+
+export function catalogueRoutes(app: App, db: RentalDb, sessions: ConsoleSessions) {
+  app.get(
+    '/api/jobs',
+    {
+      ...sessions.session,
+      schema: {
+        summary: 'The catalogue: jobs pairing a profile with an outcome, their price and serving agents',
+        tags: ['catalogue'],
+        security: SESSION_SECURITY,
+        response: { 200: Type.Object({ jobs: Type.Array(Job) }) },
+      },
+    },
+    async () => ({ jobs: (await catalogue(db)) as Array<Static<typeof Job>> }),
+  )
+}

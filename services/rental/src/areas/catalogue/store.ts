@@ -1,0 +1,81 @@
+import type { RentalDb } from '../../db.ts'
+import type { SeedJob } from './seed.ts'
+
+export interface AgentRow {
+  id: string
+  did: string
+  name: string
+  description: string
+  card_url: string
+  endpoint: string
+  skills: unknown[]
+}
+
+/** Inserts a job and its agents, or leaves them as they are (seeding is idempotent). */
+export async function ensureJob(db: RentalDb, job: SeedJob) {
+  await db
+    .insertInto('jobs')
+    .values({
+      id: job.id,
+      title: job.title,
+      profile: job.profile,
+      outcome: job.outcome,
+      description: job.description,
+      price_fils: job.price_fils,
+    })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute()
+  for (const agent of job.agents)
+    await db
+      .insertInto('job_agents')
+      .values({ job_id: job.id, agent_id: agent })
+      .onConflict((oc) => oc.columns(['job_id', 'agent_id']).doNothing())
+      .execute()
+}
+
+export async function upsertAgent(db: RentalDb, agent: AgentRow) {
+  const row = { ...agent, skills: JSON.stringify(agent.skills), updated_at: new Date() }
+  await db
+    .insertInto('agents')
+    .values(row)
+    .onConflict((oc) => oc.column('id').doUpdateSet(row))
+    .execute()
+}
+
+/** Every job with the agents that serve it (an agent the agents service has not listed yet is left out). */
+export async function catalogue(db: RentalDb) {
+  const jobs = await db.selectFrom('jobs').selectAll().orderBy('price_fils').orderBy('id').execute()
+  const served = await db
+    .selectFrom('job_agents')
+    .innerJoin('agents', 'agents.id', 'job_agents.agent_id')
+    .select([
+      'job_agents.job_id',
+      'agents.id',
+      'agents.did',
+      'agents.name',
+      'agents.description',
+      'agents.card_url',
+      'agents.skills',
+    ])
+    .orderBy('agents.id')
+    .execute()
+  return jobs.map((job) => ({
+    id: job.id,
+    title: job.title,
+    profile: job.profile,
+    outcome: job.outcome,
+    description: job.description,
+    price_fils: job.price_fils,
+    currency: job.currency,
+    agents: served
+      .filter((a) => a.job_id === job.id)
+      .map(({ id, did, name, description, card_url, skills }) => ({
+        id,
+        did,
+        name,
+        description,
+        card_url,
+        skills,
+      })),
+  }))
+}

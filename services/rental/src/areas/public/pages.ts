@@ -1,0 +1,92 @@
+import { type Html, html } from '@svc/kit'
+import { CATALOGUES, formatFils, type Lang, type MessageKey } from './i18n.ts'
+import type { DependencyStatus } from './status.ts'
+
+const STYLE = `body{font-family:system-ui,sans-serif;max-width:56rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}
+nav a{margin-inline-end:1rem}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.5rem;text-align:start;vertical-align:top}
+code{font-size:.85em;word-break:break-all}.ok{color:#176b2c}.down{color:#a11}`
+
+/** The pages' security headers: no script at all, nothing framed, nothing sniffed. */
+export const PAGE_HEADERS = {
+  'content-security-policy':
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'content-type': 'text/html; charset=utf-8',
+}
+
+export function layout(lang: Lang, title: string, body: Html): string {
+  const { dir, messages: t } = CATALOGUES[lang]
+  return html`<!doctype html>
+<html lang="${lang}" dir="${dir}">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${title} · ${t['app.title']}</title><style>${STYLE}</style></head>
+<body>
+<nav><a href="/?lang=${lang}">${t['app.title']}</a><a href="/market?lang=${lang}">${t['nav.market']}</a><a href="/status.html?lang=${lang}">${t['nav.status']}</a><a href="/auth/login">${t['nav.sign_in']}</a></nav>
+<main>${body}</main>
+</body></html>`.toString()
+}
+
+const t = (lang: Lang, key: MessageKey) => CATALOGUES[lang].messages[key]
+
+export const landingPage = (lang: Lang) =>
+  layout(
+    lang,
+    t(lang, 'app.title'),
+    html`<h1>${t(lang, 'app.title')}</h1><p>${t(lang, 'app.tagline')}</p>
+<p><a href="/auth/login">${t(lang, 'nav.sign_in')}</a> · <a href="/market?lang=${lang}">${t(lang, 'nav.market')}</a></p>`,
+  )
+
+export interface MarketJob {
+  title: string
+  outcome: string
+  description: string
+  price_fils: number
+  agents: Array<{ name: string; did: string }>
+}
+
+export const marketPage = (lang: Lang, jobs: MarketJob[]) =>
+  layout(
+    lang,
+    t(lang, 'market.title'),
+    html`<h1>${t(lang, 'market.title')}</h1><p>${t(lang, 'market.intro')}</p>
+${
+  jobs.length === 0
+    ? html`<p>${t(lang, 'market.empty')}</p>`
+    : html`<table><thead><tr><th></th><th>${t(lang, 'market.price')}</th><th>${t(lang, 'market.agents')}</th></tr></thead><tbody>
+${jobs.map(
+  (job) =>
+    html`<tr><td><strong>${job.title}</strong><br>${job.outcome}<br><small>${job.description}</small></td>
+<td><bdi>${formatFils(job.price_fils)} ${t(lang, 'currency.aed')}</bdi></td>
+<td>${
+      job.agents.length
+        ? job.agents.map((a) => html`${a.name}<br><code dir="ltr">${a.did}</code><br>`)
+        : t(lang, 'market.no_agents')
+    }</td></tr>`,
+)}
+</tbody></table>`
+}`,
+  )
+
+export const statusPage = (
+  lang: Lang,
+  status: {
+    service: string
+    version: string
+    status: string
+    dependencies: Record<string, DependencyStatus>
+  },
+) =>
+  layout(
+    lang,
+    t(lang, 'status.title'),
+    html`<h1>${t(lang, 'status.title')}</h1><p><bdi>${status.service} ${status.version}: ${status.status}</bdi></p>
+<table><thead><tr><th>${t(lang, 'status.dependency')}</th><th>${t(lang, 'status.state')}</th></tr></thead><tbody>
+${Object.entries(status.dependencies).map(
+  ([name, dep]) =>
+    html`<tr><td><bdi>${name}</bdi> <code dir="ltr">${dep.url}</code></td><td class="${dep.reachable ? 'ok' : 'down'}">${
+      dep.reachable ? t(lang, 'status.reachable') : t(lang, 'status.unreachable')
+    }</td></tr>`,
+)}
+</tbody></table>`,
+  )

@@ -1,0 +1,122 @@
+import { type App, notFound } from '@svc/kit'
+import { Type } from 'typebox'
+import type { RentalDb } from '../../db.ts'
+import { catalogue } from '../catalogue/store.ts'
+import { CATALOGUES, isLang, type Lang, LANGUAGES } from './i18n.ts'
+import { landingPage, marketPage, PAGE_HEADERS, statusPage } from './pages.ts'
+
+export interface PublicDeps {
+  db: RentalDb
+  version: string
+  /** Whether the console's idp client is linked (sign-in possible). */
+  idpLinked: () => boolean
+  dependencies: () => Promise<Record<string, { url: string; reachable: boolean; status?: number }>>
+}
+
+const tags = ['public']
+const PageQuery = Type.Object({ lang: Type.Optional(Type.String({ maxLength: 10 })) })
+const langOf = (query: { lang?: string | undefined }): Lang => (isLang(query.lang) ? query.lang : 'en')
+
+const Catalogue = Type.Object({
+  lang: Type.String(),
+  dir: Type.Union([Type.Literal('ltr'), Type.Literal('rtl')]),
+  messages: Type.Record(Type.String(), Type.String()),
+})
+const Dependency = Type.Object({
+  url: Type.String(),
+  reachable: Type.Boolean(),
+  status: Type.Optional(Type.Integer()),
+})
+const Status = Type.Object({
+  service: Type.Literal('rental'),
+  version: Type.String(),
+  status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
+  sign_in: Type.Union([Type.Literal('available'), Type.Literal('pending')]),
+  dependencies: Type.Record(Type.String(), Dependency),
+})
+
+export function publicRoutes(app: App, deps: PublicDeps) {
+  const status = async () => {
+    const dependencies = await deps.dependencies()
+    const ok = Object.values(dependencies).every((d) => d.reachable) && deps.idpLinked()
+    return {
+      service: 'rental' as const,
+      version: deps.version,
+      status: ok ? ('ok' as const) : ('degraded' as const),
+      sign_in: deps.idpLinked() ? ('available' as const) : ('pending' as const),
+      dependencies,
+    }
+  }
+
+  app.get(
+    '/',
+    { schema: { summary: 'Landing page', tags, querystring: PageQuery } },
+    async (request, reply) => reply.headers(PAGE_HEADERS).send(landingPage(langOf(request.query))),
+  )
+  app.get(
+    '/market',
+    {
+      schema: {
+        summary: 'The public market: the catalogue’s jobs, prices and agents',
+        tags,
+        querystring: PageQuery,
+      },
+    },
+    async (request, reply) =>
+      reply.headers(PAGE_HEADERS).send(marketPage(langOf(request.query), await catalogue(deps.db))),
+  )
+  app.get(
+    '/status',
+    {
+      schema: {
+        summary: 'Status: the service, its version, and whether the idp, ledger and agents are reachable',
+        tags,
+        response: { 200: Status },
+      },
+    },
+    async (_request, reply) => {
+      reply.header('cache-control', 'no-store')
+      return status()
+    },
+  )
+  app.get(
+    '/status.html',
+    { schema: { summary: 'The status page', tags, querystring: PageQuery } },
+    async (request, reply) =>
+      reply.headers(PAGE_HEADERS).send(statusPage(langOf(request.query), await status())),
+  )
+  app.get(
+    '/api/i18n/:lang',
+    {
+      schema: {
+        summary: `The message catalogue of a language (${LANGUAGES.join(', ')}); another is 404`,
+        tags,
+        params: Type.Object({ lang: Type.String({ maxLength: 20 }) }),
+        response: { 200: Catalogue },
+      },
+    },
+    async (request, reply) => {
+      const { lang } = request.params
+      if (!isLang(lang))
+        throw notFound(
+          `no catalogue for ${JSON.stringify(lang)}: ${LANGUAGES.join(', ')}`,
+          'unknown_language',
+        )
+      reply.header('cache-control', 'public, max-age=300')
+      return CATALOGUES[lang]
+    },
+  )
+  const script = `window.SVC_I18N = ${JSON.stringify(CATALOGUES).replace(/</g, '\\u003c')};\n`
+  app.get(
+    '/api/i18n.js',
+    { schema: { summary: 'Every catalogue as a script (window.SVC_I18N)', tags } },
+    async (_request, reply) =>
+      reply
+        .headers({
+          'content-type': 'text/javascript; charset=utf-8',
+          'cache-control': 'public, max-age=300',
+          'x-content-type-options': 'nosniff',
+        })
+        .send(script),
+  )
+}

@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict'
+import { fileURLToPath } from 'node:url'
+import { after, before, describe, it } from 'node:test'
+import { type AppError, type Database, migrate } from '@svc/kit'
+import { freshDatabase } from '@svc/kit/testing'
+import type { Kysely } from 'kysely'
+import type { RentalTables } from '../../db.ts'
+import { JournalRail } from './journal.ts'
+
+const MIGRATIONS = fileURLToPath(new URL('../../../migrations', import.meta.url))
+
+describe('the built-in rail: a double-entry journal', () => {
+  let database: Database
+  let db: Kysely<RentalTables>
+  const rail = new JournalRail()
+  const inTransaction = <T>(work: (trx: Kysely<RentalTables>) => Promise<T>) => db.transaction().execute(work)
+  const fund = (key: string, amount: number) =>
+    inTransaction((trx) =>
+      rail.transfer(trx, {
+        idempotencyKey: key,
+        kind: 'fund',
+        postings: [
+          { account: 'external:funding', amount: -amount },
+          { account: 'wallet:alice', amount },
+        ],
+      }),
+    )
+
+  before(async () => {
+    database = await freshDatabase('rail')
+    await migrate(database, MIGRATIONS)
+    db = database.db as Kysely<RentalTables>
+  })
+  after(async () => database.close())
+
+  it('moves money once per idempotency key, however many times and however concurrently it is asked', async () => {
+    const answers = await Promise.all(Array.from({ length: 20 }, () => fund('fund-1', 10_000)))
+    assert.equal(new Set(answers.map((a) => a.id)).size, 1)
+    assert.equal(answers.filter((a) => !a.replayed).length, 1)
+    assert.equal(await rail.balance(db, 'wallet:alice'), 10_000)
+    assert.equal(await rail.balance(db, 'external:funding'), -10_000)
+  })
+
+  it('refuses the same key for another transfer', async () => {
+    await assert.rejects(
+      fund('fund-1', 5),
+      (err: AppError) => err.status === 409 && err.code === 'idempotency_key_reused',
+    )
+  })
+
+  it('refuses unbalanced, fractional or single postings before anything is written', async () => {
+    for (const postings of [
+      [
+        { account: 'wallet:alice', amount: -5 },
+        { account: 'escrow:esc_1', amount: 4 },
+      ],
+      [
+        { account: 'wallet:alice', amount: -0.5 },
+        { account: 'escrow:esc_1', amount: 0.5 },
+      ],
+      [{ account: 'wallet:alice', amount: 0 }],
+      [
+        { account: 'nowhere:x', amount: -1 },
+        { account: 'escrow:esc_1', amount: 1 },
+      ],
+    ])
+      await assert.rejects(
+        inTransaction((trx) =>
+          rail.transfer(trx, { idempotencyKey: `bad-${Math.random()}`, kind: 'hold', postings }),
+        ),
+        (err: AppError) => err.status === 400,
+      )
+  })
+
+  it('refuses to overdraw a wallet, and the failed transfer leaves no trace', async () => {
+    const hold = (key: string, amount: number) =>
+      inTransaction((trx) =>
+        rail.transfer(trx, {
+          idempotencyKey: key,
+          kind: 'hold',
+          postings: [
+            { account: 'wallet:alice', amount: -amount },
+            { account: 'escrow:esc_1', amount },
+          ],
+        }),
+      )
+    await assert.rejects(hold('hold-1', 10_001), (err: AppError) => err.code === 'insufficient_funds')
+    assert.equal(await rail.balance(db, 'wallet:alice'), 10_000)
+    // the refused key is free: nothing of that transfer was kept
+    const held = await hold('hold-1', 2_500)
+    assert.equal(held.replayed, false)
+    assert.equal(await rail.balance(db, 'escrow:esc_1'), 2_500)
+    assert.equal(await rail.balance(db, 'wallet:alice'), 7_500)
+  })
+
+  it('is balanced by the database itself: an unbalanced posting cannot commit', async () => {
+    await assert.rejects(
+      inTransaction(async (trx) => {
+        await trx
+          .insertInto('rail_transfers')
+          .values({
+            id: 'rtr_forged',
+            idempotency_key: 'forged',
+            kind: 'forged',
+            request_digest: '-',
+            memo: '{}',
+          })
+          .execute()
+        await trx
+          .insertInto('rail_postings')
+          .values({ transfer_id: 'rtr_forged', account_id: 'wallet:alice', amount: 1 })
+          .execute()
+      }),
+      /does not balance/,
+    )
+    assert.equal(await rail.balance(db, 'wallet:alice'), 7_500)
+  })
+})

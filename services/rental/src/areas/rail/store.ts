@@ -1,0 +1,64 @@
+import { sql } from 'kysely'
+import type { RentalDb, RentalTables } from '../../db.ts'
+import type { Posting } from './rail.ts'
+
+type AccountKind = RentalTables['rail_accounts']['kind']
+
+export async function ensureAccounts(trx: RentalDb, accounts: Array<{ id: string; kind: AccountKind }>) {
+  await trx
+    .insertInto('rail_accounts')
+    .values(accounts.map((a) => ({ id: a.id, kind: a.kind, allow_negative: a.kind === 'external' })))
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute()
+}
+
+/** Locks the accounts in id order (so two transfers never wait on each other in a cycle). */
+export async function lockAccounts(trx: RentalDb, ids: string[]) {
+  return trx
+    .selectFrom('rail_accounts')
+    .select(['id', 'allow_negative'])
+    .where('id', 'in', [...ids].sort())
+    .orderBy('id')
+    .forUpdate()
+    .execute()
+}
+
+export async function balanceOf(db: RentalDb, account: string): Promise<number> {
+  const row = await db
+    .selectFrom('rail_postings')
+    .select(sql<string>`coalesce(sum(amount), 0)`.as('balance'))
+    .where('account_id', '=', account)
+    .executeTakeFirst()
+  return Number(row?.balance ?? 0)
+}
+
+export const transferByKey = (db: RentalDb, key: string) =>
+  db.selectFrom('rail_transfers').selectAll().where('idempotency_key', '=', key).executeTakeFirst()
+
+/** Inserts the transfer unless its key exists; undefined when another transfer holds the key. */
+export async function insertTransfer(
+  trx: RentalDb,
+  row: { id: string; idempotency_key: string; kind: string; request_digest: string; memo: string },
+) {
+  return trx
+    .insertInto('rail_transfers')
+    .values(row)
+    .onConflict((oc) => oc.column('idempotency_key').doNothing())
+    .returningAll()
+    .executeTakeFirst()
+}
+
+export async function insertPostings(trx: RentalDb, transferId: string, postings: Posting[]) {
+  await trx
+    .insertInto('rail_postings')
+    .values(postings.map((p) => ({ transfer_id: transferId, account_id: p.account, amount: p.amount })))
+    .execute()
+}
+
+export const postingsOf = (db: RentalDb, transferId: string) =>
+  db
+    .selectFrom('rail_postings')
+    .select(['account_id as account', 'amount'])
+    .where('transfer_id', '=', transferId)
+    .orderBy('account_id')
+    .execute()

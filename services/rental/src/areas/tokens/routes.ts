@@ -1,0 +1,111 @@
+import type { App } from '@svc/kit'
+import { Type } from 'typebox'
+import type { RentalDb } from '../../db.ts'
+import { type ConsoleSessions, CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { issueToken, revokeToken, rotateToken, setPolicy, tokensOf } from './service.ts'
+
+const Nullable = <T extends import('typebox').TSchema>(t: T) => Type.Union([t, Type.Null()])
+
+const ApiToken = Type.Object({
+  id: Type.String(),
+  label: Type.String(),
+  prefix: Type.String({ description: 'the first characters of the plaintext, to recognise it' }),
+  scopes: Type.Array(Type.String()),
+  engagement_ids: Nullable(Type.Array(Type.String())),
+  expires_at: Nullable(Type.String()),
+  created_at: Type.String(),
+  rotated_at: Nullable(Type.String()),
+})
+const IssuedToken = Type.Object({
+  ...ApiToken.properties,
+  token: Type.String({ description: 'the plaintext agt_… token: shown this once' }),
+})
+const TokenId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
+const Scope = Type.String({ pattern: '^[a-z][a-z0-9_.:-]{0,63}$' })
+const EngagementId = Type.String({ minLength: 1, maxLength: 100 })
+
+export function tokenRoutes(app: App, db: RentalDb, sessions: ConsoleSessions, maxTokens: number) {
+  const tags = ['tokens']
+  app.post(
+    '/api/tokens',
+    {
+      ...sessions.sessionAndCsrf,
+      schema: {
+        summary: 'Issues an agt_ API token for the A2A surface; the plaintext is shown once',
+        tags,
+        security: CSRF_SECURITY,
+        body: Type.Object(
+          { label: Type.String({ minLength: 1, maxLength: 100 }) },
+          { additionalProperties: false },
+        ),
+        response: { 201: IssuedToken },
+      },
+    },
+    async (request, reply) =>
+      reply.code(201).send(await issueToken(db, sessionOf(request).subject, request.body.label, maxTokens)),
+  )
+  app.get(
+    '/api/tokens',
+    {
+      ...sessions.session,
+      schema: {
+        summary: 'The signed-in client’s live API tokens (never their plaintext)',
+        tags,
+        security: SESSION_SECURITY,
+        response: { 200: Type.Object({ tokens: Type.Array(ApiToken) }) },
+      },
+    },
+    async (request) => ({ tokens: await tokensOf(db, sessionOf(request).subject) }),
+  )
+  app.delete(
+    '/api/tokens/:id',
+    {
+      ...sessions.sessionAndCsrf,
+      schema: {
+        summary: 'Revokes an API token (another client’s answers 404)',
+        tags,
+        security: CSRF_SECURITY,
+        params: TokenId,
+        response: { 200: Type.Object({ id: Type.String(), revoked: Type.Literal(true) }) },
+      },
+    },
+    async (request) => revokeToken(db, sessionOf(request).subject, request.params.id, sessions.now()),
+  )
+  app.post(
+    '/api/tokens/:id/policy',
+    {
+      ...sessions.sessionAndCsrf,
+      schema: {
+        summary: 'Sets the token’s policy: scopes, the engagements it may act on, its expiry',
+        tags,
+        security: CSRF_SECURITY,
+        params: TokenId,
+        body: Type.Object(
+          {
+            scopes: Type.Optional(Type.Array(Scope, { maxItems: 20 })),
+            engagement_ids: Type.Optional(Nullable(Type.Array(EngagementId, { maxItems: 100 }))),
+            expires_at: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: ApiToken },
+      },
+    },
+    async (request) =>
+      setPolicy(db, sessionOf(request).subject, request.params.id, request.body, sessions.now()),
+  )
+  app.post(
+    '/api/tokens/:id/rotate',
+    {
+      ...sessions.sessionAndCsrf,
+      schema: {
+        summary: 'A new plaintext for the token, shown once; the old one stops working at once',
+        tags,
+        security: CSRF_SECURITY,
+        params: TokenId,
+        response: { 200: IssuedToken },
+      },
+    },
+    async (request) => rotateToken(db, sessionOf(request).subject, request.params.id, sessions.now()),
+  )
+}

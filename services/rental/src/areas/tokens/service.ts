@@ -1,0 +1,128 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { AppError, notFound } from '@svc/kit'
+import type { RentalDb } from '../../db.ts'
+import { countLiveTokens, insertToken, listTokens, tokenByHash, updateToken } from './store.ts'
+
+/** API tokens are `agt_` and 32 random bytes (base64url); the database keeps their SHA-256. */
+export const TOKEN_PREFIX = 'agt_'
+const TOKEN_PATTERN = /^agt_[A-Za-z0-9_-]{43}$/
+/** How much of the plaintext the list shows: the prefix and four characters. */
+const SHOWN = TOKEN_PREFIX.length + 4
+
+const hashOf = (token: string) => createHash('sha256').update(token, 'utf8').digest()
+
+function mintToken() {
+  const plaintext = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`
+  return { plaintext, hash: hashOf(plaintext), prefix: plaintext.slice(0, SHOWN) }
+}
+
+type Row = Awaited<ReturnType<typeof listTokens>>[number]
+
+const view = (row: Row) => ({
+  id: row.id,
+  label: row.label,
+  prefix: row.prefix,
+  scopes: row.scopes,
+  engagement_ids: row.engagement_ids,
+  expires_at: row.expires_at?.toISOString() ?? null,
+  created_at: row.created_at.toISOString(),
+  rotated_at: row.rotated_at?.toISOString() ?? null,
+})
+
+const unknownToken = (id: string) => notFound(`no API token ${id}`)
+
+export async function issueToken(db: RentalDb, owner: string, label: string, max: number) {
+  if ((await countLiveTokens(db, owner)) >= max)
+    throw new AppError(409, 'quota_exceeded', `at most ${max} API tokens at once: revoke one first`)
+  const minted = mintToken()
+  const row = await insertToken(db, {
+    id: `tok_${randomBytes(12).toString('base64url')}`,
+    owner,
+    label,
+    hash: minted.hash,
+    prefix: minted.prefix,
+  })
+  return { ...view(row), token: minted.plaintext }
+}
+
+export async function tokensOf(db: RentalDb, owner: string) {
+  return (await listTokens(db, owner)).map(view)
+}
+
+export async function revokeToken(db: RentalDb, owner: string, id: string, now: Date) {
+  const row = await updateToken(db, owner, id, { revoked_at: now })
+  if (!row) throw unknownToken(id)
+  return { id: row.id, revoked: true as const }
+}
+
+export interface TokenPolicy {
+  scopes?: string[] | undefined
+  engagement_ids?: string[] | null | undefined
+  expires_at?: string | null | undefined
+}
+
+/** Sets what is given of the policy: scopes, the engagements it may act on (null: any), the expiry (null: none). */
+export async function setPolicy(db: RentalDb, owner: string, id: string, policy: TokenPolicy, now: Date) {
+  let expiresAt: Date | null | undefined
+  if (policy.expires_at !== undefined && policy.expires_at !== null) {
+    expiresAt = new Date(policy.expires_at)
+    if (Number.isNaN(expiresAt.getTime()) || expiresAt <= now)
+      throw new AppError(400, 'invalid_request', 'expires_at must be a date-time in the future')
+  } else if (policy.expires_at === null) expiresAt = null
+  const row = await updateToken(db, owner, id, {
+    ...(policy.scopes !== undefined ? { scopes: [...new Set(policy.scopes)] } : {}),
+    ...(policy.engagement_ids !== undefined
+      ? { engagement_ids: policy.engagement_ids === null ? null : [...new Set(policy.engagement_ids)] }
+      : {}),
+    ...(expiresAt !== undefined ? { expires_at: expiresAt } : {}),
+  })
+  if (!row) throw unknownToken(id)
+  return view(row)
+}
+
+/** A new plaintext for the same token (its id and policy kept); the old plaintext stops working at once. */
+export async function rotateToken(db: RentalDb, owner: string, id: string, now: Date) {
+  const minted = mintToken()
+  const row = await updateToken(db, owner, id, {
+    token_hash: minted.hash,
+    prefix: minted.prefix,
+    rotated_at: now,
+  })
+  if (!row) throw unknownToken(id)
+  return { ...view(row), token: minted.plaintext }
+}
+
+export interface VerifiedApiToken {
+  id: string
+  /** The client (the idp subject) that owns the token. */
+  owner: string
+  scopes: string[]
+  /** The engagements the token may act on; null: any of the owner's. */
+  engagementIds: string[] | null
+  expiresAt: Date | null
+}
+
+/**
+ * For the A2A surface: the live token a `Bearer agt_…` value (or the bare token) names, or null
+ * (unknown, revoked, expired or malformed). Found by its SHA-256, then compared in constant time.
+ */
+export async function verifyApiToken(
+  db: RentalDb,
+  bearer: string | undefined,
+  now: Date = new Date(),
+): Promise<VerifiedApiToken | null> {
+  if (typeof bearer !== 'string') return null
+  const token = bearer.replace(/^Bearer\s+/i, '').trim()
+  if (!TOKEN_PATTERN.test(token)) return null
+  const hash = hashOf(token)
+  const row = await tokenByHash(db, hash)
+  if (!row || !timingSafeEqual(row.token_hash, hash)) return null
+  if (row.revoked_at || (row.expires_at && row.expires_at <= now)) return null
+  return {
+    id: row.id,
+    owner: row.owner_subject,
+    scopes: row.scopes,
+    engagementIds: row.engagement_ids,
+    expiresAt: row.expires_at,
+  }
+}

@@ -1,0 +1,88 @@
+import type { RentalDb } from '../../db.ts'
+
+const COLUMNS = [
+  'id',
+  'label',
+  'prefix',
+  'scopes',
+  'engagement_ids',
+  'expires_at',
+  'created_at',
+  'rotated_at',
+] as const
+
+export async function insertToken(
+  db: RentalDb,
+  row: { id: string; owner: string; label: string; hash: Buffer; prefix: string },
+) {
+  return db
+    .insertInto('api_tokens')
+    .values({
+      id: row.id,
+      owner_subject: row.owner,
+      label: row.label,
+      token_hash: row.hash,
+      prefix: row.prefix,
+      scopes: [],
+      engagement_ids: null,
+      expires_at: null,
+      rotated_at: null,
+      revoked_at: null,
+    })
+    .returning(COLUMNS)
+    .executeTakeFirstOrThrow()
+}
+
+export async function countLiveTokens(db: RentalDb, owner: string): Promise<number> {
+  const row = await db
+    .selectFrom('api_tokens')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('owner_subject', '=', owner)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+export function listTokens(db: RentalDb, owner: string) {
+  return db
+    .selectFrom('api_tokens')
+    .select(COLUMNS)
+    .where('owner_subject', '=', owner)
+    .where('revoked_at', 'is', null)
+    .orderBy('created_at', 'desc')
+    .orderBy('id')
+    .execute()
+}
+
+/** Every change is scoped to the owner and to live tokens: another client's token, or a revoked one, is not found. */
+export function updateToken(
+  db: RentalDb,
+  owner: string,
+  id: string,
+  set: Partial<{
+    token_hash: Buffer
+    prefix: string
+    scopes: string[]
+    engagement_ids: string[] | null
+    expires_at: Date | null
+    rotated_at: Date
+    revoked_at: Date
+  }>,
+) {
+  return db
+    .updateTable('api_tokens')
+    .set(set)
+    .where('id', '=', id)
+    .where('owner_subject', '=', owner)
+    .where('revoked_at', 'is', null)
+    .returning(COLUMNS)
+    .executeTakeFirst()
+}
+
+export function tokenByHash(db: RentalDb, hash: Buffer) {
+  return db
+    .selectFrom('api_tokens')
+    .select(['id', 'owner_subject', 'token_hash', 'scopes', 'engagement_ids', 'expires_at', 'revoked_at'])
+    .where('token_hash', '=', hash)
+    .executeTakeFirst()
+}
