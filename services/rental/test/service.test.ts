@@ -40,6 +40,7 @@ describe('rental service', () => {
       '0002_console.sql',
       '0003_catalogue.sql',
       '0004_api_tokens.sql',
+      '0010_rail.sql',
     ])
   })
 
