@@ -66,7 +66,9 @@ export class WitnessPusher {
           targets = await this.witnesses.targets()
         } catch (err) {
           failed = true
-          this.log.warn({ err: (err as Error).message }, 'witnesses not found yet')
+          // at a development start the idp comes up after the ledger: said quietly at first
+          const level = this.#failures < 4 ? 'info' : 'warn'
+          this.log[level]({ err: (err as Error).message }, 'witnesses not found yet')
         }
         for (const target of targets)
           try {
