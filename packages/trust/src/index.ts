@@ -1,3 +1,4 @@
+export * from './agent-result.ts'
 export * from './base64url.ts'
 export * from './bundle.ts'
 export * from './checkpoint.ts'

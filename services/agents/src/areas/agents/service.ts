@@ -1,0 +1,62 @@
+import { AgentCard } from '@a2a-js/sdk'
+import { DefaultRequestHandler } from '@a2a-js/sdk/server'
+import type { AgentsConfig } from '../../config.ts'
+import { type AgentKey, deriveAgentKey } from '../../keys.ts'
+import { agentCard, cardUrl, etagOf } from './card.ts'
+import { AGENTS, type AgentDefinition } from './catalogue.ts'
+import { agentExecutor } from './executor.ts'
+import { type JsonRpcEndpoint, jsonRpcEndpoint } from './jsonrpc.ts'
+import { BoundedTaskStore } from './task-store.ts'
+
+/** One running agent: its key, its card (as served, with its ETag), its tasks and its endpoint. */
+export interface RunningAgent {
+  definition: AgentDefinition
+  key: AgentKey
+  card: ReturnType<typeof agentCard>
+  cardBody: string
+  etag: string
+  cardUrl: string
+  store: BoundedTaskStore
+  endpoint: JsonRpcEndpoint
+}
+
+export function startAgents(
+  baseUrl: string,
+  config: AgentsConfig,
+  version: string,
+  now: () => Date = () => new Date(),
+): Map<string, RunningAgent> {
+  const agents = new Map<string, RunningAgent>()
+  for (const definition of AGENTS) {
+    const key = deriveAgentKey(config.keySeed, definition.id)
+    const card = agentCard(definition, baseUrl, version, key.did)
+    const cardBody = JSON.stringify(card)
+    const store = new BoundedTaskStore(config.maxTasks)
+    const handler = new DefaultRequestHandler(
+      AgentCard.fromJSON(card),
+      store,
+      agentExecutor(definition, key, now),
+    )
+    agents.set(definition.id, {
+      definition,
+      key,
+      card,
+      cardBody,
+      etag: etagOf(cardBody),
+      cardUrl: cardUrl(baseUrl, definition.id),
+      store,
+      endpoint: jsonRpcEndpoint(handler),
+    })
+  }
+  return agents
+}
+
+/** The directory entry of an agent at `GET /agents`. */
+export const directoryEntry = (agent: RunningAgent) => ({
+  id: agent.definition.id,
+  name: agent.definition.name,
+  description: agent.definition.description,
+  did: agent.key.did,
+  card_url: agent.cardUrl,
+  skills: [agent.definition.skill.id],
+})
