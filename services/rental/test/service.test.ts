@@ -40,6 +40,8 @@ describe('rental service', () => {
       '0002_console.sql',
       '0003_catalogue.sql',
       '0004_api_tokens.sql',
+      '0010_rail.sql',
+      '0011_engagements.sql',
     ])
   })
 
