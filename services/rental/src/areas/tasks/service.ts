@@ -55,7 +55,10 @@ async function taskView(deps: MoneyDeps, row: TaskRow) {
       ? {
           id: row.receipt_id,
           leaf_hash: row.receipt_leaf_hash,
-          ledger_index: receipt?.ledger_index == null ? null : Number(receipt.ledger_index),
+          ledger_index:
+            receipt?.ledger_index === null || receipt?.ledger_index === undefined
+              ? null
+              : Number(receipt.ledger_index),
         }
       : null,
     agent_result: row.agent_result,
