@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { type RunningService, startService } from '@svc/kit'
-import { CookieJar, request, tempFolder, testEnv } from '@svc/kit/testing'
+import { CookieJar, tempFolder, testEnv } from '@svc/kit/testing'
 import { verifyAgentResult } from '@svc/trust/agent-result'
 import { b64uDecode, b64uEncode } from '@svc/trust/base64url'
 import { didKeyFromEd25519, ed25519FromDidKey } from '@svc/trust/did-key'
@@ -196,7 +196,7 @@ describe('rental main path: hire, sign, task, receipt, release once', () => {
     assert.match(hired.engagement.id, /^eng_/)
   })
 
-  it('refuses an unknown job (404), an agent that does not serve the job (400)', async () => {
+  it('refuses an unknown job (404), an agent that does not serve the job (400) and no client DID (400)', async () => {
     const unknown = await call(alice, 'POST', '/api/engagements', {
       job_id: 'job_nope',
       agent_did: summariserDid,
@@ -208,6 +208,23 @@ describe('rental main path: hire, sign, task, receipt, release once', () => {
       client_did: clientDid,
     })
     assert.deepEqual([wrong.status, codeOf(wrong)], [400, 'agent_not_serving'])
+    // a session without the client's DID needs client_did
+    await db()
+      .updateTable('console_sessions')
+      .set({ client_did: null })
+      .where('subject', '=', 'another-client')
+      .execute()
+    const none = await call(bob, 'POST', '/api/engagements', {
+      job_id: 'job_summary',
+      agent_did: summariserDid,
+    })
+    assert.deepEqual([none.status, codeOf(none)], [400, 'client_did_required'])
+    const bad = await call(bob, 'POST', '/api/engagements', {
+      job_id: 'job_summary',
+      agent_did: summariserDid,
+      client_did: `did:key:z${'1'.repeat(45)}`,
+    })
+    assert.deepEqual([bad.status, codeOf(bad)], [400, 'invalid_client_did'])
   })
 
   it('a forged SLA signature is 400 bad_signature and the engagement stays pending', async () => {
