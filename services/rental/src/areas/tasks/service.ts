@@ -106,6 +106,8 @@ export async function createTask(
   const now = deps.now()
   const isAsync = input.async === true
   await inTransaction(deps.db, async (trx) => {
+    // the engagement row is locked: two first tasks cannot both take the package's escrow
+    await engagementOf(trx, subject, engagement.id, true)
     await trx
       .insertInto('tasks')
       .values({
