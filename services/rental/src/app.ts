@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url'
 import cookie from '@fastify/cookie'
-import { Sealer, type ServiceSpec } from '@svc/kit'
+import { Jobs, Sealer, type ServiceSpec } from '@svc/kit'
+import { ReceiptWriter } from '@svc/kit/receipts/writer'
 import type { Kysely } from 'kysely'
 import { ConsoleSessions, CSRF_HEADER, SESSION_COOKIE } from './areas/auth/hooks.ts'
 import { IdpLink } from './areas/auth/idp-link.ts'
@@ -8,6 +9,12 @@ import { authRoutes } from './areas/auth/routes.ts'
 import { catalogueRoutes } from './areas/catalogue/routes.ts'
 import { seedJobs, startSeeding } from './areas/catalogue/service.ts'
 import { consoleRoutes } from './areas/console/routes.ts'
+import { engagementRoutes } from './areas/engagements/routes.ts'
+import { providerIdentity } from './areas/provider/identity.ts'
+import { JournalRail } from './areas/rail/journal.ts'
+import { AgentDispatcher } from './areas/tasks/dispatch.ts'
+import { taskRoutes } from './areas/tasks/routes.ts'
+import { startTaskRunner } from './areas/tasks/service.ts'
 import { publicRoutes } from './areas/public/routes.ts'
 import { dependencyProbe } from './areas/public/status.ts'
 import { tokenRoutes } from './areas/tokens/routes.ts'
@@ -78,6 +85,43 @@ export const rental: ServiceSpec<RentalConfig> = {
     consoleRoutes(app, sessions, ctx.topology.ledger.url)
     catalogueRoutes(app, db, sessions)
     tokenRoutes(app, db, sessions, ctx.config.maxApiTokens)
+
+    // money and tasks: the provider identity signs receipts (through the outbox), the rail moves money
+    const jobs = await Jobs.start(ctx.database!, {
+      onError: (err) => ctx.log.warn({ err: err.message }, 'jobs error'),
+    })
+    app.addHook('preClose', async () => jobs.stop())
+    const provider = await providerIdentity(db, sealer)
+    const receipts = new ReceiptWriter({
+      db,
+      jobs,
+      ledgerUrl: ctx.topology.ledger.url,
+      token: ctx.config.ledgerToken,
+      issuer: provider,
+    })
+    await receipts.start()
+    const money = {
+      db,
+      rail: new JournalRail(),
+      receipts,
+      provider,
+      feeBps: ctx.config.feeBps,
+      demoWalletFils: ctx.config.demoWalletFils,
+      outputTtlS: ctx.config.outputTtlS,
+      now: () => sessions.now(),
+    }
+    const tasks = {
+      ...money,
+      jobs,
+      dispatcher: new AgentDispatcher(),
+      taskTimeoutMs: ctx.config.taskTimeoutMs,
+      taskRetries: ctx.config.taskRetries,
+      log: ctx.log,
+    }
+    const runner = await startTaskRunner(tasks)
+    app.addHook('onClose', async () => runner.stop())
+    engagementRoutes(app, money, sessions)
+    taskRoutes(app, tasks, sessions)
     publicRoutes(app, {
       db,
       version: VERSION,

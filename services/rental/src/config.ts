@@ -16,7 +16,22 @@ export interface RentalConfig {
   seed: boolean
   /** API tokens one client may hold at once. */
   maxApiTokens: number
+  /** The rental's writer token at the ledger (LEDGER_WRITERS there); the development default matches the ledger's. */
+  ledgerToken: string
+  /** Fils granted once to a client's wallet at first sight (development and tests); 0 in production. */
+  demoWalletFils: number
+  /** The platform fee taken at release, in basis points of the escrow (1000 = 10 %). */
+  feeBps: number
+  /** How long a sync task waits for the agent before it carries on asynchronously. */
+  taskTimeoutMs: number
+  /** Seconds a task's output is kept after completion. */
+  outputTtlS: number
+  /** Attempts after the first for an async task run (pg-boss retries with backoff). */
+  taskRetries: number
 }
+
+/** The ledger's development writer for the rental (services/ledger DEV_WRITERS). */
+const DEV_LEDGER_TOKEN = 'dev-ledger-writer-rental'
 
 export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): RentalConfig {
   const values = readEnv(
@@ -30,6 +45,12 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
       RENTAL_SESSION_TTL_HOURS: Type.Optional(Type.Integer({ minimum: 1, maximum: 720 })),
       RENTAL_SEED: Type.Optional(Type.Boolean()),
       RENTAL_MAX_API_TOKENS: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
+      RENTAL_LEDGER_TOKEN: Type.Optional(Type.String({ pattern: '^[\\x21-\\x7e]{16,200}$' })),
+      RENTAL_DEMO_WALLET_FILS: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000_000 })),
+      RENTAL_FEE_BPS: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000 })),
+      RENTAL_TASK_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000 })),
+      RENTAL_OUTPUT_TTL_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 31_536_000 })),
+      RENTAL_TASK_RETRIES: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
     },
     env,
   )
@@ -40,6 +61,10 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
     throw new ConfigError(
       'RENTAL_IDP_ADMIN_TOKEN (or RENTAL_CLIENT_ID and RENTAL_CLIENT_SECRET) must be set when NODE_ENV=production',
     )
+  if (production && !values.RENTAL_LEDGER_TOKEN)
+    throw new ConfigError('RENTAL_LEDGER_TOKEN must be set when NODE_ENV=production')
+  if (production && values.RENTAL_DEMO_WALLET_FILS)
+    throw new ConfigError('RENTAL_DEMO_WALLET_FILS grants demo money: refused when NODE_ENV=production')
   if (production && !values.RENTAL_ENCRYPTION_KEY)
     throw new ConfigError('RENTAL_ENCRYPTION_KEY must be set when NODE_ENV=production')
   const encryptionKey =
@@ -55,5 +80,12 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
     sessionTtlHours: values.RENTAL_SESSION_TTL_HOURS ?? 12,
     seed: values.RENTAL_SEED ?? !production,
     maxApiTokens: values.RENTAL_MAX_API_TOKENS ?? 50,
+    ledgerToken: values.RENTAL_LEDGER_TOKEN ?? DEV_LEDGER_TOKEN,
+    // production has no grant: wallets are funded by a real payment provider (not built yet)
+    demoWalletFils: production ? 0 : (values.RENTAL_DEMO_WALLET_FILS ?? 1_000_000),
+    feeBps: values.RENTAL_FEE_BPS ?? 1000,
+    taskTimeoutMs: values.RENTAL_TASK_TIMEOUT_MS ?? 30_000,
+    outputTtlS: values.RENTAL_OUTPUT_TTL_S ?? 3600,
+    taskRetries: values.RENTAL_TASK_RETRIES ?? 4,
   }
 }

@@ -41,6 +41,7 @@ describe('rental service', () => {
       '0003_catalogue.sql',
       '0004_api_tokens.sql',
       '0010_rail.sql',
+      '0011_engagements.sql',
     ])
   })
 

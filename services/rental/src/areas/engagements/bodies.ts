@@ -1,0 +1,78 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { b64uDecode } from '@svc/trust/base64url'
+import { ed25519FromDidKey } from '@svc/trust/did-key'
+import { verifyEd25519 } from '@svc/trust/ed25519'
+import { canonicalBytes } from '@svc/trust/jcs'
+
+/** Prefixed random ids: `eng_…`, `esc_…`, `tsk_…`. */
+export const newId = (prefix: 'eng' | 'esc' | 'tsk') => `${prefix}_${randomBytes(12).toString('base64url')}`
+
+/** `sha256:<hex>` of the JCS (RFC 8785) form of a body: the name a signed body goes by. */
+export const bodyHash = (body: unknown) =>
+  `sha256:${createHash('sha256').update(canonicalBytes(body)).digest('hex')}`
+
+/** True when `did` is a did:key of an Ed25519 key. */
+export function isEd25519DidKey(did: string): boolean {
+  try {
+    ed25519FromDidKey(did)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Checks a base64url Ed25519 signature over the JCS bytes of `body` by the key behind `did`
+ * (strict RFC 8032 verification). Anything malformed answers false.
+ */
+export function signedBy(did: string, body: unknown, signature: string): boolean {
+  try {
+    return verifyEd25519(ed25519FromDidKey(did), canonicalBytes(body), b64uDecode(signature))
+  } catch {
+    return false
+  }
+}
+
+export type SlaBody = {
+  type: 'svc.sla'
+  v: 1
+  engagement_id: string
+  job_id: string
+  agent_did: string
+  client_did: string
+  provider_did: string
+  price_fils: number
+  currency: 'AED'
+  outcome: string
+  terms: { price_per: 'task'; fee_bps: number; output_retention_s: number; release: 'client_signed' }
+  issued_at: string
+}
+
+export type EscrowBody = {
+  type: 'svc.escrow'
+  v: 1
+  escrow_id: string
+  engagement_id: string
+  task_id: string | null
+  amount_fils: number
+  currency: 'AED'
+  payer_did: string
+  payee_did: string
+  provider_did: string
+  issued_at: string
+}
+
+export type ReleaseBody = {
+  type: 'svc.release'
+  v: 1
+  escrow_hash: string
+  engagement_id: string
+  amount_fils: number
+  payee_did: string
+  fee_fils: number
+  payer_did: string
+  issued_at: string
+}
+
+/** The fee of a release: `fee_bps` of the amount, rounded down to whole fils. */
+export const feeOf = (amount: number, feeBps: number) => Math.floor((amount * feeBps) / 10_000)

@@ -1,0 +1,104 @@
+import type { App } from '@svc/kit'
+import { type TSchema, Type } from 'typebox'
+import { type ConsoleSessions, CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { Escrow } from '../engagements/routes.ts'
+import { createTask, type TaskDeps, taskDetail, taskList } from './service.ts'
+
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()])
+const Task = Type.Object({
+  id: Type.String(),
+  engagement_id: Type.String(),
+  agent_did: Type.String(),
+  state: Type.Union([
+    Type.Literal('submitted'),
+    Type.Literal('working'),
+    Type.Literal('completed'),
+    Type.Literal('failed'),
+  ]),
+  async: Type.Boolean(),
+  price_fils: Type.Integer(),
+  currency: Type.String(),
+  escrow_id: Nullable(Type.String()),
+  input_sha256: Type.String(),
+  output: Nullable(Type.Object({ text: Nullable(Type.String()), data: Type.Unknown() })),
+  output_sha256: Nullable(Type.String()),
+  output_expires_at: Nullable(Type.String()),
+  output_expired: Type.Boolean(),
+  message: Type.Optional(Type.String()),
+  receipt: Nullable(
+    Type.Object({
+      id: Type.String(),
+      leaf_hash: Nullable(Type.String()),
+      ledger_index: Nullable(Type.Integer()),
+    }),
+  ),
+  agent_result: Type.Unknown(),
+  agent_signature: Nullable(Type.String()),
+  error: Nullable(Type.String()),
+  runs: Nullable(
+    Type.Array(Type.Object({ attempt: Type.Integer(), at: Type.String(), error: Type.String() })),
+  ),
+  created_at: Type.String(),
+  started_at: Nullable(Type.String()),
+  completed_at: Nullable(Type.String()),
+})
+
+export function taskRoutes(app: App, deps: TaskDeps, sessions: ConsoleSessions) {
+  const tags = ['tasks']
+  app.post(
+    '/api/tasks',
+    {
+      ...sessions.sessionAndCsrf,
+      schema: {
+        summary: 'A task for the engagement’s agent over A2A, with the escrow body that pays for it',
+        tags,
+        security: CSRF_SECURITY,
+        body: Type.Object(
+          {
+            engagement_id: Type.String({ minLength: 1, maxLength: 100 }),
+            text: Type.String({ minLength: 1, maxLength: 20_000 }),
+            async: Type.Optional(Type.Boolean()),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({ task: Task, escrow: Nullable(Escrow), message: Type.Optional(Type.String()) }),
+        },
+      },
+    },
+    async (request) => createTask(deps, sessionOf(request).subject, request.body),
+  )
+  app.get(
+    '/api/tasks',
+    {
+      ...sessions.session,
+      schema: {
+        summary: 'The signed-in client’s tasks, newest first',
+        tags,
+        security: SESSION_SECURITY,
+        querystring: Type.Object({
+          limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+          offset: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
+        }),
+        response: {
+          200: Type.Object({ tasks: Type.Array(Task), limit: Type.Integer(), offset: Type.Integer() }),
+        },
+      },
+    },
+    async (request) => taskList(deps, sessionOf(request).subject, request.query.limit, request.query.offset),
+  )
+  app.get(
+    '/api/tasks/:id',
+    {
+      ...sessions.session,
+      schema: {
+        summary: 'A task: state, receipt, and the output while it is kept',
+        tags,
+        security: SESSION_SECURITY,
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
+        response: { 200: Task },
+      },
+    },
+    async (request) => taskDetail(deps, sessionOf(request).subject, request.params.id),
+  )
+}

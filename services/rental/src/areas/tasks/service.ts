@@ -1,0 +1,346 @@
+import { badRequest, conflict, type Jobs, notFound } from '@svc/kit'
+import { agentInputHash, checkAgentArtifact } from '@svc/trust/agent-result'
+import type { Logger } from 'pino'
+import { inTransaction, type RentalDb } from '../../db.ts'
+import { type EscrowBody, newId } from '../engagements/bodies.ts'
+import { escrowView, insertEscrow, type MoneyDeps } from '../engagements/service.ts'
+import { engagementOf, escrowsOf, isRevoked, receiptState } from '../engagements/store.ts'
+import type { AgentDispatcher } from './dispatch.ts'
+import { purgeOutputs, recordFailedRun, type TaskRow, taskById, taskOf, tasksOf } from './store.ts'
+
+export const RUN_QUEUE = 'rental.tasks.run'
+
+export interface TaskDeps extends MoneyDeps {
+  jobs: Jobs
+  dispatcher: AgentDispatcher
+  taskTimeoutMs: number
+  taskRetries: number
+  log: Logger
+}
+
+const terminal = (state: TaskRow['state']) => state === 'completed' || state === 'failed'
+
+async function taskView(deps: MoneyDeps, row: TaskRow) {
+  const now = deps.now()
+  let output = row.output === null ? null : { text: row.output_text, data: row.output }
+  if (output && row.output_expires_at && row.output_expires_at <= now) {
+    await purgeOutputs(deps.db, now, row.id)
+    output = null
+  }
+  const expired = row.state === 'completed' && output === null
+  const receipt = row.receipt_id ? await receiptState(deps.db, row.receipt_id) : undefined
+  const escrow = await deps.db
+    .selectFrom('escrows')
+    .select('id')
+    .where('task_id', '=', row.id)
+    .executeTakeFirst()
+  return {
+    id: row.id,
+    engagement_id: row.engagement_id,
+    agent_did: row.agent_did,
+    state: row.state,
+    async: row.async,
+    price_fils: Number(row.price_fils),
+    currency: 'AED',
+    escrow_id: escrow?.id ?? null,
+    input_sha256: row.input_sha256,
+    output,
+    output_sha256: row.output_sha256,
+    output_expires_at: row.output_expires_at?.toISOString() ?? null,
+    output_expired: expired,
+    ...(expired
+      ? { message: 'the output is no longer kept (RENTAL_OUTPUT_TTL_S); the receipt and its hashes stay' }
+      : {}),
+    receipt: row.receipt_id
+      ? {
+          id: row.receipt_id,
+          leaf_hash: row.receipt_leaf_hash,
+          ledger_index:
+            receipt?.ledger_index === null || receipt?.ledger_index === undefined
+              ? null
+              : Number(receipt.ledger_index),
+        }
+      : null,
+    agent_result: row.agent_result,
+    agent_signature: row.agent_signature,
+    error: row.error,
+    runs: row.runs as Array<{ attempt: number; at: string; error: string }> | null,
+    created_at: row.created_at.toISOString(),
+    started_at: row.started_at?.toISOString() ?? null,
+    completed_at: row.completed_at?.toISOString() ?? null,
+  }
+}
+export type TaskView = Awaited<ReturnType<typeof taskView>>
+
+export async function taskDetail(deps: MoneyDeps, subject: string, id: string) {
+  const row = await taskOf(deps.db, subject, id)
+  if (!row) throw notFound(`no task ${id}`, 'task_not_found')
+  return taskView(deps, row)
+}
+
+export async function taskList(deps: MoneyDeps, subject: string, limit: number, offset: number) {
+  const rows = await tasksOf(deps.db, subject, limit, offset)
+  const tasks = []
+  for (const row of rows) tasks.push(await taskView(deps, row))
+  return { tasks, limit, offset }
+}
+
+/**
+ * A new task under an active engagement, with the escrow that pays for it: the engagement's first
+ * task takes the package's escrow; each later task gets a new escrow body to sign. Async: a job
+ * runs it. Sync: run here, waited for up to RENTAL_TASK_TIMEOUT_MS, then carried on by the job.
+ */
+export async function createTask(
+  deps: TaskDeps,
+  subject: string,
+  input: { engagement_id: string; text: string; async?: boolean | undefined },
+) {
+  const engagement = await engagementOf(deps.db, subject, input.engagement_id)
+  if (!engagement) throw notFound(`no engagement ${input.engagement_id}`, 'engagement_not_found')
+  if (engagement.state !== 'active')
+    throw conflict('the engagement is pending: sign its SLA first', 'engagement_not_active')
+  if (await isRevoked(deps.db, subject, engagement.agent_did))
+    throw conflict(`you revoked ${engagement.agent_did}: it takes no new task`, 'agent_revoked')
+  if (input.text.length === 0) throw badRequest('text is empty', 'invalid_text')
+  const id = newId('tsk')
+  const now = deps.now()
+  const isAsync = input.async === true
+  await inTransaction(deps.db, async (trx) => {
+    // the engagement row is locked: two first tasks cannot both take the package's escrow
+    await engagementOf(trx, subject, engagement.id, true)
+    await trx
+      .insertInto('tasks')
+      .values({
+        id,
+        engagement_id: engagement.id,
+        client_subject: subject,
+        agent_did: engagement.agent_did,
+        state: isAsync ? 'submitted' : 'working',
+        async: isAsync,
+        price_fils: Number(engagement.price_fils),
+        input_text: input.text,
+        input_sha256: agentInputHash([input.text]),
+        started_at: isAsync ? null : now,
+      })
+      .execute()
+    if (Number(engagement.price_fils) > 0) {
+      const prefund = (await escrowsOf(trx, engagement.id)).find((e) => e.task_id === null)
+      if (prefund)
+        await trx.updateTable('escrows').set({ task_id: id }).where('id', '=', prefund.id).execute()
+      else {
+        const body: EscrowBody = {
+          type: 'svc.escrow',
+          v: 1,
+          escrow_id: newId('esc'),
+          engagement_id: engagement.id,
+          task_id: id,
+          amount_fils: Number(engagement.price_fils),
+          currency: 'AED',
+          payer_did: engagement.client_did,
+          payee_did: engagement.agent_did,
+          provider_did: engagement.provider_did,
+          issued_at: now.toISOString(),
+        }
+        await insertEscrow(trx, subject, body)
+      }
+    }
+    if (isAsync) await deps.jobs.enqueue(trx, RUN_QUEUE, { task_id: id })
+  })
+  let note: string | undefined
+  if (!isAsync) note = await runWithin(deps, id)
+  const escrow = await deps.db.selectFrom('escrows').selectAll().where('task_id', '=', id).executeTakeFirst()
+  return {
+    task: await taskDetail(deps, subject, id),
+    escrow: escrow ? escrowView(escrow) : null,
+    ...(note ? { message: note } : {}),
+  }
+}
+
+/** Runs a sync task for at most the timeout; past it (or on a failed attempt) the job carries on. */
+async function runWithin(deps: TaskDeps, id: string): Promise<string | undefined> {
+  const run = runTask(deps, id, 1)
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), deps.taskTimeoutMs)
+  })
+  try {
+    const outcome = await Promise.race([run.then(() => 'done' as const), timeout])
+    if (outcome === 'done') return undefined
+    run.catch((err: Error) => deps.log.warn({ err: err.message, task: id }, 'sync task run failed late'))
+    await continueAsync(deps, id)
+    return `the agent did not answer within ${deps.taskTimeoutMs} ms: the task continues asynchronously`
+  } catch (err) {
+    await recordFailedRun(deps.db, id, deps.now(), (err as Error).message)
+    await continueAsync(deps, id)
+    return 'the first attempt failed: the task is retried asynchronously'
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+async function continueAsync(deps: TaskDeps, id: string) {
+  await inTransaction(deps.db, async (trx) => {
+    await trx.updateTable('tasks').set({ async: true }).where('id', '=', id).execute()
+    await deps.jobs.enqueue(trx, RUN_QUEUE, { task_id: id })
+  })
+}
+
+/**
+ * One attempt: the agent is called over A2A and its signed result checked (signature, the
+ * engagement's agent DID, the input and output hashes). A result that does not verify fails the
+ * task for good (no receipt); a transport error throws, for the caller to retry.
+ */
+export async function runTask(deps: TaskDeps, id: string, attempt: number): Promise<void> {
+  const task = await taskById(deps.db, id)
+  if (!task || terminal(task.state) || task.input_text === null) return
+  const agent = await deps.db
+    .selectFrom('agents')
+    .select(['card_url'])
+    .where('did', '=', task.agent_did)
+    .executeTakeFirst()
+  if (!agent) throw new Error(`the agent ${task.agent_did} is not in the catalogue`)
+  if (task.state === 'submitted')
+    await deps.db
+      .updateTable('tasks')
+      .set({ state: 'working', started_at: deps.now() })
+      .where('id', '=', id)
+      .where('state', '=', 'submitted')
+      .execute()
+  const answer = await deps.dispatcher.send(
+    agent.card_url,
+    task.input_text,
+    AbortSignal.timeout(Math.max(deps.taskTimeoutMs, 5_000)),
+  )
+  const check = checkAgentArtifact(answer.artifact, {
+    agentDid: task.agent_did,
+    inputTexts: [task.input_text],
+  })
+  await inTransaction(deps.db, async (trx) => {
+    const locked = await taskById(trx, id, true)
+    if (!locked || terminal(locked.state)) return
+    const now = deps.now()
+    if (!check.ok) {
+      await trx
+        .updateTable('tasks')
+        .set({
+          state: 'failed',
+          error: `the agent's result does not verify: ${check.reason}`,
+          completed_at: now,
+          input_text: null,
+        })
+        .where('id', '=', id)
+        .execute()
+      deps.log.warn({ task: id, attempt, reason: check.reason }, 'agent result refused')
+      return
+    }
+    await complete(deps, trx, locked, {
+      agentTaskId: answer.agentTaskId,
+      data: check.data,
+      text: answer.artifact.parts?.find((p) => typeof p.text === 'string')?.text ?? null,
+      result: check.result,
+      signature: answer.artifact.metadata?.svc_signature as string,
+      now,
+    })
+  })
+}
+
+/** Completes the task and records its `task.completed` receipt in the same transaction. */
+async function complete(
+  deps: MoneyDeps,
+  trx: RentalDb,
+  task: TaskRow,
+  done: {
+    agentTaskId: string
+    data: unknown
+    text: string | null
+    result: { output_sha256: string; input_sha256: string }
+    signature: string
+    now: Date
+  },
+) {
+  const engagement = await trx
+    .selectFrom('engagements')
+    .select(['client_did', 'agent_did'])
+    .where('id', '=', task.engagement_id)
+    .executeTakeFirstOrThrow()
+  const receipt = await deps.receipts.record(trx, {
+    type: 'task.completed',
+    subject: task.id,
+    data: {
+      engagement_id: task.engagement_id,
+      task_id: task.id,
+      agent_did: engagement.agent_did,
+      client_did: engagement.client_did,
+      input_sha256: task.input_sha256,
+      output_sha256: done.result.output_sha256,
+      price_fils: Number(task.price_fils),
+      currency: 'AED',
+      started_at: (task.started_at ?? task.created_at).toISOString(),
+      completed_at: done.now.toISOString(),
+      agent_result: done.result,
+      agent_signature: done.signature,
+    },
+  })
+  await trx
+    .updateTable('tasks')
+    .set({
+      state: 'completed',
+      output: JSON.stringify(done.data),
+      output_text: done.text,
+      output_sha256: done.result.output_sha256,
+      output_expires_at: new Date(done.now.getTime() + deps.outputTtlS * 1000),
+      agent_task_id: done.agentTaskId,
+      agent_result: JSON.stringify(done.result),
+      agent_signature: done.signature,
+      receipt_id: receipt.id,
+      receipt_leaf_hash: receipt.leafHash,
+      completed_at: done.now,
+      input_text: null,
+      error: null,
+    })
+    .where('id', '=', task.id)
+    .execute()
+}
+
+/** The async runner: each failed attempt is kept in `runs`; past the last retry the task fails. */
+export async function startTaskRunner(deps: TaskDeps) {
+  await deps.jobs.queue(RUN_QUEUE, { retryLimit: deps.taskRetries, retryDelay: 1, retryBackoff: true })
+  await deps.jobs.work<{ task_id: string }>(
+    RUN_QUEUE,
+    async (data, job) => {
+      const attempt = (job.retryCount ?? 0) + 1
+      try {
+        await runTask(deps, data.task_id, attempt)
+      } catch (err) {
+        const message = (err as Error).message
+        await recordFailedRun(deps.db, data.task_id, deps.now(), message)
+        if (attempt > deps.taskRetries) {
+          await deps.db
+            .updateTable('tasks')
+            .set({
+              state: 'failed',
+              error: `gave up after ${attempt} attempts: ${message}`,
+              completed_at: deps.now(),
+              input_text: null,
+            })
+            .where('id', '=', data.task_id)
+            .where('state', 'in', ['submitted', 'working'])
+            .execute()
+          return
+        }
+        throw err
+      }
+    },
+    { pollingIntervalSeconds: 0.5 },
+  )
+  // outputs past their time are removed here (and on read)
+  const sweep = setInterval(
+    () =>
+      void purgeOutputs(deps.db, deps.now()).catch((err: Error) =>
+        deps.log.warn({ err: err.message }, 'output purge failed'),
+      ),
+    Math.min(deps.outputTtlS, 60) * 1000,
+  )
+  sweep.unref()
+  return { stop: () => clearInterval(sweep) }
+}
