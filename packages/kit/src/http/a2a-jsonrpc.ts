@@ -2,6 +2,8 @@
  * A2A's JSON-RPC binding on Fastify, over the SDK's transport handlers: 1.0 method names
  * (SendMessage, …) answer in the 1.0 JSON form, 0.3 names (message/send, …) in the 0.3 form.
  * Every JSON-RPC answer is HTTP 200 (errors are in the body, never a 5XX); streams are SSE.
+ * Shared by the agents service (open agents) and the rental's A2A surface (Bearer tokens: the
+ * caller authenticates first and passes its `user`; `mapError` maps its own errors).
  */
 import { formatSSEErrorEvent, formatSSEEvent, SSE_HEADERS } from '@a2a-js/sdk'
 import { isLegacyJsonRpcMethod, isV1JsonRpcMethod } from '@a2a-js/sdk/compat/v0_3'
@@ -12,6 +14,7 @@ import {
   defaultServerCallContextBuilder,
   JsonRpcTransportHandler,
   UnauthenticatedUser,
+  type User,
 } from '@a2a-js/sdk/server'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
@@ -26,26 +29,40 @@ export const jsonRpcEndpoint = (handler: A2ARequestHandler): JsonRpcEndpoint => 
 })
 
 type Id = string | number | null
+
+/** A JSON-RPC error object. */
+export interface JsonRpcErrorObject {
+  code: number
+  message: string
+  data?: unknown[]
+}
+
+export interface JsonRpcOptions {
+  /** The authenticated caller, passed to the request handler in its `ServerCallContext`. */
+  user?: User
+  /** Maps the caller's own errors; undefined leaves the error to the SDK's mapping. */
+  mapError?: (err: unknown) => JsonRpcErrorObject | undefined
+}
 const SUPPORTED_VERSIONS = new Set(['1.0', '0.3'])
 const SEND_METHODS = new Set(['SendMessage', 'SendStreamingMessage', 'message/send', 'message/stream'])
 
-const errorInfo = (reason: string, metadata: Record<string, string> = {}) => ({
+export const errorInfo = (reason: string, metadata: Record<string, string> = {}) => ({
   '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
   reason,
   domain: 'a2a-protocol.org',
   metadata,
 })
-const badRequest = (field: string, description: string) => ({
+export const badRequest = (field: string, description: string) => ({
   '@type': 'type.googleapis.com/google.rpc.BadRequest',
   fieldViolations: [{ field, description }],
 })
 
-function rpcError(id: Id, code: number, message: string, data?: unknown[]) {
+export function rpcError(id: Id, code: number, message: string, data?: unknown[]) {
   return { jsonrpc: '2.0', id, error: { code, message, ...(data ? { data } : {}) } }
 }
 
 /** The request's id when it is a valid JSON-RPC id, else null (JSON-RPC 2.0 §5). */
-function idOf(body: Record<string, unknown>): Id {
+export function idOf(body: Record<string, unknown>): Id {
   const id = body.id
   return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : null
 }
@@ -113,6 +130,7 @@ export async function handleJsonRpc(
   endpoint: JsonRpcEndpoint,
   request: FastifyRequest,
   reply: FastifyReply,
+  options: JsonRpcOptions = {},
 ): Promise<unknown> {
   const checked = precheck(request.body)
   if ('response' in checked) return reply.code(200).send(checked.response)
@@ -133,14 +151,15 @@ export async function handleJsonRpc(
       )
   const context = defaultServerCallContextBuilder({
     extensions: undefined,
-    user: new UnauthenticatedUser(),
+    user: options.user ?? new UnauthenticatedUser(),
     headers: request.headers,
     requestedVersion: version,
   })
   const mapError = (err: unknown) =>
-    legacy
+    options.mapError?.(err) ??
+    (legacy
       ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(err)
-      : JsonRpcTransportHandler.mapToJSONRPCError(err)
+      : JsonRpcTransportHandler.mapToJSONRPCError(err))
   let answer: unknown
   try {
     answer = await (legacy ? endpoint.legacy : endpoint.v1).handle(body, context)
