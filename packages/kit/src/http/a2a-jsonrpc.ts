@@ -12,6 +12,7 @@ import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors'
 import {
   type A2ARequestHandler,
   defaultServerCallContextBuilder,
+  type ServerCallContext,
   JsonRpcTransportHandler,
   UnauthenticatedUser,
   type User,
@@ -46,6 +47,15 @@ export interface JsonRpcOptions {
 const SUPPORTED_VERSIONS = new Set(['1.0', '0.3'])
 const SEND_METHODS = new Set(['SendMessage', 'SendStreamingMessage', 'message/send', 'message/stream'])
 
+/** Where a request handler keeps the error it throws, for the adapter's `mapError` (the SDK's transport maps errors itself). */
+const THROWN = 'svc.a2a.thrown'
+
+/** For request handlers: keeps `err` in the call's context for `mapError`, then throws it. */
+export function rethrow(context: ServerCallContext, err: unknown): never {
+  context.state.set(THROWN, err)
+  throw err
+}
+
 export const errorInfo = (reason: string, metadata: Record<string, string> = {}) => ({
   '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
   reason,
@@ -73,13 +83,19 @@ function precheck(raw: unknown): { response: object } | { body: Record<string, u
   try {
     body = typeof raw === 'string' ? JSON.parse(raw) : raw
   } catch {
-    return { response: rpcError(null, A2A_ERROR_CODE.PARSE_ERROR, 'Invalid JSON payload') }
+    return {
+      response: rpcError(null, A2A_ERROR_CODE.PARSE_ERROR, 'Invalid JSON payload', [
+        errorInfo('PARSE_ERROR'),
+      ]),
+    }
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     const message = Array.isArray(body)
       ? 'Batch requests are not supported'
       : 'Request payload validation error'
-    return { response: rpcError(null, A2A_ERROR_CODE.INVALID_REQUEST, message) }
+    return {
+      response: rpcError(null, A2A_ERROR_CODE.INVALID_REQUEST, message, [errorInfo('INVALID_REQUEST')]),
+    }
   }
   const request = body as Record<string, unknown>
   const id = idOf(request)
@@ -167,7 +183,13 @@ export async function handleJsonRpc(
     request.log.warn({ err }, 'JSON-RPC handler failed')
     return reply.code(200).send({ jsonrpc: '2.0', id, error: mapError(err) })
   }
-  if (!isStream(answer)) return reply.code(200).send(answer)
+  if (!isStream(answer)) {
+    const thrown = context.state.get(THROWN)
+    const mapped = thrown !== undefined ? options.mapError?.(thrown) : undefined
+    if (mapped && answer && typeof answer === 'object' && 'error' in answer)
+      answer = { ...(answer as object), error: mapped }
+    return reply.code(200).send(answer)
+  }
 
   // the first event decides: an error before it is a plain JSON-RPC error, not a stream
   const iterator = answer[Symbol.asyncIterator]()
