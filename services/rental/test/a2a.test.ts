@@ -337,6 +337,15 @@ describe('the rental’s A2A surface (driven by the @a2a-js/sdk client)', () => 
       statusTimestampAfter: undefined,
     })
     assert.equal(none.tasks.length, 0)
+    const later = await client.listTasks({
+      tenant: '',
+      contextId: '',
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageSize: 10,
+      pageToken: '',
+      statusTimestampAfter: new Date(Date.now() + 60_000).toISOString(),
+    })
+    assert.equal(later.tasks.length, 0)
   })
 
   it('SendStreamingMessage streams the task, its status changes and output, up to completion', async () => {
@@ -489,6 +498,8 @@ describe('the rental’s A2A surface (driven by the @a2a-js/sdk client)', () => 
         -32602,
       ],
       [{ jsonrpc: '2.0', id: 1, method: 'ListTasks', params: { pageToken: 'garbage' } }, -32602],
+      [{ jsonrpc: '2.0', id: 1, method: 'ListTasks', params: { pageSize: 500 } }, -32602],
+      [{ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { parts: 'x' } } }, -32602],
       [{ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'tsk_unknown' } }, -32001],
     ]
     for (const [body, code, raw] of cases) {

@@ -277,6 +277,18 @@ export class RentalA2AHandler implements A2ARequestHandler {
   private async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
     const token = tokenOf(context, SCOPES.read)
     const pageSize = params.pageSize ?? 50
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 100)
+      throw new InvalidParams('pageSize must be between 1 and 100', 'pageSize', 'INVALID_PAGE_SIZE')
+    let after: Date | undefined
+    if (params.statusTimestampAfter) {
+      after = new Date(params.statusTimestampAfter)
+      if (Number.isNaN(after.getTime()))
+        throw new InvalidParams(
+          'statusTimestampAfter must be a date-time',
+          'statusTimestampAfter',
+          'INVALID_TIMESTAMP',
+        )
+    }
     let offset = 0
     if (params.pageToken) {
       const decoded = Buffer.from(params.pageToken, 'base64url').toString('utf8')
@@ -297,6 +309,7 @@ export class RentalA2AHandler implements A2ARequestHandler {
         engagementIds: token.engagementIds,
         contextId: params.contextId || undefined,
         state: params.status || undefined,
+        statusAfter: after,
       },
       pageSize,
       offset,

@@ -3,6 +3,7 @@
  * area does not have (a page of the owner's task ids filtered by engagement and state).
  */
 import { type Artifact, type Part, Role, type Task, TaskState } from '@a2a-js/sdk'
+import { sql } from 'kysely'
 import type { RentalDb } from '../../db.ts'
 import { escrowView } from '../engagements/service.ts'
 import type { TaskView } from '../tasks/service.ts'
@@ -130,6 +131,8 @@ export interface TaskFilter {
   engagementIds: string[] | null
   contextId?: string | undefined
   state?: TaskState | undefined
+  /** Only tasks whose status time (completed, else started, else created) is after this. */
+  statusAfter?: Date | undefined
 }
 
 /** Whether an A2A state filter names a state the rental has (the others match nothing). */
@@ -147,6 +150,8 @@ function filtered(db: RentalDb, owner: string, filter: TaskFilter) {
     const state = rentalStateOf(filter.state)
     query = state ? query.where('state', '=', state) : query.where('id', '=', '')
   }
+  if (filter.statusAfter)
+    query = query.where(sql<Date>`coalesce(completed_at, started_at, created_at)`, '>', filter.statusAfter)
   return query
 }
 
