@@ -130,6 +130,7 @@ describe('the rental’s A2A surface (driven by the @a2a-js/sdk client)', () => 
   let token: string
   let tokenId: string
   let client: Client
+  let agentsRunning = true
 
   const call = async (who: Who, method: string, path: string, body?: unknown) => {
     const res = await who.jar.fetch(`${stack.rental.url}${path}`, {
@@ -201,6 +202,7 @@ describe('the rental’s A2A surface (driven by the @a2a-js/sdk client)', () => 
       AGENTS_URL: agentsService.url,
       LEDGER_URL: ledgerService.url,
       RENTAL_LEDGER_TOKEN: LEDGER_WRITER,
+      RENTAL_TASK_RETRIES: '1',
     })
     const a = await signIn(stack)
     alice = { jar: a.jar, csrf: a.csrf, subject: a.me.client.subject }
@@ -220,7 +222,7 @@ describe('the rental’s A2A surface (driven by the @a2a-js/sdk client)', () => 
   after(async () => {
     await stack?.close()
     await ledgerService?.close()
-    await agentsService?.close()
+    if (agentsRunning) await agentsService?.close()
   })
 
   it('serves the A2A 1.0 card at agent-card.json and agent.json, with the Bearer scheme', async () => {
@@ -536,5 +538,22 @@ describe('the rental’s A2A surface (driven by the @a2a-js/sdk client)', () => 
     ).json()) as { result: { id: string; contextId: string } }
     assert.equal(got.result.id, body.result.id)
     assert.equal(got.result.contextId, engagement)
+  })
+
+  it('SubscribeToTask follows a running task to TASK_STATE_FAILED when its agent is gone (last: stops the agents)', async () => {
+    await agentsService.close()
+    agentsRunning = false
+    const task = (await client.sendMessage(
+      send([PARAGRAPH], engagement, { returnImmediately: true }),
+    )) as Task
+    const events: StreamResponse[] = []
+    for await (const event of client.resubscribeTask({ tenant: '', id: task.id })) events.push(event)
+    assert.equal(events[0]!.payload?.$case, 'task')
+    const last = events.at(-1)!.payload
+    assert.equal(last?.$case === 'statusUpdate' && last.value.status?.state, TaskState.TASK_STATE_FAILED)
+    const failed = await client.getTask({ tenant: '', id: task.id })
+    assert.equal(failed.status?.state, TaskState.TASK_STATE_FAILED)
+    assert.equal(failed.artifacts.length, 0)
+    assert.ok(failed.status?.message?.parts.length)
   })
 })
