@@ -421,6 +421,25 @@ describe('the rental’s A2A surface (driven by the @a2a-js/sdk client)', () => 
     assert.equal(body.id, 7)
     assert.equal(body.error.code, -31403)
     assert.ok(body.error.data.length > 0)
+    // a stream refused before its first event is a plain JSON-RPC error, not SSE
+    const streamed = await rpc(
+      {
+        jsonrpc: '2.0',
+        id: 8,
+        method: 'SendStreamingMessage',
+        params: {
+          message: {
+            messageId: 'm2',
+            role: 'ROLE_USER',
+            parts: [{ text: 'hello' }],
+            metadata: { engagement_id: engagement },
+          },
+        },
+      },
+      limited.token,
+    )
+    assert.match(streamed.headers.get('content-type') ?? '', /application\/json/)
+    assert.equal(((await streamed.json()) as { error: { code: number } }).error.code, -31403)
     // the task of an engagement outside the token is not found
     const { tasks } = await client.listTasks({
       tenant: '',
