@@ -3,6 +3,7 @@ import cookie from '@fastify/cookie'
 import { Jobs, Sealer, type ServiceSpec } from '@svc/kit'
 import { ReceiptWriter } from '@svc/kit/receipts/writer'
 import type { Kysely } from 'kysely'
+import { a2aRoutes } from './areas/a2a/routes.ts'
 import { ConsoleSessions, CSRF_HEADER, SESSION_COOKIE } from './areas/auth/hooks.ts'
 import { IdpLink } from './areas/auth/idp-link.ts'
 import { authRoutes } from './areas/auth/routes.ts'
@@ -42,6 +43,12 @@ export const rental: ServiceSpec<RentalConfig> = {
       in: 'header',
       name: CSRF_HEADER,
       description: 'the session’s CSRF token from GET /api/me (S+C routes)',
+    },
+    agtBearer: {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'agt_',
+      description: 'an API token from POST /api/tokens (the A2A surface)',
     },
   },
   readConfig: readRentalConfig,
@@ -122,6 +129,7 @@ export const rental: ServiceSpec<RentalConfig> = {
     app.addHook('onClose', async () => runner.stop())
     engagementRoutes(app, money, sessions)
     taskRoutes(app, tasks, sessions)
+    a2aRoutes(app, { ...tasks, baseUrl: ctx.baseUrl, version: VERSION })
     publicRoutes(app, {
       db,
       version: VERSION,

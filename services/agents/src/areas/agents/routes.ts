@@ -1,6 +1,6 @@
 import { type App, notFound } from '@svc/kit'
 import { Type } from 'typebox'
-import { handleJsonRpc } from './jsonrpc.ts'
+import { handleJsonRpc } from '@svc/kit/http/a2a-jsonrpc'
 import { directoryEntry, type RunningAgent } from './service.ts'
 
 const Id = Type.Object({ id: Type.String({ pattern: '^[a-z][a-z0-9-]{0,40}$' }) })

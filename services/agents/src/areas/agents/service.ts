@@ -5,7 +5,7 @@ import { type AgentKey, deriveAgentKey } from '../../keys.ts'
 import { agentCard, cardUrl, etagOf } from './card.ts'
 import { AGENTS, type AgentDefinition } from './catalogue.ts'
 import { agentExecutor } from './executor.ts'
-import { type JsonRpcEndpoint, jsonRpcEndpoint } from './jsonrpc.ts'
+import { type JsonRpcEndpoint, jsonRpcEndpoint } from '@svc/kit/http/a2a-jsonrpc'
 import { BoundedTaskStore } from './task-store.ts'
 
 /** One running agent: its key, its card (as served, with its ETag), its tasks and its endpoint. */

@@ -2,6 +2,8 @@
  * A2A's JSON-RPC binding on Fastify, over the SDK's transport handlers: 1.0 method names
  * (SendMessage, …) answer in the 1.0 JSON form, 0.3 names (message/send, …) in the 0.3 form.
  * Every JSON-RPC answer is HTTP 200 (errors are in the body, never a 5XX); streams are SSE.
+ * Shared by the agents service (open agents) and the rental's A2A surface (Bearer tokens: the
+ * caller authenticates first and passes its `user`; `mapError` maps its own errors).
  */
 import { formatSSEErrorEvent, formatSSEEvent, SSE_HEADERS } from '@a2a-js/sdk'
 import { isLegacyJsonRpcMethod, isV1JsonRpcMethod } from '@a2a-js/sdk/compat/v0_3'
@@ -10,8 +12,10 @@ import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors'
 import {
   type A2ARequestHandler,
   defaultServerCallContextBuilder,
+  type ServerCallContext,
   JsonRpcTransportHandler,
   UnauthenticatedUser,
+  type User,
 } from '@a2a-js/sdk/server'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
@@ -26,26 +30,49 @@ export const jsonRpcEndpoint = (handler: A2ARequestHandler): JsonRpcEndpoint => 
 })
 
 type Id = string | number | null
+
+/** A JSON-RPC error object. */
+export interface JsonRpcErrorObject {
+  code: number
+  message: string
+  data?: unknown[]
+}
+
+export interface JsonRpcOptions {
+  /** The authenticated caller, passed to the request handler in its `ServerCallContext`. */
+  user?: User
+  /** Maps the caller's own errors; undefined leaves the error to the SDK's mapping. */
+  mapError?: (err: unknown) => JsonRpcErrorObject | undefined
+}
 const SUPPORTED_VERSIONS = new Set(['1.0', '0.3'])
 const SEND_METHODS = new Set(['SendMessage', 'SendStreamingMessage', 'message/send', 'message/stream'])
 
-const errorInfo = (reason: string, metadata: Record<string, string> = {}) => ({
+/** Where a request handler keeps the error it throws, for the adapter's `mapError` (the SDK's transport maps errors itself). */
+const THROWN = 'svc.a2a.thrown'
+
+/** For request handlers: keeps `err` in the call's context for `mapError`, then throws it. */
+export function rethrow(context: ServerCallContext, err: unknown): never {
+  context.state.set(THROWN, err)
+  throw err
+}
+
+export const errorInfo = (reason: string, metadata: Record<string, string> = {}) => ({
   '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
   reason,
   domain: 'a2a-protocol.org',
   metadata,
 })
-const badRequest = (field: string, description: string) => ({
+export const badRequest = (field: string, description: string) => ({
   '@type': 'type.googleapis.com/google.rpc.BadRequest',
   fieldViolations: [{ field, description }],
 })
 
-function rpcError(id: Id, code: number, message: string, data?: unknown[]) {
+export function rpcError(id: Id, code: number, message: string, data?: unknown[]) {
   return { jsonrpc: '2.0', id, error: { code, message, ...(data ? { data } : {}) } }
 }
 
 /** The request's id when it is a valid JSON-RPC id, else null (JSON-RPC 2.0 §5). */
-function idOf(body: Record<string, unknown>): Id {
+export function idOf(body: Record<string, unknown>): Id {
   const id = body.id
   return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : null
 }
@@ -56,13 +83,19 @@ function precheck(raw: unknown): { response: object } | { body: Record<string, u
   try {
     body = typeof raw === 'string' ? JSON.parse(raw) : raw
   } catch {
-    return { response: rpcError(null, A2A_ERROR_CODE.PARSE_ERROR, 'Invalid JSON payload') }
+    return {
+      response: rpcError(null, A2A_ERROR_CODE.PARSE_ERROR, 'Invalid JSON payload', [
+        errorInfo('PARSE_ERROR'),
+      ]),
+    }
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     const message = Array.isArray(body)
       ? 'Batch requests are not supported'
       : 'Request payload validation error'
-    return { response: rpcError(null, A2A_ERROR_CODE.INVALID_REQUEST, message) }
+    return {
+      response: rpcError(null, A2A_ERROR_CODE.INVALID_REQUEST, message, [errorInfo('INVALID_REQUEST')]),
+    }
   }
   const request = body as Record<string, unknown>
   const id = idOf(request)
@@ -113,6 +146,7 @@ export async function handleJsonRpc(
   endpoint: JsonRpcEndpoint,
   request: FastifyRequest,
   reply: FastifyReply,
+  options: JsonRpcOptions = {},
 ): Promise<unknown> {
   const checked = precheck(request.body)
   if ('response' in checked) return reply.code(200).send(checked.response)
@@ -133,14 +167,15 @@ export async function handleJsonRpc(
       )
   const context = defaultServerCallContextBuilder({
     extensions: undefined,
-    user: new UnauthenticatedUser(),
+    user: options.user ?? new UnauthenticatedUser(),
     headers: request.headers,
     requestedVersion: version,
   })
   const mapError = (err: unknown) =>
-    legacy
+    options.mapError?.(err) ??
+    (legacy
       ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(err)
-      : JsonRpcTransportHandler.mapToJSONRPCError(err)
+      : JsonRpcTransportHandler.mapToJSONRPCError(err))
   let answer: unknown
   try {
     answer = await (legacy ? endpoint.legacy : endpoint.v1).handle(body, context)
@@ -148,7 +183,13 @@ export async function handleJsonRpc(
     request.log.warn({ err }, 'JSON-RPC handler failed')
     return reply.code(200).send({ jsonrpc: '2.0', id, error: mapError(err) })
   }
-  if (!isStream(answer)) return reply.code(200).send(answer)
+  if (!isStream(answer)) {
+    const thrown = context.state.get(THROWN)
+    const mapped = thrown !== undefined ? options.mapError?.(thrown) : undefined
+    if (mapped && answer && typeof answer === 'object' && 'error' in answer)
+      answer = { ...(answer as object), error: mapped }
+    return reply.code(200).send(answer)
+  }
 
   // the first event decides: an error before it is a plain JSON-RPC error, not a stream
   const iterator = answer[Symbol.asyncIterator]()

@@ -1,0 +1,108 @@
+import { AgentCard } from '@a2a-js/sdk'
+import type { App } from '@svc/kit'
+import { errorInfo, handleJsonRpc, idOf, jsonRpcEndpoint, rpcError } from '@svc/kit/http/a2a-jsonrpc'
+import { Type } from 'typebox'
+import { verifyApiToken } from '../tokens/service.ts'
+import type { TaskDeps } from '../tasks/service.ts'
+import { A2A_PATH, BEARER_SCHEME, rentalCard } from './card.ts'
+import { mapRentalError, RentalA2AHandler, TokenUser, UNAUTHENTICATED_CODE } from './handler.ts'
+
+const Card = Type.Object(
+  {
+    name: Type.String(),
+    description: Type.String(),
+    supportedInterfaces: Type.Array(
+      Type.Object({ url: Type.String(), protocolBinding: Type.String(), protocolVersion: Type.String() }),
+    ),
+    version: Type.String(),
+  },
+  { additionalProperties: true, description: 'an A2A 1.0 AgentCard' },
+)
+
+/** The request's JSON-RPC id when the raw body parses, for the 401 answer. */
+function rawId(raw: unknown) {
+  try {
+    const body: unknown = typeof raw === 'string' ? JSON.parse(raw) : raw
+    return body && typeof body === 'object' && !Array.isArray(body)
+      ? idOf(body as Record<string, unknown>)
+      : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * The rental's A2A surface: its agent card (public) and the JSON-RPC endpoint (`POST /a2a`,
+ * `Authorization: Bearer agt_…`), where a client's own software runs and follows tasks on that
+ * client's engagements.
+ */
+export function a2aRoutes(app: App, deps: TaskDeps & { baseUrl: string; version: string }) {
+  const cardJson = () => rentalCard(deps.db, deps.baseUrl, deps.version)
+  const handler = new RentalA2AHandler(deps, async () => AgentCard.fromJSON(await cardJson()))
+  const endpoint = jsonRpcEndpoint(handler)
+  const tags = ['a2a']
+
+  for (const path of ['/.well-known/agent-card.json', '/.well-known/agent.json'])
+    app.get(
+      path,
+      {
+        schema: {
+          summary: 'The rental’s A2A 1.0 agent card (agent.json is an alias)',
+          tags,
+          response: { 200: Card },
+        },
+      },
+      async (_request, reply) => {
+        reply.header('cache-control', 'public, max-age=60')
+        return reply
+          .type('application/json')
+          .serializer((s) => s as string)
+          .send(JSON.stringify(await cardJson()) as never)
+      },
+    )
+
+  app.register(async (scope) => {
+    // the JSON-RPC body is read as text, so malformed JSON is a JSON-RPC parse error (-32700)
+    scope.removeAllContentTypeParsers()
+    scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body))
+    scope.post(
+      A2A_PATH,
+      {
+        schema: {
+          summary: 'The rental’s A2A JSON-RPC 2.0 endpoint (Bearer agt_ token)',
+          description:
+            'A2A 1.0 methods SendMessage, SendStreamingMessage (SSE), GetTask, ListTasks, CancelTask, SubscribeToTask (SSE), and the 0.3 names (message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe), on the caller’s engagements. A missing, unknown, revoked or expired token is HTTP 401 with WWW-Authenticate: Bearer and a JSON-RPC error -31401; every other answer, errors included, is HTTP 200.',
+          tags,
+          security: [{ [BEARER_SCHEME]: [] }],
+        },
+      },
+      async (request, reply) => {
+        const header = request.headers.authorization
+        const token = await verifyApiToken(deps.db, header, deps.now())
+        if (!token) {
+          const given = typeof header === 'string' && header.trim() !== ''
+          return reply
+            .code(401)
+            .header(
+              'www-authenticate',
+              given
+                ? 'Bearer realm="rental", error="invalid_token", error_description="the token is unknown, revoked or expired"'
+                : 'Bearer realm="rental"',
+            )
+            .send(
+              rpcError(
+                rawId(request.body),
+                UNAUTHENTICATED_CODE,
+                given ? 'the API token is unknown, revoked or expired' : 'an agt_ Bearer token is required',
+                [errorInfo('UNAUTHENTICATED', { scheme: 'Bearer', bearerFormat: 'agt_' })],
+              ),
+            )
+        }
+        return handleJsonRpc(endpoint, request, reply, {
+          user: new TokenUser(token),
+          mapError: mapRentalError,
+        })
+      },
+    )
+  })
+}
