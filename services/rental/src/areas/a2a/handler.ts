@@ -36,7 +36,7 @@ import type { VerifiedApiToken } from '../tokens/service.ts'
 import { createTask, type TaskDeps, taskDetail, type TaskView } from '../tasks/service.ts'
 import { a2aTask, escrowOfTask, isTerminal, outputArtifact, statusOf, taskIdPage } from './tasks.ts'
 
-/** The A2A scopes of an `agt_` token's policy; a token with no scopes has them all. */
+/** The A2A scopes of an `agt_` token's policy (areas/tokens/scopes.ts); each method needs its own. */
 export const SCOPES = { read: 'tasks:read', write: 'tasks:write' } as const
 type Scope = (typeof SCOPES)[keyof typeof SCOPES]
 
@@ -107,7 +107,7 @@ function tokenOf(context: ServerCallContext, scope: Scope): VerifiedApiToken {
   const user = context.user
   if (!(user instanceof TokenUser)) throw new PermissionDenied('no API token', {})
   const { token } = user
-  if (token.scopes.length > 0 && !token.scopes.includes(scope))
+  if (!token.scopes.includes(scope))
     throw new PermissionDenied(`the token lacks the scope ${scope}`, { requiredScope: scope })
   return token
 }

@@ -1,3 +1,4 @@
+import { TOKEN_SCOPES } from './scopes.ts'
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalDb } from '../../db.ts'
@@ -21,7 +22,7 @@ const IssuedToken = Type.Object({
   token: Type.String({ description: 'the plaintext agt_… token: shown this once' }),
 })
 const TokenId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
-const Scope = Type.String({ pattern: '^[a-z][a-z0-9_.:-]{0,63}$' })
+const Scope = Type.Union(TOKEN_SCOPES.map((scope) => Type.Literal(scope)))
 const EngagementId = Type.String({ minLength: 1, maxLength: 100 })
 
 export function tokenRoutes(app: App, db: RentalDb, sessions: ConsoleSessions, maxTokens: number) {

@@ -1,3 +1,4 @@
+import { DEFAULT_SCOPES } from './scopes.ts'
 import type { RentalDb } from '../../db.ts'
 
 const COLUMNS = [
@@ -23,7 +24,7 @@ export async function insertToken(
       label: row.label,
       token_hash: row.hash,
       prefix: row.prefix,
-      scopes: [],
+      scopes: [...DEFAULT_SCOPES],
       engagement_ids: null,
       expires_at: null,
       rotated_at: null,
