@@ -120,7 +120,7 @@ export interface RentalTables {
     engagement_id: string
     client_subject: string
     agent_did: string
-    state: 'submitted' | 'working' | 'completed' | 'failed'
+    state: 'submitted' | 'working' | 'completed' | 'failed' | 'canceled'
     async: boolean
     price_fils: number
     input_text: string | null

@@ -360,6 +360,21 @@ describe('the rental’s A2A surface (driven by the @a2a-js/sdk client)', () => 
     assert.ok(events.some((e) => e.payload?.$case === 'artifactUpdate'))
   })
 
+  it('CancelTask cancels a task that has not ended; the agent’s late answer is dropped, with no receipt', async () => {
+    const task = (await client.sendMessage(
+      send([PARAGRAPH], engagement, { returnImmediately: true }),
+    )) as Task
+    if (task.status!.state === TaskState.TASK_STATE_COMPLETED) return // the runner was quicker: nothing to cancel
+    const canceled = await client.cancelTask({ tenant: '', id: task.id, metadata: undefined })
+    assert.equal(canceled.status?.state, TaskState.TASK_STATE_CANCELED)
+    // the runner's next poll finds it ended and leaves it so
+    await new Promise((r) => setTimeout(r, 2_500))
+    const later = await client.getTask({ tenant: '', id: task.id })
+    assert.equal(later.status?.state, TaskState.TASK_STATE_CANCELED)
+    assert.equal((later.metadata as { receipt: unknown }).receipt, null)
+    assert.equal(await codeOf(client.cancelTask({ tenant: '', id: task.id, metadata: undefined })), -32002)
+  })
+
   it('CancelTask on a finished task is TaskNotCancelable; SubscribeToTask on it is refused', async () => {
     const { tasks } = await client.listTasks({
       tenant: '',

@@ -46,6 +46,7 @@ describe('rental service', () => {
       '0004_api_tokens.sql',
       '0010_rail.sql',
       '0011_engagements.sql',
+      '0012_task_cancel.sql',
     ])
   })
 

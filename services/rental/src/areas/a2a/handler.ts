@@ -34,6 +34,7 @@ import { AppError } from '@svc/kit'
 import { badRequest, errorInfo, type JsonRpcErrorObject, rethrow } from '@svc/kit/http/a2a-jsonrpc'
 import type { VerifiedApiToken } from '../tokens/service.ts'
 import { createTask, type TaskDeps, taskDetail, type TaskView } from '../tasks/service.ts'
+import { cancelTask } from '../tasks/cancel.ts'
 import { a2aTask, escrowOfTask, isTerminal, outputArtifact, statusOf, taskIdPage } from './tasks.ts'
 
 /** The A2A scopes of an `agt_` token's policy (areas/tokens/scopes.ts); each method needs its own. */
@@ -328,7 +329,7 @@ export class RentalA2AHandler implements A2ARequestHandler {
     }
   }
 
-  /** The tasks area has no cancellation (a task runs to completion or failure): never cancelable. */
+  /** A task that has not ended is canceled; an ended one is TaskNotCancelable. */
   cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
     return guarded(context, () => this.cancel(params, context))
   }
@@ -336,11 +337,9 @@ export class RentalA2AHandler implements A2ARequestHandler {
   private async cancel(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
     const token = tokenOf(context, SCOPES.write)
     const view = await this.view(token, params.id)
-    throw new TaskNotCancelableError(
-      isTerminal(view.state)
-        ? `the task ${view.id} is already ${view.state}`
-        : `the task ${view.id} is ${view.state}: a rental task runs to its end and cannot be canceled`,
-    )
+    const canceled = await cancelTask(this.deps, token.owner, view.id)
+    if (!canceled) throw new TaskNotCancelableError(`the task ${view.id} is already ${view.state}`)
+    return this.task(await this.view(token, view.id))
   }
 
   async createTaskPushNotificationConfig(

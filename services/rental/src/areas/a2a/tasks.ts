@@ -6,7 +6,7 @@ import { type Artifact, type Part, Role, type Task, TaskState } from '@a2a-js/sd
 import { sql } from 'kysely'
 import type { RentalDb } from '../../db.ts'
 import { escrowView } from '../engagements/service.ts'
-import type { TaskView } from '../tasks/service.ts'
+import { type TaskView, terminal } from '../tasks/service.ts'
 
 type RentalState = TaskView['state']
 
@@ -15,12 +15,13 @@ export const STATE_TO_A2A: Record<RentalState, TaskState> = {
   working: TaskState.TASK_STATE_WORKING,
   completed: TaskState.TASK_STATE_COMPLETED,
   failed: TaskState.TASK_STATE_FAILED,
+  canceled: TaskState.TASK_STATE_CANCELED,
 }
 const A2A_TO_STATE = new Map<TaskState, RentalState>(
   Object.entries(STATE_TO_A2A).map(([k, v]) => [v, k as RentalState]),
 )
 
-export const isTerminal = (state: RentalState) => state === 'completed' || state === 'failed'
+export const isTerminal = terminal
 
 const textPart = (text: string): Part => ({
   content: { $case: 'text', value: text },

@@ -14,6 +14,7 @@ const Task = Type.Object({
     Type.Literal('working'),
     Type.Literal('completed'),
     Type.Literal('failed'),
+    Type.Literal('canceled'),
   ]),
   async: Type.Boolean(),
   price_fils: Type.Integer(),

@@ -18,7 +18,8 @@ export interface TaskDeps extends MoneyDeps {
   log: Logger
 }
 
-const terminal = (state: TaskRow['state']) => state === 'completed' || state === 'failed'
+export const terminal = (state: TaskRow['state']) =>
+  state === 'completed' || state === 'failed' || state === 'canceled'
 
 async function taskView(deps: MoneyDeps, row: TaskRow) {
   const now = deps.now()
