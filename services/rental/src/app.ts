@@ -12,6 +12,9 @@ import { consoleRoutes } from './areas/console/routes.ts'
 import { engagementRoutes } from './areas/engagements/routes.ts'
 import { providerIdentity } from './areas/provider/identity.ts'
 import { JournalRail } from './areas/rail/journal.ts'
+import { LedgerReader } from './areas/record/ledger.ts'
+import { recordRoutes } from './areas/record/routes.ts'
+import { revocationRoutes } from './areas/revocation/routes.ts'
 import { AgentDispatcher } from './areas/tasks/dispatch.ts'
 import { taskRoutes } from './areas/tasks/routes.ts'
 import { startTaskRunner } from './areas/tasks/service.ts'
@@ -122,6 +125,10 @@ export const rental: ServiceSpec<RentalConfig> = {
     app.addHook('onClose', async () => runner.stop())
     engagementRoutes(app, money, sessions)
     taskRoutes(app, tasks, sessions)
+    // the agents' record: receipts with proofs, CV, evidence packs, and the kill switch
+    const record = { db, provider, ledger: new LedgerReader(ctx.topology.ledger.url), now: money.now }
+    recordRoutes(app, record, sessions)
+    revocationRoutes(app, { ...record, receipts }, sessions)
     publicRoutes(app, {
       db,
       version: VERSION,
