@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
-import { b64Decode, b64Encode, b64uDecode } from '@svc/trust/base64url'
+import { b64Decode, b64Encode, b64uDecode, b64uEncode } from '@svc/trust/base64url'
 import { parseCheckpoint } from '@svc/trust/checkpoint'
 import { verifyEddsaJcs2022Proof } from '@svc/trust/data-integrity'
 import { didKeyFromEd25519, ed25519FromDidKey } from '@svc/trust/did-key'
-import { generateEd25519, verifyEd25519 } from '@svc/trust/ed25519'
+import { generateEd25519, signEd25519, verifyEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
 import { leafHash, verifyInclusion } from '@svc/trust/merkle'
 import { openNote, verifierFromKey } from '@svc/trust/note'
@@ -297,6 +297,34 @@ describe('the agents’ record: receipts with proofs, CV, evidence packs, revoca
     assert.match(cv.cv.for_client.client_pairwise as string, /^sha256:[0-9a-f]{64}$/)
     assert.ok(!JSON.stringify(cv).includes(task.id))
     assert.ok(!JSON.stringify(cv).includes(didKeyFromEd25519(key.publicKey)))
+  })
+
+  it('a released escrow’s escrow.released receipt joins the client’s slice, verified', async () => {
+    const pending = await s.call(s.alice, 'GET', `/api/engagements/${engagementId}/releases/pending`)
+    const [release] = pending.body.releases as Array<{
+      escrow: { id: string; hash: string }
+      instruction: unknown
+    }>
+    assert.ok(release, pending.text)
+    const signature = b64uEncode(signEd25519(key.seed, canonicalBytes(release.instruction)))
+    const paid = await s.call(s.alice, 'POST', `/api/engagements/${engagementId}/releases`, {
+      escrow_hash: release.escrow.hash,
+      instruction: { body: release.instruction, signature },
+    })
+    assert.equal(paid.status, 200, paid.text)
+    await eventually('the release receipt is in the slice, verified', async () => {
+      const slice = await receipts()
+      return slice.receipts.some((r) => r.type === 'escrow.released' && r.verified)
+    })
+    const slice = await receipts()
+    const released = slice.receipts.find((r) => r.type === 'escrow.released')!
+    assert.equal(released.task_id, task.id)
+    assert.equal((released as Receipt & { escrow_id: string }).escrow_id, release.escrow.id)
+    assert.deepEqual(
+      slice.receipts.map((r) => r.type),
+      ['escrow.released', 'task.completed'],
+    )
+    assert.deepEqual((await receipts(s.bob)).receipts, [])
   })
 
   it('POST /api/agents/{did}/revoke: the kill switch, audited on the ledger, idempotent, CSRF-checked', async () => {
