@@ -213,6 +213,7 @@ describe('the agents’ record: receipts with proofs, CV, evidence packs, revoca
       revocations: unknown[]
     }
     assert.equal(pack.framework.id, 'eu-ai-act')
+    assert.deepEqual(verifyEddsaJcs2022Proof(json.body), { verified: true }, 'the JSON pack is signed')
     assert.deepEqual(
       pack.engagements.map((e) => [e.id, e.sla_signed]),
       [[engagementId, true]],

@@ -2,7 +2,7 @@ import type { App } from '@svc/kit'
 import { type TSchema, Type } from 'typebox'
 import { type ConsoleSessions, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
 import { DEFAULT_FRAMEWORK, evidencePack, FRAMEWORKS, renderEvidenceMarkdown } from './evidence.ts'
-import { agentCv, type RecordDeps, receiptsSlice } from './service.ts'
+import { agentCv, type RecordDeps, receiptsSlice, signAsProvider } from './service.ts'
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()])
 const Body = Type.Record(Type.String(), Type.Unknown())
@@ -137,7 +137,8 @@ export function recordRoutes(app: App, deps: RecordDeps, sessions: ConsoleSessio
     async (request, reply) => {
       const pack = await evidencePack(deps, sessionOf(request), request.params.did, request.query.framework)
       reply.header('cache-control', 'no-store')
-      if (request.query.format === 'json') return pack
+      // the JSON form is signed by the provider key (eddsa-jcs-2022), so an auditor can check it offline
+      if (request.query.format === 'json') return signAsProvider(deps, pack).document
       return reply
         .type('text/markdown; charset=utf-8; variant=GFM')
         .header('content-disposition', `inline; filename="evidence-${pack.framework.id}.md"`)

@@ -197,8 +197,14 @@ export async function agentCv(
     overall: await taskStats(deps.db, did),
     ledger: { url: deps.ledger.url, receipts_issuer: deps.provider.did },
   }
+  const { document, verification } = signAsProvider(deps, cv)
+  return { cv: document, verification }
+}
+
+/** A document signed by the provider identity (`eddsa-jcs-2022`), with the verification of that proof. */
+export function signAsProvider(deps: RecordDeps, document: Record<string, unknown>) {
   const method = didKeyVerificationMethod(deps.provider.did)
-  const signed = createEddsaJcs2022Proof(cv, {
+  const signed = createEddsaJcs2022Proof(document, {
     seed: deps.provider.seed,
     verificationMethod: method,
     created: deps
@@ -208,7 +214,7 @@ export async function agentCv(
   })
   const verification = verifyEddsaJcs2022Proof(signed)
   return {
-    cv: signed,
+    document: signed,
     verification: {
       verified: verification.verified,
       method,
