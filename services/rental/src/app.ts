@@ -13,6 +13,9 @@ import { consoleRoutes } from './areas/console/routes.ts'
 import { engagementRoutes } from './areas/engagements/routes.ts'
 import { providerIdentity } from './areas/provider/identity.ts'
 import { JournalRail } from './areas/rail/journal.ts'
+import { LedgerReader } from './areas/record/ledger.ts'
+import { recordRoutes } from './areas/record/routes.ts'
+import { revocationRoutes } from './areas/revocation/routes.ts'
 import { AgentDispatcher } from './areas/tasks/dispatch.ts'
 import { taskRoutes } from './areas/tasks/routes.ts'
 import { startTaskRunner } from './areas/tasks/service.ts'
@@ -130,6 +133,10 @@ export const rental: ServiceSpec<RentalConfig> = {
     engagementRoutes(app, money, sessions)
     taskRoutes(app, tasks, sessions)
     a2aRoutes(app, { ...tasks, baseUrl: ctx.baseUrl, version: VERSION })
+    // the agents' record: receipts with proofs, CV, evidence packs, and the kill switch
+    const record = { db, provider, ledger: new LedgerReader(ctx.topology.ledger.url), now: money.now }
+    recordRoutes(app, record, sessions)
+    revocationRoutes(app, { ...record, receipts }, sessions)
     publicRoutes(app, {
       db,
       version: VERSION,

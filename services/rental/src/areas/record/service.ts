@@ -1,0 +1,225 @@
+import { createHash } from 'node:crypto'
+import { badRequest, notFound } from '@svc/kit'
+import { b64Encode } from '@svc/trust/base64url'
+import { createEddsaJcs2022Proof, verifyEddsaJcs2022Proof } from '@svc/trust/data-integrity'
+import { didKeyVerificationMethod } from '@svc/trust/did-key'
+import { canonicalBytes } from '@svc/trust/jcs'
+import { leafHash } from '@svc/trust/merkle'
+import type { RentalDb } from '../../db.ts'
+import { isEd25519DidKey } from '../engagements/bodies.ts'
+import type { ProviderIdentity } from '../provider/identity.ts'
+import { type CheckpointView, type LedgerReader, type LogKey, mapLimited } from './ledger.ts'
+import {
+  catalogueAgent,
+  engagementsWith,
+  outboxRows,
+  releasesWith,
+  revocationOf,
+  revokeAnswer,
+  taskStats,
+  tasksWith,
+} from './store.ts'
+
+/** What the record areas (receipts, CV, evidence, revocation) share. */
+export interface RecordDeps {
+  db: RentalDb
+  provider: ProviderIdentity
+  ledger: LedgerReader
+  now: () => Date
+}
+
+/** 400 unless `did` is an Ed25519 did:key (the only agent DIDs the rental knows). */
+export function checkAgentDid(did: string) {
+  if (!isEd25519DidKey(did))
+    throw badRequest(`${did.slice(0, 80)} is not an Ed25519 did:key`, 'invalid_agent_did')
+}
+
+/**
+ * How the client is named in what leaves the rental (receipts, CVs): the client DID of its latest
+ * engagement with the agent, else the session's DID, else a pairwise hash of the subject (the same
+ * client gets another value for each agent, so two agents cannot link it).
+ */
+export function clientRef(
+  deps: RecordDeps,
+  subject: string,
+  agentDid: string,
+  known: { engagementDid?: string | undefined; sessionDid?: string | null | undefined },
+): { client_did: string } | { client_pairwise: string } {
+  const did = known.engagementDid ?? known.sessionDid ?? undefined
+  if (did) return { client_did: did }
+  const hash = createHash('sha256')
+    .update(`svc-rental-client\n${deps.provider.did}\n${agentDid}\n${subject}`)
+    .digest('hex')
+  return { client_pairwise: `sha256:${hash}` }
+}
+
+export interface ReceiptItem {
+  id: string
+  type: string
+  subject: string
+  task_id: string | null
+  escrow_id: string | null
+  issued_at: string
+  leaf_hash: string
+  ledger_index: number | null
+  envelope: { receipt: Record<string, unknown>; signature: string }
+  proof: { tree_size: number; hashes: string[] } | null
+  verified: boolean
+  problem?: string
+}
+
+export interface ReceiptsSlice {
+  agent_did: string
+  ledger: { url: string; reachable: boolean; error?: string }
+  checkpoint: CheckpointView | null
+  log_key: LogKey | null
+  receipts: ReceiptItem[]
+  total: number
+  limit: number
+  offset: number
+}
+
+/**
+ * The client's slice of the agent's receipts: `task.completed` of its tasks with the agent,
+ * `escrow.released` of its escrows with the agent and its own `agent.revoked`, newest first, each
+ * with an RFC 9162 inclusion proof against the ledger's latest checkpoint (read once), checked
+ * here too. A receipt not yet on the ledger, or an unreachable ledger, gives `proof: null`.
+ */
+export async function receiptsSlice(
+  deps: RecordDeps,
+  subject: string,
+  did: string,
+  page: { limit: number; offset: number } = { limit: 100, offset: 0 },
+): Promise<ReceiptsSlice> {
+  checkAgentDid(did)
+  const context = new Map<string, { task_id: string | null; escrow_id: string | null }>()
+  for (const task of await tasksWith(deps.db, subject, did))
+    if (task.receipt_id) context.set(task.receipt_id, { task_id: task.id, escrow_id: null })
+  for (const escrow of await releasesWith(deps.db, subject, did))
+    context.set(escrow.release_receipt_id!, { task_id: escrow.task_id, escrow_id: escrow.id })
+  const revoked = (await revokeAnswer(deps.db, subject, did))?.receipt as { id?: string } | null | undefined
+  if (revoked?.id) context.set(revoked.id, { task_id: null, escrow_id: null })
+  // the outbox is read before the checkpoint: whatever it says is delivered is in that checkpoint
+  const rows = (await outboxRows(deps.db, [...context.keys()])).reverse()
+  const chosen = rows.slice(page.offset, page.offset + page.limit)
+  const snapshot = await deps.ledger.snapshot()
+  const receipts = await mapLimited(chosen, 8, async (row): Promise<ReceiptItem> => {
+    const envelope = row.envelope as ReceiptItem['envelope']
+    const index = row.ledger_index === null ? null : Number(row.ledger_index)
+    const base = {
+      id: row.id,
+      type: row.receipt_type,
+      subject: row.subject,
+      ...context.get(row.id)!,
+      issued_at: String(envelope.receipt.issued_at),
+      leaf_hash: b64Encode(row.leaf_hash),
+      ledger_index: index,
+      envelope,
+    }
+    // the stored leaf hash is the one of the stored envelope, or nothing about it can be vouched for
+    const computed = leafHash(canonicalBytes(envelope))
+    if (!Buffer.from(computed).equals(row.leaf_hash))
+      return { ...base, proof: null, verified: false, problem: 'the envelope does not match its leaf hash' }
+    if (index === null) return { ...base, proof: null, verified: false, problem: 'not yet on the ledger' }
+    if (!snapshot.reachable)
+      return { ...base, proof: null, verified: false, problem: 'the ledger is unreachable' }
+    const check = await deps.ledger.inclusion(snapshot, index, computed)
+    return { ...base, ...check }
+  })
+  return {
+    agent_did: did,
+    ledger: snapshot.reachable
+      ? { url: snapshot.url, reachable: true }
+      : { url: snapshot.url, reachable: false, error: snapshot.error },
+    checkpoint: snapshot.reachable ? snapshot.checkpoint : null,
+    log_key: snapshot.reachable ? snapshot.key : null,
+    receipts,
+    total: rows.length,
+    limit: page.limit,
+    offset: page.offset,
+  }
+}
+
+/** 404 unless the agent is in the catalogue or the client has worked with it. */
+export async function knownAgent(deps: RecordDeps, subject: string, did: string) {
+  checkAgentDid(did)
+  const agent = await catalogueAgent(deps.db, did)
+  const engagements = await engagementsWith(deps.db, subject, did)
+  if (!agent && engagements.length === 0) throw notFound(`no agent ${did}`, 'agent_not_found')
+  return { agent, engagements }
+}
+
+/**
+ * The AgentCV as the rental sees the agent: the catalogue's name and jobs, the client's own
+ * record with it (tasks, first and last activity, revoked or not, receipts on the ledger), the
+ * rental's overall counts, signed by the provider key with an `eddsa-jcs-2022` Data Integrity
+ * proof, answered with its verification.
+ */
+export async function agentCv(
+  deps: RecordDeps,
+  session: { subject: string; clientDid: string | null },
+  did: string,
+) {
+  const { agent, engagements } = await knownAgent(deps, session.subject, did)
+  const revocation = await revocationOf(deps.db, session.subject, did)
+  const mine = await taskStats(deps.db, did, session.subject)
+  const tasks = await tasksWith(deps.db, session.subject, did)
+  const receiptIds = tasks.flatMap((t) => (t.receipt_id ? [t.receipt_id] : []))
+  const onLedger = (await outboxRows(deps.db, receiptIds)).filter((r) => r.ledger_index !== null)
+  const cv = {
+    type: 'AgentCV',
+    v: 1,
+    issuer: deps.provider.did,
+    issued_at: deps.now().toISOString(),
+    subject: did,
+    name: agent?.name ?? null,
+    description: agent?.description ?? null,
+    card_url: agent?.card_url ?? null,
+    jobs: (agent?.jobs ?? []).map((j) => ({
+      id: j.id,
+      title: j.title,
+      outcome: j.outcome,
+      price_fils: j.price_fils,
+      currency: j.currency,
+    })),
+    for_client: {
+      ...clientRef(deps, session.subject, did, {
+        engagementDid: engagements.at(-1)?.client_did,
+        sessionDid: session.clientDid,
+      }),
+      engagements: engagements.length,
+      ...mine,
+      revoked: Boolean(revocation),
+      revoked_at: revocation?.revoked_at.toISOString() ?? null,
+      receipts_on_ledger: onLedger.length,
+      latest_ledger_index: onLedger.length ? Math.max(...onLedger.map((r) => Number(r.ledger_index))) : null,
+    },
+    overall: await taskStats(deps.db, did),
+    ledger: { url: deps.ledger.url, receipts_issuer: deps.provider.did },
+  }
+  const { document, verification } = signAsProvider(deps, cv)
+  return { cv: document, verification }
+}
+
+/** A document signed by the provider identity (`eddsa-jcs-2022`), with the verification of that proof. */
+export function signAsProvider(deps: RecordDeps, document: Record<string, unknown>) {
+  const method = didKeyVerificationMethod(deps.provider.did)
+  const signed = createEddsaJcs2022Proof(document, {
+    seed: deps.provider.seed,
+    verificationMethod: method,
+    created: deps
+      .now()
+      .toISOString()
+      .replace(/\.\d{3}Z$/, 'Z'),
+  })
+  const verification = verifyEddsaJcs2022Proof(signed)
+  return {
+    document: signed,
+    verification: {
+      verified: verification.verified,
+      method,
+      cryptosuite: 'eddsa-jcs-2022',
+      ...(verification.error ? { error: verification.error } : {}),
+    },
+  }
+}

@@ -1,0 +1,62 @@
+import type { App } from '@svc/kit'
+import { type TSchema, Type } from 'typebox'
+import { type ConsoleSessions, CSRF_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { AgentParams } from '../record/routes.ts'
+import { revoke, type RevocationDeps } from './service.ts'
+
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()])
+
+export function revocationRoutes(app: App, deps: RevocationDeps, sessions: ConsoleSessions) {
+  app.post(
+    '/api/agents/:did/revoke',
+    {
+      ...sessions.sessionAndCsrf,
+      schema: {
+        summary:
+          'The kill switch: no new task for the agent, the client’s unfinished tasks with it failed, receipted as agent.revoked; a second revoke answers the first',
+        tags: ['record'],
+        security: CSRF_SECURITY,
+        params: AgentParams,
+        body: Type.Object(
+          { reason: Type.String({ minLength: 1, maxLength: 500 }) },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({
+            agent_did: Type.String(),
+            revoked: Type.Literal(true),
+            revoked_at: Type.String(),
+            reason_sha256: Type.String({ description: 'hex SHA-256 of the UTF-8 reason' }),
+            tasks_stopped: Type.Array(Type.String()),
+            receipt: Nullable(
+              Type.Object({
+                id: Type.String(),
+                type: Type.Literal('agent.revoked'),
+                leaf_hash: Type.String(),
+                ledger_index: Nullable(Type.Integer()),
+              }),
+            ),
+          }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const session = sessionOf(request)
+      const { answer, first } = await revoke(deps, session, request.params.did, request.body.reason)
+      // the audit trail: the receipt on the ledger, and this line in the service log
+      request.log.info(
+        {
+          audit: 'agent.revoked',
+          subject: session.subject,
+          agent_did: answer.agent_did,
+          receipt: answer.receipt?.id ?? null,
+          tasks_stopped: answer.tasks_stopped.length,
+          first,
+        },
+        first ? 'agent revoked' : 'agent revoke repeated',
+      )
+      if (!first) reply.header('idempotent-replayed', 'true')
+      return answer
+    },
+  )
+}

@@ -1,0 +1,157 @@
+import { type RunningService, startService } from '@svc/kit'
+import { type CookieJar, testEnv } from '@svc/kit/testing'
+import { b64uEncode } from '@svc/trust/base64url'
+import { didKeyFromEd25519 } from '@svc/trust/did-key'
+import { type Ed25519KeyPair, generateEd25519, signEd25519 } from '@svc/trust/ed25519'
+import { canonicalBytes } from '@svc/trust/jcs'
+import type { Kysely } from 'kysely'
+import { agents } from '../../agents/src/app.ts'
+import { idp } from '../../idp/src/app.ts'
+import { ledger } from '../../ledger/src/app.ts'
+import { rental } from '../src/app.ts'
+import { sha256 } from '../src/areas/auth/hooks.ts'
+import type { RentalConfig } from '../src/config.ts'
+import type { RentalTables } from '../src/db.ts'
+import { ADMIN, eventually, type Stack, signIn } from './stack.ts'
+
+/** The rental's development writer token at the ledger. */
+export const WRITER = 'dev-ledger-writer-rental'
+
+export interface Client {
+  jar: CookieJar
+  csrf: string
+  me: { client: { subject: string } }
+}
+export interface Answer {
+  status: number
+  headers: Headers
+  text: string
+  body: Record<string, unknown>
+}
+
+/**
+ * The whole platform as `npm start` links it: the real idp, ledger, agents and rental, each on a
+ * throwaway database, with two signed-in clients (alice, and bob: the demo user made another client).
+ */
+export async function startFullStack() {
+  const idpService = await startService(
+    idp,
+    testEnv({ IDP_ADMIN_TOKEN: ADMIN, IDP_TOKEN_RATE_PER_MIN_CLIENT: '0', IDP_TOKEN_RATE_PER_MIN_IP: '0' }),
+    { fresh: true },
+  )
+  const ledgerService = await startService(ledger, testEnv({ LEDGER_BATCH_WAIT_MS: '2' }), { fresh: true })
+  const agentsService = await startService(
+    agents,
+    testEnv({ AGENTS_KEY_SEED: Buffer.alloc(32, 7).toString('base64url') }),
+    { fresh: true },
+  )
+  const rentalService: RunningService<RentalConfig> = await startService(
+    rental,
+    testEnv({
+      IDP_URL: idpService.url,
+      LEDGER_URL: ledgerService.url,
+      AGENTS_URL: agentsService.url,
+      RENTAL_IDP_ADMIN_TOKEN: ADMIN,
+    }),
+    { fresh: true },
+  )
+  await eventually('the rental is ready', async () => (await fetch(`${rentalService.url}/readyz`)).ok)
+  const stack = { idp: idpService, rental: rentalService } as unknown as Stack
+  const db = rentalService.ctx.database!.db as Kysely<RentalTables>
+  const alice: Client = await signIn(stack)
+  const bob: Client = await signIn(stack, undefined, { freshIdpSession: true })
+  await db
+    .updateTable('console_sessions')
+    .set({ subject: 'another-client' })
+    .where('id_hash', '=', sha256(bob.jar.get('rental_session')!))
+    .execute()
+  let ledgerOpen = true
+
+  /** A console call; the CSRF header is the caller's own unless `csrf: false`. */
+  const call = async (
+    who: Client,
+    method: string,
+    path: string,
+    body?: unknown,
+    options: { csrf?: boolean } = {},
+  ): Promise<Answer> => {
+    const res = await who.jar.fetch(`${rentalService.url}${path}`, {
+      method,
+      headers: {
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(options.csrf === false ? {} : { 'x-csrf-token': who.csrf }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    })
+    const text = await res.text()
+    let parsed: Record<string, unknown> = {}
+    try {
+      parsed = JSON.parse(text) as Record<string, unknown>
+    } catch {
+      // not JSON (Markdown)
+    }
+    return { status: res.status, headers: res.headers, text, body: parsed }
+  }
+
+  /** The DID of the agent serving a job, once the catalogue has imported it. */
+  const agentOf = async (jobId: string) => {
+    let did = ''
+    await eventually(`the catalogue lists an agent for ${jobId}`, async () => {
+      const jobs = (await call(alice, 'GET', '/api/jobs')).body.jobs as Array<{
+        id: string
+        agents: Array<{ did: string }>
+      }>
+      did = jobs.find((j) => j.id === jobId)?.agents[0]?.did ?? ''
+      return did !== ''
+    })
+    return did
+  }
+
+  /** Hires the agent and signs the SLA and the package's escrow with `key`: an active engagement. */
+  const hireAndSign = async (who: Client, jobId: string, agentDid: string, key: Ed25519KeyPair) => {
+    const sign = (body: unknown) => b64uEncode(signEd25519(key.seed, canonicalBytes(body)))
+    const hired = await call(who, 'POST', '/api/engagements', {
+      job_id: jobId,
+      agent_did: agentDid,
+      client_did: didKeyFromEd25519(key.publicKey),
+    })
+    if (hired.status !== 200) throw new Error(`hire: ${hired.status} ${hired.text}`)
+    const pkg = hired.body.package as {
+      sla: { body: unknown }
+      escrows: Array<{ body: unknown; hash: string }>
+    }
+    const id = (hired.body.engagement as { id: string }).id
+    const signed = await call(who, 'POST', `/api/engagements/${id}/signatures`, {
+      sla_signature: sign(pkg.sla.body),
+      escrow_signatures: pkg.escrows.map((e) => ({ escrow_hash: e.hash, signature: sign(e.body) })),
+    })
+    if (signed.status !== 200) throw new Error(`sign: ${signed.status} ${signed.text}`)
+    return id
+  }
+
+  return {
+    idp: idpService,
+    ledger: ledgerService,
+    agents: agentsService,
+    rental: rentalService,
+    db,
+    alice,
+    bob,
+    call,
+    agentOf,
+    hireAndSign,
+    newClientKey: generateEd25519,
+    /** Stops the ledger (to see the rental without it); close() then leaves it. */
+    async stopLedger() {
+      ledgerOpen = false
+      await ledgerService.close()
+    },
+    async close() {
+      await rentalService.close()
+      await agentsService.close()
+      if (ledgerOpen) await ledgerService.close()
+      await idpService.close()
+    },
+  }
+}
+export type FullStack = Awaited<ReturnType<typeof startFullStack>>
