@@ -33,7 +33,7 @@ export interface Answer {
  * The whole platform as `npm start` links it: the real idp, ledger, agents and rental, each on a
  * throwaway database, with two signed-in clients (alice, and bob: the demo user made another client).
  */
-export async function startFullStack() {
+export async function startFullStack(rentalEnv: Record<string, string> = {}) {
   const idpService = await startService(
     idp,
     testEnv({ IDP_ADMIN_TOKEN: ADMIN, IDP_TOKEN_RATE_PER_MIN_CLIENT: '0', IDP_TOKEN_RATE_PER_MIN_IP: '0' }),
@@ -52,6 +52,7 @@ export async function startFullStack() {
       LEDGER_URL: ledgerService.url,
       AGENTS_URL: agentsService.url,
       RENTAL_IDP_ADMIN_TOKEN: ADMIN,
+      ...rentalEnv,
     }),
     { fresh: true },
   )
