@@ -16,19 +16,7 @@ import {
 } from '@svc/trust/agent-result'
 import type { AgentKey } from '../../keys.ts'
 import type { AgentDefinition } from './catalogue.ts'
-
-const textPart = (text: string): Part => ({
-  content: { $case: 'text', value: text },
-  metadata: undefined,
-  filename: '',
-  mediaType: 'text/plain',
-})
-const dataPart = (data: unknown): Part => ({
-  content: { $case: 'data', value: data },
-  metadata: undefined,
-  filename: '',
-  mediaType: 'application/json',
-})
+import { dataPart, textPart } from '@svc/kit/http/a2a-parts'
 
 /** The text parts of the user's message, in order (the routes refuse a message without one). */
 export const inputTexts = (parts: Part[]): string[] =>

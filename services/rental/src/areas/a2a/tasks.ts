@@ -2,11 +2,12 @@
  * The rental's tasks in A2A 1.0 form, and the one query the A2A surface needs that the tasks
  * area does not have (a page of the owner's task ids filtered by engagement and state).
  */
-import { type Artifact, type Part, Role, type Task, TaskState } from '@a2a-js/sdk'
+import { type Artifact, Role, type Task, TaskState } from '@a2a-js/sdk'
 import { sql } from 'kysely'
 import type { RentalDb } from '../../db.ts'
 import { escrowView } from '../engagements/service.ts'
 import { type TaskView, terminal } from '../tasks/service.ts'
+import { dataPart, textPart } from '@svc/kit/http/a2a-parts'
 
 type RentalState = TaskView['state']
 
@@ -22,19 +23,6 @@ const A2A_TO_STATE = new Map<TaskState, RentalState>(
 )
 
 export const isTerminal = terminal
-
-const textPart = (text: string): Part => ({
-  content: { $case: 'text', value: text },
-  metadata: undefined,
-  filename: '',
-  mediaType: 'text/plain',
-})
-const dataPart = (data: unknown): Part => ({
-  content: { $case: 'data', value: data },
-  metadata: undefined,
-  filename: '',
-  mediaType: 'application/json',
-})
 
 const parsed = (value: unknown) => {
   if (typeof value !== 'string') return value

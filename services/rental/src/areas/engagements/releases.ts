@@ -108,17 +108,8 @@ export async function release(
   const escrow = await escrowByHash(deps.db, id, input.escrow_hash)
   if (!escrow) throw notFound(`no escrow ${input.escrow_hash} in this engagement`, 'escrow_not_found')
   const body = input.instruction.body
-  const amount = Number(escrow.amount_fils)
-  const expected = {
-    type: 'svc.release',
-    v: 1,
-    escrow_hash: escrow.hash,
-    engagement_id: engagement.id,
-    amount_fils: amount,
-    payee_did: engagement.agent_did,
-    fee_fils: feeOf(amount, deps.feeBps),
-    payer_did: engagement.client_did,
-  }
+  const { issued_at: _issuedAt, ...expected } = instructionFor(deps, engagement, escrow)
+  const amount = expected.amount_fils
   const keys = [...Object.keys(expected), 'issued_at'].sort().join()
   if (
     Object.keys(body).sort().join() !== keys ||
