@@ -86,6 +86,29 @@ describe('jobs', () => {
     assert.match(JSON.stringify(job?.output), /always fails/)
   })
 
+  it('takes a batch per fetch: each job completes or fails on its own, and a failed one is retried alone', async () => {
+    await jobs.queue('batch', { retryLimit: 2, retryDelay: 1, retryBackoff: false })
+    const runs = new Map<number, number>()
+    await jobs.work<{ n: number }>(
+      'batch',
+      async ({ n }) => {
+        runs.set(n, (runs.get(n) ?? 0) + 1)
+        if (n % 3 === 0 && runs.get(n) === 1) throw new Error(`job ${n} fails once`)
+      },
+      { pollingIntervalSeconds: 0.5, batchSize: 10 },
+    )
+    const ids = await database.db.transaction().execute(async (trx) => {
+      const made: string[] = []
+      for (let n = 1; n <= 10; n++) made.push(await jobs.enqueue(trx, 'batch', { n }))
+      return made
+    })
+    await waitFor(async () => {
+      const states = await Promise.all(ids.map(async (id) => (await jobs.job('batch', id))?.state))
+      return states.every((state) => state === 'completed')
+    })
+    for (let n = 1; n <= 10; n++) assert.equal(runs.get(n), n % 3 === 0 ? 2 : 1, `job ${n}`)
+  })
+
   it('refuses to enqueue on an undeclared queue', async () => {
     await assert.rejects(jobs.enqueue(database.db, 'nowhere', {}), /queue nowhere was not declared/)
   })

@@ -84,18 +84,36 @@ export class Jobs {
     return id
   }
 
-  /** Runs a handler for each job of a queue; a handler that throws fails the attempt, and the queue's policy retries it. */
+  /**
+   * Runs a handler for each job of a queue; a handler that throws fails that job's attempt, and
+   * the queue's policy retries it. pg-boss waits its polling interval between fetches even when
+   * jobs are waiting, so a queue that must keep up takes `batchSize` jobs per fetch and runs them
+   * together, each failing or completing on its own.
+   */
   async work<T extends object>(
     name: string,
     handler: (data: T, job: JobInfo) => Promise<void>,
-    options: { pollingIntervalSeconds?: number } = {},
+    options: { pollingIntervalSeconds?: number; batchSize?: number } = {},
   ): Promise<void> {
     if (!this.#queues.has(name)) throw new Error(`queue ${name} was not declared`)
     await this.#boss.work<T>(
       name,
-      { batchSize: 1, includeMetadata: true, pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1 },
-      async ([job]) => {
-        if (job) await handler(job.data, { id: job.id, name: job.name, retryCount: job.retryCount })
+      {
+        batchSize: options.batchSize ?? 1,
+        includeMetadata: true,
+        pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1,
+      },
+      async (jobs) => {
+        const outcomes = await Promise.allSettled(
+          jobs.map((job) => handler(job.data, { id: job.id, name: job.name, retryCount: job.retryCount })),
+        )
+        if (jobs.length === 1 && outcomes[0]?.status === 'rejected') throw outcomes[0].reason
+        // pg-boss completes the batch's jobs still active: those failed here are retried by the policy
+        for (const [i, outcome] of outcomes.entries())
+          if (outcome.status === 'rejected')
+            await this.#boss.fail(name, jobs[i]!.id, {
+              message: (outcome.reason as Error)?.message ?? String(outcome.reason),
+            })
       },
     )
   }

@@ -59,6 +59,8 @@ export class ReceiptWriter {
     await this.options.jobs.queue(DELIVERY_QUEUE, { retryLimit: 8, retryDelay: 2, retryBackoff: true })
     await this.options.jobs.work<{ id: string }>(DELIVERY_QUEUE, (data) => this.deliver(data.id), {
       pollingIntervalSeconds: 0.5,
+      // the ledger pools concurrent appends into one batch: up to 50 receipts go at once
+      batchSize: 50,
     })
   }
 
