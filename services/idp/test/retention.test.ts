@@ -166,13 +166,10 @@ describe('key backups and retention holds, each receipted', () => {
     assert.equal((await admin('GET', `/manage/v1/users?email=${DEMO_EMAIL}`)).status, 404)
     // written one after the other, delivered together: the ledger may hold them in either order
     const last = (await receiptTypes(6)).slice(-2)
-    assert.deepEqual(
-      last.map((r) => [r.type, r.hold ?? r.reason]).sort(),
-      [
-        ['data.retention.hold', 'released'],
-        ['data.retention.deleted', 'deleted by its owner'],
-      ],
-    )
+    assert.deepEqual(last.map((r) => [r.type, r.hold ?? r.reason]).sort(), [
+      ['data.retention.hold', 'released'],
+      ['data.retention.deleted', 'deleted by its owner'],
+    ])
     assert.equal((await admin('DELETE', `/manage/v1/users/${userId}/retention-hold`)).status, 404)
   })
 })
