@@ -167,8 +167,8 @@ describe('key backups and retention holds, each receipted', () => {
     // written one after the other, delivered together: the ledger may hold them in either order
     const last = (await receiptTypes(6)).slice(-2)
     assert.deepEqual(last.map((r) => [r.type, r.hold ?? r.reason]).sort(), [
-      ['data.retention.hold', 'released'],
       ['data.retention.deleted', 'deleted by its owner'],
+      ['data.retention.hold', 'released'],
     ])
     assert.equal((await admin('DELETE', `/manage/v1/users/${userId}/retention-hold`)).status, 404)
   })
