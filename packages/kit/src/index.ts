@@ -1,3 +1,4 @@
+export * from './area.ts'
 export * from './config.ts'
 export * from './db/index.ts'
 export * from './errors.ts'
