@@ -54,6 +54,8 @@ export interface ServiceSpec<C> {
   errorShape: ErrorShape | ((request: import('fastify').FastifyRequest) => ErrorShape)
   healthz?: 'liveness' | 'components'
   securitySchemes?: HttpOptions['securitySchemes']
+  /** The service's error catalogue (`errorCatalogue(...).codes`), listed in its OpenAPI document. */
+  errorCodes?: HttpOptions['errorCodes']
   readConfig(env: NodeJS.ProcessEnv, common: CommonConfig): C
   metricsGuard?(ctx: ServiceContext<C>): (request: import('fastify').FastifyRequest) => void
   /** Registers the service's areas on the app. */
@@ -155,6 +157,7 @@ export async function startService<C>(
     checks,
     ...(spec.healthz ? { healthz: spec.healthz } : {}),
     ...(spec.securitySchemes ? { securitySchemes: spec.securitySchemes } : {}),
+    ...(spec.errorCodes ? { errorCodes: spec.errorCodes } : {}),
     ...(spec.metricsGuard ? { metricsGuard: spec.metricsGuard(ctx) } : {}),
   })
   app.addHook('onClose', async () => {

@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger'
 import type { OpenAPIV3 } from 'openapi-types'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify'
+import { type ErrorCodeSpec, errorCodeSchema } from '../error-codes.ts'
 import { AppError } from '../errors.ts'
 import { type ErrorShape, formatValidationErrors, sendError, toAppError } from './errors.ts'
 import { type HealthCheck, type Lifecycle, registerHealth } from './health.ts'
@@ -32,6 +33,8 @@ export interface HttpOptions {
   trustProxy?: boolean
   /** OpenAPI security schemes that routes name in `schema.security`. */
   securitySchemes?: Record<string, OpenAPIV3.SecuritySchemeObject>
+  /** The service's error catalogue, listed in the OpenAPI document as `components.schemas.ErrorCode`. */
+  errorCodes?: Record<string, ErrorCodeSpec>
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/
@@ -137,7 +140,10 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     openapi: {
       openapi: '3.1.0',
       info: { title: options.name, version: options.version, description: options.description },
-      components: { securitySchemes: options.securitySchemes ?? {} },
+      components: {
+        securitySchemes: options.securitySchemes ?? {},
+        ...(options.errorCodes ? { schemas: { ErrorCode: errorCodeSchema(options.errorCodes) } } : {}),
+      },
     },
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())

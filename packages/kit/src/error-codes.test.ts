@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import pino from 'pino'
+import { errorCatalogue } from './error-codes.ts'
+import { createHttpServer } from './http/server.ts'
+
+const errors = errorCatalogue({
+  engagement_not_active: { status: 409, description: 'the engagement is not active' },
+  engagement_not_found: { status: 404, description: 'no such engagement for this organization' },
+})
+
+test('a catalogued code raises its status, and the OpenAPI document lists every code', async () => {
+  const app = await createHttpServer({
+    name: 'test',
+    version: '0',
+    description: 'codes',
+    logger: pino({ level: 'silent' }),
+    errorShape: 'api',
+    checks: [],
+    errorCodes: errors.codes,
+  })
+  app.get('/e', async () => {
+    throw errors.error('engagement_not_active', 'the engagement is ended')
+  })
+  const res = await app.inject({ method: 'GET', url: '/e' })
+  assert.equal(res.statusCode, 409)
+  assert.equal(res.json().error.code, 'engagement_not_active')
+  const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json()
+  assert.deepEqual(doc.components.schemas.ErrorCode.enum, ['engagement_not_active', 'engagement_not_found'])
+  assert.equal(doc.components.schemas.ErrorCode['x-error-codes'].engagement_not_found.status, 404)
+  await app.close()
+})
+
+test('a code that is not snake_case is refused when the catalogue is made', () => {
+  assert.throws(() => errorCatalogue({ NotFound: { status: 404, description: 'x' } }), /not snake_case/)
+})
