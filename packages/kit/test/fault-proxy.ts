@@ -77,5 +77,8 @@ export class FaultProxy {
 /** Host and port of a postgres:// or redis:// URL. */
 export function endpointOf(url: string): { host: string; port: number } {
   const parsed = new URL(url)
-  return { host: parsed.hostname, port: Number(parsed.port || (parsed.protocol.startsWith('redis') ? 6379 : 5432)) }
+  return {
+    host: parsed.hostname,
+    port: Number(parsed.port || (parsed.protocol.startsWith('redis') ? 6379 : 5432)),
+  }
 }

@@ -42,7 +42,9 @@ export async function migrate(database: Database, dir: string): Promise<string[]
   return (database.db as Kysely<any>).connection().execute(async (conn) => {
     // polled rather than waited for: a wait longer than the statement timeout would be cancelled
     for (;;) {
-      const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(hashtext(${lockKey})) as locked`.execute(conn)
+      const { rows } = await sql<{
+        locked: boolean
+      }>`select pg_try_advisory_lock(hashtext(${lockKey})) as locked`.execute(conn)
       if (rows[0]?.locked) break
       await new Promise((resolve) => setTimeout(resolve, 100))
     }

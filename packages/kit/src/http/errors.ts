@@ -32,7 +32,14 @@ function isDatabaseError(err: unknown): err is { code: string } {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)
 }
 
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH'])
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+])
 
 /**
  * The database is unreachable, went away mid-request, or did not answer in time: the client may
@@ -58,9 +65,14 @@ function isUnavailable(err: unknown): boolean {
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err
   if (isUnavailable(err))
-    return new AppError(503, 'unavailable', 'the service cannot reach its database in time; try again shortly', {
-      'retry-after': '5',
-    })
+    return new AppError(
+      503,
+      'unavailable',
+      'the service cannot reach its database in time; try again shortly',
+      {
+        'retry-after': '5',
+      },
+    )
   if (isDatabaseError(err)) {
     if (err.code === '23505')
       return new AppError(409, 'conflict', 'a resource with the same unique value already exists')

@@ -75,7 +75,10 @@ export function registerHealth(
           'Readiness: 503 while draining or when a dependency fails; 200 degraded when only Redis fails',
         tags: ['health'],
         response: {
-          200: Type.Object({ status: Type.Union([Type.Literal('ready'), Type.Literal('degraded')]), checks: Checks }),
+          200: Type.Object({
+            status: Type.Union([Type.Literal('ready'), Type.Literal('degraded')]),
+            checks: Checks,
+          }),
           503: Type.Object({ status: Type.String(), checks: Checks }),
         },
       },

@@ -19,7 +19,10 @@ async function countIn(kv: Kv, key: string, windowMs: number, request: FastifyRe
     if (!(err instanceof KvUnavailable)) throw err
     if (Date.now() - lastWarning > 10_000) {
       lastWarning = Date.now()
-      request.log.warn({ err: err.reason }, 'rate limits counted in this process: the shared store does not answer')
+      request.log.warn(
+        { err: err.reason },
+        'rate limits counted in this process: the shared store does not answer',
+      )
     }
     return localCounts.increment(key, windowMs)
   }
