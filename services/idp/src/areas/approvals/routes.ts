@@ -35,6 +35,15 @@ export function approvalRoutes(app: App, deps: Deps) {
         summary: 'Ask the user behind the access token to approve an action',
         tags: ['approvals'],
         body: ApprovalRequest,
+        response: {
+          201: Type.Object({
+            approval_id: Type.String(),
+            status: Type.String(),
+            expires_in: Type.Integer(),
+            interval: Type.Integer(),
+            approval_uri: Type.String(),
+          }),
+        },
       },
     },
     async (request, reply) => {
