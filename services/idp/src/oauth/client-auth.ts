@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose'
 import type { Selectable } from 'kysely'
 import type { IdpDb, IdpTables } from '../db.ts'
+import { challenge } from './challenge.ts'
 import { cachedClientRow } from '../areas/clients/cache.ts'
 import { secretMatches } from '../areas/clients/service.ts'
 
@@ -26,7 +27,12 @@ export interface ClientCredentials {
 }
 
 const invalidClient = (message: string, basic: boolean) =>
-  new AppError(401, 'invalid_client', message, basic ? { 'www-authenticate': 'Basic realm="token"' } : {})
+  new AppError(
+    401,
+    'invalid_client',
+    message,
+    basic ? { 'www-authenticate': challenge('Basic', { realm: 'token' }) } : {},
+  )
 
 /**
  * RFC 7523 §2.2 and §3 (OpenID Connect Core §9): a JWT signed with one of the client's registered

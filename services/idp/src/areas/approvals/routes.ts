@@ -2,6 +2,7 @@ import { type App, AppError, type Kv } from '@svc/kit'
 import { Type } from 'typebox'
 import type { ClientAuthDeps } from '../../oauth/client-auth.ts'
 import { authenticateClient } from '../../oauth/client-auth.ts'
+import { challenge } from '../../oauth/challenge.ts'
 import { ClientAuthFields } from '../../oauth/form.ts'
 import { type PresentedTokenDeps, userOfToken } from '../../oauth/presented-token.ts'
 import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
@@ -55,7 +56,7 @@ export function approvalRoutes(app: App, deps: Deps) {
       const { payload, holder } = await userOfToken(deps, request)
       if (payload.client_id !== client.client_id)
         throw new AppError(401, 'invalid_token', 'the access token was not issued to this client', {
-          'www-authenticate': 'Bearer error="invalid_token"',
+          'www-authenticate': challenge('Bearer', { error: 'invalid_token' }),
         })
       const created = await createApproval(deps, client.client_id, holder.user.id, {
         action,
