@@ -50,7 +50,7 @@ export function approvalRoutes(app: App, deps: Deps) {
     async (request, reply) => {
       const { action, detail, expires_in, ...credentials } = request.body
       // identity-provider.md, Approvals: the client's credentials come in the body (or Basic)
-      const client = await authenticateClient(deps, request, credentials, { anySecretMethod: true })
+      const client = await authenticateClient(deps, request, credentials)
       if (client.client_type !== 'confidential')
         throw new AppError(401, 'invalid_client', 'approvals are asked by confidential clients')
       const { payload, holder } = await userOfToken(deps, request)
