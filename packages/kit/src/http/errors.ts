@@ -127,7 +127,7 @@ export function formatValidationErrors(
   else if (Array.isArray(params.allowedValues))
     text = `${where} must be one of ${params.allowedValues.map(String).join(', ')}`
   // a form or query parameter sent twice arrives as an array (RFC 6749 §3.1: never more than once)
-  else if (params.type === 'string' && (dataVar === 'querystring' || dataVar === 'body'))
+  else if (params.type === 'string' && (dataVar === 'querystring' || (dataVar === 'body' && params.form)))
     text = `${where} must be one string: a parameter must not be repeated`
   else text = `${where} ${first.message ?? 'is invalid'}`
   return new Error(text)

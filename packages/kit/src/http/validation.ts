@@ -1,6 +1,6 @@
 import { parse as parseQuery } from 'node:querystring'
 import AjvCompiler from '@fastify/ajv-compiler'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyRequest, FastifySchemaValidationError } from 'fastify'
 import { AppError } from '../errors.ts'
 
 const BASE = { removeAdditional: false, useDefaults: true, allErrors: false } as const
@@ -22,7 +22,7 @@ export function parseForm(text: string): Record<string, unknown> {
   return parsed
 }
 
-type Validate = ((data: unknown) => boolean) & { errors?: unknown }
+type Validate = ((data: unknown) => boolean) & { errors?: FastifySchemaValidationError[] | null }
 
 /** Fastify's validator compiler: a body is checked strictly unless it came from a form. */
 export function compileValidator({ schema, httpPart }: { schema: object; httpPart?: string }): Validate {
@@ -32,7 +32,11 @@ export function compileValidator({ schema, httpPart }: { schema: object; httpPar
   const validate: Validate = (data) => {
     const chosen = typeof data === 'object' && data !== null && formBodies.has(data) ? fromForm : exact
     const ok = chosen(data)
-    validate.errors = chosen.errors
+    // the error formatter words a repeated form field differently from a JSON value of the wrong type
+    validate.errors =
+      chosen === fromForm && Array.isArray(chosen.errors)
+        ? chosen.errors.map((e) => ({ ...e, params: { ...e.params, form: true } }))
+        : chosen.errors
     return ok
   }
   return validate
