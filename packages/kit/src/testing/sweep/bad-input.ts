@@ -26,7 +26,13 @@ export interface SentRequest {
 export interface Failure {
   service: string
   op: string
-  problem: 'server error' | 'error shape' | '400 before 401' | 'served without credential' | 'not refused'
+  problem:
+    | 'server error'
+    | 'error shape'
+    | '400 before 401'
+    | 'served without credential'
+    | 'not refused'
+    | 'tenancy'
   request: string
   status: number
   body: string
@@ -47,6 +53,8 @@ export interface BadInputOptions {
   /** Generated malformed bodies (and query strings) per operation, authenticated. */
   runs: number
   concurrency?: number
+  /** Ids of real objects by collection (`tokens` for `/api/tokens/{id}`), so requests reach past the lookup. */
+  ids?: Record<string, string>
 }
 
 /** Percent-encodes text as UTF-8 bytes (a lone surrogate becomes U+FFFD rather than throwing). */
@@ -79,7 +87,7 @@ function query(op: Operation, values: Record<string, string>, extra = '') {
 /** The requests the sweep sends to one operation. */
 export function requestsFor(
   op: Operation,
-  options: Pick<BadInputOptions, 'seed' | 'runs' | 'baseUrl'>,
+  options: Pick<BadInputOptions, 'seed' | 'runs' | 'baseUrl' | 'ids'>,
 ): SentRequest[] {
   const seed = seedOf(options.seed, key(op.method, op.path))
   const params = (where: Parameter['in'], malformed: boolean, run: number) => {
@@ -90,7 +98,11 @@ export function requestsFor(
     }
     return values
   }
-  const validPath = pathWith(op, mapValues(params('path', false, 0), encodeText))
+  // real objects where the sweep holds one (the segment before the parameter names its collection)
+  const known: Record<string, string> = {}
+  for (const [, collection, name] of op.path.matchAll(/\/([^/{}]+)\/\{([^}]+)\}/g))
+    if (options.ids?.[collection!]) known[name!] = options.ids[collection!]!
+  const validPath = pathWith(op, mapValues({ ...params('path', false, 0), ...known }, encodeText))
   const validQuery = query(op, params('query', false, 0))
   const url = (path: string, q = validQuery) => `${options.baseUrl}${path}${q}`
   const out: SentRequest[] = []
@@ -124,6 +136,7 @@ export function requestsFor(
     const fixed: Array<[string, Record<string, string>, string | Uint8Array]> = [
       ['invalid JSON', { 'content-type': type }, form ? '%zz=%&&=' : '{"a":'],
       ['empty body', { 'content-type': type }, ''],
+      ['empty object', { 'content-type': type }, form ? 'unused=' : '{}'],
       ['wrong content type', { 'content-type': 'text/plain' }, sampleBody],
       ['gzip content encoding', { 'content-type': type, 'content-encoding': 'gzip' }, gzipSync(sampleBody)],
       ['latin1 charset', { 'content-type': `${type}; charset=latin1` }, sampleBody],
@@ -172,6 +185,13 @@ export function requestsFor(
       { url: url(validPath, query(op, { [first]: '1e309' })), headers: baseHeaders },
       true,
     )
+    const required = params('query', false, 0)
+    for (const p of queryParams)
+      for (const edge of ['1e309', '-1e309', '-1', '9223372036854775808', 'NaN', 'abc', ''])
+        add(`query ${p.name}=${edge}`, {
+          url: url(validPath, query(op, { ...required, [p.name]: edge })),
+          headers: baseHeaders,
+        })
   }
   const pathParams = op.parameters.filter((p) => p.in === 'path')
   if (pathParams.length) {
@@ -217,6 +237,11 @@ const mapValues = (o: Record<string, string>, f: (v: string) => string) =>
 export function hasShape(shape: Shape, body: unknown): boolean {
   if (typeof body !== 'object' || body === null) return false
   const b = body as Record<string, unknown>
+  // JSON-RPC endpoints (A2A) answer errors in the JSON-RPC 2.0 envelope, which their documents describe
+  if (b.jsonrpc === '2.0') {
+    const rpc = b.error as Record<string, unknown> | undefined
+    return Number.isInteger(rpc?.code) && typeof rpc?.message === 'string'
+  }
   if (shape === 'oauth') return typeof b.error === 'string' && typeof b.error_description === 'string'
   const error = b.error as Record<string, unknown> | undefined
   return typeof error?.code === 'string' && typeof error.message === 'string'
