@@ -81,7 +81,11 @@ export function validValue(schema: Schema | undefined, depth = 0): fc.Arbitrary<
       }
       if (schema.format === 'email') return fc.emailAddress()
       if (schema.format === 'uri') return fc.webUrl()
-      if (schema.format === 'date-time') return fc.date({ noInvalidDate: true }).map((d) => d.toISOString())
+      // dates ahead, as an expiry is: a well-formed request should not fail on a date in the past
+      if (schema.format === 'date-time')
+        return fc
+          .date({ min: new Date('2031-01-01'), max: new Date('2099-01-01'), noInvalidDate: true })
+          .map((d) => d.toISOString())
       return fc.string({ minLength, maxLength, unit: 'grapheme-ascii' })
     }
     case 'integer':
