@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { sweepBadInput } from '@svc/kit/testing/sweep/bad-input'
 import { assertNoUnknownFailures, BAD_INPUT_PROBLEMS } from '@svc/kit/testing/sweep/known-failures'
@@ -31,6 +32,21 @@ describe('idp: the bad-input sweep over every operation of /openapi.json', () =>
     org = await orgWithObjects(setup.service, 'Sweep')
   })
   after(async () => setup.service.close())
+
+  it('takes JSON body types as sent, refuses other charsets and encodings (finding 9)', async () => {
+    const signup = (body: string, type = 'application/json') =>
+      fetch(`${setup.service.url}/orgs/signup`, { method: 'POST', headers: { 'content-type': type }, body })
+    const numeric = await signup(
+      '{"name":12345,"contact_email":"ops@numeric.example.com","accept_terms":true}',
+    )
+    assert.equal(numeric.status, 400, await numeric.text())
+    const latin1 = await signup(
+      '{"name":"Caf\u00e9","contact_email":"ops@latin.example.com","accept_terms":true}',
+      'application/json; charset=latin1',
+    )
+    assert.equal(latin1.status, 415)
+    assert.equal(((await latin1.json()) as { error: string }).error, 'invalid_request')
+  })
 
   it('answers every malformed request with a 4XX in RFC 6749 form, and 401 first to one without its credential', async (t) => {
     const { operations, spec } = await fetchOperations(setup.service.url, 'idp')

@@ -1,3 +1,5 @@
+import assert from 'node:assert/strict'
+import { gzipSync } from 'node:zlib'
 import { after, before, describe, it } from 'node:test'
 import { sweepBadInput } from '@svc/kit/testing/sweep/bad-input'
 import { assertNoUnknownFailures, BAD_INPUT_PROBLEMS } from '@svc/kit/testing/sweep/known-failures'
@@ -38,6 +40,28 @@ describe('rental: the bad-input sweep over every operation of /openapi.json', ()
     if (op.auth === 'P') return {}
     throw new Error(`the sweep holds no credential for ${op.method} ${op.path} (auth ${op.auth}): add one`)
   }
+
+  it('takes JSON body types as sent: a number for the label is 400, not the string "12345" (finding 9)', async () => {
+    const res = await stack.alice.jar.fetch(`${stack.rental.url}/api/tokens`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-csrf-token': stack.alice.csrf },
+      body: '{"label":12345}',
+    })
+    assert.equal(res.status, 400, await res.text())
+    const zipped = await stack.alice.jar.fetch(`${stack.rental.url}/api/tokens`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'content-encoding': 'gzip',
+        'x-csrf-token': stack.alice.csrf,
+      },
+      body: gzipSync('{"label":"zipped"}'),
+    })
+    assert.equal(zipped.status, 415)
+    const long = await fetch(`${stack.rental.url}/api/tasks/${'t'.repeat(9 * 1024)}`)
+    assert.equal(long.status, 414)
+    assert.ok(!(await long.text()).includes('t'.repeat(100)), 'the long path is not echoed')
+  })
 
   it('answers every malformed request with a 4XX in its error shape, and 401 first to one without its credential', async (t) => {
     const { operations, spec } = await fetchOperations(stack.rental.url, 'rental')
