@@ -198,5 +198,4 @@ export const BAD_INPUT_PROBLEMS: Array<Failure['problem']> = [
   'error shape',
   '400 before 401',
   'served without credential',
-  'not refused',
 ]
