@@ -18,3 +18,8 @@ export function writerOf(request: FastifyRequest, config: LedgerConfig): string 
     })
   return writer
 }
+
+/** An onRequest hook: the writer token is checked before the body is parsed or validated (401 first). */
+export const requireWriter = (config: LedgerConfig) => async (request: FastifyRequest) => {
+  writerOf(request, config)
+}

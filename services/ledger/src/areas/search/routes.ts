@@ -1,7 +1,7 @@
 import { type App, badRequest } from '@svc/kit'
 import { b64Encode } from '@svc/trust/base64url'
 import { Type } from 'typebox'
-import { writerOf } from '../../auth.ts'
+import { requireWriter, writerOf } from '../../auth.ts'
 import type { LedgerConfig } from '../../config.ts'
 import type { LedgerDb } from '../../db.ts'
 import { searchLeaves } from '../read/store.ts'
@@ -11,6 +11,7 @@ export function searchRoutes(app: App, db: LedgerDb, config: LedgerConfig) {
   app.get(
     '/v1/receipts',
     {
+      onRequest: requireWriter(config),
       schema: {
         summary: 'Search receipts by subject or issuer (writers only); page with after=<last index>',
         tags: ['read'],

@@ -1,6 +1,6 @@
 import type { App, Jobs } from '@svc/kit'
 import { Type } from 'typebox'
-import { writerOf } from '../../auth.ts'
+import { requireWriter, writerOf } from '../../auth.ts'
 import type { LedgerConfig } from '../../config.ts'
 import type { LedgerDb } from '../../db.ts'
 import {
@@ -36,6 +36,7 @@ export async function webhookRoutes(
   app.post(
     '/v1/webhooks',
     {
+      onRequest: requireWriter(config),
       schema: {
         summary: `Subscribe to ${EVENT}; the signing secret is shown once`,
         tags: ['webhooks'],
@@ -59,6 +60,7 @@ export async function webhookRoutes(
   app.get(
     '/v1/webhooks',
     {
+      onRequest: requireWriter(config),
       schema: {
         summary: "The caller's webhooks",
         tags: ['webhooks'],
@@ -71,6 +73,7 @@ export async function webhookRoutes(
   app.delete(
     '/v1/webhooks/:id',
     {
+      onRequest: requireWriter(config),
       schema: {
         summary: 'Delete one of the caller’s webhooks (another subscriber’s answers 404)',
         tags: ['webhooks'],
