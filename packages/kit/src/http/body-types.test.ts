@@ -66,6 +66,20 @@ describe('http server: body types, encodings and long paths (issue 16, finding 9
     assert.deepEqual([ok.status, ok.body], [200, { name: 'a', amount: 5 }])
   })
 
+  it('refuses a number that is not finite anywhere in a request, however deep, with a 400', async () => {
+    const deep = `{"name":"a","amount":1,"tags":${'['.repeat(3000)}1e309${']'.repeat(3000)}}`
+    for (const [path, init] of [
+      ['/list?limit=1e309', undefined],
+      ['/list?limit=-1e309', undefined],
+      ['/items', post('/items', '{"name":"a","amount":1e309}', JSON_TYPE)],
+      ['/items', post('/items', deep, JSON_TYPE)],
+    ] as const) {
+      const res = await call(path, init)
+      assert.equal(res.status, 400, `${path}: ${JSON.stringify(res.body)}`)
+      assert.equal(code(res), 'invalid_request')
+    }
+  })
+
   it('still coerces form bodies, query strings and path parameters, which are text', async () => {
     const form = await call('/form', post('/form', 'count=3&flag=true&scope=a', FORM_TYPE))
     assert.deepEqual([form.status, form.body], [200, { count: 3, flag: true, scope: 'a' }])

@@ -9,6 +9,7 @@ import { AppError } from '../errors.ts'
 import { renderApiDocs } from './api-docs.ts'
 import { type ErrorShape, formatValidationErrors, sendError, toAppError } from './errors.ts'
 import { type HealthCheck, type Lifecycle, registerHealth } from './health.ts'
+import { refuseNonFiniteNumbers } from './finite-numbers.ts'
 import { registerMetrics } from './metrics.ts'
 import { compileValidator, parseForm, refuseUndecodableBody } from './validation.ts'
 
@@ -170,6 +171,7 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
       .header('x-content-type-options', 'nosniff')
       .send(renderApiDocs(app.swagger() as OpenAPIV3.Document, errorShapes)),
   )
+  refuseNonFiniteNumbers(app)
   registerMetrics(app, options.name, options.metricsGuard)
   registerHealth(app, { checks: options.checks, lifecycle, healthz: options.healthz ?? 'liveness' })
   return app
