@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { Kysely, sql } from 'kysely'
 import PgBoss from 'pg-boss'
 import { repoRoot } from '../paths.ts'
@@ -11,7 +11,7 @@ import { PGliteDialect } from './pglite-dialect.ts'
 
 // bump when what a snapshot holds changes in a way its inputs do not show
 const FORMAT = 1
-const made = new Map<string, Promise<Blob>>()
+const loaded = new Map<string, Promise<Blob>>()
 
 function pgBossVersion(): string {
   const pkg = join(repoRoot(), 'node_modules', 'pg-boss', 'package.json')
@@ -29,29 +29,39 @@ export function snapshotKey(schema: string, migrationsDir: string): string {
  * An in-memory PGlite cluster with `schema` migrated and pg-boss's jobs schema installed, dumped
  * once per set of migrations to `.data/pglite-snapshots/` and loaded by every fresh database of
  * the service: a test boot then finds no migration pending (checksums are still verified).
- * Written to a temporary file and renamed, so test processes starting together may each make it.
  */
 export function migratedSnapshot(schema: string, migrationsDir: string): Promise<Blob> {
-  const dir = join(repoRoot(), '.data', 'pglite-snapshots')
-  const path = join(dir, `${schema}-${snapshotKey(schema, migrationsDir)}.tar`)
-  let snapshot = made.get(path)
+  const path = snapshotPath(schema, migrationsDir)
+  let snapshot = loaded.get(path)
   if (!snapshot) {
-    snapshot = (async () => {
-      if (!existsSync(path)) {
-        mkdirSync(dir, { recursive: true })
-        const tmp = `${path}.${process.pid}`
-        writeFileSync(tmp, await makeSnapshot(schema, migrationsDir))
-        renameSync(tmp, path)
-        for (const old of readdirSync(dir))
-          if (old.startsWith(`${schema}-`) && old.endsWith('.tar') && join(dir, old) !== path)
-            rmSync(join(dir, old), { force: true })
-      }
-      return new Blob([readFileSync(path)])
-    })()
-    snapshot.catch(() => made.delete(path))
-    made.set(path, snapshot)
+    snapshot = prepareSnapshot(schema, migrationsDir).then(() => new Blob([readFileSync(path)]))
+    snapshot.catch(() => loaded.delete(path))
+    loaded.set(path, snapshot)
   }
   return snapshot
+}
+
+function snapshotPath(schema: string, migrationsDir: string): string {
+  return join(repoRoot(), '.data', 'pglite-snapshots', `${schema}-${snapshotKey(schema, migrationsDir)}.tar`)
+}
+
+/**
+ * Makes the snapshot file unless it exists (`npm test` makes them before the test processes
+ * start). Written to a temporary file and renamed, so processes starting together may each make it;
+ * the snapshots of older migrations are removed.
+ */
+export async function prepareSnapshot(schema: string, migrationsDir: string): Promise<string> {
+  const path = snapshotPath(schema, migrationsDir)
+  if (existsSync(path)) return path
+  const dir = dirname(path)
+  mkdirSync(dir, { recursive: true })
+  const tmp = `${path}.${process.pid}`
+  writeFileSync(tmp, await makeSnapshot(schema, migrationsDir))
+  renameSync(tmp, path)
+  for (const old of readdirSync(dir))
+    if (old.startsWith(`${schema}-`) && old.endsWith('.tar') && join(dir, old) !== path)
+      rmSync(join(dir, old), { force: true })
+  return path
 }
 
 async function makeSnapshot(schema: string, migrationsDir: string): Promise<Uint8Array> {
