@@ -115,6 +115,31 @@ export interface IdempotentAnswer<B> {
 
 class AnswerKeptMeanwhile extends Error {}
 
+function replayed<B>(request: IdempotentRequest, digest: string, kept: KeptAnswer): IdempotentAnswer<B> {
+  if (kept.digest !== digest)
+    throw new AppError(
+      request.reusedStatus ?? KEY_REUSED_STATUS,
+      'idempotency_key_reused',
+      'this Idempotency-Key was used for another request',
+    )
+  return { status: kept.status, body: kept.body as B, replayed: true }
+}
+
+/**
+ * The answer kept for the request's key, given again; `idempotency_key_reused` when it was kept
+ * for another request; undefined when none is kept (or no key given). `idempotentWrite` asks it
+ * first; a route calls it itself when a replay must be answered before the request is checked
+ * against the current state (a release whose escrow has since changed answers its first answer).
+ */
+export async function replayOf<B>(
+  db: AnyDb,
+  request: IdempotentRequest,
+): Promise<IdempotentAnswer<B> | undefined> {
+  if (request.key === undefined) return undefined
+  const kept = await keptAnswer(db, request.owner, request.scope, request.key)
+  return kept && replayed<B>(request, requestDigest(request.request), kept)
+}
+
 /**
  * An idempotent write. With a key: a kept answer under it is given again (status and body), or,
  * when it was kept for another request, `idempotency_key_reused`; else `write` runs in a
@@ -132,15 +157,7 @@ export async function idempotentWrite<DB extends IdempotencyTables, B>(
   if (request.key === undefined) return { ...(await kdb.transaction().execute(run)), replayed: false }
   const { owner, scope, key } = request
   const digest = requestDigest(request.request)
-  const replay = (kept: KeptAnswer): IdempotentAnswer<B> => {
-    if (kept.digest !== digest)
-      throw new AppError(
-        request.reusedStatus ?? KEY_REUSED_STATUS,
-        'idempotency_key_reused',
-        'this Idempotency-Key was used for another request',
-      )
-    return { status: kept.status, body: kept.body as B, replayed: true }
-  }
+  const replay = (kept: KeptAnswer) => replayed<B>(request, digest, kept)
   const earlier = await keptAnswer(kdb, owner, scope, key)
   if (earlier) return replay(earlier)
   try {
