@@ -53,6 +53,7 @@ import { orgRoutes } from './areas/orgs/routes.ts'
 import { keyRoutes } from './areas/keys/routes.ts'
 import { SigningKeys } from './areas/keys/service.ts'
 import { type IdpConfig, readIdpConfig } from './config.ts'
+import { refuseNonFiniteNumbers } from './finite-numbers.ts'
 import type { IdpTables } from './db.ts'
 
 const ROTATION_CHECK_MS = 3600_000
@@ -82,6 +83,7 @@ export const idp: ServiceSpec<IdpConfig> = {
   ],
   async build(app, ctx) {
     const db = ctx.database!.db as Kysely<IdpTables>
+    refuseNonFiniteNumbers(app)
     const sealer = new Sealer(ctx.config.encryptionKey)
     const keys = new SigningKeys(db, sealer, {
       rotationDays: ctx.config.keyRotationDays,

@@ -133,6 +133,8 @@ export interface IdpTables {
     resource: string | null
     task_id: string | null
     dpop_jkt: string | null
+    access_token_jti: Generated<string | null>
+    access_token_expires_at: Generated<Date | null>
   }
   email_tokens: {
     token_hash: Buffer

@@ -10,6 +10,7 @@ export const ledgerErrors = errorCatalogue({
   payload_too_large: { status: 413, description: 'the body is larger than the service takes' },
   unsupported_media_type: { status: 415, description: 'the body has a content type the route does not take' },
   shutting_down: { status: 503, description: 'the instance is shutting down: try again' },
+  unavailable: { status: 503, description: 'the database did not answer in time: try again (Retry-After)' },
   unauthorized: { status: 401, description: 'a writer bearer token (LEDGER_WRITERS) is required' },
   // appending
   malformed_receipt: {
@@ -25,6 +26,11 @@ export const ledgerErrors = errorCatalogue({
   unknown_index: { status: 404, description: 'no entry at that index' },
   unknown_size: { status: 404, description: 'no checkpoint of that tree size' },
   size_beyond_tree: { status: 400, description: 'the tree size is beyond the latest checkpoint' },
+  no_checkpoint_for_size: {
+    status: 400,
+    description:
+      'no checkpoint was published for that tree size (a bundle needs one): the message names the nearest',
+  },
   invalid_sizes: { status: 400, description: 'the sizes of a consistency proof are out of order or range' },
   invalid_query: { status: 400, description: 'a search names neither a subject nor an issuer' },
   // witnesses

@@ -13,6 +13,7 @@ export const rentalErrors = errorCatalogue({
   payload_too_large: { status: 413, description: 'the body is larger than the service takes' },
   unsupported_media_type: { status: 415, description: 'the body has a content type the route does not take' },
   shutting_down: { status: 503, description: 'the instance is shutting down: try again' },
+  unavailable: { status: 503, description: 'the database did not answer in time: try again (Retry-After)' },
   // sign-in and sessions
   unauthenticated: { status: 401, description: 'no live console session: sign in first' },
   csrf_failed: { status: 403, description: 'the CSRF header is missing or not the session’s token' },

@@ -2,7 +2,10 @@ import type { IdpDb, IdpTables } from '../../db.ts'
 
 export type CodeRow = IdpTables['authorization_codes']
 
-export async function insertCode(db: IdpDb, row: Omit<CodeRow, 'created_at' | 'used_at' | 'family_id'>) {
+export async function insertCode(
+  db: IdpDb,
+  row: Omit<CodeRow, 'created_at' | 'used_at' | 'family_id' | 'access_token_jti' | 'access_token_expires_at'>,
+) {
   await db.insertInto('authorization_codes').values(row).execute()
 }
 

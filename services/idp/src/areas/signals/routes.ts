@@ -10,7 +10,7 @@ import { dropStream, saveStream } from './store.ts'
 export function signalRoutes(app: App, deps: SignalDeps & { kv: Kv }) {
   const tags = ['signals']
   const client = (request: Parameters<typeof authenticateClient>[1], body: Record<string, unknown> = {}) =>
-    authenticateClient(deps, request, body, { anySecretMethod: true })
+    authenticateClient(deps, request, body)
 
   app.get(
     '/.well-known/ssf-configuration',

@@ -1,5 +1,6 @@
 import { defineArea } from '../../context.ts'
 import type { RentalDb } from '../../db.ts'
+import { AgentCredentials } from './agent-credentials.ts'
 import { AgentDispatcher } from './dispatch.ts'
 import { taskRoutes } from './routes.ts'
 import { startTaskRunner, type TaskDeps, taskDetail, type TaskView } from './service.ts'
@@ -29,9 +30,16 @@ export interface TaskService {
  */
 export const tasksArea = defineArea({
   name: 'tasks',
-  needs: ['engagements', 'catalogue', 'outbox'],
+  needs: ['auth', 'engagements', 'catalogue', 'outbox'],
   async mount(app, ctx, use): Promise<TaskService> {
-    const deps: TaskDeps = { ...ctx, ...use, dispatcher: new AgentDispatcher() }
+    // the agents authenticate the rental with an idp access token for their URL (client credentials)
+    const credentials = new AgentCredentials({
+      link: use.auth.link,
+      idpClient: ctx.config.idpClient,
+      resource: ctx.topology.agents.url,
+    })
+    const { auth: _auth, ...services } = use
+    const deps: TaskDeps = { ...ctx, ...services, dispatcher: new AgentDispatcher(credentials) }
     const runner = await startTaskRunner(deps)
     app.addHook('onClose', async () => runner.stop())
     return {
