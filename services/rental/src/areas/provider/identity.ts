@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto'
 import type { Sealer } from '@svc/kit'
 import { didKeyFromEd25519 } from '@svc/trust/did-key'
 import { ed25519FromSeed, generateEd25519 } from '@svc/trust/ed25519'
 import type { RentalDb } from '../../db.ts'
+import { keepIdentity } from './store.ts'
 
 /** The rental's own did:key and the Ed25519 seed behind it. */
 export interface ProviderIdentity {
@@ -17,22 +19,31 @@ const CONTEXT = 'rental-provider-identity'
  */
 export async function providerIdentity(db: RentalDb, sealer: Sealer): Promise<ProviderIdentity> {
   const fresh = generateEd25519()
-  await db
-    .insertInto('provider_identity')
-    .values({
-      id: 1,
-      did: didKeyFromEd25519(fresh.publicKey),
-      seed_sealed: sealer.seal(fresh.seed, CONTEXT),
-    })
-    .onConflict((oc) => oc.column('id').doNothing())
-    .execute()
-  const row = await db
-    .selectFrom('provider_identity')
-    .select(['did', 'seed_sealed'])
-    .where('id', '=', 1)
-    .executeTakeFirstOrThrow()
+  const row = await keepIdentity(db, {
+    did: didKeyFromEd25519(fresh.publicKey),
+    seed_sealed: sealer.seal(fresh.seed, CONTEXT),
+  })
   const seed = new Uint8Array(sealer.open(row.seed_sealed, CONTEXT))
   if (didKeyFromEd25519(ed25519FromSeed(seed).publicKey) !== row.did)
     throw new Error('the stored provider identity does not match its key')
   return { did: row.did, seed }
+}
+
+/**
+ * How the client is named in what leaves the rental (receipts, CVs): the client DID of its latest
+ * engagement with the agent, else the session's DID, else a pairwise hash of the subject (the same
+ * client gets another value for each agent, so two agents cannot link it).
+ */
+export function clientRef(
+  providerDid: string,
+  subject: string,
+  agentDid: string,
+  known: { engagementDid?: string | undefined; sessionDid?: string | null | undefined },
+): { client_did: string } | { client_pairwise: string } {
+  const did = known.engagementDid ?? known.sessionDid ?? undefined
+  if (did) return { client_did: did }
+  const hash = createHash('sha256')
+    .update(`svc-rental-client\n${providerDid}\n${agentDid}\n${subject}`)
+    .digest('hex')
+  return { client_pairwise: `sha256:${hash}` }
 }
