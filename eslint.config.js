@@ -65,10 +65,4 @@ export default tseslint.config(
     files: ['services/idp/src/areas/**/*.ts'],
     rules: { 'no-restricted-imports': ['warn', { patterns: [otherServices, otherAreasInternals] }] },
   },
-  // The rental's A2A area is being changed for A2A conformance at the same time: its card still
-  // reads the catalogue's store (to use the catalogue area's service once that change lands).
-  {
-    files: ['services/rental/src/areas/a2a/**/*.ts'],
-    rules: { 'no-restricted-imports': ['warn', { patterns: [otherServices, otherAreasInternals] }] },
-  },
 )

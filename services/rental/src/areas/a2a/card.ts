@@ -1,5 +1,4 @@
-import type { RentalDb } from '../../db.ts'
-import { catalogue } from '../catalogue/store.ts'
+import type { CatalogueService } from '../catalogue/index.ts'
 
 /** Where the rental's A2A JSON-RPC endpoint lives (named in the card, so clients need not know it). */
 export const A2A_PATH = '/a2a'
@@ -14,10 +13,10 @@ export const BEARER_SCHEME = 'agtBearer'
  * same URL for 0.3, streaming on, no push notifications, the `agt_` Bearer token required, and a
  * skill per job of the catalogue (a task is run by the agent hired on one of the caller's engagements).
  */
-export async function rentalCard(db: RentalDb, baseUrl: string, version: string) {
+export async function rentalCard(catalogue: CatalogueService, baseUrl: string, version: string) {
   const base = baseUrl.replace(/\/+$/, '')
   const url = `${base}${A2A_PATH}`
-  const jobs = await catalogue(db)
+  const jobs = await catalogue.catalogue()
   const modes = { inputModes: INPUT_MODES, outputModes: ['text/plain', 'application/json'] }
   return {
     name: 'svc agent rental',

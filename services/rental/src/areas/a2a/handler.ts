@@ -32,9 +32,9 @@ import type { A2ARequestHandler, ServerCallContext, User } from '@a2a-js/sdk/ser
 import { AppError } from '@svc/kit'
 import { badRequest, errorInfo, type JsonRpcErrorObject, rethrow } from '@svc/kit/http/a2a-jsonrpc'
 import type { VerifiedApiToken } from '../tokens/service.ts'
-import { createTask, type TaskDeps, taskDetail, type TaskView } from '../tasks/service.ts'
+import { createTask, type TaskDeps, taskDetail, taskIdPage, type TaskView } from '../tasks/service.ts'
 import { cancelTask } from '../tasks/cancel.ts'
-import { a2aTask, escrowOfTask, isTerminal, outputArtifact, statusOf, taskIdPage } from './tasks.ts'
+import { a2aTask, escrowOfTask, isTerminal, outputArtifact, rentalStateOf, statusOf } from './tasks.ts'
 
 /** The A2A scopes of an `agt_` token's policy (areas/tokens/scopes.ts); each method needs its own. */
 export const SCOPES = { read: 'tasks:read', write: 'tasks:write' } as const
@@ -159,7 +159,7 @@ export class RentalA2AHandler implements A2ARequestHandler {
   }
 
   private async task(view: TaskView, includeArtifacts = true): Promise<Task> {
-    return a2aTask(view, await escrowOfTask(this.deps.db, view.id), includeArtifacts)
+    return a2aTask(view, await escrowOfTask(this.deps.engagements, view.id), includeArtifacts)
   }
 
   /** Creates the task through the tasks area: blocking waits as the console's sync path does. */
@@ -252,7 +252,7 @@ export class RentalA2AHandler implements A2ARequestHandler {
             },
           },
         }
-      const escrow = isTerminal(view.state) ? await escrowOfTask(this.deps.db, view.id) : null
+      const escrow = isTerminal(view.state) ? await escrowOfTask(this.deps.engagements, view.id) : null
       yield {
         payload: {
           $case: 'statusUpdate',
@@ -307,12 +307,12 @@ export class RentalA2AHandler implements A2ARequestHandler {
     if (params.contextId && !ID_PATTERN.test(params.contextId))
       throw new InvalidParams('contextId is malformed', 'contextId', 'INVALID_CONTEXT_ID')
     const page = await taskIdPage(
-      this.deps.db,
+      this.deps,
       token.owner,
       {
         engagementIds: token.engagementIds,
         contextId: params.contextId || undefined,
-        state: params.status || undefined,
+        state: params.status ? (rentalStateOf(params.status) ?? null) : undefined,
         statusAfter: after,
       },
       pageSize,

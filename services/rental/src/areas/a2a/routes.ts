@@ -26,7 +26,7 @@ const Card = Type.Object(
  * client's engagements.
  */
 export function a2aRoutes(app: App, deps: TaskDeps & { baseUrl: string; version: string }) {
-  const cardJson = () => rentalCard(deps.db, deps.baseUrl, deps.version)
+  const cardJson = () => rentalCard(deps.catalogue, deps.baseUrl, deps.version)
   const handler = new RentalA2AHandler(deps, async () => AgentCard.fromJSON(await cardJson()))
   const endpoint = jsonRpcEndpoint(handler, INPUT_MODES)
   const tags = ['a2a']

@@ -1,10 +1,8 @@
 /**
- * The rental's tasks in A2A 1.0 form, and the one query the A2A surface needs that the tasks
- * area does not have (a page of the owner's task ids filtered by engagement and state).
+ * The rental's tasks in A2A 1.0 form.
  */
 import { type Artifact, Role, type Task, TaskState } from '@a2a-js/sdk'
-import { sql } from 'kysely'
-import type { RentalDb } from '../../db.ts'
+import type { EngagementService } from '../engagements/index.ts'
 import { escrowView } from '../engagements/service.ts'
 import { type TaskView, terminal } from '../tasks/service.ts'
 import { dataPart, textPart } from '@svc/kit/http/a2a-parts'
@@ -59,8 +57,11 @@ export interface EscrowInfo {
   body: unknown
 }
 
-export async function escrowOfTask(db: RentalDb, taskId: string): Promise<EscrowInfo | null> {
-  const row = await db.selectFrom('escrows').selectAll().where('task_id', '=', taskId).executeTakeFirst()
+export async function escrowOfTask(
+  engagements: EngagementService,
+  taskId: string,
+): Promise<EscrowInfo | null> {
+  const row = await engagements.escrowOfTask(taskId)
   if (!row) return null
   const view = escrowView(row)
   return { id: view.id, state: view.state, hash: view.hash, body: view.body }
@@ -116,51 +117,5 @@ export function a2aTask(view: TaskView, escrow: EscrowInfo | null, includeArtifa
   }
 }
 
-export interface TaskFilter {
-  engagementIds: string[] | null
-  contextId?: string | undefined
-  state?: TaskState | undefined
-  /** Only tasks whose status time (completed, else started, else created) is after this. */
-  statusAfter?: Date | undefined
-}
-
 /** Whether an A2A state filter names a state the rental has (the others match nothing). */
 export const rentalStateOf = (state: TaskState) => A2A_TO_STATE.get(state)
-
-function filtered(db: RentalDb, owner: string, filter: TaskFilter) {
-  let query = db.selectFrom('tasks').where('client_subject', '=', owner)
-  if (filter.engagementIds !== null)
-    query =
-      filter.engagementIds.length === 0
-        ? query.where('id', '=', '')
-        : query.where('engagement_id', 'in', filter.engagementIds)
-  if (filter.contextId) query = query.where('engagement_id', '=', filter.contextId)
-  if (filter.state !== undefined) {
-    const state = rentalStateOf(filter.state)
-    query = state ? query.where('state', '=', state) : query.where('id', '=', '')
-  }
-  if (filter.statusAfter)
-    query = query.where(sql<Date>`coalesce(completed_at, started_at, created_at)`, '>', filter.statusAfter)
-  return query
-}
-
-/** A page of the owner's task ids (newest first, as the tasks area lists) and the total. */
-export async function taskIdPage(
-  db: RentalDb,
-  owner: string,
-  filter: TaskFilter,
-  limit: number,
-  offset: number,
-) {
-  const rows = await filtered(db, owner, filter)
-    .select('id')
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .offset(offset)
-    .execute()
-  const total = await filtered(db, owner, filter)
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow()
-  return { ids: rows.map((r) => r.id), total: Number(total.n) }
-}

@@ -21,6 +21,7 @@ import {
   taskOf,
   tasksOf,
 } from './store.ts'
+import * as taskStore from './store.ts'
 
 export const RUN_QUEUE = 'rental.tasks.run'
 
@@ -295,3 +296,14 @@ export async function startTaskRunner(deps: TaskDeps) {
   sweep.unref()
   return { stop: () => clearInterval(sweep) }
 }
+
+export type TaskFilter = taskStore.TaskFilter
+
+/** A page of the owner's task ids, filtered (the A2A ListTasks), newest first, and the total. */
+export const taskIdPage = (
+  deps: TaskDeps,
+  owner: string,
+  filter: TaskFilter,
+  limit: number,
+  offset: number,
+) => taskStore.taskIdPage(deps.db, owner, filter, limit, offset)

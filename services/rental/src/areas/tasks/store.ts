@@ -237,3 +237,49 @@ export async function stopTasksWith(db: RentalDb, subject: string, did: string, 
     .execute()
   return rows.map((r) => r.id)
 }
+
+export interface TaskFilter {
+  /** The engagements a token is limited to; null for all of the owner's. */
+  engagementIds: string[] | null
+  contextId?: string | undefined
+  /** A rental state; null matches nothing (a state the rental does not have). */
+  state?: TaskRow['state'] | null | undefined
+  /** Only tasks whose status time (completed, else started, else created) is after this. */
+  statusAfter?: Date | undefined
+}
+
+function filtered(db: RentalDb, owner: string, filter: TaskFilter) {
+  let query = db.selectFrom('tasks').where('client_subject', '=', owner)
+  if (filter.engagementIds !== null)
+    query =
+      filter.engagementIds.length === 0
+        ? query.where('id', '=', '')
+        : query.where('engagement_id', 'in', filter.engagementIds)
+  if (filter.contextId) query = query.where('engagement_id', '=', filter.contextId)
+  if (filter.state !== undefined)
+    query = filter.state === null ? query.where('id', '=', '') : query.where('state', '=', filter.state)
+  if (filter.statusAfter)
+    query = query.where(sql<Date>`coalesce(completed_at, started_at, created_at)`, '>', filter.statusAfter)
+  return query
+}
+
+/** A page of the owner's task ids (newest first, as the task list orders them) and the total. */
+export async function taskIdPage(
+  db: RentalDb,
+  owner: string,
+  filter: TaskFilter,
+  limit: number,
+  offset: number,
+) {
+  const rows = await filtered(db, owner, filter)
+    .select('id')
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute()
+  const total = await filtered(db, owner, filter)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow()
+  return { ids: rows.map((r) => r.id), total: Number(total.n) }
+}
