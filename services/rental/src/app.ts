@@ -80,7 +80,9 @@ export const rental: ServiceSpec<RentalConfig> = {
       token: service.config.ledgerToken,
       issuer: provider,
     })
-    await receipts.start()
+    await receipts.start({
+      onError: (err) => service.log.warn({ err: err.message }, 'receipt delivery at start failed'),
+    })
     const ctx: RentalContext = {
       db,
       kv: service.kv,

@@ -265,7 +265,14 @@ async function complete(
 /** The async runner: each failed attempt is kept in `runs`; past the last retry the task fails. */
 export async function startTaskRunner(deps: TaskDeps) {
   const retries = deps.config.taskRetries
-  await deps.jobs.queue(RUN_QUEUE, { retryLimit: retries, retryDelay: 1, retryBackoff: true })
+  // a run lasts at most the agent call's bound: a crashed process's taken runs are retried soon after
+  const expireInSeconds = Math.ceil(Math.max(deps.config.taskTimeoutMs, 5_000) / 1000) + 30
+  await deps.jobs.queue(RUN_QUEUE, {
+    retryLimit: retries,
+    retryDelay: 1,
+    retryBackoff: true,
+    expireInSeconds,
+  })
   await deps.jobs.work<{ task_id: string }>(
     RUN_QUEUE,
     async (data, job) => {
