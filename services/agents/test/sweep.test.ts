@@ -6,23 +6,33 @@ import { assertNoUnknownFailures, BAD_INPUT_PROBLEMS } from '@svc/kit/testing/sw
 import { fetchOperations, type Operation } from '@svc/kit/testing/sweep/operations'
 import { agents } from '../src/app.ts'
 import type { AgentsConfig } from '../src/config.ts'
+import type { IdpConfig } from '../../idp/src/config.ts'
+import { newCaller, registerResource, startIdp } from './callers.ts'
 
 describe('agents: the bad-input sweep over every operation of /openapi.json', () => {
+  let idpService: RunningService<IdpConfig>
   let service: RunningService<AgentsConfig>
+  let token: string
   before(async () => {
+    idpService = await startIdp()
     service = await startService(
       agents,
-      testEnv({ AGENTS_KEY_SEED: Buffer.alloc(32, 7).toString('base64url') }),
-      {
-        fresh: true,
-      },
+      testEnv({ AGENTS_KEY_SEED: Buffer.alloc(32, 7).toString('base64url'), IDP_URL: idpService.url }),
+      { fresh: true },
     )
+    await registerResource(idpService, service.url)
+    token = (await newCaller(idpService, 'sweeper', service.url)).token
   })
-  after(async () => service.close())
+  after(async () => {
+    await service.close()
+    await idpService.close()
+  })
 
-  /** The service names no security scheme today; one added later must be given a credential here. */
+  /** The agents' callers carry an idp access token for the agents (idpBearer); a scheme added later must be given here. */
   const credential = (op: Operation): Record<string, string> => {
     if (op.security.length === 0) return {}
+    if (op.security.flat().every((scheme) => scheme === 'idpBearer'))
+      return { authorization: `Bearer ${token}` }
     throw new Error(
       `the sweep holds no credential for ${op.method} ${op.path} (${op.security.flat().join(', ')})`,
     )
