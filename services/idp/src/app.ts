@@ -54,6 +54,7 @@ import { keyRoutes } from './areas/keys/routes.ts'
 import { SigningKeys } from './areas/keys/service.ts'
 import { type IdpConfig, readIdpConfig } from './config.ts'
 import type { IdpTables } from './db.ts'
+import { idpErrors } from './errors.ts'
 
 const ROTATION_CHECK_MS = 3600_000
 
@@ -65,6 +66,7 @@ export const idp: ServiceSpec<IdpConfig> = {
   migrations: fileURLToPath(new URL('../migrations', import.meta.url)),
   // every idp error body follows RFC 6749 §5.2 (identity-provider.md, Errors)
   errorShape: 'oauth',
+  errorCodes: idpErrors.codes,
   // the idp's /healthz reports {status, db, redis} and answers 503 when one fails (identity-provider.md)
   healthz: 'components',
   securitySchemes: {

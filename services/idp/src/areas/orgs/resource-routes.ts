@@ -1,10 +1,11 @@
-import { type App, AppError } from '@svc/kit'
+import { type App } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import { NewResource, Resource, ResourceId } from '../resources/schemas.ts'
 import { present, registerResource } from '../resources/service.ts'
 import { allResources, deleteResource } from '../resources/store.ts'
 import { requireOrg } from './service.ts'
+import { idpError } from '../../errors.ts'
 
 /** An organization's protected resources: registered, listed and removed by it alone (another's is 404). */
 export function orgResourceRoutes(app: App, db: IdpDb) {
@@ -55,7 +56,7 @@ export function orgResourceRoutes(app: App, db: IdpDb) {
     async (request, reply) => {
       const org = await requireOrg(db, request)
       if (!(await deleteResource(db, request.params.id, org.id)))
-        throw new AppError(404, 'not_found', 'no such resource in this organization')
+        throw idpError('not_found', 'no such resource in this organization')
       return reply.code(204).send()
     },
   )

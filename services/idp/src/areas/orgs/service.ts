@@ -1,10 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { AppError, notFound, type Sealer } from '@svc/kit'
+import { notFound, type Sealer } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import type { IdpDb } from '../../db.ts'
 import { forgetClients } from '../clients/cache.ts'
 import { newDidKey } from '../identity/service.ts'
 import { insertOrg, listOrgs, type OrgRow, orgByKeyHash, updateOrg } from './store.ts'
+import { idpError } from '../../errors.ts'
 
 const KEY_PREFIX = 'svc_org_'
 const keyHash = (key: string) => createHash('sha256').update(key, 'utf8').digest()
@@ -33,8 +34,7 @@ export async function signUp(
   sealer: Sealer,
   input: { name: string; contact_email: string; accept_terms: boolean },
 ) {
-  if (input.accept_terms !== true)
-    throw new AppError(400, 'invalid_request', 'accept_terms must be true to sign up')
+  if (input.accept_terms !== true) throw idpError('invalid_request', 'accept_terms must be true to sign up')
   const id = `org_${randomBytes(12).toString('base64url')}`
   const apiKey = newKey()
   const { did, key_sealed } = newDidKey(sealer, `org-key:${id}`)
@@ -56,13 +56,13 @@ export async function signUp(
 export async function requireOrg(db: IdpDb, request: FastifyRequest): Promise<OrgRow> {
   const header = request.headers.authorization ?? ''
   const refuse = (message: string) =>
-    new AppError(401, 'invalid_token', message, {
+    idpError('invalid_token', message, {
       'www-authenticate': `Bearer error="invalid_token", error_description="${message}"`,
     })
   if (!header.startsWith(`Bearer ${KEY_PREFIX}`)) throw refuse('an organization API key is required')
   const org = await orgByKeyHash(db, keyHash(header.slice('Bearer '.length)))
   if (!org) throw refuse('the organization API key is not valid')
-  if (org.disabled_at) throw new AppError(403, 'access_denied', 'the organization is disabled')
+  if (org.disabled_at) throw idpError('access_denied', 'the organization is disabled')
   return org
 }
 

@@ -1,4 +1,4 @@
-import { type App, AppError, type Kv, rateLimit } from '@svc/kit'
+import { type App, type Kv, rateLimit } from '@svc/kit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { currentNonce, type DpopDeps, tokenEndpointProof } from '../../oauth/dpop.ts'
@@ -11,6 +11,7 @@ import { TOKEN_EXCHANGE, tokenExchangeGrant } from './exchange.ts'
 import { authorizationCodeGrant, type GrantDeps, refreshTokenGrant } from './grants.ts'
 import { DEVICE_CODE, deviceCodeGrant } from './device-code.ts'
 import { PRE_AUTHORIZED_CODE, preAuthorizedCodeGrant } from './pre-authorized-code.ts'
+import { idpError } from '../../errors.ts'
 
 // RFC 6749 §3.2: unknown parameters are ignored, so the body is not closed; repeated ones fail validation.
 const TokenRequest = Type.Object({
@@ -84,8 +85,7 @@ export function tokenRoutes(
       // OpenID4VCI §6.1: wallets redeem offers anonymously, naming themselves at most
       if (body.grant_type === PRE_AUTHORIZED_CODE) {
         if (request.headers.authorization || body.client_secret || body.client_assertion)
-          throw new AppError(
-            400,
+          throw idpError(
             'invalid_request',
             'the pre-authorized code grant takes no client authentication: send client_id alone, or nothing',
           )
@@ -103,7 +103,7 @@ export function tokenRoutes(
       if (body.grant_type === 'refresh_token') return refreshTokenGrant(deps, client, body, jkt)
       if (body.grant_type === 'client_credentials') return clientCredentialsGrant(deps, client, body, jkt)
       if (body.grant_type === TOKEN_EXCHANGE) return tokenExchangeGrant(deps, client, body, jkt)
-      throw new AppError(400, 'unsupported_grant_type', `grant_type ${body.grant_type} is not supported`)
+      throw idpError('unsupported_grant_type', `grant_type ${body.grant_type} is not supported`)
     },
   )
 }
