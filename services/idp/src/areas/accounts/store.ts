@@ -1,4 +1,42 @@
+import type { Generated } from 'kysely'
 import type { IdpDb, IdpTables } from '../../db.ts'
+
+/** The tables of the accounts area. */
+export interface AccountsTables {
+  users: {
+    id: string
+    email: string
+    email_verified_at: Date | null
+    name: string | null
+    password_hash: string | null
+    did: string | null
+    key_sealed: Buffer | null
+    created_at: Generated<Date>
+    deleted_at: Date | null
+    disabled_at: Date | null
+  }
+  security_events: {
+    id: string
+    user_id: string
+    type: string
+    ip: string | null
+    user_agent: string | null
+    created_at: Generated<Date>
+  }
+  email_changes: {
+    token_hash: Buffer
+    user_id: string
+    new_email: string
+    expires_at: Date
+    used_at: Date | null
+  }
+  retention_holds: {
+    user_id: string
+    reason: string
+    placed_at: Generated<Date>
+    deletion_requested_at: Date | null
+  }
+}
 
 export type UserRow = IdpTables['users']
 

@@ -13,7 +13,7 @@ import {
   revokeFamily,
   rotateRefresh,
   setCodeFamily,
-} from './refresh-store.ts'
+} from './store.ts'
 import { orgClaim } from '../orgs/members.ts'
 import { spendTask } from '../tasks/service.ts'
 import type { TaskRow } from '../tasks/store.ts'
