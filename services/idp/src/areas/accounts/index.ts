@@ -1,9 +1,9 @@
 import { defineArea } from '../../context.ts'
-import { backfillUserKeys } from '../identity/service.ts'
 import { accountChangeRoutes } from './change-routes.ts'
 import { retentionRoutes } from './retention-routes.ts'
 import { accountRoutes } from './routes.ts'
 import { ensureDemoUser } from './service.ts'
+import { backfillUserKeys } from './store.ts'
 
 /** Accounts: sign-up, email verification, password reset, changes, export, deletion and holds. */
 export const accountsArea = defineArea({

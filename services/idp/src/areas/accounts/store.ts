@@ -1,4 +1,6 @@
+import type { Sealer } from '@svc/kit'
 import type { Generated } from 'kysely'
+import { newUserKey } from '../identity/service.ts'
 import type { IdpDb, IdpTables } from '../../db.ts'
 
 /** The tables of the accounts area. */
@@ -69,4 +71,11 @@ export async function recentEvents(db: IdpDb, userId: string, limit = 20) {
     .orderBy('created_at', 'desc')
     .limit(limit)
     .execute()
+}
+
+/** Gives a did:key to accounts created before accounts had one. */
+export async function backfillUserKeys(db: IdpDb, sealer: Sealer): Promise<void> {
+  const missing = await db.selectFrom('users').select('id').where('did', 'is', null).execute()
+  for (const { id } of missing)
+    await db.updateTable('users').set(newUserKey(sealer, id)).where('id', '=', id).execute()
 }

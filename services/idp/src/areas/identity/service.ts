@@ -24,13 +24,6 @@ export const openUserKey = (sealer: Sealer, userId: string, sealed: Buffer) =>
 /** A new account's did:key. */
 export const newUserKey = (sealer: Sealer, userId: string) => newDidKey(sealer, userContext(userId))
 
-/** Gives a did:key to accounts created before accounts had one. */
-export async function backfillUserKeys(db: IdpDb, sealer: Sealer): Promise<void> {
-  const missing = await db.selectFrom('users').select('id').where('did', 'is', null).execute()
-  for (const { id } of missing)
-    await db.updateTable('users').set(newUserKey(sealer, id)).where('id', '=', id).execute()
-}
-
 /** The issuer's ledger identity, created on first start and the same ever after. */
 export const issuerIdentity = (db: IdpDb, sealer: Sealer): Promise<Identity> =>
   singletonDidKey(db, sealer, { table: 'issuer_identity', context: 'issuer-identity' })
