@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import type { Jobs, Sealer } from '@svc/kit'
 import { createTransport, type Transporter } from 'nodemailer'
 import type { IdpDb } from '../../db.ts'
