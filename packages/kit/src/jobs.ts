@@ -14,6 +14,14 @@ export interface RetryPolicy {
   retryBackoff?: boolean
 }
 
+export interface QueuePolicy extends RetryPolicy {
+  /**
+   * How long a taken job may stay active before it is failed and retried (pg-boss's default is 15
+   * minutes): the lease a crashed process holds. The handler gets a little less, then fails.
+   */
+  expireInSeconds?: number
+}
+
 export interface EnqueueOptions extends RetryPolicy {
   startAfter?: Date | number
   singletonKey?: string
@@ -35,37 +43,80 @@ function adapter(executor: Executor): PgBoss.Db {
   }
 }
 
+const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err))
+
+/** Rejects when `work` takes longer than `ms`, so a hung handler cannot outlive its job's lease. */
+function within<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`job handler took longer than ${ms} ms`)), ms)
+  })
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer))
+}
+
+/** A sleep that `wake()` ends early (on stop). */
+class Pause {
+  #wake: (() => void) | undefined
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms)
+      this.#wake = () => {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+  }
+  wake() {
+    this.#wake?.()
+  }
+}
+
 /**
  * Background jobs on the service's own database (pg-boss 10). Enqueue takes the caller's executor,
  * so a job enqueued inside a transaction exists exactly when that transaction commits.
+ *
+ * The work loop is ours, not pg-boss's `work`: pg-boss does not await its `complete` and `fail`
+ * calls, so a database outage while jobs run rejects them unhandled and ends the process. Here
+ * every fetch, complete and fail is awaited and caught: during an outage the loop logs, backs off
+ * and keeps going, and a job whose completion could not be written is retried after its lease.
  */
 export class Jobs {
   readonly #boss: PgBoss
   readonly #queues = new Set<string>()
+  readonly #loops: Array<{ pause: Pause; done: Promise<void> }> = []
+  readonly #onError: (err: Error) => void
+  #stopping = false
 
-  private constructor(boss: PgBoss) {
+  private constructor(boss: PgBoss, onError: (err: Error) => void) {
     this.#boss = boss
+    this.#onError = onError
   }
 
   static async start(
     database: Database,
-    options: { onError?: (err: Error) => void; pollingIntervalSeconds?: number } = {},
+    options: { onError?: (err: Error) => void; maintenanceIntervalSeconds?: number } = {},
   ): Promise<Jobs> {
+    const onError = (err: Error) => {
+      try {
+        options.onError?.(err)
+      } catch {}
+    }
     const boss = new PgBoss({
       db: adapter(database.db as Executor),
       schema: jobsSchema(database.schema),
       supervise: true,
       schedule: false,
-      maintenanceIntervalSeconds: 120,
+      // maintenance fails the jobs whose lease expired (a crashed process's) so they are retried
+      maintenanceIntervalSeconds: options.maintenanceIntervalSeconds ?? 30,
       monitorStateIntervalSeconds: 60,
     })
-    boss.on('error', (err) => options.onError?.(err))
+    boss.on('error', onError)
     await boss.start()
-    return new Jobs(boss)
+    return new Jobs(boss, onError)
   }
 
   /** Declares a queue with its default retry policy; safe to call on every start. */
-  async queue(name: string, policy: RetryPolicy = {}): Promise<void> {
+  async queue(name: string, policy: QueuePolicy = {}): Promise<void> {
     const settings = { retryLimit: 5, retryDelay: 2, retryBackoff: true, ...policy }
     if (await this.#boss.getQueue(name)) await this.#boss.updateQueue(name, { name, ...settings })
     else await this.#boss.createQueue(name, { name, ...settings })
@@ -85,10 +136,10 @@ export class Jobs {
   }
 
   /**
-   * Runs a handler for each job of a queue; a handler that throws fails that job's attempt, and
-   * the queue's policy retries it. pg-boss waits its polling interval between fetches even when
-   * jobs are waiting, so a queue that must keep up takes `batchSize` jobs per fetch and runs them
-   * together, each failing or completing on its own.
+   * Runs a handler for each job of a queue; a handler that throws (or outlives its job's lease)
+   * fails that job's attempt, and the queue's policy retries it. A queue that must keep up takes
+   * `batchSize` jobs per fetch and runs them together, each failing or completing on its own; a
+   * full batch is followed at once by the next fetch, an empty one by the polling interval.
    */
   async work<T extends object>(
     name: string,
@@ -96,33 +147,78 @@ export class Jobs {
     options: { pollingIntervalSeconds?: number; batchSize?: number } = {},
   ): Promise<void> {
     if (!this.#queues.has(name)) throw new Error(`queue ${name} was not declared`)
-    await this.#boss.work<T>(
-      name,
-      {
-        batchSize: options.batchSize ?? 1,
-        includeMetadata: true,
-        pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1,
-      },
-      async (jobs) => {
-        const outcomes = await Promise.allSettled(
-          jobs.map((job) => handler(job.data, { id: job.id, name: job.name, retryCount: job.retryCount })),
-        )
-        if (jobs.length === 1 && outcomes[0]?.status === 'rejected') throw outcomes[0].reason
-        // pg-boss completes the batch's jobs still active: those failed here are retried by the policy
-        for (const [i, outcome] of outcomes.entries())
-          if (outcome.status === 'rejected')
-            await this.#boss.fail(name, jobs[i]!.id, {
-              message: (outcome.reason as Error)?.message ?? String(outcome.reason),
-            })
-      },
+    if (this.#stopping) throw new Error('jobs are stopping')
+    const batchSize = options.batchSize ?? 1
+    const intervalMs = (options.pollingIntervalSeconds ?? 1) * 1000
+    const pause = new Pause()
+    const loop = async () => {
+      let failures = 0
+      while (!this.#stopping) {
+        let taken = 0
+        try {
+          const jobs = await this.#boss.fetch<T>(name, { batchSize, includeMetadata: true })
+          taken = jobs?.length ?? 0
+          if (jobs && taken) await this.#run(name, jobs, handler)
+          failures = 0
+        } catch (err) {
+          failures++
+          this.#onError(new Error(`jobs on ${name}: ${messageOf(err)}`))
+        }
+        if (this.#stopping) break
+        // back off while the database fails (up to 10 s), poll while idle, go on while busy
+        if (failures) await pause.sleep(Math.min(10_000, intervalMs * 2 ** Math.min(failures, 5)))
+        else if (taken < batchSize) await pause.sleep(intervalMs)
+      }
+    }
+    this.#loops.push({ pause, done: loop() })
+  }
+
+  async #run<T extends object>(
+    name: string,
+    jobs: Array<PgBoss.JobWithMetadata<T>>,
+    handler: (data: T, job: JobInfo) => Promise<void>,
+  ) {
+    const outcomes = await Promise.allSettled(
+      jobs.map((job) =>
+        within(
+          handler(job.data, { id: job.id, name: job.name, retryCount: job.retryCount }),
+          // a little less than the lease, so the attempt is failed by us rather than by expiry
+          Math.max(1000, (job.expireInSeconds ?? 900) * 1000 - 2000),
+        ),
+      ),
     )
+    const completed = jobs.filter((_, i) => outcomes[i]!.status === 'fulfilled').map((job) => job.id)
+    if (completed.length) await this.#settle(name, () => this.#boss.complete(name, completed))
+    for (const [i, outcome] of outcomes.entries())
+      if (outcome.status === 'rejected')
+        await this.#settle(name, () =>
+          this.#boss.fail(name, jobs[i]!.id, { message: messageOf(outcome.reason) }),
+        )
+  }
+
+  /** Writes a job's outcome; when the database refuses, the job stays active until its lease expires, then is retried. */
+  async #settle(name: string, write: () => Promise<unknown>) {
+    try {
+      await write()
+    } catch (err) {
+      this.#onError(new Error(`jobs on ${name}: could not record an outcome: ${messageOf(err)}`))
+    }
   }
 
   async job(name: string, id: string) {
     return this.#boss.getJobById(name, id)
   }
 
+  /** Stops fetching, lets the running handlers finish (10 s at most), then stops pg-boss. */
   async stop(): Promise<void> {
-    await this.#boss.stop({ graceful: true, wait: true, timeout: 10_000, close: false })
+    this.#stopping = true
+    for (const loop of this.#loops) loop.pause.wake()
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([
+      Promise.all(this.#loops.map((loop) => loop.done)),
+      new Promise((resolve) => (timer = setTimeout(resolve, 10_000))),
+    ])
+    clearTimeout(timer)
+    await this.#boss.stop({ graceful: true, wait: true, timeout: 10_000, close: false }).catch(this.#onError)
   }
 }

@@ -24,7 +24,10 @@ function readCommon(env: NodeJS.ProcessEnv) {
     databaseUrl: common.DATABASE_URL,
     databaseSchema: common.DATABASE_SCHEMA,
     dataDir: common.DATA_DIR ?? join(repoRoot(), '.data'),
+    databaseStatementTimeoutMs: common.DATABASE_STATEMENT_TIMEOUT_MS ?? 5_000,
+    databaseConnectTimeoutMs: common.DATABASE_CONNECT_TIMEOUT_MS ?? 5_000,
     redisUrl: common.REDIS_URL,
+    redisCommandTimeoutMs: common.REDIS_COMMAND_TIMEOUT_MS ?? 1_000,
     shutdownDelayMs: common.SHUTDOWN_DELAY_MS ?? 0,
     shutdownGraceMs: common.SHUTDOWN_GRACE_MS ?? 10_000,
   }
@@ -123,6 +126,8 @@ export async function startService<C>(
       dropSchemaOnClose: Boolean(tag),
       applicationName: spec.name,
       onError: onError('database'),
+      statementTimeoutMs: common.databaseStatementTimeoutMs,
+      connectTimeoutMs: common.databaseConnectTimeoutMs,
     })
     try {
       const applied = await migrate(database, spec.migrations)
@@ -132,7 +137,10 @@ export async function startService<C>(
       throw err
     }
   }
-  const kv = openKv(common.redisUrl, tag ? `${tag}:${spec.name}` : spec.name, onError('redis'))
+  const kv = openKv(common.redisUrl, tag ? `${tag}:${spec.name}` : spec.name, {
+    onError: onError('redis'),
+    commandTimeoutMs: common.redisCommandTimeoutMs,
+  })
   const checks: HealthCheck[] = []
   const ctx: ServiceContext<C> = {
     name: spec.name,
@@ -146,7 +154,11 @@ export async function startService<C>(
     addReadinessCheck: (check) => void checks.push(check),
   }
   if (database) checks.push({ name: 'db', check: () => database.ping() })
-  checks.push({ name: 'redis', ...(kv.backend === 'redis' ? { check: () => kv.ping() } : {}) })
+  checks.push({
+    name: 'redis',
+    degradable: true,
+    ...(kv.backend === 'redis' ? { check: () => kv.ping() } : {}),
+  })
 
   const app = await createHttpServer({
     name: spec.name,

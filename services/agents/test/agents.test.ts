@@ -2,12 +2,14 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { Artifact, type Part, Role, type SendMessageRequest, type Task, TaskState } from '@a2a-js/sdk'
-import { type Client, ClientFactory } from '@a2a-js/sdk/client'
+import type { Client } from '@a2a-js/sdk/client'
 import { type RunningService, startService } from '@svc/kit'
 import { request, testEnv } from '@svc/kit/testing'
 import { checkAgentArtifact, verifyAgentResult } from '@svc/trust/agent-result'
 import { agents } from '../src/app.ts'
 import type { AgentsConfig } from '../src/config.ts'
+import type { IdpConfig } from '../../idp/src/config.ts'
+import { factoryWithToken, newCaller, registerResource, startIdp } from './callers.ts'
 import { EMAIL, INVOICE, PARAGRAPH } from './fixtures.ts'
 
 const SEED = Buffer.alloc(32, 9).toString('base64url')
@@ -52,22 +54,32 @@ const codeOf = async (promise: Promise<unknown>) => {
 
 describe('agents service over A2A (driven by the @a2a-js/sdk client)', () => {
   let service: RunningService<AgentsConfig>
+  let idpService: RunningService<IdpConfig>
+  let caller: { clientId: string; token: string }
   const clients = new Map<string, Client>()
   let directory: Array<{ id: string; did: string; card_url: string; skills: string[] }>
   const rpc = (id: string, body: unknown, headers: Record<string, string> = {}) =>
     request(`${service.url}/agents/${id}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${caller.token}`, ...headers },
       body: typeof body === 'string' ? body : JSON.stringify(body),
     })
 
   before(async () => {
-    service = await startService(agents, testEnv({ AGENTS_KEY_SEED: SEED }), { fresh: true })
+    idpService = await startIdp()
+    service = await startService(agents, testEnv({ AGENTS_KEY_SEED: SEED, IDP_URL: idpService.url }), {
+      fresh: true,
+    })
+    await registerResource(idpService, service.url)
+    caller = await newCaller(idpService, 'caller-a', service.url)
     directory = (await request(`${service.url}/agents`)).body.agents as typeof directory
-    const factory = new ClientFactory()
+    const factory = factoryWithToken(caller.token)
     for (const agent of directory) clients.set(agent.id, await factory.createFromUrl(agent.card_url, ''))
   })
-  after(async () => service.close())
+  after(async () => {
+    await service?.close()
+    await idpService?.close()
+  })
   const client = (id: string) => clients.get(id)!
 
   it('GET /agents lists three agents with a did:key, a card URL and skills', async () => {
@@ -109,6 +121,18 @@ describe('agents service over A2A (driven by the @a2a-js/sdk client)', () => {
       protocolVersion: '1.0',
     })
     assert.equal(body.capabilities.streaming, true)
+    const security = card.body as {
+      securitySchemes: Record<
+        string,
+        { oauth2SecurityScheme: { flows: { clientCredentials: { tokenUrl: string } } } }
+      >
+      securityRequirements: unknown[]
+    }
+    assert.equal(
+      security.securitySchemes.idpClientCredentials!.oauth2SecurityScheme.flows.clientCredentials.tokenUrl,
+      `${idpService.url}/token`,
+    )
+    assert.deepEqual(security.securityRequirements, [{ schemes: { idpClientCredentials: { list: [] } } }])
     assert.equal(body.capabilities.extensions[0]!.params.did, directory[0]!.did)
     const etag = card.headers.get('etag')!
     assert.ok(etag)
@@ -116,6 +140,8 @@ describe('agents service over A2A (driven by the @a2a-js/sdk client)', () => {
     assert.deepEqual(alias.body, card.body)
     const cached = await fetch(directory[0]!.card_url, { headers: { 'if-none-match': etag } })
     assert.equal(cached.status, 304)
+    const listed = await fetch(directory[0]!.card_url, { headers: { 'if-none-match': `"x", W/${etag}` } })
+    assert.equal(listed.status, 304)
     const resolved = await client('summariser').getAgentCard()
     assert.equal(resolved.name, 'Summariser')
     assert.equal(client('summariser').protocolVersion, '1.0')
@@ -309,6 +335,37 @@ describe('agents service over A2A (driven by the @a2a-js/sdk client)', () => {
       [{ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: {} }, -32602],
       [{ jsonrpc: '2.0', id: 1, method: 'ListTasks', params: { pageSize: 1000 } }, -32602],
       [{ jsonrpc: '2.0', id: 1, method: 'ListTasks', params: { pageToken: '!!' } }, -32602],
+      [{ jsonrpc: '2.0', id: 1, method: 'ListTasks', params: { status: 'BOGUS' } }, -32602],
+      [{ jsonrpc: '2.0', id: 1, method: 'ListTasks', params: { status: 99 } }, -32602],
+      [{ jsonrpc: '2.0', id: 1, method: 'GetExtendedAgentCard', params: {} }, -32004],
+      [
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'SendMessage',
+          params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ data: { a: 1 } }] } },
+        },
+        -32005,
+      ],
+      [
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'message/send',
+          params: {
+            message: {
+              kind: 'message',
+              messageId: 'm',
+              role: 'user',
+              parts: [
+                { kind: 'text', text: 'x' },
+                { kind: 'file', file: { uri: 'https://x.example/a.pdf', mimeType: 'application/pdf' } },
+              ],
+            },
+          },
+        },
+        -32005,
+      ],
       [{ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'x' } }, -32009, { 'a2a-version': '9.9' }],
       [
         {
@@ -338,7 +395,7 @@ describe('agents service over A2A (driven by the @a2a-js/sdk client)', () => {
     assert.equal(unknownAgent.status, 404)
     const html = await request(`${service.url}/agents/summariser`, {
       method: 'POST',
-      headers: { 'content-type': 'text/html' },
+      headers: { 'content-type': 'text/html', authorization: `Bearer ${caller.token}` },
       body: '<p>',
     })
     assert.equal(html.status, 200)

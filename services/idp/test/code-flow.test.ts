@@ -249,19 +249,31 @@ describe('OpenID Connect code flow, driven by openid-client', () => {
     )
   })
 
-  it('revokes the refresh family of a code presented twice', async () => {
-    const flow = await start({ scope: 'openid offline_access' })
-    const callback = new URL(await browse(flow.url))
-    const checks = { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce }
-    const tokens = await oidc.authorizationCodeGrant(config, callback, checks)
-    await assert.rejects(
-      oidc.authorizationCodeGrant(config, callback, checks),
-      (err: Error & { error?: string }) => err.error === 'invalid_grant',
-    )
-    await assert.rejects(
-      oidc.refreshTokenGrant(config, tokens.refresh_token!),
-      (err: Error & { error?: string }) => err.error === 'invalid_grant',
-    )
+  it('revokes what a code presented twice gave: the refresh family and the access token (§4.1.2)', async () => {
+    for (const scope of ['openid offline_access', 'openid email']) {
+      const flow = await start({ scope })
+      const callback = new URL(await browse(flow.url))
+      const checks = { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce }
+      const tokens = await oidc.authorizationCodeGrant(config, callback, checks)
+      const sub = tokens.claims()!.sub
+      assert.equal((await oidc.tokenIntrospection(config, tokens.access_token)).active, true)
+      assert.equal((await oidc.fetchUserInfo(config, tokens.access_token, sub)).sub, sub)
+      await assert.rejects(
+        oidc.authorizationCodeGrant(config, callback, checks),
+        (err: Error & { error?: string }) => err.error === 'invalid_grant',
+      )
+      if (tokens.refresh_token)
+        await assert.rejects(
+          oidc.refreshTokenGrant(config, tokens.refresh_token),
+          (err: Error & { error?: string }) => err.error === 'invalid_grant',
+        )
+      assert.deepEqual(await oidc.tokenIntrospection(config, tokens.access_token), { active: false }, scope)
+      await assert.rejects(
+        oidc.fetchUserInfo(config, tokens.access_token, sub),
+        (err: Error & { status?: number }) => err.status === 401,
+        scope,
+      )
+    }
   })
 
   it('revokes an access token (then /userinfo answers 401) and a refresh token with its family; always 200', async () => {

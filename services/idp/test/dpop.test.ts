@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { type RunningService, startService } from '@svc/kit'
 import { testEnv } from '@svc/kit/testing'
@@ -121,6 +122,34 @@ describe('DPoP sender-constrained tokens (RFC 9449)', () => {
     const sub = tokens.claims()!.sub
     const info = await oidc.fetchUserInfo(agent.config, tokens.access_token, sub, { DPoP })
     assert.equal(info.sub, sub)
+
+    // a proof without the nonce: 401 with an ASCII challenge and the nonce, on which the client retries
+    const withoutNonce = await fetch(`${service.url}/userinfo`, {
+      headers: {
+        authorization: `DPoP ${tokens.access_token}`,
+        dpop: await new SignJWT({
+          jti: crypto.randomUUID(),
+          htm: 'GET',
+          htu: `${service.url}/userinfo`,
+          iat: Math.floor(Date.now() / 1000),
+          ath: createHash('sha256').update(tokens.access_token).digest('base64url'),
+        })
+          .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: await exportJWK(keys.publicKey) })
+          .sign(keys.privateKey),
+      },
+    })
+    assert.equal(withoutNonce.status, 401, await withoutNonce.clone().text())
+    assert.match(
+      withoutNonce.headers.get('www-authenticate')!,
+      /^DPoP error="use_dpop_nonce", error_description="[ -~]+", algs="/,
+    )
+    assert.ok(withoutNonce.headers.get('dpop-nonce'))
+    assert.equal(((await withoutNonce.json()) as { error: string }).error, 'use_dpop_nonce')
+    const learning = handle()
+    assert.equal(
+      (await oidc.fetchUserInfo(agent.config, tokens.access_token, sub, { DPoP: learning })).sub,
+      sub,
+    )
 
     // the bound token is useless as a bearer token
     const asBearer = await fetch(`${service.url}/userinfo`, {

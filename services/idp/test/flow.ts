@@ -26,7 +26,7 @@ export async function registerClient(service: RunningService<IdpConfig>, metadat
   const created = await createClient(service, metadata)
   const clientId = created.body.client_id as string
   const secret = created.body.client_secret as string
-  // the client authenticates as it registered: client_secret_basic (openid-client would default to post)
+  // the client authenticates as it registered, with Basic (openid-client defaults to the body, also accepted)
   const config = await oidc.discovery(
     new URL(service.url),
     clientId,

@@ -57,6 +57,7 @@ describe('idp service', () => {
       '0028_witness.sql',
       '0029_credential_offers.sql',
       '0030_retention.sql',
+      '0031_code_access_token.sql',
     ])
   })
 

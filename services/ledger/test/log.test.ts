@@ -162,6 +162,34 @@ describe('ledger log', () => {
     }
   })
 
+  it('proves inclusion in a tree size that has no checkpoint (between two batches)', async () => {
+    const size = await treeSize()
+    let between = 0
+    for (let s = size - 1; s > 1 && !between; s--)
+      if ((await fetch(`${base}/v1/checkpoints/${s}`)).status === 404) between = s
+    assert.ok(between > 1, 'concurrent appends leave sizes without a checkpoint')
+    const leaves = await Promise.all(
+      Array.from({ length: between }, (_, i) =>
+        request(`${base}/v1/entries/${i}`).then((r) => b64Decode(r.body.leaf_hash as string)),
+      ),
+    )
+    const root = rootFromLeafHashes(leaves)
+    for (const index of [0, Math.floor(between / 2), between - 1]) {
+      const proof = await request(`${base}/v1/proofs/inclusion?index=${index}&tree_size=${between}`)
+      assert.equal(proof.status, 200)
+      assert.equal(proof.body.tree_size, between)
+      assert.equal(proof.body.checkpoint, undefined)
+      const path = (proof.body.proof as string[]).map(b64Decode)
+      assert.ok(verifyInclusion(leaves[index]!, index, between, path, root), `${index} in ${between}`)
+    }
+    // a bundle is verified offline against a signed checkpoint: a 400 naming the sizes that have one
+    const bundle = await request(`${base}/v1/entries/0/bundle?tree_size=${between}`)
+    assert.equal(bundle.status, 400)
+    const error = bundle.body.error as { code: string; message: string }
+    assert.equal(error.code, 'no_checkpoint_for_size')
+    assert.match(error.message, /nearest checkpointed sizes are \d+/)
+  })
+
   it('serves hash tiles and entry bundles at their tlog-tiles paths, immutable', async () => {
     const size = await treeSize()
     const full = await fetch(`${base}/tile/0/000`)

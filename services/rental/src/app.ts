@@ -16,6 +16,7 @@ import { JournalRail } from './areas/rail/journal.ts'
 import { LedgerReader } from './areas/record/ledger.ts'
 import { recordRoutes } from './areas/record/routes.ts'
 import { revocationRoutes } from './areas/revocation/routes.ts'
+import { AgentCredentials } from './areas/tasks/agent-credentials.ts'
 import { AgentDispatcher } from './areas/tasks/dispatch.ts'
 import { taskRoutes } from './areas/tasks/routes.ts'
 import { startTaskRunner } from './areas/tasks/service.ts'
@@ -123,7 +124,9 @@ export const rental: ServiceSpec<RentalConfig> = {
     const tasks = {
       ...money,
       jobs,
-      dispatcher: new AgentDispatcher(),
+      dispatcher: new AgentDispatcher(
+        new AgentCredentials({ link, idpClient: ctx.config.idpClient, resource: ctx.topology.agents.url }),
+      ),
       taskTimeoutMs: ctx.config.taskTimeoutMs,
       taskRetries: ctx.config.taskRetries,
       log: ctx.log,

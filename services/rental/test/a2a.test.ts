@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
+import { createServer } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import {
   Artifact,
@@ -22,7 +24,16 @@ import { createUser } from '../../idp/src/areas/accounts/service.ts'
 import type { IdpDb } from '../../idp/src/db.ts'
 import { signInOnPage } from '../../idp/test/flow.ts'
 import { ledger } from '../../ledger/src/app.ts'
-import { eventually, signIn, type Stack, startStack } from './stack.ts'
+import { ADMIN, eventually, signIn, type Stack, startStack } from './stack.ts'
+
+/** A port nothing listens on now, for a service that must start after the rental that names it. */
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
 
 const LEDGER_WRITER = 'a2a-test-ledger-writer-0001'
 const PARAGRAPH =
@@ -186,24 +197,29 @@ describe('the rental’s A2A surface (driven by the @a2a-js/sdk client)', () => 
   }
 
   before(async () => {
-    agentsService = (await startService(
-      agents,
-      testEnv({ AGENTS_KEY_SEED: Buffer.alloc(32, 7).toString('base64url') }),
-      {
-        fresh: true,
-      },
-    )) as unknown as RunningService<never>
     ledgerService = (await startService(
       ledger,
       testEnv({ LEDGER_WRITERS: `rental:${LEDGER_WRITER}`, LEDGER_BATCH_WAIT_MS: '2' }),
       { fresh: true },
     )) as unknown as RunningService<never>
+    // the agents trust the stack's idp, so they start after it, on the address the rental was given
+    const agentsPort = await freePort()
+    const agentsUrl = `http://127.0.0.1:${agentsPort}`
     stack = await startStack({
-      AGENTS_URL: agentsService.url,
+      AGENTS_URL: agentsUrl,
       LEDGER_URL: ledgerService.url,
       RENTAL_LEDGER_TOKEN: LEDGER_WRITER,
       RENTAL_TASK_RETRIES: '1',
     })
+    agentsService = (await startService(
+      agents,
+      testEnv({
+        AGENTS_KEY_SEED: Buffer.alloc(32, 7).toString('base64url'),
+        AGENTS_PORT: String(agentsPort),
+        AGENTS_URL: agentsUrl,
+        IDP_URL: stack.idp.url,
+      }),
+    )) as unknown as RunningService<never>
     const a = await signIn(stack)
     alice = { jar: a.jar, csrf: a.csrf, subject: a.me.client.subject }
     bob = await signInAs(stack, 'bob@example.test')
@@ -256,6 +272,70 @@ describe('the rental’s A2A surface (driven by the @a2a-js/sdk client)', () => 
     assert.equal(card.name, 'svc agent rental')
   })
 
+  it('tags the card with an ETag (304 on If-None-Match) and documents itself at its documentationUrl', async () => {
+    const res = await fetch(`${stack.rental.url}/.well-known/agent-card.json`)
+    const etag = res.headers.get('etag')
+    assert.match(etag ?? '', /^"[A-Za-z0-9_-]+"$/)
+    const card = (await res.json()) as { documentationUrl: string }
+    const cached = await fetch(`${stack.rental.url}/.well-known/agent-card.json`, {
+      headers: { 'if-none-match': `W/"other", ${etag}` },
+    })
+    assert.equal(cached.status, 304)
+    assert.equal(cached.headers.get('etag'), etag)
+    const stale = await fetch(`${stack.rental.url}/.well-known/agent.json`, {
+      headers: { 'if-none-match': '"stale"' },
+    })
+    assert.equal(stale.status, 200)
+    const docs = await fetch(card.documentationUrl)
+    assert.equal(docs.status, 200)
+    assert.match(docs.headers.get('content-type') ?? '', /^text\/html/)
+    const page = await docs.text()
+    assert.match(page, /POST<\/span> <code>\/a2a<\/code>/)
+    assert.match(page, /POST<\/span> <code>\/api\/tasks<\/code>/)
+  })
+
+  it('A2A errors as §3.3 says: ContentTypeNotSupported, TaskNotFound for an unknown taskId, UnsupportedOperation for an ended task, an undeclared extended card, a bad status filter', async () => {
+    const data: Part = {
+      content: { $case: 'data', value: { a: 1 } },
+      metadata: undefined,
+      filename: '',
+      mediaType: 'application/json',
+    }
+    const withData = send([PARAGRAPH], engagement)
+    withData.message!.parts.push(data)
+    assert.equal(await codeOf(client.sendMessage(withData)), -32005)
+    const html = send([PARAGRAPH], engagement)
+    html.message!.parts[0]!.mediaType = 'text/html'
+    assert.equal(await codeOf(client.sendMessage(html)), -32005)
+
+    const unknown = send([PARAGRAPH], engagement)
+    unknown.message!.taskId = 'tsk_doesnotexist'
+    assert.equal(await codeOf(client.sendMessage(unknown)), -32001)
+    const done = (await client.sendMessage(send([PARAGRAPH], engagement))) as Task
+    assert.equal(done.status?.state, TaskState.TASK_STATE_COMPLETED)
+    const more = send([PARAGRAPH], engagement)
+    more.message!.taskId = done.id
+    assert.equal(await codeOf(client.sendMessage(more)), -32004)
+
+    const extended = await rpc({ jsonrpc: '2.0', id: 4, method: 'GetExtendedAgentCard', params: {} })
+    assert.equal(((await extended.json()) as { error: { code: number } }).error.code, -32004)
+
+    for (const status of ['BOGUS', 99, 'UNRECOGNIZED', -1]) {
+      const res = await rpc({ jsonrpc: '2.0', id: 5, method: 'ListTasks', params: { status } })
+      const answer = (await res.json()) as { error?: { code: number } }
+      assert.equal(answer.error?.code, -32602, `status ${JSON.stringify(status)}`)
+    }
+    const completed = await client.listTasks({
+      tenant: '',
+      contextId: engagement,
+      status: TaskState.TASK_STATE_COMPLETED,
+      pageSize: 100,
+      pageToken: '',
+      statusTimestampAfter: undefined,
+    })
+    assert.ok(completed.tasks.some((t) => t.id === done.id))
+  })
+
   it('SendMessage runs the hired agent and answers the completed task with output and receipt', async () => {
     const task = (await client.sendMessage(send([PARAGRAPH], engagement))) as Task
     assert.match(task.id, /^tsk_/)
@@ -287,6 +367,36 @@ describe('the rental’s A2A surface (driven by the @a2a-js/sdk client)', () => 
     const again = await client.getTask({ tenant: '', id: task.id })
     assert.equal(again.id, task.id)
     assert.equal(again.status?.state, TaskState.TASK_STATE_COMPLETED)
+  })
+
+  it('calls the agents with an idp access token it keeps: no token request per task', async () => {
+    const tokenGrants = async () => {
+      const metrics = await (
+        await fetch(`${stack.idp.url}/metrics`, { headers: { 'x-admin-token': ADMIN } })
+      ).text()
+      const line = metrics
+        .split('\n')
+        .find(
+          (l) =>
+            l.startsWith('http_request_duration_seconds_count{') &&
+            /route="\/token"/.test(l) &&
+            /status_code="200"/.test(l),
+        )
+      return Number(line?.split(' ').at(-1) ?? 0)
+    }
+    // the agents refuse a caller without the idp's token
+    const anonymous = await fetch(`${agentsService.url}/agents/summariser`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ListTasks', params: {} }),
+    })
+    assert.equal(anonymous.status, 401)
+    const before = await tokenGrants()
+    for (let i = 0; i < 3; i++) {
+      const task = (await client.sendMessage(send([PARAGRAPH], engagement))) as Task
+      assert.equal(task.status?.state, TaskState.TASK_STATE_COMPLETED)
+    }
+    assert.equal(await tokenGrants(), before, 'the token of an earlier task served these three')
   })
 
   it('returnImmediately answers at once; GetTask follows the task to completion', async () => {
@@ -506,7 +616,7 @@ describe('the rental’s A2A surface (driven by the @a2a-js/sdk client)', () => 
           method: 'SendMessage',
           params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ data: {} }] } },
         },
-        -32602,
+        -32005,
       ],
       [
         {

@@ -67,6 +67,7 @@ describe('tasks whose agent is slow, lies or is gone', () => {
         AGENTS_KEY_SEED: Buffer.alloc(32, 8).toString('base64url'),
         AGENTS_PORT: new URL(url).port,
         AGENTS_URL: url,
+        IDP_URL: stack.idp.url,
       }),
     )
     const created = await post()

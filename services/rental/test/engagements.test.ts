@@ -112,7 +112,7 @@ describe('rental main path: hire, sign, task, receipt, release once', () => {
     ledgerService = await startService(ledger, testEnv({ LEDGER_BATCH_WAIT_MS: '2' }), { fresh: true })
     agentsService = await startService(
       agents,
-      testEnv({ AGENTS_KEY_SEED: Buffer.alloc(32, 7).toString('base64url') }),
+      testEnv({ AGENTS_KEY_SEED: Buffer.alloc(32, 7).toString('base64url'), IDP_URL: idpService.url }),
       { fresh: true },
     )
     // not a throwaway database: the rental is restarted on the same one (its own data folder and port)

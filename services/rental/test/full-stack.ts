@@ -42,7 +42,7 @@ export async function startFullStack(rentalEnv: Record<string, string> = {}) {
   const ledgerService = await startService(ledger, testEnv({ LEDGER_BATCH_WAIT_MS: '2' }), { fresh: true })
   const agentsService = await startService(
     agents,
-    testEnv({ AGENTS_KEY_SEED: Buffer.alloc(32, 7).toString('base64url') }),
+    testEnv({ AGENTS_KEY_SEED: Buffer.alloc(32, 7).toString('base64url'), IDP_URL: idpService.url }),
     { fresh: true },
   )
   const rentalService: RunningService<RentalConfig> = await startService(

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { Kysely, PostgresDialect, sql } from 'kysely'
+import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, sql } from 'kysely'
 import pg from 'pg'
 import { lockDataDir } from './lock.ts'
 import { createPGlite } from './pglite.ts'
@@ -30,6 +30,14 @@ export interface DatabaseOptions {
   dropSchemaOnClose?: boolean
   applicationName?: string
   onError?: (err: Error) => void
+  /**
+   * PostgreSQL only. The server cancels a statement running longer (`statement_timeout`), and the
+   * client gives up on a query unanswered for a second more (a silent server, a dead network) and
+   * drops that connection. Default 5000.
+   */
+  statementTimeoutMs?: number | undefined
+  /** PostgreSQL only: how long to wait for a connection (from the pool, or a new one). Default 5000. */
+  connectTimeoutMs?: number | undefined
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,40}$/
@@ -42,14 +50,45 @@ export async function openDatabase<DB = unknown>(options: DatabaseOptions): Prom
 /** The schema pg-boss uses for a service's jobs. */
 export const jobsSchema = (schema: string) => `${schema}_jobs`
 
+/** The client's own timeout: set off by `query_timeout`, later than the server's statement timeout. */
+const isReadTimeout = (err: unknown) => err instanceof Error && err.message === 'Query read timeout'
+
+/**
+ * The pool as Kysely sees it, except that a connection on which a query timed out is destroyed on
+ * release rather than reused: its query may still be pending on a silent socket, and every later
+ * query on it would wait behind it.
+ */
+function dropTimedOutConnections(pool: pg.Pool): PostgresPool {
+  return {
+    async connect() {
+      const client = await pool.connect()
+      let broken: Error | undefined
+      const guarded = {
+        query: (text: string, values: unknown[]) =>
+          client.query(text, values).catch((err: unknown) => {
+            if (isReadTimeout(err)) broken = err as Error
+            throw err
+          }),
+        release: () => client.release(broken),
+      }
+      return guarded as unknown as PostgresPoolClient
+    },
+    end: () => pool.end(),
+  }
+}
+
 async function openPostgres<DB>(options: DatabaseOptions, url: string): Promise<Database<DB>> {
+  const statementTimeout = options.statementTimeoutMs ?? 5_000
   const pool = new pg.Pool({
     connectionString: url,
     options: `-c search_path=${options.schema}`,
     application_name: options.applicationName ?? options.schema,
     max: 10,
-    connectionTimeoutMillis: 5_000,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
     idleTimeoutMillis: 30_000,
+    statement_timeout: statementTimeout,
+    query_timeout: statementTimeout + 1_000,
+    keepAlive: true,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         parsers[oid] ?? pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
@@ -59,7 +98,7 @@ async function openPostgres<DB>(options: DatabaseOptions, url: string): Promise<
   // so each client gets its own listener too: a connection lost mid-query must not end the process.
   pool.on('error', (err) => options.onError?.(err))
   pool.on('connect', (client) => client.on('error', (err) => options.onError?.(err)))
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: dropTimedOutConnections(pool) }) })
   await sql.raw(`create schema if not exists ${options.schema}`).execute(db)
   return wrap(db, 'postgres', options, async () => {})
 }

@@ -40,7 +40,14 @@ export async function migrate(database: Database, dir: string): Promise<string[]
   const lockKey = `migrate:${database.schema}`
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the migrator works on any service's schema
   return (database.db as Kysely<any>).connection().execute(async (conn) => {
-    await sql`select pg_advisory_lock(hashtext(${lockKey}))`.execute(conn)
+    // polled rather than waited for: a wait longer than the statement timeout would be cancelled
+    for (;;) {
+      const { rows } = await sql<{
+        locked: boolean
+      }>`select pg_try_advisory_lock(hashtext(${lockKey})) as locked`.execute(conn)
+      if (rows[0]?.locked) break
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
     try {
       await sql`create table if not exists schema_migrations (
         name text primary key,

@@ -5,7 +5,7 @@
  * Shared by the agents service (open agents) and the rental's A2A surface (Bearer tokens: the
  * caller authenticates first and passes its `user`; `mapError` maps its own errors).
  */
-import { formatSSEErrorEvent, formatSSEEvent, SSE_HEADERS } from '@a2a-js/sdk'
+import { formatSSEErrorEvent, formatSSEEvent, SSE_HEADERS, TaskState } from '@a2a-js/sdk'
 import { isLegacyJsonRpcMethod, isV1JsonRpcMethod } from '@a2a-js/sdk/compat/v0_3'
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server'
 import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors'
@@ -22,11 +22,17 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 export interface JsonRpcEndpoint {
   v1: JsonRpcTransportHandler
   legacy: LegacyJsonRpcTransportHandler
+  /** The media types the agent accepts in a message's parts (its card's defaultInputModes). */
+  inputModes: readonly string[]
 }
 
-export const jsonRpcEndpoint = (handler: A2ARequestHandler): JsonRpcEndpoint => ({
+export const jsonRpcEndpoint = (
+  handler: A2ARequestHandler,
+  inputModes: readonly string[] = ['text/plain'],
+): JsonRpcEndpoint => ({
   v1: new JsonRpcTransportHandler(handler),
   legacy: new LegacyJsonRpcTransportHandler(handler),
+  inputModes,
 })
 
 type Id = string | number | null
@@ -77,8 +83,59 @@ export function idOf(body: Record<string, unknown>): Id {
   return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : null
 }
 
-/** Refusals before the SDK sees the request: parse errors, bad envelopes, unknown methods, no text. */
-function precheck(raw: unknown): { response: object } | { body: Record<string, unknown>; legacy: boolean } {
+/** A part's media type: its own `mediaType` (0.3: a file's `mimeType`), else the one its kind implies. */
+function mediaTypeOf(part: Record<string, unknown>): string {
+  const file = part.file as { mimeType?: unknown } | undefined
+  const given = typeof part.mediaType === 'string' ? part.mediaType : file?.mimeType
+  if (typeof given === 'string' && given.trim()) return given.split(';')[0]!.trim().toLowerCase()
+  if (typeof part.text === 'string') return 'text/plain'
+  if ('data' in part) return 'application/json'
+  return 'application/octet-stream'
+}
+
+/** A2A 1.0 §3.1.1: every part in a media type the agent accepts (ContentTypeNotSupported), one of them text. */
+function checkParts(id: Id, params: unknown, inputModes: readonly string[]): object | undefined {
+  const message = (params as { message?: { parts?: unknown } }).message
+  const parts = Array.isArray(message?.parts) ? (message.parts as unknown[]) : undefined
+  if (!parts?.length || parts.some((p) => !p || typeof p !== 'object' || Array.isArray(p)))
+    return rpcError(id, A2A_ERROR_CODE.INVALID_PARAMS, 'Invalid parameters', [
+      badRequest('message.parts', 'the message needs at least one part, each an object'),
+    ])
+  const objects = parts as Array<Record<string, unknown>>
+  const refused = objects.map(mediaTypeOf).find((type) => !inputModes.includes(type))
+  if (refused)
+    return rpcError(
+      id,
+      A2A_ERROR_CODE.CONTENT_TYPE_NOT_SUPPORTED,
+      `the agent does not accept ${refused} parts: ${inputModes.join(', ')}`,
+      [
+        errorInfo('CONTENT_TYPE_NOT_SUPPORTED', {
+          mediaType: refused,
+          supportedMediaTypes: inputModes.join(','),
+        }),
+      ],
+    )
+  if (!objects.some((p) => typeof p.text === 'string'))
+    return rpcError(id, A2A_ERROR_CODE.INVALID_PARAMS, 'Invalid parameters', [
+      badRequest('message.parts', 'the message needs at least one text part'),
+    ])
+  return undefined
+}
+
+/** ProtoJSON's TaskState: its name or its number; UNRECOGNIZED is what the SDK makes of anything else. */
+const isTaskState = (value: unknown) =>
+  value === null ||
+  (typeof value === 'string' &&
+    value !== 'UNRECOGNIZED' &&
+    Number.isNaN(Number(value)) &&
+    value in TaskState) ||
+  (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value in TaskState)
+
+/** Refusals before the SDK sees the request: parse errors, bad envelopes, unknown methods, bad parts. */
+function precheck(
+  raw: unknown,
+  inputModes: readonly string[],
+): { response: object } | { body: Record<string, unknown>; legacy: boolean } {
   let body: unknown
   try {
     body = typeof raw === 'string' ? JSON.parse(raw) : raw
@@ -125,18 +182,57 @@ function precheck(raw: unknown): { response: object } | { body: Record<string, u
       ]),
     }
   if (SEND_METHODS.has(method)) {
-    const message = (params as { message?: { parts?: unknown } }).message
-    const parts = Array.isArray(message?.parts)
-      ? (message.parts as Array<Record<string, unknown>>)
-      : undefined
-    if (!parts?.some((p) => p && typeof p === 'object' && typeof p.text === 'string'))
-      return {
-        response: rpcError(id, A2A_ERROR_CODE.INVALID_PARAMS, 'Invalid parameters', [
-          badRequest('message.parts', 'the message needs at least one text part'),
-        ]),
-      }
+    const refused = checkParts(id, params, inputModes)
+    if (refused) return { response: refused }
   }
+  const status = (params as { status?: unknown } | undefined)?.status
+  if (method === 'ListTasks' && status !== undefined && !isTaskState(status))
+    return {
+      response: rpcError(id, A2A_ERROR_CODE.INVALID_PARAMS, 'Invalid parameters', [
+        badRequest('status', 'status must be a TaskState (TASK_STATE_SUBMITTED, …, or its number)'),
+      ]),
+    }
   return { body: request, legacy }
+}
+
+/** Custom JSON-RPC code (outside JSON-RPC's and A2A's reserved ranges) for a missing or refused credential. */
+export const UNAUTHENTICATED_CODE = -31401
+
+/** The request's JSON-RPC id when the raw body parses, for an answer given before the SDK sees it. */
+export function rawId(raw: unknown): Id {
+  try {
+    const body: unknown = typeof raw === 'string' ? JSON.parse(raw) : raw
+    return body && typeof body === 'object' && !Array.isArray(body)
+      ? idOf(body as Record<string, unknown>)
+      : null
+  } catch {
+    return null
+  }
+}
+
+/** RFC 9110 §5.5 / RFC 6750 §3: a quoted-string holds printable ASCII only, without `"` or `\`. */
+const quotable = (text: string) => text.replace(/[^\x20-\x7e]|["\\]/g, '?')
+
+/**
+ * A2A §3.3.2 authentication error on the JSON-RPC binding: HTTP 401 with an RFC 6750 Bearer
+ * challenge (`invalid_token` when a token was given) and a JSON-RPC error -31401 naming the scheme.
+ */
+export function refuseUnauthenticated(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  refusal: { realm: string; tokenGiven: boolean; message: string; scheme?: Record<string, string> },
+) {
+  const challenge = refusal.tokenGiven
+    ? `Bearer realm="${refusal.realm}", error="invalid_token", error_description="${quotable(refusal.message)}"`
+    : `Bearer realm="${refusal.realm}"`
+  return reply
+    .code(401)
+    .header('www-authenticate', challenge)
+    .send(
+      rpcError(rawId(request.body), UNAUTHENTICATED_CODE, refusal.message, [
+        errorInfo('UNAUTHENTICATED', { scheme: 'Bearer', ...refusal.scheme }),
+      ]),
+    )
 }
 
 const isStream = (value: unknown): value is AsyncGenerator<unknown> =>
@@ -148,7 +244,7 @@ export async function handleJsonRpc(
   reply: FastifyReply,
   options: JsonRpcOptions = {},
 ): Promise<unknown> {
-  const checked = precheck(request.body)
+  const checked = precheck(request.body, endpoint.inputModes)
   if ('response' in checked) return reply.code(200).send(checked.response)
   const { body, legacy } = checked
   const id = idOf(body)

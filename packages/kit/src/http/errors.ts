@@ -32,20 +32,47 @@ function isDatabaseError(err: unknown): err is { code: string } {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)
 }
 
-/** The database is unreachable or went away mid-request: the client may retry, so 503 rather than 500. */
-function isConnectionLoss(err: unknown): boolean {
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+])
+
+/**
+ * The database is unreachable, went away mid-request, or did not answer in time: the client may
+ * retry, so 503 rather than 500. SQLSTATE class 08 (connection exception), 53300 (too many
+ * connections), 57014 (statement timeout), 57P01-57P03 (shutdown, cannot connect now); pg's own
+ * messages for a lost, refused or silent connection.
+ */
+function isUnavailable(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown }
-  if (e?.code === 'ECONNREFUSED' || e?.code === 'ECONNRESET' || e?.code === '57P01' || e?.code === '57P03')
-    return true
+  if (typeof e?.code === 'string') {
+    if (UNREACHABLE.has(e.code) || e.code.startsWith('08')) return true
+    if (['53300', '57014', '57P01', '57P02', '57P03'].includes(e.code)) return true
+  }
   return (
     typeof e?.message === 'string' &&
-    /^Connection terminated|timeout exceeded when trying to connect/.test(e.message)
+    /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection is closed)/.test(
+      e.message,
+    )
   )
 }
 
 /** Maps anything thrown in a request to the status, code and message a client may see. */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err
+  if (isUnavailable(err))
+    return new AppError(
+      503,
+      'unavailable',
+      'the service cannot reach its database in time; try again shortly',
+      {
+        'retry-after': '5',
+      },
+    )
   if (isDatabaseError(err)) {
     if (err.code === '23505')
       return new AppError(409, 'conflict', 'a resource with the same unique value already exists')
@@ -60,8 +87,6 @@ export function toAppError(err: unknown): AppError {
       return new AppError(400, 'invalid_request', 'a value is malformed or out of range')
     return new AppError(500, 'internal_error', 'internal error')
   }
-  if (isConnectionLoss(err))
-    return new AppError(503, 'unavailable', 'the service cannot reach its database; try again shortly')
   const fastifyError = err as Partial<FastifyError>
   const status = fastifyError.statusCode
   if (fastifyError.validation)
@@ -75,6 +100,8 @@ export function toAppError(err: unknown): AppError {
 }
 
 function oauthCode(err: AppError): string {
+  // RFC 6749 §4.1.2.1: the server cannot handle the request now, because of a temporary condition
+  if (err.status === 503) return 'temporarily_unavailable'
   if (err.status >= 500) return 'server_error'
   if (
     err.code === 'invalid_json' ||
@@ -85,7 +112,8 @@ function oauthCode(err: AppError): string {
 }
 
 export function errorBody(shape: ErrorShape, err: AppError, requestId: string): object {
-  const message = err.status >= 500 ? `internal error (request ${requestId})` : err.message
+  const message =
+    err.status >= 500 && err.status !== 503 ? `internal error (request ${requestId})` : err.message
   if (shape === 'oauth') return { error: oauthCode(err), error_description: message, request_id: requestId }
   return { error: { code: err.code, message, request_id: requestId } }
 }

@@ -203,6 +203,23 @@ describe('http server (api error shape)', () => {
     }
   })
 
+  it('serves the API reference for people at /docs: the OpenAPI operations as one self-contained page', async () => {
+    const res = await fetch(`${base}/docs`)
+    assert.equal(res.status, 200)
+    assert.match(res.headers.get('content-type') ?? '', /^text\/html; charset=utf-8/)
+    assert.match(res.headers.get('content-security-policy') ?? '', /default-src 'none'/)
+    const page = await res.text()
+    assert.match(page, /<title>ledger 9\.9\.9: API reference<\/title>/)
+    assert.match(page, /POST<\/span> <code>\/items<\/code>/)
+    assert.match(
+      page,
+      /<code>name<\/code><\/td><td>body \(application\/json\)<\/td><td>string \(length 1–40\)/,
+    )
+    assert.match(page, /<code>limit<\/code><\/td><td>query<\/td><td>integer \(1–100, default 20\)/)
+    assert.match(page, /\{&quot;error&quot;: \{&quot;code&quot;/)
+    assert.doesNotMatch(page, /<script|https?:\/\//, 'nothing loaded from elsewhere')
+  })
+
   it('publishes an OpenAPI 3.1 document with the routes and their schemas', async () => {
     const res = await call(base, '/openapi.json')
     assert.equal(res.status, 200)

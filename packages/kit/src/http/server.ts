@@ -6,6 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify'
 import { type ErrorCodeSpec, errorCodeSchema } from '../error-codes.ts'
 import { AppError } from '../errors.ts'
+import { renderApiDocs } from './api-docs.ts'
 import { type ErrorShape, formatValidationErrors, sendError, toAppError } from './errors.ts'
 import { type HealthCheck, type Lifecycle, registerHealth } from './health.ts'
 import { registerMetrics } from './metrics.ts'
@@ -147,6 +148,16 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     },
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+  const errorShapes: ErrorShape[] =
+    typeof options.errorShape === 'function' ? ['oauth', 'api'] : [options.errorShape]
+  // the API reference for people: the OpenAPI document rendered as one self-contained page
+  app.get('/docs', { schema: { hide: true } }, async (_request, reply) =>
+    reply
+      .type('text/html; charset=utf-8')
+      .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+      .header('x-content-type-options', 'nosniff')
+      .send(renderApiDocs(app.swagger() as OpenAPIV3.Document, errorShapes)),
+  )
   registerMetrics(app, options.name, options.metricsGuard)
   registerHealth(app, { checks: options.checks, lifecycle, healthz: options.healthz ?? 'liveness' })
   return app

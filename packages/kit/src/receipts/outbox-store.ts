@@ -76,3 +76,17 @@ export async function outboxSince(db: AnyDb, since: Date): Promise<OutboxRow[]> 
     .orderBy('created_at')
     .execute()) as OutboxRow[]
 }
+
+/** Receipts recorded before `before` that are neither delivered nor refused, oldest first. */
+export async function pendingOutbox(db: AnyDb, before: Date, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('receipt_outbox')
+    .select('id')
+    .where('delivered_at', 'is', null)
+    .where('rejected', '=', false)
+    .where('created_at', '<', before)
+    .orderBy('created_at')
+    .limit(limit)
+    .execute()
+  return rows.map((r) => r.id as string)
+}

@@ -12,9 +12,15 @@ import {
   markFailed,
   outboxById,
   outboxSince,
+  pendingOutbox,
 } from './outbox-store.ts'
 
 export const DELIVERY_QUEUE = 'receipts.deliver'
+/** The lease of a taken delivery job: a crashed process's deliveries are retried after it. */
+const DELIVERY_LEASE_S = 30
+/** One call to the ledger: well inside the lease. */
+const DELIVERY_TIMEOUT_MS = 10_000
+const SWEEP_BATCH = 50
 
 export interface ReceiptInput {
   type: string
@@ -54,14 +60,44 @@ class Permanent extends Error {}
 export class ReceiptWriter {
   constructor(private readonly options: ReceiptWriterOptions) {}
 
-  async start(): Promise<void> {
+  /**
+   * Installs the outbox, starts the delivery worker, and (in the background) delivers at once what
+   * the outbox holds undelivered from before this start: after a crash, the jobs a killed process
+   * had taken stay leased for `DELIVERY_LEASE_S`, but the outbox is the source of truth. Delivering
+   * a receipt twice is harmless: the ledger answers a second append of the same entry with its
+   * existing index (`duplicate: true`), so it is logged once.
+   */
+  async start(options: { onError?: (err: Error) => void } = {}): Promise<void> {
+    const startedAt = new Date()
     await installOutbox(this.options.db)
-    await this.options.jobs.queue(DELIVERY_QUEUE, { retryLimit: 8, retryDelay: 2, retryBackoff: true })
+    await this.options.jobs.queue(DELIVERY_QUEUE, {
+      retryLimit: 8,
+      retryDelay: 2,
+      retryBackoff: true,
+      expireInSeconds: DELIVERY_LEASE_S,
+    })
     await this.options.jobs.work<{ id: string }>(DELIVERY_QUEUE, (data) => this.deliver(data.id), {
       pollingIntervalSeconds: 0.5,
       // the ledger pools concurrent appends into one batch: up to 50 receipts go at once
-      batchSize: 50,
+      batchSize: SWEEP_BATCH,
     })
+    this.swept = this.#sweep(startedAt).catch((err: Error) => options.onError?.(err))
+  }
+
+  /** Settles when the start-up delivery of earlier pending receipts has run (for tests). */
+  swept: Promise<void> = Promise.resolve()
+
+  async #sweep(before: Date) {
+    const tried = new Set<string>()
+    for (;;) {
+      const ids = (await pendingOutbox(this.options.db, before, SWEEP_BATCH + tried.size)).filter(
+        (id) => !tried.has(id),
+      )
+      if (ids.length === 0) return
+      for (const id of ids) tried.add(id)
+      // a failed attempt is recorded on the row; its job retries it later
+      await Promise.allSettled(ids.map((id) => this.deliver(id)))
+    }
   }
 
   /** Signs and records a receipt in `trx`; delivered after commit. */
@@ -99,7 +135,7 @@ export class ReceiptWriter {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
         body: JSON.stringify(row.envelope),
-        signal: AbortSignal.timeout(10_000),
+        signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
       })
       const body = (await res.json().catch(() => ({}))) as {
         index?: number

@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose'
 import type { Selectable } from 'kysely'
 import type { IdpDb, IdpTables } from '../db.ts'
+import { challenge } from './challenge.ts'
 import { cachedClientRow } from '../areas/clients/cache.ts'
 import { secretMatches } from '../areas/clients/service.ts'
 import { idpError } from '../errors.ts'
@@ -12,6 +13,8 @@ export const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-beare
 export const ASSERTION_ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA']
 /** An assertion may live at most this long: its jti is remembered until it expires. */
 const MAX_ASSERTION_LIFETIME_S = 300
+/** The secret methods, each accepted from every client that holds a secret (discovery lists both). */
+export const SECRET_METHODS = ['client_secret_basic', 'client_secret_post']
 
 export interface ClientAuthDeps {
   db: IdpDb
@@ -27,7 +30,11 @@ export interface ClientCredentials {
 }
 
 const invalidClient = (message: string, basic: boolean) =>
-  idpError('invalid_client', message, basic ? { 'www-authenticate': 'Basic realm="token"' } : {})
+  idpError(
+    'invalid_client',
+    message,
+    basic ? { 'www-authenticate': challenge('Basic', { realm: 'token' }) } : {},
+  )
 
 /**
  * RFC 7523 §2.2 and §3 (OpenID Connect Core §9): a JWT signed with one of the client's registered
@@ -74,15 +81,15 @@ async function assertedClient(deps: ClientAuthDeps, request: FastifyRequest, bod
 /**
  * Client authentication (RFC 6749 §2.3): HTTP Basic with the form-encoded id and secret, or both
  * in the body, or a signed assertion (private_key_jwt), or for public clients the client_id alone.
- * The method used must be the one the client registered (`token_endpoint_auth_method` is about
- * the token endpoint: elsewhere, `anySecretMethod` lets a secret come in the header or the body);
- * using two at once is refused.
+ * A client holding a secret may send it either way, whichever `token_endpoint_auth_method` it
+ * registered (as Keycloak does; a standard relying party such as openid-client sends it in the
+ * body by default); a client registered for keys or for none cannot use a secret. Using two
+ * methods at once is refused.
  */
 export async function authenticateClient(
   deps: ClientAuthDeps,
   request: FastifyRequest,
   body: ClientCredentials,
-  { anySecretMethod = false } = {},
 ): Promise<Readonly<Selectable<IdpTables['clients']>>> {
   const header = request.headers.authorization
   const methods = [
@@ -118,13 +125,11 @@ export async function authenticateClient(
     method = 'none'
   }
   if (!clientId) throw invalidClient('client authentication is required', false)
-  const secretMethods = ['client_secret_basic', 'client_secret_post']
   const accepts = (client: { token_endpoint_auth_method: string; client_secret_hash: Buffer | null }) =>
-    (client.token_endpoint_auth_method === method ||
-      (anySecretMethod &&
-        secretMethods.includes(method) &&
-        secretMethods.includes(client.token_endpoint_auth_method))) &&
-    (method === 'none' || secretMatches(client.client_secret_hash, secret ?? ''))
+    method === 'none'
+      ? client.token_endpoint_auth_method === 'none'
+      : SECRET_METHODS.includes(client.token_endpoint_auth_method) &&
+        secretMatches(client.client_secret_hash, secret ?? '')
   let client = await cachedClientRow(deps.db, clientId)
   // the kept row may predate a secret rotated on another instance: a refusal reads it again
   if (client && !accepts(client)) client = await cachedClientRow(deps.db, clientId, { fresh: true })

@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import type { IdpDb } from '../db.ts'
 import type { SigningKeys } from '../areas/keys/service.ts'
 import { isDenied } from '../areas/revocation/denylist.ts'
+import { challenge } from './challenge.ts'
 import { checkProof, currentNonce, DPOP_ALGS, type DpopDeps, DpopError } from './dpop.ts'
 import { tokenHolder } from './token-holder.ts'
 
@@ -14,7 +15,11 @@ const refusal = (
   extra: Record<string, string> = {},
 ) =>
   new AppError(401, error, message, {
-    'www-authenticate': `${scheme} error="${error}", error_description="${message}"${scheme === 'DPoP' ? `, algs="${DPOP_ALGS.join(' ')}"` : ''}`,
+    'www-authenticate': challenge(scheme, {
+      error,
+      error_description: message,
+      algs: scheme === 'DPoP' ? DPOP_ALGS.join(' ') : undefined,
+    }),
     ...extra,
   })
 

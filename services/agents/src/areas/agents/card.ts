@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import type { AgentDefinition } from './catalogue.ts'
 
 /** The card extension that announces signed results and the agent's did:key (optional for clients). */
@@ -8,14 +7,25 @@ export const AGENT_RESULT_EXTENSION = 'urn:svc:a2a:agent-result:v1'
 export const agentUrl = (baseUrl: string, id: string) => `${baseUrl.replace(/\/+$/, '')}/agents/${id}`
 export const cardUrl = (baseUrl: string, id: string) => `${agentUrl(baseUrl, id)}/.well-known/agent-card.json`
 
+/** The card's name for the idp's OAuth 2.0 scheme. */
+export const IDP_SCHEME = 'idpClientCredentials'
+
 /**
  * The A2A 1.0 agent card (JSON form, camelCase): one JSON-RPC interface for protocol 1.0 and the
  * same URL again for 0.3 (which the endpoint also answers), streaming on, no push notifications,
- * no security (the built-in agents are open; the rental service is their caller), and the
- * extension naming the did:key that signs the agent's results.
+ * an OAuth 2.0 client credentials token from the idp required (its audience this service: RFC 8707
+ * `resource` = the service's base URL), and the extension naming the did:key that signs the
+ * agent's results.
  */
-export function agentCard(agent: AgentDefinition, baseUrl: string, version: string, did: string) {
+export function agentCard(
+  agent: AgentDefinition,
+  baseUrl: string,
+  version: string,
+  did: string,
+  issuer: string,
+) {
   const url = agentUrl(baseUrl, agent.id)
+  const resource = baseUrl.replace(/\/+$/, '')
   return {
     name: agent.name,
     description: agent.description,
@@ -46,6 +56,16 @@ export function agentCard(agent: AgentDefinition, baseUrl: string, version: stri
         },
       ],
     },
+    securitySchemes: {
+      [IDP_SCHEME]: {
+        oauth2SecurityScheme: {
+          description: `An access token from the idp's client credentials grant with resource=${resource} (RFC 8707), sent as a Bearer token; each caller sees only its own tasks`,
+          flows: { clientCredentials: { tokenUrl: `${issuer}/token`, refreshUrl: '', scopes: {} } },
+          oauth2MetadataUrl: `${issuer}/.well-known/oauth-authorization-server`,
+        },
+      },
+    },
+    securityRequirements: [{ schemes: { [IDP_SCHEME]: { list: [] } } }],
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain', 'application/json'],
     skills: [
@@ -57,6 +77,3 @@ export function agentCard(agent: AgentDefinition, baseUrl: string, version: stri
     ],
   }
 }
-
-export const etagOf = (body: string) =>
-  `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`

@@ -2,7 +2,8 @@ import { AgentCard } from '@a2a-js/sdk'
 import { DefaultRequestHandler } from '@a2a-js/sdk/server'
 import type { AgentsConfig } from '../../config.ts'
 import { type AgentKey, deriveAgentKey } from '../../keys.ts'
-import { agentCard, cardUrl, etagOf } from './card.ts'
+import { etagOf } from '@svc/kit/http/etag'
+import { agentCard, cardUrl } from './card.ts'
 import { AGENTS, type AgentDefinition } from './catalogue.ts'
 import { agentExecutor } from './executor.ts'
 import { type JsonRpcEndpoint, jsonRpcEndpoint } from '@svc/kit/http/a2a-jsonrpc'
@@ -22,6 +23,7 @@ export interface RunningAgent {
 
 export function startAgents(
   baseUrl: string,
+  issuer: string,
   config: AgentsConfig,
   version: string,
   now: () => Date = () => new Date(),
@@ -29,7 +31,7 @@ export function startAgents(
   const agents = new Map<string, RunningAgent>()
   for (const definition of AGENTS) {
     const key = deriveAgentKey(config.keySeed, definition.id)
-    const card = agentCard(definition, baseUrl, version, key.did)
+    const card = agentCard(definition, baseUrl, version, key.did, issuer)
     const cardBody = JSON.stringify(card)
     const store = new BoundedTaskStore(config.maxTasks)
     const handler = new DefaultRequestHandler(
@@ -45,7 +47,7 @@ export function startAgents(
       etag: etagOf(cardBody),
       cardUrl: cardUrl(baseUrl, definition.id),
       store,
-      endpoint: jsonRpcEndpoint(handler),
+      endpoint: jsonRpcEndpoint(handler, card.defaultInputModes),
     })
   }
   return agents

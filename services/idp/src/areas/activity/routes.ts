@@ -4,16 +4,15 @@ import type { IdpDb } from '../../db.ts'
 import { ingest } from './service.ts'
 
 /**
- * POST /webhooks/svc/{client_id}: the exact bytes are signed, so the body is taken raw and parsed
- * only after its signature is checked (a re-serialised body no longer verifies).
+ * POST /webhooks/svc/{client_id}: the exact bytes are signed, so the body is taken raw, whatever
+ * its content type (or none), and parsed only after its signature is checked (a re-serialised
+ * body no longer verifies).
  */
 export async function activityRoutes(app: App, deps: { db: IdpDb; sealer: Sealer; pairwiseSalt: string }) {
   await app.register(async (raw) => {
-    raw.removeContentTypeParser(['application/json'])
-    raw.addContentTypeParser(
-      'application/json',
-      { parseAs: 'buffer', bodyLimit: 256 * 1024 },
-      (_req, body, done) => done(null, body),
+    raw.removeAllContentTypeParsers()
+    raw.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 256 * 1024 }, (_req, body, done) =>
+      done(null, body),
     )
     raw.post(
       '/webhooks/svc/:client_id',
@@ -23,6 +22,15 @@ export async function activityRoutes(app: App, deps: { db: IdpDb; sealer: Sealer
             'A client relays a ledger receipt.recorded event about one of its users (X-Svc-Signature over the raw body)',
           tags: ['activity'],
           params: Type.Object({ client_id: Type.String({ minLength: 1, maxLength: 100 }) }),
+          response: {
+            202: Type.Object({
+              status: Type.Union([
+                Type.Literal('accepted'),
+                Type.Literal('duplicate'),
+                Type.Literal('ignored'),
+              ]),
+            }),
+          },
         },
       },
       async (request, reply) => {
@@ -30,7 +38,7 @@ export async function activityRoutes(app: App, deps: { db: IdpDb; sealer: Sealer
         const status = await ingest(
           deps,
           (request.params as { client_id: string }).client_id,
-          request.body as Buffer,
+          Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
           typeof signature === 'string' ? signature : undefined,
         )
         return reply.code(202).send({ status })

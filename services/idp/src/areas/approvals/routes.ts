@@ -2,6 +2,7 @@ import { type App, type Kv } from '@svc/kit'
 import { Type } from 'typebox'
 import type { ClientAuthDeps } from '../../oauth/client-auth.ts'
 import { authenticateClient } from '../../oauth/client-auth.ts'
+import { challenge } from '../../oauth/challenge.ts'
 import { ClientAuthFields } from '../../oauth/form.ts'
 import { type PresentedTokenDeps, userOfToken } from '../../oauth/presented-token.ts'
 import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
@@ -36,18 +37,27 @@ export function approvalRoutes(app: App, deps: Deps) {
         summary: 'Ask the user behind the access token to approve an action',
         tags: ['approvals'],
         body: ApprovalRequest,
+        response: {
+          201: Type.Object({
+            approval_id: Type.String(),
+            status: Type.String(),
+            expires_in: Type.Integer(),
+            interval: Type.Integer(),
+            approval_uri: Type.String(),
+          }),
+        },
       },
     },
     async (request, reply) => {
       const { action, detail, expires_in, ...credentials } = request.body
       // identity-provider.md, Approvals: the client's credentials come in the body (or Basic)
-      const client = await authenticateClient(deps, request, credentials, { anySecretMethod: true })
+      const client = await authenticateClient(deps, request, credentials)
       if (client.client_type !== 'confidential')
         throw idpError('invalid_client', 'approvals are asked by confidential clients')
       const { payload, holder } = await userOfToken(deps, request)
       if (payload.client_id !== client.client_id)
         throw idpError('invalid_token', 'the access token was not issued to this client', {
-          'www-authenticate': 'Bearer error="invalid_token"',
+          'www-authenticate': challenge('Bearer', { error: 'invalid_token' }),
         })
       const created = await createApproval(deps, client.client_id, holder.user.id, {
         action,

@@ -22,6 +22,8 @@ export interface AuthorizeTables {
     resource: string | null
     task_id: string | null
     dpop_jkt: string | null
+    access_token_jti: Generated<string | null>
+    access_token_expires_at: Generated<Date | null>
   }
   consents: {
     user_id: string
@@ -37,7 +39,10 @@ export interface AuthorizeTables {
 
 export type CodeRow = IdpTables['authorization_codes']
 
-export async function insertCode(db: IdpDb, row: Omit<CodeRow, 'created_at' | 'used_at' | 'family_id'>) {
+export async function insertCode(
+  db: IdpDb,
+  row: Omit<CodeRow, 'created_at' | 'used_at' | 'family_id' | 'access_token_jti' | 'access_token_expires_at'>,
+) {
   await db.insertInto('authorization_codes').values(row).execute()
 }
 

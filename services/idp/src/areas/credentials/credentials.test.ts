@@ -600,7 +600,8 @@ describe('OpenID4VCI: credential offers, the pre-authorized code, nonces and the
       accessToken: granted.accessTokenResponse.access_token,
       credentialConfigurationId: JWT_VC,
       proofs: { jwt: [jwt] },
-      dpop: { ...granted.dpop!, signer },
+      // without the nonce: the wallet learns it from the 401's DPoP challenge and retries (RFC 9449 §9)
+      dpop: { signer },
     })
     const issued = (credentialResponse.credentials![0] as { credential: string }).credential
     const issuerKey = await importJWK(

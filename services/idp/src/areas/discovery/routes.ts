@@ -1,10 +1,12 @@
 import type { App, rateLimit } from '@svc/kit'
 import { DEVICE_CODE } from '../token/device-code.ts'
 import { PRE_AUTHORIZED_CODE } from '../token/pre-authorized-code.ts'
-import { ASSERTION_ALGS } from '../../oauth/client-auth.ts'
+import { ASSERTION_ALGS, SECRET_METHODS } from '../../oauth/client-auth.ts'
 import { DPOP_ALGS } from '../../oauth/dpop.ts'
 import { SCOPES } from '../../oauth/scopes.ts'
 import { TOKEN_EXCHANGE } from '../token/exchange.ts'
+
+const CLIENT_AUTH_METHODS = [...SECRET_METHODS, 'private_key_jwt', 'none']
 
 /** OpenID Connect Discovery 1.0 and RFC 8414 metadata: only what this issuer really supports today. */
 export function metadata(issuer: string) {
@@ -26,8 +28,11 @@ export function metadata(issuer: string) {
     frontchannel_logout_session_supported: true,
     revocation_endpoint: `${issuer}/revoke`,
     introspection_endpoint: `${issuer}/introspect`,
-    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    // one authentication for every endpoint: a secret in the header or the body, an assertion, or none
+    revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+    revocation_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
+    introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+    introspection_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
     scopes_supported: [...SCOPES],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
@@ -43,12 +48,7 @@ export function metadata(issuer: string) {
     'pre-authorized_grant_anonymous_access_supported': true,
     subject_types_supported: ['public', 'pairwise'],
     id_token_signing_alg_values_supported: ['RS256'],
-    token_endpoint_auth_methods_supported: [
-      'client_secret_basic',
-      'client_secret_post',
-      'private_key_jwt',
-      'none',
-    ],
+    token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
     token_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
     dpop_signing_alg_values_supported: DPOP_ALGS,
     code_challenge_methods_supported: ['S256'],

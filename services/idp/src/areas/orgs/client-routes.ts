@@ -12,7 +12,8 @@ import {
   rotateOrgWebhookSecret,
   setLifecycleUrl,
 } from './clients.ts'
-import { requireOrg } from './service.ts'
+import { orgKey, orgOf } from './auth.ts'
+import { NoContent } from '../../responses.ts'
 import { bindWorkload } from './workload.ts'
 
 const { first_party: _firstParty, subject_type: _subjectType, ...orgFields } = NewClient.properties
@@ -28,11 +29,12 @@ export function orgClientRoutes(
   const { db, sealer } = deps
   const tags = ['organizations']
   const security = [{ organizationKey: [] }]
-  const org = (request: Parameters<typeof requireOrg>[1]) => requireOrg(db, request)
+  const authed = orgKey(db)
 
   app.post(
     '/orgs/clients',
     {
+      ...authed,
       schema: {
         summary: 'Register a client of the organization; its secrets are shown once',
         tags,
@@ -45,11 +47,12 @@ export function orgClientRoutes(
       reply
         .code(201)
         .header('cache-control', 'no-store')
-        .send(await createOrgClient(db, sealer, await org(request), request.body)),
+        .send(await createOrgClient(db, sealer, orgOf(request), request.body)),
   )
   app.get(
     '/orgs/clients',
     {
+      ...authed,
       schema: {
         summary: 'The organization’s clients',
         tags,
@@ -57,11 +60,12 @@ export function orgClientRoutes(
         response: { 200: Type.Object({ clients: Type.Array(Client) }) },
       },
     },
-    async (request) => ({ clients: await orgClients(db, await org(request)) }),
+    async (request) => ({ clients: await orgClients(db, orgOf(request)) }),
   )
   app.get(
     '/orgs/clients/:id',
     {
+      ...authed,
       schema: {
         summary: 'One of the organization’s clients',
         tags,
@@ -70,19 +74,29 @@ export function orgClientRoutes(
         response: { 200: Client },
       },
     },
-    async (request) => orgClient(db, await org(request), request.params.id),
+    async (request) => orgClient(db, orgOf(request), request.params.id),
   )
   app.delete(
     '/orgs/clients/:id',
-    { schema: { summary: 'Delete a client: it is unknown from now on', tags, security, params: Id } },
+    {
+      ...authed,
+      schema: {
+        summary: 'Delete a client: it is unknown from now on',
+        tags,
+        security,
+        params: Id,
+        response: NoContent,
+      },
+    },
     async (request, reply) => {
-      await deleteOrgClient(db, await org(request), request.params.id)
-      return reply.code(204).send()
+      await deleteOrgClient(db, orgOf(request), request.params.id)
+      return reply.code(204).send(null)
     },
   )
   app.post(
     '/orgs/clients/:id/rotate-secret',
     {
+      ...authed,
       schema: {
         summary:
           'A new client secret; the old one stops working at once on this instance, within 5 s on the others',
@@ -101,11 +115,12 @@ export function orgClientRoutes(
     async (request, reply) =>
       reply
         .header('cache-control', 'no-store')
-        .send(await rotateOrgClientSecret(db, await org(request), request.params.id)),
+        .send(await rotateOrgClientSecret(db, orgOf(request), request.params.id)),
   )
   app.post(
     '/orgs/clients/:id/rotate-webhook-secret',
     {
+      ...authed,
       schema: {
         summary: 'A new webhook secret; the old one stops validating at once',
         tags,
@@ -117,11 +132,12 @@ export function orgClientRoutes(
     async (request, reply) =>
       reply
         .header('cache-control', 'no-store')
-        .send(await rotateOrgWebhookSecret(db, sealer, await org(request), request.params.id)),
+        .send(await rotateOrgWebhookSecret(db, sealer, orgOf(request), request.params.id)),
   )
   app.post(
     '/orgs/clients/:id/lifecycle-url',
     {
+      ...authed,
       schema: {
         summary:
           'Where the client hears of its users’ account events (also its back-channel logout URI if it has none)',
@@ -136,11 +152,12 @@ export function orgClientRoutes(
       },
     },
     async (request) =>
-      setLifecycleUrl(db, await org(request), request.params.id, request.body.lifecycle_webhook_url),
+      setLifecycleUrl(db, orgOf(request), request.params.id, request.body.lifecycle_webhook_url),
   )
   app.put(
     '/orgs/clients/:id/agent-model',
     {
+      ...authed,
       schema: {
         summary: 'Declare the model behind the agent (its tokens show it as agent, declared_by operator)',
         tags,
@@ -157,11 +174,12 @@ export function orgClientRoutes(
         response: { 200: Client },
       },
     },
-    async (request) => declareModel(db, await org(request), request.params.id, request.body),
+    async (request) => declareModel(db, orgOf(request), request.params.id, request.body),
   )
   app.post(
     '/orgs/clients/:id/workload-binding',
     {
+      ...authed,
       schema: {
         summary:
           'Bind the client to its workload identity (SPIFFE or Entra), proven by a token carrying the client’s DID',
@@ -181,6 +199,6 @@ export function orgClientRoutes(
         response: { 200: Client },
       },
     },
-    async (request) => bindWorkload(deps, await org(request), request.params.id, request.body),
+    async (request) => bindWorkload(deps, orgOf(request), request.params.id, request.body),
   )
 }

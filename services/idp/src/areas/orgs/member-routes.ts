@@ -5,7 +5,8 @@ import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
 import { currentSession } from '../sessions/service.ts'
 import { page, sendMessage } from '../ui/layout.ts'
 import { accept, invitation, invite, type MemberDeps, members, removeMember } from './members.ts'
-import { requireOrg } from './service.ts'
+import { orgKey, orgOf } from './auth.ts'
+import { NoContent } from '../../responses.ts'
 import { idpError } from '../../errors.ts'
 
 const Role = Type.Union([Type.Literal('admin'), Type.Literal('member')])
@@ -16,10 +17,12 @@ export function memberRoutes(app: App, deps: MemberDeps & { origin: string; secu
   const { db } = deps
   const tags = ['organizations']
   const security = [{ organizationKey: [] }]
+  const authed = orgKey(db)
 
   app.post(
     '/orgs/members/invite',
     {
+      ...authed,
       schema: {
         summary: 'Invite an address to join with a role; the link goes by email',
         tags,
@@ -28,31 +31,41 @@ export function memberRoutes(app: App, deps: MemberDeps & { origin: string; secu
           { email: Type.String({ format: 'email', maxLength: 320 }), role: Role },
           { additionalProperties: false },
         ),
+        response: {
+          201: Type.Object({
+            email: Type.String(),
+            role: Role,
+            expires_at: Type.String({ format: 'date-time' }),
+          }),
+        },
       },
     },
     async (request, reply) =>
-      reply
-        .code(201)
-        .send(await invite(deps, await requireOrg(db, request), request.body.email, request.body.role)),
+      reply.code(201).send(await invite(deps, orgOf(request), request.body.email, request.body.role)),
   )
   app.get(
     '/orgs/members',
-    { schema: { summary: 'The members, by the pairwise id the organization’s clients see', tags, security } },
-    async (request) => ({ members: await members(deps, await requireOrg(db, request)) }),
+    {
+      ...authed,
+      schema: { summary: 'The members, by the pairwise id the organization’s clients see', tags, security },
+    },
+    async (request) => ({ members: await members(deps, orgOf(request)) }),
   )
   app.delete(
     '/orgs/members/:user_id',
     {
+      ...authed,
       schema: {
         summary: 'Remove a member',
         tags,
         security,
         params: Type.Object({ user_id: Type.String({ minLength: 1, maxLength: 100 }) }),
+        response: NoContent,
       },
     },
     async (request, reply) => {
-      await removeMember(deps, await requireOrg(db, request), request.params.user_id)
-      return reply.code(204).send()
+      await removeMember(deps, orgOf(request), request.params.user_id)
+      return reply.code(204).send(null)
     },
   )
 

@@ -2,7 +2,7 @@ import { type App, type Sealer } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import { createOrgClient } from './clients.ts'
-import { requireOrg } from './service.ts'
+import { orgKey, orgOf } from './auth.ts'
 import { idpError } from '../../errors.ts'
 
 const AuthMethod = Type.Union([
@@ -31,19 +31,30 @@ const Registration = Type.Object({
  * a bad redirect URI `invalid_redirect_uri` (§3.2.2).
  */
 export function registerRoutes(app: App, db: IdpDb, sealer: Sealer) {
+  const authed = orgKey(db)
   app.post(
     '/register',
     {
+      ...authed,
       attachValidation: true,
       schema: {
         summary: 'Dynamic client registration (RFC 7591) with the organization API key',
         tags: ['organizations'],
         security: [{ organizationKey: [] }],
         body: Registration,
+        // RFC 7591 §3.2.1: the client information response, the registered metadata with it
+        response: {
+          201: Type.Unsafe<Record<string, unknown>>(
+            Type.Object(
+              { client_id: Type.String(), client_secret: Type.Optional(Type.String()) },
+              { additionalProperties: true },
+            ),
+          ),
+        },
       },
     },
     async (request, reply) => {
-      const org = await requireOrg(db, request)
+      const org = orgOf(request)
       if (request.validationError) throw idpError('invalid_client_metadata', request.validationError.message)
       const body = request.body
       const method =

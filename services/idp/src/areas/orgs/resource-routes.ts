@@ -4,17 +4,20 @@ import type { IdpDb } from '../../db.ts'
 import { NewResource, Resource, ResourceId } from '../resources/schemas.ts'
 import { present, registerResource } from '../resources/service.ts'
 import { allResources, deleteResource } from '../resources/store.ts'
-import { requireOrg } from './service.ts'
+import { orgKey, orgOf } from './auth.ts'
+import { NoContent } from '../../responses.ts'
 import { idpError } from '../../errors.ts'
 
 /** An organization's protected resources: registered, listed and removed by it alone (another's is 404). */
 export function orgResourceRoutes(app: App, db: IdpDb) {
   const tags = ['organizations']
   const security = [{ organizationKey: [] }]
+  const authed = orgKey(db)
 
   app.post(
     '/orgs/resources',
     {
+      ...authed,
       schema: {
         summary: 'Register a protected resource of the organization; its RFC 9728 metadata is served',
         tags,
@@ -24,13 +27,14 @@ export function orgResourceRoutes(app: App, db: IdpDb) {
       },
     },
     async (request, reply) => {
-      const org = await requireOrg(db, request)
+      const org = orgOf(request)
       return reply.code(201).send(await registerResource(db, request.body, org.id))
     },
   )
   app.get(
     '/orgs/resources',
     {
+      ...authed,
       schema: {
         summary: 'The organization’s resources',
         tags,
@@ -39,25 +43,27 @@ export function orgResourceRoutes(app: App, db: IdpDb) {
       },
     },
     async (request) => {
-      const org = await requireOrg(db, request)
+      const org = orgOf(request)
       return { resources: (await allResources(db, org.id)).map(present) }
     },
   )
   app.delete(
     '/orgs/resources/:id',
     {
+      ...authed,
       schema: {
         summary: 'Remove a resource: tokens are no longer issued for it',
         tags,
         security,
         params: ResourceId,
+        response: NoContent,
       },
     },
     async (request, reply) => {
-      const org = await requireOrg(db, request)
+      const org = orgOf(request)
       if (!(await deleteResource(db, request.params.id, org.id)))
         throw idpError('not_found', 'no such resource in this organization')
-      return reply.code(204).send()
+      return reply.code(204).send(null)
     },
   )
 }

@@ -3,7 +3,8 @@ import { Type } from 'typebox'
 import { OrgChanges, Organization, SignUp } from './schemas.ts'
 import { checkDomain, declareBusiness, type KybDeps } from './kyb.ts'
 import { type ScreeningDeps, screenAgent } from './screening.ts'
-import { changeOrg, orgView, requireOrg, rotateKey, signUp } from './service.ts'
+import { changeOrg, orgView, rotateKey, signUp } from './service.ts'
+import { orgKey, orgOf } from './auth.ts'
 
 interface OrgDeps extends ScreeningDeps {
   kyb: KybDeps
@@ -23,6 +24,7 @@ export function orgRoutes(app: App, deps: OrgDeps) {
     'slow_down',
   )
   const security = [{ organizationKey: [] }]
+  const authed = orgKey(db)
 
   app.post(
     '/orgs/signup',
@@ -46,12 +48,16 @@ export function orgRoutes(app: App, deps: OrgDeps) {
   )
   app.get(
     '/orgs/me',
-    { schema: { summary: 'The calling organization', tags, security, response: { 200: Organization } } },
-    async (request) => orgView(await requireOrg(db, request)),
+    {
+      ...authed,
+      schema: { summary: 'The calling organization', tags, security, response: { 200: Organization } },
+    },
+    async (request) => orgView(orgOf(request)),
   )
   app.patch(
     '/orgs/me',
     {
+      ...authed,
       schema: {
         summary: 'Change the name, contact, agent deny list or member MFA rule',
         tags,
@@ -60,11 +66,12 @@ export function orgRoutes(app: App, deps: OrgDeps) {
         response: { 200: Organization },
       },
     },
-    async (request) => changeOrg(db, await requireOrg(db, request), request.body),
+    async (request) => changeOrg(db, orgOf(request), request.body),
   )
   app.post(
     '/orgs/rotate-key',
     {
+      ...authed,
       schema: {
         summary: 'A new API key; the old one stops working at once',
         tags,
@@ -73,11 +80,12 @@ export function orgRoutes(app: App, deps: OrgDeps) {
       },
     },
     async (request, reply) =>
-      reply.header('cache-control', 'no-store').send(await rotateKey(db, await requireOrg(db, request))),
+      reply.header('cache-control', 'no-store').send(await rotateKey(db, orgOf(request))),
   )
   app.post(
     '/orgs/agents/screen',
     {
+      ...authed,
       schema: {
         summary: 'Screen an agent against the deny list and its ledger history; receipted as kya.screening',
         tags,
@@ -91,11 +99,12 @@ export function orgRoutes(app: App, deps: OrgDeps) {
         ),
       },
     },
-    async (request) => screenAgent(deps, await requireOrg(db, request), request.body),
+    async (request) => screenAgent(deps, orgOf(request), request.body),
   )
   app.post(
     '/orgs/kyb',
     {
+      ...authed,
       schema: {
         summary:
           'Declare the business and its domain: the attestation and the owner document to publish there',
@@ -115,17 +124,18 @@ export function orgRoutes(app: App, deps: OrgDeps) {
         ),
       },
     },
-    async (request) => declareBusiness(deps.kyb, await requireOrg(db, request), request.body),
+    async (request) => declareBusiness(deps.kyb, orgOf(request), request.body),
   )
   app.post(
     '/orgs/kyb/check',
     {
+      ...authed,
       schema: {
         summary: 'Fetch the domain’s owner document and check it and the organization against each other',
         tags,
         security,
       },
     },
-    async (request) => checkDomain(deps.kyb, await requireOrg(db, request)),
+    async (request) => checkDomain(deps.kyb, orgOf(request)),
   )
 }

@@ -1,14 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { notFound, type Sealer } from '@svc/kit'
-import type { FastifyRequest } from 'fastify'
 import type { IdpDb } from '../../db.ts'
 import { forgetClients } from '../clients/cache.ts'
 import { newDidKey } from '../identity/service.ts'
-import { insertOrg, listOrgs, type OrgRow, orgByKeyHash, updateOrg } from './store.ts'
+import { insertOrg, listOrgs, type OrgRow, updateOrg } from './store.ts'
 import { idpError } from '../../errors.ts'
 
-const KEY_PREFIX = 'svc_org_'
-const keyHash = (key: string) => createHash('sha256').update(key, 'utf8').digest()
+export const KEY_PREFIX = 'svc_org_'
+export const keyHash = (key: string) => createHash('sha256').update(key, 'utf8').digest()
 const newKey = () => `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`
 
 /** What an organization is told about itself (GET /orgs/me) and the admin about each one. */
@@ -47,23 +46,6 @@ export async function signUp(
     key_sealed,
   })
   return { organization_id: row.id, name: row.name, api_key: apiKey }
-}
-
-/**
- * The organization behind `Authorization: Bearer svc_org_…`. The key is found by its SHA-256, so
- * no stored value is ever compared with what was sent. A disabled organization is refused.
- */
-export async function requireOrg(db: IdpDb, request: FastifyRequest): Promise<OrgRow> {
-  const header = request.headers.authorization ?? ''
-  const refuse = (message: string) =>
-    idpError('invalid_token', message, {
-      'www-authenticate': `Bearer error="invalid_token", error_description="${message}"`,
-    })
-  if (!header.startsWith(`Bearer ${KEY_PREFIX}`)) throw refuse('an organization API key is required')
-  const org = await orgByKeyHash(db, keyHash(header.slice('Bearer '.length)))
-  if (!org) throw refuse('the organization API key is not valid')
-  if (org.disabled_at) throw idpError('access_denied', 'the organization is disabled')
-  return org
 }
 
 /** A new key; the old one stops working at once. */

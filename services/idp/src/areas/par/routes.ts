@@ -27,6 +27,7 @@ export function parRoutes(app: App, deps: ClientAuthDeps & { dpop: DpopDeps }) {
         tags: ['oauth'],
         consumes: ['application/x-www-form-urlencoded'],
         body: PushedRequest,
+        response: { 201: Type.Object({ request_uri: Type.String(), expires_in: Type.Integer() }) },
       },
     },
     async (request, reply) => {

@@ -2,6 +2,7 @@ import { type App, type rateLimit } from '@svc/kit'
 import { Type } from 'typebox'
 import { requireAdmin } from '../../admin.ts'
 import type { IdpDb } from '../../db.ts'
+import { NoContent } from '../../responses.ts'
 import { NewResource, Resource, ResourceId } from './schemas.ts'
 import { present, protectedResourceMetadata, registerResource } from './service.ts'
 import { allResources, deleteResource, resourceById } from './store.ts'
@@ -51,11 +52,16 @@ export function resourceRoutes(
     '/manage/v1/resources/:id',
     {
       ...admin,
-      schema: { summary: 'Remove a resource: tokens are no longer issued for it', tags, params: ResourceId },
+      schema: {
+        summary: 'Remove a resource: tokens are no longer issued for it',
+        tags,
+        params: ResourceId,
+        response: NoContent,
+      },
     },
     async (request, reply) => {
       if (!(await deleteResource(db, request.params.id))) throw notFound()
-      return reply.code(204).send()
+      return reply.code(204).send(null)
     },
   )
   app.get(

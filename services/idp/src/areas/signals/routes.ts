@@ -11,7 +11,7 @@ import { idpError } from '../../errors.ts'
 export function signalRoutes(app: App, deps: SignalDeps & { kv: Kv }) {
   const tags = ['signals']
   const client = (request: Parameters<typeof authenticateClient>[1], body: Record<string, unknown> = {}) =>
-    authenticateClient(deps, request, body, { anySecretMethod: true })
+    authenticateClient(deps, request, body)
 
   app.get(
     '/.well-known/ssf-configuration',

@@ -6,18 +6,20 @@ import { parseScope } from '../../oauth/scopes.ts'
 import { consumeCode } from '../authorize/store.ts'
 import { resourceByIdentifier } from '../resources/store.ts'
 import type { SigningKeys } from '../keys/service.ts'
+import type { Kv } from '@svc/kit'
+import { denyAccessToken } from '../revocation/denylist.ts'
 import {
-  codeFamily,
+  codeExchange,
   insertRefresh,
+  recordCodeExchange,
   refreshByHash,
   revokeFamily,
   rotateRefresh,
-  setCodeFamily,
 } from './store.ts'
 import { orgClaim } from '../orgs/members.ts'
 import { spendTask } from '../tasks/service.ts'
 import type { TaskRow } from '../tasks/store.ts'
-import { type Grant, issueTokens } from './tokens.ts'
+import { ACCESS_TOKEN_TTL_S, type Grant, issueTokens, newJti } from './tokens.ts'
 import { idpError } from '../../errors.ts'
 
 /** Refresh tokens are ours to time (identity-provider.md): thirty days, renewed by each rotation. */
@@ -26,6 +28,8 @@ export const REFRESH_TTL_MS = 30 * 86_400_000
 type Client = Pick<IdpTables['clients'], 'client_id' | 'subject_type' | 'redirect_uris' | 'organization_id'>
 export interface GrantDeps {
   db: IdpDb
+  /** Where revoked access tokens are denylisted (a replayed code revokes its exchange's token). */
+  kv: Kv
   keys: SigningKeys
   issuer: string
   pairwiseSalt: string
@@ -72,13 +76,21 @@ export async function saveRefresh(
 export async function respond(
   deps: GrantDeps,
   client: Client,
-  saved: { grant: Grant; task: TaskRow | undefined; refreshToken: string | undefined },
+  saved: { grant: Grant; task: TaskRow | undefined; refreshToken: string | undefined; accessJti?: string },
   jkt: string | undefined,
 ) {
   const org = saved.grant.scope.includes('organization')
     ? await orgClaim(deps.db, client, saved.grant.user_id)
     : undefined
-  const response = await issueTokens(deps, client, saved.grant, jkt, saved.task, org ? { org } : {})
+  const response = await issueTokens(
+    deps,
+    client,
+    saved.grant,
+    jkt,
+    saved.task,
+    org ? { org } : {},
+    saved.accessJti,
+  )
   return saved.refreshToken ? { ...response, refresh_token: saved.refreshToken } : response
 }
 
@@ -96,7 +108,11 @@ export async function atomically<T>(
   return outcome
 }
 
-/** RFC 6749 §4.1.3 with PKCE. A replayed code revokes the refresh family it started (§4.1.2). */
+/**
+ * RFC 6749 §4.1.3 with PKCE. A replayed code revokes what its exchange issued (§4.1.2): the refresh
+ * family it started and the access token, whose `jti` is chosen and recorded with the exchange so
+ * that a replay committed after it always finds it.
+ */
 export async function authorizationCodeGrant(
   deps: GrantDeps,
   client: Client,
@@ -108,8 +124,14 @@ export async function authorizationCodeGrant(
   const saved = await atomically(deps, async (trx) => {
     const code = await consumeCode(trx, codeHash)
     if (!code) {
-      const replayed = await codeFamily(trx, codeHash)
+      const replayed = await codeExchange(trx, codeHash)
       if (replayed?.used_at && replayed.family_id) await revokeFamily(trx, replayed.family_id)
+      if (replayed?.used_at && replayed.access_token_jti && replayed.access_token_expires_at)
+        await denyAccessToken(
+          deps.kv,
+          replayed.access_token_jti,
+          Math.ceil(replayed.access_token_expires_at.getTime() / 1000),
+        )
       return invalidGrant('the code is invalid, expired or already used')
     }
     if (code.client_id !== client.client_id) return invalidGrant('the code was issued to another client')
@@ -122,10 +144,17 @@ export async function authorizationCodeGrant(
     const task = code.task_id ? await spendTask(trx, code.task_id) : undefined
     if (task instanceof AppError) return task
     const familyId = `rtf_${randomBytes(12).toString('base64url')}`
-    if (code.scope.includes('offline_access')) await setCodeFamily(trx, codeHash, familyId)
+    const accessJti = newJti()
+    await recordCodeExchange(trx, codeHash, {
+      family_id: code.scope.includes('offline_access') ? familyId : null,
+      access_token_jti: accessJti,
+      // the token ends no later than this (sooner under a task grant)
+      access_token_expires_at: new Date(Date.now() + ACCESS_TOKEN_TTL_S * 1000 + 5000),
+    })
     return {
       grant: code,
       task,
+      accessJti,
       refreshToken: await saveRefresh(
         trx,
         client,

@@ -65,6 +65,9 @@ export const agentClaims = (client: Pick<IdpTables['clients'], 'agent_model' | '
     : {}),
 })
 
+/** An access token's `jti`, chosen before signing when the grant must remember it. */
+export const newJti = () => randomBytes(16).toString('base64url')
+
 /**
  * Every access token: an RFC 9068 JWT (typ at+jwt) lasting 600 s, or less when what it derives
  * from ends sooner (`notAfter`, seconds), with its own `jti`, and when bound to a DPoP key its
@@ -75,12 +78,13 @@ export function signAccessToken(
   claims: AccessClaims,
   jkt: string | undefined,
   notAfter = Infinity,
+  jti = newJti(),
 ) {
   const now = Math.floor(Date.now() / 1000)
   return keys.sign(
     {
       ...claims,
-      jti: randomBytes(16).toString('base64url'),
+      jti,
       iat: now,
       exp: Math.min(now + ACCESS_TOKEN_TTL_S, notAfter),
       ...(jkt ? { cnf: { jkt } } : {}),
@@ -105,6 +109,7 @@ export async function issueTokens(
   jkt?: string,
   task?: TaskRow,
   idClaims: Record<string, unknown> = {},
+  accessJti = newJti(),
 ) {
   const now = Math.floor(Date.now() / 1000)
   const sub = subjectFor(client, grant.user_id, pairwiseSalt)
@@ -123,6 +128,7 @@ export async function issueTokens(
     },
     jkt,
     tsk?.exp,
+    accessJti,
   )
   const idToken = await keys.sign({
     iss: issuer,

@@ -1,5 +1,5 @@
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
-import { type App, html, type Kv, rateLimit } from '@svc/kit'
+import { type App, html, type Kv, KvUnavailable, rateLimit } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import { exportAccount } from '../accounts/export.ts'
@@ -38,7 +38,26 @@ interface UiOptions {
   onSessionEnd: (session: { sid: string; user_id: string }) => Promise<string[]>
 }
 
-const loginForm = (csrf: string, returnTo: string, passkeyOptions: object, email = '', error?: string) =>
+/**
+ * The passkey challenge for the sign-in page, or undefined while the kv (Redis) does not answer: the
+ * page then offers password sign-in alone rather than failing.
+ */
+async function passkeyOptionsIfAvailable(rp: RelyingParty) {
+  try {
+    return await signInOptions(rp)
+  } catch (err) {
+    if (err instanceof KvUnavailable) return undefined
+    throw err
+  }
+}
+
+const loginForm = (
+  csrf: string,
+  returnTo: string,
+  passkeyOptions: object | undefined,
+  email = '',
+  error?: string,
+) =>
   page(
     'Sign in',
     html`<h1>Sign in</h1>
@@ -52,7 +71,11 @@ const loginForm = (csrf: string, returnTo: string, passkeyOptions: object, email
         <input id="password" name="password" type="password" autocomplete="current-password" required />
         <button type="submit">Sign in</button>
       </form>
-      ${passkeySignInForm(csrf, returnTo, passkeyOptions)}`,
+      ${
+        passkeyOptions
+          ? passkeySignInForm(csrf, returnTo, passkeyOptions)
+          : html`<p>Passkey sign-in is unavailable for a moment: sign in with your password.</p>`
+      }`,
     [PASSKEY_SCRIPT_PATH],
   )
 
@@ -75,7 +98,7 @@ export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies
       const form = loginForm(
         csrfToken(request, reply, secureCookies),
         returnTo,
-        await signInOptions(rp),
+        await passkeyOptionsIfAvailable(rp),
         request.query.login_hint ?? '',
       )
       return reply.type('text/html; charset=utf-8').send(form)
@@ -111,7 +134,7 @@ export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies
         const form = loginForm(
           csrfToken(request, reply, secureCookies),
           returnTo,
-          await signInOptions(rp),
+          await passkeyOptionsIfAvailable(rp),
           request.body.email,
           'Wrong email or password.',
         )

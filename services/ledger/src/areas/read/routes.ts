@@ -85,7 +85,8 @@ export function readRoutes(app: App, db: LedgerDb, logKey: string) {
     '/v1/proofs/inclusion',
     {
       schema: {
-        summary: 'RFC 9162 inclusion proof of an index in a tree size (default: the latest)',
+        summary:
+          'RFC 9162 inclusion proof of an index in any tree size up to the latest (default: the latest)',
         tags: ['read'],
         querystring: Type.Object(
           { index: Index, tree_size: Type.Optional(Size) },
@@ -97,7 +98,12 @@ export function readRoutes(app: App, db: LedgerDb, logKey: string) {
             tree_size: Type.Integer(),
             leaf_hash: B64,
             proof: Type.Array(B64),
-            checkpoint: Type.String({ description: 'the signed checkpoint of tree_size' }),
+            checkpoint: Type.Optional(
+              Type.String({
+                description:
+                  'the signed checkpoint of tree_size, when one was published for that size (sizes between two checkpoints have none: verify against a root you hold)',
+              }),
+            ),
           }),
         },
       },
@@ -123,7 +129,7 @@ export function readRoutes(app: App, db: LedgerDb, logKey: string) {
     {
       schema: {
         summary:
-          'The receipt with its inclusion proof, checkpoint and log key: verifiable offline with `npm run verify`',
+          'The receipt with its inclusion proof, checkpoint and log key: verifiable offline with `npm run verify`. tree_size must be a checkpointed size (400 no_checkpoint_for_size names the nearest ones).',
         tags: ['read'],
         params: Type.Object({ index: Index }),
         querystring: Type.Object({ tree_size: Type.Optional(Size) }, { additionalProperties: false }),

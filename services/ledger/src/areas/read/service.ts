@@ -5,9 +5,13 @@ import { consistencyProof, inclusionProof } from '@svc/trust/merkle'
 import { encodeEntryBundle, parseTilePath, TILE_WIDTH, tileNodes, tileWidth } from '@svc/trust/tiles'
 import type { LedgerDb } from '../../db.ts'
 import { nodeReader, treeState } from '../log/store.ts'
-import { checkpointNote, entriesFrom, leafAt } from './store.ts'
+import { checkpointNote, checkpointSizesAround, entriesFrom, leafAt } from './store.ts'
 
-/** A size to prove against: at most the latest checkpoint's (every integrated size has one). */
+/**
+ * A size to prove against: any size up to the latest checkpoint's. Proofs are computed from the
+ * stored complete subtrees, so a size between two checkpoints (appends integrated in one batch)
+ * is as provable as a checkpointed one.
+ */
 async function provable(db: LedgerDb, size: number | undefined): Promise<number> {
   const tree = await treeState(db)
   if (size === undefined) return tree.size
@@ -45,8 +49,18 @@ export async function inclusion(db: LedgerDb, index: number, size?: number) {
     tree_size: treeSize,
     leaf_hash: b64Encode(leaf.leaf_hash),
     proof: proof.map(b64Encode),
-    checkpoint: checkpoint!.note,
+    ...(checkpoint ? { checkpoint: checkpoint.note } : {}),
   }
+}
+
+/** A 400 naming the checkpointed sizes nearest to `size`, for what needs a signed checkpoint. */
+async function noCheckpoint(db: LedgerDb, size: number): Promise<never> {
+  const nearest = await checkpointSizesAround(db, size)
+  const around = nearest.length ? `; the nearest checkpointed sizes are ${nearest.join(' and ')}` : ''
+  throw badRequest(
+    `no checkpoint was published for tree size ${size}${around} (GET /v1/checkpoints/{size})`,
+    'no_checkpoint_for_size',
+  )
 }
 
 export async function consistency(db: LedgerDb, from: number, to?: number) {
@@ -84,6 +98,7 @@ export async function bundle(
   size?: number,
 ): Promise<ReceiptBundle> {
   const proof = await inclusion(db, index, size)
+  if (proof.checkpoint === undefined) return noCheckpoint(db, proof.tree_size)
   const { receipt, signature } = await entry(db, index)
   return {
     format: 'svc-receipt-bundle/v1',

@@ -19,6 +19,25 @@ export async function checkpointNote(
   return { size: row.tree_size, note: row.note + cosignatures.map((c) => `${c.signature_line}\n`).join('') }
 }
 
+/** The checkpointed sizes just below and just above `size` (those that exist). */
+export async function checkpointSizesAround(db: LedgerDb, size: number): Promise<number[]> {
+  const below = await db
+    .selectFrom('checkpoints')
+    .select('tree_size')
+    .where('tree_size', '<', size)
+    .orderBy('tree_size', 'desc')
+    .limit(1)
+    .executeTakeFirst()
+  const above = await db
+    .selectFrom('checkpoints')
+    .select('tree_size')
+    .where('tree_size', '>', size)
+    .orderBy('tree_size')
+    .limit(1)
+    .executeTakeFirst()
+  return [below?.tree_size, above?.tree_size].filter((s): s is number => s !== undefined)
+}
+
 export async function leafAt(db: LedgerDb, index: number) {
   return db
     .selectFrom('leaves')

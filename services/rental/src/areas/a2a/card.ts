@@ -3,6 +3,9 @@ import { catalogue } from '../catalogue/store.ts'
 
 /** Where the rental's A2A JSON-RPC endpoint lives (named in the card, so clients need not know it). */
 export const A2A_PATH = '/a2a'
+/** The media types a message's parts may have (the card's defaultInputModes); others are ContentTypeNotSupported. */
+export const INPUT_MODES = ['text/plain']
+
 /** The card's name for the Bearer scheme. */
 export const BEARER_SCHEME = 'agtBearer'
 
@@ -15,7 +18,7 @@ export async function rentalCard(db: RentalDb, baseUrl: string, version: string)
   const base = baseUrl.replace(/\/+$/, '')
   const url = `${base}${A2A_PATH}`
   const jobs = await catalogue(db)
-  const modes = { inputModes: ['text/plain'], outputModes: ['text/plain', 'application/json'] }
+  const modes = { inputModes: INPUT_MODES, outputModes: ['text/plain', 'application/json'] }
   return {
     name: 'svc agent rental',
     description:

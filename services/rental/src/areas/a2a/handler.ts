@@ -22,7 +22,6 @@ import type {
   TaskPushNotificationConfig,
 } from '@a2a-js/sdk'
 import {
-  ExtendedAgentCardNotConfiguredError,
   PushNotificationNotSupportedError,
   RequestMalformedError,
   TaskNotCancelableError,
@@ -41,8 +40,7 @@ import { a2aTask, escrowOfTask, isTerminal, outputArtifact, statusOf, taskIdPage
 export const SCOPES = { read: 'tasks:read', write: 'tasks:write' } as const
 type Scope = (typeof SCOPES)[keyof typeof SCOPES]
 
-/** Custom JSON-RPC codes (outside JSON-RPC's and A2A's reserved ranges) for auth refusals. */
-export const UNAUTHENTICATED_CODE = -31401
+/** Custom JSON-RPC code (outside JSON-RPC's and A2A's reserved ranges) for an authorization refusal. */
 export const PERMISSION_DENIED_CODE = -31403
 
 /** The caller the route authenticated: its verified token. */
@@ -142,7 +140,8 @@ export class RentalA2AHandler implements A2ARequestHandler {
     _params: GetExtendedAgentCardRequest,
     _context: ServerCallContext,
   ): Promise<AgentCard> {
-    throw new ExtendedAgentCardNotConfiguredError()
+    // A2A 1.0 §3.3.4: the card declares no extended card (capabilities.extendedAgentCard false)
+    throw new UnsupportedOperationError('this agent has no authenticated extended card')
   }
 
   /** The caller's task as an A2A Task, or TaskNotFound (another client's, or outside the token's engagements). */
@@ -168,12 +167,16 @@ export class RentalA2AHandler implements A2ARequestHandler {
     const token = tokenOf(context, SCOPES.write)
     const message = params.message
     if (!message) throw new RequestMalformedError('params.message is required')
-    if (message.taskId)
-      throw new InvalidParams(
-        'a message continues no task here: each message is a new task (leave taskId empty)',
-        'message.taskId',
-        'TASK_CONTINUATION_NOT_SUPPORTED',
+    if (message.taskId) {
+      // A2A 1.0 §3.4.2: a taskId must name an existing task (TaskNotFound); §3.1.1: an ended one takes
+      // no more messages (UnsupportedOperation), and here a running one takes none either
+      const view = await this.view(token, message.taskId)
+      throw new UnsupportedOperationError(
+        isTerminal(view.state)
+          ? `the task ${view.id} is ${view.state}: it takes no further messages`
+          : `the task ${view.id} takes no further messages: each message is a new task (leave taskId empty)`,
       )
+    }
     const named = message.metadata?.engagement_id ?? params.metadata?.engagement_id
     const engagementId = typeof named === 'string' && named ? named : message.contextId
     if (!engagementId)

@@ -1,11 +1,12 @@
 import { AgentCard } from '@a2a-js/sdk'
 import type { App } from '@svc/kit'
-import { errorInfo, handleJsonRpc, idOf, jsonRpcEndpoint, rpcError } from '@svc/kit/http/a2a-jsonrpc'
+import { handleJsonRpc, jsonRpcEndpoint, refuseUnauthenticated } from '@svc/kit/http/a2a-jsonrpc'
+import { etagOf, ifNoneMatch } from '@svc/kit/http/etag'
 import { Type } from 'typebox'
 import { verifyApiToken } from '../tokens/service.ts'
 import type { TaskDeps } from '../tasks/service.ts'
-import { A2A_PATH, BEARER_SCHEME, rentalCard } from './card.ts'
-import { mapRentalError, RentalA2AHandler, TokenUser, UNAUTHENTICATED_CODE } from './handler.ts'
+import { A2A_PATH, BEARER_SCHEME, INPUT_MODES, rentalCard } from './card.ts'
+import { mapRentalError, RentalA2AHandler, TokenUser } from './handler.ts'
 
 const Card = Type.Object(
   {
@@ -19,18 +20,6 @@ const Card = Type.Object(
   { additionalProperties: true, description: 'an A2A 1.0 AgentCard' },
 )
 
-/** The request's JSON-RPC id when the raw body parses, for the 401 answer. */
-function rawId(raw: unknown) {
-  try {
-    const body: unknown = typeof raw === 'string' ? JSON.parse(raw) : raw
-    return body && typeof body === 'object' && !Array.isArray(body)
-      ? idOf(body as Record<string, unknown>)
-      : null
-  } catch {
-    return null
-  }
-}
-
 /**
  * The rental's A2A surface: its agent card (public) and the JSON-RPC endpoint (`POST /a2a`,
  * `Authorization: Bearer agt_…`), where a client's own software runs and follows tasks on that
@@ -39,7 +28,7 @@ function rawId(raw: unknown) {
 export function a2aRoutes(app: App, deps: TaskDeps & { baseUrl: string; version: string }) {
   const cardJson = () => rentalCard(deps.db, deps.baseUrl, deps.version)
   const handler = new RentalA2AHandler(deps, async () => AgentCard.fromJSON(await cardJson()))
-  const endpoint = jsonRpcEndpoint(handler)
+  const endpoint = jsonRpcEndpoint(handler, INPUT_MODES)
   const tags = ['a2a']
 
   for (const path of ['/.well-known/agent-card.json', '/.well-known/agent.json'])
@@ -49,15 +38,19 @@ export function a2aRoutes(app: App, deps: TaskDeps & { baseUrl: string; version:
         schema: {
           summary: 'The rental’s A2A 1.0 agent card (agent.json is an alias)',
           tags,
-          response: { 200: Card },
+          response: { 200: Card, 304: Type.Null({ description: 'not modified (If-None-Match)' }) },
         },
       },
-      async (_request, reply) => {
-        reply.header('cache-control', 'public, max-age=60')
+      async (request, reply) => {
+        // the card follows the catalogue, so its tag is of the body as it is now
+        const body = JSON.stringify(await cardJson())
+        const etag = etagOf(body)
+        reply.header('etag', etag).header('cache-control', 'public, max-age=60')
+        if (ifNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(null)
         return reply
           .type('application/json')
           .serializer((s) => s as string)
-          .send(JSON.stringify(await cardJson()) as never)
+          .send(body as never)
       },
     )
 
@@ -81,22 +74,14 @@ export function a2aRoutes(app: App, deps: TaskDeps & { baseUrl: string; version:
         const token = await verifyApiToken(deps.db, header, deps.now())
         if (!token) {
           const given = typeof header === 'string' && header.trim() !== ''
-          return reply
-            .code(401)
-            .header(
-              'www-authenticate',
-              given
-                ? 'Bearer realm="rental", error="invalid_token", error_description="the token is unknown, revoked or expired"'
-                : 'Bearer realm="rental"',
-            )
-            .send(
-              rpcError(
-                rawId(request.body),
-                UNAUTHENTICATED_CODE,
-                given ? 'the API token is unknown, revoked or expired' : 'an agt_ Bearer token is required',
-                [errorInfo('UNAUTHENTICATED', { scheme: 'Bearer', bearerFormat: 'agt_' })],
-              ),
-            )
+          return refuseUnauthenticated(request, reply, {
+            realm: 'rental',
+            tokenGiven: given,
+            message: given
+              ? 'the API token is unknown, revoked or expired'
+              : 'an agt_ Bearer token is required',
+            scheme: { bearerFormat: 'agt_' },
+          })
         }
         return handleJsonRpc(endpoint, request, reply, {
           user: new TokenUser(token),

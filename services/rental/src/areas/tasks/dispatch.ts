@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { Artifact, Role, type SendMessageRequest } from '@a2a-js/sdk'
-import { type Client, ClientFactory } from '@a2a-js/sdk/client'
+import { type Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client'
+import { type AgentCredentials, authenticatingFetch } from './agent-credentials.ts'
 
 /** One A2A call's outcome: the task's first artifact in its wire (ProtoJSON) form. */
 export interface AgentAnswer {
@@ -28,11 +29,22 @@ const request = (text: string): SendMessageRequest => ({
 
 /**
  * Sends tasks to agents over A2A 1.0 with the @a2a-js/sdk client, resolved from the agent's card
- * URL (the card names the JSON-RPC endpoint). Clients are kept per card URL.
+ * URL (the card names the JSON-RPC endpoint). Clients are kept per card URL. With credentials, the
+ * agents service's calls carry the rental's access token (see agent-credentials.ts).
  */
 export class AgentDispatcher {
   readonly #clients = new Map<string, Promise<Client>>()
-  readonly #factory = new ClientFactory()
+  readonly #factory: ClientFactory
+
+  constructor(credentials?: AgentCredentials) {
+    this.#factory = credentials
+      ? new ClientFactory(
+          ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+            transports: [new JsonRpcTransportFactory({ fetchImpl: authenticatingFetch(credentials) })],
+          }),
+        )
+      : new ClientFactory()
+  }
 
   #client(cardUrl: string): Promise<Client> {
     let client = this.#clients.get(cardUrl)
