@@ -4,8 +4,9 @@
  * With DATABASE_URL and REDIS_URL set, the same suites run against PostgreSQL and Redis.
  */
 import { spawn } from 'node:child_process'
-import { readdirSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
+import { prepareSnapshot } from '../packages/kit/src/db/snapshot.ts'
 import { repoRoot } from '../packages/kit/src/paths.ts'
 
 const root = repoRoot()
@@ -35,6 +36,12 @@ if (files.length === 0) {
 const backend = process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'
 const kv = process.env.REDIS_URL ? 'Redis' : 'memory kv'
 console.log(`${files.length} test files on ${backend} and ${kv}`)
+// each service's migrated snapshot, made once here rather than by test processes racing for it
+if (!process.env.DATABASE_URL)
+  for (const service of readdirSync(join(root, 'services'))) {
+    const migrations = join(root, 'services', service, 'migrations')
+    if (existsSync(migrations)) await prepareSnapshot(service, migrations)
+  }
 const child = spawn(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', ...files],

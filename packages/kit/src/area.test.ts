@@ -63,3 +63,41 @@ test('each area is mounted with the services it declared and nothing else', asyn
   assert.deepEqual(res.json(), { n: 42 })
   await app.close()
 })
+
+test('routes are registered in the order the areas are listed, after every service is made', async () => {
+  interface Services {
+    releases: undefined
+    tasks: { state(): string }
+  }
+  const { defineArea, mountAreas } = areaKit<object, Services>()
+  const registered: string[] = []
+  const releases = defineArea({
+    name: 'releases',
+    needs: ['tasks'],
+    mount: () => undefined,
+    routes(app, _ctx, use) {
+      registered.push('/releases')
+      app.get('/releases', async () => ({ task: use.tasks.state() }))
+    },
+  })
+  const tasks = defineArea({
+    name: 'tasks',
+    mount: () => ({ state: () => 'completed' }),
+    routes(app, _ctx, _use, own) {
+      registered.push('/tasks')
+      app.get('/tasks', async () => ({ state: own.state() }))
+    },
+  })
+  const app = await createHttpServer({
+    name: 'test',
+    version: '0',
+    description: 'areas',
+    logger: pino({ level: 'silent' }),
+    errorShape: 'api',
+    checks: [],
+  })
+  await mountAreas(app, {}, [releases, tasks])
+  assert.deepEqual(registered, ['/releases', '/tasks'])
+  assert.deepEqual((await app.inject({ method: 'GET', url: '/releases' })).json(), { task: 'completed' })
+  await app.close()
+})

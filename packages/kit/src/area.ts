@@ -6,6 +6,11 @@ import type { App } from './http/server.ts'
  * it registers its routes, hooks and jobs on the app, and returns its own service: the only thing
  * other areas may call (never its store).
  *
+ * An area whose routes come before the routes of an area it needs (so that the API document lists
+ * them in the order of the service's list) registers them in `routes` rather than in `mount`:
+ * `mountAreas` makes every service in dependency order first, then registers routes in the
+ * order the areas are listed.
+ *
  * `Services` maps each area's name to what it provides (`undefined` for an area that offers
  * nothing to others, such as public pages). A service declares that map once and takes its
  * `defineArea` and `mountAreas` from `areaKit<Context, Services>()`.
@@ -15,6 +20,8 @@ export interface Area<Ctx, Services, Name extends keyof Services, Needs extends 
   /** The areas whose services this one calls; they are mounted first. */
   needs?: readonly Needs[]
   mount(app: App, ctx: Ctx, use: Pick<Services, Needs>): Promise<Services[Name]> | Services[Name]
+  /** Its HTTP routes, given its own service too; registered after every area is mounted, in list order. */
+  routes?(app: App, ctx: Ctx, use: Pick<Services, Needs>, own: Services[Name]): void
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a list of areas of one service, each with its own needs
@@ -62,12 +69,14 @@ export function areaKit<Ctx, Services>() {
     },
     async mountAreas(app: App, ctx: Ctx, areas: AnyArea<Ctx, Services>[]): Promise<Partial<Services>> {
       const mounted: Partial<Services> = {}
-      for (const area of orderAreas(areas)) {
-        const use = Object.fromEntries(
-          (area.needs ?? []).map((need) => [need, mounted[need as keyof Services]]),
-        )
-        mounted[area.name] = await area.mount(app, ctx, use as Pick<Services, keyof Services>)
-      }
+      const useOf = (area: AnyArea<Ctx, Services>) =>
+        Object.fromEntries((area.needs ?? []).map((need) => [need, mounted[need as keyof Services]])) as Pick<
+          Services,
+          keyof Services
+        >
+      for (const area of orderAreas(areas)) mounted[area.name] = await area.mount(app, ctx, useOf(area))
+      for (const area of areas)
+        area.routes?.(app, ctx, useOf(area), mounted[area.name] as Services[keyof Services])
       return mounted
     },
   }

@@ -34,3 +34,11 @@ test('a catalogued code raises its status, and the OpenAPI document lists every 
 test('a code that is not snake_case is refused when the catalogue is made', () => {
   assert.throws(() => errorCatalogue({ NotFound: { status: 404, description: 'x' } }), /not snake_case/)
 })
+
+test('a code answered with another status names it in the catalogue', () => {
+  const upstream = errorCatalogue({
+    idp_unavailable: { status: 503, also: [502], description: 'the identity provider is not reachable' },
+  })
+  assert.equal(upstream.errorWith(502, 'idp_unavailable', 'no answer').status, 502)
+  assert.throws(() => upstream.errorWith(500, 'idp_unavailable', 'x'), /not catalogued with status 500/)
+})

@@ -2,6 +2,8 @@ import { AppError } from './errors.ts'
 
 export interface ErrorCodeSpec {
   status: number
+  /** Other statuses the same code is answered with (an upstream that failed, 502, or is not linked yet, 503). */
+  also?: number[]
   /** When a client meets it, in a sentence: listed in the OpenAPI document. */
   description: string
 }
@@ -10,6 +12,8 @@ export type ErrorCatalogue<T extends Record<string, ErrorCodeSpec>> = {
   readonly codes: T
   /** The error for a catalogued code, with its catalogued status. */
   error(code: keyof T & string, message: string, headers?: Record<string, string>): AppError
+  /** The error for a catalogued code answered with one of its other catalogued statuses (`also`). */
+  errorWith(status: number, code: keyof T & string, message: string): AppError
 }
 
 /**
@@ -22,6 +26,11 @@ export function errorCatalogue<const T extends Record<string, ErrorCodeSpec>>(co
   return {
     codes,
     error: (code, message, headers = {}) => new AppError(codes[code]!.status, code, message, headers),
+    errorWith: (status, code, message) => {
+      if (status !== codes[code]!.status && !codes[code]!.also?.includes(status))
+        throw new Error(`error code ${code} is not catalogued with status ${status}`)
+      return new AppError(status, code, message)
+    },
   }
 }
 

@@ -5,6 +5,7 @@ import pino, { type Logger } from 'pino'
 import { commonEnv, readEnv } from './config.ts'
 import { type Database, openDatabase } from './db/database.ts'
 import { migrate } from './db/migrator.ts'
+import { migratedSnapshot } from './db/snapshot.ts'
 import { ConfigError } from './errors.ts'
 import type { ErrorShape } from './http/errors.ts'
 import type { HealthCheck } from './http/health.ts'
@@ -119,10 +120,13 @@ export async function startService<C>(
 
   let database: Database | undefined
   if (spec.migrations) {
+    // a fresh embedded database is a cluster of its own: it starts from the service's migrated snapshot
+    const freshEmbedded = Boolean(tag) && !common.databaseUrl
     database = await openDatabase({
       url: common.databaseUrl,
-      schema: tag ? `${tag}_${spec.name}` : (common.databaseSchema ?? spec.name),
+      schema: freshEmbedded ? spec.name : tag ? `${tag}_${spec.name}` : (common.databaseSchema ?? spec.name),
       dataDir: tag ? undefined : join(common.dataDir, spec.name),
+      snapshot: freshEmbedded ? await migratedSnapshot(spec.name, spec.migrations) : undefined,
       dropSchemaOnClose: Boolean(tag),
       applicationName: spec.name,
       onError: onError('database'),

@@ -37,7 +37,6 @@ import { passkeysArea } from './areas/passkeys/index.ts'
 import { uiArea } from './areas/ui/index.ts'
 import { type IdpConfig, readIdpConfig } from './config.ts'
 import { type IdpContext, mountAreas } from './context.ts'
-import { refuseNonFiniteNumbers } from './finite-numbers.ts'
 import type { IdpTables } from './db.ts'
 import { idpErrors } from './errors.ts'
 
@@ -100,7 +99,6 @@ export const idp: ServiceSpec<IdpConfig> = {
       : []),
   ],
   async build(app, ctx) {
-    refuseNonFiniteNumbers(app)
     const jobs = await Jobs.start(ctx.database!, {
       onError: (err) => ctx.log.warn({ err: err.message }, 'jobs error'),
     })

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { AppError } from '@svc/kit'
+import { ledgerError } from './errors.ts'
 import type { FastifyRequest } from 'fastify'
 import type { LedgerConfig } from './config.ts'
 
@@ -13,8 +13,13 @@ export function writerOf(request: FastifyRequest, config: LedgerConfig): string 
   let writer: string | undefined
   for (const w of config.writers) if (timingSafeEqual(given, w.tokenHash) && match) writer = w.name
   if (!writer)
-    throw new AppError(401, 'unauthorized', 'a writer bearer token is required', {
+    throw ledgerError('unauthorized', 'a writer bearer token is required', {
       'www-authenticate': 'Bearer realm="ledger"',
     })
   return writer
+}
+
+/** An onRequest hook: the writer token is checked before the body is parsed or validated (401 first). */
+export const requireWriter = (config: LedgerConfig) => async (request: FastifyRequest) => {
+  writerOf(request, config)
 }

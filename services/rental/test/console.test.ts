@@ -193,6 +193,14 @@ describe('rental console: CSRF, catalogue, API tokens, public pages', () => {
     assert.ok(!after.tokens.some((t) => t.id === issued.id))
   })
 
+  it('an empty policy change ({}) is 400 invalid_request and changes nothing, never a 5XX', async () => {
+    const issued = await json<Token>(await call(alice, 'POST', '/api/tokens', { label: 'empty policy' }))
+    const res = await call(alice, 'POST', `/api/tokens/${issued.id}/policy`, {})
+    assert.equal(res.status, 400)
+    assert.equal((await json<{ error: { code: string } }>(res)).error.code, 'invalid_request')
+    assert.deepEqual((await verifyApiToken(db, issued.token))?.scopes, ['tasks:read', 'tasks:write'])
+  })
+
   it('another client’s token is 404 on every route, and not in its list', async () => {
     const issued = await json<Token>(await call(alice, 'POST', '/api/tokens', { label: 'mine' }))
     for (const [method, path, body] of [

@@ -1,27 +1,17 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
-import { type RunningService, startService } from '@svc/kit'
-import { CookieJar, tempFolder, testEnv } from '@svc/kit/testing'
 import { verifyAgentResult } from '@svc/trust/agent-result'
 import { b64uDecode, b64uEncode } from '@svc/trust/base64url'
 import { didKeyFromEd25519, ed25519FromDidKey } from '@svc/trust/did-key'
 import { generateEd25519, signEd25519, verifyEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes, canonicalize } from '@svc/trust/jcs'
-import type { Kysely } from 'kysely'
-import { agents } from '../../agents/src/app.ts'
-import { idp } from '../../idp/src/app.ts'
 import { type LedgerReceipt, receiptsAbout } from '../../idp/test/ledger-api.ts'
-import { ledger } from '../../ledger/src/app.ts'
-import { rental } from '../src/app.ts'
-import { sha256 } from '../src/areas/auth/hooks.ts'
 import { revokeAgent } from '../src/areas/engagements/store.ts'
 import { JournalRail } from '../src/areas/rail/journal.ts'
-import type { RentalConfig } from '../src/config.ts'
-import type { RentalTables } from '../src/db.ts'
-import { ADMIN, eventually, type Stack, signIn } from './stack.ts'
+import { type Client, type FullStack, startFullStack, WRITER } from './full-stack.ts'
+import { eventually } from './stack.ts'
 
-const WRITER = 'dev-ledger-writer-rental'
 type Body = Record<string, unknown>
 interface Escrow {
   id: string
@@ -46,57 +36,21 @@ interface Task {
   runs: unknown
   escrow_id: string | null
 }
-interface Client {
-  jar: CookieJar
-  csrf: string
-  me: { client: { subject: string } }
-}
 
 const hashOf = (body: unknown) => `sha256:${createHash('sha256').update(canonicalize(body)).digest('hex')}`
-const freePort = async () => {
-  const { createServer } = await import('node:net')
-  return new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number }
-      probe.close(() => resolve(port))
-    })
-  })
-}
 
 describe('rental main path: hire, sign, task, receipt, release once', () => {
-  let idpService: Awaited<ReturnType<typeof startService>>
-  let ledgerService: Awaited<ReturnType<typeof startService>>
-  let agentsService: Awaited<ReturnType<typeof startService>>
-  let rentalService: RunningService<RentalConfig>
-  let rentalEnv: NodeJS.ProcessEnv
-  let stack: Stack
+  // restartable: one test restarts the rental on the same database
+  let s: FullStack
   let alice: Client
   let bob: Client
   const key = generateEd25519()
   const clientDid = didKeyFromEd25519(key.publicKey)
   const sign = (body: unknown) => b64uEncode(signEd25519(key.seed, canonicalBytes(body)))
   const rail = new JournalRail()
-  const db = () => rentalService.ctx.database!.db as Kysely<RentalTables>
+  const db = () => s.db
   const balance = (account: string) => rail.balance(db(), account)
-
-  const call = (
-    who: { jar: CookieJar; csrf: string },
-    method: string,
-    path: string,
-    body?: unknown,
-    options: { csrf?: boolean; headers?: Record<string, string> } = {},
-  ) =>
-    who.jar
-      .fetch(`${rentalService.url}${path}`, {
-        method,
-        headers: {
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          ...(options.csrf === false ? {} : { 'x-csrf-token': who.csrf }),
-          ...options.headers,
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      })
-      .then(async (res) => ({ status: res.status, body: (await res.json()) as Record<string, unknown> }))
+  const call: FullStack['call'] = (...args) => s.call(...args)
   const codeOf = (res: { body: Record<string, unknown> }) => (res.body.error as { code: string }).code
 
   let summariserDid: string
@@ -104,55 +58,12 @@ describe('rental main path: hire, sign, task, receipt, release once', () => {
   let firstTask: Task
 
   before(async () => {
-    idpService = await startService(
-      idp,
-      testEnv({ IDP_ADMIN_TOKEN: ADMIN, IDP_TOKEN_RATE_PER_MIN_CLIENT: '0', IDP_TOKEN_RATE_PER_MIN_IP: '0' }),
-      { fresh: true },
-    )
-    ledgerService = await startService(ledger, testEnv({ LEDGER_BATCH_WAIT_MS: '2' }), { fresh: true })
-    agentsService = await startService(
-      agents,
-      testEnv({ AGENTS_KEY_SEED: Buffer.alloc(32, 7).toString('base64url'), IDP_URL: idpService.url }),
-      { fresh: true },
-    )
-    // not a throwaway database: the rental is restarted on the same one (its own data folder and port)
-    const schema = `t${Date.now().toString(36)}_rental`
-    rentalEnv = testEnv({
-      IDP_URL: idpService.url,
-      LEDGER_URL: ledgerService.url,
-      AGENTS_URL: agentsService.url,
-      RENTAL_IDP_ADMIN_TOKEN: ADMIN,
-      RENTAL_PORT: String(await freePort()),
-      DATA_DIR: tempFolder(),
-      DATABASE_SCHEMA: schema,
-      RENTAL_OUTPUT_TTL_S: '4',
-    })
-    rentalService = await startService(rental, rentalEnv)
-    await eventually('the rental is ready', async () => (await fetch(`${rentalService.url}/readyz`)).ok)
-    stack = { idp: idpService, rental: rentalService } as unknown as Stack
-    alice = await signIn(stack)
-    bob = await signIn(stack, undefined, { freshIdpSession: true })
-    // the demo user twice: make bob another client, as a second account would be
-    await db()
-      .updateTable('console_sessions')
-      .set({ subject: 'another-client' })
-      .where('id_hash', '=', sha256(bob.jar.get('rental_session')!))
-      .execute()
-    await eventually('the catalogue lists the summariser', async () => {
-      const jobs = (await call(alice, 'GET', '/api/jobs')).body.jobs as Array<{
-        id: string
-        agents: Array<{ id: string; did: string }>
-      }>
-      summariserDid = jobs.find((j) => j.id === 'job_summary')?.agents[0]?.did ?? ''
-      return summariserDid !== ''
-    })
+    s = await startFullStack({ RENTAL_OUTPUT_TTL_S: '4' }, { restartable: true })
+    alice = s.alice
+    bob = s.bob
+    summariserDid = await s.agentOf('job_summary')
   })
-  after(async () => {
-    await rentalService.close()
-    await agentsService.close()
-    await ledgerService.close()
-    await idpService.close()
-  })
+  after(async () => s.close())
 
   it('POST /api/engagements hires: a pending engagement and the package (SLA and escrow bodies with their hashes)', async () => {
     const res = await call(alice, 'POST', '/api/engagements', {
@@ -296,7 +207,7 @@ describe('rental main path: hire, sign, task, receipt, release once', () => {
     assert.equal(escrow.task_id, firstTask.id)
 
     const [found] = await receiptsAbout(
-      { url: ledgerService.url, writer: WRITER },
+      { url: s.ledger.url, writer: WRITER },
       firstTask.id,
       (r) => r.length > 0,
     )
@@ -375,9 +286,7 @@ describe('rental main path: hire, sign, task, receipt, release once', () => {
   })
 
   it('a release retried after the rental restarts on the same database pays once (Idempotency-Key too)', async () => {
-    await rentalService.close()
-    rentalService = await startService(rental, rentalEnv)
-    await eventually('the rental is ready again', async () => (await fetch(`${rentalService.url}/readyz`)).ok)
+    await s.restartRental()
     const body = {
       escrow_hash: pending.escrow.hash,
       instruction: {

@@ -1,5 +1,7 @@
+import { createServer } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { type RunningService, startService } from '@svc/kit'
-import { type CookieJar, testEnv } from '@svc/kit/testing'
+import { type CookieJar, tempFolder, testEnv } from '@svc/kit/testing'
 import { b64uEncode } from '@svc/trust/base64url'
 import { didKeyFromEd25519 } from '@svc/trust/did-key'
 import { type Ed25519KeyPair, generateEd25519, signEd25519 } from '@svc/trust/ed25519'
@@ -29,11 +31,24 @@ export interface Answer {
   body: Record<string, unknown>
 }
 
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
+
 /**
  * The whole platform as `npm start` links it: the real idp, ledger, agents and rental, each on a
  * throwaway database, with two signed-in clients (alice, and bob: the demo user made another client).
+ * A `restartable` rental keeps its database in a data folder of its own (or a named schema on
+ * PostgreSQL) and its port, so that `restartRental()` starts it again on the same data.
  */
-export async function startFullStack(rentalEnv: Record<string, string> = {}) {
+export async function startFullStack(
+  rentalEnv: Record<string, string> = {},
+  options: { restartable?: boolean } = {},
+) {
   const idpService = await startService(
     idp,
     testEnv({ IDP_ADMIN_TOKEN: ADMIN, IDP_TOKEN_RATE_PER_MIN_CLIENT: '0', IDP_TOKEN_RATE_PER_MIN_IP: '0' }),
@@ -45,23 +60,31 @@ export async function startFullStack(rentalEnv: Record<string, string> = {}) {
     testEnv({ AGENTS_KEY_SEED: Buffer.alloc(32, 7).toString('base64url'), IDP_URL: idpService.url }),
     { fresh: true },
   )
-  const rentalService: RunningService<RentalConfig> = await startService(
-    rental,
-    testEnv({
-      IDP_URL: idpService.url,
-      LEDGER_URL: ledgerService.url,
-      AGENTS_URL: agentsService.url,
-      RENTAL_IDP_ADMIN_TOKEN: ADMIN,
-      ...rentalEnv,
-    }),
-    { fresh: true },
-  )
-  await eventually('the rental is ready', async () => (await fetch(`${rentalService.url}/readyz`)).ok)
+  const env = testEnv({
+    IDP_URL: idpService.url,
+    LEDGER_URL: ledgerService.url,
+    AGENTS_URL: agentsService.url,
+    RENTAL_IDP_ADMIN_TOKEN: ADMIN,
+    ...(options.restartable
+      ? {
+          RENTAL_PORT: String(await freePort()),
+          DATA_DIR: tempFolder(),
+          DATABASE_SCHEMA: `t${Date.now().toString(36)}_rental`,
+        }
+      : {}),
+    ...rentalEnv,
+  })
+  const startRental = async () => {
+    const started = await startService(rental, env, options.restartable ? {} : { fresh: true })
+    await eventually('the rental is ready', async () => (await fetch(`${started.url}/readyz`)).ok)
+    return started
+  }
+  let rentalService: RunningService<RentalConfig> = await startRental()
   const stack = { idp: idpService, rental: rentalService } as unknown as Stack
-  const db = rentalService.ctx.database!.db as Kysely<RentalTables>
+  const rentalDb = () => rentalService.ctx.database!.db as Kysely<RentalTables>
   const alice: Client = await signIn(stack)
   const bob: Client = await signIn(stack, undefined, { freshIdpSession: true })
-  await db
+  await rentalDb()
     .updateTable('console_sessions')
     .set({ subject: 'another-client' })
     .where('id_hash', '=', sha256(bob.jar.get('rental_session')!))
@@ -74,13 +97,14 @@ export async function startFullStack(rentalEnv: Record<string, string> = {}) {
     method: string,
     path: string,
     body?: unknown,
-    options: { csrf?: boolean } = {},
+    options: { csrf?: boolean; headers?: Record<string, string> } = {},
   ): Promise<Answer> => {
     const res = await who.jar.fetch(`${rentalService.url}${path}`, {
       method,
       headers: {
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         ...(options.csrf === false ? {} : { 'x-csrf-token': who.csrf }),
+        ...options.headers,
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     })
@@ -134,14 +158,24 @@ export async function startFullStack(rentalEnv: Record<string, string> = {}) {
     idp: idpService,
     ledger: ledgerService,
     agents: agentsService,
-    rental: rentalService,
-    db,
+    get rental() {
+      return rentalService
+    },
+    get db() {
+      return rentalDb()
+    },
     alice,
     bob,
     call,
     agentOf,
     hireAndSign,
     newClientKey: generateEd25519,
+    /** Stops the rental and starts it again on the same database (a `restartable` stack only). */
+    async restartRental() {
+      if (!options.restartable) throw new Error('the stack was not started restartable')
+      await rentalService.close()
+      rentalService = await startRental()
+    },
     /** Stops the ledger (to see the rental without it); close() then leaves it. */
     async stopLedger() {
       ledgerOpen = false

@@ -146,6 +146,14 @@ describe('the agents’ record: receipts with proofs, CV, evidence packs, revoca
     assert.equal((await fetch(`${s.rental.url}/api/agents/${agentDid}/receipts`)).status, 401)
   })
 
+  it('every list pages with finite integers: limit or offset 1e309 is 400, never a 5XX', async () => {
+    for (const query of ['limit=1e309', 'offset=1e309', 'limit=-1e309', 'limit=1.5', 'limit=101'])
+      for (const path of [`/api/agents/${agentDid}/receipts`, '/api/tasks', '/api/engagements']) {
+        const res = await s.call(s.alice, 'GET', `${path}?${query}`)
+        assert.deepEqual([res.status, codeOf(res)], [400, 'invalid_request'], `${path}?${query}`)
+      }
+  })
+
   it('GET /api/agents/{did}/cv: an AgentCV signed by the provider (eddsa-jcs-2022) that verifies', async () => {
     const res = await s.call(s.alice, 'GET', `/api/agents/${agentDid}/cv`)
     assert.equal(res.status, 200, res.text)

@@ -26,6 +26,8 @@ export interface DatabaseOptions {
   schema: string
   /** PGlite data directory; undefined keeps the embedded database in memory. */
   dataDir?: string | undefined
+  /** A dumped data directory the in-memory PGlite starts from (a migrated snapshot, in tests). */
+  snapshot?: Blob | undefined
   /** Drops the schema (and its jobs schema) on close: fresh databases for tests. */
   dropSchemaOnClose?: boolean
   applicationName?: string
@@ -110,7 +112,7 @@ async function openPGlite<DB>(options: DatabaseOptions): Promise<Database<DB>> {
     release = lockDataDir(options.dataDir)
   }
   try {
-    const pglite = await createPGlite(options.dataDir)
+    const pglite = await createPGlite(options.dataDir, options.snapshot)
     await pglite.exec(`create schema if not exists ${options.schema}; set search_path to ${options.schema}`)
     const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) })
     // Kysely destroys only a driver it has used: close PGlite ourselves, or an unused one stays open

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { repoRoot } from '../paths.ts'
@@ -9,8 +9,8 @@ import { parsers } from './types.ts'
 const START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB']
 
 /**
- * initdb leaves ~800 MB resident in the process that runs it, so it runs in a short-lived child:
- * the service then opens the finished directory at a fraction of that.
+ * initdb leaves ~800 MB resident in the process that runs it, so it runs once, in a short-lived
+ * child that dumps the cluster it made: data directories and in-memory databases start from that.
  */
 function runInChild(script: string, arg: string): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -31,10 +31,6 @@ function runInChild(script: string, arg: string): Promise<void> {
   })
 }
 
-const INIT_DIR = `import { PGlite } from '@electric-sql/pglite'
-const db = await PGlite.create({ dataDir: process.argv[1] })
-await db.close()`
-
 const DUMP_TEMPLATE = `import { PGlite } from '@electric-sql/pglite'
 import { writeFileSync, renameSync } from 'node:fs'
 const db = await PGlite.create()
@@ -43,8 +39,8 @@ const tmp = process.argv[1] + '.' + process.pid
 writeFileSync(tmp, Buffer.from(await tar.arrayBuffer()))
 renameSync(tmp, process.argv[1])`
 
-/** A freshly initialised cluster, dumped once and loaded by every in-memory database (tests). */
-async function template(): Promise<Blob> {
+/** A freshly initialised cluster, dumped once: every new database, in memory or on disk, starts from it. */
+export async function template(): Promise<Blob> {
   const path = join(repoRoot(), '.data', `pglite-template-${versionTag()}.tar`)
   if (!existsSync(path)) {
     mkdirSync(dirname(path), { recursive: true })
@@ -53,18 +49,44 @@ async function template(): Promise<Blob> {
   return new Blob([readFileSync(path)])
 }
 
-function versionTag(): string {
-  const pkg = join(repoRoot(), 'node_modules', '@electric-sql', 'pglite', 'package.json')
+const pgliteDist = () => join(repoRoot(), 'node_modules', '@electric-sql', 'pglite', 'dist')
+
+export function versionTag(): string {
+  const pkg = join(pgliteDist(), '..', 'package.json')
   return existsSync(pkg) ? (JSON.parse(readFileSync(pkg, 'utf8')) as { version: string }).version : 'unknown'
 }
 
-/** Opens PGlite on a data directory (created on first use), or in memory from the template. */
-export async function createPGlite(dataDir: string | undefined): Promise<PGlite> {
-  if (!dataDir) return PGlite.create({ loadDataDir: await template(), parsers, startParams: START_PARAMS })
+let runtime: Promise<{ pgliteWasmModule: WebAssembly.Module; fsBundle: Blob }> | undefined
+// @types/node declares WebAssembly's types only
+const wasm = (
+  globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WebAssembly.Module> } }
+).WebAssembly
+
+/**
+ * PGlite's WebAssembly, compiled once per process, and its file bundle, read once: without them
+ * every database compiles the 9 MB module again (a test stack opens three or four).
+ */
+function sharedRuntime() {
+  runtime ??= (async () => ({
+    pgliteWasmModule: await wasm.compile(readFileSync(join(pgliteDist(), 'pglite.wasm'))),
+    fsBundle: new Blob([readFileSync(join(pgliteDist(), 'pglite.data'))]),
+  }))()
+  return runtime
+}
+
+/**
+ * Opens PGlite on a data directory (created on first use), or in memory from `snapshot` (a
+ * dumped data directory) or else from the empty template.
+ */
+export async function createPGlite(dataDir: string | undefined, snapshot?: Blob): Promise<PGlite> {
+  const common = { ...(await sharedRuntime()), parsers, startParams: START_PARAMS }
+  if (!dataDir) return PGlite.create({ ...common, loadDataDir: snapshot ?? (await template()) })
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
+    // the template unpacked: the same cluster initdb would make, without initdb's cost
     const partial = `${dataDir}.init`
-    await runInChild(INIT_DIR, partial)
+    rmSync(partial, { recursive: true, force: true })
+    await (await PGlite.create({ ...common, dataDir: partial, loadDataDir: await template() })).close()
     renameSync(partial, dataDir)
   }
-  return PGlite.create({ dataDir, parsers, startParams: START_PARAMS })
+  return PGlite.create({ ...common, dataDir })
 }

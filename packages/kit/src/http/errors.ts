@@ -25,6 +25,12 @@ const FASTIFY_CODES: Record<string, string> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_request',
 }
 
+/** Fastify errors whose message would echo the URL back: a fixed message instead. */
+const FASTIFY_MESSAGES: Record<string, string> = {
+  FST_ERR_MAX_PARAM_LENGTH: 'a path parameter is too long',
+  FST_ERR_BAD_URL: 'the URL is malformed',
+}
+
 /** PostgreSQL errors (from pg or PGlite) carry a severity and a five-character SQLSTATE. */
 function isDatabaseError(err: unknown): err is { code: string } {
   if (typeof err !== 'object' || err === null || !('severity' in err)) return false
@@ -94,7 +100,8 @@ export function toAppError(err: unknown): AppError {
   if (err instanceof SyntaxError) return new AppError(400, 'invalid_json', 'the body is not valid JSON')
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const code = FASTIFY_CODES[fastifyError.code ?? ''] ?? STATUS_CODES[status] ?? 'invalid_request'
-    return new AppError(status, code, fastifyError.message ?? 'invalid request')
+    const message = FASTIFY_MESSAGES[fastifyError.code ?? ''] ?? fastifyError.message ?? 'invalid request'
+    return new AppError(status, code, message)
   }
   return new AppError(500, 'internal_error', 'internal error')
 }
@@ -148,7 +155,7 @@ export function formatValidationErrors(
   else if (Array.isArray(params.allowedValues))
     text = `${where} must be one of ${params.allowedValues.map(String).join(', ')}`
   // a form or query parameter sent twice arrives as an array (RFC 6749 §3.1: never more than once)
-  else if (params.type === 'string' && (dataVar === 'querystring' || dataVar === 'body'))
+  else if (params.type === 'string' && (dataVar === 'querystring' || (dataVar === 'body' && params.form)))
     text = `${where} must be one string: a parameter must not be repeated`
   else text = `${where} ${first.message ?? 'is invalid'}`
   return new Error(text)

@@ -9,7 +9,9 @@ import { AppError } from '../errors.ts'
 import { renderApiDocs } from './api-docs.ts'
 import { type ErrorShape, formatValidationErrors, sendError, toAppError } from './errors.ts'
 import { type HealthCheck, type Lifecycle, registerHealth } from './health.ts'
+import { refuseNonFiniteNumbers } from './finite-numbers.ts'
 import { registerMetrics } from './metrics.ts'
+import { compileValidator, parseForm, refuseUndecodableBody } from './validation.ts'
 
 export type App = FastifyInstance<
   import('node:http').Server,
@@ -39,6 +41,8 @@ export interface HttpOptions {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/
+/** The longest request path served (the query string is not counted): longer is 414. */
+const MAX_PATH = 8192
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -68,21 +72,26 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     trustProxy: options.trustProxy ?? false,
     return503OnClosing: false,
     forceCloseConnections: 'idle',
-    ajv: {
-      customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
-    },
     schemaErrorFormatter: formatValidationErrors,
     // errors Fastify raises before routing (a malformed URL): the same shape as every other error
     frameworkErrors: (err, request, reply) => {
       sendError(shapeOf(request), toAppError(err), request, reply)
     },
   }).withTypeProvider<TypeBoxTypeProvider>()
+  app.setValidatorCompiler(compileValidator)
 
   const lifecycle: Lifecycle = { draining: false, closing: false }
   app.decorate('lifecycle', lifecycle)
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
+    if (request.url.split('?')[0]!.length > MAX_PATH)
+      return sendError(
+        shapeOf(request),
+        new AppError(414, 'uri_too_long', `the request path is longer than ${MAX_PATH} characters`),
+        request,
+        reply,
+      )
     if (lifecycle.closing) {
       reply.header('connection', 'close')
       return sendError(
@@ -93,6 +102,8 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
       )
     }
   })
+
+  app.addHook('preParsing', async (request) => refuseUndecodableBody(request))
 
   // A response sent while closing ends its connection, so no keep-alive socket outlives the close.
   app.addHook('onSend', async (_request, reply) => {
@@ -117,8 +128,10 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     for (const method of [route.method].flat()) entry.methods.add(method)
   })
   app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0]!
-    const allowed = new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => [...r.methods]))
+    const fullPath = request.url.split('?')[0]!
+    // a long path is not echoed whole
+    const path = fullPath.length > 200 ? `${fullPath.slice(0, 200)}…` : fullPath
+    const allowed = new Set(routes.filter((r) => r.pattern.test(fullPath)).flatMap((r) => [...r.methods]))
     if (allowed.size > 0)
       return sendError(
         shapeOf(request),
@@ -136,7 +149,7 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     )
   })
 
-  await app.register(formbody)
+  await app.register(formbody, { parser: parseForm })
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -158,6 +171,7 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
       .header('x-content-type-options', 'nosniff')
       .send(renderApiDocs(app.swagger() as OpenAPIV3.Document, errorShapes)),
   )
+  refuseNonFiniteNumbers(app)
   registerMetrics(app, options.name, options.metricsGuard)
   registerHealth(app, { checks: options.checks, lifecycle, healthz: options.healthz ?? 'liveness' })
   return app

@@ -1,4 +1,4 @@
-import { badRequest } from '@svc/kit'
+import { ledgerError } from '../../errors.ts'
 import { b64uDecode } from '@svc/trust/base64url'
 import { ed25519FromDidKey } from '@svc/trust/did-key'
 import { verifyEd25519 } from '@svc/trust/ed25519'
@@ -24,37 +24,37 @@ export function leafOf(
   const { receipt } = signed
   const issuedAt = new Date(receipt.issued_at)
   if (Number.isNaN(issuedAt.getTime()))
-    throw badRequest('receipt.issued_at is not a valid date-time', 'malformed_receipt')
+    throw ledgerError('malformed_receipt', 'receipt.issued_at is not a valid date-time')
   if (issuedAt.getTime() > now + MAX_CLOCK_SKEW_MS)
-    throw badRequest('receipt.issued_at is in the future', 'malformed_receipt')
+    throw ledgerError('malformed_receipt', 'receipt.issued_at is in the future')
   let publicKey: Uint8Array
   try {
     publicKey = ed25519FromDidKey(receipt.issuer)
   } catch (err) {
-    throw badRequest(
-      `receipt.issuer is not an Ed25519 did:key: ${(err as Error).message}`,
+    throw ledgerError(
       'malformed_receipt',
+      `receipt.issuer is not an Ed25519 did:key: ${(err as Error).message}`,
     )
   }
   let body: Uint8Array
   try {
     body = canonicalBytes(receipt)
   } catch (err) {
-    throw badRequest(`receipt has no canonical JSON form: ${(err as Error).message}`, 'malformed_receipt')
+    throw ledgerError('malformed_receipt', `receipt has no canonical JSON form: ${(err as Error).message}`)
   }
   let signature: Uint8Array
   try {
     signature = b64uDecode(signed.signature)
   } catch {
-    throw badRequest('signature is not canonical base64url', 'bad_signature')
+    throw ledgerError('bad_signature', 'signature is not canonical base64url')
   }
   if (!verifyEd25519(publicKey, body, signature))
-    throw badRequest('the signature does not verify against the issuer key', 'bad_signature')
+    throw ledgerError('bad_signature', 'the signature does not verify against the issuer key')
   const entry = canonicalBytes({ receipt, signature: signed.signature })
   if (entry.length > MAX_ENTRY_BYTES)
-    throw badRequest(
-      `a receipt may take at most ${MAX_ENTRY_BYTES} bytes in canonical form`,
+    throw ledgerError(
       'receipt_too_large',
+      `a receipt may take at most ${MAX_ENTRY_BYTES} bytes in canonical form`,
     )
   return {
     leaf_hash: Buffer.from(leafHash(entry)),

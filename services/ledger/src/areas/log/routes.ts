@@ -1,6 +1,6 @@
 import type { App } from '@svc/kit'
 import { b64Encode } from '@svc/trust/base64url'
-import { writerOf } from '../../auth.ts'
+import { requireWriter, writerOf } from '../../auth.ts'
 import type { LedgerConfig } from '../../config.ts'
 import { leafOf } from './receipts.ts'
 import { Appended, SignedReceipt } from './schemas.ts'
@@ -10,6 +10,7 @@ export function logRoutes(app: App, config: LedgerConfig, sequencer: Sequencer) 
   app.post(
     '/v1/receipts',
     {
+      onRequest: requireWriter(config),
       schema: {
         summary: 'Append a signed receipt (writers only); a duplicate answers its existing index',
         tags: ['log'],

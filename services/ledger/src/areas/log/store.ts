@@ -1,5 +1,24 @@
 import type { Hash, HashReader, NodeId } from '@svc/trust/merkle'
+import type { Generated } from 'kysely'
 import type { LedgerDb, LedgerTables } from '../../db.ts'
+
+/** The log's tables: the tree's size and root, its leaves, its stored complete subtrees, its signed checkpoints. */
+export interface LogTables {
+  tree_state: { singleton: boolean; size: number; root_hash: Buffer }
+  leaves: {
+    leaf_index: number
+    leaf_hash: Buffer
+    entry: Buffer
+    receipt_type: string
+    issuer_did: string
+    subject: string
+    issued_at: Date
+    writer: string
+    integrated_at: Generated<Date>
+  }
+  tree_nodes: { level: number; node_index: number; hash: Buffer }
+  checkpoints: { tree_size: number; root_hash: Buffer; note: string; created_at: Generated<Date> }
+}
 
 export type NewLeaf = Omit<LedgerTables['leaves'], 'integrated_at'>
 
@@ -91,4 +110,45 @@ export function nodeReader(db: LedgerDb, pending?: Map<string, Hash>): HashReade
       return hash
     })
   }
+}
+
+/** The checkpoint of the empty tree, once. */
+export async function insertEmptyCheckpoint(db: LedgerDb, rootHash: Buffer, note: string) {
+  await db
+    .insertInto('checkpoints')
+    .values({ tree_size: 0, root_hash: rootHash, note })
+    .onConflict((oc) => oc.column('tree_size').doNothing())
+    .execute()
+}
+
+/** The checkpoint note of a size as the log signed it (no cosignatures), or undefined. */
+export async function signedCheckpointOf(db: LedgerDb, size: number): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('checkpoints')
+    .select('note')
+    .where('tree_size', '=', size)
+    .executeTakeFirst()
+  return row?.note
+}
+
+/** The latest checkpoint as the log signed it (no cosignatures). */
+export const latestSignedCheckpoint = async (db: LedgerDb) => {
+  const row = await db
+    .selectFrom('checkpoints')
+    .select(['tree_size', 'note'])
+    .orderBy('tree_size', 'desc')
+    .limit(1)
+    .executeTakeFirst()
+  return row && { size: Number(row.tree_size), note: row.note }
+}
+
+/** The leaves [from, to) in index order. */
+export async function leavesBetween(db: LedgerDb, from: number, to: number) {
+  return db
+    .selectFrom('leaves')
+    .select(['leaf_index', 'leaf_hash', 'entry', 'integrated_at'])
+    .where('leaf_index', '>=', from)
+    .where('leaf_index', '<', to)
+    .orderBy('leaf_index')
+    .execute()
 }

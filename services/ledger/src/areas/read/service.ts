@@ -4,7 +4,7 @@ import type { ReceiptBundle } from '@svc/trust/bundle'
 import { consistencyProof, inclusionProof } from '@svc/trust/merkle'
 import { encodeEntryBundle, parseTilePath, TILE_WIDTH, tileNodes, tileWidth } from '@svc/trust/tiles'
 import type { LedgerDb } from '../../db.ts'
-import { nodeReader, treeState } from '../log/store.ts'
+import { nodeReader, treeState } from '../log/index.ts'
 import { checkpointNote, checkpointSizesAround, entriesFrom, leafAt } from './store.ts'
 
 /**

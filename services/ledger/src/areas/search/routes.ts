@@ -1,16 +1,18 @@
-import { type App, badRequest } from '@svc/kit'
+import type { App } from '@svc/kit'
+import { ledgerError } from '../../errors.ts'
 import { b64Encode } from '@svc/trust/base64url'
 import { Type } from 'typebox'
-import { writerOf } from '../../auth.ts'
+import { requireWriter, writerOf } from '../../auth.ts'
 import type { LedgerConfig } from '../../config.ts'
 import type { LedgerDb } from '../../db.ts'
-import { searchLeaves } from '../read/store.ts'
+import { searchLeaves } from '../read/index.ts'
 
 /** Receipts by subject or issuer, for authorised readers (the writers), paged by index. */
 export function searchRoutes(app: App, db: LedgerDb, config: LedgerConfig) {
   app.get(
     '/v1/receipts',
     {
+      onRequest: requireWriter(config),
       schema: {
         summary: 'Search receipts by subject or issuer (writers only); page with after=<last index>',
         tags: ['read'],
@@ -30,7 +32,7 @@ export function searchRoutes(app: App, db: LedgerDb, config: LedgerConfig) {
       writerOf(request, config)
       const { subject, issuer, after, limit } = request.query
       if (subject === undefined && issuer === undefined)
-        throw badRequest('give subject or issuer', 'invalid_query')
+        throw ledgerError('invalid_query', 'give subject or issuer')
       const rows = await searchLeaves(db, {
         limit,
         ...(subject !== undefined ? { subject } : {}),

@@ -1,17 +1,9 @@
-import type { App, Jobs } from '@svc/kit'
+import type { App } from '@svc/kit'
 import { Type } from 'typebox'
-import { writerOf } from '../../auth.ts'
+import { requireWriter, writerOf } from '../../auth.ts'
 import type { LedgerConfig } from '../../config.ts'
 import type { LedgerDb } from '../../db.ts'
-import {
-  createWebhook,
-  type DeliveryJob,
-  DELIVERY_QUEUE,
-  deliver,
-  EVENT,
-  listWebhooks,
-  removeWebhook,
-} from './service.ts'
+import { createWebhook, EVENT, listWebhooks, removeWebhook } from './service.ts'
 
 const Webhook = Type.Object({
   id: Type.String(),
@@ -20,22 +12,12 @@ const Webhook = Type.Object({
   created_at: Type.String(),
 })
 
-export async function webhookRoutes(
-  app: App,
-  db: LedgerDb,
-  config: LedgerConfig,
-  jobs: Jobs,
-  webhookKey: string,
-) {
-  await jobs.queue(DELIVERY_QUEUE, { retryLimit: 12, retryDelay: 2, retryBackoff: true })
-  await jobs.work<DeliveryJob>(DELIVERY_QUEUE, (job) => deliver(db, webhookKey, job), {
-    pollingIntervalSeconds: 0.5,
-  })
-
+export function webhookRoutes(app: App, db: LedgerDb, config: LedgerConfig, webhookKey: string) {
   const security = [{ writer: [] }]
   app.post(
     '/v1/webhooks',
     {
+      onRequest: requireWriter(config),
       schema: {
         summary: `Subscribe to ${EVENT}; the signing secret is shown once`,
         tags: ['webhooks'],
@@ -59,6 +41,7 @@ export async function webhookRoutes(
   app.get(
     '/v1/webhooks',
     {
+      onRequest: requireWriter(config),
       schema: {
         summary: "The caller's webhooks",
         tags: ['webhooks'],
@@ -71,6 +54,7 @@ export async function webhookRoutes(
   app.delete(
     '/v1/webhooks/:id',
     {
+      onRequest: requireWriter(config),
       schema: {
         summary: 'Delete one of the caller’s webhooks (another subscriber’s answers 404)',
         tags: ['webhooks'],

@@ -1,15 +1,10 @@
 import { createHmac, randomBytes } from 'node:crypto'
-import { type Jobs, notFound } from '@svc/kit'
+import type { Jobs } from '@svc/kit'
+import { ledgerError } from '../../errors.ts'
 import { b64Encode } from '@svc/trust/base64url'
 import type { LedgerDb } from '../../db.ts'
-import {
-  deleteWebhook,
-  insertWebhook,
-  leavesBetween,
-  liveWebhook,
-  subscribersOf,
-  webhooksOf,
-} from './store.ts'
+import { leavesBetween, treeState } from '../log/index.ts'
+import { deleteWebhook, insertWebhook, liveWebhook, subscribersOf, webhooksOf } from './store.ts'
 
 export const EVENT = 'receipt.recorded'
 export const DELIVERY_QUEUE = 'webhooks.deliver'
@@ -47,7 +42,7 @@ export async function listWebhooks(db: LedgerDb, subscriber: string) {
 }
 
 export async function removeWebhook(db: LedgerDb, subscriber: string, id: string) {
-  if (!(await deleteWebhook(db, subscriber, id))) throw notFound(`no webhook ${id}`)
+  if (!(await deleteWebhook(db, subscriber, id))) throw ledgerError('not_found', `no webhook ${id}`)
 }
 
 /** Called inside the batch transaction: one delivery job per subscriber for the new leaves. */
@@ -64,7 +59,7 @@ export async function deliver(db: LedgerDb, webhookKey: string, job: DeliveryJob
   const webhook = await liveWebhook(db, job.webhook)
   if (!webhook) return
   const secret = secretOf(webhookKey, webhook.id)
-  const { size } = await db.selectFrom('tree_state').select('size').executeTakeFirstOrThrow()
+  const { size } = await treeState(db)
   for (const leaf of await leavesBetween(db, job.from, job.to)) {
     const { receipt, signature } = JSON.parse(leaf.entry.toString('utf8')) as {
       receipt: unknown

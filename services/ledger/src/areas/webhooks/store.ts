@@ -1,5 +1,17 @@
-import { sql } from 'kysely'
+import { type Generated, sql } from 'kysely'
 import type { LedgerDb } from '../../db.ts'
+
+/** The webhooks area's table: subscriptions to receipt.recorded (their secrets derived, never stored). */
+export interface WebhookTables {
+  webhooks: {
+    id: string
+    subscriber: string
+    url: string
+    events: string[]
+    created_at: Generated<Date>
+    deleted_at: Date | null
+  }
+}
 
 export async function insertWebhook(
   db: LedgerDb,
@@ -51,14 +63,4 @@ export async function subscribersOf(db: LedgerDb, event: string): Promise<string
     .where(sql<boolean>`${event} = any(events)`)
     .execute()
   return rows.map((r) => r.id)
-}
-
-export async function leavesBetween(db: LedgerDb, from: number, to: number) {
-  return db
-    .selectFrom('leaves')
-    .select(['leaf_index', 'leaf_hash', 'entry', 'integrated_at'])
-    .where('leaf_index', '>=', from)
-    .where('leaf_index', '<', to)
-    .orderBy('leaf_index')
-    .execute()
 }

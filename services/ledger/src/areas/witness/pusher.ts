@@ -4,9 +4,9 @@ import { formatAddCheckpoint, parseTlogSize, TLOG_SIZE_CONTENT_TYPE } from '@svc
 import type { Logger } from 'pino'
 import type { WitnessTarget } from '../../config.ts'
 import type { LedgerDb } from '../../db.ts'
-import { nodeReader } from '../log/store.ts'
+import { latestSignedCheckpoint, nodeReader } from '../log/index.ts'
 import { acceptCosignatures } from './service.ts'
-import { latestSignedCheckpoint, sizeCosignedBy } from './store.ts'
+import { sizeCosignedBy } from './store.ts'
 
 const REQUEST_TIMEOUT_MS = 10_000
 const MAX_RETRY_DELAY_MS = 60_000

@@ -1,8 +1,10 @@
-import { badRequest, notFound } from '@svc/kit'
+import { ledgerError } from '../../errors.ts'
 import { parseCheckpoint } from '@svc/trust/checkpoint'
 import { cosignatureVerifierFromKey } from '@svc/trust/cosignature'
 import { parseNote } from '@svc/trust/note'
 import type { LedgerDb } from '../../db.ts'
+import { signedCheckpointOf } from '../log/index.ts'
+import { keepCosignature } from './store.ts'
 
 /**
  * Accepts witness cosignatures (C2SP tlog-cosignature) on one of our checkpoints. The checkpoint
@@ -15,16 +17,12 @@ export async function acceptCosignatures(db: LedgerDb, witnessKeys: string[], no
     parsed = parseNote(note)
     size = parseCheckpoint(parsed.text).size
   } catch (err) {
-    throw badRequest(`not a checkpoint note: ${(err as Error).message}`, 'malformed_note')
+    throw ledgerError('malformed_note', `not a checkpoint note: ${(err as Error).message}`)
   }
-  const ours = await db
-    .selectFrom('checkpoints')
-    .select('note')
-    .where('tree_size', '=', size)
-    .executeTakeFirst()
-  if (!ours) throw notFound(`no checkpoint of size ${size}`, 'unknown_size')
-  if (parseNote(ours.note).text !== parsed.text)
-    throw badRequest('the checkpoint text differs from the one this log signed', 'checkpoint_mismatch')
+  const ours = await signedCheckpointOf(db, size)
+  if (ours === undefined) throw ledgerError('unknown_size', `no checkpoint of size ${size}`)
+  if (parseNote(ours).text !== parsed.text)
+    throw ledgerError('checkpoint_mismatch', 'the checkpoint text differs from the one this log signed')
 
   const witnesses = witnessKeys.map(cosignatureVerifierFromKey)
   const accepted: Array<{ witness: string; line: string; at: Date }> = []
@@ -32,7 +30,7 @@ export async function acceptCosignatures(db: LedgerDb, witnessKeys: string[], no
     const witness = witnesses.find((w) => w.name === signature.name && w.keyId === signature.keyId)
     if (!witness) continue
     if (!witness.verify(new TextEncoder().encode(parsed.text), signature.signature))
-      throw badRequest(`the cosignature of ${signature.name} does not verify`, 'bad_signature')
+      throw ledgerError('bad_signature', `the cosignature of ${signature.name} does not verify`)
     accepted.push({
       witness: witness.name,
       line: signature.line,
@@ -40,16 +38,7 @@ export async function acceptCosignatures(db: LedgerDb, witnessKeys: string[], no
     })
   }
   if (accepted.length === 0)
-    throw badRequest('the note carries no cosignature from a known witness', 'no_known_witness')
-  for (const c of accepted)
-    await db
-      .insertInto('cosignatures')
-      .values({ tree_size: size, witness: c.witness, signature_line: c.line, cosigned_at: c.at })
-      .onConflict((oc) =>
-        oc
-          .columns(['tree_size', 'witness'])
-          .doUpdateSet({ signature_line: c.line, cosigned_at: c.at, received_at: new Date() }),
-      )
-      .execute()
+    throw ledgerError('no_known_witness', 'the note carries no cosignature from a known witness')
+  for (const c of accepted) await keepCosignature(db, { size, ...c })
   return { tree_size: size, witnesses: accepted.map((c) => c.witness) }
 }

@@ -1,14 +1,15 @@
+import type { Generated } from 'kysely'
 import type { LedgerDb } from '../../db.ts'
 
-/** The latest checkpoint as the log signed it (no cosignatures). */
-export const latestSignedCheckpoint = async (db: LedgerDb) => {
-  const row = await db
-    .selectFrom('checkpoints')
-    .select(['tree_size', 'note'])
-    .orderBy('tree_size', 'desc')
-    .limit(1)
-    .executeTakeFirst()
-  return row && { size: Number(row.tree_size), note: row.note }
+/** The witness area's table: the cosignatures witnesses gave the log's checkpoints. */
+export interface WitnessTables {
+  cosignatures: {
+    tree_size: number
+    witness: string
+    signature_line: string
+    cosigned_at: Date
+    received_at: Generated<Date>
+  }
 }
 
 /** The largest tree size a witness (by key name) has cosigned here; 0 if none. */
@@ -19,4 +20,20 @@ export async function sizeCosignedBy(db: LedgerDb, witness: string): Promise<num
     .where('witness', '=', witness)
     .executeTakeFirst()
   return Number(row?.size ?? 0)
+}
+
+/** Keeps a witness's cosignature of a size (a newer one replaces it). */
+export async function keepCosignature(
+  db: LedgerDb,
+  c: { size: number; witness: string; line: string; at: Date },
+) {
+  await db
+    .insertInto('cosignatures')
+    .values({ tree_size: c.size, witness: c.witness, signature_line: c.line, cosigned_at: c.at })
+    .onConflict((oc) =>
+      oc
+        .columns(['tree_size', 'witness'])
+        .doUpdateSet({ signature_line: c.line, cosigned_at: c.at, received_at: new Date() }),
+    )
+    .execute()
 }

@@ -1,5 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { AppError } from '@svc/kit'
+import { rentalError } from '../../errors.ts'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { RentalDb } from '../../db.ts'
 import { liveSession } from './store.ts'
@@ -105,7 +105,7 @@ export class ConsoleSessions {
   /** `onRequest` hook of S routes: 401 without a live session; sets `request.consoleSession`. */
   readonly requireSession = async (request: FastifyRequest) => {
     const session = await this.find(request)
-    if (!session) throw new AppError(401, 'unauthenticated', 'sign in first: no live console session')
+    if (!session) throw rentalError('unauthenticated', 'sign in first: no live console session')
     request.consoleSession = session
   }
 
@@ -113,15 +113,11 @@ export class ConsoleSessions {
   readonly requireCsrf = async (request: FastifyRequest) => {
     const session = request.consoleSession
     const given = request.headers[CSRF_HEADER]
-    if (!session) throw new AppError(401, 'unauthenticated', 'sign in first: no live console session')
+    if (!session) throw rentalError('unauthenticated', 'sign in first: no live console session')
     if (typeof given !== 'string' || given.length === 0 || given.length > 200)
-      throw new AppError(403, 'csrf_failed', `the ${CSRF_HEADER} header is missing`)
+      throw rentalError('csrf_failed', `the ${CSRF_HEADER} header is missing`)
     if (!timingSafeEqual(sha256(given), session.csrfHash))
-      throw new AppError(
-        403,
-        'csrf_failed',
-        `the ${CSRF_HEADER} header does not match the session's CSRF token`,
-      )
+      throw rentalError('csrf_failed', `the ${CSRF_HEADER} header does not match the session's CSRF token`)
   }
 
   /** Route options of S routes (with `schema.security: SESSION_SECURITY`). */
@@ -137,7 +133,6 @@ export class ConsoleSessions {
 
 /** The session of a request that passed `requireSession`. */
 export function sessionOf(request: FastifyRequest): ConsoleSession {
-  if (!request.consoleSession)
-    throw new AppError(401, 'unauthenticated', 'sign in first: no live console session')
+  if (!request.consoleSession) throw rentalError('unauthenticated', 'sign in first: no live console session')
   return request.consoleSession
 }

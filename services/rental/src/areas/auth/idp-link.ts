@@ -1,4 +1,5 @@
-import { AppError, type Sealer } from '@svc/kit'
+import type { Sealer } from '@svc/kit'
+import { rentalError } from '../../errors.ts'
 import { createRemoteJWKSet, type JWTVerifyGetKey } from 'jose'
 import * as oidc from 'openid-client'
 import type { Logger } from 'pino'
@@ -53,8 +54,7 @@ export class IdpLink {
   /** The openid-client configuration; 503 while the idp has not been reached. */
   configuration(): oidc.Configuration {
     if (!this.#config)
-      throw new AppError(
-        503,
+      throw rentalError(
         'idp_unavailable',
         'sign-in is not available yet: the identity provider has not answered',
       )

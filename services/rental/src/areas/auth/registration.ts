@@ -1,5 +1,6 @@
 import type { Sealer } from '@svc/kit'
 import type { RentalDb } from '../../db.ts'
+import { rememberClient, storedClient } from './store.ts'
 
 /** What the console registers at the idp: a first-party confidential client with back-channel logout. */
 export interface WantedClient {
@@ -57,19 +58,13 @@ const matches = (client: IdpClient, wanted: WantedClient) =>
   client.backchannel_logout_uri === wanted.backchannelLogoutUri
 
 async function remember(db: RentalDb, sealer: Sealer, wanted: WantedClient, creds: ClientCredentials) {
-  const row = {
+  await rememberClient(db, {
     issuer: wanted.issuer,
     client_id: creds.clientId,
     client_secret_sealed: sealer.seal(creds.clientSecret, `idp-client:${creds.clientId}`),
     redirect_uri: wanted.redirectUri,
     backchannel_logout_uri: wanted.backchannelLogoutUri,
-    updated_at: new Date(),
-  }
-  await db
-    .insertInto('idp_clients')
-    .values(row)
-    .onConflict((oc) => oc.column('issuer').doUpdateSet(row))
-    .execute()
+  })
 }
 
 /**
@@ -84,11 +79,7 @@ export async function registerConsoleClient(
   adminToken: string,
   wanted: WantedClient,
 ): Promise<ClientCredentials> {
-  const stored = await db
-    .selectFrom('idp_clients')
-    .selectAll()
-    .where('issuer', '=', wanted.issuer)
-    .executeTakeFirst()
+  const stored = await storedClient(db, wanted.issuer)
   if (stored) {
     const found = await manage(
       wanted.issuer,

@@ -1,5 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { AppError, type Kv } from '@svc/kit'
+import { rentalError, rentalErrors } from '../../errors.ts'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { jwtVerify } from 'jose'
 import * as oidc from 'openid-client'
@@ -65,8 +66,7 @@ export async function startLogin(deps: AuthDeps, reply: FastifyReply): Promise<s
 async function takePending(deps: AuthDeps, request: FastifyRequest): Promise<PendingLogin> {
   const id = request.cookies[LOGIN_COOKIE]
   if (!id || id.length > 100)
-    throw new AppError(
-      400,
+    throw rentalError(
       'login_expired',
       'no sign-in is in progress in this browser: start again at /auth/login',
     )
@@ -76,8 +76,7 @@ async function takePending(deps: AuthDeps, request: FastifyRequest): Promise<Pen
   const value = claimed ? await deps.kv.get(key) : null
   await deps.kv.delete(key)
   if (!value)
-    throw new AppError(
-      400,
+    throw rentalError(
       'login_expired',
       'this sign-in has expired or was already completed: start again at /auth/login',
     )
@@ -88,9 +87,9 @@ async function takePending(deps: AuthDeps, request: FastifyRequest): Promise<Pen
 function loginError(err: unknown): AppError {
   if (err instanceof AppError) return err
   if (err instanceof oidc.ResponseBodyError)
-    return new AppError(400, 'login_failed', `the identity provider refused the code: ${err.error}`)
+    return rentalError('login_failed', `the identity provider refused the code: ${err.error}`)
   if (err instanceof oidc.AuthorizationResponseError)
-    return new AppError(400, 'login_failed', `the identity provider answered ${err.error}`)
+    return rentalError('login_failed', `the identity provider answered ${err.error}`)
   const code = (err as { code?: string }).code
   if (
     err instanceof TypeError ||
@@ -98,8 +97,8 @@ function loginError(err: unknown): AppError {
     code === 'OAUTH_ABORT' ||
     code === 'OAUTH_RESPONSE_IS_NOT_CONFORM'
   )
-    return new AppError(502, 'idp_unavailable', 'the identity provider did not answer the sign-in')
-  return new AppError(400, 'login_failed', `the sign-in response was refused: ${(err as Error).message}`)
+    return rentalErrors.errorWith(502, 'idp_unavailable', 'the identity provider did not answer the sign-in')
+  return rentalError('login_failed', `the sign-in response was refused: ${(err as Error).message}`)
 }
 
 /**
@@ -118,17 +117,12 @@ export async function finishLogin(
   const query = request.query as Record<string, string | undefined>
   const issuer = config.serverMetadata().issuer
   if (typeof query.iss !== 'string' || !same(query.iss, issuer))
-    throw new AppError(
-      400,
+    throw rentalError(
       'invalid_issuer',
       'the authorization response does not come from our identity provider (iss)',
     )
   if (typeof query.state !== 'string' || !same(query.state, pending.state))
-    throw new AppError(
-      400,
-      'invalid_state',
-      'the authorization response does not belong to this sign-in (state)',
-    )
+    throw rentalError('invalid_state', 'the authorization response does not belong to this sign-in (state)')
   let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>
   try {
     tokens = await oidc.authorizationCodeGrant(config, new URL(request.url, deps.baseUrl), {
@@ -184,7 +178,7 @@ export async function logout(deps: AuthDeps, session: ConsoleSession, reply: Fas
   return { signed_out: true as const, idp_logout_url: idpLogoutUrl }
 }
 
-const invalidLogoutToken = (message: string) => new AppError(400, 'invalid_logout_token', message)
+const invalidLogoutToken = (message: string) => rentalError('invalid_logout_token', message)
 
 /**
  * OpenID Connect Back-Channel Logout 1.0 §2.6: the logout token is a JWT signed by the idp (its

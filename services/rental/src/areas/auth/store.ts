@@ -1,4 +1,29 @@
+import type { Generated } from 'kysely'
 import type { RentalDb } from '../../db.ts'
+
+/** The auth area's tables: console sessions, and the console's client at the idp. */
+export interface AuthTables {
+  console_sessions: {
+    id_hash: Buffer
+    subject: string
+    idp_sid: string | null
+    csrf_token_hash: Buffer
+    name: string | null
+    email: string | null
+    client_did: string | null
+    created_at: Generated<Date>
+    expires_at: Date
+    ended_at: Date | null
+  }
+  idp_clients: {
+    issuer: string
+    client_id: string
+    client_secret_sealed: Buffer
+    redirect_uri: string
+    backchannel_logout_uri: string
+    updated_at: Generated<Date>
+  }
+}
 
 export interface NewSession {
   idHash: Buffer
@@ -63,4 +88,26 @@ export async function endSessionsOf(
   if (who.subject) query = query.where('subject', '=', who.subject)
   const result = await query.executeTakeFirst()
   return Number(result.numUpdatedRows)
+}
+
+/** The console's client at an issuer, as this database remembers it. */
+export const storedClient = (db: RentalDb, issuer: string) =>
+  db.selectFrom('idp_clients').selectAll().where('issuer', '=', issuer).executeTakeFirst()
+
+export async function rememberClient(
+  db: RentalDb,
+  row: {
+    issuer: string
+    client_id: string
+    client_secret_sealed: Buffer
+    redirect_uri: string
+    backchannel_logout_uri: string
+  },
+) {
+  const values = { ...row, updated_at: new Date() }
+  await db
+    .insertInto('idp_clients')
+    .values(values)
+    .onConflict((oc) => oc.column('issuer').doUpdateSet(values))
+    .execute()
 }

@@ -1,8 +1,7 @@
 import type { App } from '@svc/kit'
 import { type Static, Type } from 'typebox'
-import type { RentalDb } from '../../db.ts'
 import { type ConsoleSessions, SESSION_SECURITY } from '../auth/hooks.ts'
-import { catalogue } from './store.ts'
+import type { CatalogueService } from './index.ts'
 
 export const Job = Type.Object({
   id: Type.String(),
@@ -24,7 +23,7 @@ export const Job = Type.Object({
   ),
 })
 
-export function catalogueRoutes(app: App, db: RentalDb, sessions: ConsoleSessions) {
+export function catalogueRoutes(app: App, catalogue: CatalogueService, sessions: ConsoleSessions) {
   app.get(
     '/api/jobs',
     {
@@ -36,6 +35,6 @@ export function catalogueRoutes(app: App, db: RentalDb, sessions: ConsoleSession
         response: { 200: Type.Object({ jobs: Type.Array(Job) }) },
       },
     },
-    async () => ({ jobs: (await catalogue(db)) as Array<Static<typeof Job>> }),
+    async () => ({ jobs: (await catalogue.catalogue()) as Array<Static<typeof Job>> }),
   )
 }

@@ -1,3 +1,4 @@
+import { DID_KEY_PATTERN, isEd25519DidKey } from '@svc/kit'
 import type { Logger } from 'pino'
 import { Type } from 'typebox'
 import { Value } from 'typebox/value'
@@ -10,7 +11,7 @@ const ListedAgent = Type.Object({
   id: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,63}$' }),
   name: Type.String({ minLength: 1, maxLength: 200 }),
   description: Type.Optional(Type.String({ maxLength: 2000 })),
-  did: Type.String({ pattern: '^did:key:z6Mk[1-9A-HJ-NP-Za-km-z]{40,60}$' }),
+  did: Type.String({ pattern: DID_KEY_PATTERN }),
   card_url: Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 2000 }),
   skills: Type.Optional(Type.Array(Type.Unknown(), { maxItems: 50 })),
 })
@@ -30,7 +31,7 @@ export async function importAgents(db: RentalDb, agentsUrl: string, log: Logger)
   if (!Value.Check(Listing, body)) throw new Error('the agents listing has no agents array')
   let stored = 0
   for (const entry of body.agents) {
-    if (!Value.Check(ListedAgent, entry)) {
+    if (!Value.Check(ListedAgent, entry) || !isEd25519DidKey(entry.did)) {
       log.warn({ entry }, 'an agent listing entry breaks the contract: skipped')
       continue
     }

@@ -1,5 +1,31 @@
+import type { ColumnType, Generated } from 'kysely'
 import type { RentalDb } from '../../db.ts'
 import type { SeedJob } from './seed.ts'
+
+/** The catalogue's tables: jobs, the agents the agents service lists, and which agent serves which job. */
+export interface CatalogueTables {
+  agents: {
+    id: string
+    did: string
+    name: string
+    description: string
+    card_url: string
+    endpoint: string
+    skills: ColumnType<unknown[], string, string>
+    updated_at: Generated<Date>
+  }
+  jobs: {
+    id: string
+    title: string
+    profile: string
+    outcome: string
+    description: string
+    price_fils: number
+    currency: Generated<string>
+    created_at: Generated<Date>
+  }
+  job_agents: { job_id: string; agent_id: string }
+}
 
 export interface AgentRow {
   id: string
@@ -78,4 +104,36 @@ export async function catalogue(db: RentalDb) {
         skills,
       })),
   }))
+}
+
+/** The job and, when it serves the job, the agent with that DID. */
+export async function jobAndAgent(db: RentalDb, jobId: string, agentDid: string) {
+  const job = await db.selectFrom('jobs').selectAll().where('id', '=', jobId).executeTakeFirst()
+  if (!job) return { job: undefined, agent: undefined }
+  const agent = await db
+    .selectFrom('job_agents')
+    .innerJoin('agents', 'agents.id', 'job_agents.agent_id')
+    .select(['agents.id', 'agents.did', 'agents.card_url'])
+    .where('job_agents.job_id', '=', jobId)
+    .where('agents.did', '=', agentDid)
+    .executeTakeFirst()
+  return { job, agent }
+}
+
+/** The catalogue's agent with that DID and the jobs it serves, or undefined. */
+export async function catalogueAgent(db: RentalDb, did: string) {
+  const agent = await db
+    .selectFrom('agents')
+    .select(['id', 'did', 'name', 'description', 'card_url'])
+    .where('did', '=', did)
+    .executeTakeFirst()
+  if (!agent) return undefined
+  const jobs = await db
+    .selectFrom('job_agents')
+    .innerJoin('jobs', 'jobs.id', 'job_agents.job_id')
+    .select(['jobs.id', 'jobs.title', 'jobs.outcome', 'jobs.price_fils', 'jobs.currency'])
+    .where('job_agents.agent_id', '=', agent.id)
+    .orderBy('jobs.id')
+    .execute()
+  return { ...agent, jobs: jobs.map((j) => ({ ...j, price_fils: Number(j.price_fils) })) }
 }

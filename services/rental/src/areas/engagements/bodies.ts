@@ -11,16 +11,6 @@ export const newId = (prefix: 'eng' | 'esc' | 'tsk') => `${prefix}_${randomBytes
 export const bodyHash = (body: unknown) =>
   `sha256:${createHash('sha256').update(canonicalBytes(body)).digest('hex')}`
 
-/** True when `did` is a did:key of an Ed25519 key. */
-export function isEd25519DidKey(did: string): boolean {
-  try {
-    ed25519FromDidKey(did)
-    return true
-  } catch {
-    return false
-  }
-}
-
 /**
  * Checks a base64url Ed25519 signature over the JCS bytes of `body` by the key behind `did`
  * (strict RFC 8032 verification). Anything malformed answers false.

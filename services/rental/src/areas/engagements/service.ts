@@ -1,31 +1,25 @@
-import { badRequest, conflict, notFound } from '@svc/kit'
-import type { ReceiptWriter } from '@svc/kit/receipts/writer'
+import { isEd25519DidKey, type Page } from '@svc/kit'
+import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
+import { rentalError } from '../../errors.ts'
 import type { ConsoleSession } from '../auth/hooks.ts'
-import type { ProviderIdentity } from '../provider/identity.ts'
-import type { PaymentRail } from '../rail/rail.ts'
-import { bodyHash, type EscrowBody, isEd25519DidKey, newId, signedBy, type SlaBody } from './bodies.ts'
+import type { CatalogueService } from '../catalogue/index.ts'
+import { bodyHash, type EscrowBody, newId, signedBy, type SlaBody } from './bodies.ts'
 import {
+  activateEngagement,
+  assignEscrow,
   type EngagementRow,
   type EscrowRow,
   engagementOf,
   engagementsOf,
   escrowsOf,
-  jobAndAgent,
+  insertEngagement,
+  insertEscrow,
+  openEscrow,
 } from './store.ts'
 
-/** What the money areas (engagements, tasks, releases) share. */
-export interface MoneyDeps {
-  db: RentalDb
-  rail: PaymentRail
-  receipts: ReceiptWriter
-  provider: ProviderIdentity
-  feeBps: number
-  /** Fils granted once to a wallet at first sight; 0 (production) grants nothing. */
-  demoWalletFils: number
-  outputTtlS: number
-  now: () => Date
-}
+/** The parts of the context the money rules read. */
+type MoneyContext = Pick<RentalContext, 'db' | 'rail' | 'provider' | 'config' | 'now'>
 
 export const walletOf = (subject: string) => `wallet:${subject}`
 
@@ -35,14 +29,15 @@ export const walletOf = (subject: string) => `wallet:${subject}`
  * production the grant is 0 and this does nothing: wallets are funded by a payment provider,
  * the seam being a transfer from `external:<provider>` into `wallet:<subject>` on its webhook.
  */
-export async function grantDemoWallet(deps: MoneyDeps, trx: RentalDb, subject: string) {
-  if (deps.demoWalletFils <= 0) return
-  await deps.rail.transfer(trx, {
+export async function grantDemoWallet(ctx: MoneyContext, trx: RentalDb, subject: string) {
+  const grant = ctx.config.demoWalletFils
+  if (grant <= 0) return
+  await ctx.rail.transfer(trx, {
     idempotencyKey: `wallet-grant:${subject}`,
     kind: 'wallet_grant',
     postings: [
-      { account: 'external:funding', amount: -deps.demoWalletFils },
-      { account: walletOf(subject), amount: deps.demoWalletFils },
+      { account: 'external:funding', amount: -grant },
+      { account: walletOf(subject), amount: grant },
     ],
     memo: { reason: 'demo wallet grant' },
   })
@@ -94,19 +89,20 @@ function fullView(row: EngagementRow, escrows: EscrowRow[]) {
 }
 
 export async function hire(
-  deps: MoneyDeps,
+  ctx: MoneyContext,
+  catalogue: CatalogueService,
   session: ConsoleSession,
   input: { job_id: string; agent_did: string; client_did?: string | undefined },
 ) {
-  const { job, agent } = await jobAndAgent(deps.db, input.job_id, input.agent_did)
-  if (!job) throw notFound(`no job ${input.job_id}`, 'job_not_found')
-  if (!agent) throw badRequest(`${input.agent_did} does not serve ${input.job_id}`, 'agent_not_serving')
+  const { job, agent } = await catalogue.jobAndAgent(input.job_id, input.agent_did)
+  if (!job) throw rentalError('job_not_found', `no job ${input.job_id}`)
+  if (!agent) throw rentalError('agent_not_serving', `${input.agent_did} does not serve ${input.job_id}`)
   const clientDid = input.client_did ?? session.clientDid
   if (!clientDid)
-    throw badRequest('give client_did: the session has no DID of the client', 'client_did_required')
+    throw rentalError('client_did_required', 'give client_did: the session has no DID of the client')
   if (!isEd25519DidKey(clientDid))
-    throw badRequest('client_did must be a did:key of an Ed25519 key', 'invalid_client_did')
-  const issuedAt = deps.now().toISOString()
+    throw rentalError('invalid_client_did', 'client_did must be a did:key of an Ed25519 key')
+  const issuedAt = ctx.now().toISOString()
   const engagementId = newId('eng')
   const escrowId = newId('esc')
   const price = Number(job.price_fils)
@@ -117,14 +113,14 @@ export async function hire(
     job_id: job.id,
     agent_did: agent.did,
     client_did: clientDid,
-    provider_did: deps.provider.did,
+    provider_did: ctx.provider.did,
     price_fils: price,
     currency: 'AED',
     outcome: job.outcome,
     terms: {
       price_per: 'task',
-      fee_bps: deps.feeBps,
-      output_retention_s: deps.outputTtlS,
+      fee_bps: ctx.config.feeBps,
+      output_retention_s: ctx.config.outputTtlS,
       release: 'client_signed',
     },
     issued_at: issuedAt,
@@ -139,56 +135,64 @@ export async function hire(
     currency: 'AED',
     payer_did: clientDid,
     payee_did: agent.did,
-    provider_did: deps.provider.did,
+    provider_did: ctx.provider.did,
     issued_at: issuedAt,
   }
-  await inTransaction(deps.db, async (trx) => {
-    await grantDemoWallet(deps, trx, session.subject)
-    await trx
-      .insertInto('engagements')
-      .values({
-        id: engagementId,
-        client_subject: session.subject,
-        client_did: clientDid,
-        job_id: job.id,
-        agent_id: agent.id,
-        agent_did: agent.did,
-        provider_did: deps.provider.did,
-        price_fils: price,
-        state: 'pending',
-        sla: JSON.stringify(sla),
-        sla_hash: bodyHash(sla),
-      })
-      .execute()
+  await inTransaction(ctx.db, async (trx) => {
+    await grantDemoWallet(ctx, trx, session.subject)
+    await insertEngagement(trx, {
+      id: engagementId,
+      client_subject: session.subject,
+      client_did: clientDid,
+      job_id: job.id,
+      agent_id: agent.id,
+      agent_did: agent.did,
+      provider_did: ctx.provider.did,
+      price_fils: price,
+      state: 'pending',
+      sla: JSON.stringify(sla),
+      sla_hash: bodyHash(sla),
+    })
     if (price > 0) await insertEscrow(trx, session.subject, escrow)
   })
-  return engagementDetail(deps.db, session.subject, engagementId)
+  return engagementDetail(ctx.db, session.subject, engagementId)
 }
 
-export async function insertEscrow(trx: RentalDb, subject: string, body: EscrowBody) {
-  await trx
-    .insertInto('escrows')
-    .values({
-      id: body.escrow_id,
-      engagement_id: body.engagement_id,
-      client_subject: subject,
-      task_id: body.task_id,
-      amount_fils: body.amount_fils,
-      body: JSON.stringify(body),
-      hash: bodyHash(body),
-      state: 'offered',
-    })
-    .execute()
+/**
+ * The escrow that pays for a new task, in the task's transaction: the engagement's first task
+ * takes the package's escrow; each later one gets a new escrow body to sign. A free engagement
+ * has none.
+ */
+export async function escrowForTask(trx: RentalDb, engagement: EngagementRow, taskId: string, now: Date) {
+  if (Number(engagement.price_fils) <= 0) return
+  const prefund = (await escrowsOf(trx, engagement.id)).find((e) => e.task_id === null)
+  if (prefund) return assignEscrow(trx, prefund.id, taskId)
+  const body: EscrowBody = {
+    type: 'svc.escrow',
+    v: 1,
+    escrow_id: newId('esc'),
+    engagement_id: engagement.id,
+    task_id: taskId,
+    amount_fils: Number(engagement.price_fils),
+    currency: 'AED',
+    payer_did: engagement.client_did,
+    payee_did: engagement.agent_did,
+    provider_did: engagement.provider_did,
+    issued_at: now.toISOString(),
+  }
+  await insertEscrow(trx, engagement.client_subject, body)
 }
 
 export async function engagementDetail(db: RentalDb, subject: string, id: string) {
   const row = await engagementOf(db, subject, id)
-  if (!row) throw notFound(`no engagement ${id}`, 'engagement_not_found')
+  if (!row) throw engagementNotFound(id)
   return fullView(row, await escrowsOf(db, id))
 }
 
-export async function engagementList(db: RentalDb, subject: string, limit: number, offset: number) {
-  return { engagements: (await engagementsOf(db, subject, limit, offset)).map(engagementView) }
+export const engagementNotFound = (id: string) => rentalError('engagement_not_found', `no engagement ${id}`)
+
+export async function engagementList(db: RentalDb, subject: string, page: Page) {
+  return { engagements: (await engagementsOf(db, subject, page.limit, page.offset)).map(engagementView) }
 }
 
 export interface SignaturesInput {
@@ -203,17 +207,17 @@ export interface SignaturesInput {
  * engagement; a valid escrow signature opens the escrow, moving its amount from the client's
  * wallet into `escrow:<id>` on the rail in the same transaction (key `escrow-open:<id>`).
  */
-export async function sign(deps: MoneyDeps, subject: string, id: string, input: SignaturesInput) {
+export async function sign(ctx: MoneyContext, subject: string, id: string, input: SignaturesInput) {
   if (input.sla_signature === undefined && !input.escrow_signatures?.length)
-    throw badRequest('give sla_signature or escrow_signatures', 'nothing_to_sign')
-  await inTransaction(deps.db, async (trx) => {
+    throw rentalError('nothing_to_sign', 'give sla_signature or escrow_signatures')
+  await inTransaction(ctx.db, async (trx) => {
     const engagement = await engagementOf(trx, subject, id, true)
-    if (!engagement) throw notFound(`no engagement ${id}`, 'engagement_not_found')
+    if (!engagement) throw engagementNotFound(id)
     if (
       input.sla_signature !== undefined &&
       !signedBy(engagement.client_did, engagement.sla, input.sla_signature)
     )
-      throw badRequest('sla_signature is not the client’s signature of the SLA body', 'bad_signature')
+      throw rentalError('bad_signature', 'sla_signature is not the client’s signature of the SLA body')
     const escrows = await escrowsOf(trx, id)
     const chosen = new Map<string, { escrow: EscrowRow; signature: string }>()
     for (const given of input.escrow_signatures ?? []) {
@@ -221,30 +225,26 @@ export async function sign(deps: MoneyDeps, subject: string, id: string, input: 
         given.escrow_hash !== undefined ? e.hash === given.escrow_hash : e.id === given.escrow_id,
       )
       if (!escrow || (given.escrow_hash === undefined && given.escrow_id === undefined))
-        throw badRequest(
-          `no escrow ${given.escrow_hash ?? given.escrow_id ?? '(unnamed)'} in this engagement`,
+        throw rentalError(
           'unknown_escrow',
+          `no escrow ${given.escrow_hash ?? given.escrow_id ?? '(unnamed)'} in this engagement`,
         )
       if (!signedBy(engagement.client_did, escrow.body, given.signature))
-        throw badRequest(`the signature of escrow ${escrow.id} is not the client’s`, 'bad_signature')
+        throw rentalError('bad_signature', `the signature of escrow ${escrow.id} is not the client’s`)
       chosen.set(escrow.id, { escrow, signature: given.signature })
     }
-    const now = deps.now()
+    const now = ctx.now()
     let state = engagement.state
     if (input.sla_signature !== undefined && state === 'pending') {
-      await trx
-        .updateTable('engagements')
-        .set({ state: 'active', sla_signature: input.sla_signature, activated_at: now })
-        .where('id', '=', id)
-        .execute()
+      await activateEngagement(trx, id, input.sla_signature, now)
       state = 'active'
     }
     if (chosen.size && state !== 'active')
-      throw conflict('sign the SLA before opening escrows', 'engagement_not_active')
-    if (chosen.size) await grantDemoWallet(deps, trx, subject)
+      throw rentalError('engagement_not_active', 'sign the SLA before opening escrows')
+    if (chosen.size) await grantDemoWallet(ctx, trx, subject)
     for (const { escrow, signature } of chosen.values()) {
       if (escrow.state !== 'offered') continue
-      const transfer = await deps.rail.transfer(trx, {
+      const transfer = await ctx.rail.transfer(trx, {
         idempotencyKey: `escrow-open:${escrow.id}`,
         kind: 'escrow_open',
         postings: [
@@ -253,12 +253,14 @@ export async function sign(deps: MoneyDeps, subject: string, id: string, input: 
         ],
         memo: { escrow_id: escrow.id, engagement_id: id, escrow_hash: escrow.hash },
       })
-      await trx
-        .updateTable('escrows')
-        .set({ state: 'open', signature, open_transfer_id: transfer.id, opened_at: now })
-        .where('id', '=', escrow.id)
-        .execute()
+      await openEscrow(trx, escrow.id, { signature, transferId: transfer.id, at: now })
     }
   })
-  return engagementDetail(deps.db, subject, id)
+  return engagementDetail(ctx.db, subject, id)
+}
+
+/** 400 unless `did` is an Ed25519 did:key (the only agent DIDs the rental knows). */
+export function checkAgentDid(did: string) {
+  if (!isEd25519DidKey(did))
+    throw rentalError('invalid_agent_did', `${did.slice(0, 80)} is not an Ed25519 did:key`)
 }

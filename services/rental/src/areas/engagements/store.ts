@@ -1,19 +1,63 @@
-import type { Selectable } from 'kysely'
-import type { RentalDb, RentalTables } from '../../db.ts'
+import { rowById } from '@svc/kit'
+import type { Generated, Insertable, Selectable } from 'kysely'
+import type { Json, RentalDb, RentalTables } from '../../db.ts'
+import { bodyHash, type EscrowBody } from './bodies.ts'
+
+/** The engagements area's tables: engagements, the escrows that pay for their tasks, and clients' revocations of agents. */
+export interface EngagementTables {
+  engagements: {
+    id: string
+    client_subject: string
+    client_did: string
+    job_id: string
+    agent_id: string
+    agent_did: string
+    provider_did: string
+    price_fils: number
+    currency: Generated<string>
+    state: 'pending' | 'active'
+    sla: Json
+    sla_hash: string
+    sla_signature: string | null
+    created_at: Generated<Date>
+    activated_at: Date | null
+  }
+  escrows: {
+    id: string
+    engagement_id: string
+    client_subject: string
+    task_id: string | null
+    amount_fils: number
+    currency: Generated<string>
+    body: Json
+    hash: string
+    state: 'offered' | 'open' | 'released'
+    signature: string | null
+    open_transfer_id: string | null
+    opened_at: Date | null
+    fee_fils: number | null
+    release_instruction: Json | null
+    release_signature: string | null
+    release_transfer_id: string | null
+    release_receipt_id: string | null
+    release_answer: Json | null
+    released_at: Date | null
+    created_at: Generated<Date>
+  }
+  agent_revocations: {
+    client_subject: string
+    agent_did: string
+    reason: string
+    revoked_at: Generated<Date>
+  }
+}
 
 export type EngagementRow = Selectable<RentalTables['engagements']>
 export type EscrowRow = Selectable<RentalTables['escrows']>
 
 /** The client's engagement, or undefined (another client's is not found either). */
-export const engagementOf = (db: RentalDb, subject: string, id: string, lock = false) => {
-  let query = db
-    .selectFrom('engagements')
-    .selectAll()
-    .where('id', '=', id)
-    .where('client_subject', '=', subject)
-  if (lock) query = query.forUpdate()
-  return query.executeTakeFirst()
-}
+export const engagementOf = (db: RentalDb, subject: string, id: string, lock = false) =>
+  rowById(db, 'engagements', id, { match: { client_subject: subject }, lock })
 
 export const engagementsOf = (db: RentalDb, subject: string, limit: number, offset: number) =>
   db
@@ -25,6 +69,48 @@ export const engagementsOf = (db: RentalDb, subject: string, limit: number, offs
     .limit(limit)
     .offset(offset)
     .execute()
+
+export async function insertEngagement(
+  trx: RentalDb,
+  row: Omit<Insertable<RentalTables['engagements']>, 'sla_signature' | 'activated_at'>,
+) {
+  await trx
+    .insertInto('engagements')
+    .values({ ...row, sla_signature: null, activated_at: null })
+    .execute()
+}
+
+export async function activateEngagement(trx: RentalDb, id: string, signature: string, at: Date) {
+  await trx
+    .updateTable('engagements')
+    .set({ state: 'active', sla_signature: signature, activated_at: at })
+    .where('id', '=', id)
+    .execute()
+}
+
+/** The client's engagements with the agent, oldest first. */
+export const engagementsWith = (db: RentalDb, subject: string, did: string) =>
+  db
+    .selectFrom('engagements')
+    .selectAll()
+    .where('client_subject', '=', subject)
+    .where('agent_did', '=', did)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute()
+
+/** The client DID of the client's latest engagement with the agent. */
+export const latestClientDid = async (db: RentalDb, subject: string, did: string) =>
+  (
+    await db
+      .selectFrom('engagements')
+      .select('client_did')
+      .where('client_subject', '=', subject)
+      .where('agent_did', '=', did)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .executeTakeFirst()
+  )?.client_did
 
 export const escrowsOf = (db: RentalDb, engagementId: string) =>
   db
@@ -45,19 +131,86 @@ export const escrowByHash = (db: RentalDb, engagementId: string, hash: string, l
   return query.executeTakeFirst()
 }
 
-/** The job and, when it serves the job, the agent with that DID. */
-export async function jobAndAgent(db: RentalDb, jobId: string, agentDid: string) {
-  const job = await db.selectFrom('jobs').selectAll().where('id', '=', jobId).executeTakeFirst()
-  if (!job) return { job: undefined, agent: undefined }
-  const agent = await db
-    .selectFrom('job_agents')
-    .innerJoin('agents', 'agents.id', 'job_agents.agent_id')
-    .select(['agents.id', 'agents.did', 'agents.card_url'])
-    .where('job_agents.job_id', '=', jobId)
-    .where('agents.did', '=', agentDid)
-    .executeTakeFirst()
-  return { job, agent }
+export const escrowOfTask = (db: RentalDb, taskId: string) =>
+  db.selectFrom('escrows').selectAll().where('task_id', '=', taskId).executeTakeFirst()
+
+export async function insertEscrow(trx: RentalDb, subject: string, body: EscrowBody) {
+  await trx
+    .insertInto('escrows')
+    .values({
+      id: body.escrow_id,
+      engagement_id: body.engagement_id,
+      client_subject: subject,
+      task_id: body.task_id,
+      amount_fils: body.amount_fils,
+      body: JSON.stringify(body),
+      hash: bodyHash(body),
+      state: 'offered',
+    })
+    .execute()
 }
+
+export async function assignEscrow(trx: RentalDb, escrowId: string, taskId: string) {
+  await trx.updateTable('escrows').set({ task_id: taskId }).where('id', '=', escrowId).execute()
+}
+
+export async function openEscrow(
+  trx: RentalDb,
+  id: string,
+  opened: { signature: string; transferId: string; at: Date },
+) {
+  await trx
+    .updateTable('escrows')
+    .set({
+      state: 'open',
+      signature: opened.signature,
+      open_transfer_id: opened.transferId,
+      opened_at: opened.at,
+    })
+    .where('id', '=', id)
+    .execute()
+}
+
+export async function markReleased(
+  trx: RentalDb,
+  id: string,
+  released: {
+    feeFils: number
+    instruction: unknown
+    signature: string
+    transferId: string
+    receiptId: string
+    answer: unknown
+    at: Date
+  },
+) {
+  await trx
+    .updateTable('escrows')
+    .set({
+      state: 'released',
+      fee_fils: released.feeFils,
+      release_instruction: JSON.stringify(released.instruction),
+      release_signature: released.signature,
+      release_transfer_id: released.transferId,
+      release_receipt_id: released.receiptId,
+      release_answer: JSON.stringify(released.answer),
+      released_at: released.at,
+    })
+    .where('id', '=', id)
+    .execute()
+}
+
+/** The client's released escrows with the agent that carry a receipt. */
+export const releasesWith = (db: RentalDb, subject: string, did: string) =>
+  db
+    .selectFrom('escrows')
+    .innerJoin('engagements', 'engagements.id', 'escrows.engagement_id')
+    .select(['escrows.id', 'escrows.task_id', 'escrows.release_receipt_id'])
+    .where('escrows.client_subject', '=', subject)
+    .where('engagements.client_subject', '=', subject)
+    .where('engagements.agent_did', '=', did)
+    .where('escrows.release_receipt_id', 'is not', null)
+    .execute()
 
 export const isRevoked = async (db: RentalDb, subject: string, agentDid: string) =>
   Boolean(
@@ -78,37 +231,19 @@ export async function revokeAgent(db: RentalDb, subject: string, agentDid: strin
     .execute()
 }
 
-export const idempotentAnswer = (db: RentalDb, subject: string, scope: string, key: string) =>
+/** Inserts the revocation; undefined when the client had already revoked the agent. */
+export const insertRevocation = (db: RentalDb, subject: string, did: string, reason: string, at: Date) =>
   db
-    .selectFrom('idempotent_answers')
-    .selectAll()
-    .where('client_subject', '=', subject)
-    .where('scope', '=', scope)
-    .where('key', '=', key)
+    .insertInto('agent_revocations')
+    .values({ client_subject: subject, agent_did: did, reason, revoked_at: at })
+    .onConflict((oc) => oc.columns(['client_subject', 'agent_did']).doNothing())
+    .returning(['revoked_at'])
     .executeTakeFirst()
 
-export async function keepIdempotentAnswer(
-  db: RentalDb,
-  row: { subject: string; scope: string; key: string; digest: string; status: number; body: unknown },
-) {
-  await db
-    .insertInto('idempotent_answers')
-    .values({
-      client_subject: row.subject,
-      scope: row.scope,
-      key: row.key,
-      request_digest: row.digest,
-      status: row.status,
-      body: JSON.stringify(row.body),
-    })
-    .onConflict((oc) => oc.columns(['client_subject', 'scope', 'key']).doNothing())
-    .execute()
-}
-
-/** Where a receipt is: its ledger index once the outbox delivered it. */
-export const receiptState = (db: RentalDb, id: string) =>
+export const revocationOf = (db: RentalDb, subject: string, did: string) =>
   db
-    .selectFrom('receipt_outbox')
-    .select(['id', 'ledger_index', 'delivered_at'])
-    .where('id', '=', id)
+    .selectFrom('agent_revocations')
+    .selectAll()
+    .where('client_subject', '=', subject)
+    .where('agent_did', '=', did)
     .executeTakeFirst()

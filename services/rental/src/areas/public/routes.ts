@@ -1,12 +1,12 @@
-import { type App, notFound } from '@svc/kit'
+import type { App } from '@svc/kit'
 import { Type } from 'typebox'
-import type { RentalDb } from '../../db.ts'
-import { catalogue } from '../catalogue/store.ts'
+import { rentalError } from '../../errors.ts'
+import type { CatalogueService } from '../catalogue/index.ts'
 import { CATALOGUES, isLang, type Lang, LANGUAGES } from './i18n.ts'
 import { landingPage, marketPage, PAGE_HEADERS, statusPage } from './pages.ts'
 
 export interface PublicDeps {
-  db: RentalDb
+  catalogue: CatalogueService
   version: string
   /** Whether the console's idp client is linked (sign-in possible). */
   idpLinked: () => boolean
@@ -63,7 +63,7 @@ export function publicRoutes(app: App, deps: PublicDeps) {
       },
     },
     async (request, reply) =>
-      reply.headers(PAGE_HEADERS).send(marketPage(langOf(request.query), await catalogue(deps.db))),
+      reply.headers(PAGE_HEADERS).send(marketPage(langOf(request.query), await deps.catalogue.catalogue())),
   )
   app.get(
     '/status',
@@ -98,9 +98,9 @@ export function publicRoutes(app: App, deps: PublicDeps) {
     async (request, reply) => {
       const { lang } = request.params
       if (!isLang(lang))
-        throw notFound(
-          `no catalogue for ${JSON.stringify(lang)}: ${LANGUAGES.join(', ')}`,
+        throw rentalError(
           'unknown_language',
+          `no catalogue for ${JSON.stringify(lang)}: ${LANGUAGES.join(', ')}`,
         )
       reply.header('cache-control', 'public, max-age=300')
       return CATALOGUES[lang]

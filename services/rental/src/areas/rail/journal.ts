@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { AppError, badRequest, conflict } from '@svc/kit'
+import { rentalError } from '../../errors.ts'
 import { canonicalize } from '@svc/trust/jcs'
 import type { RentalDb, RentalTables } from '../../db.ts'
 import type { PaymentRail, Posting, Transfer, TransferRequest } from './rail.ts'
@@ -18,19 +18,19 @@ const KINDS = ['wallet', 'escrow', 'payout', 'platform', 'external'] as const
 function kindOf(account: string): RentalTables['rail_accounts']['kind'] {
   const kind = account.slice(0, account.indexOf(':'))
   if (!(KINDS as readonly string[]).includes(kind) || account.length > 300)
-    throw badRequest(`${account} is not a rail account`, 'invalid_account')
+    throw rentalError('invalid_account', `${account} is not a rail account`)
   return kind as RentalTables['rail_accounts']['kind']
 }
 
 function checkBalanced(postings: Posting[]) {
-  if (postings.length < 2) throw badRequest('a transfer needs at least two postings', 'invalid_transfer')
+  if (postings.length < 2) throw rentalError('invalid_transfer', 'a transfer needs at least two postings')
   if (new Set(postings.map((p) => p.account)).size !== postings.length)
-    throw badRequest('an account appears twice in a transfer', 'invalid_transfer')
+    throw rentalError('invalid_transfer', 'an account appears twice in a transfer')
   for (const p of postings)
     if (!Number.isSafeInteger(p.amount) || p.amount === 0)
-      throw badRequest('amounts are non-zero integer fils', 'invalid_transfer')
+      throw rentalError('invalid_transfer', 'amounts are non-zero integer fils')
   if (postings.reduce((sum, p) => sum + p.amount, 0) !== 0)
-    throw badRequest('the postings of a transfer sum to zero', 'invalid_transfer')
+    throw rentalError('invalid_transfer', 'the postings of a transfer sum to zero')
 }
 
 const digestOf = (request: TransferRequest) =>
@@ -76,7 +76,7 @@ export class JournalRail implements PaymentRail {
     for (const p of request.postings.filter((p) => p.amount < 0)) {
       if (accounts.find((a) => a.id === p.account)?.allow_negative) continue
       if ((await balanceOf(trx, p.account)) + p.amount < 0)
-        throw new AppError(409, 'insufficient_funds', `${p.account} holds less than ${-p.amount} fils`)
+        throw rentalError('insufficient_funds', `${p.account} holds less than ${-p.amount} fils`)
     }
     await insertPostings(trx, id, request.postings)
     return {
@@ -97,7 +97,7 @@ export class JournalRail implements PaymentRail {
     const row = await transferByKey(db, key)
     if (!row) return undefined
     if (row.request_digest !== digest)
-      throw conflict('this idempotency key was used for another transfer', 'idempotency_key_reused')
+      throw rentalError('idempotency_key_reused', 'this idempotency key was used for another transfer')
     return {
       id: row.id,
       idempotency_key: row.idempotency_key,

@@ -1,5 +1,25 @@
-import { sql } from 'kysely'
+import { type ColumnType, type Generated, sql } from 'kysely'
 import type { RentalDb, RentalTables } from '../../db.ts'
+
+/** The rail's tables: a double-entry journal (accounts, transfers, their postings). */
+export interface RailTables {
+  rail_accounts: {
+    id: string
+    kind: 'wallet' | 'escrow' | 'payout' | 'platform' | 'external'
+    currency: Generated<string>
+    allow_negative: Generated<boolean>
+    created_at: Generated<Date>
+  }
+  rail_transfers: {
+    id: string
+    idempotency_key: string
+    kind: string
+    request_digest: string
+    memo: ColumnType<Record<string, unknown>, string, string>
+    created_at: Generated<Date>
+  }
+  rail_postings: { transfer_id: string; account_id: string; amount: number }
+}
 import type { Posting } from './rail.ts'
 
 type AccountKind = RentalTables['rail_accounts']['kind']

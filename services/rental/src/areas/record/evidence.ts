@@ -1,7 +1,6 @@
-import { badRequest } from '@svc/kit'
-import { knownAgent, type RecordDeps, receiptsSlice } from './service.ts'
-import { revocationOf, tasksWith } from './store.ts'
 import { createHash } from 'node:crypto'
+import { rentalError } from '../../errors.ts'
+import { type RecordDeps, receiptsSlice } from './service.ts'
 
 type Section = 'agent' | 'engagements' | 'tasks' | 'receipts' | 'revocations'
 interface Control {
@@ -86,14 +85,14 @@ export async function evidencePack(
 ) {
   const framework = FRAMEWORKS[frameworkId]
   if (!framework)
-    throw badRequest(
-      `unknown framework ${frameworkId.slice(0, 50)}: known are ${Object.keys(FRAMEWORKS).join(', ')}`,
+    throw rentalError(
       'unknown_framework',
+      `unknown framework ${frameworkId.slice(0, 50)}: known are ${Object.keys(FRAMEWORKS).join(', ')}`,
     )
-  const { agent, engagements } = await knownAgent(deps, session.subject, did)
-  const tasks = await tasksWith(deps.db, session.subject, did)
+  const { agent, engagements } = await deps.engagements.knownAgent(session.subject, did)
+  const tasks = await deps.tasks.tasksWith(session.subject, did)
   const slice = await receiptsSlice(deps, session.subject, did, { limit: 1000, offset: 0 })
-  const revocation = await revocationOf(deps.db, session.subject, did)
+  const revocation = await deps.engagements.revocationOf(session.subject, did)
   const indexOf = new Map(slice.receipts.map((r) => [r.id, r.ledger_index]))
   const sections = {
     agent: agent ? 1 : 0,
@@ -114,8 +113,8 @@ export async function evidencePack(
   return {
     format: 'svc-evidence-pack/v1',
     framework: { id: frameworkId, name: framework.name },
-    generated_at: deps.now().toISOString(),
-    issuer: deps.provider.did,
+    generated_at: deps.ctx.now().toISOString(),
+    issuer: deps.ctx.provider.did,
     agent: {
       did,
       name: agent?.name ?? null,

@@ -1,14 +1,12 @@
-import type { App } from '@svc/kit'
+import { type App, pageOf, pageQuery } from '@svc/kit'
 import { type TSchema, Type } from 'typebox'
 import { type ConsoleSessions, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { AgentParams } from '../engagements/schemas.ts'
 import { DEFAULT_FRAMEWORK, evidencePack, FRAMEWORKS, renderEvidenceMarkdown } from './evidence.ts'
 import { agentCv, type RecordDeps, receiptsSlice, signAsProvider } from './service.ts'
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()])
 const Body = Type.Record(Type.String(), Type.Unknown())
-export const AgentParams = Type.Object({
-  did: Type.String({ minLength: 1, maxLength: 200, description: 'the agent’s did:key (Ed25519)' }),
-})
 const Proof = Nullable(
   Type.Object({
     tree_size: Type.Integer(),
@@ -63,10 +61,8 @@ export function recordRoutes(app: App, deps: RecordDeps, sessions: ConsoleSessio
         tags,
         security: SESSION_SECURITY,
         params: AgentParams,
-        querystring: Type.Object({
-          limit: Type.Integer({ minimum: 1, maximum: 100, default: 100 }),
-          offset: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
-        }),
+        // published with a page of 100 before the kit's one page schema: kept
+        querystring: pageQuery({ limitDefault: 100 }),
         response: {
           200: Type.Object({
             agent_did: Type.String(),
@@ -82,10 +78,7 @@ export function recordRoutes(app: App, deps: RecordDeps, sessions: ConsoleSessio
       },
     },
     async (request) =>
-      receiptsSlice(deps, sessionOf(request).subject, request.params.did, {
-        limit: request.query.limit,
-        offset: request.query.offset,
-      }),
+      receiptsSlice(deps, sessionOf(request).subject, request.params.did, pageOf(request.query)),
   )
   app.get(
     '/api/agents/:did/cv',

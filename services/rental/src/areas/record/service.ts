@@ -1,56 +1,25 @@
-import { createHash } from 'node:crypto'
-import { badRequest, notFound } from '@svc/kit'
 import { b64Encode } from '@svc/trust/base64url'
 import { createEddsaJcs2022Proof, verifyEddsaJcs2022Proof } from '@svc/trust/data-integrity'
 import { didKeyVerificationMethod } from '@svc/trust/did-key'
 import { canonicalBytes } from '@svc/trust/jcs'
 import { leafHash } from '@svc/trust/merkle'
-import type { RentalDb } from '../../db.ts'
-import { isEd25519DidKey } from '../engagements/bodies.ts'
-import type { ProviderIdentity } from '../provider/identity.ts'
+import type { RentalContext } from '../../context.ts'
+import type { EngagementService } from '../engagements/index.ts'
+import { checkAgentDid } from '../engagements/service.ts'
+import type { OutboxService } from '../outbox/index.ts'
+import { clientRef } from '../provider/identity.ts'
+import type { RevocationService } from '../revocation/index.ts'
+import type { TaskService } from '../tasks/index.ts'
 import { type CheckpointView, type LedgerReader, type LogKey, mapLimited } from './ledger.ts'
-import {
-  catalogueAgent,
-  engagementsWith,
-  outboxRows,
-  releasesWith,
-  revocationOf,
-  revokeAnswer,
-  taskStats,
-  tasksWith,
-} from './store.ts'
 
-/** What the record areas (receipts, CV, evidence, revocation) share. */
+/** What the record (receipts, CV, evidence) reads: the context and the areas that hold the facts. */
 export interface RecordDeps {
-  db: RentalDb
-  provider: ProviderIdentity
+  ctx: Pick<RentalContext, 'provider' | 'now'>
+  engagements: EngagementService
+  tasks: TaskService
+  outbox: OutboxService
+  revocation: RevocationService
   ledger: LedgerReader
-  now: () => Date
-}
-
-/** 400 unless `did` is an Ed25519 did:key (the only agent DIDs the rental knows). */
-export function checkAgentDid(did: string) {
-  if (!isEd25519DidKey(did))
-    throw badRequest(`${did.slice(0, 80)} is not an Ed25519 did:key`, 'invalid_agent_did')
-}
-
-/**
- * How the client is named in what leaves the rental (receipts, CVs): the client DID of its latest
- * engagement with the agent, else the session's DID, else a pairwise hash of the subject (the same
- * client gets another value for each agent, so two agents cannot link it).
- */
-export function clientRef(
-  deps: RecordDeps,
-  subject: string,
-  agentDid: string,
-  known: { engagementDid?: string | undefined; sessionDid?: string | null | undefined },
-): { client_did: string } | { client_pairwise: string } {
-  const did = known.engagementDid ?? known.sessionDid ?? undefined
-  if (did) return { client_did: did }
-  const hash = createHash('sha256')
-    .update(`svc-rental-client\n${deps.provider.did}\n${agentDid}\n${subject}`)
-    .digest('hex')
-  return { client_pairwise: `sha256:${hash}` }
 }
 
 export interface ReceiptItem {
@@ -93,14 +62,14 @@ export async function receiptsSlice(
 ): Promise<ReceiptsSlice> {
   checkAgentDid(did)
   const context = new Map<string, { task_id: string | null; escrow_id: string | null }>()
-  for (const task of await tasksWith(deps.db, subject, did))
+  for (const task of await deps.tasks.tasksWith(subject, did))
     if (task.receipt_id) context.set(task.receipt_id, { task_id: task.id, escrow_id: null })
-  for (const escrow of await releasesWith(deps.db, subject, did))
+  for (const escrow of await deps.engagements.releasesWith(subject, did))
     context.set(escrow.release_receipt_id!, { task_id: escrow.task_id, escrow_id: escrow.id })
-  const revoked = (await revokeAnswer(deps.db, subject, did))?.receipt as { id?: string } | null | undefined
-  if (revoked?.id) context.set(revoked.id, { task_id: null, escrow_id: null })
+  const revoked = await deps.revocation.receiptIdOf(subject, did)
+  if (revoked) context.set(revoked, { task_id: null, escrow_id: null })
   // the outbox is read before the checkpoint: whatever it says is delivered is in that checkpoint
-  const rows = (await outboxRows(deps.db, [...context.keys()])).reverse()
+  const rows = (await deps.outbox.rows([...context.keys()])).reverse()
   const chosen = rows.slice(page.offset, page.offset + page.limit)
   const snapshot = await deps.ledger.snapshot()
   const receipts = await mapLimited(chosen, 8, async (row): Promise<ReceiptItem> => {
@@ -140,15 +109,6 @@ export async function receiptsSlice(
   }
 }
 
-/** 404 unless the agent is in the catalogue or the client has worked with it. */
-export async function knownAgent(deps: RecordDeps, subject: string, did: string) {
-  checkAgentDid(did)
-  const agent = await catalogueAgent(deps.db, did)
-  const engagements = await engagementsWith(deps.db, subject, did)
-  if (!agent && engagements.length === 0) throw notFound(`no agent ${did}`, 'agent_not_found')
-  return { agent, engagements }
-}
-
 /**
  * The AgentCV as the rental sees the agent: the catalogue's name and jobs, the client's own
  * record with it (tasks, first and last activity, revoked or not, receipts on the ledger), the
@@ -160,17 +120,17 @@ export async function agentCv(
   session: { subject: string; clientDid: string | null },
   did: string,
 ) {
-  const { agent, engagements } = await knownAgent(deps, session.subject, did)
-  const revocation = await revocationOf(deps.db, session.subject, did)
-  const mine = await taskStats(deps.db, did, session.subject)
-  const tasks = await tasksWith(deps.db, session.subject, did)
+  const { agent, engagements } = await deps.engagements.knownAgent(session.subject, did)
+  const revocation = await deps.engagements.revocationOf(session.subject, did)
+  const mine = await deps.tasks.stats(did, session.subject)
+  const tasks = await deps.tasks.tasksWith(session.subject, did)
   const receiptIds = tasks.flatMap((t) => (t.receipt_id ? [t.receipt_id] : []))
-  const onLedger = (await outboxRows(deps.db, receiptIds)).filter((r) => r.ledger_index !== null)
+  const onLedger = (await deps.outbox.rows(receiptIds)).filter((r) => r.ledger_index !== null)
   const cv = {
     type: 'AgentCV',
     v: 1,
-    issuer: deps.provider.did,
-    issued_at: deps.now().toISOString(),
+    issuer: deps.ctx.provider.did,
+    issued_at: deps.ctx.now().toISOString(),
     subject: did,
     name: agent?.name ?? null,
     description: agent?.description ?? null,
@@ -183,7 +143,7 @@ export async function agentCv(
       currency: j.currency,
     })),
     for_client: {
-      ...clientRef(deps, session.subject, did, {
+      ...clientRef(deps.ctx.provider.did, session.subject, did, {
         engagementDid: engagements.at(-1)?.client_did,
         sessionDid: session.clientDid,
       }),
@@ -194,8 +154,8 @@ export async function agentCv(
       receipts_on_ledger: onLedger.length,
       latest_ledger_index: onLedger.length ? Math.max(...onLedger.map((r) => Number(r.ledger_index))) : null,
     },
-    overall: await taskStats(deps.db, did),
-    ledger: { url: deps.ledger.url, receipts_issuer: deps.provider.did },
+    overall: await deps.tasks.stats(did),
+    ledger: { url: deps.ledger.url, receipts_issuer: deps.ctx.provider.did },
   }
   const { document, verification } = signAsProvider(deps, cv)
   return { cv: document, verification }
@@ -203,11 +163,11 @@ export async function agentCv(
 
 /** A document signed by the provider identity (`eddsa-jcs-2022`), with the verification of that proof. */
 export function signAsProvider(deps: RecordDeps, document: Record<string, unknown>) {
-  const method = didKeyVerificationMethod(deps.provider.did)
+  const method = didKeyVerificationMethod(deps.ctx.provider.did)
   const signed = createEddsaJcs2022Proof(document, {
-    seed: deps.provider.seed,
+    seed: deps.ctx.provider.seed,
     verificationMethod: method,
-    created: deps
+    created: deps.ctx
       .now()
       .toISOString()
       .replace(/\.\d{3}Z$/, 'Z'),

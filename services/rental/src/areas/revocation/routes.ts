@@ -1,7 +1,7 @@
 import type { App } from '@svc/kit'
 import { type TSchema, Type } from 'typebox'
 import { type ConsoleSessions, CSRF_SECURITY, sessionOf } from '../auth/hooks.ts'
-import { AgentParams } from '../record/routes.ts'
+import { AgentParams } from '../engagements/schemas.ts'
 import { revoke, type RevocationDeps } from './service.ts'
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()])

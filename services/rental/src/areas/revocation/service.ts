@@ -1,12 +1,25 @@
 import { createHash } from 'node:crypto'
-import type { ReceiptWriter } from '@svc/kit/receipts/writer'
+import { keepAnswer, keptAnswer } from '@svc/kit'
+import type { RentalContext } from '../../context.ts'
 import { inTransaction } from '../../db.ts'
-import { clientRef, knownAgent, type RecordDeps } from '../record/service.ts'
-import { outboxRows, revocationOf, revokeAnswer } from '../record/store.ts'
-import { insertRevocation, keepRevokeAnswer, latestClientDid, stopTasks } from './store.ts'
+import type { EngagementService } from '../engagements/index.ts'
+import type { OutboxService } from '../outbox/index.ts'
+import { clientRef } from '../provider/identity.ts'
+import type { TaskService } from '../tasks/index.ts'
 
-export interface RevocationDeps extends RecordDeps {
-  receipts: ReceiptWriter
+/** The scope under which a client's first revoke answer is kept (key: the agent DID). */
+export const REVOKE_SCOPE = 'agent.revoke'
+
+export interface RevocationDeps {
+  ctx: Pick<RentalContext, 'db' | 'receipts' | 'provider' | 'now'>
+  engagements: EngagementService
+  tasks: TaskService
+  outbox: OutboxService
+}
+
+/** The first answer of the client's revoke of the agent, as kept. */
+export async function revokeAnswer(deps: RevocationDeps, subject: string, did: string) {
+  return (await keptAnswer(deps.ctx.db, subject, REVOKE_SCOPE, did))?.body as RevokeAnswer | undefined
 }
 
 export interface RevokeAnswer {
@@ -33,20 +46,21 @@ export async function revoke(
   did: string,
   reason: string,
 ): Promise<{ answer: RevokeAnswer; first: boolean }> {
-  await knownAgent(deps, session.subject, did)
-  const clientDid = await latestClientDid(deps.db, session.subject, did)
-  const result = await inTransaction(deps.db, async (trx) => {
-    const now = deps.now()
-    const inserted = await insertRevocation(trx, session.subject, did, reason, now)
+  await deps.engagements.knownAgent(session.subject, did)
+  const clientDid = await deps.engagements.latestClientDid(session.subject, did)
+  const result = await inTransaction(deps.ctx.db, async (trx) => {
+    const now = deps.ctx.now()
+    const inserted = await deps.engagements.revoke(trx, session.subject, did, reason, now)
     if (!inserted) return undefined
     const revokedAt = new Date(inserted.revoked_at).toISOString()
-    const stopped = await stopTasks(trx, session.subject, did, now)
+    const stopped = await deps.tasks.stopWith(trx, session.subject, did, 'agent revoked', now)
     const reasonSha256 = sha256Hex(reason)
-    const receipt = await deps.receipts.record(trx, {
+    const known = { engagementDid: clientDid, sessionDid: session.clientDid }
+    const receipt = await deps.ctx.receipts.record(trx, {
       type: 'agent.revoked',
       subject: did,
       data: {
-        ...clientRef(deps, session.subject, did, { engagementDid: clientDid, sessionDid: session.clientDid }),
+        ...clientRef(deps.ctx.provider.did, session.subject, did, known),
         reason_digest: `sha256:${reasonSha256}`,
         revoked_at: revokedAt,
         tasks_stopped: stopped.length,
@@ -60,7 +74,14 @@ export async function revoke(
       tasks_stopped: stopped,
       receipt: { id: receipt.id, type: 'agent.revoked', leaf_hash: receipt.leafHash, ledger_index: null },
     }
-    await keepRevokeAnswer(trx, session.subject, did, answer)
+    await keepAnswer(trx, {
+      owner: session.subject,
+      scope: REVOKE_SCOPE,
+      key: did,
+      digest: did,
+      status: 200,
+      body: answer,
+    })
     return answer
   })
   if (result) return { answer: result, first: true }
@@ -69,10 +90,10 @@ export async function revoke(
 
 /** The first revoke's answer, with the receipt's ledger index as it is now. */
 async function firstAnswer(deps: RevocationDeps, subject: string, did: string): Promise<RevokeAnswer> {
-  const kept = (await revokeAnswer(deps.db, subject, did)) as RevokeAnswer | undefined
+  const kept = await revokeAnswer(deps, subject, did)
   if (!kept) {
     // revoked by other means (no answer kept): answer from the row itself
-    const row = await revocationOf(deps.db, subject, did)
+    const row = await deps.engagements.revocationOf(subject, did)
     return {
       agent_did: did,
       revoked: true,
@@ -82,10 +103,6 @@ async function firstAnswer(deps: RevocationDeps, subject: string, did: string): 
       receipt: null,
     }
   }
-  if (kept.receipt) {
-    const [row] = await outboxRows(deps.db, [kept.receipt.id])
-    kept.receipt.ledger_index =
-      row?.ledger_index === null || row?.ledger_index === undefined ? null : Number(row.ledger_index)
-  }
+  if (kept.receipt) kept.receipt.ledger_index = await deps.outbox.ledgerIndexOf(kept.receipt.id)
   return kept
 }

@@ -1,10 +1,9 @@
-import type { App } from '@svc/kit'
-import { type TSchema, Type } from 'typebox'
-import { type ConsoleSessions, CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
-import { Escrow } from '../engagements/routes.ts'
+import { type App, pageOf, pageQuery } from '@svc/kit'
+import { Type } from 'typebox'
+import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { Escrow, Nullable } from '../engagements/schemas.ts'
 import { createTask, type TaskDeps, taskDetail, taskList } from './service.ts'
 
-const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()])
 const Task = Type.Object({
   id: Type.String(),
   engagement_id: Type.String(),
@@ -44,7 +43,8 @@ const Task = Type.Object({
   completed_at: Nullable(Type.String()),
 })
 
-export function taskRoutes(app: App, deps: TaskDeps, sessions: ConsoleSessions) {
+export function taskRoutes(app: App, deps: TaskDeps) {
+  const { sessions } = deps
   const tags = ['tasks']
   app.post(
     '/api/tasks',
@@ -77,16 +77,14 @@ export function taskRoutes(app: App, deps: TaskDeps, sessions: ConsoleSessions) 
         summary: 'The signed-in client’s tasks, newest first',
         tags,
         security: SESSION_SECURITY,
-        querystring: Type.Object({
-          limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
-          offset: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
-        }),
+        // published with a page of 20 before the kit's one page schema: kept
+        querystring: pageQuery({ limitDefault: 20 }),
         response: {
           200: Type.Object({ tasks: Type.Array(Task), limit: Type.Integer(), offset: Type.Integer() }),
         },
       },
     },
-    async (request) => taskList(deps, sessionOf(request).subject, request.query.limit, request.query.offset),
+    async (request) => taskList(deps, sessionOf(request).subject, pageOf(request.query)),
   )
   app.get(
     '/api/tasks/:id',

@@ -1,27 +1,41 @@
-import { badRequest, conflict, type Jobs, notFound } from '@svc/kit'
+import type { Page } from '@svc/kit'
 import { agentInputHash, checkAgentArtifact } from '@svc/trust/agent-result'
-import type { Logger } from 'pino'
+import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
-import { type EscrowBody, newId } from '../engagements/bodies.ts'
-import { escrowView, insertEscrow, type MoneyDeps } from '../engagements/service.ts'
-import { engagementOf, escrowsOf, isRevoked, receiptState } from '../engagements/store.ts'
+import { rentalError } from '../../errors.ts'
+import type { CatalogueService } from '../catalogue/index.ts'
+import { newId } from '../engagements/bodies.ts'
+import type { EngagementService } from '../engagements/index.ts'
+import type { OutboxService } from '../outbox/index.ts'
 import type { AgentDispatcher } from './dispatch.ts'
-import { purgeOutputs, recordFailedRun, type TaskRow, taskById, taskOf, tasksOf } from './store.ts'
+import {
+  completeTask,
+  endTask,
+  insertTask,
+  markWorking,
+  purgeOutputs,
+  recordFailedRun,
+  setAsync,
+  type TaskRow,
+  taskById,
+  taskOf,
+  tasksOf,
+} from './store.ts'
 
 export const RUN_QUEUE = 'rental.tasks.run'
 
-export interface TaskDeps extends MoneyDeps {
-  jobs: Jobs
+/** What the tasks' rules work with: the context, the services of the areas tasks need, the A2A dispatcher. */
+export interface TaskDeps extends RentalContext {
+  engagements: EngagementService
+  catalogue: CatalogueService
+  outbox: OutboxService
   dispatcher: AgentDispatcher
-  taskTimeoutMs: number
-  taskRetries: number
-  log: Logger
 }
 
 export const terminal = (state: TaskRow['state']) =>
   state === 'completed' || state === 'failed' || state === 'canceled'
 
-async function taskView(deps: MoneyDeps, row: TaskRow) {
+async function taskView(deps: TaskDeps, row: TaskRow) {
   const now = deps.now()
   let output = row.output === null ? null : { text: row.output_text, data: row.output }
   if (output && row.output_expires_at && row.output_expires_at <= now) {
@@ -29,12 +43,8 @@ async function taskView(deps: MoneyDeps, row: TaskRow) {
     output = null
   }
   const expired = row.state === 'completed' && output === null
-  const receipt = row.receipt_id ? await receiptState(deps.db, row.receipt_id) : undefined
-  const escrow = await deps.db
-    .selectFrom('escrows')
-    .select('id')
-    .where('task_id', '=', row.id)
-    .executeTakeFirst()
+  const ledgerIndex = row.receipt_id ? await deps.outbox.ledgerIndexOf(row.receipt_id) : null
+  const escrow = await deps.engagements.escrowOfTask(row.id)
   return {
     id: row.id,
     engagement_id: row.engagement_id,
@@ -56,10 +66,7 @@ async function taskView(deps: MoneyDeps, row: TaskRow) {
       ? {
           id: row.receipt_id,
           leaf_hash: row.receipt_leaf_hash,
-          ledger_index:
-            receipt?.ledger_index === null || receipt?.ledger_index === undefined
-              ? null
-              : Number(receipt.ledger_index),
+          ledger_index: ledgerIndex,
         }
       : null,
     agent_result: row.agent_result,
@@ -73,17 +80,17 @@ async function taskView(deps: MoneyDeps, row: TaskRow) {
 }
 export type TaskView = Awaited<ReturnType<typeof taskView>>
 
-export async function taskDetail(deps: MoneyDeps, subject: string, id: string) {
+export async function taskDetail(deps: TaskDeps, subject: string, id: string) {
   const row = await taskOf(deps.db, subject, id)
-  if (!row) throw notFound(`no task ${id}`, 'task_not_found')
+  if (!row) throw rentalError('task_not_found', `no task ${id}`)
   return taskView(deps, row)
 }
 
-export async function taskList(deps: MoneyDeps, subject: string, limit: number, offset: number) {
-  const rows = await tasksOf(deps.db, subject, limit, offset)
+export async function taskList(deps: TaskDeps, subject: string, page: Page) {
+  const rows = await tasksOf(deps.db, subject, page.limit, page.offset)
   const tasks = []
   for (const row of rows) tasks.push(await taskView(deps, row))
-  return { tasks, limit, offset }
+  return { tasks, limit: page.limit, offset: page.offset }
 }
 
 /**
@@ -96,63 +103,40 @@ export async function createTask(
   subject: string,
   input: { engagement_id: string; text: string; async?: boolean | undefined },
 ) {
-  const engagement = await engagementOf(deps.db, subject, input.engagement_id)
-  if (!engagement) throw notFound(`no engagement ${input.engagement_id}`, 'engagement_not_found')
+  const engagement = await deps.engagements.engagementOf(subject, input.engagement_id)
+  if (!engagement) throw rentalError('engagement_not_found', `no engagement ${input.engagement_id}`)
   if (engagement.state !== 'active')
-    throw conflict('the engagement is pending: sign its SLA first', 'engagement_not_active')
-  if (await isRevoked(deps.db, subject, engagement.agent_did))
-    throw conflict(`you revoked ${engagement.agent_did}: it takes no new task`, 'agent_revoked')
-  if (input.text.length === 0) throw badRequest('text is empty', 'invalid_text')
+    throw rentalError('engagement_not_active', 'the engagement is pending: sign its SLA first')
+  if (await deps.engagements.isRevoked(subject, engagement.agent_did))
+    throw rentalError('agent_revoked', `you revoked ${engagement.agent_did}: it takes no new task`)
+  if (input.text.length === 0) throw rentalError('invalid_text', 'text is empty')
   const id = newId('tsk')
   const now = deps.now()
   const isAsync = input.async === true
   await inTransaction(deps.db, async (trx) => {
     // the engagement row is locked: two first tasks cannot both take the package's escrow
-    await engagementOf(trx, subject, engagement.id, true)
-    await trx
-      .insertInto('tasks')
-      .values({
-        id,
-        engagement_id: engagement.id,
-        client_subject: subject,
-        agent_did: engagement.agent_did,
-        state: isAsync ? 'submitted' : 'working',
-        async: isAsync,
-        price_fils: Number(engagement.price_fils),
-        input_text: input.text,
-        input_sha256: agentInputHash([input.text]),
-        started_at: isAsync ? null : now,
-      })
-      .execute()
-    if (Number(engagement.price_fils) > 0) {
-      const prefund = (await escrowsOf(trx, engagement.id)).find((e) => e.task_id === null)
-      if (prefund)
-        await trx.updateTable('escrows').set({ task_id: id }).where('id', '=', prefund.id).execute()
-      else {
-        const body: EscrowBody = {
-          type: 'svc.escrow',
-          v: 1,
-          escrow_id: newId('esc'),
-          engagement_id: engagement.id,
-          task_id: id,
-          amount_fils: Number(engagement.price_fils),
-          currency: 'AED',
-          payer_did: engagement.client_did,
-          payee_did: engagement.agent_did,
-          provider_did: engagement.provider_did,
-          issued_at: now.toISOString(),
-        }
-        await insertEscrow(trx, subject, body)
-      }
-    }
+    await deps.engagements.engagementOf(subject, engagement.id, { trx, lock: true })
+    await insertTask(trx, {
+      id,
+      engagement_id: engagement.id,
+      client_subject: subject,
+      agent_did: engagement.agent_did,
+      state: isAsync ? 'submitted' : 'working',
+      async: isAsync,
+      price_fils: Number(engagement.price_fils),
+      input_text: input.text,
+      input_sha256: agentInputHash([input.text]),
+      started_at: isAsync ? null : now,
+    })
+    await deps.engagements.escrowForTask(trx, engagement, id, now)
     if (isAsync) await deps.jobs.enqueue(trx, RUN_QUEUE, { task_id: id })
   })
   let note: string | undefined
   if (!isAsync) note = await runWithin(deps, id)
-  const escrow = await deps.db.selectFrom('escrows').selectAll().where('task_id', '=', id).executeTakeFirst()
+  const escrow = await deps.engagements.escrowOfTask(id)
   return {
     task: await taskDetail(deps, subject, id),
-    escrow: escrow ? escrowView(escrow) : null,
+    escrow: escrow ? deps.engagements.escrowView(escrow) : null,
     ...(note ? { message: note } : {}),
   }
 }
@@ -162,14 +146,14 @@ async function runWithin(deps: TaskDeps, id: string): Promise<string | undefined
   const run = runTask(deps, id, 1)
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), deps.taskTimeoutMs)
+    timer = setTimeout(() => resolve('timeout'), deps.config.taskTimeoutMs)
   })
   try {
     const outcome = await Promise.race([run.then(() => 'done' as const), timeout])
     if (outcome === 'done') return undefined
     run.catch((err: Error) => deps.log.warn({ err: err.message, task: id }, 'sync task run failed late'))
     await continueAsync(deps, id)
-    return `the agent did not answer within ${deps.taskTimeoutMs} ms: the task continues asynchronously`
+    return `the agent did not answer within ${deps.config.taskTimeoutMs} ms: the task continues asynchronously`
   } catch (err) {
     await recordFailedRun(deps.db, id, deps.now(), (err as Error).message)
     await continueAsync(deps, id)
@@ -181,7 +165,7 @@ async function runWithin(deps: TaskDeps, id: string): Promise<string | undefined
 
 async function continueAsync(deps: TaskDeps, id: string) {
   await inTransaction(deps.db, async (trx) => {
-    await trx.updateTable('tasks').set({ async: true }).where('id', '=', id).execute()
+    await setAsync(trx, id)
     await deps.jobs.enqueue(trx, RUN_QUEUE, { task_id: id })
   })
 }
@@ -194,23 +178,13 @@ async function continueAsync(deps: TaskDeps, id: string) {
 export async function runTask(deps: TaskDeps, id: string, attempt: number): Promise<void> {
   const task = await taskById(deps.db, id)
   if (!task || terminal(task.state) || task.input_text === null) return
-  const agent = await deps.db
-    .selectFrom('agents')
-    .select(['card_url'])
-    .where('did', '=', task.agent_did)
-    .executeTakeFirst()
+  const agent = await deps.catalogue.agent(task.agent_did)
   if (!agent) throw new Error(`the agent ${task.agent_did} is not in the catalogue`)
-  if (task.state === 'submitted')
-    await deps.db
-      .updateTable('tasks')
-      .set({ state: 'working', started_at: deps.now() })
-      .where('id', '=', id)
-      .where('state', '=', 'submitted')
-      .execute()
+  if (task.state === 'submitted') await markWorking(deps.db, id, deps.now())
   const answer = await deps.dispatcher.send(
     agent.card_url,
     task.input_text,
-    AbortSignal.timeout(Math.max(deps.taskTimeoutMs, 5_000)),
+    AbortSignal.timeout(Math.max(deps.config.taskTimeoutMs, 5_000)),
   )
   const check = checkAgentArtifact(answer.artifact, {
     agentDid: task.agent_did,
@@ -221,16 +195,11 @@ export async function runTask(deps: TaskDeps, id: string, attempt: number): Prom
     if (!locked || terminal(locked.state)) return
     const now = deps.now()
     if (!check.ok) {
-      await trx
-        .updateTable('tasks')
-        .set({
-          state: 'failed',
-          error: `the agent's result does not verify: ${check.reason}`,
-          completed_at: now,
-          input_text: null,
-        })
-        .where('id', '=', id)
-        .execute()
+      await endTask(trx, id, {
+        state: 'failed',
+        error: `the agent's result does not verify: ${check.reason}`,
+        at: now,
+      })
       deps.log.warn({ task: id, attempt, reason: check.reason }, 'agent result refused')
       return
     }
@@ -247,7 +216,7 @@ export async function runTask(deps: TaskDeps, id: string, attempt: number): Prom
 
 /** Completes the task and records its `task.completed` receipt in the same transaction. */
 async function complete(
-  deps: MoneyDeps,
+  deps: TaskDeps,
   trx: RentalDb,
   task: TaskRow,
   done: {
@@ -259,11 +228,7 @@ async function complete(
     now: Date
   },
 ) {
-  const engagement = await trx
-    .selectFrom('engagements')
-    .select(['client_did', 'agent_did'])
-    .where('id', '=', task.engagement_id)
-    .executeTakeFirstOrThrow()
+  const engagement = (await deps.engagements.engagementOf(task.client_subject, task.engagement_id, { trx }))!
   const receipt = await deps.receipts.record(trx, {
     type: 'task.completed',
     subject: task.id,
@@ -282,30 +247,24 @@ async function complete(
       agent_signature: done.signature,
     },
   })
-  await trx
-    .updateTable('tasks')
-    .set({
-      state: 'completed',
-      output: JSON.stringify(done.data),
-      output_text: done.text,
-      output_sha256: done.result.output_sha256,
-      output_expires_at: new Date(done.now.getTime() + deps.outputTtlS * 1000),
-      agent_task_id: done.agentTaskId,
-      agent_result: JSON.stringify(done.result),
-      agent_signature: done.signature,
-      receipt_id: receipt.id,
-      receipt_leaf_hash: receipt.leafHash,
-      completed_at: done.now,
-      input_text: null,
-      error: null,
-    })
-    .where('id', '=', task.id)
-    .execute()
+  await completeTask(trx, task.id, {
+    output: done.data,
+    outputText: done.text,
+    outputSha256: done.result.output_sha256,
+    outputExpiresAt: new Date(done.now.getTime() + deps.config.outputTtlS * 1000),
+    agentTaskId: done.agentTaskId,
+    agentResult: done.result,
+    agentSignature: done.signature,
+    receiptId: receipt.id,
+    receiptLeafHash: receipt.leafHash,
+    at: done.now,
+  })
 }
 
 /** The async runner: each failed attempt is kept in `runs`; past the last retry the task fails. */
 export async function startTaskRunner(deps: TaskDeps) {
-  await deps.jobs.queue(RUN_QUEUE, { retryLimit: deps.taskRetries, retryDelay: 1, retryBackoff: true })
+  const retries = deps.config.taskRetries
+  await deps.jobs.queue(RUN_QUEUE, { retryLimit: retries, retryDelay: 1, retryBackoff: true })
   await deps.jobs.work<{ task_id: string }>(
     RUN_QUEUE,
     async (data, job) => {
@@ -315,18 +274,9 @@ export async function startTaskRunner(deps: TaskDeps) {
       } catch (err) {
         const message = (err as Error).message
         await recordFailedRun(deps.db, data.task_id, deps.now(), message)
-        if (attempt > deps.taskRetries) {
-          await deps.db
-            .updateTable('tasks')
-            .set({
-              state: 'failed',
-              error: `gave up after ${attempt} attempts: ${message}`,
-              completed_at: deps.now(),
-              input_text: null,
-            })
-            .where('id', '=', data.task_id)
-            .where('state', 'in', ['submitted', 'working'])
-            .execute()
+        if (attempt > retries) {
+          const error = `gave up after ${attempt} attempts: ${message}`
+          await endTask(deps.db, data.task_id, { state: 'failed', error, at: deps.now() }, { running: true })
           return
         }
         throw err
@@ -340,7 +290,7 @@ export async function startTaskRunner(deps: TaskDeps) {
       void purgeOutputs(deps.db, deps.now()).catch((err: Error) =>
         deps.log.warn({ err: err.message }, 'output purge failed'),
       ),
-    Math.min(deps.outputTtlS, 60) * 1000,
+    Math.min(deps.config.outputTtlS, 60) * 1000,
   )
   sweep.unref()
   return { stop: () => clearInterval(sweep) }

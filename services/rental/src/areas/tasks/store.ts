@@ -1,21 +1,46 @@
-import { sql, type Selectable } from 'kysely'
-import type { RentalDb, RentalTables } from '../../db.ts'
+import { rowById } from '@svc/kit'
+import { type Generated, type Selectable, sql } from 'kysely'
+import type { Json, RentalDb, RentalTables } from '../../db.ts'
+
+/** The tasks area's table: every task, its input while it runs, its output while kept, its receipt. */
+export interface TaskTables {
+  tasks: {
+    id: string
+    engagement_id: string
+    client_subject: string
+    agent_did: string
+    state: 'submitted' | 'working' | 'completed' | 'failed' | 'canceled'
+    async: boolean
+    price_fils: number
+    input_text: string | null
+    input_sha256: string
+    output: Json | null
+    output_text: string | null
+    output_sha256: string | null
+    output_expires_at: Date | null
+    output_removed_at: Date | null
+    agent_task_id: string | null
+    agent_result: Json | null
+    agent_signature: string | null
+    receipt_id: string | null
+    receipt_leaf_hash: string | null
+    error: string | null
+    runs: Json | null
+    created_at: Generated<Date>
+    started_at: Date | null
+    completed_at: Date | null
+  }
+}
 
 export type TaskRow = Selectable<RentalTables['tasks']>
+type TaskState = TaskRow['state']
+const RUNNING: TaskState[] = ['submitted', 'working']
 
+/** The client's task, or undefined (another client's is not found either). */
 export const taskOf = (db: RentalDb, subject: string, id: string) =>
-  db
-    .selectFrom('tasks')
-    .selectAll()
-    .where('id', '=', id)
-    .where('client_subject', '=', subject)
-    .executeTakeFirst()
+  rowById(db, 'tasks', id, { match: { client_subject: subject } })
 
-export const taskById = (db: RentalDb, id: string, lock = false) => {
-  let query = db.selectFrom('tasks').selectAll().where('id', '=', id)
-  if (lock) query = query.forUpdate()
-  return query.executeTakeFirst()
-}
+export const taskById = (db: RentalDb, id: string, lock = false) => rowById(db, 'tasks', id, { lock })
 
 export const tasksOf = (db: RentalDb, subject: string, limit: number, offset: number) =>
   db
@@ -27,6 +52,95 @@ export const tasksOf = (db: RentalDb, subject: string, limit: number, offset: nu
     .limit(limit)
     .offset(offset)
     .execute()
+
+export async function insertTask(
+  trx: RentalDb,
+  row: Pick<
+    TaskRow,
+    | 'id'
+    | 'engagement_id'
+    | 'client_subject'
+    | 'agent_did'
+    | 'state'
+    | 'async'
+    | 'price_fils'
+    | 'input_text'
+    | 'input_sha256'
+    | 'started_at'
+  >,
+) {
+  await trx.insertInto('tasks').values(row).execute()
+}
+
+export async function setAsync(trx: RentalDb, id: string) {
+  await trx.updateTable('tasks').set({ async: true }).where('id', '=', id).execute()
+}
+
+export async function markWorking(db: RentalDb, id: string, at: Date) {
+  await db
+    .updateTable('tasks')
+    .set({ state: 'working', started_at: at })
+    .where('id', '=', id)
+    .where('state', '=', 'submitted')
+    .execute()
+}
+
+/**
+ * Ends the task as failed or canceled with its reason (its input dropped); `onlyRunning` changes
+ * it only while it has not ended. True when it changed.
+ */
+export async function endTask(
+  db: RentalDb,
+  id: string,
+  end: { state: 'failed' | 'canceled'; error: string; at: Date },
+  only: { running?: boolean; subject?: string } = {},
+): Promise<boolean> {
+  let query = db
+    .updateTable('tasks')
+    .set({ state: end.state, error: end.error, completed_at: end.at, input_text: null })
+    .where('id', '=', id)
+  if (only.running) query = query.where('state', 'in', RUNNING)
+  if (only.subject !== undefined) query = query.where('client_subject', '=', only.subject)
+  const result = await query.executeTakeFirst()
+  return Number(result.numUpdatedRows) === 1
+}
+
+export async function completeTask(
+  trx: RentalDb,
+  id: string,
+  done: {
+    output: unknown
+    outputText: string | null
+    outputSha256: string
+    outputExpiresAt: Date
+    agentTaskId: string
+    agentResult: unknown
+    agentSignature: string
+    receiptId: string
+    receiptLeafHash: string
+    at: Date
+  },
+) {
+  await trx
+    .updateTable('tasks')
+    .set({
+      state: 'completed',
+      output: JSON.stringify(done.output),
+      output_text: done.outputText,
+      output_sha256: done.outputSha256,
+      output_expires_at: done.outputExpiresAt,
+      agent_task_id: done.agentTaskId,
+      agent_result: JSON.stringify(done.agentResult),
+      agent_signature: done.agentSignature,
+      receipt_id: done.receiptId,
+      receipt_leaf_hash: done.receiptLeafHash,
+      completed_at: done.at,
+      input_text: null,
+      error: null,
+    })
+    .where('id', '=', id)
+    .execute()
+}
 
 /** Appends a failed attempt to the task's `runs`: `{attempt, at, error}`, attempts counted from 1. */
 export async function recordFailedRun(db: RentalDb, id: string, at: Date, error: string) {
@@ -52,4 +166,74 @@ export async function purgeOutputs(db: RentalDb, now: Date, id?: string) {
   if (id) query = query.where('id', '=', id)
   const result = await query.executeTakeFirst()
   return Number(result.numUpdatedRows)
+}
+
+/** The completed ones among these tasks, with their receipt. */
+export const completedTasks = (db: RentalDb, ids: string[]) =>
+  ids.length === 0
+    ? Promise.resolve([])
+    : db
+        .selectFrom('tasks')
+        .select(['id', 'state', 'completed_at', 'receipt_id', 'receipt_leaf_hash'])
+        .where('id', 'in', ids)
+        .where('state', '=', 'completed')
+        .execute()
+
+/** The client's tasks with the agent, oldest first. */
+export const tasksWith = (db: RentalDb, subject: string, did: string) =>
+  db
+    .selectFrom('tasks')
+    .select([
+      'id',
+      'engagement_id',
+      'state',
+      'input_sha256',
+      'output_sha256',
+      'receipt_id',
+      'receipt_leaf_hash',
+      'error',
+      'created_at',
+      'completed_at',
+    ])
+    .where('client_subject', '=', subject)
+    .where('agent_did', '=', did)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute()
+
+/** Task counts and first/last activity, for one client (subject given) or across all clients. */
+export async function taskStats(db: RentalDb, did: string, subject?: string) {
+  let query = db
+    .selectFrom('tasks')
+    .select([
+      sql<number>`count(*) filter (where state = 'completed')`.as('completed'),
+      sql<number>`count(*) filter (where state = 'failed')`.as('failed'),
+      sql<number>`count(*) filter (where state in ('submitted', 'working'))`.as('running'),
+      sql<Date | null>`min(created_at)`.as('first'),
+      sql<Date | null>`max(coalesce(completed_at, created_at))`.as('last'),
+    ])
+    .where('agent_did', '=', did)
+  if (subject !== undefined) query = query.where('client_subject', '=', subject)
+  const row = await query.executeTakeFirstOrThrow()
+  const at = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString())
+  return {
+    tasks_completed: Number(row.completed),
+    tasks_failed: Number(row.failed),
+    tasks_running: Number(row.running),
+    first_activity: at(row.first),
+    last_activity: at(row.last),
+  }
+}
+
+/** The client's unfinished tasks with the agent fail with `reason`; answers their ids. */
+export async function stopTasksWith(db: RentalDb, subject: string, did: string, reason: string, at: Date) {
+  const rows = await db
+    .updateTable('tasks')
+    .set({ state: 'failed', error: reason, completed_at: at, input_text: null })
+    .where('client_subject', '=', subject)
+    .where('agent_did', '=', did)
+    .where('state', 'in', RUNNING)
+    .returning('id')
+    .execute()
+  return rows.map((r) => r.id)
 }

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { AppError, notFound } from '@svc/kit'
+import { rentalError } from '../../errors.ts'
 import type { RentalDb } from '../../db.ts'
 import { countLiveTokens, insertToken, listTokens, tokenByHash, updateToken } from './store.ts'
 
@@ -29,11 +29,11 @@ const view = (row: Row) => ({
   rotated_at: row.rotated_at?.toISOString() ?? null,
 })
 
-const unknownToken = (id: string) => notFound(`no API token ${id}`)
+const unknownToken = (id: string) => rentalError('not_found', `no API token ${id}`)
 
 export async function issueToken(db: RentalDb, owner: string, label: string, max: number) {
   if ((await countLiveTokens(db, owner)) >= max)
-    throw new AppError(409, 'quota_exceeded', `at most ${max} API tokens at once: revoke one first`)
+    throw rentalError('quota_exceeded', `at most ${max} API tokens at once: revoke one first`)
   const minted = mintToken()
   const row = await insertToken(db, {
     id: `tok_${randomBytes(12).toString('base64url')}`,
@@ -61,13 +61,22 @@ export interface TokenPolicy {
   expires_at?: string | null | undefined
 }
 
-/** Sets what is given of the policy: scopes, the engagements it may act on (null: any), the expiry (null: none). */
+/**
+ * Sets what is given of the policy: scopes, the engagements it may act on (null: any), the expiry
+ * (null: none). A change that gives none of them is 400: a client sending `{}` has a bug to
+ * hear about, and a silent no-op would hide it.
+ */
 export async function setPolicy(db: RentalDb, owner: string, id: string, policy: TokenPolicy, now: Date) {
+  if (policy.scopes === undefined && policy.engagement_ids === undefined && policy.expires_at === undefined)
+    throw rentalError(
+      'invalid_request',
+      'give scopes, engagement_ids or expires_at: the policy change is empty',
+    )
   let expiresAt: Date | null | undefined
   if (policy.expires_at !== undefined && policy.expires_at !== null) {
     expiresAt = new Date(policy.expires_at)
     if (Number.isNaN(expiresAt.getTime()) || expiresAt <= now)
-      throw new AppError(400, 'invalid_request', 'expires_at must be a date-time in the future')
+      throw rentalError('invalid_request', 'expires_at must be a date-time in the future')
   } else if (policy.expires_at === null) expiresAt = null
   const row = await updateToken(db, owner, id, {
     ...(policy.scopes !== undefined ? { scopes: [...new Set(policy.scopes)] } : {}),

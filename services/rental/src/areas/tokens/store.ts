@@ -1,5 +1,23 @@
 import { DEFAULT_SCOPES } from './scopes.ts'
+import type { Generated } from 'kysely'
 import type { RentalDb } from '../../db.ts'
+
+/** The tokens area's table: `agt_` API tokens (their SHA-256, never the plaintext). */
+export interface TokenTables {
+  api_tokens: {
+    id: string
+    owner_subject: string
+    label: string
+    token_hash: Buffer
+    prefix: string
+    scopes: string[]
+    engagement_ids: string[] | null
+    expires_at: Date | null
+    created_at: Generated<Date>
+    rotated_at: Date | null
+    revoked_at: Date | null
+  }
+}
 
 const COLUMNS = [
   'id',

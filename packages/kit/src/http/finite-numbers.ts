@@ -1,17 +1,23 @@
-import { type App } from '@svc/kit'
-import { idpError } from './errors.ts'
+import { AppError } from '../errors.ts'
+import type { App } from './server.ts'
 
 // parsed JSON, forms and query strings; a raw body (a Buffer) holds bytes, not numbers
 const isParsed = (value: unknown): value is object =>
   typeof value === 'object' && value !== null && !ArrayBuffer.isView(value)
 
-/** The path of the first number in `value` that is not finite, if any. */
-function nonFinite(value: unknown, path: string): string | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) ? undefined : path
-  if (!isParsed(value)) return undefined
-  for (const [key, inner] of Object.entries(value)) {
-    const found = nonFinite(inner, Array.isArray(value) ? `${path}[${key}]` : `${path}.${key}`)
-    if (found) return found
+/** The path of the first number in `value` that is not finite, if any (iterative: any depth). */
+export function nonFinite(root: unknown, rootPath: string): string | undefined {
+  const stack: Array<[unknown, string]> = [[root, rootPath]]
+  while (stack.length > 0) {
+    const [value, path] = stack.pop()!
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) return path
+      continue
+    }
+    if (!isParsed(value)) continue
+    const array = Array.isArray(value)
+    for (const [key, inner] of Object.entries(value))
+      stack.push([inner, array ? `${path}[${key}]` : `${path}.${key}`])
   }
   return undefined
 }
@@ -26,7 +32,7 @@ export function refuseNonFiniteNumbers(app: App) {
     const parts = { querystring: request.query, params: request.params, body: request.body }
     for (const [name, value] of Object.entries(parts)) {
       const where = nonFinite(value, name)
-      if (where) throw idpError('invalid_request', `${where} must be a finite number`)
+      if (where) throw new AppError(400, 'invalid_request', `${where} must be a finite number`)
     }
   })
 }

@@ -1,0 +1,33 @@
+import { defineArea } from '../../context.ts'
+import { IdpLink } from './idp-link.ts'
+import { authRoutes } from './routes.ts'
+
+export interface AuthService {
+  /** The console's link to the idp (its client and the issuer's metadata). */
+  readonly link: IdpLink
+  /** Whether sign-in is possible now (the idp linked). */
+  signInAvailable(): boolean
+}
+
+/** Sign-in through the idp, console sessions, back-channel logout. Tables: console_sessions, idp_clients. */
+export const authArea = defineArea({
+  name: 'auth',
+  mount(app, ctx): AuthService {
+    const link = new IdpLink({
+      db: ctx.db,
+      sealer: ctx.sealer,
+      log: ctx.log,
+      issuer: ctx.topology.idp.url,
+      baseUrl: ctx.baseUrl,
+      client: ctx.config.idpClient,
+    })
+    // sign-in needs the idp: not ready until the console's client is registered and the issuer discovered
+    ctx.addReadinessCheck({ name: 'idp', check: async () => link.ready })
+    link.start()
+    app.addHook('onClose', async () => link.stop())
+    return { link, signInAvailable: () => link.ready }
+  },
+  routes(app, ctx, _use, own) {
+    authRoutes(app, { link: own.link, sessions: ctx.sessions, kv: ctx.kv, baseUrl: ctx.baseUrl })
+  },
+})

@@ -1,0 +1,89 @@
+import { defineArea } from '../../context.ts'
+import { rentalError } from '../../errors.ts'
+import type { RentalDb } from '../../db.ts'
+import { engagementRoutes } from './routes.ts'
+import type { CatalogueService } from '../catalogue/index.ts'
+import { checkAgentDid, escrowForTask, escrowView } from './service.ts'
+import * as store from './store.ts'
+import type { EngagementRow, EscrowRow } from './store.ts'
+
+export type { EngagementRow, EscrowRow }
+
+/** What other areas may ask of engagements, escrows and revocations (a `trx` keeps it in the caller's transaction). */
+export interface EngagementService {
+  /** The client's engagement, or undefined; `lock` takes it FOR UPDATE in `trx`. */
+  engagementOf(
+    subject: string,
+    id: string,
+    at?: { trx: RentalDb; lock?: boolean },
+  ): Promise<EngagementRow | undefined>
+  engagementsWith(subject: string, agentDid: string): Promise<EngagementRow[]>
+  latestClientDid(subject: string, agentDid: string): Promise<string | undefined>
+  /** Gives a new task its escrow (the package's first, or a new one to sign), in the task's transaction. */
+  escrowForTask(trx: RentalDb, engagement: EngagementRow, taskId: string, now: Date): Promise<void>
+  escrowOfTask(taskId: string): Promise<EscrowRow | undefined>
+  escrowsOf(engagementId: string): Promise<EscrowRow[]>
+  escrowByHash(
+    engagementId: string,
+    hash: string,
+    at?: { trx: RentalDb; lock?: boolean },
+  ): Promise<EscrowRow | undefined>
+  markReleased(
+    trx: RentalDb,
+    escrowId: string,
+    released: Parameters<typeof store.markReleased>[2],
+  ): Promise<void>
+  releasesWith(subject: string, agentDid: string): ReturnType<typeof store.releasesWith>
+  escrowView: typeof escrowView
+  isRevoked(subject: string, agentDid: string): Promise<boolean>
+  /** Records the revocation in `trx`; undefined when the client had already revoked the agent. */
+  revoke(
+    trx: RentalDb,
+    subject: string,
+    agentDid: string,
+    reason: string,
+    at: Date,
+  ): Promise<{ revoked_at: Date } | undefined>
+  revocationOf(subject: string, agentDid: string): ReturnType<typeof store.revocationOf>
+  /** The agent as the catalogue has it and the client's engagements with it; 404 unless one exists, 400 for a DID that is not Ed25519. */
+  knownAgent(
+    subject: string,
+    agentDid: string,
+  ): Promise<{ agent: Awaited<ReturnType<CatalogueService['agent']>>; engagements: EngagementRow[] }>
+}
+
+/**
+ * Hiring: engagements with their signed SLA and offer package, the escrows that pay for tasks
+ * (opened on the rail when signed), and clients' revocations of agents.
+ * Tables: engagements, escrows, agent_revocations.
+ */
+export const engagementsArea = defineArea({
+  name: 'engagements',
+  needs: ['catalogue'],
+  mount: (_app, ctx, use): EngagementService => ({
+    engagementOf: (subject, id, at) => store.engagementOf(at?.trx ?? ctx.db, subject, id, at?.lock),
+    engagementsWith: (subject, did) => store.engagementsWith(ctx.db, subject, did),
+    latestClientDid: (subject, did) => store.latestClientDid(ctx.db, subject, did),
+    escrowForTask,
+    escrowOfTask: (taskId) => store.escrowOfTask(ctx.db, taskId),
+    escrowsOf: (engagementId) => store.escrowsOf(ctx.db, engagementId),
+    escrowByHash: (engagementId, hash, at) =>
+      store.escrowByHash(at?.trx ?? ctx.db, engagementId, hash, at?.lock),
+    markReleased: store.markReleased,
+    releasesWith: (subject, did) => store.releasesWith(ctx.db, subject, did),
+    escrowView,
+    isRevoked: (subject, did) => store.isRevoked(ctx.db, subject, did),
+    revoke: store.insertRevocation,
+    revocationOf: (subject, did) => store.revocationOf(ctx.db, subject, did),
+    async knownAgent(subject, did) {
+      checkAgentDid(did)
+      const agent = await use.catalogue.agent(did)
+      const engagements = await store.engagementsWith(ctx.db, subject, did)
+      if (!agent && engagements.length === 0) throw rentalError('agent_not_found', `no agent ${did}`)
+      return { agent, engagements }
+    },
+  }),
+  routes(app, ctx, use) {
+    engagementRoutes(app, ctx, use.catalogue)
+  },
+})

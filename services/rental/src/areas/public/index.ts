@@ -1,0 +1,22 @@
+import { defineArea } from '../../context.ts'
+import { publicRoutes } from './routes.ts'
+import { dependencyProbe } from './status.ts'
+
+/** The public pages (landing, market, status) and the console's message catalogues. No tables. */
+export const publicArea = defineArea({
+  name: 'public',
+  needs: ['catalogue', 'auth'],
+  mount: () => undefined,
+  routes(app, ctx, use) {
+    publicRoutes(app, {
+      catalogue: use.catalogue,
+      version: ctx.version,
+      idpLinked: () => use.auth.signInAvailable(),
+      dependencies: dependencyProbe({
+        idp: ctx.topology.idp.url,
+        ledger: ctx.topology.ledger.url,
+        agents: ctx.topology.agents.url,
+      }),
+    })
+  },
+})

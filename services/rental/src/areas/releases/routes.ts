@@ -1,0 +1,90 @@
+import { type App, IdempotencyKeyHeader } from '@svc/kit'
+import { Type } from 'typebox'
+import type { RentalContext } from '../../context.ts'
+import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { Body, Escrow, Hash, Nullable, Params, Signature } from '../engagements/schemas.ts'
+import { pendingReleases, type ReleaseDeps, release } from './service.ts'
+
+/** Pending releases and the release itself: an open escrow paid out once, on the client's signed instruction. */
+export function releaseRoutes(app: App, ctx: RentalContext, deps: ReleaseDeps) {
+  const { sessions } = ctx
+  const tags = ['engagements']
+  app.get(
+    '/api/engagements/:id/releases/pending',
+    {
+      ...sessions.session,
+      schema: {
+        summary: 'Escrows still to sign, and release requests (completed tasks) with the body to sign',
+        tags,
+        security: SESSION_SECURITY,
+        params: Params,
+        response: {
+          200: Type.Object({
+            escrows_to_sign: Type.Array(Escrow),
+            releases: Type.Array(
+              Type.Object({
+                escrow: Escrow,
+                task: Type.Object({
+                  id: Type.String(),
+                  state: Type.String(),
+                  completed_at: Nullable(Type.String()),
+                  receipt: Type.Object({
+                    id: Nullable(Type.String()),
+                    leaf_hash: Nullable(Type.String()),
+                    ledger_index: Nullable(Type.Integer()),
+                  }),
+                }),
+                instruction: Body,
+              }),
+            ),
+          }),
+        },
+      },
+    },
+    async (request) => pendingReleases(deps, sessionOf(request).subject, request.params.id),
+  )
+  app.post(
+    '/api/engagements/:id/releases',
+    {
+      ...sessions.sessionAndCsrf,
+      schema: {
+        summary: 'Pays an open escrow out once, on the client’s signed release instruction',
+        tags,
+        security: CSRF_SECURITY,
+        params: Params,
+        headers: IdempotencyKeyHeader,
+        body: Type.Object(
+          {
+            escrow_hash: Hash,
+            instruction: Type.Object(
+              {
+                body: Type.Record(Type.String(), Type.Unknown(), { maxProperties: 20 }),
+                signature: Signature,
+              },
+              { additionalProperties: false },
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({
+            escrow: Escrow,
+            transfer: Type.Object({
+              id: Type.String(),
+              postings: Type.Array(Type.Object({ account: Type.String(), amount: Type.Integer() })),
+            }),
+            receipt: Type.Object({ id: Type.String(), leaf_hash: Type.String() }),
+          }),
+        },
+      },
+    },
+    async (request) =>
+      release(
+        deps,
+        sessionOf(request).subject,
+        request.params.id,
+        request.body,
+        request.headers['idempotency-key'],
+      ),
+  )
+}

@@ -1,0 +1,58 @@
+import type { Endpoint, HealthCheck, Jobs, Kv, Sealer, ServiceName } from '@svc/kit'
+import { areaKit } from '@svc/kit'
+import type { ReceiptWriter } from '@svc/kit/receipts/writer'
+import type { Kysely } from 'kysely'
+import type { Logger } from 'pino'
+import type { AuthService } from './areas/auth/index.ts'
+import type { ConsoleSessions } from './areas/auth/hooks.ts'
+import type { CatalogueService } from './areas/catalogue/index.ts'
+import type { EngagementService } from './areas/engagements/index.ts'
+import type { OutboxService } from './areas/outbox/index.ts'
+import type { ProviderIdentity } from './areas/provider/identity.ts'
+import type { PaymentRail } from './areas/rail/rail.ts'
+import type { RevocationService } from './areas/revocation/index.ts'
+import type { TaskService } from './areas/tasks/index.ts'
+import type { TokenService } from './areas/tokens/index.ts'
+import type { RentalConfig } from './config.ts'
+import type { RentalTables } from './db.ts'
+
+/** What every area of the rental is given: the service's parts, made once in app.ts. */
+export interface RentalContext {
+  db: Kysely<RentalTables>
+  kv: Kv
+  jobs: Jobs
+  /** Receipts signed by the provider identity, written to the outbox in the caller's transaction. */
+  receipts: ReceiptWriter
+  rail: PaymentRail
+  sealer: Sealer
+  /** Console sessions: the `onRequest` hooks of S and S+C routes. */
+  sessions: ConsoleSessions
+  /** The rental's own did:key (offer packages, receipts, signed CVs). */
+  provider: ProviderIdentity
+  /** The clock: every area reads the time here (tests move it). */
+  now: () => Date
+  config: RentalConfig
+  log: Logger
+  topology: Record<ServiceName, Endpoint>
+  baseUrl: string
+  version: string
+  addReadinessCheck(check: HealthCheck): void
+}
+
+/** Each area's service: the only thing other areas may call (`undefined`: it offers nothing). */
+export interface RentalServices {
+  auth: AuthService
+  console: undefined
+  catalogue: CatalogueService
+  tokens: TokenService
+  outbox: OutboxService
+  engagements: EngagementService
+  releases: undefined
+  tasks: TaskService
+  a2a: undefined
+  record: undefined
+  revocation: RevocationService
+  public: undefined
+}
+
+export const { defineArea, mountAreas } = areaKit<RentalContext, RentalServices>()

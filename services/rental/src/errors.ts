@@ -1,0 +1,76 @@
+import { errorCatalogue } from '@svc/kit'
+
+/**
+ * Every `error.code` the rental answers, with its status: routes raise them by name
+ * (`rentalErrors.error('engagement_not_found', …)`), and the OpenAPI document lists them.
+ */
+export const rentalErrors = errorCatalogue({
+  // what any route may answer (the kit's HTTP layer)
+  invalid_request: { status: 400, description: 'a parameter or body field is malformed or out of range' },
+  invalid_json: { status: 400, description: 'the body is not JSON' },
+  not_found: { status: 404, description: 'no such route' },
+  method_not_allowed: { status: 405, description: 'the route does not take this method' },
+  payload_too_large: { status: 413, description: 'the body is larger than the service takes' },
+  unsupported_media_type: { status: 415, description: 'the body has a content type the route does not take' },
+  shutting_down: { status: 503, description: 'the instance is shutting down: try again' },
+  unavailable: { status: 503, description: 'the database did not answer in time: try again (Retry-After)' },
+  // sign-in and sessions
+  unauthenticated: { status: 401, description: 'no live console session: sign in first' },
+  csrf_failed: { status: 403, description: 'the CSRF header is missing or not the session’s token' },
+  login_expired: { status: 400, description: 'no sign-in in progress in this browser, or it expired' },
+  login_failed: { status: 400, description: 'the identity provider refused the sign-in' },
+  invalid_issuer: {
+    status: 400,
+    description: 'the authorization response is not from our identity provider',
+  },
+  invalid_state: { status: 400, description: 'the authorization response is not for this sign-in' },
+  invalid_logout_token: { status: 400, description: 'the back-channel logout token is not valid' },
+  idp_unavailable: {
+    status: 503,
+    also: [502],
+    description: 'the identity provider has not been reached yet (503) or did not answer the sign-in (502)',
+  },
+  // API tokens
+  quota_exceeded: { status: 409, description: 'the client holds the most API tokens allowed' },
+  // catalogue and engagements
+  job_not_found: { status: 404, description: 'no such job in the catalogue' },
+  agent_not_serving: { status: 400, description: 'the agent does not serve that job' },
+  client_did_required: { status: 400, description: 'the session has no client DID: give client_did' },
+  invalid_client_did: { status: 400, description: 'client_did is not a did:key of an Ed25519 key' },
+  engagement_not_found: { status: 404, description: 'no such engagement of the signed-in client' },
+  engagement_not_active: { status: 409, description: 'the engagement’s SLA is not signed yet' },
+  nothing_to_sign: { status: 400, description: 'neither an SLA nor an escrow signature was given' },
+  unknown_escrow: { status: 400, description: 'a signature names an escrow the engagement does not have' },
+  bad_signature: { status: 400, description: 'a signature is not the client’s over the body it names' },
+  // money
+  insufficient_funds: { status: 409, description: 'the wallet holds less than the escrow' },
+  escrow_not_found: { status: 404, description: 'no escrow with that hash in the engagement' },
+  escrow_not_open: { status: 409, description: 'the escrow is not open: sign it first' },
+  task_not_completed: { status: 409, description: 'the escrow’s task has not completed' },
+  instruction_mismatch: {
+    status: 400,
+    description: 'the release instruction is not the release of this escrow',
+  },
+  idempotency_key_reused: { status: 409, description: 'the Idempotency-Key was used for another request' },
+  invalid_account: { status: 400, description: 'not a rail account' },
+  invalid_transfer: { status: 400, description: 'the postings of a transfer do not balance' },
+  // tasks
+  task_not_found: { status: 404, description: 'no such task of the signed-in client' },
+  invalid_text: { status: 400, description: 'the task text is empty' },
+  agent_revoked: { status: 409, description: 'the client revoked the agent: it takes no new task' },
+  // the agents' record
+  invalid_agent_did: { status: 400, description: 'the agent DID is not an Ed25519 did:key' },
+  agent_not_found: {
+    status: 404,
+    description: 'the agent is neither in the catalogue nor known to the client',
+  },
+  unknown_framework: {
+    status: 400,
+    description: 'the evidence pack names a framework the rental does not map',
+  },
+  // public pages
+  unknown_language: { status: 404, description: 'no message catalogue for that language' },
+})
+
+export type RentalErrorCode = keyof typeof rentalErrors.codes
+export const rentalError = rentalErrors.error
