@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises'
 import { BlockList, isIP } from 'node:net'
-import { AppError } from '@svc/kit'
+import { idpError } from './errors.ts'
 
 /** Addresses a URL given by a client must not reach: loopback, private, link-local, shared, unspecified. */
 const blocked = new BlockList()
@@ -47,32 +47,31 @@ export async function fetchPublic(
   try {
     target = new URL(url)
   } catch {
-    throw new AppError(400, 'invalid_request', `${url} is not a URL`)
+    throw idpError('invalid_request', `${url} is not a URL`)
   }
   if (!allowPrivate) {
-    if (target.protocol !== 'https:') throw new AppError(400, 'invalid_request', `${url} must be https`)
+    if (target.protocol !== 'https:') throw idpError('invalid_request', `${url} must be https`)
     const host = target.hostname.replace(/^\[|\]$/g, '')
     const addresses = isIP(host) ? [{ address: host }] : await lookup(host, { all: true }).catch(() => [])
-    if (!addresses.length) throw new AppError(400, 'invalid_request', `${target.hostname} does not resolve`)
+    if (!addresses.length) throw idpError('invalid_request', `${target.hostname} does not resolve`)
     if (addresses.some((a) => isBlocked(a.address)))
-      throw new AppError(400, 'invalid_request', `${target.hostname} is not a public address`)
+      throw idpError('invalid_request', `${target.hostname} is not a public address`)
   }
   let res: Response
   try {
     res = await fetch(target, { redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) })
   } catch (err) {
-    throw new AppError(400, 'invalid_request', `${url} could not be fetched: ${(err as Error).message}`)
+    throw idpError('invalid_request', `${url} could not be fetched: ${(err as Error).message}`)
   }
   if (!res.ok) {
     await res.body?.cancel()
-    throw new AppError(400, 'invalid_request', `${url} answered ${res.status}`)
+    throw idpError('invalid_request', `${url} answered ${res.status}`)
   }
   const text = await res.text()
-  if (text.length > maxBytes)
-    throw new AppError(400, 'invalid_request', `${url} answered more than ${maxBytes} bytes`)
+  if (text.length > maxBytes) throw idpError('invalid_request', `${url} answered more than ${maxBytes} bytes`)
   try {
     return JSON.parse(text) as unknown
   } catch {
-    throw new AppError(400, 'invalid_request', `${url} did not answer JSON`)
+    throw idpError('invalid_request', `${url} did not answer JSON`)
   }
 }

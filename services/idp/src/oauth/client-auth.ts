@@ -1,4 +1,4 @@
-import { AppError, type Kv } from '@svc/kit'
+import { type Kv } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose'
 import type { Selectable } from 'kysely'
@@ -6,6 +6,7 @@ import type { IdpDb, IdpTables } from '../db.ts'
 import { challenge } from './challenge.ts'
 import { cachedClientRow } from '../areas/clients/cache.ts'
 import { secretMatches } from '../areas/clients/service.ts'
+import { idpError } from '../errors.ts'
 
 export const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer'
 /** The algorithms a client assertion may use (discovery: token_endpoint_auth_signing_alg_values_supported). */
@@ -29,8 +30,7 @@ export interface ClientCredentials {
 }
 
 const invalidClient = (message: string, basic: boolean) =>
-  new AppError(
-    401,
+  idpError(
     'invalid_client',
     message,
     basic ? { 'www-authenticate': challenge('Basic', { realm: 'token' }) } : {},
@@ -43,7 +43,7 @@ const invalidClient = (message: string, basic: boolean) =>
  */
 async function assertedClient(deps: ClientAuthDeps, request: FastifyRequest, body: ClientCredentials) {
   if (body.client_assertion_type !== JWT_BEARER)
-    throw new AppError(400, 'invalid_request', `client_assertion_type must be ${JWT_BEARER}`)
+    throw idpError('invalid_request', `client_assertion_type must be ${JWT_BEARER}`)
   let clientId: unknown
   try {
     clientId = decodeJwt(body.client_assertion!).iss
@@ -98,7 +98,7 @@ export async function authenticateClient(
     body.client_assertion !== undefined,
   ]
   if (methods.filter(Boolean).length > 1)
-    throw new AppError(400, 'invalid_request', 'use one client authentication method')
+    throw idpError('invalid_request', 'use one client authentication method')
   if (body.client_assertion !== undefined) return assertedClient(deps, request, body)
   let clientId: string | undefined
   let secret: string | undefined
@@ -114,7 +114,7 @@ export async function authenticateClient(
       throw invalidClient('malformed Basic credentials', true)
     }
     if (body.client_id !== undefined && body.client_id !== clientId)
-      throw new AppError(400, 'invalid_request', 'client_id differs from the authenticated client')
+      throw idpError('invalid_request', 'client_id differs from the authenticated client')
     method = 'client_secret_basic'
   } else if (body.client_secret !== undefined) {
     clientId = body.client_id

@@ -1,6 +1,6 @@
-import { AppError } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { idpError } from '../errors.ts'
 
 /**
  * RFC 6749 §3.2, RFC 7009 §2.1, RFC 7662 §2.1: these requests are forms. Checked before the body is
@@ -8,11 +8,7 @@ import { Type } from 'typebox'
  */
 export const formOnly = (endpoint: string) => async (request: FastifyRequest) => {
   if (!request.headers['content-type']?.startsWith('application/x-www-form-urlencoded'))
-    throw new AppError(
-      400,
-      'invalid_request',
-      `the ${endpoint} request is a form (application/x-www-form-urlencoded)`,
-    )
+    throw idpError('invalid_request', `the ${endpoint} request is a form (application/x-www-form-urlencoded)`)
 }
 
 /** Client authentication in a form body (RFC 6749 §2.3.1, RFC 7523 §2.2). */

@@ -14,6 +14,7 @@ import {
 import { exportKeyBackup, MIN_PASSPHRASE } from './key-backup.ts'
 import { MIN_PASSWORD } from './routes.ts'
 import { userByEmail } from './store.ts'
+import { idpError } from '../../errors.ts'
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]{2,}$/
 const CONFIRM_DELETE = 'delete my account'
@@ -62,7 +63,7 @@ export function accountChangeRoutes(app: App, deps: ChangeDeps & { origin: strin
   const signedIn = async (request: Parameters<typeof currentSession>[1], csrf: string) => {
     checkCsrf(request, csrf, deps.origin)
     const session = await currentSession(deps.db, request)
-    if (!session) throw new AppError(401, 'login_required', 'sign in to change your account')
+    if (!session) throw idpError('login_required', 'sign in to change your account')
     return session
   }
 

@@ -6,11 +6,12 @@ import type { Mailer } from '../email/mailer.ts'
 import { announce, type LifecycleDeps } from '../lifecycle/service.ts'
 import { clientsKnowing } from '../lifecycle/store.ts'
 import { emit, type SignalDeps } from '../signals/service.ts'
-import { revokeUserFamilies } from '../token/refresh-store.ts'
+import { revokeUserFamilies } from '../token/store.ts'
 import { hashPassword, verifyPassword } from './passwords.ts'
 import { holdFor, markDeletionRequested } from './retention-store.ts'
 import { recordEvent } from './service.ts'
 import { userByEmail, userById } from './store.ts'
+import { idpError } from '../../errors.ts'
 
 const EMAIL_CHANGE_TTL_MS = 24 * 3600_000
 const digest = (token: string) => createHash('sha256').update(token).digest()
@@ -65,7 +66,7 @@ export async function changePassword(
 export async function checkCurrentPassword(db: IdpDb, userId: string, password: string) {
   const user = await userById(db, userId)
   if (!(await verifyPassword(user?.password_hash, password)))
-    throw new AppError(400, 'invalid_request', 'the current password is not right')
+    throw idpError('invalid_request', 'the current password is not right')
 }
 
 /** A change of address starts with a link to the new one; nothing changes until it is followed. */
@@ -100,7 +101,7 @@ export async function confirmEmailChange(deps: ChangeDeps, token: string) {
       .where('expires_at', '>', new Date())
       .returning(['user_id', 'new_email'])
       .executeTakeFirst()
-    if (!change) throw new AppError(400, 'invalid_request', 'this link has expired or was already used')
+    if (!change) throw idpError('invalid_request', 'this link has expired or was already used')
     const owner = await userByEmail(trx, change.new_email)
     if (owner && owner.id !== change.user_id)
       throw new AppError(409, 'invalid_request', 'another account uses this address now')

@@ -1,4 +1,4 @@
-import { AppError, type Sealer } from '@svc/kit'
+import { type Sealer } from '@svc/kit'
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import { b64uEncode } from '@svc/trust/base64url'
 import { ed25519FromSeed } from '@svc/trust/ed25519'
@@ -8,6 +8,7 @@ import { openUserKey } from '../identity/service.ts'
 import { verifyPassword } from './passwords.ts'
 import { recordEvent } from './service.ts'
 import { userById } from './store.ts'
+import { idpError } from '../../errors.ts'
 
 export const KEY_BACKUP_ALG = 'PBES2-HS512+A256KW'
 /** PBKDF2-HMAC-SHA512 iterations: OWASP's floor (2023). A reader must allow this count (jose: maxPBES2Count). */
@@ -27,14 +28,14 @@ export async function exportKeyBackup(
   input: { passphrase: string; currentPassword?: string; ip?: string },
 ): Promise<{ did: string; jwe: string }> {
   const user = await userById(deps.db, session.user_id)
-  if (!user?.did || !user.key_sealed) throw new AppError(404, 'not_found', 'this account has no key')
+  if (!user?.did || !user.key_sealed) throw idpError('not_found', 'this account has no key')
   if (input.passphrase.length < MIN_PASSPHRASE)
-    throw new AppError(400, 'invalid_request', `choose a passphrase of at least ${MIN_PASSPHRASE} characters`)
+    throw idpError('invalid_request', `choose a passphrase of at least ${MIN_PASSPHRASE} characters`)
   if (user.password_hash) {
     if (!(await verifyPassword(user.password_hash, input.currentPassword ?? '')))
-      throw new AppError(400, 'invalid_request', 'the current password is not right')
+      throw idpError('invalid_request', 'the current password is not right')
   } else if (Date.now() - session.auth_time.getTime() > RECENT_SIGN_IN_MS)
-    throw new AppError(401, 'login_required', 'sign in again (within 15 minutes) to export your key')
+    throw idpError('login_required', 'sign in again (within 15 minutes) to export your key')
 
   const seed = openUserKey(deps.sealer, user.id, user.key_sealed)
   const jwk = {

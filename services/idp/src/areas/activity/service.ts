@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import { AppError, type Sealer } from '@svc/kit'
+import { type Sealer } from '@svc/kit'
 import { b64Encode, b64uDecode } from '@svc/trust/base64url'
 import { ed25519FromDidKey } from '@svc/trust/did-key'
 import { verifyEd25519 } from '@svc/trust/ed25519'
@@ -9,6 +9,7 @@ import type { IdpDb } from '../../db.ts'
 import { subjectFor } from '../../oauth/subject.ts'
 import { webhookSecretOf } from '../clients/service.ts'
 import { liveClients } from '../clients/store.ts'
+import { idpError } from '../../errors.ts'
 
 export type Outcome = 'accepted' | 'duplicate' | 'ignored'
 
@@ -22,7 +23,7 @@ interface Relayed {
   }
 }
 
-const malformed = (message: string) => new AppError(400, 'invalid_request', message)
+const malformed = (message: string) => idpError('invalid_request', message)
 
 /** `sha256=<hex>` of the raw bytes under the client's webhook secret, compared in constant time. */
 function signatureMatches(secret: string, raw: Buffer, header: string | undefined) {
@@ -71,10 +72,10 @@ export async function ingest(
     .select(['client_id', 'subject_type', 'redirect_uris', 'organization_id'])
     .where('client_id', '=', clientId)
     .executeTakeFirst()
-  if (!client) throw new AppError(404, 'not_found', `no client ${clientId}`)
+  if (!client) throw idpError('not_found', `no client ${clientId}`)
   const secret = (await webhookSecretOf(deps.db, deps.sealer, clientId))!
   if (!signatureMatches(secret, raw, signatureHeader))
-    throw new AppError(403, 'access_denied', 'X-Svc-Signature is not the HMAC-SHA256 of this body')
+    throw idpError('access_denied', 'X-Svc-Signature is not the HMAC-SHA256 of this body')
   let body: Relayed
   try {
     body = JSON.parse(raw.toString('utf8')) as Relayed

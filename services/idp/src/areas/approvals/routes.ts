@@ -1,4 +1,4 @@
-import { type App, AppError, type Kv } from '@svc/kit'
+import { type App, type Kv } from '@svc/kit'
 import { Type } from 'typebox'
 import type { ClientAuthDeps } from '../../oauth/client-auth.ts'
 import { authenticateClient } from '../../oauth/client-auth.ts'
@@ -11,6 +11,7 @@ import { page, sendMessage } from '../ui/layout.ts'
 import { approvalPage } from './pages.ts'
 import { type ApprovalDeps, createApproval, decideApproval, pollApproval } from './service.ts'
 import { approvalById } from './store.ts'
+import { idpError } from '../../errors.ts'
 
 const ApprovalRequest = Type.Object({
   action: Type.String({ minLength: 1, maxLength: 300 }),
@@ -52,10 +53,10 @@ export function approvalRoutes(app: App, deps: Deps) {
       // identity-provider.md, Approvals: the client's credentials come in the body (or Basic)
       const client = await authenticateClient(deps, request, credentials)
       if (client.client_type !== 'confidential')
-        throw new AppError(401, 'invalid_client', 'approvals are asked by confidential clients')
+        throw idpError('invalid_client', 'approvals are asked by confidential clients')
       const { payload, holder } = await userOfToken(deps, request)
       if (payload.client_id !== client.client_id)
-        throw new AppError(401, 'invalid_token', 'the access token was not issued to this client', {
+        throw idpError('invalid_token', 'the access token was not issued to this client', {
           'www-authenticate': challenge('Bearer', { error: 'invalid_token' }),
         })
       const created = await createApproval(deps, client.client_id, holder.user.id, {
@@ -139,7 +140,7 @@ export function approvalRoutes(app: App, deps: Deps) {
     async (request, reply) => {
       checkCsrf(request, request.body.csrf, deps.origin)
       const session = await currentSession(deps.db, request)
-      if (!session) throw new AppError(401, 'login_required', 'sign in to answer this request')
+      if (!session) throw idpError('login_required', 'sign in to answer this request')
       const found = await ownApproval(session.user_id, request.params.id)
       if (!found) return sendMessage(reply, 404, 'Approval', 'There is no such request for you.')
       const decision = request.body.decision === 'approve' ? 'approved' : 'denied'

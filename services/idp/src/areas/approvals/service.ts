@@ -1,10 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { AppError, type Jobs } from '@svc/kit'
+import { type Jobs } from '@svc/kit'
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import { canonicalize } from '@svc/trust'
 import { type IdpDb, inTransaction } from '../../db.ts'
 import { userById } from '../accounts/store.ts'
 import { type ApprovalRow, approvalById, insertApproval, recordPoll, setReceipt, settle } from './store.ts'
+import { idpError } from '../../errors.ts'
 
 /** identity-provider.md, Limits. */
 const MAX_ACTION = 300
@@ -29,7 +30,7 @@ export interface ApprovalRequest {
   expires_in?: number
 }
 
-const invalid = (message: string) => new AppError(400, 'invalid_request', message)
+const invalid = (message: string) => idpError('invalid_request', message)
 function check(input: ApprovalRequest) {
   if (!input.action.trim() || input.action.length > MAX_ACTION)
     throw invalid(`action must be 1 to ${MAX_ACTION} characters`)
@@ -129,9 +130,9 @@ const view = (row: ApprovalRow) => ({
  */
 export async function pollApproval(deps: ApprovalDeps, clientId: string, id: string) {
   const row = await inTransaction(deps.db, (trx) => recordPoll(trx, id, clientId))
-  if (!row) throw new AppError(404, 'not_found', 'no such approval for this client')
+  if (!row) throw idpError('not_found', 'no such approval for this client')
   if (row.last_polled_at && Date.now() - row.last_polled_at.getTime() < deps.intervalS * 1000)
-    throw new AppError(400, 'slow_down', `poll at most every ${deps.intervalS} s`)
+    throw idpError('slow_down', `poll at most every ${deps.intervalS} s`)
   // the expiry job may not have run yet: the deadline decides, not the job
   if (row.status === 'pending' && row.expires_at <= new Date())
     return view((await expireApproval(deps, id)) ?? (await approvalById(deps.db, id))!)

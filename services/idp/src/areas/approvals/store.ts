@@ -1,5 +1,23 @@
+import type { Generated } from 'kysely'
 import type { Selectable } from 'kysely'
 import type { IdpDb, IdpTables } from '../../db.ts'
+
+/** The tables of the approvals area. */
+export interface ApprovalsTables {
+  approvals: {
+    id: string
+    client_id: string
+    user_id: string
+    action: string
+    detail: Record<string, unknown> | null
+    status: Generated<'pending' | 'approved' | 'denied' | 'expired'>
+    created_at: Generated<Date>
+    expires_at: Date
+    decided_at: Date | null
+    last_polled_at: Date | null
+    receipt: string | null
+  }
+}
 
 export type ApprovalRow = Selectable<IdpTables['approvals']>
 type Outcome = 'approved' | 'denied' | 'expired'

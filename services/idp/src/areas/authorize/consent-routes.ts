@@ -1,5 +1,5 @@
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
-import { type App, AppError, html } from '@svc/kit'
+import { type App, html } from '@svc/kit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
@@ -16,6 +16,7 @@ import { ceilingText } from '../tasks/pages.ts'
 import { parseTask } from '../tasks/service.ts'
 import { liveClients } from '../clients/store.ts'
 import { consentOf } from './consent-store.ts'
+import { idpError } from '../../errors.ts'
 
 export const DESCRIPTIONS: Record<string, string> = {
   openid: 'Know who you are (always shared)',
@@ -181,7 +182,7 @@ export function consentRoutes(
     async (request, reply) => {
       checkCsrf(request, request.body.csrf, origin)
       const session = await currentSession(db, request)
-      if (!session) throw new AppError(401, 'login_required', 'sign in to manage connected apps')
+      if (!session) throw idpError('login_required', 'sign in to manage connected apps')
       if (
         !(await withdrawConsent(
           { db, receipts, lifecycle },

@@ -3,7 +3,7 @@ import type { IdpDb } from '../../db.ts'
 import { recordEvent } from '../accounts/service.ts'
 import { announce, type LifecycleDeps } from '../lifecycle/service.ts'
 import { userById } from '../accounts/store.ts'
-import { revokeClientFamilies } from '../token/refresh-store.ts'
+import { revokeClientFamilies } from '../token/store.ts'
 import { consentOf, deleteConsent, saveConsent } from './consent-store.ts'
 
 export interface ConsentDeps {

@@ -1,4 +1,41 @@
+import type { Generated } from 'kysely'
 import type { IdpDb, IdpTables } from '../../db.ts'
+
+/** The tables of the authorize area. */
+export interface AuthorizeTables {
+  authorization_codes: {
+    code_hash: Buffer
+    client_id: string
+    user_id: string
+    sid: string
+    redirect_uri: string
+    scope: string[]
+    nonce: string | null
+    code_challenge: string
+    auth_time: Date
+    acr: string
+    amr: string[]
+    created_at: Generated<Date>
+    expires_at: Date
+    used_at: Date | null
+    family_id: Generated<string | null>
+    resource: string | null
+    task_id: string | null
+    dpop_jkt: string | null
+    access_token_jti: Generated<string | null>
+    access_token_expires_at: Generated<Date | null>
+  }
+  consents: {
+    user_id: string
+    client_id: string
+    granted: string[]
+    decided: string[]
+    updated_at: Generated<Date>
+    commitment: string | null
+    purpose: string | null
+    granted_at: Date | null
+  }
+}
 
 export type CodeRow = IdpTables['authorization_codes']
 

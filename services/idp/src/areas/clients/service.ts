@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { AppError, notFound, type Sealer } from '@svc/kit'
+import { notFound, type Sealer } from '@svc/kit'
 import { importJWK, type JWK } from 'jose'
 import type { Static } from 'typebox'
 import type { IdpDb } from '../../db.ts'
@@ -9,6 +9,7 @@ import type { NewClient } from './schemas.ts'
 import { forgetClients } from './cache.ts'
 import { clientById, insertClient, listClients, secretsOf, updateSecrets } from './store.ts'
 import { checkLogoutUri, checkOrigin, checkRedirectUri } from './uris.ts'
+import { idpError } from '../../errors.ts'
 
 const token = (prefix: string) => `${prefix}${randomBytes(32).toString('base64url')}`
 const hash = (secret: string) => createHash('sha256').update(secret, 'utf8').digest()
@@ -27,12 +28,11 @@ export function clientView(row: NonNullable<Awaited<ReturnType<typeof clientById
 /** RFC 7591 §2: public keys only, each one importable; a private member is refused, never stored. */
 async function publicJwks(jwks: { keys: Array<Record<string, unknown>> }) {
   for (const jwk of jwks.keys) {
-    if (hasPrivateMembers(jwk))
-      throw new AppError(400, 'invalid_client_metadata', 'jwks must hold public keys only')
+    if (hasPrivateMembers(jwk)) throw idpError('invalid_client_metadata', 'jwks must hold public keys only')
     try {
       await importJWK(jwk as JWK, typeof jwk.alg === 'string' ? jwk.alg : algFor(jwk))
     } catch {
-      throw new AppError(400, 'invalid_client_metadata', 'jwks holds a key that is not a valid public JWK')
+      throw idpError('invalid_client_metadata', 'jwks holds a key that is not a valid public JWK')
     }
   }
   return { keys: jwks.keys }
@@ -60,8 +60,7 @@ export async function createClient(
     input.token_endpoint_auth_method ??
     (publicClient ? 'none' : input.jwks ? 'private_key_jwt' : 'client_secret_basic')
   if (publicClient !== (method === 'none'))
-    throw new AppError(
-      400,
+    throw idpError(
       'invalid_client_metadata',
       publicClient
         ? 'a public client authenticates with token_endpoint_auth_method none'
@@ -69,8 +68,7 @@ export async function createClient(
     )
   const keyBased = method === 'private_key_jwt'
   if (keyBased !== Boolean(input.jwks))
-    throw new AppError(
-      400,
+    throw idpError(
       'invalid_client_metadata',
       keyBased ? 'private_key_jwt needs jwks, the client’s public keys' : 'jwks is only for private_key_jwt',
     )
@@ -122,7 +120,7 @@ export async function rotateClientSecret(db: IdpDb, clientId: string) {
   const secrets = await secretsOf(db, clientId)
   if (!secrets) throw notFound(`no client ${clientId}`, 'not_found')
   if (!secrets.client_secret_hash)
-    throw new AppError(400, 'invalid_request', 'this client authenticates without a secret')
+    throw idpError('invalid_request', 'this client authenticates without a secret')
   const clientSecret = token('cs_')
   await updateSecrets(db, clientId, { client_secret_hash: hash(clientSecret) })
   forgetClients()

@@ -1,4 +1,34 @@
+import type { Generated } from 'kysely'
 import type { IdpDb, IdpTables } from '../../db.ts'
+
+/** The tables of the clients area. */
+export interface ClientsTables {
+  clients: {
+    client_id: string
+    client_name: string
+    client_type: 'confidential' | 'public'
+    first_party: boolean
+    subject_type: 'public' | 'pairwise'
+    token_endpoint_auth_method: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none'
+    jwks: { keys: Array<Record<string, unknown>> } | null
+    redirect_uris: string[]
+    post_logout_redirect_uris: string[]
+    allowed_origins: string[]
+    backchannel_logout_uri: string | null
+    frontchannel_logout_uri: string | null
+    client_secret_hash: Buffer | null
+    webhook_secret_sealed: Buffer
+    created_at: Generated<Date>
+    updated_at: Generated<Date>
+    organization_id: string | null
+    deleted_at: Date | null
+    lifecycle_webhook_url: string | null
+    did: string | null
+    key_sealed: Buffer | null
+    agent_model: { model: string; version?: string; provider?: string } | null
+    workload: { scheme: 'spiffe' | 'entra'; external_id: string; issuer: string; bound_at: string } | null
+  }
+}
 
 export type ClientRow = IdpTables['clients']
 

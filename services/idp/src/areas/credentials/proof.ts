@@ -1,4 +1,3 @@
-import { AppError } from '@svc/kit'
 import { b64uEncode } from '@svc/trust/base64url'
 import { ed25519FromDidKey } from '@svc/trust/did-key'
 import {
@@ -11,6 +10,7 @@ import {
 } from 'jose'
 import { hasPrivateMembers } from '../../oauth/jwk.ts'
 import { PROOF_ALGS, PROOF_TYP } from './metadata.ts'
+import { idpError } from '../../errors.ts'
 
 /** A key proof may be this old (OpenID4VCI Appendix F.1: `iat`), and this far in the future. */
 const PROOF_MAX_AGE_S = 300
@@ -20,7 +20,7 @@ const CLOCK_SKEW_S = 60
 export type Holder =
   { method: 'did:key'; id: string; jwk: JWK } | { method: 'jwk'; id: string; jwk: JWK; jkt: string }
 
-export const invalidProof = (message: string) => new AppError(400, 'invalid_proof', message)
+export const invalidProof = (message: string) => idpError('invalid_proof', message)
 
 /** Ed25519 (OKP) for EdDSA, P-256 for ES256: a key must be of the kind its algorithm signs with. */
 const KEY_OF_ALG: Record<string, { kty: string; crv: string }> = {

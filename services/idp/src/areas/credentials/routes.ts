@@ -1,4 +1,4 @@
-import { type App, AppError, rateLimit } from '@svc/kit'
+import { type App, rateLimit } from '@svc/kit'
 import { Type } from 'typebox'
 import { checkCsrf } from '../sessions/csrf.ts'
 import { currentSession } from '../sessions/service.ts'
@@ -8,6 +8,7 @@ import { issueNonce } from './nonce.ts'
 import { createOffer } from './offers.ts'
 import { offerPage } from './pages.ts'
 import { type CredentialDeps, credentialToken, issueCredentials } from './service.ts'
+import { idpError } from '../../errors.ts'
 
 /** OpenID4VCI §8.2; strict, and a request that breaks it is `invalid_credential_request` (§8.3.1.2). */
 const CredentialRequest = Type.Object(
@@ -87,7 +88,7 @@ export function credentialRoutes(
       reply.header('cache-control', 'no-store')
       const token = await credentialToken(deps, request)
       if (request.validationError)
-        throw new AppError(400, 'invalid_credential_request', request.validationError.message)
+        throw idpError('invalid_credential_request', request.validationError.message)
       return issueCredentials(deps, token, request.body ?? {})
     },
   )
@@ -105,7 +106,7 @@ export function credentialRoutes(
     async (request, reply) => {
       checkCsrf(request, request.body.csrf, deps.origin)
       const session = await currentSession(deps.db, request)
-      if (!session) throw new AppError(401, 'login_required', 'sign in to offer your credential')
+      if (!session) throw idpError('login_required', 'sign in to offer your credential')
       const offer = await createOffer(deps.db, {
         issuer: deps.issuer,
         userId: session.user_id,

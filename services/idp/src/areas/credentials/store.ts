@@ -1,6 +1,22 @@
+import type { Generated } from 'kysely'
 import { createHash } from 'node:crypto'
 import type { Insertable } from 'kysely'
 import type { IdpDb, IdpTables } from '../../db.ts'
+
+/** The tables of the credentials area. */
+export interface CredentialsTables {
+  credential_offers: {
+    id: string
+    code_hash: Buffer
+    user_id: string
+    configuration_ids: string[]
+    tx_code_hash: Buffer | null
+    tx_code_failures: Generated<number>
+    created_at: Generated<Date>
+    expires_at: Date
+    redeemed_at: Date | null
+  }
+}
 
 export const digest = (...parts: string[]) => createHash('sha256').update(parts.join('\n')).digest()
 

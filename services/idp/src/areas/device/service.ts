@@ -8,6 +8,7 @@ import { checkScope } from '../authorize/service.ts'
 import type { Session } from '../sessions/service.ts'
 import { decideDeviceCode, digest, insertDeviceCode, pendingByUserCode } from './store.ts'
 import { displayUserCode, newUserCode, normaliseUserCode } from './user-code.ts'
+import { idpError } from '../../errors.ts'
 
 /** identity-provider.md, Limits: a device code lives 600 s and is polled every 5 s at most. */
 export const DEVICE_CODE_TTL_S = 600
@@ -42,7 +43,7 @@ export async function authorizeDevice(
       expires_at: new Date(now().getTime() + DEVICE_CODE_TTL_S * 1000),
     })
     if (inserted) break
-    if (attempt === 3) throw new AppError(503, 'temporarily_unavailable', 'no user code is free: try again')
+    if (attempt === 3) throw idpError('temporarily_unavailable', 'no user code is free: try again')
     userCode = newUserCode()
   }
   return {

@@ -1,6 +1,29 @@
+import type { Generated } from 'kysely'
 import { createHash } from 'node:crypto'
 import type { Insertable } from 'kysely'
 import type { IdpDb, IdpTables } from '../../db.ts'
+
+/** The tables of the device area. */
+export interface DeviceTables {
+  device_codes: {
+    device_code_hash: Buffer
+    user_code: string
+    client_id: string
+    scope: string[]
+    resource: string | null
+    status: Generated<'pending' | 'approved' | 'denied'>
+    interval_s: number
+    last_polled_at: Date | null
+    created_at: Generated<Date>
+    expires_at: Date
+    user_id: string | null
+    sid: string | null
+    auth_time: Date | null
+    acr: string | null
+    amr: string[] | null
+    consumed_at: Date | null
+  }
+}
 
 type DeviceCodes = IdpTables['device_codes']
 

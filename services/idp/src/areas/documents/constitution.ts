@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto'
-import { AppError } from '@svc/kit'
 import { canonicalize } from '@svc/trust/jcs'
 // imported, not read at run time, so the bundle npm start runs carries it too
 import rules from '../../../constitution.json' with { type: 'json' }
 import type { IdpDb } from '../../db.ts'
+import { constitutionsByHash, insertConstitution } from './store.ts'
+import { idpError } from '../../errors.ts'
 
 /** `sha256:` and the hex SHA-256 of the JCS form (RFC 8785) of the rules. */
 export const constitutionHash = (rules: Record<string, unknown>) =>
@@ -15,11 +16,7 @@ export const constitutionHash = (rules: Record<string, unknown>) =>
  */
 export async function publishConstitution(db: IdpDb) {
   const hash = constitutionHash(rules)
-  await db
-    .insertInto('constitutions')
-    .values({ hash, document: JSON.stringify(rules) as never })
-    .onConflict((oc) => oc.column('hash').doNothing())
-    .execute()
+  await insertConstitution(db, hash, rules)
   return { hash, rules }
 }
 
@@ -27,13 +24,8 @@ export async function publishConstitution(db: IdpDb) {
 export async function constitutionByHash(db: IdpDb, given: string) {
   const full = /^sha256:[0-9a-f]{64}$/.test(given)
   if (!full && !/^[0-9a-f]{16}$/.test(given))
-    throw new AppError(400, 'invalid_request', 'the hash is sha256:<64 hex> or its first 16 hex characters')
-  const rows = await db
-    .selectFrom('constitutions')
-    .selectAll()
-    .where('hash', full ? '=' : 'like', full ? given : `sha256:${given}%`)
-    .limit(2)
-    .execute()
-  if (rows.length !== 1) throw new AppError(404, 'not_found', `no constitution ${given}`)
+    throw idpError('invalid_request', 'the hash is sha256:<64 hex> or its first 16 hex characters')
+  const rows = await constitutionsByHash(db, given, full)
+  if (rows.length !== 1) throw idpError('not_found', `no constitution ${given}`)
   return rows[0]!
 }

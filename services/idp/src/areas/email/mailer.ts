@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto'
 import type { Jobs, Sealer } from '@svc/kit'
 import { createTransport, type Transporter } from 'nodemailer'
 import type { IdpDb } from '../../db.ts'
+import { insertOutboxMail } from './store.ts'
 
 export const EMAIL_QUEUE = 'email.send'
 const SEAL_CONTEXT = 'email-job'
@@ -43,15 +43,7 @@ export class Mailer {
 
   async send(db: IdpDb, email: Email): Promise<void> {
     if (!this.#transport) {
-      await db
-        .insertInto('dev_outbox')
-        .values({
-          id: `eml_${randomBytes(12).toString('base64url')}`,
-          recipient: email.to,
-          subject: email.subject,
-          body: email.text,
-        })
-        .execute()
+      await insertOutboxMail(db, { recipient: email.to, subject: email.subject, body: email.text })
       return
     }
     const sealed = this.options.sealer.seal(JSON.stringify(email), SEAL_CONTEXT).toString('base64')

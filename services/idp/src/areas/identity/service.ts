@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto'
-import type { Sealer } from '@svc/kit'
+import { type Sealer, singletonDidKey, singletonKey } from '@svc/kit'
 import { didKeyFromEd25519 } from '@svc/trust/did-key'
-import { ed25519FromSeed, generateEd25519 } from '@svc/trust/ed25519'
+import { generateEd25519 } from '@svc/trust/ed25519'
 import { generateMlDsa65 } from '@svc/trust/mldsa'
 import type { IdpDb } from '../../db.ts'
 
@@ -25,56 +24,17 @@ export const openUserKey = (sealer: Sealer, userId: string, sealed: Buffer) =>
 /** A new account's did:key. */
 export const newUserKey = (sealer: Sealer, userId: string) => newDidKey(sealer, userContext(userId))
 
-/** Gives a did:key to accounts created before accounts had one. */
-export async function backfillUserKeys(db: IdpDb, sealer: Sealer): Promise<void> {
-  const missing = await db.selectFrom('users').select('id').where('did', 'is', null).execute()
-  for (const { id } of missing)
-    await db.updateTable('users').set(newUserKey(sealer, id)).where('id', '=', id).execute()
-}
-
 /** The issuer's ledger identity, created on first start and the same ever after. */
-export async function issuerIdentity(db: IdpDb, sealer: Sealer): Promise<Identity> {
-  const fresh = generateEd25519()
-  await db
-    .insertInto('issuer_identity')
-    .values({
-      id: 1,
-      did: didKeyFromEd25519(fresh.publicKey),
-      seed_sealed: sealer.seal(fresh.seed, 'issuer-identity'),
-    })
-    .onConflict((oc) => oc.column('id').doNothing())
-    .execute()
-  const row = await db
-    .selectFrom('issuer_identity')
-    .select(['did', 'seed_sealed'])
-    .where('id', '=', 1)
-    .executeTakeFirstOrThrow()
-  const seed = new Uint8Array(sealer.open(row.seed_sealed, 'issuer-identity'))
-  if (didKeyFromEd25519(ed25519FromSeed(seed).publicKey) !== row.did)
-    throw new Error('the stored issuer identity does not match its key')
-  return { did: row.did, seed }
-}
+export const issuerIdentity = (db: IdpDb, sealer: Sealer): Promise<Identity> =>
+  singletonDidKey(db, sealer, { table: 'issuer_identity', context: 'issuer-identity' })
 
 /** A further 32-byte seed of the issuer, made on first start, sealed, the same ever after. */
-async function issuerSeed(
+const issuerSeed = (
   db: IdpDb,
   sealer: Sealer,
   column: 'mldsa_seed_sealed' | 'witness_seed_sealed',
   context: string,
-): Promise<Uint8Array> {
-  await db
-    .updateTable('issuer_identity')
-    .set({ [column]: sealer.seal(randomBytes(32), context) })
-    .where('id', '=', 1)
-    .where(column, 'is', null)
-    .execute()
-  const row = await db
-    .selectFrom('issuer_identity')
-    .select(column)
-    .where('id', '=', 1)
-    .executeTakeFirstOrThrow()
-  return new Uint8Array(sealer.open((row as Record<typeof column, Buffer>)[column], context))
-}
+) => singletonKey(db, sealer, { table: 'issuer_identity', column, context })
 
 /** The issuer's ML-DSA-65 key (FIPS 204). */
 export const issuerPqKey = async (db: IdpDb, sealer: Sealer) =>

@@ -1,5 +1,20 @@
+import type { Generated } from 'kysely'
 import { sql } from 'kysely'
 import type { IdpDb, IdpTables } from '../../db.ts'
+
+/** The tables of the keys area. */
+export interface KeysTables {
+  signing_keys: {
+    kid: string
+    alg: 'RS256' | 'ES256' | 'EdDSA'
+    public_jwk: Record<string, unknown>
+    private_key_enc: Buffer
+    created_at: Generated<Date>
+    activates_at: Date
+    retired_at: Date | null
+    expires_at: Date | null
+  }
+}
 
 export type KeyRow = IdpTables['signing_keys']
 

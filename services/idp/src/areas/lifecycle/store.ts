@@ -1,5 +1,22 @@
+import type { Generated } from 'kysely'
 import type { IdpDb } from '../../db.ts'
 import { liveClients } from '../clients/store.ts'
+
+/** The tables of the lifecycle area. */
+export interface LifecycleTables {
+  lifecycle_deliveries: {
+    id: string
+    client_id: string
+    event: string
+    body: string
+    status: Generated<'pending' | 'delivered' | 'failed'>
+    attempts: Generated<number>
+    last_status: number | null
+    last_error: string | null
+    created_at: Generated<Date>
+    delivered_at: Date | null
+  }
+}
 
 /**
  * The live clients that know the user: those it consented to, and those that got tokens for it

@@ -1,6 +1,7 @@
 import type { Sealer } from '@svc/kit'
 import { Secret, TOTP } from 'otpauth'
 import type { IdpDb } from '../../db.ts'
+import { acceptTotpStep, putUnconfirmedTotp, totpCredential as totpOf_ } from './store.ts'
 
 const PERIOD = 30
 const context = (userId: string) => `totp:${userId}`
@@ -8,11 +9,7 @@ const totpOf = (secret: Secret, label: string) =>
   new TOTP({ issuer: 'svc', label, algorithm: 'SHA1', digits: 6, period: PERIOD, secret })
 
 export async function hasTotp(db: IdpDb, userId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('totp_credentials')
-    .select('confirmed_at')
-    .where('user_id', '=', userId)
-    .executeTakeFirst()
+  const row = await totpOf_(db, userId)
   return Boolean(row?.confirmed_at)
 }
 
@@ -20,13 +17,7 @@ export async function hasTotp(db: IdpDb, userId: string): Promise<boolean> {
 export async function beginEnrolment(db: IdpDb, sealer: Sealer, userId: string, label: string) {
   const secret = new Secret({ size: 20 })
   const sealed = sealer.seal(secret.base32, context(userId))
-  await db
-    .insertInto('totp_credentials')
-    .values({ user_id: userId, secret_sealed: sealed, confirmed_at: null })
-    .onConflict((oc) =>
-      oc.column('user_id').doUpdateSet({ secret_sealed: sealed, confirmed_at: null, last_step: 0 }),
-    )
-    .execute()
+  await putUnconfirmedTotp(db, userId, sealed)
   return { secret: secret.base32, uri: totpOf(secret, label).toString() }
 }
 
@@ -41,21 +32,11 @@ export async function verifyTotp(
   code: string,
   confirm = false,
 ): Promise<boolean> {
-  const row = await db
-    .selectFrom('totp_credentials')
-    .selectAll()
-    .where('user_id', '=', userId)
-    .executeTakeFirst()
+  const row = await totpOf_(db, userId)
   if (!row || (!row.confirmed_at && !confirm) || !/^\d{6}$/.test(code)) return false
   const secret = Secret.fromBase32(sealer.open(row.secret_sealed, context(userId)).toString('utf8'))
   const delta = totpOf(secret, userId).validate({ token: code, window: 1 })
   if (delta === null) return false
   const step = Math.floor(Date.now() / 1000 / PERIOD) + delta
-  const accepted = await db
-    .updateTable('totp_credentials')
-    .set({ last_step: step, ...(confirm ? { confirmed_at: new Date() } : {}) })
-    .where('user_id', '=', userId)
-    .where('last_step', '<', step)
-    .executeTakeFirst()
-  return accepted.numUpdatedRows > 0n
+  return acceptTotpStep(db, userId, step, confirm)
 }

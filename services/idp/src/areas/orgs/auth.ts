@@ -1,9 +1,9 @@
-import { AppError } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import type { IdpDb } from '../../db.ts'
 import { challenge } from '../../oauth/challenge.ts'
 import { keyHash, KEY_PREFIX } from './service.ts'
 import { type OrgRow, orgByKeyHash } from './store.ts'
+import { idpError } from '../../errors.ts'
 
 /**
  * The organization behind `Authorization: Bearer svc_org_…`. The key is found by its SHA-256, so
@@ -12,13 +12,13 @@ import { type OrgRow, orgByKeyHash } from './store.ts'
 async function requireOrg(db: IdpDb, request: FastifyRequest): Promise<OrgRow> {
   const header = request.headers.authorization ?? ''
   const refuse = (message: string) =>
-    new AppError(401, 'invalid_token', message, {
+    idpError('invalid_token', message, {
       'www-authenticate': challenge('Bearer', { error: 'invalid_token', error_description: message }),
     })
   if (!header.startsWith(`Bearer ${KEY_PREFIX}`)) throw refuse('an organization API key is required')
   const org = await orgByKeyHash(db, keyHash(header.slice('Bearer '.length)))
   if (!org) throw refuse('the organization API key is not valid')
-  if (org.disabled_at) throw new AppError(403, 'access_denied', 'the organization is disabled')
+  if (org.disabled_at) throw idpError('access_denied', 'the organization is disabled')
   return org
 }
 

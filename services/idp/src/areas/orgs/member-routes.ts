@@ -7,6 +7,7 @@ import { page, sendMessage } from '../ui/layout.ts'
 import { accept, invitation, invite, type MemberDeps, members, removeMember } from './members.ts'
 import { orgKey, orgOf } from './auth.ts'
 import { NoContent } from '../../responses.ts'
+import { idpError } from '../../errors.ts'
 
 const Role = Type.Union([Type.Literal('admin'), Type.Literal('member')])
 const Token = Type.String({ minLength: 1, maxLength: 100 })
@@ -110,7 +111,7 @@ export function memberRoutes(app: App, deps: MemberDeps & { origin: string; secu
     async (request, reply) => {
       checkCsrf(request, request.body.csrf, deps.origin)
       const session = await currentSession(db, request)
-      if (!session) throw new AppError(401, 'login_required', 'sign in to accept the invitation')
+      if (!session) throw idpError('login_required', 'sign in to accept the invitation')
       const user = (await userById(db, session.user_id))!
       try {
         const joined = await accept(db, request.body.token, user)

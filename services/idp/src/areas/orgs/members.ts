@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { AppError, notFound } from '@svc/kit'
+import { notFound } from '@svc/kit'
 import { type IdpDb, inTransaction } from '../../db.ts'
 import { subjectFor } from '../../oauth/subject.ts'
 import type { Mailer } from '../email/mailer.ts'
@@ -13,6 +13,7 @@ import {
   saveMember,
 } from './members-store.ts'
 import { type OrgRow, orgById } from './store.ts'
+import { idpError } from '../../errors.ts'
 
 const INVITE_TTL_MS = 7 * 86_400_000
 const digest = (token: string) => createHash('sha256').update(token).digest()
@@ -80,11 +81,11 @@ export const invitation = (db: IdpDb, token: string) => liveInvite(db, digest(to
 export async function accept(db: IdpDb, token: string, user: { id: string; email: string }) {
   return inTransaction(db, async (trx) => {
     const found = await liveInvite(trx, digest(token))
-    if (!found) throw new AppError(400, 'invalid_request', 'this invitation has expired or was already used')
+    if (!found) throw idpError('invalid_request', 'this invitation has expired or was already used')
     if (found.email !== user.email.toLowerCase())
-      throw new AppError(403, 'access_denied', 'this invitation was sent to another address')
+      throw idpError('access_denied', 'this invitation was sent to another address')
     if (!(await acceptInvite(trx, digest(token), user.id)))
-      throw new AppError(400, 'invalid_request', 'this invitation was already used')
+      throw idpError('invalid_request', 'this invitation was already used')
     await saveMember(trx, found.organization_id, user.id, found.role)
     return found
   })

@@ -1,8 +1,9 @@
-import { type App, AppError, type Sealer } from '@svc/kit'
+import { type App, type Sealer } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import { createOrgClient } from './clients.ts'
 import { orgKey, orgOf } from './auth.ts'
+import { idpError } from '../../errors.ts'
 
 const AuthMethod = Type.Union([
   Type.Literal('client_secret_basic'),
@@ -54,8 +55,7 @@ export function registerRoutes(app: App, db: IdpDb, sealer: Sealer) {
     },
     async (request, reply) => {
       const org = orgOf(request)
-      if (request.validationError)
-        throw new AppError(400, 'invalid_client_metadata', request.validationError.message)
+      if (request.validationError) throw idpError('invalid_client_metadata', request.validationError.message)
       const body = request.body
       const method =
         body.token_endpoint_auth_method ?? (body.jwks ? 'private_key_jwt' : 'client_secret_basic')

@@ -1,4 +1,4 @@
-import { type App, AppError } from '@svc/kit'
+import { type App } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import { NewResource, Resource, ResourceId } from '../resources/schemas.ts'
@@ -6,6 +6,7 @@ import { present, registerResource } from '../resources/service.ts'
 import { allResources, deleteResource } from '../resources/store.ts'
 import { orgKey, orgOf } from './auth.ts'
 import { NoContent } from '../../responses.ts'
+import { idpError } from '../../errors.ts'
 
 /** An organization's protected resources: registered, listed and removed by it alone (another's is 404). */
 export function orgResourceRoutes(app: App, db: IdpDb) {
@@ -61,7 +62,7 @@ export function orgResourceRoutes(app: App, db: IdpDb) {
     async (request, reply) => {
       const org = orgOf(request)
       if (!(await deleteResource(db, request.params.id, org.id)))
-        throw new AppError(404, 'not_found', 'no such resource in this organization')
+        throw idpError('not_found', 'no such resource in this organization')
       return reply.code(204).send(null)
     },
   )

@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { AppError, notFound, type Sealer } from '@svc/kit'
+import { notFound, type Sealer } from '@svc/kit'
 import type { IdpDb } from '../../db.ts'
 import { forgetClients } from '../clients/cache.ts'
 import { newDidKey } from '../identity/service.ts'
 import { insertOrg, listOrgs, type OrgRow, updateOrg } from './store.ts'
+import { idpError } from '../../errors.ts'
 
 export const KEY_PREFIX = 'svc_org_'
 export const keyHash = (key: string) => createHash('sha256').update(key, 'utf8').digest()
@@ -32,8 +33,7 @@ export async function signUp(
   sealer: Sealer,
   input: { name: string; contact_email: string; accept_terms: boolean },
 ) {
-  if (input.accept_terms !== true)
-    throw new AppError(400, 'invalid_request', 'accept_terms must be true to sign up')
+  if (input.accept_terms !== true) throw idpError('invalid_request', 'accept_terms must be true to sign up')
   const id = `org_${randomBytes(12).toString('base64url')}`
   const apiKey = newKey()
   const { did, key_sealed } = newDidKey(sealer, `org-key:${id}`)

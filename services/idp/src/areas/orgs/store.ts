@@ -1,5 +1,44 @@
+import type { Generated } from 'kysely'
 import type { Selectable, Updateable } from 'kysely'
 import type { IdpDb, IdpTables } from '../../db.ts'
+
+/** The tables of the orgs area. */
+export interface OrgsTables {
+  organizations: {
+    id: string
+    name: string
+    contact_email: string
+    api_key_hash: Buffer
+    did: string
+    key_sealed: Buffer
+    domain: string | null
+    domain_verified: Generated<boolean>
+    agent_deny_list: Generated<string[]>
+    require_member_mfa: Generated<boolean>
+    max_clients: Generated<number>
+    token_rate_limit_per_min: Generated<number>
+    created_at: Generated<Date>
+    updated_at: Generated<Date>
+    disabled_at: Date | null
+    business: { entity_name: string; jurisdiction?: string; registration?: string } | null
+  }
+  org_members: {
+    organization_id: string
+    user_id: string
+    role: 'admin' | 'member'
+    created_at: Generated<Date>
+  }
+  org_invites: {
+    token_hash: Buffer
+    organization_id: string
+    email: string
+    role: 'admin' | 'member'
+    created_at: Generated<Date>
+    expires_at: Date
+    accepted_at: Date | null
+    accepted_by: string | null
+  }
+}
 
 export type OrgRow = Selectable<IdpTables['organizations']>
 

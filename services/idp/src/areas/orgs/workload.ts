@@ -1,10 +1,10 @@
-import { AppError } from '@svc/kit'
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose'
 import type { IdpDb } from '../../db.ts'
 import { fetchPublic } from '../../outbound.ts'
 import { forgetClients } from '../clients/cache.ts'
 import { orgClient } from './clients.ts'
 import type { OrgRow } from './store.ts'
+import { idpError } from '../../errors.ts'
 
 export interface WorkloadProof {
   scheme: 'spiffe' | 'entra'
@@ -14,7 +14,7 @@ export interface WorkloadProof {
   token: string
 }
 
-const invalid = (message: string) => new AppError(400, 'invalid_request', message)
+const invalid = (message: string) => idpError('invalid_request', message)
 
 /**
  * Binds a client to the workload it runs as: the workload's own token (a SPIFFE JWT-SVID, or an

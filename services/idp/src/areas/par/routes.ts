@@ -5,6 +5,7 @@ import { currentNonce, type DpopDeps, tokenEndpointProof } from '../../oauth/dpo
 import { ClientAuthFields, formOnly } from '../../oauth/form.ts'
 import { AUTHORIZE_PARAMETERS, checkParameters } from '../authorize/service.ts'
 import { pushRequest } from './service.ts'
+import { idpError } from '../../errors.ts'
 
 const Param = Type.Optional(Type.String({ maxLength: 2000 }))
 // RFC 9126 §2.1: the authorization parameters as a form, with client authentication; unknown ones ignored
@@ -34,16 +35,16 @@ export function parRoutes(app: App, deps: ClientAuthDeps & { dpop: DpopDeps }) {
       const body = request.body as Record<string, string | undefined>
       const client = await authenticateClient(deps, request, body)
       if (body.request_uri !== undefined)
-        throw new AppError(400, 'invalid_request', 'request_uri cannot be pushed (RFC 9126 §2.1)')
+        throw idpError('invalid_request', 'request_uri cannot be pushed (RFC 9126 §2.1)')
       if (!body.redirect_uri || !client.redirect_uris.includes(body.redirect_uri))
-        throw new AppError(400, 'invalid_request', 'redirect_uri is not registered for this client')
+        throw idpError('invalid_request', 'redirect_uri is not registered for this client')
       const params: Record<string, string> = Object.fromEntries(
         AUTHORIZE_PARAMETERS.flatMap((name) => (body[name] === undefined ? [] : [[name, body[name]!]])),
       )
       // RFC 9449 §10.1: a proof here binds the code to its key, which dpop_jkt, if sent, must name
       const jkt = await tokenEndpointProof(deps.dpop, request)
       if (jkt && params.dpop_jkt !== undefined && params.dpop_jkt !== jkt)
-        throw new AppError(400, 'invalid_dpop_proof', 'dpop_jkt is not the thumbprint of the proof’s key')
+        throw idpError('invalid_dpop_proof', 'dpop_jkt is not the thumbprint of the proof’s key')
       if (jkt) {
         params.dpop_jkt = jkt
         reply.header('dpop-nonce', currentNonce(deps.dpop))

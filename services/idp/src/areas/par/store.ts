@@ -1,6 +1,17 @@
 import { createHash } from 'node:crypto'
 import type { IdpDb } from '../../db.ts'
 
+/** The tables of the par area. */
+export interface ParTables {
+  pushed_requests: {
+    uri_hash: Buffer
+    client_id: string
+    params: Record<string, string>
+    expires_at: Date
+    used_at: Date | null
+  }
+}
+
 const digest = (uri: string) => createHash('sha256').update(uri).digest()
 
 export async function insertPushed(

@@ -1,4 +1,4 @@
-import { type App, AppError, html } from '@svc/kit'
+import { type App, html } from '@svc/kit'
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import { Type } from 'typebox'
 import { recordEvent, requestContext } from '../accounts/service.ts'
@@ -11,6 +11,7 @@ import { PASSKEY_SCRIPT_PATH } from './pages.ts'
 import { PASSKEY_SCRIPT } from './script.ts'
 import { addPasskey, type RelyingParty, signInWithPasskey } from './service.ts'
 import { deletePasskey, hasPasskey, passkeysOf } from './store.ts'
+import { idpError } from '../../errors.ts'
 
 interface PasskeyOptions extends RelyingParty {
   receipts: ReceiptWriter
@@ -28,7 +29,7 @@ function parseCredential<T>(value: string): T {
   } catch {
     // answered below
   }
-  throw new AppError(400, 'invalid_request', 'credential must be the JSON of a WebAuthn credential')
+  throw idpError('invalid_request', 'credential must be the JSON of a WebAuthn credential')
 }
 
 /** Passkeys (WebAuthn Level 3): sign-in, adding and removing them, and removing the password. */
@@ -89,7 +90,7 @@ export function passkeyRoutes(app: App, options: PasskeyOptions) {
     async (request, reply) => {
       checkCsrf(request, request.body.csrf, origin)
       const session = await currentSession(db, request)
-      if (!session) throw new AppError(401, 'login_required', 'sign in to add a passkey')
+      if (!session) throw idpError('login_required', 'sign in to add a passkey')
       const added = await addPasskey(
         options,
         session.user_id,
@@ -113,7 +114,7 @@ export function passkeyRoutes(app: App, options: PasskeyOptions) {
     async (request, reply) => {
       checkCsrf(request, request.body.csrf, origin)
       const session = await currentSession(db, request)
-      if (!session) throw new AppError(401, 'login_required', 'sign in to remove a passkey')
+      if (!session) throw idpError('login_required', 'sign in to remove a passkey')
       const user = await userById(db, session.user_id)
       const passkeys = await passkeysOf(db, session.user_id)
       if (!passkeys.some((p) => p.id === request.body.id))
@@ -139,7 +140,7 @@ export function passkeyRoutes(app: App, options: PasskeyOptions) {
     async (request, reply) => {
       checkCsrf(request, request.body.csrf, origin)
       const session = await currentSession(db, request)
-      if (!session) throw new AppError(401, 'login_required', 'sign in to remove your password')
+      if (!session) throw idpError('login_required', 'sign in to remove your password')
       if (!session.amr.includes('webauthn') || !(await hasPasskey(db, session.user_id)))
         return sendPage(
           reply,

@@ -1,4 +1,19 @@
+import type { Generated } from 'kysely'
 import type { IdpDb } from '../../db.ts'
+
+/** The tables of the passkeys area. */
+export interface PasskeysTables {
+  passkeys: {
+    id: string
+    user_id: string
+    public_key: Buffer
+    counter: Generated<string>
+    transports: Generated<string[]>
+    backed_up: Generated<boolean>
+    created_at: Generated<Date>
+    last_used_at: Date | null
+  }
+}
 
 export async function insertPasskey(
   db: IdpDb,

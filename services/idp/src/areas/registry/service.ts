@@ -1,9 +1,9 @@
-import { AppError } from '@svc/kit'
 import type { IdpDb } from '../../db.ts'
 import { liveClients } from '../clients/store.ts'
 import { signed, type DocumentDeps } from '../documents/service.ts'
 import { ledgerHistory, type ScreeningDeps } from '../orgs/screening.ts'
 import { orgById } from '../orgs/store.ts'
+import { idpError } from '../../errors.ts'
 
 export interface RegistryDeps {
   db: IdpDb
@@ -15,7 +15,7 @@ export interface RegistryDeps {
 /** The registered agent (a client) behind a DID, with its organization; 404 for any other DID. */
 async function agentOf(deps: RegistryDeps, did: string) {
   const client = await liveClients(deps.db).selectAll().where('did', '=', did).executeTakeFirst()
-  if (!client) throw new AppError(404, 'not_found', `no agent ${did} is registered here`)
+  if (!client) throw idpError('not_found', `no agent ${did} is registered here`)
   const org = client.organization_id ? await orgById(deps.db, client.organization_id) : undefined
   return { client, org }
 }

@@ -1,4 +1,4 @@
-import { type App, AppError, type rateLimit } from '@svc/kit'
+import { type App, type rateLimit } from '@svc/kit'
 import { Type } from 'typebox'
 import { requireAdmin } from '../../admin.ts'
 import type { IdpDb } from '../../db.ts'
@@ -6,6 +6,7 @@ import { NoContent } from '../../responses.ts'
 import { NewResource, Resource, ResourceId } from './schemas.ts'
 import { present, protectedResourceMetadata, registerResource } from './service.ts'
 import { allResources, deleteResource, resourceById } from './store.ts'
+import { idpError } from '../../errors.ts'
 
 export function resourceRoutes(
   app: App,
@@ -20,7 +21,7 @@ export function resourceRoutes(
     onRequest: async (request: Parameters<typeof requireAdmin>[0]) => requireAdmin(request, adminToken),
   }
   const tags = ['management']
-  const notFound = () => new AppError(404, 'not_found', 'no such resource')
+  const notFound = () => idpError('not_found', 'no such resource')
 
   app.post(
     '/manage/v1/resources',

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { AppError } from '@svc/kit'
 import type { IdpDb } from '../../db.ts'
 import { SCOPE_TOKEN } from '../../oauth/scopes.ts'
 import { insertResource, type ResourceRow, resourceByIdentifier } from './store.ts'
+import { idpError } from '../../errors.ts'
 
 /** identity-provider.md, Resources: an absolute URI without query or fragment (RFC 8707 §2). */
 export function checkIdentifier(identifier: string): string {
@@ -10,10 +10,10 @@ export function checkIdentifier(identifier: string): string {
   try {
     url = new URL(identifier)
   } catch {
-    throw new AppError(400, 'invalid_request', 'identifier must be an absolute URI')
+    throw idpError('invalid_request', 'identifier must be an absolute URI')
   }
   if (url.search || url.hash || identifier.includes('#') || identifier.includes('?'))
-    throw new AppError(400, 'invalid_request', 'identifier must have no query and no fragment')
+    throw idpError('invalid_request', 'identifier must have no query and no fragment')
   return identifier
 }
 
@@ -25,9 +25,9 @@ export async function registerResource(
   const identifier = checkIdentifier(input.identifier)
   const scopes = [...new Set(input.scopes ?? [])]
   const bad = scopes.find((s) => !SCOPE_TOKEN.test(s))
-  if (bad) throw new AppError(400, 'invalid_request', `"${bad}" is not a scope token (RFC 6749 §3.3)`)
+  if (bad) throw idpError('invalid_request', `"${bad}" is not a scope token (RFC 6749 §3.3)`)
   if (await resourceByIdentifier(db, identifier))
-    throw new AppError(409, 'conflict', `a resource ${identifier} is already registered`)
+    throw idpError('conflict', `a resource ${identifier} is already registered`)
   return present(
     await insertResource(db, {
       id: `res_${randomBytes(12).toString('base64url')}`,
@@ -53,7 +53,7 @@ export const present = (row: ResourceRow) => ({
 export async function targetResource(db: IdpDb, identifier: string | undefined) {
   if (identifier === undefined) return undefined
   const resource = await resourceByIdentifier(db, identifier)
-  if (!resource) throw new AppError(400, 'invalid_target', `no resource ${identifier} is registered`)
+  if (!resource) throw idpError('invalid_target', `no resource ${identifier} is registered`)
   return resource
 }
 

@@ -1,5 +1,19 @@
+import type { Generated } from 'kysely'
 import type { Insertable, Selectable } from 'kysely'
 import type { IdpDb, IdpTables } from '../../db.ts'
+
+/** The tables of the resources area. */
+export interface ResourcesTables {
+  resources: {
+    id: string
+    identifier: string
+    name: string
+    scopes: string[]
+    mcp: boolean
+    created_at: Generated<Date>
+    organization_id: Generated<string | null>
+  }
+}
 
 export type ResourceRow = Selectable<IdpTables['resources']>
 

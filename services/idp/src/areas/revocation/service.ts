@@ -3,7 +3,7 @@ import type { Kv } from '@svc/kit'
 import type { IdpDb, IdpTables } from '../../db.ts'
 import { tokenHolder } from '../../oauth/token-holder.ts'
 import type { SigningKeys } from '../keys/service.ts'
-import { refreshByHash, revokeFamily } from '../token/refresh-store.ts'
+import { refreshByHash, revokeFamily } from '../token/store.ts'
 import { denyAccessToken, isDenied } from './denylist.ts'
 
 type Client = Pick<IdpTables['clients'], 'client_id'>

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { sql } from 'kysely'
 import type { IdpDb } from '../../db.ts'
+import { seeDevice } from './store.ts'
 
 export const DEVICE_COOKIE = 'svc_device'
 /** Browsers cap cookie lifetimes at 400 days (RFC 6265bis). */
@@ -29,11 +29,5 @@ export async function recognizeDevice(
     maxAge: DEVICE_COOKIE_DAYS * 86_400,
   })
   const hash = createHash('sha256').update(`${userId}\n${device}`).digest()
-  const inserted = await db
-    .insertInto('known_devices')
-    .values({ user_id: userId, device_hash: hash })
-    .onConflict((oc) => oc.columns(['user_id', 'device_hash']).doUpdateSet({ last_seen_at: new Date() }))
-    .returning(sql<boolean>`(xmax = 0)`.as('inserted')) // true when the row was inserted, not updated
-    .executeTakeFirstOrThrow()
-  return { isNew: inserted.inserted, tag: hash.subarray(0, 8).toString('hex') }
+  return { isNew: await seeDevice(db, userId, hash), tag: hash.subarray(0, 8).toString('hex') }
 }

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { IdpDb } from '../../db.ts'
+import { endSessionRow, insertSession, liveSession } from './store.ts'
 
 export const SESSION_COOKIE = 'svc_session'
 /** Lifetimes of sessions are ours to choose (identity-provider.md): twelve hours from sign-in. */
@@ -25,20 +26,17 @@ export async function startSession(
   const token = randomBytes(32).toString('base64url')
   const sid = randomBytes(16).toString('base64url')
   const now = new Date()
-  await db
-    .insertInto('sessions')
-    .values({
-      id_hash: digest(token),
-      sid,
-      user_id: input.userId,
-      amr: input.amr,
-      acr: input.acr,
-      auth_time: now,
-      expires_at: new Date(now.getTime() + SESSION_HOURS * 3600_000),
-      ip: input.ip ?? null,
-      user_agent: input.userAgent?.slice(0, 300) ?? null,
-    })
-    .execute()
+  await insertSession(db, {
+    id_hash: digest(token),
+    sid,
+    user_id: input.userId,
+    amr: input.amr,
+    acr: input.acr,
+    auth_time: now,
+    expires_at: new Date(now.getTime() + SESSION_HOURS * 3600_000),
+    ip: input.ip ?? null,
+    user_agent: input.userAgent?.slice(0, 300) ?? null,
+  })
   reply.setCookie(SESSION_COOKIE, token, {
     httpOnly: true,
     sameSite: 'lax',
@@ -53,22 +51,11 @@ export async function startSession(
 export async function currentSession(db: IdpDb, request: FastifyRequest): Promise<Session | undefined> {
   const token = request.cookies[SESSION_COOKIE]
   if (!token) return undefined
-  return db
-    .selectFrom('sessions')
-    .select(['sid', 'user_id', 'amr', 'acr', 'auth_time'])
-    .where('id_hash', '=', digest(token))
-    .where('ended_at', 'is', null)
-    .where('expires_at', '>', new Date())
-    .executeTakeFirst()
+  return liveSession(db, digest(token))
 }
 
 export async function endSession(db: IdpDb, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const token = request.cookies[SESSION_COOKIE]
-  if (token)
-    await db
-      .updateTable('sessions')
-      .set({ ended_at: new Date() })
-      .where('id_hash', '=', digest(token))
-      .execute()
+  if (token) await endSessionRow(db, digest(token))
   reply.clearCookie(SESSION_COOKIE, { path: '/' })
 }

@@ -1,10 +1,11 @@
-import { type App, AppError, type Kv } from '@svc/kit'
+import { type App, type Kv } from '@svc/kit'
 import { Type } from 'typebox'
 import { authenticateClient } from '../../oauth/client-auth.ts'
 import { ClientAuthFields } from '../../oauth/form.ts'
 import { checkLogoutUri } from '../clients/uris.ts'
 import { poll, type SignalDeps, ssfConfiguration, status } from './service.ts'
 import { dropStream, saveStream } from './store.ts'
+import { idpError } from '../../errors.ts'
 
 /** Shared signals (identity-provider.md): each client manages its stream, polls it, and sees its backlog. */
 export function signalRoutes(app: App, deps: SignalDeps & { kv: Kv }) {
@@ -41,7 +42,7 @@ export function signalRoutes(app: App, deps: SignalDeps & { kv: Kv }) {
         return status(deps, caller.client_id)
       }
       if ((delivery === 'push') !== (endpoint_url !== undefined))
-        throw new AppError(400, 'invalid_request', 'endpoint_url goes with delivery=push, and only with it')
+        throw idpError('invalid_request', 'endpoint_url goes with delivery=push, and only with it')
       if (endpoint_url) checkLogoutUri(endpoint_url, 'endpoint_url')
       await saveStream(deps.db, caller.client_id, delivery, endpoint_url ?? null)
       return status(deps, caller.client_id)

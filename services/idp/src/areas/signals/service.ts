@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { AppError, type Jobs } from '@svc/kit'
+import { type Jobs } from '@svc/kit'
 import type { IdpDb, IdpTables } from '../../db.ts'
 import { subjectFor } from '../../oauth/subject.ts'
 import type { SigningKeys } from '../keys/service.ts'
@@ -13,6 +13,7 @@ import {
   streamOf,
   streamsFor,
 } from './store.ts'
+import { idpError } from '../../errors.ts'
 
 export const SSF_PUSH_QUEUE = 'ssf.push'
 const CAEP = 'https://schemas.openid.net/secevent/caep/event-type/'
@@ -119,11 +120,7 @@ export async function poll(
 ) {
   const stream = await streamOf(deps.db, clientId)
   if (stream?.delivery !== 'poll')
-    throw new AppError(
-      400,
-      'invalid_request',
-      'this client has no polled stream: POST /ssf/stream with delivery=poll',
-    )
+    throw idpError('invalid_request', 'this client has no polled stream: POST /ssf/stream with delivery=poll')
   await markDelivered(deps.db, clientId, request.ack ?? [])
   const max = request.maxEvents ?? 100
   const waiting = await backlog(deps.db, clientId, max + 1)

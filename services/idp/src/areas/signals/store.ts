@@ -1,4 +1,25 @@
+import type { Generated } from 'kysely'
 import type { IdpDb } from '../../db.ts'
+
+/** The tables of the signals area. */
+export interface SignalsTables {
+  ssf_streams: {
+    client_id: string
+    delivery: 'push' | 'poll'
+    endpoint_url: string | null
+    created_at: Generated<Date>
+    updated_at: Generated<Date>
+  }
+  ssf_events: {
+    jti: string
+    client_id: string
+    event_type: string
+    claims: Record<string, unknown>
+    token: string | null
+    created_at: Generated<Date>
+    delivered_at: Date | null
+  }
+}
 
 export async function streamOf(db: IdpDb, clientId: string) {
   return db.selectFrom('ssf_streams').selectAll().where('client_id', '=', clientId).executeTakeFirst()

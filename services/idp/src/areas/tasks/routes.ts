@@ -1,10 +1,11 @@
-import { type App, AppError } from '@svc/kit'
+import { type App } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import { checkCsrf } from '../sessions/csrf.ts'
 import { currentSession } from '../sessions/service.ts'
 import { sendMessage } from '../ui/layout.ts'
 import { endTask } from './store.ts'
+import { idpError } from '../../errors.ts'
 
 /** The user ends a task grant: its next token request is refused, and its tokens stop working. */
 export function taskRoutes(app: App, { db, origin }: { db: IdpDb; origin: string }) {
@@ -23,7 +24,7 @@ export function taskRoutes(app: App, { db, origin }: { db: IdpDb; origin: string
     async (request, reply) => {
       checkCsrf(request, request.body.csrf, origin)
       const session = await currentSession(db, request)
-      if (!session) throw new AppError(401, 'login_required', 'sign in to manage your task grants')
+      if (!session) throw idpError('login_required', 'sign in to manage your task grants')
       if (!(await endTask(db, session.user_id, request.body.task_id)))
         return sendMessage(reply, 404, 'Tasks', 'You have no such task grant running.')
       return reply.redirect('/ui/account', 303)

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { AppError } from '@svc/kit'
 import type { IdpDb } from '../../db.ts'
 import { insertTask, spendUse, type TaskRow, taskById } from './store.ts'
+import { idpError } from '../../errors.ts'
 
 /** identity-provider.md, Limits. */
 const MAX_USES = 1000
@@ -102,5 +103,5 @@ export async function spendTask(db: IdpDb, id: string): Promise<TaskRow | AppErr
       : row.expires_at <= new Date()
         ? 'has expired'
         : 'is exhausted: every use is spent'
-  return new AppError(400, 'invalid_grant', `the task grant ${why}`)
+  return idpError('invalid_grant', `the task grant ${why}`)
 }

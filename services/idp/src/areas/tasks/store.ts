@@ -1,5 +1,23 @@
+import type { Generated } from 'kysely'
 import type { Selectable } from 'kysely'
 import type { IdpDb, IdpTables } from '../../db.ts'
+
+/** The tables of the tasks area. */
+export interface TasksTables {
+  task_grants: {
+    id: string
+    user_id: string
+    client_id: string
+    purpose: string
+    max_uses: number
+    uses: Generated<number>
+    ceiling: Record<string, unknown> | null
+    resource: string | null
+    created_at: Generated<Date>
+    expires_at: Date
+    ended_at: Date | null
+  }
+}
 
 export type TaskRow = Selectable<IdpTables['task_grants']>
 

@@ -1,4 +1,3 @@
-import { AppError } from '@svc/kit'
 import type { IdpTables } from '../../db.ts'
 import { parseScope } from '../../oauth/scopes.ts'
 import { liveClients } from '../clients/store.ts'
@@ -6,11 +5,12 @@ import { type ScreeningDeps, screenAgent } from '../orgs/screening.ts'
 import { orgById } from '../orgs/store.ts'
 import type { GrantDeps } from './grants.ts'
 import { ACCESS_TOKEN_TTL_S, agentClaims, signAccessToken, tokenType } from './tokens.ts'
+import { idpError } from '../../errors.ts'
 
 type Client = Pick<IdpTables['clients'], 'client_id' | 'organization_id' | 'agent_model' | 'workload'>
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token'
 
-const invalidGrant = (message: string) => new AppError(400, 'invalid_grant', message)
+const invalidGrant = (message: string) => idpError('invalid_grant', message)
 
 /** A live client and its organization, both needed for agent-to-agent login. */
 async function withOrganization(deps: GrantDeps, clientId: string | undefined, role: string) {
@@ -22,11 +22,7 @@ async function withOrganization(deps: GrantDeps, clientId: string | undefined, r
     : undefined
   const org = client?.organization_id ? await orgById(deps.db, client.organization_id) : undefined
   if (!client || !org)
-    throw new AppError(
-      400,
-      'invalid_target',
-      `agent-to-agent login needs the ${role} to be an organization’s client`,
-    )
+    throw idpError('invalid_target', `agent-to-agent login needs the ${role} to be an organization’s client`)
   return { client, org }
 }
 
@@ -50,13 +46,12 @@ export async function agentExchange(
   const requester = await withOrganization(deps, caller.client_id, 'requester')
   const target = await withOrganization(deps, body.audience, 'audience')
   if (requester.org.id === target.org.id)
-    throw new AppError(400, 'invalid_target', 'agent-to-agent login is between two organizations')
+    throw idpError('invalid_target', 'agent-to-agent login is between two organizations')
 
   const held = parseScope(subject.scope as string | undefined)
   const scope = body.scope === undefined ? held : parseScope(body.scope)
   const beyond = scope.filter((s) => !held.includes(s))
-  if (beyond.length)
-    throw new AppError(400, 'invalid_scope', `scope beyond the subject_token’s: ${beyond.join(' ')}`)
+  if (beyond.length) throw idpError('invalid_scope', `scope beyond the subject_token’s: ${beyond.join(' ')}`)
 
   const byAudience = await screenAgent(deps.screening, target.org, {
     did: requester.org.did,

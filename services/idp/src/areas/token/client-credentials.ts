@@ -1,10 +1,10 @@
-import { AppError } from '@svc/kit'
 import type { IdpTables } from '../../db.ts'
 import { parseScope, SCOPE_TOKEN, SCOPES } from '../../oauth/scopes.ts'
 import { targetResource } from '../resources/service.ts'
 import type { GrantDeps } from './grants.ts'
 import { liveClients } from '../clients/store.ts'
 import { ACCESS_TOKEN_TTL_S, agentClaims, signAccessToken, tokenType } from './tokens.ts'
+import { idpError } from '../../errors.ts'
 
 /** Scopes about a user: a client acting for itself has none to ask for. */
 const USER_SCOPES = new Set<string>([...SCOPES, 'organization'])
@@ -22,32 +22,29 @@ export async function clientCredentialsGrant(
   jkt?: string,
 ) {
   if (client.client_type !== 'confidential')
-    throw new AppError(400, 'unauthorized_client', 'client_credentials is for confidential clients')
+    throw idpError('unauthorized_client', 'client_credentials is for confidential clients')
   const scopes = parseScope(body.scope)
   const malformed = scopes.find((s) => !SCOPE_TOKEN.test(s))
-  if (malformed)
-    throw new AppError(400, 'invalid_scope', `"${malformed}" is not a scope token (RFC 6749 §3.3)`)
+  if (malformed) throw idpError('invalid_scope', `"${malformed}" is not a scope token (RFC 6749 §3.3)`)
   const userScopes = scopes.filter((s) => USER_SCOPES.has(s))
   if (userScopes.length)
-    throw new AppError(
-      400,
+    throw idpError(
       'invalid_scope',
       `scopes about a user cannot be granted to a client: ${userScopes.join(' ')}`,
     )
   const resource = await targetResource(deps.db, body.resource)
   if (resource && body.audience !== undefined)
-    throw new AppError(400, 'invalid_request', 'ask for a resource or an audience, not both')
+    throw idpError('invalid_request', 'ask for a resource or an audience, not both')
   const foreign = resource?.scopes.length ? scopes.filter((s) => !resource.scopes.includes(s)) : []
   if (foreign.length)
-    throw new AppError(400, 'invalid_scope', `${resource!.identifier} has no scope ${foreign.join(' ')}`)
+    throw idpError('invalid_scope', `${resource!.identifier} has no scope ${foreign.join(' ')}`)
   let audience = resource?.identifier ?? client.client_id
   if (body.audience !== undefined) {
     const target = await liveClients(deps.db)
       .select('client_id')
       .where('client_id', '=', body.audience)
       .executeTakeFirst()
-    if (!target)
-      throw new AppError(400, 'invalid_target', `audience ${body.audience} is not a registered client`)
+    if (!target) throw idpError('invalid_target', `audience ${body.audience} is not a registered client`)
     audience = target.client_id
   }
   const accessToken = await signAccessToken(

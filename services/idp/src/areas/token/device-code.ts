@@ -3,6 +3,7 @@ import { AppError } from '@svc/kit'
 import type { IdpDb, IdpTables } from '../../db.ts'
 import { consumeApproved, digest, lockDeviceCode, recordPoll } from '../device/store.ts'
 import { atomically, type GrantDeps, respond, saveRefresh } from './grants.ts'
+import { idpError } from '../../errors.ts'
 
 export const DEVICE_CODE = 'urn:ietf:params:oauth:grant-type:device_code'
 /** RFC 8628 §3.5: each slow_down adds this to the interval the client must keep. */
@@ -18,17 +19,17 @@ type Client = Pick<IdpTables['clients'], 'client_id' | 'subject_type' | 'redirec
 async function pollRefusal(trx: IdpDb, hash: Buffer, clientId: string, now: Date) {
   const code = await lockDeviceCode(trx, hash)
   if (!code || code.client_id !== clientId)
-    return new AppError(400, 'invalid_grant', 'the device_code is invalid or was issued to another client')
-  if (code.consumed_at) return new AppError(400, 'invalid_grant', 'the device_code was already used')
+    return idpError('invalid_grant', 'the device_code is invalid or was issued to another client')
+  if (code.consumed_at) return idpError('invalid_grant', 'the device_code was already used')
   if (code.expires_at <= now)
-    return new AppError(400, 'expired_token', 'the device_code has expired: start a new authorization')
+    return idpError('expired_token', 'the device_code has expired: start a new authorization')
   if (code.status === 'denied') return new AppError(400, 'access_denied', 'the user denied the request')
   const early = code.last_polled_at && now.getTime() - code.last_polled_at.getTime() < code.interval_s * 1000
   const interval = early ? code.interval_s + SLOW_DOWN_STEP_S : code.interval_s
   await recordPoll(trx, hash, now, interval)
   return early
-    ? new AppError(400, 'slow_down', `poll at most every ${interval} s`)
-    : new AppError(400, 'authorization_pending', 'the user has not answered yet')
+    ? idpError('slow_down', `poll at most every ${interval} s`)
+    : idpError('authorization_pending', 'the user has not answered yet')
 }
 
 /** RFC 8628 §3.4: an approved device code gives the client its tokens once. */
@@ -38,7 +39,7 @@ export async function deviceCodeGrant(
   body: { device_code?: string },
   jkt?: string,
 ) {
-  if (!body.device_code) throw new AppError(400, 'invalid_request', 'device_code is required')
+  if (!body.device_code) throw idpError('invalid_request', 'device_code is required')
   const hash = digest(body.device_code)
   const saved = await atomically(deps, async (trx) => {
     const now = deps.now()

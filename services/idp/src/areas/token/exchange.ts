@@ -12,6 +12,7 @@ import { ACCESS_TOKEN_TYPE, agentExchange, exchangeResponse } from './agent-exch
 import type { GrantDeps } from './grants.ts'
 import { liveClients } from '../clients/store.ts'
 import { type Actor, signAccessToken } from './tokens.ts'
+import { idpError } from '../../errors.ts'
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange'
 
@@ -30,7 +31,7 @@ export interface ExchangeRequest {
   scope?: string
 }
 
-const invalidGrant = (message: string) => new AppError(400, 'invalid_grant', message)
+const invalidGrant = (message: string) => idpError('invalid_grant', message)
 
 /** One of our live access tokens, verified, not revoked; a refusal names which token failed. */
 async function liveToken(deps: GrantDeps & { kv: Kv }, token: string, name: string) {
@@ -49,7 +50,7 @@ async function audienceClient(deps: GrantDeps, clientId: string) {
     .select(['client_id', 'subject_type', 'redirect_uris', 'organization_id'])
     .where('client_id', '=', clientId)
     .executeTakeFirst()
-  if (!client) throw new AppError(400, 'invalid_target', `audience ${clientId} is not a registered client`)
+  if (!client) throw idpError('invalid_target', `audience ${clientId} is not a registered client`)
   return client
 }
 
@@ -70,17 +71,17 @@ function issuedTo(token: Record<string, unknown>, clientId: string) {
 
 function checkTypes(body: ExchangeRequest) {
   if (!body.subject_token || !body.subject_token_type)
-    throw new AppError(400, 'invalid_request', 'subject_token and subject_token_type are required')
+    throw idpError('invalid_request', 'subject_token and subject_token_type are required')
   if (body.subject_token_type !== ACCESS_TOKEN_TYPE)
-    throw new AppError(400, 'invalid_request', `subject_token_type must be ${ACCESS_TOKEN_TYPE}`)
+    throw idpError('invalid_request', `subject_token_type must be ${ACCESS_TOKEN_TYPE}`)
   if ((body.actor_token === undefined) !== (body.actor_token_type === undefined))
-    throw new AppError(400, 'invalid_request', 'actor_token and actor_token_type go together (RFC 8693 §2.1)')
+    throw idpError('invalid_request', 'actor_token and actor_token_type go together (RFC 8693 §2.1)')
   if (body.actor_token_type !== undefined && body.actor_token_type !== ACCESS_TOKEN_TYPE)
-    throw new AppError(400, 'invalid_request', `actor_token_type must be ${ACCESS_TOKEN_TYPE}`)
+    throw idpError('invalid_request', `actor_token_type must be ${ACCESS_TOKEN_TYPE}`)
   if (body.requested_token_type !== undefined && body.requested_token_type !== ACCESS_TOKEN_TYPE)
-    throw new AppError(400, 'invalid_request', `only ${ACCESS_TOKEN_TYPE} can be requested`)
+    throw idpError('invalid_request', `only ${ACCESS_TOKEN_TYPE} can be requested`)
   if (body.audience !== undefined && body.resource !== undefined)
-    throw new AppError(400, 'invalid_request', 'ask for a resource or an audience, not both')
+    throw idpError('invalid_request', 'ask for a resource or an audience, not both')
 }
 
 /**
@@ -99,7 +100,7 @@ export async function tokenExchangeGrant(
   jkt?: string,
 ) {
   if (client.client_type !== 'confidential')
-    throw new AppError(400, 'unauthorized_client', 'token exchange is for confidential clients')
+    throw idpError('unauthorized_client', 'token exchange is for confidential clients')
   checkTypes(body)
   const subject = await liveToken(deps, body.subject_token!, 'subject_token')
   if (!issuedTo(subject, client.client_id)) throw invalidGrant('subject_token was not issued to this client')
@@ -118,8 +119,7 @@ export async function tokenExchangeGrant(
   const held = parseScope(subject.scope as string | undefined)
   const scope = body.scope === undefined ? held : parseScope(body.scope)
   const beyond = scope.filter((s) => !held.includes(s))
-  if (beyond.length)
-    throw new AppError(400, 'invalid_scope', `scope beyond the subject_token’s: ${beyond.join(' ')}`)
+  if (beyond.length) throw idpError('invalid_scope', `scope beyond the subject_token’s: ${beyond.join(' ')}`)
   const resource = await targetResource(deps.db, body.resource)
   const audience = await audienceClient(deps, body.audience ?? client.client_id)
   if (await refusesActor(deps, audience.organization_id, client))

@@ -15,11 +15,12 @@ import {
   refreshByHash,
   revokeFamily,
   rotateRefresh,
-} from './refresh-store.ts'
+} from './store.ts'
 import { orgClaim } from '../orgs/members.ts'
 import { spendTask } from '../tasks/service.ts'
 import type { TaskRow } from '../tasks/store.ts'
 import { ACCESS_TOKEN_TTL_S, type Grant, issueTokens, newJti } from './tokens.ts'
+import { idpError } from '../../errors.ts'
 
 /** Refresh tokens are ours to time (identity-provider.md): thirty days, renewed by each rotation. */
 export const REFRESH_TTL_MS = 30 * 86_400_000
@@ -36,7 +37,7 @@ export interface GrantDeps {
   now: () => Date
 }
 
-const invalidGrant = (message: string) => new AppError(400, 'invalid_grant', message)
+const invalidGrant = (message: string) => idpError('invalid_grant', message)
 const digest = (value: string) => createHash('sha256').update(value).digest()
 
 /**
@@ -118,7 +119,7 @@ export async function authorizationCodeGrant(
   body: { code?: string; redirect_uri?: string; code_verifier?: string },
   jkt?: string,
 ) {
-  if (!body.code) throw new AppError(400, 'invalid_request', 'code is required')
+  if (!body.code) throw idpError('invalid_request', 'code is required')
   const codeHash = digest(body.code)
   const saved = await atomically(deps, async (trx) => {
     const code = await consumeCode(trx, codeHash)
@@ -176,7 +177,7 @@ export async function refreshTokenGrant(
   body: { refresh_token?: string; scope?: string },
   jkt?: string,
 ) {
-  if (!body.refresh_token) throw new AppError(400, 'invalid_request', 'refresh_token is required')
+  if (!body.refresh_token) throw idpError('invalid_request', 'refresh_token is required')
   const tokenHash = digest(body.refresh_token)
   const saved = await atomically(deps, async (trx) => {
     const token = await rotateRefresh(trx, tokenHash)
@@ -193,11 +194,10 @@ export async function refreshTokenGrant(
       throw invalidGrant('the refresh token is bound to a DPoP key: prove possession of that key')
     // a resource removed since: no more tokens for it
     if (token.resource && !(await resourceByIdentifier(trx, token.resource)))
-      throw new AppError(400, 'invalid_target', `no resource ${token.resource} is registered`)
+      throw idpError('invalid_target', `no resource ${token.resource} is registered`)
     const asked = body.scope === undefined ? token.scope : parseScope(body.scope)
     const beyond = asked.filter((s) => !token.scope.includes(s))
-    if (beyond.length)
-      throw new AppError(400, 'invalid_scope', `scope beyond the original grant: ${beyond.join(' ')}`)
+    if (beyond.length) throw idpError('invalid_scope', `scope beyond the original grant: ${beyond.join(' ')}`)
     const task = token.task_id ? await spendTask(trx, token.task_id) : undefined
     if (task instanceof AppError) throw task
     const grant = { ...token, scope: asked, nonce: null }

@@ -6,6 +6,7 @@ import { PRE_AUTHORIZED_CODE, TX_CODE_MAX_FAILURES, txCodeDigest } from '../cred
 import { digest, liveAccount, lockOffer, recordTxCodeFailure, redeemOffer } from '../credentials/store.ts'
 import type { GrantDeps } from './grants.ts'
 import { ACCESS_TOKEN_TTL_S, signAccessToken, tokenType } from './tokens.ts'
+import { idpError } from '../../errors.ts'
 
 export { PRE_AUTHORIZED_CODE }
 /** The `client_id` of credential access tokens: wallets are public and need not be registered. */
@@ -13,7 +14,7 @@ export const WALLET_CLIENT = 'urn:svc:wallet'
 /** The audience of credential access tokens: they are good at the credential endpoint only. */
 export const credentialAudience = (issuer: string) => `${issuer}/credential`
 
-const invalidGrant = (message: string) => new AppError(400, 'invalid_grant', message)
+const invalidGrant = (message: string) => idpError('invalid_grant', message)
 
 /** Why the offer behind a code gives no token, or undefined when it may. */
 function refusal(
@@ -26,11 +27,11 @@ function refusal(
     return invalidGrant('the pre-authorized code is invalid, expired or already used')
   if (!offer.tx_code_hash) {
     if (txCode !== undefined)
-      return new AppError(400, 'invalid_request', 'this offer has no transaction code: send no tx_code')
+      return idpError('invalid_request', 'this offer has no transaction code: send no tx_code')
     return undefined
   }
   if (txCode === undefined)
-    return new AppError(400, 'invalid_request', 'this offer needs its transaction code (tx_code)')
+    return idpError('invalid_request', 'this offer needs its transaction code (tx_code)')
   if (offer.tx_code_failures >= TX_CODE_MAX_FAILURES)
     return invalidGrant('too many wrong transaction codes: ask for a new offer')
   return undefined
@@ -50,7 +51,7 @@ export async function preAuthorizedCodeGrant(
   jkt?: string,
 ) {
   const code = body['pre-authorized_code']
-  if (!code) throw new AppError(400, 'invalid_request', 'pre-authorized_code is required')
+  if (!code) throw idpError('invalid_request', 'pre-authorized_code is required')
   const outcome = await inTransaction(deps.db, async (trx) => {
     const now = deps.now()
     const offer = await lockOffer(trx, digest(code))

@@ -1,5 +1,5 @@
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
-import { type App, AppError, html, type Kv, KvUnavailable, rateLimit } from '@svc/kit'
+import { type App, html, type Kv, KvUnavailable, rateLimit } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import { exportAccount } from '../accounts/export.ts'
@@ -23,6 +23,7 @@ import { CsrfOnly, checkCsrf, csrfToken } from '../sessions/csrf.ts'
 import { currentSession, endSession } from '../sessions/service.ts'
 import { page, safeReturnTo, signedOut } from './layout.ts'
 import { completeSignIn } from './sign-in.ts'
+import { idpError } from '../../errors.ts'
 
 interface UiOptions {
   db: IdpDb
@@ -238,7 +239,7 @@ export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies
     async (request, reply) => {
       checkCsrf(request, request.body.csrf, origin)
       const session = await currentSession(db, request)
-      if (!session) throw new AppError(401, 'login_required', 'sign in to export your account')
+      if (!session) throw idpError('login_required', 'sign in to export your account')
       const data = await exportAccount(db, session.user_id)
       await recordEvent(db, session.user_id, 'account_exported', requestContext(request))
       return reply

@@ -1,9 +1,10 @@
-import { type App, AppError } from '@svc/kit'
+import { type App } from '@svc/kit'
 import { Type } from 'typebox'
 import { requireAdmin } from '../../admin.ts'
 import type { IdpDb } from '../../db.ts'
 import type { SignalDeps } from '../signals/service.ts'
 import { findUser, setDisabled } from './service.ts'
+import { idpError } from '../../errors.ts'
 
 const REASONS = ['hijacking', 'bulk-account'] as const
 
@@ -12,7 +13,7 @@ function reasonOf(body: unknown) {
   const reason = (body as { reason?: unknown }).reason
   if (reason === undefined) return undefined
   if (!REASONS.includes(reason as (typeof REASONS)[number]))
-    throw new AppError(400, 'invalid_request', `reason is one of ${REASONS.join(', ')}`)
+    throw idpError('invalid_request', `reason is one of ${REASONS.join(', ')}`)
   return reason as (typeof REASONS)[number]
 }
 

@@ -2,7 +2,7 @@ import { notFound } from '@svc/kit'
 import { type IdpDb, inTransaction } from '../../db.ts'
 import { clientsKnowing } from '../lifecycle/store.ts'
 import { emit, type SignalDeps } from '../signals/service.ts'
-import { revokeUserFamilies } from '../token/refresh-store.ts'
+import { revokeUserFamilies } from '../token/store.ts'
 
 const view = (row: {
   id: string

@@ -1,9 +1,10 @@
-import { type App, AppError, badRequest } from '@svc/kit'
+import { type App, badRequest } from '@svc/kit'
 import { TLOG_SIZE_CONTENT_TYPE, formatTlogSize } from '@svc/trust/witness'
 import { Type } from 'typebox'
 import { type DocumentDeps, signed } from '../documents/service.ts'
 import { addCheckpoint, rootOf, SizeConflict, type WitnessDeps } from './service.ts'
 import { cosignaturesSince, splitViewEvidence, witnessedLogs } from './store.ts'
+import { idpError } from '../../errors.ts'
 
 const MAX_REQUEST_BYTES = 64 * 1024
 
@@ -129,6 +130,6 @@ function parseSince(since: string | undefined): { time: Date } | { size: number 
   if (/^(0|[1-9][0-9]{0,15})$/.test(since)) return { size: Number(since) }
   const time = new Date(since)
   if (!/^\d{4}-\d{2}-\d{2}T/.test(since) || Number.isNaN(time.getTime()))
-    throw new AppError(400, 'invalid_request', 'since is a tree size or an RFC 3339 time')
+    throw idpError('invalid_request', 'since is a tree size or an RFC 3339 time')
   return { time }
 }

@@ -1,4 +1,4 @@
-import { AppError, badRequest, forbidden, notFound } from '@svc/kit'
+import { badRequest, forbidden, notFound } from '@svc/kit'
 import { b64Encode } from '@svc/trust/base64url'
 import { type Checkpoint, parseCheckpoint } from '@svc/trust/checkpoint'
 import { cosignerFromKey, generateCosignerKey } from '@svc/trust/cosignature'
@@ -7,6 +7,7 @@ import { type NoteSigner, openNote, parseNote, signNote, verifierFromKey } from 
 import { type AddCheckpointRequest, parseAddCheckpoint } from '@svc/trust/witness'
 import { type IdpDb, inTransaction } from '../../db.ts'
 import { type LogState, lockLog, pinLog, recordCosignature, recordEvidence, trustedKeyOf } from './store.ts'
+import { idpError } from '../../errors.ts'
 
 export interface Witness {
   /** The witness's key name (`<issuer host>/witness`) and its cosignature verifier key. */
@@ -118,8 +119,7 @@ function judge(log: LogState, request: AddCheckpointRequest, checkpoint: Checkpo
   if (consistent) return undefined
   return {
     cosign: false,
-    error: new AppError(
-      422,
+    error: idpError(
       'inconsistent_proof',
       `the consistency proof from size ${log.size} to ${checkpoint.size} does not verify`,
     ),

@@ -1,5 +1,34 @@
+import type { Generated } from 'kysely'
 import { sql } from 'kysely'
 import type { IdpDb, IdpTables } from '../../db.ts'
+
+/** The tables of the witness area. */
+export interface WitnessTables {
+  witness_logs: {
+    origin: string
+    verifier_key: string
+    tree_size: Generated<number>
+    root_hash: Buffer | null
+    checkpoint: string | null
+    updated_at: Generated<Date>
+  }
+  witness_cosignatures: {
+    id: Generated<number>
+    origin: string
+    tree_size: number
+    root_hash: Buffer
+    checkpoint: string
+    cosigned_at: Date
+  }
+  witness_evidence: {
+    id: Generated<number>
+    origin: string
+    kind: 'fork' | 'inconsistent'
+    cosigned_checkpoint: string
+    presented_request: string
+    observed_at: Generated<Date>
+  }
+}
 
 export interface LogState {
   size: number

@@ -1,9 +1,6 @@
 import { createHash } from 'node:crypto'
-import type { Sealer } from '@svc/kit'
-import { didKeyFromEd25519 } from '@svc/trust/did-key'
-import { ed25519FromSeed, generateEd25519 } from '@svc/trust/ed25519'
+import { type Sealer, singletonDidKey } from '@svc/kit'
 import type { RentalDb } from '../../db.ts'
-import { keepIdentity } from './store.ts'
 
 /** The rental's own did:key and the Ed25519 seed behind it. */
 export interface ProviderIdentity {
@@ -11,23 +8,12 @@ export interface ProviderIdentity {
   seed: Uint8Array
 }
 
-const CONTEXT = 'rental-provider-identity'
-
 /**
  * The provider identity: made on first start, the same ever after (and on every instance). It
  * names the provider in offer packages and signs the rental's receipts (the ReceiptWriter's issuer).
  */
-export async function providerIdentity(db: RentalDb, sealer: Sealer): Promise<ProviderIdentity> {
-  const fresh = generateEd25519()
-  const row = await keepIdentity(db, {
-    did: didKeyFromEd25519(fresh.publicKey),
-    seed_sealed: sealer.seal(fresh.seed, CONTEXT),
-  })
-  const seed = new Uint8Array(sealer.open(row.seed_sealed, CONTEXT))
-  if (didKeyFromEd25519(ed25519FromSeed(seed).publicKey) !== row.did)
-    throw new Error('the stored provider identity does not match its key')
-  return { did: row.did, seed }
-}
+export const providerIdentity = (db: RentalDb, sealer: Sealer): Promise<ProviderIdentity> =>
+  singletonDidKey(db, sealer, { table: 'provider_identity', context: 'rental-provider-identity' })
 
 /**
  * How the client is named in what leaves the rental (receipts, CVs): the client DID of its latest

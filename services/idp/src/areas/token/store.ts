@@ -1,4 +1,27 @@
+import type { Generated } from 'kysely'
 import type { IdpDb, IdpTables } from '../../db.ts'
+
+/** The tables of the token area. */
+export interface TokenTables {
+  refresh_tokens: {
+    token_hash: Buffer
+    family_id: string
+    client_id: string
+    user_id: string
+    sid: string
+    scope: string[]
+    auth_time: Date
+    acr: string
+    amr: string[]
+    created_at: Generated<Date>
+    expires_at: Date
+    rotated_at: Date | null
+    revoked_at: Date | null
+    resource: string | null
+    dpop_jkt: string | null
+    task_id: string | null
+  }
+}
 
 export type RefreshRow = IdpTables['refresh_tokens']
 

@@ -1,0 +1,28 @@
+import { defineArea } from '../../context.ts'
+import { approvalRoutes } from './routes.ts'
+import { startApprovalExpiry } from './service.ts'
+
+/** Agent approval requests (CIBA-like): asked by a client, decided by the user. */
+export const approvalsArea = defineArea({
+  name: 'approvals',
+  needs: ['receipts', 'keys'],
+  async mount(app, ctx, { receipts, keys }) {
+    const approvals = {
+      db: ctx.db,
+      jobs: ctx.jobs,
+      receipts,
+      issuer: ctx.issuer,
+      intervalS: ctx.config.approvalIntervalS,
+    }
+    await startApprovalExpiry(approvals)
+    approvalRoutes(app, {
+      ...approvals,
+      kv: ctx.kv,
+      keys,
+      dpop: ctx.dpop,
+      origin: ctx.origin,
+      secureCookies: ctx.secureCookies,
+    })
+    return undefined
+  },
+})

@@ -1,0 +1,13 @@
+import { defineArea } from '../../context.ts'
+import { clientRoutes } from './routes.ts'
+import { backfillClientKeys } from './service.ts'
+
+/** OAuth clients: the management API and each client's did:key. */
+export const clientsArea = defineArea({
+  name: 'clients',
+  async mount(app, ctx) {
+    clientRoutes(app, ctx.db, ctx.sealer, ctx.config.adminToken)
+    await backfillClientKeys(ctx.db, ctx.sealer)
+    return undefined
+  },
+})

@@ -1,0 +1,24 @@
+import { defineArea } from '../../context.ts'
+import { credentialRoutes } from './routes.ts'
+
+/** Verifiable credentials (OpenID4VCI): offers, nonces and issuance. */
+export const credentialsArea = defineArea({
+  name: 'credentials',
+  needs: ['keys', 'identity', 'receipts'],
+  mount(app, ctx, { keys, identity, receipts }) {
+    credentialRoutes(app, {
+      db: ctx.db,
+      kv: ctx.kv,
+      keys,
+      issuer: ctx.issuer,
+      dpop: ctx.dpop,
+      identity: identity.ledger,
+      receipts,
+      now: ctx.config.now,
+      origin: ctx.origin,
+      discoveryLimit: ctx.discoveryLimit,
+      nonceRatePerMinute: ctx.config.tokenRatePerMinute.ip,
+    })
+    return undefined
+  },
+})

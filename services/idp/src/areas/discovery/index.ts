@@ -1,0 +1,11 @@
+import { defineArea } from '../../context.ts'
+import { discoveryRoutes } from './routes.ts'
+
+/** OpenID Connect discovery and OAuth authorization server metadata. */
+export const discoveryArea = defineArea({
+  name: 'discovery',
+  mount(app, ctx) {
+    discoveryRoutes(app, ctx.issuer, ctx.discoveryLimit)
+    return undefined
+  },
+})

@@ -1,0 +1,44 @@
+import { defineArea } from '../../context.ts'
+import { orgAdminRoutes } from './admin-routes.ts'
+import { orgClientRoutes } from './client-routes.ts'
+import { memberRoutes } from './member-routes.ts'
+import { registerRoutes } from './register.ts'
+import { orgResourceRoutes } from './resource-routes.ts'
+import { orgRoutes } from './routes.ts'
+
+/** Organizations: sign-up, KYB, their clients, resources and members; screening of agents. */
+export const orgsArea = defineArea({
+  name: 'orgs',
+  needs: ['keys', 'receipts', 'email'],
+  mount(app, ctx, { keys, receipts, email }) {
+    const { db, sealer, issuer } = ctx
+    orgAdminRoutes(app, db, ctx.config.adminToken)
+    orgClientRoutes(app, { db, sealer, issuer, allowPrivate: ctx.config.fetchAllowPrivate })
+    registerRoutes(app, db, sealer)
+    orgResourceRoutes(app, db)
+    const screening = { db, receipts, ledger: ctx.ledger }
+    const kyb = {
+      db,
+      keys,
+      issuer,
+      allowPrivate: ctx.config.fetchAllowPrivate,
+      ownerDocumentUrl: ctx.config.ownerDocumentUrl,
+    }
+    orgRoutes(app, {
+      ...screening,
+      kyb,
+      sealer,
+      kv: ctx.kv,
+      signupRatePerMinute: ctx.config.registerRatePerMinute,
+    })
+    memberRoutes(app, {
+      db,
+      mailer: email,
+      issuer,
+      pairwiseSalt: ctx.config.pairwiseSalt,
+      origin: ctx.origin,
+      secureCookies: ctx.secureCookies,
+    })
+    return { screening }
+  },
+})

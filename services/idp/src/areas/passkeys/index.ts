@@ -1,0 +1,13 @@
+import { defineArea } from '../../context.ts'
+import { passkeyRoutes } from './routes.ts'
+
+/** Passkeys (WebAuthn): registration and sign-in. */
+export const passkeysArea = defineArea({
+  name: 'passkeys',
+  needs: ['receipts'],
+  mount(app, ctx, { receipts }) {
+    const rp = { db: ctx.db, kv: ctx.kv, rpId: new URL(ctx.issuer).hostname, origin: ctx.origin }
+    passkeyRoutes(app, { ...rp, receipts, secureCookies: ctx.secureCookies })
+    return undefined
+  },
+})

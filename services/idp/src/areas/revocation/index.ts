@@ -1,0 +1,12 @@
+import { defineArea } from '../../context.ts'
+import { revocationRoutes } from './routes.ts'
+
+/** Token revocation (RFC 7009) and introspection (RFC 7662). */
+export const revocationArea = defineArea({
+  name: 'revocation',
+  needs: ['keys'],
+  mount(app, ctx, { keys }) {
+    revocationRoutes(app, { db: ctx.db, kv: ctx.kv, keys, issuer: ctx.issuer })
+    return undefined
+  },
+})

@@ -1,0 +1,55 @@
+import { type Generated, type Insertable, sql } from 'kysely'
+import type { IdpDb } from '../../db.ts'
+
+/** The tables of the sessions area. */
+export interface SessionsTables {
+  sessions: {
+    id_hash: Buffer
+    sid: string
+    user_id: string
+    amr: string[]
+    acr: string
+    auth_time: Date
+    created_at: Generated<Date>
+    expires_at: Date
+    ended_at: Date | null
+    ip: string | null
+    user_agent: string | null
+  }
+  known_devices: {
+    user_id: string
+    device_hash: Buffer
+    first_seen_at: Generated<Date>
+    last_seen_at: Generated<Date>
+  }
+}
+
+export async function insertSession(db: IdpDb, row: Insertable<SessionsTables['sessions']>) {
+  await db.insertInto('sessions').values(row).execute()
+}
+
+/** The live session whose cookie hashes to `idHash`. */
+export function liveSession(db: IdpDb, idHash: Buffer) {
+  return db
+    .selectFrom('sessions')
+    .select(['sid', 'user_id', 'amr', 'acr', 'auth_time'])
+    .where('id_hash', '=', idHash)
+    .where('ended_at', 'is', null)
+    .where('expires_at', '>', new Date())
+    .executeTakeFirst()
+}
+
+export async function endSessionRow(db: IdpDb, idHash: Buffer) {
+  await db.updateTable('sessions').set({ ended_at: new Date() }).where('id_hash', '=', idHash).execute()
+}
+
+/** Records that this device signed in to this account: true when it never had before. */
+export async function seeDevice(db: IdpDb, userId: string, hash: Buffer): Promise<boolean> {
+  const inserted = await db
+    .insertInto('known_devices')
+    .values({ user_id: userId, device_hash: hash })
+    .onConflict((oc) => oc.columns(['user_id', 'device_hash']).doUpdateSet({ last_seen_at: new Date() }))
+    .returning(sql<boolean>`(xmax = 0)`.as('inserted')) // true when the row was inserted, not updated
+    .executeTakeFirstOrThrow()
+  return inserted.inserted
+}

@@ -1,0 +1,11 @@
+import { defineArea } from '../../context.ts'
+import { taskRoutes } from './routes.ts'
+
+/** Task grants: a user's bounded, purpose-bound delegation to an agent. */
+export const tasksArea = defineArea({
+  name: 'tasks',
+  mount(app, ctx) {
+    taskRoutes(app, { db: ctx.db, origin: ctx.origin })
+    return undefined
+  },
+})

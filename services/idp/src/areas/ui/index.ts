@@ -1,0 +1,20 @@
+import { defineArea } from '../../context.ts'
+import { uiRoutes } from './routes.ts'
+
+/** The user's pages: sign-in, home, sessions, consents, security. */
+export const uiArea = defineArea({
+  name: 'ui',
+  needs: ['receipts', 'logout'],
+  mount(app, ctx, { receipts, logout }) {
+    uiRoutes(app, {
+      rp: { db: ctx.db, kv: ctx.kv, rpId: new URL(ctx.issuer).hostname, origin: ctx.origin },
+      onSessionEnd: (session) => logout.announce(session),
+      db: ctx.db,
+      receipts,
+      kv: ctx.kv,
+      origin: ctx.origin,
+      secureCookies: ctx.secureCookies,
+    })
+    return undefined
+  },
+})

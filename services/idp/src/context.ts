@@ -1,0 +1,72 @@
+import type { Jobs, Kv, Sealer } from '@svc/kit'
+import type { rateLimit } from '@svc/kit'
+import { areaKit } from '@svc/kit'
+import type { Logger } from 'pino'
+import type { ReceiptWriter } from '@svc/kit/receipts/writer'
+import type { Identity } from './areas/identity/service.ts'
+import type { DocumentDeps } from './areas/documents/service.ts'
+import type { SigningKeys } from './areas/keys/service.ts'
+import type { Mailer } from './areas/email/mailer.ts'
+import type { LifecycleDeps } from './areas/lifecycle/service.ts'
+import type { SignalDeps } from './areas/signals/service.ts'
+import type { ScreeningDeps } from './areas/orgs/screening.ts'
+import type { LogoutService } from './areas/logout/index.ts'
+import type { IdpConfig } from './config.ts'
+import type { IdpTables } from './db.ts'
+import type { Kysely } from 'kysely'
+import type { DpopDeps } from './oauth/dpop.ts'
+
+/** What every idp area is mounted with: one typed context, the same for all. */
+export interface IdpContext {
+  db: Kysely<IdpTables>
+  kv: Kv
+  jobs: Jobs
+  sealer: Sealer
+  config: IdpConfig
+  log: Logger
+  /** The issuer identifier: this service's public base URL. */
+  issuer: string
+  origin: string
+  secureCookies: boolean
+  development: boolean
+  ledger: { url: string; token: string }
+  /** Discovery, JWKS and metadata: 240/min/IP by default (identity-provider.md, Limits). */
+  discoveryLimit: ReturnType<typeof rateLimit>
+  dpop: DpopDeps
+}
+
+/** What each area offers the others (`undefined`: nothing). */
+export interface IdpServices {
+  identity: { ledger: Identity; pq: DocumentDeps['pq']; witnessSeed: Uint8Array }
+  keys: SigningKeys
+  receipts: ReceiptWriter
+  documents: DocumentDeps
+  email: Mailer
+  lifecycle: LifecycleDeps
+  signals: SignalDeps
+  orgs: { screening: ScreeningDeps }
+  logout: LogoutService
+  accounts: undefined
+  activity: undefined
+  approvals: undefined
+  authorize: undefined
+  clients: undefined
+  credentials: undefined
+  device: undefined
+  discovery: undefined
+  evidence: undefined
+  mfa: undefined
+  par: undefined
+  passkeys: undefined
+  registry: undefined
+  resources: undefined
+  revocation: undefined
+  tasks: undefined
+  token: undefined
+  ui: undefined
+  userinfo: undefined
+  users: undefined
+  witness: undefined
+}
+
+export const { defineArea, mountAreas } = areaKit<IdpContext, IdpServices>()
