@@ -1,27 +1,30 @@
 /**
- * The rental's figures (npm run bench -- rental): the real idp, ledger, agents and rental in this
- * one process, on the embedded database (or PostgreSQL when DATABASE_URL is set):
- *   sync tasks per second through POST /api/tasks with the built-in summariser, RENTAL_BENCH_CONCURRENCY at once,
- *   the latency of the whole hire → sign → task → receipt-on-the-ledger path (p50, p99).
- * Every service shares this process's one core of JavaScript, so the figures are a floor.
+ * The rental's figures (npm run bench -- rental), in the layout `npm start` runs: the idp, ledger,
+ * agents and rental each in its own process (bundled with esbuild), on PGlite and, when
+ * DATABASE_URL is set, on PostgreSQL too. This process is the load generator: node:http with
+ * keep-alive, RENTAL_BENCH_CONCURRENCY clients (16), each with its own engagement, as clients are.
+ *   sync tasks per second through POST /api/tasks (the built-in summariser over A2A), p50/p99/p99.9,
+ *   each service's CPU time per task (from /proc), the same through the rental's A2A surface
+ *   (SendMessage with an agt_ token), hire → sign → task → receipt on the ledger (p50/p99), and the
+ *   delay from a task's answer to its receipt being on the ledger (p50/p99).
+ * Counts: RENTAL_BENCH_TASKS (1,000 per measure), RENTAL_BENCH_PATHS (50).
+ * RENTAL_BENCH_NODE_ARGS passes flags to every service (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  */
-import { cpus } from 'node:os'
+import { randomBytes } from 'node:crypto'
+import { cpus, loadavg } from 'node:os'
 import { performance } from 'node:perf_hooks'
-import { type RunningService, startService } from '@svc/kit'
-import { CookieJar, testEnv } from '@svc/kit/testing'
+import { CookieJar } from '@svc/kit/testing'
 import { b64uEncode } from '@svc/trust/base64url'
 import { didKeyFromEd25519 } from '@svc/trust/did-key'
 import { generateEd25519, signEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
-import { agents } from '../../agents/src/app.ts'
-import { idp } from '../../idp/src/app.ts'
-import { ledger } from '../../ledger/src/app.ts'
-import { rental } from '../src/app.ts'
-import { ADMIN, eventually, signIn, type Stack } from '../test/stack.ts'
+import { cpuSeconds, type Name, quantile, SERVICES, send, type Stack, startStack } from './processes.ts'
 
-const TASKS = Number(process.env.RENTAL_BENCH_TASKS ?? 200)
-const CONCURRENCY = Number(process.env.RENTAL_BENCH_CONCURRENCY ?? 8)
-const PATHS = Number(process.env.RENTAL_BENCH_PATHS ?? 30)
+const TASKS = Number(process.env.RENTAL_BENCH_TASKS ?? 1000)
+const CONCURRENCY = Number(process.env.RENTAL_BENCH_CONCURRENCY ?? 16)
+const PATHS = Number(process.env.RENTAL_BENCH_PATHS ?? 50)
+const ADMIN = `bench-admin-${randomBytes(12).toString('hex')}`
+const nodeArgs = process.env.RENTAL_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []
 const TEXT =
   'The ledger records every receipt the platform issues. Each receipt is a leaf in a Merkle tree. Witnesses cosign the checkpoints, so a log that forks is caught. Clients sign their escrows with their own keys. The weather was hot.'
 
@@ -30,69 +33,102 @@ interface Signed {
   hash: string
 }
 
-const services: Array<RunningService<unknown>> = []
-const started = async <C>(service: Promise<RunningService<C>>) => {
-  const s = await service
-  services.push(s as RunningService<unknown>)
-  return s
+/** The console as a browser that signed in at the rental through the idp (the demo account). */
+async function signIn(stack: Stack) {
+  const { idp, rental } = stack.services
+  const jar = new CookieJar()
+  let location = (await jar.fetch(`${rental.url}/auth/login`)).headers.get('location')!
+  for (let hop = 0; hop < 8 && !location.startsWith(`${rental.url}/auth/callback`); hop++) {
+    const target = new URL(location, idp.url)
+    const res = await jar.fetch(target.toString())
+    if (res.status === 200 && target.pathname === '/ui/login') {
+      const page = await res.text()
+      const posted = await jar.fetch(`${idp.url}/ui/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          email: 'demo@svc.local',
+          password: stack.demoPassword,
+          csrf: /name="csrf" value="([^"]+)"/.exec(page)![1]!,
+          return_to: /name="return_to" value="([^"]+)"/.exec(page)![1]!.replaceAll('&amp;', '&'),
+        }).toString(),
+      })
+      location = posted.headers.get('location')!
+    } else location = res.headers.get('location')!
+  }
+  if ((await jar.fetch(location)).status !== 302) throw new Error('the rental callback failed')
+  const me = (await (await jar.fetch(`${rental.url}/api/me`)).json()) as { csrf_token: string }
+  return { cookie: jar.header(), csrf: me.csrf_token }
 }
 
-const quantile = (sorted: number[], q: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
+const verbose = process.env.RENTAL_BENCH_VERBOSE === '1'
+const step = (what: string) => {
+  if (verbose) console.error(`[bench] ${new Date().toISOString()} ${what}`)
+}
 
-async function main() {
-  const quiet = { IDP_TOKEN_RATE_PER_MIN_CLIENT: '0', IDP_TOKEN_RATE_PER_MIN_IP: '0', IDP_ADMIN_TOKEN: ADMIN }
-  const idpService = await started(startService(idp, testEnv(quiet), { fresh: true }))
-  const ledgerService = await started(
-    startService(ledger, testEnv({ LEDGER_BATCH_WAIT_MS: '2' }), { fresh: true }),
-  )
-  const agentsService = await started(
-    startService(agents, testEnv({ AGENTS_KEY_SEED: Buffer.alloc(32, 9).toString('base64url') }), {
-      fresh: true,
+interface Timed {
+  perSecond: number
+  latencies: number[]
+  cpuMs: Record<Name, number>
+  generatorCpuMs: number
+}
+
+/** `count` jobs over CONCURRENCY workers: the rate, each latency, and each process's CPU per job. */
+async function timed(stack: Stack, count: number, job: (worker: number) => Promise<void>): Promise<Timed> {
+  const before = SERVICES.map((n) => cpuSeconds(stack.services[n].pid))
+  const own = process.cpuUsage()
+  const latencies: number[] = []
+  let next = 0
+  const started = performance.now()
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async (_, worker) => {
+      while (next++ < count) {
+        const t = performance.now()
+        await job(worker)
+        latencies.push(performance.now() - t)
+      }
     }),
   )
-  const rentalService = await started(
-    startService(
-      rental,
-      testEnv({
-        IDP_URL: idpService.url,
-        LEDGER_URL: ledgerService.url,
-        AGENTS_URL: agentsService.url,
-        RENTAL_IDP_ADMIN_TOKEN: ADMIN,
-        RENTAL_DEMO_WALLET_FILS: '100000000',
-      }),
-      { fresh: true },
-    ),
-  )
-  await eventually('the rental is ready', async () => (await fetch(`${rentalService.url}/readyz`)).ok)
-  const { jar, csrf } = await signIn(
-    { idp: idpService, rental: rentalService } as unknown as Stack,
-    new CookieJar(),
-  )
+  const seconds = (performance.now() - started) / 1000
+  const used = process.cpuUsage(own)
+  latencies.sort((a, b) => a - b)
+  return {
+    perSecond: count / seconds,
+    latencies,
+    cpuMs: Object.fromEntries(
+      SERVICES.map((n, i) => [n, ((cpuSeconds(stack.services[n].pid) - before[i]!) * 1000) / count]),
+    ) as Record<Name, number>,
+    generatorCpuMs: (used.user + used.system) / 1000 / count,
+  }
+}
 
+async function measure(stack: Stack, backend: string) {
+  const { rental } = stack.services
+  const session = await signIn(stack)
+  step('signed in')
   const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const res = await jar.fetch(`${rentalService.url}${path}`, {
+    const res = await send(`${rental.url}${path}`, {
       method,
       headers: {
-        'x-csrf-token': csrf,
+        cookie: session.cookie,
+        'x-csrf-token': session.csrf,
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     })
-    const answer = (await res.json()) as T
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(answer)}`)
-    return answer
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.body}`)
+    return JSON.parse(res.body) as T
   }
   let agentDid = ''
-  await eventually('the catalogue lists the summariser', async () => {
+  for (let i = 0; i < 300 && !agentDid; i++) {
     const { jobs } = await call<{ jobs: Array<{ id: string; agents: Array<{ did: string }> }> }>(
       'GET',
       '/api/jobs',
     )
     agentDid = jobs.find((j) => j.id === 'job_summary')?.agents[0]?.did ?? ''
-    return agentDid !== ''
-  })
-
+    if (!agentDid) await new Promise((r) => setTimeout(r, 100))
+  }
+  if (!agentDid) throw new Error('the catalogue has no summariser')
   const key = generateEd25519()
   const clientDid = didKeyFromEd25519(key.publicKey)
   const sign = (body: unknown) => b64uEncode(signEd25519(key.seed, canonicalBytes(body)))
@@ -108,76 +144,113 @@ async function main() {
     })
     return hired.engagement.id
   }
-  const runTask = (engagementId: string) =>
-    call<{ task: { id: string; state: string } }>('POST', '/api/tasks', {
+  const runTask = async (engagementId: string) => {
+    const { task } = await call<{ task: { id: string; state: string } }>('POST', '/api/tasks', {
       engagement_id: engagementId,
       text: TEXT,
     })
-
-  // warm-up: connections, the SDK client's card, the JIT
-  const engagement = await hireAndSign()
-  for (let i = 0; i < 10; i++) await runTask(engagement)
-
-  const onLedger = async (taskId: string) => {
-    const detail = await call<{ receipt: { ledger_index: number | null } | null }>(
-      'GET',
-      `/api/tasks/${taskId}`,
-    )
-    return detail.receipt?.ledger_index !== null && detail.receipt?.ledger_index !== undefined
+    if (task.state !== 'completed') throw new Error(`task ${task.id} is ${task.state}`)
+    return task.id
   }
-  const waitOnLedger = async (taskId: string, seconds = 300) => {
-    const deadline = Date.now() + seconds * 1000
-    while (!(await onLedger(taskId))) {
-      if (Date.now() > deadline) throw new Error(`the receipt of ${taskId} is not on the ledger`)
-      await new Promise((r) => setTimeout(r, 50))
+  const { token } = await call<{ token: string }>('POST', '/api/tokens', { label: 'bench' })
+  let rpcId = 0
+  const a2aTask = async (engagementId: string) => {
+    const res = await send(`${rental.url}/a2a`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'a2a-version': '1.0' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: ++rpcId,
+        method: 'SendMessage',
+        params: {
+          message: {
+            messageId: randomBytes(8).toString('hex'),
+            role: 'ROLE_USER',
+            parts: [{ text: TEXT }],
+            metadata: { engagement_id: engagementId },
+          },
+        },
+      }),
+    })
+    const body = JSON.parse(res.body) as {
+      result?: { task?: { status?: { state?: string } } }
+      error?: unknown
     }
+    const state = body.result?.task?.status?.state
+    if (state !== 'TASK_STATE_COMPLETED')
+      throw new Error(`SendMessage: ${res.status} ${res.body.slice(0, 300)}`)
   }
+  const ledgerIndex = async (taskId: string) =>
+    (await call<{ receipt: { ledger_index: number | null } | null }>('GET', `/api/tasks/${taskId}`)).receipt
+      ?.ledger_index ?? null
 
-  let next = 0
+  // one engagement per client, as 16 clients would have
+  step('catalogue, token')
+  const engagements = await Promise.all(Array.from({ length: CONCURRENCY }, hireAndSign))
+  step('hired')
+  // warm-up: connections, the dispatcher's SDK client and token, the JIT
+  await timed(stack, 200, (w) => runTask(engagements[w]!).then(() => {}))
+  await timed(stack, 200, (w) => a2aTask(engagements[w]!))
+
+  step('warmed up')
   let last = ''
-  const begin = performance.now()
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next++ < TASKS) {
-        const { task } = await runTask(engagement)
-        if (task.state !== 'completed') throw new Error(`task ${task.id} is ${task.state}`)
-        last = task.id
-      }
-    }),
-  )
-  const seconds = (performance.now() - begin) / 1000
-  // the receipts go to the ledger through the outbox, behind the tasks: the backlog drains first
-  await waitOnLedger(last)
-  const drained = (performance.now() - begin) / 1000
+  const consoleRun = await timed(stack, TASKS, async (w) => {
+    last = await runTask(engagements[w]!)
+  })
+  const a2aRun = await timed(stack, TASKS, (w) => a2aTask(engagements[w]!))
+  const drainStart = performance.now()
+  while ((await ledgerIndex(last)) === null) await new Promise((r) => setTimeout(r, 20))
+  const drained = performance.now() - drainStart
 
-  const latencies: number[] = []
+  // one client alone: hire → sign → task → receipt on the ledger, and the answer → ledger delay
+  const paths: number[] = []
+  const delays: number[] = []
   for (let i = 0; i < PATHS; i++) {
     const t0 = performance.now()
-    const { task } = await runTask(await hireAndSign())
-    await eventually('the receipt is on the ledger', async () => {
-      const detail = await call<{ receipt: { ledger_index: number | null } | null }>(
-        'GET',
-        `/api/tasks/${task.id}`,
-      )
-      return detail.receipt?.ledger_index !== null && detail.receipt?.ledger_index !== undefined
-    })
-    latencies.push(performance.now() - t0)
+    const taskId = await runTask(await hireAndSign())
+    const answered = performance.now()
+    while ((await ledgerIndex(taskId)) === null) await new Promise((r) => setTimeout(r, 2))
+    const t1 = performance.now()
+    paths.push(t1 - t0)
+    delays.push(t1 - answered)
   }
-  latencies.sort((a, b) => a - b)
+  paths.sort((a, b) => a - b)
+  delays.sort((a, b) => a - b)
 
-  const backend = process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'
-  console.log(`machine: ${cpus().length} cores; ${backend}; every service in this one process`)
+  const ms = (v: number) => v.toFixed(1)
+  const line = (label: string, run: Timed) =>
+    console.log(
+      `${label}: ${run.perSecond.toFixed(1)} tasks/s; p50 ${ms(quantile(run.latencies, 0.5))} ms, p99 ${ms(quantile(run.latencies, 0.99))} ms, p99.9 ${ms(quantile(run.latencies, 0.999))} ms\n` +
+        `  CPU per task: ${SERVICES.map((n) => `${n} ${run.cpuMs[n].toFixed(2)} ms`).join(', ')}; generator ${run.generatorCpuMs.toFixed(2)} ms`,
+    )
+  console.log(`\n-- ${backend}, one process per service, ${CONCURRENCY} clients, ${TASKS} tasks per measure`)
+  line('sync tasks, POST /api/tasks', consoleRun)
+  line('sync tasks, A2A SendMessage (agt_ token)', a2aRun)
+  console.log(`  A2A / console rate: ${(a2aRun.perSecond / consoleRun.perSecond).toFixed(2)}`)
+  console.log(`the last task's receipt on the ledger ${drained.toFixed(0)} ms after the A2A measure ended`)
   console.log(
-    `sync tasks (summariser over A2A): ${TASKS} in ${seconds.toFixed(1)} s = ${(TASKS / seconds).toFixed(1)} tasks/s at concurrency ${CONCURRENCY}`,
+    `hire → sign → task → receipt on the ledger, ${PATHS} runs alone: p50 ${ms(quantile(paths, 0.5))} ms, p99 ${ms(quantile(paths, 0.99))} ms`,
   )
-  console.log(`their ${TASKS} receipts all on the ledger ${drained.toFixed(1)} s after the first task`)
   console.log(
-    `hire → sign → task → receipt on the ledger, ${PATHS} runs: p50 ${quantile(latencies, 0.5).toFixed(0)} ms, p99 ${quantile(latencies, 0.99).toFixed(0)} ms`,
+    `  task answered → its receipt on the ledger: p50 ${ms(quantile(delays, 0.5))} ms, p99 ${ms(quantile(delays, 0.99))} ms`,
   )
 }
 
-try {
-  await main()
-} finally {
-  for (const service of services.reverse()) await service.close().catch(() => {})
+console.log(
+  `machine: ${cpus().length} cores, load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}; Node ${process.version}`,
+)
+for (const databaseUrl of [undefined, ...(process.env.DATABASE_URL ? [process.env.DATABASE_URL] : [])]) {
+  const stack = await startStack({ databaseUrl, admin: ADMIN, nodeArgs })
+  try {
+    await measure(stack, databaseUrl ? 'PostgreSQL' : 'PGlite')
+  } finally {
+    await stack.stop()
+  }
 }
+console.log(
+  `load average at the end: ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
+)
