@@ -54,20 +54,30 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer))
 }
 
-/** A sleep that `wake()` ends early (on stop). */
+/** A sleep that `wake()` ends early (on stop, or when work arrives); a wake between sleeps skips the next one. */
 class Pause {
   #wake: (() => void) | undefined
+  #woken = false
   sleep(ms: number): Promise<void> {
+    if (this.#woken) {
+      this.#woken = false
+      return Promise.resolve()
+    }
     return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms)
+      const timer = setTimeout(() => {
+        this.#wake = undefined
+        resolve()
+      }, ms)
       this.#wake = () => {
+        this.#wake = undefined
         clearTimeout(timer)
         resolve()
       }
     })
   }
   wake() {
-    this.#wake?.()
+    if (this.#wake) this.#wake()
+    else this.#woken = true
   }
 }
 
@@ -83,7 +93,7 @@ class Pause {
 export class Jobs {
   readonly #boss: PgBoss
   readonly #queues = new Set<string>()
-  readonly #loops: Array<{ pause: Pause; done: Promise<void> }> = []
+  readonly #loops: Array<{ name: string; pause: Pause; done: Promise<void> }> = []
   readonly #onError: (err: Error) => void
   #stopping = false
 
@@ -170,7 +180,7 @@ export class Jobs {
         else if (taken < batchSize) await pause.sleep(intervalMs)
       }
     }
-    this.#loops.push({ pause, done: loop() })
+    this.#loops.push({ name, pause, done: loop() })
   }
 
   async #run<T extends object>(
@@ -203,6 +213,15 @@ export class Jobs {
     } catch (err) {
       this.#onError(new Error(`jobs on ${name}: could not record an outcome: ${messageOf(err)}`))
     }
+  }
+
+  /**
+   * Ends the polling sleep of this process's workers on `name` (or their next one, when they are
+   * fetching): for a caller that just committed a job, so that it runs now rather than at the next
+   * poll. The poll stays the safety net (other instances, a missed wake-up).
+   */
+  wake(name: string): void {
+    for (const loop of this.#loops) if (loop.name === name) loop.pause.wake()
   }
 
   async job(name: string, id: string) {

@@ -1,4 +1,4 @@
-import type { IdempotencyTables } from '@svc/kit'
+import { type IdempotencyTables, transactionWithHooks } from '@svc/kit'
 import type { ColumnType, Kysely, Transaction } from 'kysely'
 import type { AuthTables } from './areas/auth/store.ts'
 import type { CatalogueTables } from './areas/catalogue/store.ts'
@@ -28,5 +28,6 @@ export type RentalTables = AuthTables &
 
 export type RentalDb = Kysely<RentalTables> | Transaction<RentalTables>
 
+/** A transaction; what `afterCommit` registers on it (the receipt writer's wake-up) runs once it commits. */
 export const inTransaction = <T>(db: RentalDb, work: (trx: RentalDb) => Promise<T>) =>
-  (db as Kysely<RentalTables>).transaction().execute(work)
+  transactionWithHooks(db as Kysely<RentalTables>, work)

@@ -3,6 +3,7 @@ import { b64Encode, b64uEncode } from '@svc/trust/base64url'
 import { signEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
 import { leafHash } from '@svc/trust/merkle'
+import { afterCommit } from '../db/after-commit.ts'
 import type { Jobs } from '../jobs.ts'
 import {
   type AnyDb,
@@ -122,6 +123,8 @@ export class ReceiptWriter {
       leaf_hash: hash,
     })
     await this.options.jobs.enqueue(trx, DELIVERY_QUEUE, { id })
+    // delivered as soon as the caller's transaction commits, not at the next poll
+    afterCommit(trx, () => this.options.jobs.wake(DELIVERY_QUEUE))
     return { id, envelope, leafHash: b64Encode(hash) }
   }
 

@@ -22,6 +22,8 @@ export interface EngagementService {
   /** Gives a new task its escrow (the package's first, or a new one to sign), in the task's transaction. */
   escrowForTask(trx: RentalDb, engagement: EngagementRow, taskId: string, now: Date): Promise<void>
   escrowOfTask(taskId: string): Promise<EscrowRow | undefined>
+  /** The escrows of several tasks, by task id. */
+  escrowsOfTasks(taskIds: string[]): Promise<Map<string, EscrowRow>>
   escrowsOf(engagementId: string): Promise<EscrowRow[]>
   escrowByHash(
     engagementId: string,
@@ -66,6 +68,8 @@ export const engagementsArea = defineArea({
     latestClientDid: (subject, did) => store.latestClientDid(ctx.db, subject, did),
     escrowForTask,
     escrowOfTask: (taskId) => store.escrowOfTask(ctx.db, taskId),
+    escrowsOfTasks: async (taskIds) =>
+      new Map((await store.escrowsOfTasks(ctx.db, taskIds)).map((e) => [e.task_id!, e])),
     escrowsOf: (engagementId) => store.escrowsOf(ctx.db, engagementId),
     escrowByHash: (engagementId, hash, at) =>
       store.escrowByHash(at?.trx ?? ctx.db, engagementId, hash, at?.lock),

@@ -16,6 +16,7 @@ import {
   insertEngagement,
   insertEscrow,
   openEscrow,
+  prefundEscrowOf,
 } from './store.ts'
 
 /** The parts of the context the money rules read. */
@@ -165,7 +166,8 @@ export async function hire(
  */
 export async function escrowForTask(trx: RentalDb, engagement: EngagementRow, taskId: string, now: Date) {
   if (Number(engagement.price_fils) <= 0) return
-  const prefund = (await escrowsOf(trx, engagement.id)).find((e) => e.task_id === null)
+  // one row, not the engagement's every escrow: a long engagement has one per task
+  const prefund = await prefundEscrowOf(trx, engagement.id)
   if (prefund) return assignEscrow(trx, prefund.id, taskId)
   const body: EscrowBody = {
     type: 'svc.escrow',

@@ -134,6 +134,24 @@ export const escrowByHash = (db: RentalDb, engagementId: string, hash: string, l
 export const escrowOfTask = (db: RentalDb, taskId: string) =>
   db.selectFrom('escrows').selectAll().where('task_id', '=', taskId).executeTakeFirst()
 
+/** The engagement's escrow not yet taken by a task (the package's), if any: the oldest. */
+export const prefundEscrowOf = (db: RentalDb, engagementId: string) =>
+  db
+    .selectFrom('escrows')
+    .select('id')
+    .where('engagement_id', '=', engagementId)
+    .where('task_id', 'is', null)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst()
+
+/** The escrows of several tasks in one query (a task has at most one). */
+export const escrowsOfTasks = (db: RentalDb, taskIds: string[]) =>
+  taskIds.length === 0
+    ? Promise.resolve([])
+    : db.selectFrom('escrows').selectAll().where('task_id', 'in', taskIds).execute()
+
 export async function insertEscrow(trx: RentalDb, subject: string, body: EscrowBody) {
   await trx
     .insertInto('escrows')

@@ -26,6 +26,12 @@ export const receiptState = (db: RentalDb, id: string) =>
     .where('id', '=', id)
     .executeTakeFirst()
 
+/** Where several receipts are, in one query. */
+export const receiptStates = (db: RentalDb, ids: string[]) =>
+  ids.length === 0
+    ? Promise.resolve([])
+    : db.selectFrom('receipt_outbox').select(['id', 'ledger_index']).where('id', 'in', ids).execute()
+
 /** Outbox rows (the rental's own receipts) by id, oldest first. */
 export const outboxRows = (db: RentalDb, ids: string[]) =>
   ids.length === 0

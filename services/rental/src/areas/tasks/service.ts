@@ -1,4 +1,4 @@
-import type { Page } from '@svc/kit'
+import { afterCommit, type Page } from '@svc/kit'
 import { agentInputHash, checkAgentArtifact } from '@svc/trust/agent-result'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
@@ -36,7 +36,30 @@ export interface TaskDeps extends RentalContext {
 export const terminal = (state: TaskRow['state']) =>
   state === 'completed' || state === 'failed' || state === 'canceled'
 
-async function taskView(deps: TaskDeps, row: TaskRow) {
+/** What a task's view reads besides its row: its receipt's ledger index and its escrow. */
+interface Around {
+  ledgerIndex: number | null
+  escrow: { id: string } | undefined
+}
+
+/** The views of several tasks: their receipts and escrows read in one query each, not per task. */
+async function taskViews(deps: TaskDeps, rows: TaskRow[]) {
+  const [indexes, escrows] = await Promise.all([
+    deps.outbox.ledgerIndexesOf(rows.flatMap((r) => (r.receipt_id ? [r.receipt_id] : []))),
+    deps.engagements.escrowsOfTasks(rows.map((r) => r.id)),
+  ])
+  const views = []
+  for (const row of rows)
+    views.push(
+      await taskView(deps, row, {
+        ledgerIndex: row.receipt_id ? (indexes.get(row.receipt_id) ?? null) : null,
+        escrow: escrows.get(row.id),
+      }),
+    )
+  return views
+}
+
+async function taskView(deps: TaskDeps, row: TaskRow, around: Around) {
   const now = deps.now()
   let output = row.output === null ? null : { text: row.output_text, data: row.output }
   if (output && row.output_expires_at && row.output_expires_at <= now) {
@@ -44,8 +67,7 @@ async function taskView(deps: TaskDeps, row: TaskRow) {
     output = null
   }
   const expired = row.state === 'completed' && output === null
-  const ledgerIndex = row.receipt_id ? await deps.outbox.ledgerIndexOf(row.receipt_id) : null
-  const escrow = await deps.engagements.escrowOfTask(row.id)
+  const { ledgerIndex, escrow } = around
   return {
     id: row.id,
     engagement_id: row.engagement_id,
@@ -84,14 +106,12 @@ export type TaskView = Awaited<ReturnType<typeof taskView>>
 export async function taskDetail(deps: TaskDeps, subject: string, id: string) {
   const row = await taskOf(deps.db, subject, id)
   if (!row) throw rentalError('task_not_found', `no task ${id}`)
-  return taskView(deps, row)
+  return (await taskViews(deps, [row]))[0]!
 }
 
 export async function taskList(deps: TaskDeps, subject: string, page: Page) {
   const rows = await tasksOf(deps.db, subject, page.limit, page.offset)
-  const tasks = []
-  for (const row of rows) tasks.push(await taskView(deps, row))
-  return { tasks, limit: page.limit, offset: page.offset }
+  return { tasks: await taskViews(deps, rows), limit: page.limit, offset: page.offset }
 }
 
 /**
@@ -130,13 +150,20 @@ export async function createTask(
       started_at: isAsync ? null : now,
     })
     await deps.engagements.escrowForTask(trx, engagement, id, now)
-    if (isAsync) await deps.jobs.enqueue(trx, RUN_QUEUE, { task_id: id })
+    if (isAsync) {
+      await deps.jobs.enqueue(trx, RUN_QUEUE, { task_id: id })
+      afterCommit(trx, () => deps.jobs.wake(RUN_QUEUE))
+    }
   })
   let note: string | undefined
   if (!isAsync) note = await runWithin(deps, id)
+  const row = await taskOf(deps.db, subject, id)
+  if (!row) throw rentalError('task_not_found', `no task ${id}`)
   const escrow = await deps.engagements.escrowOfTask(id)
+  // the receipt was recorded a moment ago, in the task's transaction: not on the ledger yet
+  const ledgerIndex = row.receipt_id ? await deps.outbox.ledgerIndexOf(row.receipt_id) : null
   return {
-    task: await taskDetail(deps, subject, id),
+    task: await taskView(deps, row, { ledgerIndex, escrow }),
     escrow: escrow ? deps.engagements.escrowView(escrow) : null,
     ...(note ? { message: note } : {}),
   }
@@ -168,6 +195,7 @@ async function continueAsync(deps: TaskDeps, id: string) {
   await inTransaction(deps.db, async (trx) => {
     await setAsync(trx, id)
     await deps.jobs.enqueue(trx, RUN_QUEUE, { task_id: id })
+    afterCommit(trx, () => deps.jobs.wake(RUN_QUEUE))
   })
 }
 
