@@ -382,6 +382,26 @@ describe('rental main path: hire, sign, task, receipt, release once', () => {
     )
   })
 
+  it('GET /api/tasks lists each task as GET /api/tasks/:id answers it: its escrow and its receipt’s ledger index', async () => {
+    const list = (await call(alice, 'GET', '/api/tasks')).body.tasks as Array<Task & { escrow_id: string }>
+    assert.ok(list.length >= 2)
+    await eventually('every receipt is on the ledger', async () => {
+      const tasks = (await call(alice, 'GET', '/api/tasks')).body.tasks as Task[]
+      return tasks.every((t) => t.receipt?.ledger_index !== null)
+    })
+    const tasks = (await call(alice, 'GET', '/api/tasks')).body.tasks as Array<Task & { escrow_id: string }>
+    const indexes = new Set<number>()
+    for (const listed of tasks) {
+      const detail = (await call(alice, 'GET', `/api/tasks/${listed.id}`)).body
+      assert.deepEqual(listed, detail)
+      assert.match(listed.escrow_id, /^esc_/)
+      indexes.add(listed.receipt!.ledger_index!)
+    }
+    // each task its own escrow and its own receipt
+    assert.equal(new Set(tasks.map((t) => t.escrow_id)).size, tasks.length)
+    assert.equal(indexes.size, tasks.length)
+  })
+
   it('the output is removed after RENTAL_OUTPUT_TTL_S while the receipt stays', async () => {
     await eventually('the output expires', async () => {
       const now = (await call(alice, 'GET', `/api/tasks/${firstTask.id}`)).body as unknown as Task
