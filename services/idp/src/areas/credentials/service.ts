@@ -12,7 +12,7 @@ import { type AccountClaims, jwtVc, ldpVc } from './issue.ts'
 import { formatOf } from './metadata.ts'
 import { spendNonce } from './nonce.ts'
 import { type Holder, invalidProof, verifyProof } from './proof.ts'
-import { liveAccount } from './store.ts'
+import { digest, liveAccount, lockOffer, recordTxCodeFailure, redeemOffer } from './store.ts'
 
 export interface CredentialDeps extends PresentedTokenDeps {
   kv: Kv
@@ -132,4 +132,17 @@ export async function issueCredentials(
       })
   })
   return { credentials: credentials.map((credential) => ({ credential })) }
+}
+
+/** What the token endpoint asks of credential offers (in the caller's db or transaction). */
+export const credentialsService = {
+  /** The stored hash of a pre-authorized code. */
+  digest,
+  /** The offer behind a code, locked until the caller's transaction ends. */
+  lockOffer,
+  /** Counts a wrong transaction code; answers the failures so far. */
+  recordTxCodeFailure,
+  /** Redeems the offer once: false when another request did first. */
+  redeemOffer,
+  liveAccount,
 }

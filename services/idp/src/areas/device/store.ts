@@ -105,3 +105,15 @@ export async function recordPoll(db: IdpDb, hash: Buffer, now: Date, intervalS: 
     .where('device_code_hash', '=', hash)
     .execute()
 }
+
+/** The clients that redeemed a device code in this session (to tell when it ends). */
+export async function clientIdsOfSession(db: IdpDb, sid: string) {
+  const rows = await db
+    .selectFrom('device_codes')
+    .select('client_id')
+    .distinct()
+    .where('sid', '=', sid)
+    .where('consumed_at', 'is not', null)
+    .execute()
+  return rows.map((row) => row.client_id)
+}

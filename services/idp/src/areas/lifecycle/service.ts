@@ -2,8 +2,9 @@ import { createHmac, randomBytes } from 'node:crypto'
 import type { Jobs, Sealer } from '@svc/kit'
 import type { IdpDb } from '../../db.ts'
 import { subjectFor } from '../../oauth/subject.ts'
+import { clientsService } from '../clients/service.ts'
 import { webhookSecretOf } from '../clients/service.ts'
-import { clientsKnowing, deliveryById, insertDelivery, recordAttempt } from './store.ts'
+import { clientIdsKnowing, deliveryById, insertDelivery, recordAttempt } from './store.ts'
 
 export const LIFECYCLE_QUEUE = 'lifecycle.deliver'
 /** identity-provider.md, Lifecycle webhooks: 8 attempts over about an hour, then it stops. */
@@ -12,6 +13,20 @@ const TIMEOUT_MS = 10_000
 
 export type LifecycleEvent =
   'user.deleted' | 'user.password_changed' | 'user.email_changed' | 'consent.revoked'
+
+/**
+ * The live clients that know the user (consented, or got tokens for it), as events about the
+ * user reach them: with their view of the user and where they hear of it.
+ */
+export async function clientsKnowing(db: IdpDb, userId: string) {
+  return clientsService.liveAmong(db, await clientIdsKnowing(db, userId), [
+    'client_id',
+    'subject_type',
+    'redirect_uris',
+    'organization_id',
+    'lifecycle_webhook_url',
+  ])
+}
 
 export interface LifecycleDeps {
   db: IdpDb
@@ -98,4 +113,10 @@ export async function startLifecycleDelivery(deps: LifecycleDeps) {
   await deps.jobs.work<{ id: string }>(LIFECYCLE_QUEUE, (data, job) =>
     deliver(deps, data.id, job.retryCount ?? 0),
   )
+}
+
+/** What other areas may ask of the lifecycle (in the caller's db or transaction). */
+export const lifecycleService = {
+  /** The live clients that know the user: the ones told of its account events. */
+  clientsKnowing,
 }

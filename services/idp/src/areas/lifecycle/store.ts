@@ -1,6 +1,5 @@
 import type { Generated } from 'kysely'
 import type { IdpDb } from '../../db.ts'
-import { liveClients } from '../clients/store.ts'
 
 /** The tables of the lifecycle area. */
 export interface LifecycleTables {
@@ -19,10 +18,10 @@ export interface LifecycleTables {
 }
 
 /**
- * The live clients that know the user: those it consented to, and those that got tokens for it
- * (a refresh family, a redeemed code or device code).
+ * The clients that know the user: those it consented to, and those that got tokens for it (a
+ * refresh family, a redeemed code or device code). Live or not: the clients area tells.
  */
-export async function clientsKnowing(db: IdpDb, userId: string) {
+export async function clientIdsKnowing(db: IdpDb, userId: string) {
   const known = db
     .selectFrom('consents')
     .select('client_id')
@@ -42,10 +41,7 @@ export async function clientsKnowing(db: IdpDb, userId: string) {
         .where('user_id', '=', userId)
         .where('consumed_at', 'is not', null),
     )
-  return liveClients(db)
-    .select(['client_id', 'subject_type', 'redirect_uris', 'organization_id', 'lifecycle_webhook_url'])
-    .where('client_id', 'in', known)
-    .execute()
+  return (await known.execute()).map((row) => row.client_id)
 }
 
 export async function insertDelivery(

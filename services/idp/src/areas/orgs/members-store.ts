@@ -75,3 +75,8 @@ export async function deleteMember(db: IdpDb, organizationId: string, userId: st
     .executeTakeFirst()
   return deleted.numDeletedRows > 0n
 }
+
+/** Every membership of the account (it is being deleted). */
+export async function deleteMembershipsOf(db: IdpDb, userId: string) {
+  await db.deleteFrom('org_members').where('user_id', '=', userId).execute()
+}
