@@ -160,3 +160,20 @@ export async function eventsToExport(db: IdpDb, userId: string) {
 export async function userIdByDid(db: IdpDb, did: string) {
   return (await db.selectFrom('users').select('id').where('did', '=', did).executeTakeFirst())?.id
 }
+
+/** A live account, by id or by DID (the subject of a credential access token). */
+export async function liveAccount(db: IdpDb, by: { id: string } | { did: string }) {
+  return db
+    .selectFrom('users')
+    .select(['id', 'did', 'email', 'email_verified_at', 'name'])
+    .where('id' in by ? 'id' : 'did', '=', 'id' in by ? by.id : by.did)
+    .where('deleted_at', 'is', null)
+    .where('disabled_at', 'is', null)
+    .executeTakeFirst()
+}
+
+/** The address and name of each of these accounts. */
+export async function namesOf(db: IdpDb, ids: string[]) {
+  if (!ids.length) return []
+  return db.selectFrom('users').select(['id', 'email', 'name']).where('id', 'in', ids).execute()
+}

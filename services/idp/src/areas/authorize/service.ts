@@ -14,7 +14,14 @@ import { parService } from '../par/service.ts'
 import { memberNeedsMfa } from '../orgs/members.ts'
 import { createTask, parseTask, TASK_PARAMETERS } from '../tasks/service.ts'
 import { clientsService } from '../clients/service.ts'
-import { clientIdsOfSession, codeExchange, consumeCode, insertCode, recordCodeExchange } from './store.ts'
+import {
+  clientIdsOfSession,
+  clientIdsOfUser,
+  codeExchange,
+  consumeCode,
+  insertCode,
+  recordCodeExchange,
+} from './store.ts'
 
 export const CODE_TTL_MS = 60_000
 
@@ -267,6 +274,8 @@ export const authorizeService = {
   codeExchange,
   recordCodeExchange,
   clientIdsOfSession,
+  /** The clients the user consented to or redeemed a code at. */
+  clientIdsOfUser,
   consentOf,
   consentsToExport,
   forgetUser: deleteConsentsOf,

@@ -90,3 +90,20 @@ export async function clientIdsOfSession(db: IdpDb, sid: string) {
     .execute()
   return rows.map((row) => row.client_id)
 }
+
+/** The clients the user consented to or redeemed a code at (they know the user). */
+export async function clientIdsOfUser(db: IdpDb, userId: string) {
+  const rows = await db
+    .selectFrom('consents')
+    .select('client_id')
+    .where('user_id', '=', userId)
+    .union(
+      db
+        .selectFrom('authorization_codes')
+        .select('client_id')
+        .where('user_id', '=', userId)
+        .where('used_at', 'is not', null),
+    )
+    .execute()
+  return rows.map((row) => row.client_id)
+}

@@ -8,6 +8,7 @@ import { checkScope } from '../authorize/service.ts'
 import type { Session } from '../sessions/service.ts'
 import {
   clientIdsOfSession,
+  clientIdsOfUser,
   consumeApproved,
   decideDeviceCode,
   digest,
@@ -120,4 +121,6 @@ export const deviceService = {
   lock: lockDeviceCode,
   recordPoll,
   clientIdsOfSession,
+  /** The clients that redeemed a device code of the user. */
+  clientIdsOfUser,
 }

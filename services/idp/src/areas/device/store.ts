@@ -117,3 +117,15 @@ export async function clientIdsOfSession(db: IdpDb, sid: string) {
     .execute()
   return rows.map((row) => row.client_id)
 }
+
+/** The clients that redeemed a device code of the user (they know the user). */
+export async function clientIdsOfUser(db: IdpDb, userId: string) {
+  const rows = await db
+    .selectFrom('device_codes')
+    .select('client_id')
+    .distinct()
+    .where('user_id', '=', userId)
+    .where('consumed_at', 'is not', null)
+    .execute()
+  return rows.map((row) => row.client_id)
+}

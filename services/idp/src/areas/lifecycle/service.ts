@@ -2,9 +2,11 @@ import { createHmac, randomBytes } from 'node:crypto'
 import type { Jobs, Sealer } from '@svc/kit'
 import type { IdpDb } from '../../db.ts'
 import { subjectFor } from '../../oauth/subject.ts'
-import { clientsService } from '../clients/service.ts'
-import { webhookSecretOf } from '../clients/service.ts'
-import { clientIdsKnowing, deliveryById, insertDelivery, recordAttempt } from './store.ts'
+import { authorizeService } from '../authorize/service.ts'
+import { clientsService, webhookSecretOf } from '../clients/service.ts'
+import { deviceService } from '../device/service.ts'
+import { tokenService } from '../token/service.ts'
+import { deliveryById, insertDelivery, recordAttempt } from './store.ts'
 
 export const LIFECYCLE_QUEUE = 'lifecycle.deliver'
 /** identity-provider.md, Lifecycle webhooks: 8 attempts over about an hour, then it stops. */
@@ -19,13 +21,16 @@ export type LifecycleEvent =
  * user reach them: with their view of the user and where they hear of it.
  */
 export async function clientsKnowing(db: IdpDb, userId: string) {
-  return clientsService.liveAmong(db, await clientIdsKnowing(db, userId), [
-    'client_id',
-    'subject_type',
-    'redirect_uris',
-    'organization_id',
-    'lifecycle_webhook_url',
+  const known = new Set([
+    ...(await authorizeService.clientIdsOfUser(db, userId)),
+    ...(await tokenService.clientIdsOfUser(db, userId)),
+    ...(await deviceService.clientIdsOfUser(db, userId)),
   ])
+  return clientsService.liveAmong(
+    db,
+    [...known],
+    ['client_id', 'subject_type', 'redirect_uris', 'organization_id', 'lifecycle_webhook_url'],
+  )
 }
 
 export interface LifecycleDeps {
@@ -72,8 +77,10 @@ export const signature = (secret: string, body: string) =>
   `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`
 
 async function deliver(deps: LifecycleDeps, id: string, retryCount: number) {
-  const delivery = await deliveryById(deps.db, id)
-  if (!delivery || delivery.status !== 'pending') return
+  const found = await deliveryById(deps.db, id)
+  const client = found && (await clientsService.anyById(deps.db, found.client_id, ['lifecycle_webhook_url']))
+  if (!found || !client || found.status !== 'pending') return
+  const delivery = { ...found, lifecycle_webhook_url: client.lifecycle_webhook_url }
   const last = retryCount + 1 >= LIFECYCLE_ATTEMPTS
   let outcome: { status: number | null; error: string | null }
   try {

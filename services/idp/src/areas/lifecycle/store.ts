@@ -17,33 +17,6 @@ export interface LifecycleTables {
   }
 }
 
-/**
- * The clients that know the user: those it consented to, and those that got tokens for it (a
- * refresh family, a redeemed code or device code). Live or not: the clients area tells.
- */
-export async function clientIdsKnowing(db: IdpDb, userId: string) {
-  const known = db
-    .selectFrom('consents')
-    .select('client_id')
-    .where('user_id', '=', userId)
-    .union(db.selectFrom('refresh_tokens').select('client_id').where('user_id', '=', userId))
-    .union(
-      db
-        .selectFrom('authorization_codes')
-        .select('client_id')
-        .where('user_id', '=', userId)
-        .where('used_at', 'is not', null),
-    )
-    .union(
-      db
-        .selectFrom('device_codes')
-        .select('client_id')
-        .where('user_id', '=', userId)
-        .where('consumed_at', 'is not', null),
-    )
-  return (await known.execute()).map((row) => row.client_id)
-}
-
 export async function insertDelivery(
   db: IdpDb,
   row: { id: string; client_id: string; event: string; body: string },
@@ -52,13 +25,7 @@ export async function insertDelivery(
 }
 
 export async function deliveryById(db: IdpDb, id: string) {
-  return db
-    .selectFrom('lifecycle_deliveries')
-    .innerJoin('clients', 'clients.client_id', 'lifecycle_deliveries.client_id')
-    .selectAll('lifecycle_deliveries')
-    .select('clients.lifecycle_webhook_url')
-    .where('lifecycle_deliveries.id', '=', id)
-    .executeTakeFirst()
+  return db.selectFrom('lifecycle_deliveries').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
 export async function recordAttempt(

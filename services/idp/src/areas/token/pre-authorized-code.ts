@@ -3,6 +3,7 @@ import { AppError, type Kv } from '@svc/kit'
 import { inTransaction } from '../../db.ts'
 import { issueNonce, C_NONCE_TTL_S } from '../credentials/nonce.ts'
 import { PRE_AUTHORIZED_CODE, TX_CODE_MAX_FAILURES, txCodeDigest } from '../credentials/offers.ts'
+import { accountsService } from '../accounts/service.ts'
 import { credentialsService } from '../credentials/service.ts'
 import type { GrantDeps } from './grants.ts'
 import { ACCESS_TOKEN_TTL_S, signAccessToken, tokenType } from './tokens.ts'
@@ -73,7 +74,7 @@ export async function preAuthorizedCodeGrant(
     return offer!
   })
   if (outcome instanceof AppError) throw outcome
-  const account = await credentialsService.liveAccount(deps.db, { id: outcome.user_id })
+  const account = await accountsService.live(deps.db, { id: outcome.user_id })
   if (!account?.did) throw invalidGrant('the account behind this offer no longer exists')
   const accessToken = await signAccessToken(
     deps.keys,

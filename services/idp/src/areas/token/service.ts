@@ -2,6 +2,8 @@ import * as store from './store.ts'
 
 /** What other areas may ask of refresh tokens (in the caller's db or transaction). */
 export const tokenService = {
+  /** The clients that hold or held a refresh family of the user. */
+  clientIdsOfUser: store.clientIdsOfUser,
   refreshByHash: store.refreshByHash,
   /** Revokes every live token of a refresh family. */
   revokeFamily: store.revokeFamily,

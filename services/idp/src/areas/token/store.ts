@@ -78,3 +78,14 @@ export async function revokeUserFamilies(db: IdpDb, userId: string) {
     .where('revoked_at', 'is', null)
     .execute()
 }
+
+/** The clients that hold or held a refresh family of the user (they know the user). */
+export async function clientIdsOfUser(db: IdpDb, userId: string) {
+  const rows = await db
+    .selectFrom('refresh_tokens')
+    .select('client_id')
+    .distinct()
+    .where('user_id', '=', userId)
+    .execute()
+  return rows.map((row) => row.client_id)
+}
