@@ -1,8 +1,24 @@
 import type { IdpDb } from '../../db.ts'
 import { authorizeService } from '../authorize/service.ts'
+import { clientsService } from '../clients/service.ts'
 import { sessionsService } from '../sessions/index.ts'
 import { tasksService } from '../tasks/service.ts'
 import { eventsToExport, userById } from './store.ts'
+
+/** The account's consents, each with its client's name. */
+async function consentsWithNames(db: IdpDb, userId: string) {
+  const consents = await authorizeService.consentsToExport(db, userId)
+  const ids = consents.map((consent) => consent.client_id)
+  const names = new Map(
+    (await clientsService.anyAmong(db, ids, ['client_id', 'client_name'])).map((c) => [
+      c.client_id,
+      c.client_name,
+    ]),
+  )
+  return consents.flatMap(({ client_id, granted, updated_at }) =>
+    names.has(client_id) ? [{ client_id, client_name: names.get(client_id)!, granted, updated_at }] : [],
+  )
+}
 
 /** Everything the idp keeps about an account, for the user to take away (never a password hash or a token). */
 export async function exportAccount(db: IdpDb, userId: string) {
@@ -10,7 +26,7 @@ export async function exportAccount(db: IdpDb, userId: string) {
   if (!user) throw new Error(`no account ${userId} to export`)
   const sessions = await sessionsService.toExport(db, userId)
   const events = await eventsToExport(db, userId)
-  const consents = await authorizeService.consentsToExport(db, userId)
+  const consents = await consentsWithNames(db, userId)
   const taskGrants = await tasksService.allOf(db, userId)
   return {
     format: 'svc-account-export/v1',

@@ -62,12 +62,11 @@ export async function deleteConsentsOf(db: IdpDb, userId: string) {
   await db.deleteFrom('consents').where('user_id', '=', userId).execute()
 }
 
-/** The account's consents with their client's name, for its data export. */
+/** The account's consents, for its data export. */
 export async function consentsToExport(db: IdpDb, userId: string) {
   return db
     .selectFrom('consents')
-    .innerJoin('clients', 'clients.client_id', 'consents.client_id')
-    .select(['consents.client_id', 'clients.client_name', 'consents.granted', 'consents.updated_at'])
-    .where('consents.user_id', '=', userId)
+    .select(['client_id', 'granted', 'updated_at'])
+    .where('user_id', '=', userId)
     .execute()
 }
