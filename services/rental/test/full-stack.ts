@@ -22,7 +22,10 @@ export const WRITER = 'dev-ledger-writer-rental'
 export interface Client {
   jar: CookieJar
   csrf: string
-  me: { client: { subject: string } }
+  me: {
+    client: { subject: string }
+    organization: { id: string; member_id: string; role: string; permissions: string[] }
+  }
 }
 export interface Answer {
   status: number
@@ -89,6 +92,8 @@ export async function startFullStack(
     .set({ subject: 'another-client' })
     .where('id_hash', '=', sha256(bob.jar.get('rental_session')!))
     .execute()
+  // another client: its own organization, made at its first request
+  bob.me = (await (await bob.jar.fetch(`${rentalService.url}/api/me`)).json()) as Client['me']
   let ledgerOpen = true
 
   /** A console call; the CSRF header is the caller's own unless `csrf: false`. */

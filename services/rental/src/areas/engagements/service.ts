@@ -1,8 +1,8 @@
+import type { OrgClient } from '../orgs/permissions.ts'
 import { isEd25519DidKey, type Page } from '@svc/kit'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
-import type { ConsoleSession } from '../auth/hooks.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import { bodyHash, type EscrowBody, newId, signedBy, type SlaBody } from './bodies.ts'
 import {
@@ -91,13 +91,13 @@ function fullView(row: EngagementRow, escrows: EscrowRow[]) {
 export async function hire(
   ctx: MoneyContext,
   catalogue: CatalogueService,
-  session: ConsoleSession,
+  client: OrgClient,
   input: { job_id: string; agent_did: string; client_did?: string | undefined },
 ) {
   const { job, agent } = await catalogue.jobAndAgent(input.job_id, input.agent_did)
   if (!job) throw rentalError('job_not_found', `no job ${input.job_id}`)
   if (!agent) throw rentalError('agent_not_serving', `${input.agent_did} does not serve ${input.job_id}`)
-  const clientDid = input.client_did ?? session.clientDid
+  const clientDid = input.client_did ?? client.clientDid
   if (!clientDid)
     throw rentalError('client_did_required', 'give client_did: the session has no DID of the client')
   if (!isEd25519DidKey(clientDid))
@@ -139,10 +139,10 @@ export async function hire(
     issued_at: issuedAt,
   }
   await inTransaction(ctx.db, async (trx) => {
-    await grantDemoWallet(ctx, trx, session.subject)
+    await grantDemoWallet(ctx, trx, client.orgId)
     await insertEngagement(trx, {
       id: engagementId,
-      client_subject: session.subject,
+      org_id: client.orgId,
       client_did: clientDid,
       job_id: job.id,
       agent_id: agent.id,
@@ -153,9 +153,9 @@ export async function hire(
       sla: JSON.stringify(sla),
       sla_hash: bodyHash(sla),
     })
-    if (price > 0) await insertEscrow(trx, session.subject, escrow)
+    if (price > 0) await insertEscrow(trx, client.orgId, escrow)
   })
-  return engagementDetail(ctx.db, session.subject, engagementId)
+  return engagementDetail(ctx.db, client.orgId, engagementId)
 }
 
 /**
@@ -180,7 +180,7 @@ export async function escrowForTask(trx: RentalDb, engagement: EngagementRow, ta
     provider_did: engagement.provider_did,
     issued_at: now.toISOString(),
   }
-  await insertEscrow(trx, engagement.client_subject, body)
+  await insertEscrow(trx, engagement.org_id, body)
 }
 
 export async function engagementDetail(db: RentalDb, subject: string, id: string) {

@@ -7,7 +7,7 @@ import { bodyHash, type EscrowBody } from './bodies.ts'
 export interface EngagementTables {
   engagements: {
     id: string
-    client_subject: string
+    org_id: string
     client_did: string
     job_id: string
     agent_id: string
@@ -25,7 +25,7 @@ export interface EngagementTables {
   escrows: {
     id: string
     engagement_id: string
-    client_subject: string
+    org_id: string
     task_id: string | null
     amount_fils: number
     currency: Generated<string>
@@ -45,7 +45,7 @@ export interface EngagementTables {
     created_at: Generated<Date>
   }
   agent_revocations: {
-    client_subject: string
+    org_id: string
     agent_did: string
     reason: string
     revoked_at: Generated<Date>
@@ -57,13 +57,13 @@ export type EscrowRow = Selectable<RentalTables['escrows']>
 
 /** The client's engagement, or undefined (another client's is not found either). */
 export const engagementOf = (db: RentalDb, subject: string, id: string, lock = false) =>
-  rowById(db, 'engagements', id, { match: { client_subject: subject }, lock })
+  rowById(db, 'engagements', id, { match: { org_id: subject }, lock })
 
 export const engagementsOf = (db: RentalDb, subject: string, limit: number, offset: number) =>
   db
     .selectFrom('engagements')
     .selectAll()
-    .where('client_subject', '=', subject)
+    .where('org_id', '=', subject)
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(limit)
@@ -93,7 +93,7 @@ export const engagementsWith = (db: RentalDb, subject: string, did: string) =>
   db
     .selectFrom('engagements')
     .selectAll()
-    .where('client_subject', '=', subject)
+    .where('org_id', '=', subject)
     .where('agent_did', '=', did)
     .orderBy('created_at')
     .orderBy('id')
@@ -105,7 +105,7 @@ export const latestClientDid = async (db: RentalDb, subject: string, did: string
     await db
       .selectFrom('engagements')
       .select('client_did')
-      .where('client_subject', '=', subject)
+      .where('org_id', '=', subject)
       .where('agent_did', '=', did)
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
@@ -140,7 +140,7 @@ export async function insertEscrow(trx: RentalDb, subject: string, body: EscrowB
     .values({
       id: body.escrow_id,
       engagement_id: body.engagement_id,
-      client_subject: subject,
+      org_id: subject,
       task_id: body.task_id,
       amount_fils: body.amount_fils,
       body: JSON.stringify(body),
@@ -206,8 +206,8 @@ export const releasesWith = (db: RentalDb, subject: string, did: string) =>
     .selectFrom('escrows')
     .innerJoin('engagements', 'engagements.id', 'escrows.engagement_id')
     .select(['escrows.id', 'escrows.task_id', 'escrows.release_receipt_id'])
-    .where('escrows.client_subject', '=', subject)
-    .where('engagements.client_subject', '=', subject)
+    .where('escrows.org_id', '=', subject)
+    .where('engagements.org_id', '=', subject)
     .where('engagements.agent_did', '=', did)
     .where('escrows.release_receipt_id', 'is not', null)
     .execute()
@@ -217,7 +217,7 @@ export const isRevoked = async (db: RentalDb, subject: string, agentDid: string)
     await db
       .selectFrom('agent_revocations')
       .select('agent_did')
-      .where('client_subject', '=', subject)
+      .where('org_id', '=', subject)
       .where('agent_did', '=', agentDid)
       .executeTakeFirst(),
   )
@@ -226,8 +226,8 @@ export const isRevoked = async (db: RentalDb, subject: string, agentDid: string)
 export async function revokeAgent(db: RentalDb, subject: string, agentDid: string, reason: string) {
   await db
     .insertInto('agent_revocations')
-    .values({ client_subject: subject, agent_did: agentDid, reason })
-    .onConflict((oc) => oc.columns(['client_subject', 'agent_did']).doNothing())
+    .values({ org_id: subject, agent_did: agentDid, reason })
+    .onConflict((oc) => oc.columns(['org_id', 'agent_did']).doNothing())
     .execute()
 }
 
@@ -235,8 +235,8 @@ export async function revokeAgent(db: RentalDb, subject: string, agentDid: strin
 export const insertRevocation = (db: RentalDb, subject: string, did: string, reason: string, at: Date) =>
   db
     .insertInto('agent_revocations')
-    .values({ client_subject: subject, agent_did: did, reason, revoked_at: at })
-    .onConflict((oc) => oc.columns(['client_subject', 'agent_did']).doNothing())
+    .values({ org_id: subject, agent_did: did, reason, revoked_at: at })
+    .onConflict((oc) => oc.columns(['org_id', 'agent_did']).doNothing())
     .returning(['revoked_at'])
     .executeTakeFirst()
 
@@ -244,6 +244,6 @@ export const revocationOf = (db: RentalDb, subject: string, did: string) =>
   db
     .selectFrom('agent_revocations')
     .selectAll()
-    .where('client_subject', '=', subject)
+    .where('org_id', '=', subject)
     .where('agent_did', '=', did)
     .executeTakeFirst()

@@ -1,3 +1,4 @@
+import type { OrgClient } from '../orgs/permissions.ts'
 import { b64Encode } from '@svc/trust/base64url'
 import { createEddsaJcs2022Proof, verifyEddsaJcs2022Proof } from '@svc/trust/data-integrity'
 import { didKeyVerificationMethod } from '@svc/trust/did-key'
@@ -117,13 +118,13 @@ export async function receiptsSlice(
  */
 export async function agentCv(
   deps: RecordDeps,
-  session: { subject: string; clientDid: string | null },
+  client: OrgClient,
   did: string,
 ) {
-  const { agent, engagements } = await deps.engagements.knownAgent(session.subject, did)
-  const revocation = await deps.engagements.revocationOf(session.subject, did)
-  const mine = await deps.tasks.stats(did, session.subject)
-  const tasks = await deps.tasks.tasksWith(session.subject, did)
+  const { agent, engagements } = await deps.engagements.knownAgent(client.orgId, did)
+  const revocation = await deps.engagements.revocationOf(client.orgId, did)
+  const mine = await deps.tasks.stats(did, client.orgId)
+  const tasks = await deps.tasks.tasksWith(client.orgId, did)
   const receiptIds = tasks.flatMap((t) => (t.receipt_id ? [t.receipt_id] : []))
   const onLedger = (await deps.outbox.rows(receiptIds)).filter((r) => r.ledger_index !== null)
   const cv = {
@@ -143,9 +144,9 @@ export async function agentCv(
       currency: j.currency,
     })),
     for_client: {
-      ...clientRef(deps.ctx.provider.did, session.subject, did, {
+      ...clientRef(deps.ctx.provider.did, client.orgId, did, {
         engagementDid: engagements.at(-1)?.client_did,
-        sessionDid: session.clientDid,
+        sessionDid: client.clientDid,
       }),
       engagements: engagements.length,
       ...mine,
