@@ -11,6 +11,9 @@ export interface OrgService {
   isOperator(who: { subject: string; email: string | null; emailVerified: boolean }): boolean
 }
 
+/** Signed-in routes any member may call: who am I, sign out, and the operators' own check. */
+const ANY_MEMBER = new Set(['/api/me', '/auth/logout', '/api/admin/operators'])
+
 /**
  * Tenants and roles: client organizations, their members and invitations, the role → permissions
  * table, and the one permission check of every S and S+C route. Tables: orgs, org_members, rental_roles.
@@ -26,6 +29,14 @@ export const orgsArea = defineArea({
         (who.emailVerified && who.email !== null && operators.has(who.email.toLowerCase())),
     }
     app.decorateRequest('membership', null)
+    // the permission is published with the route (`x-permission`), and every signed-in route declares one
+    app.addHook('onRoute', (route) => {
+      const permission = (route.config as { permission?: string } | undefined)?.permission
+      if (permission) route.schema = { ...route.schema, 'x-permission': permission } as typeof route.schema
+      const signedIn = [route.onRequest ?? []].flat().includes(ctx.sessions.requireSession)
+      if (signedIn && !permission && !ANY_MEMBER.has(route.url))
+        throw new Error(`${route.url} is a signed-in route with no permission: add can(…) to its options`)
+    })
     // after the route's onRequest session (and CSRF) check, before its body is validated
     app.addHook('preValidation', async (request) => {
       const session = request.consoleSession

@@ -139,10 +139,10 @@ export async function removeMember(db: RentalDb, actor: Membership, id: string) 
 }
 
 export async function changeRole(db: RentalDb, actor: Membership, id: string, role: string) {
-  await checkRole(db, actor, role)
   return inTransaction(db, async (trx) => {
     const row = await memberOf(trx, actor.orgId, id, true)
     if (!row) throw memberNotFound(id)
+    await checkRole(trx, actor, role)
     if (row.role === 'owner' && !actor.permissions.includes('members:owners')) throw refuse('members:owners')
     if (role !== 'owner') await keepAnOwner(trx, row)
     return view(await setRole(trx, row.id, role))
