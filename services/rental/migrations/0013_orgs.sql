@@ -43,9 +43,10 @@ create table org_members (
   joined_at timestamptz,
   check (subject is not null or email is not null)
 );
--- a subject is in one organization at a time; an email is invited to one at a time
+-- a subject is in one organization at a time; an organization invites an email once (several
+-- organizations may: the oldest invitation is taken, and none says whom another one invited)
 create unique index org_members_subject_idx on org_members (subject) where subject is not null;
-create unique index org_members_invite_idx on org_members (lower(email)) where subject is null;
+create unique index org_members_invite_idx on org_members (org_id, lower(email)) where subject is null;
 create index org_members_org_idx on org_members (org_id, created_at, id);
 
 -- whether the idp said the session's email is verified (invitations and operators by email)

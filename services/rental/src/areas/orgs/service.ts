@@ -97,7 +97,7 @@ async function checkRole(db: RentalDb, actor: Membership, role: string) {
 export async function invite(db: RentalDb, actor: Membership, input: { email: string; role: string }) {
   await checkRole(db, actor, input.role)
   return inTransaction(db, async (trx) => {
-    if (await emailTaken(trx, input.email))
+    if (await emailTaken(trx, actor.orgId, input.email))
       throw rentalError('already_member', `${input.email} is already invited or a member`)
     try {
       return view(

@@ -29,13 +29,16 @@ export const membershipBySubject = (db: RentalDb, subject: string) =>
 export const roleExists = async (db: RentalDb, name: string) =>
   (await db.selectFrom('rental_roles').select('name').where('name', '=', name).executeTakeFirst()) !== undefined
 
-/** The invitation waiting for this email (case-insensitive), locked to be taken once. */
+/** The oldest invitation waiting for this email (case-insensitive), locked to be taken once. */
 export const invitationFor = (db: RentalDb, email: string) =>
   db
     .selectFrom('org_members')
     .selectAll()
     .where('subject', 'is', null)
     .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(1)
     .forUpdate()
     .executeTakeFirst()
 
@@ -101,9 +104,11 @@ export const setRole = (db: RentalDb, id: string, role: string) =>
 export const deleteMember = (db: RentalDb, id: string) =>
   db.deleteFrom('org_members').where('id', '=', id).executeTakeFirst()
 
-export const emailTaken = async (db: RentalDb, email: string) =>
+/** Whether the organization already has this email, invited or joined (other organizations are not asked). */
+export const emailTaken = async (db: RentalDb, orgId: string, email: string) =>
   (await db
     .selectFrom('org_members')
     .select('id')
+    .where('org_id', '=', orgId)
     .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
     .executeTakeFirst()) !== undefined
