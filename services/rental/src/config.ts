@@ -107,7 +107,9 @@ function operatorsOf(value: string | undefined, production: boolean): string[] {
     .map((entry) => entry.trim())
     .filter((entry) => entry !== '')
   for (const entry of operators)
-    if (entry.length > 320 || /[\s\x00-\x1f]/.test(entry))
-      throw new ConfigError(`RENTAL_OPERATORS: ${JSON.stringify(entry.slice(0, 40))} is not a subject or an email`)
+    if (entry.length > 320 || !/^[\x21-\x7e]+$/.test(entry))
+      throw new ConfigError(
+        `RENTAL_OPERATORS: ${JSON.stringify(entry.slice(0, 40))} is not a subject or an email`,
+      )
   return operators
 }

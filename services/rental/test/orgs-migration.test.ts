@@ -26,7 +26,9 @@ describe('rental migration 0013: what each subject owned moves to an organizatio
       values (decode(repeat('ab', 32), 'hex'), 'usr_alice', '\\x00', now() + interval '1 hour')`.execute(db)
     await sql`insert into api_tokens (id, owner_subject, label, token_hash, prefix, scopes)
       values ('tok_1', 'usr_alice', 'old', decode(repeat('01', 32), 'hex'), 'agt_abcd', '{tasks:read}'),
-             ('tok_2', 'usr_bob', 'old', decode(repeat('02', 32), 'hex'), 'agt_efgh', '{tasks:read}')`.execute(db)
+             ('tok_2', 'usr_bob', 'old', decode(repeat('02', 32), 'hex'), 'agt_efgh', '{tasks:read}')`.execute(
+      db,
+    )
     await sql`insert into agent_revocations (client_subject, agent_did, reason) values ('usr_bob', 'did:key:z6Mk', 'x')`.execute(
       db,
     )

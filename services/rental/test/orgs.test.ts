@@ -265,7 +265,10 @@ describe('rental: client organizations, members and roles', () => {
     assert.deepEqual(listed.body.operators, [{ id: 'demo@svc.local', kind: 'email' }])
     const stranger = await stack.signInWith('kim@example.test')
     // inviting a client of another organization says nothing about it: the invitation waits
-    const invited = await stack.call(owner, 'POST', '/api/org/members', { email: 'kim@example.test', role: 'viewer' })
+    const invited = await stack.call(owner, 'POST', '/api/org/members', {
+      email: 'kim@example.test',
+      role: 'viewer',
+    })
     assert.equal(invited.status, 201)
     assert.equal((invited.body as unknown as Member).state, 'invited')
     const refused = await stack.call(stranger, 'GET', '/api/admin/operators')

@@ -60,7 +60,17 @@ export async function insertSession(db: RentalDb, s: NewSession) {
 export function liveSession(db: RentalDb, idHash: Buffer, now: Date) {
   return db
     .selectFrom('console_sessions')
-    .select(['id_hash', 'subject', 'idp_sid', 'csrf_token_hash', 'name', 'email', 'email_verified', 'client_did', 'expires_at'])
+    .select([
+      'id_hash',
+      'subject',
+      'idp_sid',
+      'csrf_token_hash',
+      'name',
+      'email',
+      'email_verified',
+      'client_did',
+      'expires_at',
+    ])
     .where('id_hash', '=', idHash)
     .where('ended_at', 'is', null)
     .where('expires_at', '>', now)

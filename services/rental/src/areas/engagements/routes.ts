@@ -1,7 +1,7 @@
 import { type App, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
-import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
 import { can, orgOf, clientOf } from '../orgs/permissions.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import { Body, Did, Escrow, Hash, Id, Nullable, Params, Signature } from './schemas.ts'

@@ -7,7 +7,10 @@ import { can, membershipOf } from './permissions.ts'
 import { changeRole, invite, memberList, removeMember } from './service.ts'
 
 const Nullable = <T extends import('typebox').TSchema>(t: T) => Type.Union([t, Type.Null()])
-const Role = Type.String({ pattern: '^[a-z][a-z0-9_-]{0,39}$', description: 'owner, admin, member, billing, viewer' })
+const Role = Type.String({
+  pattern: '^[a-z][a-z0-9_-]{0,39}$',
+  description: 'owner, admin, member, billing, viewer',
+})
 const Member = Type.Object({
   id: Type.String(),
   subject: Nullable(Type.String()),
@@ -52,7 +55,8 @@ export function orgRoutes(app: App, deps: OrgRouteDeps) {
       ...sessions.sessionAndCsrf,
       ...can('members:write'),
       schema: {
-        summary: 'Invites by email: the invitee joins at its next sign-in with that email, verified at the idp',
+        summary:
+          'Invites by email: the invitee joins at its next sign-in with that email, verified at the idp',
         tags,
         security: CSRF_SECURITY,
         body: Type.Object(
@@ -70,7 +74,8 @@ export function orgRoutes(app: App, deps: OrgRouteDeps) {
       ...sessions.sessionAndCsrf,
       ...can('members:write'),
       schema: {
-        summary: 'Removes a member (their sessions end) or an invitation; the last owner cannot be removed (409)',
+        summary:
+          'Removes a member (their sessions end) or an invitation; the last owner cannot be removed (409)',
         tags,
         security: CSRF_SECURITY,
         params: MemberId,

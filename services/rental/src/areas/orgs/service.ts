@@ -40,7 +40,12 @@ const view = (row: MemberRow) => ({
   joined_at: row.joined_at?.toISOString() ?? null,
 })
 
-const asMembership = (row: { id: string; org_id: string; role: string; permissions: string[] }): Membership => ({
+const asMembership = (row: {
+  id: string
+  org_id: string
+  role: string
+  permissions: string[]
+}): Membership => ({
   memberId: row.id,
   orgId: row.org_id,
   role: row.role,
@@ -124,7 +129,10 @@ async function keepAnOwner(trx: RentalDb, row: MemberRow) {
   if (row.role !== 'owner' || row.subject === null) return
   const owners = await ownersOf(trx, row.org_id)
   if (owners.length <= 1)
-    throw rentalError('last_owner', 'the organization’s last owner cannot be removed or demoted: make another owner first')
+    throw rentalError(
+      'last_owner',
+      'the organization’s last owner cannot be removed or demoted: make another owner first',
+    )
 }
 
 export async function removeMember(db: RentalDb, actor: Membership, id: string) {

@@ -27,7 +27,8 @@ export const membershipBySubject = (db: RentalDb, subject: string) =>
     .executeTakeFirst()
 
 export const roleExists = async (db: RentalDb, name: string) =>
-  (await db.selectFrom('rental_roles').select('name').where('name', '=', name).executeTakeFirst()) !== undefined
+  (await db.selectFrom('rental_roles').select('name').where('name', '=', name).executeTakeFirst()) !==
+  undefined
 
 /** The oldest invitation waiting for this email (case-insensitive), locked to be taken once. */
 export const invitationFor = (db: RentalDb, email: string) =>

@@ -78,12 +78,7 @@ export const FRAMEWORKS: Record<string, { name: string; controls: Control[] }> =
 export const DEFAULT_FRAMEWORK = 'eu-ai-act'
 
 /** The evidence pack of what the agent did for this client, mapped to the framework's controls. */
-export async function evidencePack(
-  deps: RecordDeps,
-  client: OrgClient,
-  did: string,
-  frameworkId: string,
-) {
+export async function evidencePack(deps: RecordDeps, client: OrgClient, did: string, frameworkId: string) {
   const framework = FRAMEWORKS[frameworkId]
   if (!framework)
     throw rentalError(

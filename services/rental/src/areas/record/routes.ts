@@ -1,6 +1,6 @@
 import { type App, pageOf, pageQuery } from '@svc/kit'
 import { type TSchema, Type } from 'typebox'
-import { type ConsoleSessions, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { type ConsoleSessions, SESSION_SECURITY } from '../auth/hooks.ts'
 import { can, orgOf, clientOf } from '../orgs/permissions.ts'
 import { AgentParams } from '../engagements/schemas.ts'
 import { DEFAULT_FRAMEWORK, evidencePack, FRAMEWORKS, renderEvidenceMarkdown } from './evidence.ts'
@@ -79,8 +79,7 @@ export function recordRoutes(app: App, deps: RecordDeps, sessions: ConsoleSessio
         },
       },
     },
-    async (request) =>
-      receiptsSlice(deps, orgOf(request), request.params.did, pageOf(request.query)),
+    async (request) => receiptsSlice(deps, orgOf(request), request.params.did, pageOf(request.query)),
   )
   app.get(
     '/api/agents/:did/cv',

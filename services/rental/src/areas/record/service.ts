@@ -116,11 +116,7 @@ export async function receiptsSlice(
  * rental's overall counts, signed by the provider key with an `eddsa-jcs-2022` Data Integrity
  * proof, answered with its verification.
  */
-export async function agentCv(
-  deps: RecordDeps,
-  client: OrgClient,
-  did: string,
-) {
+export async function agentCv(deps: RecordDeps, client: OrgClient, did: string) {
   const { agent, engagements } = await deps.engagements.knownAgent(client.orgId, did)
   const revocation = await deps.engagements.revocationOf(client.orgId, did)
   const mine = await deps.tasks.stats(did, client.orgId)

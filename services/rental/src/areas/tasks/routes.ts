@@ -1,6 +1,6 @@
 import { type App, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
-import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
 import { can, orgOf } from '../orgs/permissions.ts'
 import { Escrow, Nullable } from '../engagements/schemas.ts'
 import { createTask, type TaskDeps, taskDetail, taskList } from './service.ts'

@@ -2,7 +2,7 @@ import { TOKEN_SCOPES } from './scopes.ts'
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalDb } from '../../db.ts'
-import { type ConsoleSessions, CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { type ConsoleSessions, CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
 import { can, membershipOf, orgOf } from '../orgs/permissions.ts'
 import { issueToken, revokeToken, rotateToken, setPolicy, tokensOf } from './service.ts'
 
@@ -97,8 +97,7 @@ export function tokenRoutes(app: App, db: RentalDb, sessions: ConsoleSessions, m
         response: { 200: ApiToken },
       },
     },
-    async (request) =>
-      setPolicy(db, membershipOf(request), request.params.id, request.body, sessions.now()),
+    async (request) => setPolicy(db, membershipOf(request), request.params.id, request.body, sessions.now()),
   )
   app.post(
     '/api/tokens/:id/rotate',
