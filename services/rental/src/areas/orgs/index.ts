@@ -40,7 +40,7 @@ export const orgsArea = defineArea({
     // after the route's onRequest session (and CSRF) check, before its body is validated
     app.addHook('preValidation', async (request) => {
       const session = request.consoleSession
-      const needed = request.routeOptions.config.permission
+      const needed = request.routeOptions.config?.permission
       if (!session) {
         if (needed) throw rentalError('unauthenticated', 'sign in first: no live console session')
         return
