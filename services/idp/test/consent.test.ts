@@ -85,6 +85,19 @@ describe('consent for third-party clients', () => {
     assert.equal(new URL(res.headers.get('location')!).searchParams.get('error'), 'consent_required')
   })
 
+  it('sends a post without a session to sign in, before looking at its body (issue 16, finding 6)', async () => {
+    for (const body of ['{"csrf":"","decision":"approve"}', '{"a":']) {
+      const res = await fetch(`${service.url}/ui/consent`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        redirect: 'manual',
+      })
+      assert.equal(res.status, 303, body)
+      assert.equal(res.headers.get('location'), `/ui/login?return_to=${encodeURIComponent('/ui/consent')}`)
+    }
+  })
+
   it('refuses a consent page for anything but a valid third-party request', async () => {
     const jar = new CookieJar()
     await browser(service, partner, CALLBACK, { jar }).signIn({ scope: 'openid email' })

@@ -161,5 +161,18 @@ describe('idp sign-in pages', () => {
       (await anonymous.fetch(`${service.url}/ui/account/export`, form({ csrf: csrfOf(page) }))).status,
       401,
     )
+    // no session comes before a malformed body (issue 16, finding 6)
+    for (const body of ['{}', '{"a":'])
+      assert.equal(
+        (
+          await fetch(`${service.url}/ui/account/export`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body,
+          })
+        ).status,
+        401,
+        body,
+      )
   })
 })

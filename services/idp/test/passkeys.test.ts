@@ -51,6 +51,22 @@ describe('passkeys: what is refused', () => {
     assert.match(await res.text(), /Sign in with a passkey to remove your password/)
   })
 
+  it('refuses a post without a session before looking at its body (issue 16, finding 6)', async () => {
+    for (const body of ['{"csrf":-1}', '{"a":'])
+      for (const path of ['/ui/account/password/remove', '/ui/account/passkeys'])
+        assert.equal(
+          (
+            await fetch(`${service.url}${path}`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body,
+            })
+          ).status,
+          401,
+          `${path} ${body}`,
+        )
+  })
+
   it('refuses forged and malformed credentials, and posts without the page CSRF', async () => {
     const forged = JSON.stringify({
       id: 'AAAA',

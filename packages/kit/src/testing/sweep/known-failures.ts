@@ -12,43 +12,7 @@ export const KNOWN_FAILURES: Array<{
   problem: Failure['problem']
   finding: number
   note: string
-}> = [
-  {
-    service: 'idp',
-    op: 'POST /ui/consent',
-    problem: '400 before 401',
-    finding: 6,
-    note: 'the session (or bearer token) is checked in the handler, after the body or query is validated',
-  },
-  {
-    service: 'idp',
-    op: 'POST /ui/account/export',
-    problem: '400 before 401',
-    finding: 6,
-    note: 'the session (or bearer token) is checked in the handler, after the body or query is validated',
-  },
-  {
-    service: 'idp',
-    op: 'POST /ui/account/password/remove',
-    problem: '400 before 401',
-    finding: 6,
-    note: 'the session (or bearer token) is checked in the handler, after the body or query is validated',
-  },
-  {
-    service: 'idp',
-    op: 'GET /ui/activity/evidence/{…}.md',
-    problem: '400 before 401',
-    finding: 6,
-    note: 'the session (or bearer token) is checked in the handler, after the body or query is validated',
-  },
-  {
-    service: 'idp',
-    op: 'POST /credential',
-    problem: '400 before 401',
-    finding: 6,
-    note: 'the session (or bearer token) is checked in the handler, after the body or query is validated',
-  },
-]
+}> = []
 
 export function partition(failures: Failure[]) {
   const known = failures.filter((f) => KNOWN_FAILURES.some((k) => matches(k, f)))

@@ -1,7 +1,7 @@
 import { type App, AppError, html, type Sealer } from '@svc/kit'
 import { Type } from 'typebox'
-import { checkCsrf } from '../sessions/csrf.ts'
-import { currentSession, endSession } from '../sessions/service.ts'
+import { pageHooks, sessionOf } from '../sessions/pages.ts'
+import { endSession } from '../sessions/service.ts'
 import { sendMessage } from '../ui/layout.ts'
 import {
   type ChangeDeps,
@@ -14,7 +14,6 @@ import {
 import { exportKeyBackup, MIN_PASSPHRASE } from './key-backup.ts'
 import { MIN_PASSWORD } from './routes.ts'
 import { userByEmail } from './store.ts'
-import { idpError } from '../../errors.ts'
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]{2,}$/
 const CONFIRM_DELETE = 'delete my account'
@@ -60,16 +59,12 @@ export const changeForms = (csrf: string) =>
 /** Changes the signed-in user makes to the account; each one tells the clients (lifecycle webhooks). */
 export function accountChangeRoutes(app: App, deps: ChangeDeps & { origin: string; sealer: Sealer }) {
   const tags = ['pages']
-  const signedIn = async (request: Parameters<typeof currentSession>[1], csrf: string) => {
-    checkCsrf(request, csrf, deps.origin)
-    const session = await currentSession(deps.db, request)
-    if (!session) throw idpError('login_required', 'sign in to change your account')
-    return session
-  }
+  const signedIn = pageHooks(deps).form('sign in to change your account')
 
   app.post(
     '/ui/account/password',
     {
+      ...signedIn,
       schema: {
         summary: 'Change the password: other sessions end, refresh tokens die, clients are told',
         tags,
@@ -81,7 +76,7 @@ export function accountChangeRoutes(app: App, deps: ChangeDeps & { origin: strin
       },
     },
     async (request, reply) => {
-      const session = await signedIn(request, request.body.csrf)
+      const session = sessionOf(request)
       if (request.body.new_password.length < MIN_PASSWORD)
         return sendMessage(
           reply,
@@ -110,6 +105,7 @@ export function accountChangeRoutes(app: App, deps: ChangeDeps & { origin: strin
   app.post(
     '/ui/account/email',
     {
+      ...signedIn,
       schema: {
         summary: 'Change the address: a link goes to the new one, nothing changes until it is followed',
         tags,
@@ -117,7 +113,7 @@ export function accountChangeRoutes(app: App, deps: ChangeDeps & { origin: strin
       },
     },
     async (request, reply) => {
-      const session = await signedIn(request, request.body.csrf)
+      const session = sessionOf(request)
       const email = request.body.email.trim()
       if (!EMAIL.test(email))
         return sendMessage(reply, 400, 'Address not changed', 'Enter a valid email address.')
@@ -155,6 +151,7 @@ export function accountChangeRoutes(app: App, deps: ChangeDeps & { origin: strin
   app.post(
     '/ui/account/key-backup',
     {
+      ...signedIn,
       schema: {
         summary: 'Download the account’s did:key as a passphrase-encrypted JWE (receipted)',
         tags,
@@ -166,7 +163,7 @@ export function accountChangeRoutes(app: App, deps: ChangeDeps & { origin: strin
       },
     },
     async (request, reply) => {
-      const session = await signedIn(request, request.body.csrf)
+      const session = sessionOf(request)
       let backup: Awaited<ReturnType<typeof exportKeyBackup>>
       try {
         backup = await exportKeyBackup(deps, session, {
@@ -190,6 +187,7 @@ export function accountChangeRoutes(app: App, deps: ChangeDeps & { origin: strin
   app.post(
     '/ui/account/delete',
     {
+      ...signedIn,
       schema: {
         summary: 'Delete the account: clients are told, everything but an anonymous row goes',
         tags,
@@ -200,7 +198,7 @@ export function accountChangeRoutes(app: App, deps: ChangeDeps & { origin: strin
       },
     },
     async (request, reply) => {
-      const session = await signedIn(request, request.body.csrf)
+      const session = sessionOf(request)
       if (request.body.confirm.trim().toLowerCase() !== CONFIRM_DELETE)
         return sendMessage(reply, 400, 'Account not deleted', `Type “${CONFIRM_DELETE}” to confirm.`)
       const outcome = await deleteAccount(deps, session.user_id, { ip: request.ip })

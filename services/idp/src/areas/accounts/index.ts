@@ -5,6 +5,9 @@ import { accountRoutes } from './routes.ts'
 import { ensureDemoUser } from './service.ts'
 import { backfillUserKeys } from './store.ts'
 
+/** What other areas read or change of the accounts' tables: only through these. */
+export { recentEvents, removePassword, userById } from './store.ts'
+
 /** Accounts: sign-up, email verification, password reset, changes, export, deletion and holds. */
 export const accountsArea = defineArea({
   name: 'accounts',

@@ -7,7 +7,7 @@ import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
 import { page, sendMessage } from '../ui/layout.ts'
 import { type ChangeDeps, changePassword } from './changes.ts'
 import { createUser, recordEvent } from './service.ts'
-import { userByEmail } from './store.ts'
+import { markEmailVerified, userByEmail } from './store.ts'
 
 /** NIST SP 800-63B: length, not composition rules. */
 export const MIN_PASSWORD = 10
@@ -134,7 +134,7 @@ export function accountRoutes(
       const userId = await consumeEmailToken(db, request.query.token, 'verify_email')
       if (!userId)
         return sendMessage(reply, 400, 'Link not valid', 'This link has expired or was already used.')
-      await db.updateTable('users').set({ email_verified_at: new Date() }).where('id', '=', userId).execute()
+      await markEmailVerified(db, userId)
       await recordEvent(db, userId, 'email_verified', { ip: request.ip })
       return sendMessage(reply, 200, 'Email confirmed', 'Your address is confirmed. You can sign in.')
     },

@@ -54,6 +54,15 @@ export async function userById(db: IdpDb, id: string) {
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
+export async function markEmailVerified(db: IdpDb, id: string) {
+  await db.updateTable('users').set({ email_verified_at: new Date() }).where('id', '=', id).execute()
+}
+
+/** Passkeys only from now on (the passkeys area checks that the session proved one). */
+export async function removePassword(db: IdpDb, id: string) {
+  await db.updateTable('users').set({ password_hash: null }).where('id', '=', id).execute()
+}
+
 export async function insertUser(db: IdpDb, row: Omit<UserRow, 'created_at' | 'deleted_at' | 'disabled_at'>) {
   await db.insertInto('users').values(row).execute()
 }

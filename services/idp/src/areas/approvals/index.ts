@@ -2,6 +2,9 @@ import { defineArea } from '../../context.ts'
 import { approvalRoutes } from './routes.ts'
 import { startApprovalExpiry } from './service.ts'
 
+/** The approvals' reads other areas share: the user's pending and recent ones, with the client's name. */
+export { approvalsOf, pendingOf } from './store.ts'
+
 /** Agent approval requests (CIBA-like): asked by a client, decided by the user. */
 export const approvalsArea = defineArea({
   name: 'approvals',

@@ -5,8 +5,9 @@ import { authenticateClient } from '../../oauth/client-auth.ts'
 import { challenge } from '../../oauth/challenge.ts'
 import { ClientAuthFields } from '../../oauth/form.ts'
 import { type PresentedTokenDeps, userOfToken } from '../../oauth/presented-token.ts'
-import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
-import { currentSession } from '../sessions/service.ts'
+import { csrfToken } from '../sessions/csrf.ts'
+import { pageHooks, sessionOf } from '../sessions/pages.ts'
+import { clientById } from '../clients/index.ts'
 import { page, sendMessage } from '../ui/layout.ts'
 import { approvalPage } from './pages.ts'
 import { type ApprovalDeps, createApproval, decideApproval, pollApproval } from './service.ts'
@@ -97,24 +98,23 @@ export function approvalRoutes(app: App, deps: Deps) {
   )
 
   const Params = Type.Object({ id: Type.String({ maxLength: 100 }) })
+  const pages = pageHooks(deps)
   /** The approval, for the signed-in user it asks; undefined for anyone else. */
   const ownApproval = async (userId: string, id: string) => {
     const row = await approvalById(deps.db, id)
     if (!row || row.user_id !== userId) return undefined
-    const client = await deps.db
-      .selectFrom('clients')
-      .select('client_name')
-      .where('client_id', '=', row.client_id)
-      .executeTakeFirstOrThrow()
-    return { row, clientName: client.client_name }
+    const client = await clientById(deps.db, row.client_id)
+    return { row, clientName: client!.client_name }
   }
 
   app.get(
     '/ui/approvals/:id',
-    { schema: { summary: 'The page where the user answers an approval', tags: ['pages'], params: Params } },
+    {
+      ...pages.signedIn(),
+      schema: { summary: 'The page where the user answers an approval', tags: ['pages'], params: Params },
+    },
     async (request, reply) => {
-      const session = await currentSession(deps.db, request)
-      if (!session) return reply.redirect(`/ui/login?${new URLSearchParams({ return_to: request.url })}`, 303)
+      const session = sessionOf(request)
       const found = await ownApproval(session.user_id, request.params.id)
       if (!found) return sendMessage(reply, 404, 'Approval', 'There is no such request for you.')
       const csrf = csrfToken(request, reply, deps.secureCookies)
@@ -127,6 +127,7 @@ export function approvalRoutes(app: App, deps: Deps) {
   app.post(
     '/ui/approvals/:id',
     {
+      ...pages.form('sign in to answer this request'),
       schema: {
         summary: 'Approve or refuse',
         tags: ['pages'],
@@ -138,9 +139,7 @@ export function approvalRoutes(app: App, deps: Deps) {
       },
     },
     async (request, reply) => {
-      checkCsrf(request, request.body.csrf, deps.origin)
-      const session = await currentSession(deps.db, request)
-      if (!session) throw idpError('login_required', 'sign in to answer this request')
+      const session = sessionOf(request)
       const found = await ownApproval(session.user_id, request.params.id)
       if (!found) return sendMessage(reply, 404, 'Approval', 'There is no such request for you.')
       const decision = request.body.decision === 'approve' ? 'approved' : 'denied'

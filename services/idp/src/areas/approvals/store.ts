@@ -83,3 +83,21 @@ export async function pendingOf(db: IdpDb, userId: string) {
     .orderBy('approvals.created_at')
     .execute()
 }
+
+/** The user's latest approvals, answered or not, with the asking client's name (the evidence page). */
+export async function approvalsOf(db: IdpDb, userId: string) {
+  return db
+    .selectFrom('approvals')
+    .innerJoin('clients', 'clients.client_id', 'approvals.client_id')
+    .select([
+      'clients.client_name',
+      'approvals.action',
+      'approvals.status',
+      'approvals.receipt',
+      'approvals.created_at',
+    ])
+    .where('approvals.user_id', '=', userId)
+    .orderBy('approvals.created_at', 'desc')
+    .limit(20)
+    .execute()
+}

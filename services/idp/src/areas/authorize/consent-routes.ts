@@ -1,12 +1,11 @@
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import { type App, html } from '@svc/kit'
-import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import { withParams } from '../../oauth/redirect.ts'
 import { parseScope } from '../../oauth/scopes.ts'
-import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
-import { currentSession } from '../sessions/service.ts'
+import { csrfToken } from '../sessions/csrf.ts'
+import { pageHooks, sessionOf } from '../sessions/pages.ts'
 import { page, sendMessage } from '../ui/layout.ts'
 import { expandPushed } from '../par/service.ts'
 import { requestContext } from '../accounts/service.ts'
@@ -14,9 +13,8 @@ import type { LifecycleDeps } from '../lifecycle/service.ts'
 import { decideConsent, withdrawConsent } from './consent-service.ts'
 import { ceilingText } from '../tasks/pages.ts'
 import { parseTask } from '../tasks/service.ts'
-import { liveClients } from '../clients/store.ts'
+import { clientRow } from '../clients/index.ts'
 import { consentOf } from './consent-store.ts'
-import { idpError } from '../../errors.ts'
 
 export const DESCRIPTIONS: Record<string, string> = {
   openid: 'Know who you are (always shared)',
@@ -55,10 +53,7 @@ async function requestOf(db: IdpDb, returnTo: string | undefined) {
     if (!pushed) return undefined
     params = new URLSearchParams(pushed)
   }
-  const client = await liveClients(db)
-    .selectAll()
-    .where('client_id', '=', params.get('client_id') ?? '')
-    .executeTakeFirst()
+  const client = await clientRow(db, params.get('client_id') ?? '')
   const redirectUri = params.get('redirect_uri') ?? ''
   if (!client || client.first_party || !client.redirect_uris.includes(redirectUri)) return undefined
   const task = parseTask(Object.fromEntries(params))
@@ -77,12 +72,12 @@ export function consentRoutes(
   { db, receipts, lifecycle, issuer, origin, secureCookies }: ConsentOptions,
 ) {
   const tags = ['pages']
-  const signInFirst = (request: FastifyRequest, reply: FastifyReply) =>
-    reply.redirect(`/ui/login?${new URLSearchParams({ return_to: request.url })}`, 303)
+  const pages = pageHooks({ db, origin })
 
   app.get(
     '/ui/consent',
     {
+      ...pages.signedIn(),
       schema: {
         summary: 'The consent page',
         tags,
@@ -90,8 +85,7 @@ export function consentRoutes(
       },
     },
     async (request, reply) => {
-      const session = await currentSession(db, request)
-      if (!session) return signInFirst(request, reply)
+      const session = sessionOf(request)
       const asked = await requestOf(db, request.query.return_to)
       if (!asked) return sendMessage(reply, 400, 'Consent', 'This consent request is not valid.')
       const csrf = csrfToken(request, reply, secureCookies)
@@ -129,6 +123,7 @@ export function consentRoutes(
   app.post(
     '/ui/consent',
     {
+      ...pages.formSigningIn(),
       schema: {
         summary: 'Approve or deny, scope by scope',
         tags,
@@ -146,9 +141,7 @@ export function consentRoutes(
       },
     },
     async (request, reply) => {
-      checkCsrf(request, request.body.csrf, origin)
-      const session = await currentSession(db, request)
-      if (!session) return signInFirst(request, reply)
+      const session = sessionOf(request)
       const asked = await requestOf(db, request.body.return_to)
       if (!asked) return sendMessage(reply, 400, 'Consent', 'This consent request is not valid.')
       if (request.body.decision === 'deny')
@@ -170,6 +163,7 @@ export function consentRoutes(
   app.post(
     '/ui/account/consents/withdraw',
     {
+      ...pages.form('sign in to manage connected apps'),
       schema: {
         summary: 'Withdraw everything granted to a client: its consent and refresh tokens',
         tags,
@@ -180,9 +174,7 @@ export function consentRoutes(
       },
     },
     async (request, reply) => {
-      checkCsrf(request, request.body.csrf, origin)
-      const session = await currentSession(db, request)
-      if (!session) throw idpError('login_required', 'sign in to manage connected apps')
+      const session = sessionOf(request)
       if (
         !(await withdrawConsent(
           { db, receipts, lifecycle },

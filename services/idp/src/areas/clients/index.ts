@@ -2,6 +2,9 @@ import { defineArea } from '../../context.ts'
 import { clientRoutes } from './routes.ts'
 import { backfillClientKeys } from './service.ts'
 
+/** The clients' reads other areas share: a client's public columns, a live client's whole row. */
+export { clientById, clientRow } from './store.ts'
+
 /** OAuth clients: the management API and each client's did:key. */
 export const clientsArea = defineArea({
   name: 'clients',

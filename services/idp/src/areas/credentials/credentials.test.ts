@@ -389,6 +389,15 @@ describe('OpenID4VCI: credential offers, the pre-authorized code, nonces and the
     assert.match(missing.headers.get('www-authenticate')!, /^Bearer error="invalid_token"/)
     await refused(missing, 401, 'invalid_token')
     await refused(await credential('garbage', { credential_configuration_id: JWT_VC }), 401, 'invalid_token')
+    // the token before the body: a malformed body without a token is still 401 (issue 16, finding 6)
+    const unparsable = await fetch(`${service.url}/credential`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"a":',
+    })
+    assert.match(unparsable.headers.get('www-authenticate')!, /^Bearer error="invalid_token"/)
+    await refused(unparsable, 401, 'invalid_token')
+    await refused(await credential(undefined, { proofs: 'none', extra: 1 }), 401, 'invalid_token')
     // a client's own access token is for that client, not for the credential endpoint
     const created = await createClient(service, { redirect_uris: ['https://app.example.com/cb'] })
     const basic = Buffer.from(`${created.body.client_id}:${created.body.client_secret}`).toString('base64')

@@ -1,7 +1,7 @@
 import { type App, rateLimit } from '@svc/kit'
+import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { checkCsrf } from '../sessions/csrf.ts'
-import { currentSession } from '../sessions/service.ts'
+import { pageHooks, sessionOf } from '../sessions/pages.ts'
 import { sendPage } from '../ui/layout.ts'
 import { BATCH_SIZE, issuerMetadata } from './metadata.ts'
 import { issueNonce } from './nonce.ts'
@@ -40,6 +40,7 @@ export function credentialRoutes(
   },
 ) {
   const metadata = issuerMetadata(deps.issuer)
+  const tokens = new WeakMap<FastifyRequest, Awaited<ReturnType<typeof credentialToken>>>()
   app.get(
     '/.well-known/openid-credential-issuer',
     {
@@ -76,6 +77,11 @@ export function credentialRoutes(
   app.post(
     '/credential',
     {
+      // the access token (and its DPoP proof) before the body is parsed or validated (auth first)
+      onRequest: async (request, reply) => {
+        reply.header('cache-control', 'no-store')
+        tokens.set(request, await credentialToken(deps, request))
+      },
       attachValidation: true,
       schema: {
         summary:
@@ -84,9 +90,8 @@ export function credentialRoutes(
         body: CredentialRequest,
       },
     },
-    async (request, reply) => {
-      reply.header('cache-control', 'no-store')
-      const token = await credentialToken(deps, request)
+    async (request) => {
+      const token = tokens.get(request)!
       if (request.validationError)
         throw idpError('invalid_credential_request', request.validationError.message)
       return issueCredentials(deps, token, request.body ?? {})
@@ -96,6 +101,7 @@ export function credentialRoutes(
   app.post(
     '/ui/credentials/offer',
     {
+      ...pageHooks(deps).form('sign in to offer your credential'),
       schema: {
         summary:
           'Offer the signed-in user’s identity credential to a wallet (OpenID4VCI pre-authorized code)',
@@ -104,9 +110,7 @@ export function credentialRoutes(
       },
     },
     async (request, reply) => {
-      checkCsrf(request, request.body.csrf, deps.origin)
-      const session = await currentSession(deps.db, request)
-      if (!session) throw idpError('login_required', 'sign in to offer your credential')
+      const session = sessionOf(request)
       const offer = await createOffer(deps.db, {
         issuer: deps.issuer,
         userId: session.user_id,

@@ -3,8 +3,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { requestContext } from '../accounts/service.ts'
 import { DESCRIPTIONS } from '../authorize/consent-routes.ts'
-import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
-import { currentSession, type Session } from '../sessions/service.ts'
+import { csrfToken } from '../sessions/csrf.ts'
+import { pageHooks, sessionOf } from '../sessions/pages.ts'
+import type { Session } from '../sessions/service.ts'
 import { sendMessage, sendPage } from '../ui/layout.ts'
 import { answerDevice, type DeviceDeps, type PendingRequest, pendingRequest } from './service.ts'
 import { displayUserCode } from './user-code.ts'
@@ -59,9 +60,12 @@ const TOO_MANY = 'Too many codes were tried: wait a minute, then try again.'
 /** The user's side (RFC 8628 §3.3): sign in, enter or confirm the code, allow or deny. */
 export function devicePages(app: App, deps: PageDeps) {
   const tags = ['pages']
-  const signInFirst = (reply: FastifyReply, typed: string | undefined) => {
-    const back = typed ? `/device?${new URLSearchParams({ user_code: typed })}` : '/device'
-    return reply.redirect(`/ui/login?${new URLSearchParams({ return_to: back })}`, 303)
+  const pages = pageHooks(deps)
+  /** Sign in, then back to the code the user typed, if any. */
+  const signInFirst = (typed: unknown) => {
+    const back =
+      typeof typed === 'string' && typed ? `/device?${new URLSearchParams({ user_code: typed })}` : '/device'
+    return `/ui/login?${new URLSearchParams({ return_to: back })}`
   }
   /** The request a typed code names; 'throttled' once the account has looked up too many codes this minute. */
   const lookUp = async (request: FastifyRequest, reply: FastifyReply, session: Session, typed: string) => {
@@ -81,6 +85,7 @@ export function devicePages(app: App, deps: PageDeps) {
   app.get(
     '/device',
     {
+      ...pages.signedIn((request) => signInFirst((request.query as { user_code?: unknown }).user_code)),
       schema: {
         summary: 'The page where a user enters or confirms the code a device shows',
         tags,
@@ -89,8 +94,7 @@ export function devicePages(app: App, deps: PageDeps) {
     },
     async (request, reply) => {
       const typed = request.query.user_code
-      const session = await currentSession(deps.db, request)
-      if (!session) return signInFirst(reply, typed)
+      const session = sessionOf(request)
       if (!typed) return codeForm(reply, 200)
       const pending = await lookUp(request, reply, session, typed)
       if (pending === 'throttled') return codeForm(reply, 429, typed, TOO_MANY)
@@ -102,6 +106,9 @@ export function devicePages(app: App, deps: PageDeps) {
   app.post(
     '/device',
     {
+      ...pages.formSigningInWithBody((request) =>
+        signInFirst((request.body as { user_code?: unknown } | undefined)?.user_code),
+      ),
       schema: {
         summary: 'Allow or deny the device that shows this code',
         tags,
@@ -114,9 +121,7 @@ export function devicePages(app: App, deps: PageDeps) {
     },
     async (request, reply) => {
       const typed = request.body.user_code
-      checkCsrf(request, request.body.csrf, deps.origin)
-      const session = await currentSession(deps.db, request)
-      if (!session) return signInFirst(reply, typed)
+      const session = sessionOf(request)
       const pending = await lookUp(request, reply, session, typed)
       if (pending === 'throttled') return codeForm(reply, 429, typed, TOO_MANY)
       if (!pending) return codeForm(reply, 400, typed, WRONG_CODE)

@@ -5,7 +5,7 @@ import { evidenceRoutes } from './routes.ts'
 export const evidenceArea = defineArea({
   name: 'evidence',
   mount(app, ctx) {
-    evidenceRoutes(app, ctx.db)
+    evidenceRoutes(app, { db: ctx.db, origin: ctx.origin })
     return undefined
   },
 })

@@ -2,34 +2,20 @@ import type { App } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import { activityOf } from '../activity/service.ts'
-import { recentEvents, userById } from '../accounts/store.ts'
+import { recentEvents, userById } from '../accounts/index.ts'
+import { approvalsOf } from '../approvals/index.ts'
 import { consentsOf } from '../authorize/consent-store.ts'
-import { currentSession } from '../sessions/service.ts'
+import { pageHooks, sessionOf } from '../sessions/pages.ts'
 import { sendMessage } from '../ui/layout.ts'
 import { type Lang, renderEvidence } from './render.ts'
 
-async function approvalsOf(db: IdpDb, userId: string) {
-  return db
-    .selectFrom('approvals')
-    .innerJoin('clients', 'clients.client_id', 'approvals.client_id')
-    .select([
-      'clients.client_name',
-      'approvals.action',
-      'approvals.status',
-      'approvals.receipt',
-      'approvals.created_at',
-    ])
-    .where('approvals.user_id', '=', userId)
-    .orderBy('approvals.created_at', 'desc')
-    .limit(20)
-    .execute()
-}
-
 /** The signed-in user's evidence about the account, as Markdown (RFC 7763), in English, Arabic or both. */
-export function evidenceRoutes(app: App, db: IdpDb) {
+export function evidenceRoutes(app: App, { db, origin }: { db: IdpDb; origin: string }) {
+  const pages = pageHooks({ db, origin })
   app.get(
     '/ui/activity/evidence/:did.md',
     {
+      ...pages.signedIn(),
       schema: {
         summary: 'What is kept about the signed-in account, with ledger commitments, as Markdown',
         tags: ['pages'],
@@ -40,8 +26,7 @@ export function evidenceRoutes(app: App, db: IdpDb) {
       },
     },
     async (request, reply) => {
-      const session = await currentSession(db, request)
-      if (!session) return reply.redirect(`/ui/login?${new URLSearchParams({ return_to: request.url })}`, 303)
+      const session = sessionOf(request)
       const user = await userById(db, session.user_id)
       // only the account's own evidence: any other DID is not found
       if (!user?.did || user.did !== request.params.did)

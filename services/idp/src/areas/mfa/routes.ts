@@ -3,9 +3,9 @@ import { type App, html, type Kv, type Sealer } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import { recordEvent, requestContext } from '../accounts/service.ts'
-import { userById } from '../accounts/store.ts'
+import { userById } from '../accounts/index.ts'
 import { CsrfOnly, checkCsrf, csrfToken } from '../sessions/csrf.ts'
-import { currentSession } from '../sessions/service.ts'
+import { pageHooks, sessionOf } from '../sessions/pages.ts'
 import { sendPage } from '../ui/layout.ts'
 import { completeSignIn } from '../ui/sign-in.ts'
 import { endSecondFactor, failSecondFactor, pendingOf } from './pending.ts'
@@ -33,6 +33,8 @@ const Code = Type.Object({ csrf: Type.String({ maxLength: 100 }), code: Type.Str
 
 export function mfaRoutes(app: App, { db, receipts, kv, sealer, origin, secureCookies }: MfaOptions) {
   const tags = ['pages']
+  // a signed-out browser starts again from the sign-in page
+  const signedIn = pageHooks({ db, origin }).formSigningIn(() => '/ui/login')
   app.get(
     '/ui/mfa',
     { schema: { summary: 'The second-factor step of sign-in', tags } },
@@ -79,6 +81,7 @@ export function mfaRoutes(app: App, { db, receipts, kv, sealer, origin, secureCo
   app.post(
     '/ui/account/totp',
     {
+      ...signedIn,
       schema: {
         summary: 'Start setting up an authenticator app',
         tags,
@@ -86,9 +89,7 @@ export function mfaRoutes(app: App, { db, receipts, kv, sealer, origin, secureCo
       },
     },
     async (request, reply) => {
-      checkCsrf(request, request.body.csrf, origin)
-      const session = await currentSession(db, request)
-      if (!session) return reply.redirect('/ui/login', 303)
+      const session = sessionOf(request)
       const user = await userById(db, session.user_id)
       const { secret, uri } = await beginEnrolment(
         db,
@@ -111,11 +112,9 @@ export function mfaRoutes(app: App, { db, receipts, kv, sealer, origin, secureCo
 
   app.post(
     '/ui/account/totp/confirm',
-    { schema: { summary: 'Confirm the authenticator with its first code', tags, body: Code } },
+    { ...signedIn, schema: { summary: 'Confirm the authenticator with its first code', tags, body: Code } },
     async (request, reply) => {
-      checkCsrf(request, request.body.csrf, origin)
-      const session = await currentSession(db, request)
-      if (!session) return reply.redirect('/ui/login', 303)
+      const session = sessionOf(request)
       if (!(await verifyTotp(db, sealer, session.user_id, request.body.code, true)))
         return sendPage(
           reply,

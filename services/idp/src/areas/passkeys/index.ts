@@ -1,6 +1,9 @@
 import { defineArea } from '../../context.ts'
 import { passkeyRoutes } from './routes.ts'
 
+/** The passkeys' reads other areas share. */
+export { passkeysOf } from './store.ts'
+
 /** Passkeys (WebAuthn): registration and sign-in. */
 export const passkeysArea = defineArea({
   name: 'passkeys',

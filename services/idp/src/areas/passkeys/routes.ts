@@ -2,9 +2,9 @@ import { type App, html } from '@svc/kit'
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import { Type } from 'typebox'
 import { recordEvent, requestContext } from '../accounts/service.ts'
-import { userById } from '../accounts/store.ts'
+import { removePassword, userById } from '../accounts/index.ts'
 import { CsrfOnly, checkCsrf } from '../sessions/csrf.ts'
-import { currentSession } from '../sessions/service.ts'
+import { pageHooks, sessionOf } from '../sessions/pages.ts'
 import { safeReturnTo, sendMessage, sendPage } from '../ui/layout.ts'
 import { completeSignIn } from '../ui/sign-in.ts'
 import { PASSKEY_SCRIPT_PATH } from './pages.ts'
@@ -36,6 +36,7 @@ function parseCredential<T>(value: string): T {
 export function passkeyRoutes(app: App, options: PasskeyOptions) {
   const { db, receipts, origin, secureCookies } = options
   const tags = ['pages']
+  const pages = pageHooks(options)
 
   app.get(
     PASSKEY_SCRIPT_PATH,
@@ -81,6 +82,7 @@ export function passkeyRoutes(app: App, options: PasskeyOptions) {
   app.post(
     '/ui/account/passkeys',
     {
+      ...pages.form('sign in to add a passkey'),
       schema: {
         summary: 'Add a passkey to the signed-in account',
         tags,
@@ -88,9 +90,7 @@ export function passkeyRoutes(app: App, options: PasskeyOptions) {
       },
     },
     async (request, reply) => {
-      checkCsrf(request, request.body.csrf, origin)
-      const session = await currentSession(db, request)
-      if (!session) throw idpError('login_required', 'sign in to add a passkey')
+      const session = sessionOf(request)
       const added = await addPasskey(
         options,
         session.user_id,
@@ -105,6 +105,7 @@ export function passkeyRoutes(app: App, options: PasskeyOptions) {
   app.post(
     '/ui/account/passkeys/delete',
     {
+      ...pages.form('sign in to remove a passkey'),
       schema: {
         summary: 'Remove a passkey from the signed-in account',
         tags,
@@ -112,9 +113,7 @@ export function passkeyRoutes(app: App, options: PasskeyOptions) {
       },
     },
     async (request, reply) => {
-      checkCsrf(request, request.body.csrf, origin)
-      const session = await currentSession(db, request)
-      if (!session) throw idpError('login_required', 'sign in to remove a passkey')
+      const session = sessionOf(request)
       const user = await userById(db, session.user_id)
       const passkeys = await passkeysOf(db, session.user_id)
       if (!passkeys.some((p) => p.id === request.body.id))
@@ -131,6 +130,7 @@ export function passkeyRoutes(app: App, options: PasskeyOptions) {
   app.post(
     '/ui/account/password/remove',
     {
+      ...pages.form('sign in to remove your password'),
       schema: {
         summary: 'Remove the password: only from a session signed in with a passkey',
         tags,
@@ -138,9 +138,7 @@ export function passkeyRoutes(app: App, options: PasskeyOptions) {
       },
     },
     async (request, reply) => {
-      checkCsrf(request, request.body.csrf, origin)
-      const session = await currentSession(db, request)
-      if (!session) throw idpError('login_required', 'sign in to remove your password')
+      const session = sessionOf(request)
       if (!session.amr.includes('webauthn') || !(await hasPasskey(db, session.user_id)))
         return sendPage(
           reply,
@@ -149,7 +147,7 @@ export function passkeyRoutes(app: App, options: PasskeyOptions) {
           html`<h1>Password</h1>
             <p>Sign in with a passkey to remove your password: it proves you can sign in without it.</p>`,
         )
-      await db.updateTable('users').set({ password_hash: null }).where('id', '=', session.user_id).execute()
+      await removePassword(db, session.user_id)
       await recordEvent(db, session.user_id, 'password_removed', requestContext(request))
       return reply.redirect('/ui/account', 303)
     },

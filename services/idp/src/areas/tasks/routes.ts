@@ -1,17 +1,16 @@
 import { type App } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
-import { checkCsrf } from '../sessions/csrf.ts'
-import { currentSession } from '../sessions/service.ts'
+import { pageHooks, sessionOf } from '../sessions/pages.ts'
 import { sendMessage } from '../ui/layout.ts'
 import { endTask } from './store.ts'
-import { idpError } from '../../errors.ts'
 
 /** The user ends a task grant: its next token request is refused, and its tokens stop working. */
 export function taskRoutes(app: App, { db, origin }: { db: IdpDb; origin: string }) {
   app.post(
     '/ui/account/tasks/end',
     {
+      ...pageHooks({ db, origin }).form('sign in to manage your task grants'),
       schema: {
         summary: 'End one of the signed-in user’s task grants',
         tags: ['pages'],
@@ -22,9 +21,7 @@ export function taskRoutes(app: App, { db, origin }: { db: IdpDb; origin: string
       },
     },
     async (request, reply) => {
-      checkCsrf(request, request.body.csrf, origin)
-      const session = await currentSession(db, request)
-      if (!session) throw idpError('login_required', 'sign in to manage your task grants')
+      const session = sessionOf(request)
       if (!(await endTask(db, session.user_id, request.body.task_id)))
         return sendMessage(reply, 404, 'Tasks', 'You have no such task grant running.')
       return reply.redirect('/ui/account', 303)

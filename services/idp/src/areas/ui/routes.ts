@@ -6,24 +6,24 @@ import { exportAccount } from '../accounts/export.ts'
 import { beginSecondFactor } from '../mfa/pending.ts'
 import { hasTotp } from '../mfa/totp.ts'
 import { authenticate, recordEvent, requestContext } from '../accounts/service.ts'
-import { recentEvents, userById } from '../accounts/store.ts'
+import { recentEvents, userById } from '../accounts/index.ts'
 import { consentsOf } from '../authorize/consent-store.ts'
 import { PASSKEY_SCRIPT_PATH, passkeySection, passkeySignInForm } from '../passkeys/pages.ts'
 import { type RelyingParty, registrationOptions, signInOptions } from '../passkeys/service.ts'
-import { passkeysOf } from '../passkeys/store.ts'
+import { passkeysOf } from '../passkeys/index.ts'
 import { changeForms } from '../accounts/change-routes.ts'
 import { activitySection } from '../activity/pages.ts'
 import { activityOf } from '../activity/service.ts'
 import { pendingSection } from '../approvals/pages.ts'
-import { pendingOf } from '../approvals/store.ts'
+import { pendingOf } from '../approvals/index.ts'
 import { taskSection } from '../tasks/pages.ts'
 import { offerSection } from '../credentials/pages.ts'
-import { liveTasksOf } from '../tasks/store.ts'
+import { liveTasksOf } from '../tasks/index.ts'
 import { CsrfOnly, checkCsrf, csrfToken } from '../sessions/csrf.ts'
+import { pageHooks, sessionOf } from '../sessions/pages.ts'
 import { currentSession, endSession } from '../sessions/service.ts'
 import { page, safeReturnTo, signedOut } from './layout.ts'
 import { completeSignIn } from './sign-in.ts'
-import { idpError } from '../../errors.ts'
 
 interface UiOptions {
   db: IdpDb
@@ -81,6 +81,7 @@ const loginForm = (
 
 export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies, onSessionEnd }: UiOptions) {
   const tags = ['pages']
+  const pages = pageHooks({ db, origin })
   app.get(
     '/ui/login',
     {
@@ -156,10 +157,12 @@ export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies
 
   app.get(
     '/ui/account',
-    { schema: { summary: 'The account page: who is signed in, and recent security activity', tags } },
+    {
+      ...pages.signedIn(() => `/ui/login?return_to=${encodeURIComponent('/ui/account')}`),
+      schema: { summary: 'The account page: who is signed in, and recent security activity', tags },
+    },
     async (request, reply) => {
-      const session = await currentSession(db, request)
-      if (!session) return reply.redirect(`/ui/login?return_to=${encodeURIComponent('/ui/account')}`, 303)
+      const session = sessionOf(request)
       const user = await userById(db, session.user_id)
       const events = await recentEvents(db, session.user_id)
       const apps = await consentsOf(db, session.user_id)
@@ -230,6 +233,7 @@ export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies
   app.post(
     '/ui/account/export',
     {
+      ...pages.form('sign in to export your account'),
       schema: {
         summary: 'Download everything kept about the signed-in account, as JSON',
         tags,
@@ -237,9 +241,7 @@ export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies
       },
     },
     async (request, reply) => {
-      checkCsrf(request, request.body.csrf, origin)
-      const session = await currentSession(db, request)
-      if (!session) throw idpError('login_required', 'sign in to export your account')
+      const session = sessionOf(request)
       const data = await exportAccount(db, session.user_id)
       await recordEvent(db, session.user_id, 'account_exported', requestContext(request))
       return reply
