@@ -56,14 +56,14 @@ export type EngagementRow = Selectable<RentalTables['engagements']>
 export type EscrowRow = Selectable<RentalTables['escrows']>
 
 /** The client's engagement, or undefined (another client's is not found either). */
-export const engagementOf = (db: RentalDb, subject: string, id: string, lock = false) =>
-  rowById(db, 'engagements', id, { match: { org_id: subject }, lock })
+export const engagementOf = (db: RentalDb, orgId: string, id: string, lock = false) =>
+  rowById(db, 'engagements', id, { match: { org_id: orgId }, lock })
 
-export const engagementsOf = (db: RentalDb, subject: string, limit: number, offset: number) =>
+export const engagementsOf = (db: RentalDb, orgId: string, limit: number, offset: number) =>
   db
     .selectFrom('engagements')
     .selectAll()
-    .where('org_id', '=', subject)
+    .where('org_id', '=', orgId)
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(limit)
@@ -89,23 +89,23 @@ export async function activateEngagement(trx: RentalDb, id: string, signature: s
 }
 
 /** The client's engagements with the agent, oldest first. */
-export const engagementsWith = (db: RentalDb, subject: string, did: string) =>
+export const engagementsWith = (db: RentalDb, orgId: string, did: string) =>
   db
     .selectFrom('engagements')
     .selectAll()
-    .where('org_id', '=', subject)
+    .where('org_id', '=', orgId)
     .where('agent_did', '=', did)
     .orderBy('created_at')
     .orderBy('id')
     .execute()
 
 /** The client DID of the client's latest engagement with the agent. */
-export const latestClientDid = async (db: RentalDb, subject: string, did: string) =>
+export const latestClientDid = async (db: RentalDb, orgId: string, did: string) =>
   (
     await db
       .selectFrom('engagements')
       .select('client_did')
-      .where('org_id', '=', subject)
+      .where('org_id', '=', orgId)
       .where('agent_did', '=', did)
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
@@ -134,13 +134,13 @@ export const escrowByHash = (db: RentalDb, engagementId: string, hash: string, l
 export const escrowOfTask = (db: RentalDb, taskId: string) =>
   db.selectFrom('escrows').selectAll().where('task_id', '=', taskId).executeTakeFirst()
 
-export async function insertEscrow(trx: RentalDb, subject: string, body: EscrowBody) {
+export async function insertEscrow(trx: RentalDb, orgId: string, body: EscrowBody) {
   await trx
     .insertInto('escrows')
     .values({
       id: body.escrow_id,
       engagement_id: body.engagement_id,
-      org_id: subject,
+      org_id: orgId,
       task_id: body.task_id,
       amount_fils: body.amount_fils,
       body: JSON.stringify(body),
@@ -201,49 +201,49 @@ export async function markReleased(
 }
 
 /** The client's released escrows with the agent that carry a receipt. */
-export const releasesWith = (db: RentalDb, subject: string, did: string) =>
+export const releasesWith = (db: RentalDb, orgId: string, did: string) =>
   db
     .selectFrom('escrows')
     .innerJoin('engagements', 'engagements.id', 'escrows.engagement_id')
     .select(['escrows.id', 'escrows.task_id', 'escrows.release_receipt_id'])
-    .where('escrows.org_id', '=', subject)
-    .where('engagements.org_id', '=', subject)
+    .where('escrows.org_id', '=', orgId)
+    .where('engagements.org_id', '=', orgId)
     .where('engagements.agent_did', '=', did)
     .where('escrows.release_receipt_id', 'is not', null)
     .execute()
 
-export const isRevoked = async (db: RentalDb, subject: string, agentDid: string) =>
+export const isRevoked = async (db: RentalDb, orgId: string, agentDid: string) =>
   Boolean(
     await db
       .selectFrom('agent_revocations')
       .select('agent_did')
-      .where('org_id', '=', subject)
+      .where('org_id', '=', orgId)
       .where('agent_did', '=', agentDid)
       .executeTakeFirst(),
   )
 
 /** Records a client's revocation of an agent (the revoke route and tests use it). */
-export async function revokeAgent(db: RentalDb, subject: string, agentDid: string, reason: string) {
+export async function revokeAgent(db: RentalDb, orgId: string, agentDid: string, reason: string) {
   await db
     .insertInto('agent_revocations')
-    .values({ org_id: subject, agent_did: agentDid, reason })
+    .values({ org_id: orgId, agent_did: agentDid, reason })
     .onConflict((oc) => oc.columns(['org_id', 'agent_did']).doNothing())
     .execute()
 }
 
 /** Inserts the revocation; undefined when the client had already revoked the agent. */
-export const insertRevocation = (db: RentalDb, subject: string, did: string, reason: string, at: Date) =>
+export const insertRevocation = (db: RentalDb, orgId: string, did: string, reason: string, at: Date) =>
   db
     .insertInto('agent_revocations')
-    .values({ org_id: subject, agent_did: did, reason, revoked_at: at })
+    .values({ org_id: orgId, agent_did: did, reason, revoked_at: at })
     .onConflict((oc) => oc.columns(['org_id', 'agent_did']).doNothing())
     .returning(['revoked_at'])
     .executeTakeFirst()
 
-export const revocationOf = (db: RentalDb, subject: string, did: string) =>
+export const revocationOf = (db: RentalDb, orgId: string, did: string) =>
   db
     .selectFrom('agent_revocations')
     .selectAll()
-    .where('org_id', '=', subject)
+    .where('org_id', '=', orgId)
     .where('agent_did', '=', did)
     .executeTakeFirst()
