@@ -220,6 +220,35 @@ describe('rental: client organizations, members and roles', () => {
     assert.equal(widened.status, 200)
   })
 
+  it('two owners demoting or removing each other at once: one of them stays owner, never a 5XX', async () => {
+    for (const change of ['demote', 'remove'] as const) {
+      const lee = await stack.signInWith(`lee-${change}@example.test`)
+      const invited = await stack.call(lee, 'POST', '/api/org/members', {
+        email: `mo-${change}@example.test`,
+        role: 'owner',
+      })
+      assert.equal(invited.status, 201, invited.text)
+      const mo = await stack.signInWith(`mo-${change}@example.test`)
+      assert.equal(mo.me.organization.role, 'owner')
+      const act = (who: Client, target: Client) =>
+        change === 'demote'
+          ? stack.call(who, 'POST', `/api/org/members/${target.me.organization.member_id}/role`, {
+              role: 'viewer',
+            })
+          : stack.call(who, 'DELETE', `/api/org/members/${target.me.organization.member_id}`)
+      const answers = await Promise.all([act(lee, mo), act(mo, lee)])
+      const statuses = answers.map((a) => a.status).sort()
+      assert.ok(
+        statuses.every((s) => s < 500),
+        `${change}: ${answers.map((a) => a.text).join(' | ')}`,
+      )
+      const left = (
+        await Promise.all([lee, mo].map((who) => stack.call(who, 'GET', '/api/org/members')))
+      ).find((a) => a.status === 200)!.body.members as Member[]
+      assert.equal(left.filter((m) => m.role === 'owner').length, 1, `${change}: ${JSON.stringify(statuses)}`)
+    }
+  })
+
   it('refuses bad member requests with 4XX and changes nothing', async () => {
     const before = await members(owner)
     const cases: Array<[string, string, unknown, number, string]> = [

@@ -11,6 +11,7 @@ import {
   insertOrg,
   invitationFor,
   joinInvitation,
+  lockOrg,
   memberOf,
   membersOf,
   membershipBySubject,
@@ -102,6 +103,7 @@ async function checkRole(db: RentalDb, actor: Membership, role: string) {
 export async function invite(db: RentalDb, actor: Membership, input: { email: string; role: string }) {
   await checkRole(db, actor, input.role)
   return inTransaction(db, async (trx) => {
+    await lockOrg(trx, actor.orgId)
     if (await emailTaken(trx, actor.orgId, input.email))
       throw rentalError('already_member', `${input.email} is already invited or a member`)
     try {
@@ -137,6 +139,7 @@ async function keepAnOwner(trx: RentalDb, row: MemberRow) {
 
 export async function removeMember(db: RentalDb, actor: Membership, id: string) {
   return inTransaction(db, async (trx) => {
+    await lockOrg(trx, actor.orgId)
     const row = await memberOf(trx, actor.orgId, id, true)
     if (!row) throw memberNotFound(id)
     if (row.role === 'owner' && !actor.permissions.includes('members:owners')) throw refuse('members:owners')
@@ -148,6 +151,7 @@ export async function removeMember(db: RentalDb, actor: Membership, id: string) 
 
 export async function changeRole(db: RentalDb, actor: Membership, id: string, role: string) {
   return inTransaction(db, async (trx) => {
+    await lockOrg(trx, actor.orgId)
     const row = await memberOf(trx, actor.orgId, id, true)
     if (!row) throw memberNotFound(id)
     await checkRole(trx, actor, role)

@@ -51,6 +51,11 @@ export const joinInvitation = (db: RentalDb, id: string, subject: string, at: Da
     .where('subject', 'is', null)
     .executeTakeFirst()
 
+/** Locks the organization: its member changes happen one at a time (the last-owner rule holds under races). */
+export async function lockOrg(db: RentalDb, orgId: string) {
+  await db.selectFrom('orgs').select('id').where('id', '=', orgId).forUpdate().executeTakeFirst()
+}
+
 export async function insertOrg(db: RentalDb, org: { id: string; name: string }) {
   await db.insertInto('orgs').values(org).execute()
 }
