@@ -59,10 +59,4 @@ export default tseslint.config(
     files: ['services/*/test/**/*.ts', 'services/*/src/**/*.test.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [otherServicesInTests] }] },
   },
-  // The idp is being restructured into areas by another change (issue 15): until it lands, its
-  // cross-area store imports are reported, not refused. Remove this block when it has.
-  {
-    files: ['services/idp/src/areas/**/*.ts'],
-    rules: { 'no-restricted-imports': ['warn', { patterns: [otherServices, otherAreasInternals] }] },
-  },
 )

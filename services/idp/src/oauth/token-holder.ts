@@ -1,8 +1,9 @@
 import type { IdpDb } from '../db.ts'
-import { userById } from '../areas/accounts/store.ts'
-import { consentOf } from '../areas/authorize/consent-store.ts'
-import { liveClients } from '../areas/clients/store.ts'
-import { taskById } from '../areas/tasks/store.ts'
+import { accountsService } from '../areas/accounts/service.ts'
+import { authorizeService } from '../areas/authorize/service.ts'
+import { clientsService } from '../areas/clients/service.ts'
+import { sessionsService } from '../areas/sessions/index.ts'
+import { tasksService } from '../areas/tasks/service.ts'
 
 type Actor = { sub?: unknown; act?: Actor }
 
@@ -23,24 +24,15 @@ function authorizedClient(payload: Record<string, unknown>) {
 export async function tokenHolder(db: IdpDb, payload: Record<string, unknown>) {
   const clientId = authorizedClient(payload)
   if (typeof payload.sid !== 'string' || typeof clientId !== 'string') return undefined
-  const session = await db
-    .selectFrom('sessions')
-    .select('user_id')
-    .where('sid', '=', payload.sid)
-    .where('ended_at', 'is', null)
-    .where('expires_at', '>', new Date())
-    .executeTakeFirst()
-  const client = await liveClients(db)
-    .select(['client_id', 'first_party', 'organization_id'])
-    .where('client_id', '=', clientId)
-    .executeTakeFirst()
-  const user = session && client ? await userById(db, session.user_id) : undefined
+  const session = await sessionsService.liveUserOf(db, payload.sid)
+  const client = await clientsService.live(db, clientId, ['client_id', 'first_party', 'organization_id'])
+  const user = session && client ? await accountsService.byId(db, session.user_id) : undefined
   if (!user || !client || user.disabled_at) return undefined
   // a token under a task grant the user ended stops with it
   const taskId = (payload.tsk as { id?: unknown } | undefined)?.id
-  if (typeof taskId === 'string' && (await taskById(db, taskId))?.ended_at) return undefined
+  if (typeof taskId === 'string' && (await tasksService.byId(db, taskId))?.ended_at) return undefined
   if (client.first_party) return { user, client, consent: undefined }
-  const consent = await consentOf(db, user.id, client.client_id)
+  const consent = await authorizeService.consentOf(db, user.id, client.client_id)
   if (!consent.granted_at) return undefined
   return { user, client, consent }
 }

@@ -3,14 +3,27 @@ import { AppError } from '@svc/kit'
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import { type IdpDb, inTransaction } from '../../db.ts'
 import type { Mailer } from '../email/mailer.ts'
-import { announce, type LifecycleDeps } from '../lifecycle/service.ts'
-import { clientsKnowing } from '../lifecycle/store.ts'
+import { authorizeService } from '../authorize/service.ts'
+import { announce, clientsKnowing, type LifecycleDeps } from '../lifecycle/service.ts'
+import { mfaService } from '../mfa/service.ts'
+import { orgsService } from '../orgs/service.ts'
+import { passkeysService } from '../passkeys/service.ts'
+import { sessionsService } from '../sessions/index.ts'
 import { emit, type SignalDeps } from '../signals/service.ts'
-import { revokeUserFamilies } from '../token/store.ts'
+import { tokenService } from '../token/service.ts'
 import { hashPassword, verifyPassword } from './passwords.ts'
 import { holdFor, markDeletionRequested } from './retention-store.ts'
 import { recordEvent } from './service.ts'
-import { userByEmail, userById } from './store.ts'
+import {
+  disableUser,
+  eraseUser,
+  insertEmailChange,
+  setPasswordHash,
+  setVerifiedEmail,
+  useEmailChange,
+  userByEmail,
+  userById,
+} from './store.ts'
 import { idpError } from '../../errors.ts'
 
 const EMAIL_CHANGE_TTL_MS = 24 * 3600_000
@@ -27,14 +40,8 @@ export interface ChangeDeps {
 
 /** Ends the user's sessions (all, or all but `keep`) and every refresh family: old credentials open nothing. */
 async function signOutEverywhere(trx: IdpDb, userId: string, keep?: string) {
-  let sessions = trx
-    .updateTable('sessions')
-    .set({ ended_at: new Date() })
-    .where('user_id', '=', userId)
-    .where('ended_at', 'is', null)
-  if (keep) sessions = sessions.where('sid', '!=', keep)
-  await sessions.execute()
-  await revokeUserFamilies(trx, userId)
+  await sessionsService.endAllOf(trx, userId, keep)
+  await tokenService.revokeUserFamilies(trx, userId)
 }
 
 /**
@@ -50,7 +57,7 @@ export async function changePassword(
 ) {
   const passwordHash = await hashPassword(password)
   await inTransaction(deps.db, async (trx) => {
-    await trx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute()
+    await setPasswordHash(trx, userId, passwordHash)
     await signOutEverywhere(trx, userId, context.keepSid)
     await recordEvent(trx, userId, via === 'reset' ? 'password_reset' : 'password_changed', {
       ip: context.ip,
@@ -73,15 +80,12 @@ export async function checkCurrentPassword(db: IdpDb, userId: string, password: 
 export async function requestEmailChange(deps: ChangeDeps, userId: string, email: string) {
   const token = randomBytes(32).toString('base64url')
   await inTransaction(deps.db, async (trx) => {
-    await trx
-      .insertInto('email_changes')
-      .values({
-        token_hash: digest(token),
-        user_id: userId,
-        new_email: email,
-        expires_at: new Date(Date.now() + EMAIL_CHANGE_TTL_MS),
-      })
-      .execute()
+    await insertEmailChange(trx, {
+      token_hash: digest(token),
+      user_id: userId,
+      new_email: email,
+      expires_at: new Date(Date.now() + EMAIL_CHANGE_TTL_MS),
+    })
     await deps.mailer.send(trx, {
       to: email,
       subject: 'Confirm your new email address',
@@ -93,23 +97,12 @@ export async function requestEmailChange(deps: ChangeDeps, userId: string, email
 /** Follows the link: the address changes, verified, and the clients are told `user.email_changed`. */
 export async function confirmEmailChange(deps: ChangeDeps, token: string) {
   return inTransaction(deps.db, async (trx) => {
-    const change = await trx
-      .updateTable('email_changes')
-      .set({ used_at: new Date() })
-      .where('token_hash', '=', digest(token))
-      .where('used_at', 'is', null)
-      .where('expires_at', '>', new Date())
-      .returning(['user_id', 'new_email'])
-      .executeTakeFirst()
+    const change = await useEmailChange(trx, digest(token))
     if (!change) throw idpError('invalid_request', 'this link has expired or was already used')
     const owner = await userByEmail(trx, change.new_email)
     if (owner && owner.id !== change.user_id)
       throw new AppError(409, 'invalid_request', 'another account uses this address now')
-    await trx
-      .updateTable('users')
-      .set({ email: change.new_email, email_verified_at: new Date() })
-      .where('id', '=', change.user_id)
-      .execute()
+    await setVerifiedEmail(trx, change.user_id, change.new_email)
     await recordEvent(trx, change.user_id, 'email_changed', {})
     const claims = { email: change.new_email, email_verified: true }
     await announce(deps.lifecycle, trx, change.user_id, 'user.email_changed', claims)
@@ -144,12 +137,7 @@ export async function deleteAccount(
     const user = (await userById(trx, userId))!
     if (await holdFor(trx, userId)) {
       await signOutEverywhere(trx, userId)
-      await trx
-        .updateTable('users')
-        .set({ disabled_at: new Date() })
-        .where('id', '=', userId)
-        .where('disabled_at', 'is', null)
-        .execute()
+      await disableUser(trx, userId)
       await markDeletionRequested(trx, userId)
       await recordEvent(trx, userId, 'account_closed_under_hold', context)
       await deps.receipts.record(trx, {
@@ -162,19 +150,12 @@ export async function deleteAccount(
     await announce(deps.lifecycle, trx, userId, 'user.deleted')
     await emit(deps.signals, trx, userId, 'account-purged', await clientsKnowing(trx, userId))
     await signOutEverywhere(trx, userId)
-    for (const table of ['consents', 'passkeys', 'totp_credentials', 'org_members', 'known_devices'] as const)
-      await trx.deleteFrom(table).where('user_id', '=', userId).execute()
-    await trx
-      .updateTable('users')
-      .set({
-        email: `deleted-${userId}@invalid`,
-        email_verified_at: null,
-        name: null,
-        password_hash: null,
-        deleted_at: new Date(),
-      })
-      .where('id', '=', userId)
-      .execute()
+    await authorizeService.forgetUser(trx, userId)
+    await passkeysService.forgetUser(trx, userId)
+    await mfaService.forgetUser(trx, userId)
+    await orgsService.forgetMember(trx, userId)
+    await sessionsService.forgetDevicesOf(trx, userId)
+    await eraseUser(trx, userId)
     await recordEvent(trx, userId, 'account_deleted', context)
     await deps.receipts.record(trx, {
       type: 'data.retention.deleted',

@@ -1,43 +1,33 @@
 import type { IdpDb } from '../../db.ts'
+import { authorizeService } from '../authorize/service.ts'
+import { clientsService } from '../clients/service.ts'
+import { sessionsService } from '../sessions/index.ts'
+import { tasksService } from '../tasks/service.ts'
+import { eventsToExport, userById } from './store.ts'
+
+/** The account's consents, each with its client's name. */
+async function consentsWithNames(db: IdpDb, userId: string) {
+  const consents = await authorizeService.consentsToExport(db, userId)
+  const ids = consents.map((consent) => consent.client_id)
+  const names = new Map(
+    (await clientsService.anyAmong(db, ids, ['client_id', 'client_name'])).map((c) => [
+      c.client_id,
+      c.client_name,
+    ]),
+  )
+  return consents.flatMap(({ client_id, granted, updated_at }) =>
+    names.has(client_id) ? [{ client_id, client_name: names.get(client_id)!, granted, updated_at }] : [],
+  )
+}
 
 /** Everything the idp keeps about an account, for the user to take away (never a password hash or a token). */
 export async function exportAccount(db: IdpDb, userId: string) {
-  const user = await db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirstOrThrow()
-  const sessions = await db
-    .selectFrom('sessions')
-    .select(['sid', 'amr', 'acr', 'auth_time', 'created_at', 'expires_at', 'ended_at', 'ip', 'user_agent'])
-    .where('user_id', '=', userId)
-    .orderBy('created_at')
-    .execute()
-  const events = await db
-    .selectFrom('security_events')
-    .select(['type', 'ip', 'user_agent', 'created_at'])
-    .where('user_id', '=', userId)
-    .orderBy('created_at')
-    .execute()
-  const consents = await db
-    .selectFrom('consents')
-    .innerJoin('clients', 'clients.client_id', 'consents.client_id')
-    .select(['consents.client_id', 'clients.client_name', 'consents.granted', 'consents.updated_at'])
-    .where('consents.user_id', '=', userId)
-    .execute()
-  const taskGrants = await db
-    .selectFrom('task_grants')
-    .select([
-      'id',
-      'client_id',
-      'purpose',
-      'max_uses',
-      'uses',
-      'ceiling',
-      'resource',
-      'created_at',
-      'expires_at',
-      'ended_at',
-    ])
-    .where('user_id', '=', userId)
-    .orderBy('created_at')
-    .execute()
+  const user = await userById(db, userId)
+  if (!user) throw new Error(`no account ${userId} to export`)
+  const sessions = await sessionsService.toExport(db, userId)
+  const events = await eventsToExport(db, userId)
+  const consents = await consentsWithNames(db, userId)
+  const taskGrants = await tasksService.allOf(db, userId)
   return {
     format: 'svc-account-export/v1',
     exported_at: new Date().toISOString(),

@@ -3,7 +3,16 @@ import type { Sealer } from '@svc/kit'
 import type { IdpDb } from '../../db.ts'
 import { newUserKey } from '../identity/service.ts'
 import { hashPassword, verifyPassword } from './passwords.ts'
-import { insertEvent, insertUser, userByEmail } from './store.ts'
+import {
+  insertEvent,
+  insertUser,
+  liveAccount,
+  namesOf,
+  setDisabledAt,
+  userByEmail,
+  userById,
+  userIdByDid,
+} from './store.ts'
 
 export const DEMO_EMAIL = 'demo@svc.local'
 
@@ -59,3 +68,20 @@ export const requestContext = (request: { ip: string; headers: Record<string, un
   ip: request.ip,
   ...(typeof request.headers['user-agent'] === 'string' ? { userAgent: request.headers['user-agent'] } : {}),
 })
+
+export type { UserRow } from './store.ts'
+
+/** What other areas may ask of accounts (in the caller's db or transaction). */
+export const accountsService = {
+  byId: userById,
+  /** The address and name of each of these accounts. */
+  namesOf,
+  /** A live account (neither deleted nor disabled), by id or by DID. */
+  live: liveAccount,
+  /** By address, whatever its case. */
+  byEmail: userByEmail,
+  /** The id of the account whose did:key this is (deleted or not), or undefined. */
+  idByDid: userIdByDid,
+  /** Sets or clears the admin's disabled mark on a live account; answers the row, or undefined. */
+  setDisabledAt,
+}

@@ -88,3 +88,101 @@ export async function backfillUserKeys(db: IdpDb, sealer: Sealer): Promise<void>
   for (const { id } of missing)
     await db.updateTable('users').set(newUserKey(sealer, id)).where('id', '=', id).execute()
 }
+
+/** Sets or clears an account's disabled mark (not a deleted one); answers the admin's view of it. */
+export async function setDisabledAt(db: IdpDb, userId: string, disabledAt: Date | null) {
+  return db
+    .updateTable('users')
+    .set({ disabled_at: disabledAt })
+    .where('id', '=', userId)
+    .where('deleted_at', 'is', null)
+    .returning(['id', 'email', 'disabled_at', 'deleted_at', 'created_at'])
+    .executeTakeFirst()
+}
+
+/** Disables an account not yet disabled (closed under a hold). */
+export async function disableUser(db: IdpDb, userId: string) {
+  await db
+    .updateTable('users')
+    .set({ disabled_at: new Date() })
+    .where('id', '=', userId)
+    .where('disabled_at', 'is', null)
+    .execute()
+}
+
+export async function setPasswordHash(db: IdpDb, userId: string, passwordHash: string) {
+  await db.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute()
+}
+
+export async function setVerifiedEmail(db: IdpDb, userId: string, email: string) {
+  await db
+    .updateTable('users')
+    .set({ email, email_verified_at: new Date() })
+    .where('id', '=', userId)
+    .execute()
+}
+
+/** What is left of a deleted account: its id (codes and receipts name it). */
+export async function eraseUser(db: IdpDb, userId: string) {
+  await db
+    .updateTable('users')
+    .set({
+      email: `deleted-${userId}@invalid`,
+      email_verified_at: null,
+      name: null,
+      password_hash: null,
+      deleted_at: new Date(),
+    })
+    .where('id', '=', userId)
+    .execute()
+}
+
+export async function insertEmailChange(
+  db: IdpDb,
+  row: { token_hash: Buffer; user_id: string; new_email: string; expires_at: Date },
+) {
+  await db.insertInto('email_changes').values(row).execute()
+}
+
+/** Marks a live email change used and returns it, in one statement: a link works once. */
+export async function useEmailChange(db: IdpDb, tokenHash: Buffer) {
+  return db
+    .updateTable('email_changes')
+    .set({ used_at: new Date() })
+    .where('token_hash', '=', tokenHash)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', new Date())
+    .returning(['user_id', 'new_email'])
+    .executeTakeFirst()
+}
+
+export async function eventsToExport(db: IdpDb, userId: string) {
+  return db
+    .selectFrom('security_events')
+    .select(['type', 'ip', 'user_agent', 'created_at'])
+    .where('user_id', '=', userId)
+    .orderBy('created_at')
+    .execute()
+}
+
+/** The id of the account whose did:key this is, deleted or not. */
+export async function userIdByDid(db: IdpDb, did: string) {
+  return (await db.selectFrom('users').select('id').where('did', '=', did).executeTakeFirst())?.id
+}
+
+/** A live account, by id or by DID (the subject of a credential access token). */
+export async function liveAccount(db: IdpDb, by: { id: string } | { did: string }) {
+  return db
+    .selectFrom('users')
+    .select(['id', 'did', 'email', 'email_verified_at', 'name'])
+    .where('id' in by ? 'id' : 'did', '=', 'id' in by ? by.id : by.did)
+    .where('deleted_at', 'is', null)
+    .where('disabled_at', 'is', null)
+    .executeTakeFirst()
+}
+
+/** The address and name of each of these accounts. */
+export async function namesOf(db: IdpDb, ids: string[]) {
+  if (!ids.length) return []
+  return db.selectFrom('users').select(['id', 'email', 'name']).where('id', 'in', ids).execute()
+}

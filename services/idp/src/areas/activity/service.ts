@@ -8,7 +8,9 @@ import { leafHash } from '@svc/trust/merkle'
 import type { IdpDb } from '../../db.ts'
 import { subjectFor } from '../../oauth/subject.ts'
 import { webhookSecretOf } from '../clients/service.ts'
-import { liveClients } from '../clients/store.ts'
+import { accountsService } from '../accounts/service.ts'
+import { clientsService } from '../clients/service.ts'
+import { keepActivity, recentActivity } from './store.ts'
 import { idpError } from '../../errors.ts'
 
 export type Outcome = 'accepted' | 'duplicate' | 'ignored'
@@ -68,10 +70,12 @@ export async function ingest(
   raw: Buffer,
   signatureHeader: string | undefined,
 ): Promise<Outcome> {
-  const client = await liveClients(deps.db)
-    .select(['client_id', 'subject_type', 'redirect_uris', 'organization_id'])
-    .where('client_id', '=', clientId)
-    .executeTakeFirst()
+  const client = await clientsService.live(deps.db, clientId, [
+    'client_id',
+    'subject_type',
+    'redirect_uris',
+    'organization_id',
+  ])
   if (!client) throw idpError('not_found', `no client ${clientId}`)
   const secret = (await webhookSecretOf(deps.db, deps.sealer, clientId))!
   if (!signatureMatches(secret, raw, signatureHeader))
@@ -88,39 +92,30 @@ export async function ingest(
   if (typeof body.subject_tag !== 'string') throw malformed('subject_tag is required')
   if (body.type !== 'receipt.recorded') return 'ignored'
   const receipt = checkReceipt(body.data!, hash)
-  const user =
-    typeof receipt.subject === 'string'
-      ? await deps.db.selectFrom('users').select('id').where('did', '=', receipt.subject).executeTakeFirst()
-      : undefined
-  if (!user || subjectFor(client, user.id, deps.pairwiseSalt) !== body.subject_tag) return 'ignored'
-  const stored = await deps.db
-    .insertInto('inbound_activity')
-    .values({
-      receipt_hash: hash,
-      user_id: user.id,
-      client_id: clientId,
-      receipt_type: receipt.type,
-      issuer: receipt.issuer,
-      issued_at: new Date(receipt.issued_at),
-    })
-    .onConflict((oc) => oc.column('receipt_hash').doNothing())
-    .returning('receipt_hash')
-    .executeTakeFirst()
+  const userId =
+    typeof receipt.subject === 'string' ? await accountsService.idByDid(deps.db, receipt.subject) : undefined
+  if (!userId || subjectFor(client, userId, deps.pairwiseSalt) !== body.subject_tag) return 'ignored'
+  const stored = await keepActivity(deps.db, {
+    receipt_hash: hash,
+    user_id: userId,
+    client_id: clientId,
+    receipt_type: receipt.type,
+    issuer: receipt.issuer,
+    issued_at: new Date(receipt.issued_at),
+  })
   return stored ? 'accepted' : 'duplicate'
 }
 
+/** The user's latest relayed receipts, newest first, each with its client's name. */
 export async function activityOf(db: IdpDb, userId: string, limit = 20) {
-  return db
-    .selectFrom('inbound_activity')
-    .innerJoin('clients', 'clients.client_id', 'inbound_activity.client_id')
-    .select([
-      'inbound_activity.receipt_type',
-      'inbound_activity.issued_at',
-      'inbound_activity.receipt_hash',
-      'clients.client_name',
-    ])
-    .where('inbound_activity.user_id', '=', userId)
-    .orderBy('inbound_activity.received_at', 'desc')
-    .limit(limit)
-    .execute()
+  const rows = await recentActivity(db, userId, limit)
+  const clients = await clientsService.anyAmong(
+    db,
+    [...new Set(rows.map((row) => row.client_id))],
+    ['client_id', 'client_name'],
+  )
+  const names = new Map(clients.map((client) => [client.client_id, client.client_name]))
+  return rows.flatMap(({ client_id, ...row }) =>
+    names.has(client_id) ? [{ ...row, client_name: names.get(client_id)! }] : [],
+  )
 }

@@ -2,8 +2,8 @@ import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import type { IdpDb } from '../../db.ts'
 import { recordEvent } from '../accounts/service.ts'
 import { announce, type LifecycleDeps } from '../lifecycle/service.ts'
-import { userById } from '../accounts/store.ts'
-import { revokeClientFamilies } from '../token/store.ts'
+import { accountsService } from '../accounts/service.ts'
+import { tokenService } from '../token/service.ts'
 import { consentOf, deleteConsent, saveConsent } from './consent-store.ts'
 
 export interface ConsentDeps {
@@ -12,7 +12,7 @@ export interface ConsentDeps {
 }
 
 async function subjectOf(db: IdpDb, userId: string) {
-  return (await userById(db, userId))!.did!
+  return (await accountsService.byId(db, userId))!.did!
 }
 
 /**
@@ -73,7 +73,7 @@ export async function withdrawConsent(
     const previous = await consentOf(trx, userId, clientId)
     if (previous.granted_at) await announce(lifecycle, trx, userId, 'consent.revoked', {}, clientId)
     if (!(await deleteConsent(trx, userId, clientId))) return false
-    await revokeClientFamilies(trx, userId, clientId)
+    await tokenService.revokeClientFamilies(trx, userId, clientId)
     await recordEvent(trx, userId, 'consent_withdrawn', context)
     await receipts.record(trx, {
       type: 'consent.withdrawn',

@@ -56,3 +56,17 @@ export async function consentsOf(db: IdpDb, userId: string) {
     .orderBy('consents.updated_at', 'desc')
     .execute()
 }
+
+/** Every consent of the account (it is being deleted). */
+export async function deleteConsentsOf(db: IdpDb, userId: string) {
+  await db.deleteFrom('consents').where('user_id', '=', userId).execute()
+}
+
+/** The account's consents, for its data export. */
+export async function consentsToExport(db: IdpDb, userId: string) {
+  return db
+    .selectFrom('consents')
+    .select(['client_id', 'granted', 'updated_at'])
+    .where('user_id', '=', userId)
+    .execute()
+}

@@ -5,16 +5,23 @@ import { isS256Challenge } from '../../oauth/pkce.ts'
 import { withParams } from '../../oauth/redirect.ts'
 import { parseScope, SCOPES } from '../../oauth/scopes.ts'
 import { hasTotp } from '../mfa/totp.ts'
-import { hasPasskey } from '../passkeys/store.ts'
+import { passkeysService } from '../passkeys/service.ts'
 import { currentSession } from '../sessions/service.ts'
-import { consentOf } from './consent-store.ts'
+import { consentOf, consentsToExport, deleteConsentsOf } from './consent-store.ts'
 import { targetResource } from '../resources/service.ts'
 import { expandPushed } from '../par/service.ts'
-import { usePushed } from '../par/store.ts'
+import { parService } from '../par/service.ts'
 import { memberNeedsMfa } from '../orgs/members.ts'
 import { createTask, parseTask, TASK_PARAMETERS } from '../tasks/service.ts'
-import { liveClients } from '../clients/store.ts'
-import { insertCode } from './store.ts'
+import { clientsService } from '../clients/service.ts'
+import {
+  clientIdsOfSession,
+  clientIdsOfUser,
+  codeExchange,
+  consumeCode,
+  insertCode,
+  recordCodeExchange,
+} from './store.ts'
 
 export const CODE_TTL_MS = 60_000
 
@@ -156,9 +163,7 @@ export async function authorize(
       }
     query = pushed
   }
-  const client = query.client_id
-    ? await liveClients(db).selectAll().where('client_id', '=', query.client_id).executeTakeFirst()
-    : undefined
+  const client = query.client_id ? await clientsService.liveRow(db, query.client_id) : undefined
   if (!client)
     return {
       kind: 'page',
@@ -197,7 +202,7 @@ export async function authorize(
     session &&
     wantsMfa &&
     session.acr !== 'urn:svc:mfa' &&
-    ((await hasTotp(db, session.user_id)) || (await hasPasskey(db, session.user_id)))
+    ((await hasTotp(db, session.user_id)) || (await passkeysService.hasPasskey(db, session.user_id)))
   const stale =
     stepUp || (session && maxAge !== undefined && (Date.now() - session.auth_time.getTime()) / 1000 > maxAge)
   if (!session || stale || prompts.has('login')) {
@@ -232,7 +237,7 @@ export async function authorize(
 
   const code = randomBytes(32).toString('base64url')
   const issued = await inTransaction(db, async (trx) => {
-    if (query.request_uri && !(await usePushed(trx, query.request_uri))) return false
+    if (query.request_uri && !(await parService.use(trx, query.request_uri))) return false
     const owner = {
       user_id: session.user_id,
       client_id: client.client_id,
@@ -257,4 +262,21 @@ export async function authorize(
   })
   if (!issued) return fail('invalid_request', 'the request_uri was already used')
   return { kind: 'redirect', location: withParams(redirectUri, { code, state: query.state, iss: issuer }) }
+}
+
+export type { CodeRow } from './store.ts'
+
+/** What other areas may ask of codes and consents (in the caller's db or transaction). */
+export const authorizeService = {
+  /** Marks a live code used and returns it, in one statement: of two redemptions, one wins. */
+  consumeCode,
+  /** What a code's exchange issued (its refresh family, its access token), to revoke on a replay. */
+  codeExchange,
+  recordCodeExchange,
+  clientIdsOfSession,
+  /** The clients the user consented to or redeemed a code at. */
+  clientIdsOfUser,
+  consentOf,
+  consentsToExport,
+  forgetUser: deleteConsentsOf,
 }

@@ -57,3 +57,53 @@ export async function consumeCode(db: IdpDb, codeHash: Buffer) {
     .returningAll()
     .executeTakeFirst()
 }
+
+/** What a code's exchange issued: its refresh family and its access token, to revoke on a replay. */
+export async function codeExchange(db: IdpDb, codeHash: Buffer) {
+  return db
+    .selectFrom('authorization_codes')
+    .select(['family_id', 'used_at', 'access_token_jti', 'access_token_expires_at'])
+    .where('code_hash', '=', codeHash)
+    .executeTakeFirst()
+}
+
+export async function recordCodeExchange(
+  db: IdpDb,
+  codeHash: Buffer,
+  issued: {
+    family_id: string | null
+    access_token_jti: string
+    access_token_expires_at: Date
+  },
+) {
+  await db.updateTable('authorization_codes').set(issued).where('code_hash', '=', codeHash).execute()
+}
+
+/** The clients that redeemed a code in this session (to tell when it ends). */
+export async function clientIdsOfSession(db: IdpDb, sid: string) {
+  const rows = await db
+    .selectFrom('authorization_codes')
+    .select('client_id')
+    .distinct()
+    .where('sid', '=', sid)
+    .where('used_at', 'is not', null)
+    .execute()
+  return rows.map((row) => row.client_id)
+}
+
+/** The clients the user consented to or redeemed a code at (they know the user). */
+export async function clientIdsOfUser(db: IdpDb, userId: string) {
+  const rows = await db
+    .selectFrom('consents')
+    .select('client_id')
+    .where('user_id', '=', userId)
+    .union(
+      db
+        .selectFrom('authorization_codes')
+        .select('client_id')
+        .where('user_id', '=', userId)
+        .where('used_at', 'is not', null),
+    )
+    .execute()
+  return rows.map((row) => row.client_id)
+}

@@ -7,7 +7,26 @@ import { hasPrivateMembers } from '../../oauth/jwk.ts'
 import { newDidKey } from '../identity/service.ts'
 import type { NewClient } from './schemas.ts'
 import { forgetClients } from './cache.ts'
-import { clientById, insertClient, listClients, secretsOf, updateSecrets } from './store.ts'
+import {
+  anyClientById,
+  anyClientsAmong,
+  clientById,
+  clientRow,
+  clientsWithoutDid,
+  countLiveClientsOf,
+  insertClient,
+  listClients,
+  liveClientByDid,
+  liveClientById,
+  liveClientsAmong,
+  markDeleted,
+  organizationClient,
+  organizationClients,
+  secretsOf,
+  setClientKey,
+  updateClient,
+  updateSecrets,
+} from './store.ts'
 import { checkLogoutUri, checkOrigin, checkRedirectUri } from './uris.ts'
 import { idpError } from '../../errors.ts'
 
@@ -162,11 +181,30 @@ export async function webhookSecretOf(
 
 /** Gives a did:key to clients registered before clients had one. */
 export async function backfillClientKeys(db: IdpDb, sealer: Sealer): Promise<void> {
-  const missing = await db.selectFrom('clients').select('client_id').where('did', 'is', null).execute()
-  for (const { client_id } of missing)
-    await db
-      .updateTable('clients')
-      .set(newDidKey(sealer, `client-key:${client_id}`))
-      .where('client_id', '=', client_id)
-      .execute()
+  for (const { client_id } of await clientsWithoutDid(db))
+    await setClientKey(db, client_id, newDidKey(sealer, `client-key:${client_id}`))
+}
+
+export type { ClientRow } from './store.ts'
+
+/**
+ * What other areas may ask of the clients table. Each call takes the caller's db, or its
+ * transaction when the read or write must be part of it. A live client is neither deleted nor of a
+ * disabled organization; the others are known by id only where a past session still names them.
+ */
+export const clientsService = {
+  live: liveClientById,
+  /** The whole row of a live client (as the authorization endpoint checks it). */
+  liveRow: clientRow,
+  liveByDid: liveClientByDid,
+  liveAmong: liveClientsAmong,
+  anyById: anyClientById,
+  anyAmong: anyClientsAmong,
+  /** An organization's live clients, oldest first. */
+  ofOrganization: organizationClients,
+  /** One of the organization's live clients; another organization's is not found. */
+  ofOrganizationById: organizationClient,
+  countLiveOf: countLiveClientsOf,
+  markDeleted,
+  update: updateClient,
 }

@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely'
+import type { Generated, Selectable, Updateable } from 'kysely'
 import type { IdpDb, IdpTables } from '../../db.ts'
 
 /** The tables of the clients area. */
@@ -135,3 +135,93 @@ export const liveClients = (db: IdpDb) =>
         ),
       ]),
     )
+
+type ClientColumns = Selectable<ClientRow>
+type Column = keyof ClientColumns & string
+
+/** A live client's chosen columns, or undefined (unknown, deleted, or of a disabled organization). */
+export async function liveClientById<C extends Column>(db: IdpDb, clientId: string, columns: readonly C[]) {
+  const row = await liveClients(db)
+    .select(columns as readonly Column[])
+    .where('client_id', '=', clientId)
+    .executeTakeFirst()
+  return row as Pick<ClientColumns, C> | undefined
+}
+
+/** The live client whose did:key this is, whole. */
+export async function liveClientByDid(db: IdpDb, did: string) {
+  return liveClients(db).selectAll().where('did', '=', did).executeTakeFirst()
+}
+
+/** The live clients among these ids, with the chosen columns. */
+export async function liveClientsAmong<C extends Column>(db: IdpDb, ids: string[], columns: readonly C[]) {
+  if (!ids.length) return []
+  const rows = await liveClients(db)
+    .select(columns as readonly Column[])
+    .where('client_id', 'in', ids)
+    .execute()
+  return rows as Pick<ClientColumns, C>[]
+}
+
+/** Any client's chosen columns, deleted or not, or undefined. */
+export async function anyClientById<C extends Column>(db: IdpDb, clientId: string, columns: readonly C[]) {
+  const row = await db
+    .selectFrom('clients')
+    .select(columns as readonly Column[])
+    .where('client_id', '=', clientId)
+    .executeTakeFirst()
+  return row as Pick<ClientColumns, C> | undefined
+}
+
+/** Clients, deleted or not, by id, with the chosen columns. */
+export async function anyClientsAmong<C extends Column>(db: IdpDb, ids: string[], columns: readonly C[]) {
+  if (!ids.length) return []
+  const rows = await db
+    .selectFrom('clients')
+    .select(columns as readonly Column[])
+    .where('client_id', 'in', ids)
+    .execute()
+  return rows as Pick<ClientColumns, C>[]
+}
+
+/** Once this commits, the caller calls forgetClients (cache.ts): a kept row has the old values. */
+export async function updateClient(
+  db: IdpDb,
+  clientId: string,
+  set: Pick<
+    Updateable<ClientRow>,
+    'workload' | 'agent_model' | 'lifecycle_webhook_url' | 'backchannel_logout_uri'
+  >,
+) {
+  await db
+    .updateTable('clients')
+    .set({ ...set, updated_at: new Date() })
+    .where('client_id', '=', clientId)
+    .execute()
+}
+
+export async function countLiveClientsOf(db: IdpDb, organizationId: string) {
+  const { count } = await db
+    .selectFrom('clients')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('organization_id', '=', organizationId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirstOrThrow()
+  return Number(count)
+}
+
+export async function clientsWithoutDid(db: IdpDb) {
+  return db.selectFrom('clients').select('client_id').where('did', 'is', null).execute()
+}
+
+export async function setClientKey(db: IdpDb, clientId: string, key: { did: string; key_sealed: Buffer }) {
+  await db.updateTable('clients').set(key).where('client_id', '=', clientId).execute()
+}
+
+export async function organizationClients(db: IdpDb, organizationId: string) {
+  return clientsOf(db, organizationId).orderBy('created_at').execute()
+}
+
+export async function organizationClient(db: IdpDb, organizationId: string, clientId: string) {
+  return clientsOf(db, organizationId).where('client_id', '=', clientId).executeTakeFirst()
+}

@@ -12,7 +12,8 @@ import { type AccountClaims, jwtVc, ldpVc } from './issue.ts'
 import { formatOf } from './metadata.ts'
 import { spendNonce } from './nonce.ts'
 import { type Holder, invalidProof, verifyProof } from './proof.ts'
-import { liveAccount } from './store.ts'
+import { accountsService } from '../accounts/service.ts'
+import { digest, lockOffer, recordTxCodeFailure, redeemOffer } from './store.ts'
 
 export interface CredentialDeps extends PresentedTokenDeps {
   kv: Kv
@@ -41,7 +42,7 @@ export async function credentialToken(deps: CredentialDeps, request: FastifyRequ
     throw invalidToken('this access token is not for the credential endpoint')
   if (await isDenied(deps.kv, payload.jti)) throw invalidToken('the access token was revoked')
   const account =
-    typeof payload.sub === 'string' ? await liveAccount(deps.db, { did: payload.sub }) : undefined
+    typeof payload.sub === 'string' ? await accountsService.live(deps.db, { did: payload.sub }) : undefined
   if (!account?.did) throw invalidToken('the account behind this access token no longer exists')
   const offered = Array.isArray(payload.credential_configuration_ids)
     ? (payload.credential_configuration_ids as string[])
@@ -132,4 +133,16 @@ export async function issueCredentials(
       })
   })
   return { credentials: credentials.map((credential) => ({ credential })) }
+}
+
+/** What the token endpoint asks of credential offers (in the caller's db or transaction). */
+export const credentialsService = {
+  /** The stored hash of a pre-authorized code. */
+  digest,
+  /** The offer behind a code, locked until the caller's transaction ends. */
+  lockOffer,
+  /** Counts a wrong transaction code; answers the failures so far. */
+  recordTxCodeFailure,
+  /** Redeems the offer once: false when another request did first. */
+  redeemOffer,
 }

@@ -55,14 +55,3 @@ export async function recordTxCodeFailure(db: IdpDb, id: string) {
     .executeTakeFirstOrThrow()
   return row.tx_code_failures
 }
-
-/** A live account, by id or by DID (the subject of a credential access token). */
-export async function liveAccount(db: IdpDb, by: { id: string } | { did: string }) {
-  return db
-    .selectFrom('users')
-    .select(['id', 'did', 'email', 'email_verified_at', 'name'])
-    .where('id' in by ? 'id' : 'did', '=', 'id' in by ? by.id : by.did)
-    .where('deleted_at', 'is', null)
-    .where('disabled_at', 'is', null)
-    .executeTakeFirst()
-}

@@ -6,7 +6,17 @@ import { recordEvent } from '../accounts/service.ts'
 import { decideConsent } from '../authorize/consent-service.ts'
 import { checkScope } from '../authorize/service.ts'
 import type { Session } from '../sessions/service.ts'
-import { decideDeviceCode, digest, insertDeviceCode, pendingByUserCode } from './store.ts'
+import {
+  clientIdsOfSession,
+  clientIdsOfUser,
+  consumeApproved,
+  decideDeviceCode,
+  digest,
+  insertDeviceCode,
+  lockDeviceCode,
+  pendingByUserCode,
+  recordPoll,
+} from './store.ts'
 import { displayUserCode, newUserCode, normaliseUserCode } from './user-code.ts'
 import { idpError } from '../../errors.ts'
 
@@ -99,4 +109,18 @@ export async function answerDevice(
     if (approved) await recordEvent(trx, session.user_id, 'device_approved', context)
     return approved
   })
+}
+
+/** What the token endpoint and logout ask of device codes (in the caller's db or transaction). */
+export const deviceService = {
+  /** The stored hash of a device code. */
+  digest,
+  /** Marks an approved code of this client consumed and returns it, in one statement. */
+  consumeApproved,
+  /** The code, locked until the caller's transaction ends. */
+  lock: lockDeviceCode,
+  recordPoll,
+  clientIdsOfSession,
+  /** The clients that redeemed a device code of the user. */
+  clientIdsOfUser,
 }

@@ -105,3 +105,27 @@ export async function recordPoll(db: IdpDb, hash: Buffer, now: Date, intervalS: 
     .where('device_code_hash', '=', hash)
     .execute()
 }
+
+/** The clients that redeemed a device code in this session (to tell when it ends). */
+export async function clientIdsOfSession(db: IdpDb, sid: string) {
+  const rows = await db
+    .selectFrom('device_codes')
+    .select('client_id')
+    .distinct()
+    .where('sid', '=', sid)
+    .where('consumed_at', 'is not', null)
+    .execute()
+  return rows.map((row) => row.client_id)
+}
+
+/** The clients that redeemed a device code of the user (they know the user). */
+export async function clientIdsOfUser(db: IdpDb, userId: string) {
+  const rows = await db
+    .selectFrom('device_codes')
+    .select('client_id')
+    .distinct()
+    .where('user_id', '=', userId)
+    .where('consumed_at', 'is not', null)
+    .execute()
+  return rows.map((row) => row.client_id)
+}

@@ -2,8 +2,11 @@ import { createHmac, randomBytes } from 'node:crypto'
 import type { Jobs, Sealer } from '@svc/kit'
 import type { IdpDb } from '../../db.ts'
 import { subjectFor } from '../../oauth/subject.ts'
-import { webhookSecretOf } from '../clients/service.ts'
-import { clientsKnowing, deliveryById, insertDelivery, recordAttempt } from './store.ts'
+import { authorizeService } from '../authorize/service.ts'
+import { clientsService, webhookSecretOf } from '../clients/service.ts'
+import { deviceService } from '../device/service.ts'
+import { tokenService } from '../token/service.ts'
+import { deliveryById, insertDelivery, recordAttempt } from './store.ts'
 
 export const LIFECYCLE_QUEUE = 'lifecycle.deliver'
 /** identity-provider.md, Lifecycle webhooks: 8 attempts over about an hour, then it stops. */
@@ -12,6 +15,23 @@ const TIMEOUT_MS = 10_000
 
 export type LifecycleEvent =
   'user.deleted' | 'user.password_changed' | 'user.email_changed' | 'consent.revoked'
+
+/**
+ * The live clients that know the user (consented, or got tokens for it), as events about the
+ * user reach them: with their view of the user and where they hear of it.
+ */
+export async function clientsKnowing(db: IdpDb, userId: string) {
+  const known = new Set([
+    ...(await authorizeService.clientIdsOfUser(db, userId)),
+    ...(await tokenService.clientIdsOfUser(db, userId)),
+    ...(await deviceService.clientIdsOfUser(db, userId)),
+  ])
+  return clientsService.liveAmong(
+    db,
+    [...known],
+    ['client_id', 'subject_type', 'redirect_uris', 'organization_id', 'lifecycle_webhook_url'],
+  )
+}
 
 export interface LifecycleDeps {
   db: IdpDb
@@ -57,8 +77,10 @@ export const signature = (secret: string, body: string) =>
   `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`
 
 async function deliver(deps: LifecycleDeps, id: string, retryCount: number) {
-  const delivery = await deliveryById(deps.db, id)
-  if (!delivery || delivery.status !== 'pending') return
+  const found = await deliveryById(deps.db, id)
+  const client = found && (await clientsService.anyById(deps.db, found.client_id, ['lifecycle_webhook_url']))
+  if (!found || !client || found.status !== 'pending') return
+  const delivery = { ...found, lifecycle_webhook_url: client.lifecycle_webhook_url }
   const last = retryCount + 1 >= LIFECYCLE_ATTEMPTS
   let outcome: { status: number | null; error: string | null }
   try {
@@ -98,4 +120,10 @@ export async function startLifecycleDelivery(deps: LifecycleDeps) {
   await deps.jobs.work<{ id: string }>(LIFECYCLE_QUEUE, (data, job) =>
     deliver(deps, data.id, job.retryCount ?? 0),
   )
+}
+
+/** What other areas may ask of the lifecycle (in the caller's db or transaction). */
+export const lifecycleService = {
+  /** The live clients that know the user: the ones told of its account events. */
+  clientsKnowing,
 }

@@ -1,6 +1,5 @@
 import type { Generated } from 'kysely'
 import type { IdpDb } from '../../db.ts'
-import { liveClients } from '../clients/store.ts'
 
 /** The tables of the lifecycle area. */
 export interface LifecycleTables {
@@ -18,36 +17,6 @@ export interface LifecycleTables {
   }
 }
 
-/**
- * The live clients that know the user: those it consented to, and those that got tokens for it
- * (a refresh family, a redeemed code or device code).
- */
-export async function clientsKnowing(db: IdpDb, userId: string) {
-  const known = db
-    .selectFrom('consents')
-    .select('client_id')
-    .where('user_id', '=', userId)
-    .union(db.selectFrom('refresh_tokens').select('client_id').where('user_id', '=', userId))
-    .union(
-      db
-        .selectFrom('authorization_codes')
-        .select('client_id')
-        .where('user_id', '=', userId)
-        .where('used_at', 'is not', null),
-    )
-    .union(
-      db
-        .selectFrom('device_codes')
-        .select('client_id')
-        .where('user_id', '=', userId)
-        .where('consumed_at', 'is not', null),
-    )
-  return liveClients(db)
-    .select(['client_id', 'subject_type', 'redirect_uris', 'organization_id', 'lifecycle_webhook_url'])
-    .where('client_id', 'in', known)
-    .execute()
-}
-
 export async function insertDelivery(
   db: IdpDb,
   row: { id: string; client_id: string; event: string; body: string },
@@ -56,13 +25,7 @@ export async function insertDelivery(
 }
 
 export async function deliveryById(db: IdpDb, id: string) {
-  return db
-    .selectFrom('lifecycle_deliveries')
-    .innerJoin('clients', 'clients.client_id', 'lifecycle_deliveries.client_id')
-    .selectAll('lifecycle_deliveries')
-    .select('clients.lifecycle_webhook_url')
-    .where('lifecycle_deliveries.id', '=', id)
-    .executeTakeFirst()
+  return db.selectFrom('lifecycle_deliveries').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
 export async function recordAttempt(

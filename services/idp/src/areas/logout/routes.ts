@@ -2,6 +2,7 @@ import { type App, html } from '@svc/kit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { withParams } from '../../oauth/redirect.ts'
+import { clientsService } from '../clients/service.ts'
 import { currentSession, endSession } from '../sessions/service.ts'
 import { page, signedOut } from '../ui/layout.ts'
 import { announceLogout, type LogoutDeps } from './service.ts'
@@ -42,11 +43,7 @@ export function logoutRoutes(app: App, deps: LogoutDeps) {
     let redirect: string | undefined
     if (params.post_logout_redirect_uri) {
       const client = clientId
-        ? await deps.db
-            .selectFrom('clients')
-            .select('post_logout_redirect_uris')
-            .where('client_id', '=', clientId)
-            .executeTakeFirst()
+        ? await clientsService.anyById(deps.db, clientId, ['post_logout_redirect_uris'])
         : undefined
       if (!client || !client.post_logout_redirect_uris.includes(params.post_logout_redirect_uri))
         return reply

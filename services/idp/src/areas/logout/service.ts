@@ -4,6 +4,9 @@ import { emit, type SignalDeps } from '../signals/service.ts'
 import type { FastifyBaseLogger } from 'fastify'
 import type { IdpDb } from '../../db.ts'
 import { subjectFor } from '../../oauth/subject.ts'
+import { authorizeService } from '../authorize/service.ts'
+import { clientsService } from '../clients/service.ts'
+import { deviceService } from '../device/service.ts'
 import type { SigningKeys } from '../keys/service.ts'
 
 export const BACKCHANNEL_EVENT = 'http://schemas.openid.net/event/backchannel-logout'
@@ -20,28 +23,23 @@ export interface LogoutDeps {
 
 /** The clients that received tokens in a session: the ones to tell when it ends. */
 async function clientsOfSession(db: IdpDb, sid: string) {
-  const columns = [
-    'clients.client_id',
-    'clients.subject_type',
-    'clients.redirect_uris',
-    'clients.backchannel_logout_uri',
-    'clients.frontchannel_logout_uri',
-    'clients.organization_id',
-  ] as const
   // the clients that got tokens in this session: by a code, or by a device code
-  const byCode = db
-    .selectFrom('authorization_codes')
-    .innerJoin('clients', 'clients.client_id', 'authorization_codes.client_id')
-    .select(columns)
-    .where('authorization_codes.sid', '=', sid)
-    .where('authorization_codes.used_at', 'is not', null)
-  const byDevice = db
-    .selectFrom('device_codes')
-    .innerJoin('clients', 'clients.client_id', 'device_codes.client_id')
-    .select(columns)
-    .where('device_codes.sid', '=', sid)
-    .where('device_codes.consumed_at', 'is not', null)
-  return byCode.union(byDevice).execute()
+  const ids = new Set([
+    ...(await authorizeService.clientIdsOfSession(db, sid)),
+    ...(await deviceService.clientIdsOfSession(db, sid)),
+  ])
+  return clientsService.anyAmong(
+    db,
+    [...ids],
+    [
+      'client_id',
+      'subject_type',
+      'redirect_uris',
+      'backchannel_logout_uri',
+      'frontchannel_logout_uri',
+      'organization_id',
+    ],
+  )
 }
 
 export const BACKCHANNEL_QUEUE = 'logout.backchannel'
@@ -65,11 +63,13 @@ export async function startBackchannelDelivery(deps: LogoutDeps) {
  * `sid`, the client's own `sub`, no `nonce`) POSTed as a form; anything but a 2XX fails the attempt.
  */
 async function deliverLogoutToken(deps: LogoutDeps, job: BackchannelJob) {
-  const client = await deps.db
-    .selectFrom('clients')
-    .select(['client_id', 'subject_type', 'redirect_uris', 'organization_id', 'backchannel_logout_uri'])
-    .where('client_id', '=', job.client_id)
-    .executeTakeFirst()
+  const client = await clientsService.anyById(deps.db, job.client_id, [
+    'client_id',
+    'subject_type',
+    'redirect_uris',
+    'organization_id',
+    'backchannel_logout_uri',
+  ])
   if (!client?.backchannel_logout_uri) return
   const now = Math.floor(Date.now() / 1000)
   const logoutToken = await deps.keys.sign(

@@ -36,3 +36,8 @@ export async function acceptTotpStep(db: IdpDb, userId: string, step: number, co
     .executeTakeFirst()
   return accepted.numUpdatedRows > 0n
 }
+
+/** The account's second factor (it is being deleted). */
+export async function deleteTotpOf(db: IdpDb, userId: string) {
+  await db.deleteFrom('totp_credentials').where('user_id', '=', userId).execute()
+}

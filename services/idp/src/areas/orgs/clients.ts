@@ -4,9 +4,9 @@ import { type IdpDb, inTransaction } from '../../db.ts'
 import type { NewClient } from '../clients/schemas.ts'
 import { clientView, createClient, rotateClientSecret, rotateWebhookSecret } from '../clients/service.ts'
 import { forgetClients } from '../clients/cache.ts'
-import { clientsOf, markDeleted } from '../clients/store.ts'
+import { clientsService } from '../clients/service.ts'
 import { checkLogoutUri } from '../clients/uris.ts'
-import { countClients, lockOrg, type OrgRow } from './store.ts'
+import { lockOrg, type OrgRow } from './store.ts'
 
 type OrgClientInput = Omit<Static<typeof NewClient>, 'first_party' | 'subject_type'>
 
@@ -14,7 +14,7 @@ type OrgClientInput = Omit<Static<typeof NewClient>, 'first_party' | 'subject_ty
 export async function createOrgClient(db: IdpDb, sealer: Sealer, org: OrgRow, input: OrgClientInput) {
   return inTransaction(db, async (trx) => {
     const locked = await lockOrg(trx, org.id)
-    if ((await countClients(trx, org.id)) >= locked.max_clients)
+    if ((await clientsService.countLiveOf(trx, org.id)) >= locked.max_clients)
       throw new AppError(
         429,
         'quota_exceeded',
@@ -25,18 +25,18 @@ export async function createOrgClient(db: IdpDb, sealer: Sealer, org: OrgRow, in
 }
 
 export async function orgClients(db: IdpDb, org: OrgRow) {
-  return (await clientsOf(db, org.id).orderBy('created_at').execute()).map(clientView)
+  return (await clientsService.ofOrganization(db, org.id)).map(clientView)
 }
 
 /** One of the organization's clients; any other answers 404, never 403. */
 export async function orgClient(db: IdpDb, org: OrgRow, clientId: string) {
-  const row = await clientsOf(db, org.id).where('client_id', '=', clientId).executeTakeFirst()
+  const row = await clientsService.ofOrganizationById(db, org.id, clientId)
   if (!row) throw notFound(`no client ${clientId} in this organization`, 'not_found')
   return clientView(row)
 }
 
 export async function deleteOrgClient(db: IdpDb, org: OrgRow, clientId: string) {
-  if (!(await markDeleted(db, org.id, clientId)))
+  if (!(await clientsService.markDeleted(db, org.id, clientId)))
     throw notFound(`no client ${clientId} in this organization`, 'not_found')
   forgetClients()
 }
@@ -58,15 +58,10 @@ export async function rotateOrgWebhookSecret(db: IdpDb, sealer: Sealer, org: Org
 export async function setLifecycleUrl(db: IdpDb, org: OrgRow, clientId: string, url: string) {
   const client = await orgClient(db, org, clientId)
   checkLogoutUri(url, 'lifecycle_webhook_url')
-  await db
-    .updateTable('clients')
-    .set({
-      lifecycle_webhook_url: url,
-      backchannel_logout_uri: client.backchannel_logout_uri ?? url,
-      updated_at: new Date(),
-    })
-    .where('client_id', '=', clientId)
-    .execute()
+  await clientsService.update(db, clientId, {
+    lifecycle_webhook_url: url,
+    backchannel_logout_uri: client.backchannel_logout_uri ?? url,
+  })
   forgetClients()
   return orgClient(db, org, clientId)
 }
@@ -79,11 +74,7 @@ export async function declareModel(
   model: { model: string; version?: string; provider?: string },
 ) {
   await orgClient(db, org, clientId)
-  await db
-    .updateTable('clients')
-    .set({ agent_model: JSON.stringify(model) as never, updated_at: new Date() })
-    .where('client_id', '=', clientId)
-    .execute()
+  await clientsService.update(db, clientId, { agent_model: JSON.stringify(model) as never })
   forgetClients()
   return orgClient(db, org, clientId)
 }

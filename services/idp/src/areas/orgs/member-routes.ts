@@ -1,6 +1,6 @@
 import { type App, AppError, html } from '@svc/kit'
 import { Type } from 'typebox'
-import { userById } from '../accounts/store.ts'
+import { accountsService } from '../accounts/service.ts'
 import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
 import { currentSession } from '../sessions/service.ts'
 import { page, sendMessage } from '../ui/layout.ts'
@@ -112,7 +112,7 @@ export function memberRoutes(app: App, deps: MemberDeps & { origin: string; secu
       checkCsrf(request, request.body.csrf, deps.origin)
       const session = await currentSession(db, request)
       if (!session) throw idpError('login_required', 'sign in to accept the invitation')
-      const user = (await userById(db, session.user_id))!
+      const user = (await accountsService.byId(db, session.user_id))!
       try {
         const joined = await accept(db, request.body.token, user)
         return sendMessage(

@@ -45,16 +45,9 @@ export async function saveMember(db: IdpDb, organizationId: string, userId: stri
 export async function membersOf(db: IdpDb, organizationId: string) {
   return db
     .selectFrom('org_members')
-    .innerJoin('users', 'users.id', 'org_members.user_id')
-    .select([
-      'org_members.user_id',
-      'org_members.role',
-      'org_members.created_at',
-      'users.email',
-      'users.name',
-    ])
-    .where('org_members.organization_id', '=', organizationId)
-    .orderBy('org_members.created_at')
+    .select(['user_id', 'role', 'created_at'])
+    .where('organization_id', '=', organizationId)
+    .orderBy('created_at')
     .execute()
 }
 
@@ -74,4 +67,9 @@ export async function deleteMember(db: IdpDb, organizationId: string, userId: st
     .where('user_id', '=', userId)
     .executeTakeFirst()
   return deleted.numDeletedRows > 0n
+}
+
+/** Every membership of the account (it is being deleted). */
+export async function deleteMembershipsOf(db: IdpDb, userId: string) {
+  await db.deleteFrom('org_members').where('user_id', '=', userId).execute()
 }

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { notFound } from '@svc/kit'
 import { type IdpDb, inTransaction } from '../../db.ts'
 import { subjectFor } from '../../oauth/subject.ts'
+import { accountsService } from '../accounts/service.ts'
 import type { Mailer } from '../email/mailer.ts'
 import {
   acceptInvite,
@@ -59,13 +60,28 @@ export async function invite(deps: MemberDeps, org: OrgRow, email: string, role:
 }
 
 export async function members(deps: MemberDeps, org: OrgRow) {
-  return (await membersOf(deps.db, org.id)).map((m) => ({
-    user_id: memberSub(deps, org, m.user_id),
-    email: m.email,
-    ...(m.name ? { name: m.name } : {}),
-    role: m.role,
-    joined_at: m.created_at.toISOString(),
-  }))
+  const rows = await membersOf(deps.db, org.id)
+  const accounts = new Map(
+    (
+      await accountsService.namesOf(
+        deps.db,
+        rows.map((m) => m.user_id),
+      )
+    ).map((a) => [a.id, a]),
+  )
+  return rows.flatMap((m) => {
+    const account = accounts.get(m.user_id)
+    if (!account) return []
+    return [
+      {
+        user_id: memberSub(deps, org, m.user_id),
+        email: account.email,
+        ...(account.name ? { name: account.name } : {}),
+        role: m.role,
+        joined_at: m.created_at.toISOString(),
+      },
+    ]
+  })
 }
 
 export async function removeMember(deps: MemberDeps, org: OrgRow, memberId: string) {

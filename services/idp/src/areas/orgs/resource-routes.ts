@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import { NewResource, Resource, ResourceId } from '../resources/schemas.ts'
 import { present, registerResource } from '../resources/service.ts'
-import { allResources, deleteResource } from '../resources/store.ts'
+import { resourcesService } from '../resources/service.ts'
 import { orgKey, orgOf } from './auth.ts'
 import { NoContent } from '../../responses.ts'
 import { idpError } from '../../errors.ts'
@@ -44,7 +44,7 @@ export function orgResourceRoutes(app: App, db: IdpDb) {
     },
     async (request) => {
       const org = orgOf(request)
-      return { resources: (await allResources(db, org.id)).map(present) }
+      return { resources: (await resourcesService.all(db, org.id)).map(present) }
     },
   )
   app.delete(
@@ -61,7 +61,7 @@ export function orgResourceRoutes(app: App, db: IdpDb) {
     },
     async (request, reply) => {
       const org = orgOf(request)
-      if (!(await deleteResource(db, request.params.id, org.id)))
+      if (!(await resourcesService.delete(db, request.params.id, org.id)))
         throw idpError('not_found', 'no such resource in this organization')
       return reply.code(204).send(null)
     },

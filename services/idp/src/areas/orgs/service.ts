@@ -3,8 +3,9 @@ import { notFound, type Sealer } from '@svc/kit'
 import type { IdpDb } from '../../db.ts'
 import { forgetClients } from '../clients/cache.ts'
 import { newDidKey } from '../identity/service.ts'
-import { insertOrg, listOrgs, type OrgRow, updateOrg } from './store.ts'
+import { insertOrg, listOrgs, orgById, type OrgRow, updateOrg } from './store.ts'
 import { idpError } from '../../errors.ts'
+import { deleteMembershipsOf } from './members-store.ts'
 
 export const KEY_PREFIX = 'svc_org_'
 export const keyHash = (key: string) => createHash('sha256').update(key, 'utf8').digest()
@@ -85,4 +86,12 @@ export async function adminUpdate(
   // a disabled organization's clients are unknown: no kept row may still let them in
   forgetClients()
   return orgView(row)
+}
+
+export type { OrgRow } from './store.ts'
+
+/** What other areas may ask of organizations (in the caller's db or transaction). */
+export const orgsService = {
+  byId: orgById,
+  forgetMember: deleteMembershipsOf,
 }

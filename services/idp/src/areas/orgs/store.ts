@@ -74,13 +74,3 @@ export async function updateOrg(db: IdpDb, id: string, set: Updateable<IdpTables
     .returningAll()
     .executeTakeFirst()
 }
-
-export async function countClients(db: IdpDb, organizationId: string) {
-  const { count } = await db
-    .selectFrom('clients')
-    .select((eb) => eb.fn.countAll<string>().as('count'))
-    .where('organization_id', '=', organizationId)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirstOrThrow()
-  return Number(count)
-}

@@ -2,6 +2,7 @@ import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose'
 import type { IdpDb } from '../../db.ts'
 import { fetchPublic } from '../../outbound.ts'
 import { forgetClients } from '../clients/cache.ts'
+import { clientsService } from '../clients/service.ts'
 import { orgClient } from './clients.ts'
 import type { OrgRow } from './store.ts'
 import { idpError } from '../../errors.ts'
@@ -54,11 +55,7 @@ export async function bindWorkload(
     issuer: proof.issuer,
     bound_at: new Date().toISOString(),
   }
-  await deps.db
-    .updateTable('clients')
-    .set({ workload: JSON.stringify(workload) as never, updated_at: new Date() })
-    .where('client_id', '=', clientId)
-    .execute()
+  await clientsService.update(deps.db, clientId, { workload: JSON.stringify(workload) as never })
   forgetClients()
   return orgClient(deps.db, org, clientId)
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { IdpDb } from '../../db.ts'
 import { parseScope } from '../../oauth/scopes.ts'
-import { insertPushed, livePushed } from './store.ts'
+import { insertPushed, livePushed, usePushed } from './store.ts'
 
 export const PAR_TTL_S = 90
 const URN = 'urn:ietf:params:oauth:request_uri:'
@@ -35,4 +35,10 @@ export async function expandPushed(
     if (parseScope(query.prompt).every((p) => pushed.includes(p))) params.prompt = query.prompt
   }
   return params
+}
+
+/** What other areas may ask of pushed requests (in the caller's db or transaction). */
+export const parService = {
+  /** Spends a pushed request_uri once: false when it was already used or has expired. */
+  use: usePushed,
 }

@@ -8,7 +8,14 @@ import {
   verifyRegistrationResponse,
 } from '@simplewebauthn/server'
 import type { IdpDb } from '../../db.ts'
-import { insertPasskey, passkeyById, passkeysOf, touchPasskey } from './store.ts'
+import {
+  deletePasskeysOf,
+  hasPasskey,
+  insertPasskey,
+  passkeyById,
+  passkeysOf,
+  touchPasskey,
+} from './store.ts'
 
 /** Where passkeys belong: the issuer's host is the relying party id, its origin the only origin. */
 export interface RelyingParty {
@@ -110,4 +117,11 @@ export async function signInWithPasskey(rp: RelyingParty, response: Authenticati
   if (!verification.verified) return undefined
   await touchPasskey(rp.db, passkey.id, verification.authenticationInfo.newCounter)
   return passkey.user_id
+}
+
+/** What other areas may ask of passkeys (in the caller's db or transaction). */
+export const passkeysService = {
+  /** Whether the account has a passkey (a second factor for step-up). */
+  hasPasskey,
+  forgetUser: deletePasskeysOf,
 }

@@ -67,3 +67,8 @@ export async function deletePasskey(db: IdpDb, userId: string, id: string) {
     .executeTakeFirst()
   return deleted.numDeletedRows > 0n
 }
+
+/** Every passkey of the account (it is being deleted). */
+export async function deletePasskeysOf(db: IdpDb, userId: string) {
+  await db.deleteFrom('passkeys').where('user_id', '=', userId).execute()
+}

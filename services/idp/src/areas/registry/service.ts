@@ -1,8 +1,8 @@
 import type { IdpDb } from '../../db.ts'
-import { liveClients } from '../clients/store.ts'
+import { clientsService } from '../clients/service.ts'
 import { signed, type DocumentDeps } from '../documents/service.ts'
 import { ledgerHistory, type ScreeningDeps } from '../orgs/screening.ts'
-import { orgById } from '../orgs/store.ts'
+import { orgsService } from '../orgs/service.ts'
 import { idpError } from '../../errors.ts'
 
 export interface RegistryDeps {
@@ -14,9 +14,9 @@ export interface RegistryDeps {
 
 /** The registered agent (a client) behind a DID, with its organization; 404 for any other DID. */
 async function agentOf(deps: RegistryDeps, did: string) {
-  const client = await liveClients(deps.db).selectAll().where('did', '=', did).executeTakeFirst()
+  const client = await clientsService.liveByDid(deps.db, did)
   if (!client) throw idpError('not_found', `no agent ${did} is registered here`)
-  const org = client.organization_id ? await orgById(deps.db, client.organization_id) : undefined
+  const org = client.organization_id ? await orgsService.byId(deps.db, client.organization_id) : undefined
   return { client, org }
 }
 

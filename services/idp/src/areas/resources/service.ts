@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import type { IdpDb } from '../../db.ts'
 import { SCOPE_TOKEN } from '../../oauth/scopes.ts'
-import { insertResource, type ResourceRow, resourceByIdentifier } from './store.ts'
+import {
+  allResources,
+  deleteResource,
+  insertResource,
+  resourceByIdentifier,
+  type ResourceRow,
+} from './store.ts'
 import { idpError } from '../../errors.ts'
 
 /** identity-provider.md, Resources: an absolute URI without query or fragment (RFC 8707 §2). */
@@ -66,4 +72,15 @@ export function protectedResourceMetadata(resource: ResourceRow, issuer: string)
     ...(resource.scopes.length ? { scopes_supported: resource.scopes } : {}),
     bearer_methods_supported: ['header'],
   }
+}
+
+export type { ResourceRow } from './store.ts'
+
+/** What other areas may ask of registered resources (in the caller's db or transaction). */
+export const resourcesService = {
+  byIdentifier: resourceByIdentifier,
+  /** Every resource, or an organization's. */
+  all: allResources,
+  /** Deletes a resource (an organization's only, when given); false when there is none. */
+  delete: deleteResource,
 }

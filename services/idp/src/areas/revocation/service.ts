@@ -3,7 +3,7 @@ import type { Kv } from '@svc/kit'
 import type { IdpDb, IdpTables } from '../../db.ts'
 import { tokenHolder } from '../../oauth/token-holder.ts'
 import type { SigningKeys } from '../keys/service.ts'
-import { refreshByHash, revokeFamily } from '../token/store.ts'
+import { tokenService } from '../token/service.ts'
 import { denyAccessToken, isDenied } from './denylist.ts'
 
 type Client = Pick<IdpTables['clients'], 'client_id'>
@@ -31,8 +31,8 @@ async function accessToken(deps: TokenDeps, token: string) {
  */
 export async function revoke(deps: TokenDeps, client: Client, token: string, hint?: string) {
   const tryRefresh = async () => {
-    const row = await refreshByHash(deps.db, digest(token))
-    if (row && row.client_id === client.client_id) await revokeFamily(deps.db, row.family_id)
+    const row = await tokenService.refreshByHash(deps.db, digest(token))
+    if (row && row.client_id === client.client_id) await tokenService.revokeFamily(deps.db, row.family_id)
     return Boolean(row)
   }
   if (hint === 'refresh_token' && (await tryRefresh())) return
@@ -93,7 +93,7 @@ export async function introspect(deps: TokenDeps, client: Client, token: string)
         : {}),
     }
   }
-  const row = await refreshByHash(deps.db, digest(token))
+  const row = await tokenService.refreshByHash(deps.db, digest(token))
   if (
     !row ||
     row.client_id !== client.client_id ||

@@ -53,3 +53,40 @@ export async function seeDevice(db: IdpDb, userId: string, hash: Buffer): Promis
     .executeTakeFirstOrThrow()
   return inserted.inserted
 }
+
+/** Ends the account's live sessions, all or all but `keepSid`. */
+export async function endSessionsOf(db: IdpDb, userId: string, keepSid?: string) {
+  let sessions = db
+    .updateTable('sessions')
+    .set({ ended_at: new Date() })
+    .where('user_id', '=', userId)
+    .where('ended_at', 'is', null)
+  if (keepSid) sessions = sessions.where('sid', '!=', keepSid)
+  await sessions.execute()
+}
+
+/** The account of a live session, by its `sid`. */
+export async function liveSessionUser(db: IdpDb, sid: string) {
+  return db
+    .selectFrom('sessions')
+    .select('user_id')
+    .where('sid', '=', sid)
+    .where('ended_at', 'is', null)
+    .where('expires_at', '>', new Date())
+    .executeTakeFirst()
+}
+
+/** Every session of the account, oldest first, for its data export. */
+export async function sessionsToExport(db: IdpDb, userId: string) {
+  return db
+    .selectFrom('sessions')
+    .select(['sid', 'amr', 'acr', 'auth_time', 'created_at', 'expires_at', 'ended_at', 'ip', 'user_agent'])
+    .where('user_id', '=', userId)
+    .orderBy('created_at')
+    .execute()
+}
+
+/** The devices the account signed in from (it is being deleted). */
+export async function forgetDevicesOf(db: IdpDb, userId: string) {
+  await db.deleteFrom('known_devices').where('user_id', '=', userId).execute()
+}

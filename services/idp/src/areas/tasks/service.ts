@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { AppError } from '@svc/kit'
 import type { IdpDb } from '../../db.ts'
-import { insertTask, spendUse, type TaskRow, taskById } from './store.ts'
+import { insertTask, spendUse, taskById, type TaskRow, tasksOfUser } from './store.ts'
 import { idpError } from '../../errors.ts'
 
 /** identity-provider.md, Limits. */
@@ -104,4 +104,13 @@ export async function spendTask(db: IdpDb, id: string): Promise<TaskRow | AppErr
         ? 'has expired'
         : 'is exhausted: every use is spent'
   return idpError('invalid_grant', `the task grant ${why}`)
+}
+
+export type { TaskRow } from './store.ts'
+
+/** What other areas may ask of task grants (in the caller's db or transaction). */
+export const tasksService = {
+  byId: taskById,
+  /** The account's grants, every one, oldest first (its data export). */
+  allOf: tasksOfUser,
 }

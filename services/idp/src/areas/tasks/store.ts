@@ -74,3 +74,23 @@ export async function endTask(db: IdpDb, userId: string, id: string) {
     .executeTakeFirst()
   return ended.numUpdatedRows > 0n
 }
+
+export async function tasksOfUser(db: IdpDb, userId: string) {
+  return db
+    .selectFrom('task_grants')
+    .select([
+      'id',
+      'client_id',
+      'purpose',
+      'max_uses',
+      'uses',
+      'ceiling',
+      'resource',
+      'created_at',
+      'expires_at',
+      'ended_at',
+    ])
+    .where('user_id', '=', userId)
+    .orderBy('created_at')
+    .execute()
+}

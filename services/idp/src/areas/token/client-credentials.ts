@@ -2,7 +2,7 @@ import type { IdpTables } from '../../db.ts'
 import { parseScope, SCOPE_TOKEN, SCOPES } from '../../oauth/scopes.ts'
 import { targetResource } from '../resources/service.ts'
 import type { GrantDeps } from './grants.ts'
-import { liveClients } from '../clients/store.ts'
+import { clientsService } from '../clients/service.ts'
 import { ACCESS_TOKEN_TTL_S, agentClaims, signAccessToken, tokenType } from './tokens.ts'
 import { idpError } from '../../errors.ts'
 
@@ -40,10 +40,7 @@ export async function clientCredentialsGrant(
     throw idpError('invalid_scope', `${resource!.identifier} has no scope ${foreign.join(' ')}`)
   let audience = resource?.identifier ?? client.client_id
   if (body.audience !== undefined) {
-    const target = await liveClients(deps.db)
-      .select('client_id')
-      .where('client_id', '=', body.audience)
-      .executeTakeFirst()
+    const target = await clientsService.live(deps.db, body.audience, ['client_id'])
     if (!target) throw idpError('invalid_target', `audience ${body.audience} is not a registered client`)
     audience = target.client_id
   }

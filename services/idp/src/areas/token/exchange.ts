@@ -5,12 +5,12 @@ import { subjectFor } from '../../oauth/subject.ts'
 import { tokenHolder } from '../../oauth/token-holder.ts'
 import { targetResource } from '../resources/service.ts'
 import type { ScreeningDeps } from '../orgs/screening.ts'
-import { orgById } from '../orgs/store.ts'
+import { orgsService } from '../orgs/service.ts'
 import { isDenied } from '../revocation/denylist.ts'
 import { spendTask, taskClaim } from '../tasks/service.ts'
 import { ACCESS_TOKEN_TYPE, agentExchange, exchangeResponse } from './agent-exchange.ts'
 import type { GrantDeps } from './grants.ts'
-import { liveClients } from '../clients/store.ts'
+import { clientsService } from '../clients/service.ts'
 import { type Actor, signAccessToken } from './tokens.ts'
 import { idpError } from '../../errors.ts'
 
@@ -46,19 +46,21 @@ async function liveToken(deps: GrantDeps & { kv: Kv }, token: string, name: stri
 }
 
 async function audienceClient(deps: GrantDeps, clientId: string) {
-  const client = await liveClients(deps.db)
-    .select(['client_id', 'subject_type', 'redirect_uris', 'organization_id'])
-    .where('client_id', '=', clientId)
-    .executeTakeFirst()
+  const client = await clientsService.live(deps.db, clientId, [
+    'client_id',
+    'subject_type',
+    'redirect_uris',
+    'organization_id',
+  ])
   if (!client) throw idpError('invalid_target', `audience ${clientId} is not a registered client`)
   return client
 }
 
 /** The audience's organization may refuse the acting client: by its client_id, or its organization's DID or id. */
 async function refusesActor(deps: GrantDeps, audienceOrg: string | null, actor: Client) {
-  const org = audienceOrg ? await orgById(deps.db, audienceOrg) : undefined
+  const org = audienceOrg ? await orgsService.byId(deps.db, audienceOrg) : undefined
   if (!org?.agent_deny_list.length) return false
-  const actorOrg = actor.organization_id ? await orgById(deps.db, actor.organization_id) : undefined
+  const actorOrg = actor.organization_id ? await orgsService.byId(deps.db, actor.organization_id) : undefined
   const names = [actor.client_id, actorOrg?.did, actorOrg?.id]
   return org.agent_deny_list.some((entry) => names.includes(entry))
 }

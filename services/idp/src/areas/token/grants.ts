@@ -3,22 +3,15 @@ import { AppError } from '@svc/kit'
 import { type IdpDb, type IdpTables, inTransaction } from '../../db.ts'
 import { verifyPkce } from '../../oauth/pkce.ts'
 import { parseScope } from '../../oauth/scopes.ts'
-import { consumeCode } from '../authorize/store.ts'
-import { resourceByIdentifier } from '../resources/store.ts'
+import { authorizeService } from '../authorize/service.ts'
+import { resourcesService } from '../resources/service.ts'
 import type { SigningKeys } from '../keys/service.ts'
 import type { Kv } from '@svc/kit'
 import { denyAccessToken } from '../revocation/denylist.ts'
-import {
-  codeExchange,
-  insertRefresh,
-  recordCodeExchange,
-  refreshByHash,
-  revokeFamily,
-  rotateRefresh,
-} from './store.ts'
+import { insertRefresh, refreshByHash, revokeFamily, rotateRefresh } from './store.ts'
 import { orgClaim } from '../orgs/members.ts'
 import { spendTask } from '../tasks/service.ts'
-import type { TaskRow } from '../tasks/store.ts'
+import type { TaskRow } from '../tasks/service.ts'
 import { ACCESS_TOKEN_TTL_S, type Grant, issueTokens, newJti } from './tokens.ts'
 import { idpError } from '../../errors.ts'
 
@@ -122,9 +115,9 @@ export async function authorizationCodeGrant(
   if (!body.code) throw idpError('invalid_request', 'code is required')
   const codeHash = digest(body.code)
   const saved = await atomically(deps, async (trx) => {
-    const code = await consumeCode(trx, codeHash)
+    const code = await authorizeService.consumeCode(trx, codeHash)
     if (!code) {
-      const replayed = await codeExchange(trx, codeHash)
+      const replayed = await authorizeService.codeExchange(trx, codeHash)
       if (replayed?.used_at && replayed.family_id) await revokeFamily(trx, replayed.family_id)
       if (replayed?.used_at && replayed.access_token_jti && replayed.access_token_expires_at)
         await denyAccessToken(
@@ -145,7 +138,7 @@ export async function authorizationCodeGrant(
     if (task instanceof AppError) return task
     const familyId = `rtf_${randomBytes(12).toString('base64url')}`
     const accessJti = newJti()
-    await recordCodeExchange(trx, codeHash, {
+    await authorizeService.recordCodeExchange(trx, codeHash, {
       family_id: code.scope.includes('offline_access') ? familyId : null,
       access_token_jti: accessJti,
       // the token ends no later than this (sooner under a task grant)
@@ -193,7 +186,7 @@ export async function refreshTokenGrant(
     if (token.dpop_jkt && token.dpop_jkt !== jkt)
       throw invalidGrant('the refresh token is bound to a DPoP key: prove possession of that key')
     // a resource removed since: no more tokens for it
-    if (token.resource && !(await resourceByIdentifier(trx, token.resource)))
+    if (token.resource && !(await resourcesService.byIdentifier(trx, token.resource)))
       throw idpError('invalid_target', `no resource ${token.resource} is registered`)
     const asked = body.scope === undefined ? token.scope : parseScope(body.scope)
     const beyond = asked.filter((s) => !token.scope.includes(s))

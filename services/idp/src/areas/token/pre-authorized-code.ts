@@ -3,7 +3,8 @@ import { AppError, type Kv } from '@svc/kit'
 import { inTransaction } from '../../db.ts'
 import { issueNonce, C_NONCE_TTL_S } from '../credentials/nonce.ts'
 import { PRE_AUTHORIZED_CODE, TX_CODE_MAX_FAILURES, txCodeDigest } from '../credentials/offers.ts'
-import { digest, liveAccount, lockOffer, recordTxCodeFailure, redeemOffer } from '../credentials/store.ts'
+import { accountsService } from '../accounts/service.ts'
+import { credentialsService } from '../credentials/service.ts'
 import type { GrantDeps } from './grants.ts'
 import { ACCESS_TOKEN_TTL_S, signAccessToken, tokenType } from './tokens.ts'
 import { idpError } from '../../errors.ts'
@@ -18,7 +19,7 @@ const invalidGrant = (message: string) => idpError('invalid_grant', message)
 
 /** Why the offer behind a code gives no token, or undefined when it may. */
 function refusal(
-  offer: Awaited<ReturnType<typeof lockOffer>>,
+  offer: Awaited<ReturnType<typeof credentialsService.lockOffer>>,
   txCode: string | undefined,
   now: Date,
 ): AppError | 'wrong_tx_code' | undefined {
@@ -54,13 +55,13 @@ export async function preAuthorizedCodeGrant(
   if (!code) throw idpError('invalid_request', 'pre-authorized_code is required')
   const outcome = await inTransaction(deps.db, async (trx) => {
     const now = deps.now()
-    const offer = await lockOffer(trx, digest(code))
+    const offer = await credentialsService.lockOffer(trx, credentialsService.digest(code))
     const refused = refusal(offer, body.tx_code, now)
     if (refused instanceof AppError) return refused
     if (offer!.tx_code_hash) {
       const given = txCodeDigest(code, body.tx_code!)
       if (!timingSafeEqual(given, offer!.tx_code_hash)) {
-        const failures = await recordTxCodeFailure(trx, offer!.id)
+        const failures = await credentialsService.recordTxCodeFailure(trx, offer!.id)
         return invalidGrant(
           failures >= TX_CODE_MAX_FAILURES
             ? 'wrong transaction code: the offer has ended, ask for a new one'
@@ -68,12 +69,12 @@ export async function preAuthorizedCodeGrant(
         )
       }
     }
-    if (!(await redeemOffer(trx, offer!.id, now)))
+    if (!(await credentialsService.redeemOffer(trx, offer!.id, now)))
       return invalidGrant('the pre-authorized code is invalid, expired or already used')
     return offer!
   })
   if (outcome instanceof AppError) throw outcome
-  const account = await liveAccount(deps.db, { id: outcome.user_id })
+  const account = await accountsService.live(deps.db, { id: outcome.user_id })
   if (!account?.did) throw invalidGrant('the account behind this offer no longer exists')
   const accessToken = await signAccessToken(
     deps.keys,

@@ -58,27 +58,6 @@ export async function revokeFamily(db: IdpDb, familyId: string) {
     .execute()
 }
 
-/** What a code's exchange issued: its refresh family and its access token, to revoke on a replay. */
-export async function codeExchange(db: IdpDb, codeHash: Buffer) {
-  return db
-    .selectFrom('authorization_codes')
-    .select(['family_id', 'used_at', 'access_token_jti', 'access_token_expires_at'])
-    .where('code_hash', '=', codeHash)
-    .executeTakeFirst()
-}
-
-export async function recordCodeExchange(
-  db: IdpDb,
-  codeHash: Buffer,
-  issued: {
-    family_id: string | null
-    access_token_jti: string
-    access_token_expires_at: Date
-  },
-) {
-  await db.updateTable('authorization_codes').set(issued).where('code_hash', '=', codeHash).execute()
-}
-
 /** Ends every refresh family an account holds at one client (consent withdrawn). */
 export async function revokeClientFamilies(db: IdpDb, userId: string, clientId: string) {
   await db
@@ -98,4 +77,15 @@ export async function revokeUserFamilies(db: IdpDb, userId: string) {
     .where('user_id', '=', userId)
     .where('revoked_at', 'is', null)
     .execute()
+}
+
+/** The clients that hold or held a refresh family of the user (they know the user). */
+export async function clientIdsOfUser(db: IdpDb, userId: string) {
+  const rows = await db
+    .selectFrom('refresh_tokens')
+    .select('client_id')
+    .distinct()
+    .where('user_id', '=', userId)
+    .execute()
+  return rows.map((row) => row.client_id)
 }

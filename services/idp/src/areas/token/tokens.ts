@@ -3,7 +3,7 @@ import type { IdpTables } from '../../db.ts'
 import { subjectFor } from '../../oauth/subject.ts'
 import type { SigningKeys } from '../keys/service.ts'
 import { type TaskClaim, taskClaim } from '../tasks/service.ts'
-import type { TaskRow } from '../tasks/store.ts'
+import type { TaskRow } from '../tasks/service.ts'
 
 export const ACCESS_TOKEN_TTL_S = 600
 export const ID_TOKEN_TTL_S = 600

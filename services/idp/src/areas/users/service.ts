@@ -1,8 +1,10 @@
 import { notFound } from '@svc/kit'
 import { type IdpDb, inTransaction } from '../../db.ts'
-import { clientsKnowing } from '../lifecycle/store.ts'
+import { accountsService } from '../accounts/service.ts'
+import { lifecycleService } from '../lifecycle/service.ts'
+import { sessionsService } from '../sessions/index.ts'
 import { emit, type SignalDeps } from '../signals/service.ts'
-import { revokeUserFamilies } from '../token/store.ts'
+import { tokenService } from '../token/service.ts'
 
 const view = (row: {
   id: string
@@ -19,11 +21,7 @@ const view = (row: {
 })
 
 export async function findUser(db: IdpDb, email: string) {
-  const row = await db
-    .selectFrom('users')
-    .select(['id', 'email', 'disabled_at', 'deleted_at', 'created_at'])
-    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
-    .executeTakeFirst()
+  const row = await accountsService.byEmail(db, email)
   if (!row) throw notFound(`no account ${email}`, 'not_found')
   return view(row)
 }
@@ -39,27 +37,16 @@ export async function setDisabled(
   reason?: 'hijacking' | 'bulk-account',
 ) {
   const row = await inTransaction(deps.db, async (trx) => {
-    const updated = await trx
-      .updateTable('users')
-      .set({ disabled_at: disabled ? new Date() : null })
-      .where('id', '=', userId)
-      .where('deleted_at', 'is', null)
-      .returning(['id', 'email', 'disabled_at', 'deleted_at', 'created_at'])
-      .executeTakeFirst()
+    const updated = await accountsService.setDisabledAt(trx, userId, disabled ? new Date() : null)
     if (!updated || !disabled) return updated
-    await trx
-      .updateTable('sessions')
-      .set({ ended_at: new Date() })
-      .where('user_id', '=', userId)
-      .where('ended_at', 'is', null)
-      .execute()
-    await revokeUserFamilies(trx, userId)
+    await sessionsService.endAllOf(trx, userId)
+    await tokenService.revokeUserFamilies(trx, userId)
     await emit(
       deps.signals,
       trx,
       userId,
       'account-disabled',
-      await clientsKnowing(trx, userId),
+      await lifecycleService.clientsKnowing(trx, userId),
       reason ? { reason } : {},
     )
     return updated

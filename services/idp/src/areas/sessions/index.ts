@@ -1,0 +1,14 @@
+import * as store from './store.ts'
+
+/**
+ * What other areas may ask of sessions (in the caller's db or transaction). Sessions are started
+ * and ended by the sign-in pages (./service.ts); this is what the account's changes, its export
+ * and the token checks need.
+ */
+export const sessionsService = {
+  /** Ends the account's live sessions, all or all but one `sid`. */
+  endAllOf: store.endSessionsOf,
+  liveUserOf: store.liveSessionUser,
+  toExport: store.sessionsToExport,
+  forgetDevicesOf: store.forgetDevicesOf,
+}
