@@ -61,7 +61,11 @@ async function signIn() {
       })
     }
   }
-  const me = await call<{ csrf_token: string; client: { subject: string; email?: string } }>('GET', '/api/me')
+  const me = await call<{
+    csrf_token: string
+    client: { subject: string; email?: string }
+    organization: { id: string; role: string }
+  }>('GET', '/api/me')
   csrf = me.csrf_token
   return me
 }
@@ -83,7 +87,12 @@ interface Signed {
 
 async function main() {
   const me = await signIn()
-  step('1. signed in at the rental through the idp', { subject: me.client.subject, email: me.client.email })
+  step('1. signed in at the rental through the idp', {
+    subject: me.client.subject,
+    email: me.client.email,
+    organization: me.organization.id,
+    role: me.organization.role,
+  })
 
   const { jobs } = await call<{
     jobs: Array<{

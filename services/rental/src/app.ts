@@ -9,6 +9,7 @@ import { authArea } from './areas/auth/index.ts'
 import { catalogueArea } from './areas/catalogue/index.ts'
 import { consoleArea } from './areas/console/index.ts'
 import { engagementsArea } from './areas/engagements/index.ts'
+import { orgsArea } from './areas/orgs/index.ts'
 import { outboxArea } from './areas/outbox/index.ts'
 import { providerIdentity } from './areas/provider/identity.ts'
 import { publicArea } from './areas/public/index.ts'
@@ -104,6 +105,7 @@ export const rental: ServiceSpec<RentalConfig> = {
     await mountAreas(app, ctx, [
       authArea,
       consoleArea,
+      orgsArea,
       catalogueArea,
       tokensArea,
       outboxArea,

@@ -28,7 +28,14 @@ export interface RentalConfig {
   outputTtlS: number
   /** Attempts after the first for an async task run (pg-boss retries with backoff). */
   taskRetries: number
+  /**
+   * The platform's operators: idp subjects or emails (an email counts when the idp verified it).
+   * In development the demo user is one.
+   */
+  operators: string[]
 }
+
+const DEMO_EMAIL = 'demo@svc.local'
 
 /** The ledger's development writer for the rental (services/ledger DEV_WRITERS). */
 const DEV_LEDGER_TOKEN = 'dev-ledger-writer-rental'
@@ -51,6 +58,7 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
       RENTAL_TASK_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000 })),
       RENTAL_OUTPUT_TTL_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 31_536_000 })),
       RENTAL_TASK_RETRIES: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
+      RENTAL_OPERATORS: Type.Optional(Type.String({ maxLength: 10_000 })),
     },
     env,
   )
@@ -87,5 +95,21 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
     taskTimeoutMs: values.RENTAL_TASK_TIMEOUT_MS ?? 30_000,
     outputTtlS: values.RENTAL_OUTPUT_TTL_S ?? 3600,
     taskRetries: values.RENTAL_TASK_RETRIES ?? 4,
+    operators: operatorsOf(values.RENTAL_OPERATORS, production),
   }
+}
+
+/** RENTAL_OPERATORS: comma-separated idp subjects or emails; unset: none in production, the demo user otherwise. */
+function operatorsOf(value: string | undefined, production: boolean): string[] {
+  if (value === undefined) return production ? [] : [DEMO_EMAIL]
+  const operators = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+  for (const entry of operators)
+    if (entry.length > 320 || !/^[\x21-\x7e]+$/.test(entry))
+      throw new ConfigError(
+        `RENTAL_OPERATORS: ${JSON.stringify(entry.slice(0, 40))} is not a subject or an email`,
+      )
+  return operators
 }

@@ -7,6 +7,7 @@ import type { AuthService } from './areas/auth/index.ts'
 import type { ConsoleSessions } from './areas/auth/hooks.ts'
 import type { CatalogueService } from './areas/catalogue/index.ts'
 import type { EngagementService } from './areas/engagements/index.ts'
+import type { OrgService } from './areas/orgs/index.ts'
 import type { OutboxService } from './areas/outbox/index.ts'
 import type { ProviderIdentity } from './areas/provider/identity.ts'
 import type { PaymentRail } from './areas/rail/rail.ts'
@@ -41,6 +42,7 @@ export interface RentalContext {
 
 /** Each area's service: the only thing other areas may call (`undefined`: it offers nothing). */
 export interface RentalServices {
+  orgs: OrgService
   auth: AuthService
   console: undefined
   catalogue: CatalogueService

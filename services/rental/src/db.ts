@@ -3,6 +3,7 @@ import type { ColumnType, Kysely, Transaction } from 'kysely'
 import type { AuthTables } from './areas/auth/store.ts'
 import type { CatalogueTables } from './areas/catalogue/store.ts'
 import type { EngagementTables } from './areas/engagements/store.ts'
+import type { OrgTables } from './areas/orgs/store.ts'
 import type { OutboxTables } from './areas/outbox/store.ts'
 import type { ProviderTables } from './areas/provider/store.ts'
 import type { RailTables } from './areas/rail/store.ts'
@@ -16,7 +17,8 @@ export type Json = ColumnType<unknown, string, string>
  * The rental's tables, as Kysely sees them: each area declares its own in its store.ts, and only
  * that store queries them. `idempotent_answers` is the kit's (idempotent writes).
  */
-export type RentalTables = AuthTables &
+export type RentalTables = OrgTables &
+  AuthTables &
   CatalogueTables &
   TokenTables &
   RailTables &

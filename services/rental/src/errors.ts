@@ -30,6 +30,14 @@ export const rentalErrors = errorCatalogue({
     also: [502],
     description: 'the identity provider has not been reached yet (503) or did not answer the sign-in (502)',
   },
+  // organizations and roles
+  forbidden: {
+    status: 403,
+    description: 'the member’s role lacks the permission the route needs (named in the message)',
+  },
+  member_not_found: { status: 404, description: 'no such member or invitation in the organization' },
+  already_member: { status: 409, description: 'that email is already invited or a member' },
+  last_owner: { status: 409, description: 'the organization’s last owner cannot be removed or demoted' },
   // API tokens
   quota_exceeded: { status: 409, description: 'the client holds the most API tokens allowed' },
   // catalogue and engagements

@@ -19,7 +19,7 @@ interface Token {
 describe('rental console: CSRF, catalogue, API tokens, public pages', () => {
   let stack: Stack
   let db: Kysely<RentalTables>
-  let alice: { jar: CookieJar; csrf: string; me: { client: { subject: string } } }
+  let alice: Awaited<ReturnType<typeof signIn>>
   let bob: { jar: CookieJar; csrf: string; me: { client: { subject: string } } }
 
   before(async () => {
@@ -149,7 +149,7 @@ describe('rental console: CSRF, catalogue, API tokens, public pages', () => {
     assert.ok(!JSON.stringify(stored).includes(issued.token!))
 
     const verified = await verifyApiToken(db, `Bearer ${issued.token}`)
-    assert.equal(verified?.owner, alice.me.client.subject)
+    assert.equal(verified?.owner, alice.me.organization.id, 'the token belongs to the organization')
     assert.equal(await verifyApiToken(db, `Bearer ${issued.token!.slice(0, -1)}x`), null)
     assert.equal(await verifyApiToken(db, 'Bearer nonsense'), null)
 

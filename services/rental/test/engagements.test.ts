@@ -184,8 +184,8 @@ describe('rental main path: hire, sign, task, receipt, release once', () => {
     assert.equal(now.engagement.state, 'active')
     assert.equal(now.engagement.sla.signed, true)
     assert.equal(now.engagement.escrows[0]!.state, 'open')
-    const subject = alice.me.client.subject
-    assert.equal(await balance(`wallet:${subject}`), 1_000_000 - 2500)
+    const org = alice.me.organization.id
+    assert.equal(await balance(`wallet:${org}`), 1_000_000 - 2500)
     assert.equal(await balance(`escrow:${escrow.body.escrow_id as string}`), 2500)
     const list = await call(alice, 'GET', '/api/engagements')
     assert.equal((list.body.engagements as Array<{ id: string }>)[0]!.id, hired.engagement.id)
@@ -415,8 +415,8 @@ describe('rental main path: hire, sign, task, receipt, release once', () => {
   })
 
   it('refuses to open an escrow the wallet cannot cover (409 insufficient_funds), changing nothing', async () => {
-    const subject = alice.me.client.subject
-    const left = await balance(`wallet:${subject}`)
+    const org = alice.me.organization.id
+    const left = await balance(`wallet:${org}`)
     await db()
       .transaction()
       .execute((trx) =>
@@ -424,7 +424,7 @@ describe('rental main path: hire, sign, task, receipt, release once', () => {
           idempotencyKey: 'test-drain',
           kind: 'test_drain',
           postings: [
-            { account: `wallet:${subject}`, amount: -left },
+            { account: `wallet:${org}`, amount: -left },
             { account: 'external:funding', amount: left },
           ],
         }),
@@ -446,7 +446,7 @@ describe('rental main path: hire, sign, task, receipt, release once', () => {
   })
 
   it('POST /api/tasks refuses a task for an agent the client revoked (409 agent_revoked)', async () => {
-    await revokeAgent(db(), alice.me.client.subject, summariserDid, 'test: kill switch')
+    await revokeAgent(db(), alice.me.organization.id, summariserDid, 'test: kill switch')
     const res = await call(alice, 'POST', '/api/tasks', {
       engagement_id: hired.engagement.id,
       text: 'Hello.',

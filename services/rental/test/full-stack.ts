@@ -1,6 +1,6 @@
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
-import { type RunningService, startService } from '@svc/kit'
+import { type RunningService, Sealer, startService } from '@svc/kit'
 import { type CookieJar, tempFolder, testEnv } from '@svc/kit/testing'
 import { b64uEncode } from '@svc/trust/base64url'
 import { didKeyFromEd25519 } from '@svc/trust/did-key'
@@ -8,6 +8,8 @@ import { type Ed25519KeyPair, generateEd25519, signEd25519 } from '@svc/trust/ed
 import { canonicalBytes } from '@svc/trust/jcs'
 import type { Kysely } from 'kysely'
 import { agents } from '../../agents/src/app.ts'
+import { createUser } from '../../idp/src/areas/accounts/service.ts'
+import type { IdpDb } from '../../idp/src/db.ts'
 import { idp } from '../../idp/src/app.ts'
 import { ledger } from '../../ledger/src/app.ts'
 import { rental } from '../src/app.ts'
@@ -22,7 +24,10 @@ export const WRITER = 'dev-ledger-writer-rental'
 export interface Client {
   jar: CookieJar
   csrf: string
-  me: { client: { subject: string } }
+  me: {
+    client: { subject: string }
+    organization: { id: string; member_id: string; role: string; permissions: string[] }
+  }
 }
 export interface Answer {
   status: number
@@ -89,6 +94,8 @@ export async function startFullStack(
     .set({ subject: 'another-client' })
     .where('id_hash', '=', sha256(bob.jar.get('rental_session')!))
     .execute()
+  // another client: its own organization, made at its first request
+  bob.me = (await (await bob.jar.fetch(`${rentalService.url}/api/me`)).json()) as Client['me']
   let ledgerOpen = true
 
   /** A console call; the CSRF header is the caller's own unless `csrf: false`. */
@@ -154,8 +161,27 @@ export async function startFullStack(
     return id
   }
 
+  /**
+   * A person with an idp account of their own (`email`, verified at the idp unless said otherwise),
+   * signed in at the rental: a new organization's owner, or the member an invitation to `email` makes.
+   */
+  const signInWith = async (email: string, options: { verified?: boolean } = {}): Promise<Client> => {
+    const password = `password-of-${email}`
+    await createUser(
+      idpService.ctx.database!.db as unknown as IdpDb,
+      new Sealer(idpService.ctx.config.encryptionKey),
+      {
+        email,
+        password,
+        verified: options.verified ?? true,
+      },
+    )
+    return signIn(stack, undefined, { freshIdpSession: true, account: { email, password } })
+  }
+
   return {
     idp: idpService,
+    signInWith,
     ledger: ledgerService,
     agents: agentsService,
     get rental() {

@@ -353,7 +353,7 @@ describe('the agents’ record: receipts with proofs, CV, evidence packs, revoca
       .values({
         id: 'tsk_running_for_revoke',
         engagement_id: engagementId,
-        client_subject: s.alice.me.client.subject,
+        org_id: s.alice.me.organization.id,
         agent_did: agentDid,
         state: 'working',
         async: true,

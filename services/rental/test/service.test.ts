@@ -47,6 +47,7 @@ describe('rental service', () => {
       '0010_rail.sql',
       '0011_engagements.sql',
       '0012_task_cancel.sql',
+      '0013_orgs.sql',
     ])
   })
 

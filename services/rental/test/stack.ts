@@ -108,7 +108,7 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
 export async function toCallback(
   stack: Stack,
   jar = new CookieJar(),
-  options: { freshIdpSession?: boolean } = {},
+  options: { freshIdpSession?: boolean; account?: { email: string; password: string } } = {},
 ): Promise<{ jar: CookieJar; callback: string }> {
   if (!options.freshIdpSession && stack.idpSession && !jar.get('svc_session'))
     jar.store(new Response(null, { headers: [['set-cookie', `svc_session=${stack.idpSession}`]] }))
@@ -117,12 +117,12 @@ export async function toCallback(
   let location = login.headers.get('location')!
   for (let hop = 0; hop < 8; hop++) {
     if (location.startsWith(`${stack.rental.url}/auth/callback`)) {
-      stack.idpSession = jar.get('svc_session')
+      if (!options.account) stack.idpSession = jar.get('svc_session')
       return { jar, callback: location }
     }
     const res = await jar.fetch(new URL(location, stack.idp.url).toString())
     if (res.status === 200 && new URL(location, stack.idp.url).pathname === '/ui/login') {
-      location = await signInOnPage(stack.idp, jar, await res.text())
+      location = await signInOnPage(stack.idp, jar, await res.text(), options.account)
       continue
     }
     const next = res.headers.get('location')
@@ -132,17 +132,21 @@ export async function toCallback(
   throw new Error('too many redirects')
 }
 
-/** The whole sign-in: the jar then holds the console session; answers /api/me's body. */
+/** The whole sign-in (as the demo user, or `account`): the jar then holds the console session; answers /api/me's body. */
 export async function signIn(
   stack: Stack,
   jar = new CookieJar(),
-  options: { freshIdpSession?: boolean } = {},
+  options: { freshIdpSession?: boolean; account?: { email: string; password: string } } = {},
 ) {
   const { callback } = await toCallback(stack, jar, options)
   const res = await jar.fetch(callback)
   if (res.status !== 302) throw new Error(`the callback answered ${res.status}: ${await res.text()}`)
   const me = await jar.fetch(`${stack.rental.url}/api/me`)
-  const body = (await me.json()) as { csrf_token: string; client: { subject: string } }
+  const body = (await me.json()) as {
+    csrf_token: string
+    client: { subject: string }
+    organization: { id: string; member_id: string; role: string; permissions: string[] }
+  }
   return { jar, me: body, csrf: body.csrf_token }
 }
 

@@ -1,9 +1,9 @@
 import { after, before, describe, it } from 'node:test'
 import type { Failure } from '@svc/kit/testing/sweep/bad-input'
-import { collectionOf, probe } from '@svc/kit/testing/sweep/auth'
+import { collectionOf, probe, wellFormed } from '@svc/kit/testing/sweep/auth'
 import { assertNoUnknownFailures } from '@svc/kit/testing/sweep/known-failures'
-import { fetchOperations, key } from '@svc/kit/testing/sweep/operations'
-import { type FullStack, startFullStack } from './full-stack.ts'
+import { fetchOperations, key, type Operation } from '@svc/kit/testing/sweep/operations'
+import { type Client, type FullStack, startFullStack } from './full-stack.ts'
 import { aliceObjects } from './sweep-objects.ts'
 
 /** Id parameters that name no client's object, with the reason; every other one is probed across clients. */
@@ -12,12 +12,25 @@ const NOT_TENANT_OWNED: Record<string, string> = {
   i18n: 'a language code, not an object',
 }
 
+/** The roles the sweep gives a member of alice's organization (alice is its owner). */
+const INVITED_ROLES = ['admin', 'member', 'billing', 'viewer'] as const
+
 describe('rental: the auth and tenancy sweep (endpoints.tsv Auth column and /openapi.json)', () => {
   let stack: FullStack
   let ids: Record<string, string> = {}
+  const members: Record<string, Client> = {}
   before(async () => {
     stack = await startFullStack()
     ids = await aliceObjects(stack)
+    members.owner = stack.alice
+    for (const role of INVITED_ROLES) {
+      const email = `${role}@sweep.example`
+      const invited = await stack.call(stack.alice, 'POST', '/api/org/members', { email, role })
+      if (invited.status !== 201) throw new Error(`invite ${role}: ${invited.status} ${invited.text}`)
+      members[role] = await stack.signInWith(email)
+    }
+    // a member of alice's organization: the object the /api/org/members/{id} routes name
+    ids.members = members.viewer!.me.organization.member_id
   })
   after(async () => stack.close())
 
@@ -85,5 +98,51 @@ describe('rental: the auth and tenancy sweep (endpoints.tsv Auth column and /ope
       failures.filter((f): f is Failure => f !== undefined),
       (l) => t.diagnostic(l),
     )
+  })
+
+  it('gives each role the routes its permissions name and refuses the others (403 forbidden naming the permission)', async (t) => {
+    const { operations } = await fetchOperations(stack.rental.url, 'rental')
+    const document = (await (await fetch(`${stack.rental.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { 'x-permission'?: string }>>
+    }
+    const permissionOf = (op: Operation) =>
+      document.paths[op.path]?.[op.method.toLowerCase()]?.['x-permission']
+    const signedIn = operations.filter((op) => op.auth === 'S' || op.auth === 'S+C')
+    const failures: Failure[] = []
+    let probes = 0
+    for (const [role, who] of Object.entries(members)) {
+      // the role's permissions as the rental_roles table gives them, through /api/me
+      if (who.me.organization.role !== role || who.me.organization.id !== stack.alice.me.organization.id)
+        throw new Error(`the ${role} is ${who.me.organization.role} of ${who.me.organization.id}`)
+      const granted = new Set(who.me.organization.permissions)
+      for (const op of signedIn) {
+        const permission = permissionOf(op)
+        if (!permission) continue
+        probes++
+        // placeholder ids: an allowed call passes the check and finds nothing (or does something harmless)
+        const req = wellFormed(op, stack.rental.url)
+        const res = await who.jar.fetch(req.url, {
+          method: op.method,
+          headers: { accept: 'application/json', 'x-csrf-token': who.csrf, ...req.headers },
+          body: req.body,
+          redirect: 'manual',
+        })
+        const text = await res.text()
+        const refused = res.status === 403 && text.includes('"forbidden"') && text.includes(permission)
+        if (granted.has(permission) ? res.status === 403 || res.status === 401 : !refused)
+          failures.push({
+            service: 'rental',
+            op: key(op.method, op.path).replace('{}', '{…}'),
+            problem: 'not refused',
+            request: `${op.method} ${req.url} as ${role} [${permission}: ${granted.has(permission) ? 'allowed' : 'refused'}]`,
+            status: res.status,
+            body: text.slice(0, 300),
+          })
+      }
+    }
+    t.diagnostic(`${Object.keys(members).length} roles, ${probes} probes`)
+    const unannotated = signedIn.filter((op) => !permissionOf(op)).map((op) => `${op.method} ${op.path}`)
+    t.diagnostic(`signed-in routes any member may call: ${unannotated.join(', ')}`)
+    assertNoUnknownFailures('rental', ['not refused'], failures, (l) => t.diagnostic(l))
   })
 })

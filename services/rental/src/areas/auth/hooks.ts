@@ -2,7 +2,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import { rentalError } from '../../errors.ts'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { RentalDb } from '../../db.ts'
-import { liveSession } from './store.ts'
+import { endSessionsOf, liveSession } from './store.ts'
 
 /** The console session cookie: a random id; the database keeps only its SHA-256. */
 export const SESSION_COOKIE = 'rental_session'
@@ -22,6 +22,8 @@ export interface ConsoleSession {
   idpSid: string | null
   name: string | null
   email: string | null
+  /** Whether the idp said `email` is verified (invitations and operators by email need it). */
+  emailVerified: boolean
   clientDid: string | null
   csrfHash: Buffer
   /** The CSRF token of this session (derived from the cookie id, never stored). */
@@ -96,10 +98,16 @@ export class ConsoleSessions {
       idpSid: row.idp_sid,
       name: row.name,
       email: row.email,
+      emailVerified: row.email_verified,
       clientDid: row.client_did,
       csrfHash: row.csrf_token_hash,
       csrfToken: this.csrfTokenOf(id),
     }
+  }
+
+  /** Ends every session of `subject` (a member removed from its organization signs in again). */
+  async endAllOf(subject: string): Promise<number> {
+    return endSessionsOf(this.db, { subject }, this.now())
   }
 
   /** `onRequest` hook of S routes: 401 without a live session; sets `request.consoleSession`. */

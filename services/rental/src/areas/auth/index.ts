@@ -12,6 +12,7 @@ export interface AuthService {
 /** Sign-in through the idp, console sessions, back-channel logout. Tables: console_sessions, idp_clients. */
 export const authArea = defineArea({
   name: 'auth',
+  needs: ['orgs'],
   mount(app, ctx): AuthService {
     const link = new IdpLink({
       db: ctx.db,
@@ -27,7 +28,13 @@ export const authArea = defineArea({
     app.addHook('onClose', async () => link.stop())
     return { link, signInAvailable: () => link.ready }
   },
-  routes(app, ctx, _use, own) {
-    authRoutes(app, { link: own.link, sessions: ctx.sessions, kv: ctx.kv, baseUrl: ctx.baseUrl })
+  routes(app, ctx, use, own) {
+    authRoutes(app, {
+      link: own.link,
+      sessions: ctx.sessions,
+      kv: ctx.kv,
+      baseUrl: ctx.baseUrl,
+      join: use.orgs.join,
+    })
   },
 })

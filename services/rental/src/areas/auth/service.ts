@@ -25,6 +25,8 @@ export interface AuthDeps {
   sessions: ConsoleSessions
   kv: Kv
   baseUrl: string
+  /** The client's organization membership, made at its first sign-in (the orgs area). */
+  join(who: { subject: string; email: string | null; emailVerified: boolean }): Promise<unknown>
 }
 
 const loginKey = (id: string) => `login:${sha256(id).toString('hex')}`
@@ -147,13 +149,18 @@ export async function finishLogin(
   const text = (value: unknown) => (typeof value === 'string' && value.length <= 500 ? value : null)
   const minted = deps.sessions.mint()
   const now = deps.sessions.now()
+  const email = text(profile.email ?? claims.email)
+  // an email counts as verified only when the idp says so for that same email
+  const emailVerified = email !== null && (profile.email_verified ?? claims.email_verified) === true
+  await deps.join({ subject: claims.sub, email, emailVerified })
   await insertSession(deps.sessions.db, {
     idHash: minted.idHash,
     csrfHash: minted.csrfHash,
     subject: claims.sub,
     idpSid: text(claims.sid),
     name: text(profile.name ?? claims.name),
-    email: text(profile.email ?? claims.email),
+    email,
+    emailVerified,
     clientDid: text(profile.did ?? claims.did),
     expiresAt: new Date(now.getTime() + deps.sessions.options.ttlHours * 3_600_000),
   })

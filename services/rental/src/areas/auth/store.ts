@@ -10,6 +10,7 @@ export interface AuthTables {
     csrf_token_hash: Buffer
     name: string | null
     email: string | null
+    email_verified: Generated<boolean>
     client_did: string | null
     created_at: Generated<Date>
     expires_at: Date
@@ -32,6 +33,7 @@ export interface NewSession {
   idpSid: string | null
   name: string | null
   email: string | null
+  emailVerified: boolean
   clientDid: string | null
   expiresAt: Date
 }
@@ -46,6 +48,7 @@ export async function insertSession(db: RentalDb, s: NewSession) {
       idp_sid: s.idpSid,
       name: s.name,
       email: s.email,
+      email_verified: s.emailVerified,
       client_did: s.clientDid,
       expires_at: s.expiresAt,
       ended_at: null,
@@ -57,7 +60,17 @@ export async function insertSession(db: RentalDb, s: NewSession) {
 export function liveSession(db: RentalDb, idHash: Buffer, now: Date) {
   return db
     .selectFrom('console_sessions')
-    .select(['id_hash', 'subject', 'idp_sid', 'csrf_token_hash', 'name', 'email', 'client_did', 'expires_at'])
+    .select([
+      'id_hash',
+      'subject',
+      'idp_sid',
+      'csrf_token_hash',
+      'name',
+      'email',
+      'email_verified',
+      'client_did',
+      'expires_at',
+    ])
     .where('id_hash', '=', idHash)
     .where('ended_at', 'is', null)
     .where('expires_at', '>', now)

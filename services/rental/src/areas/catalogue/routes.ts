@@ -1,6 +1,7 @@
 import type { App } from '@svc/kit'
 import { type Static, Type } from 'typebox'
 import { type ConsoleSessions, SESSION_SECURITY } from '../auth/hooks.ts'
+import { can } from '../orgs/permissions.ts'
 import type { CatalogueService } from './index.ts'
 
 export const Job = Type.Object({
@@ -28,6 +29,7 @@ export function catalogueRoutes(app: App, catalogue: CatalogueService, sessions:
     '/api/jobs',
     {
       ...sessions.session,
+      ...can('org:read'),
       schema: {
         summary: 'The catalogue: jobs pairing a profile with an outcome, their price and serving agents',
         tags: ['catalogue'],

@@ -1,6 +1,8 @@
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
 import { type ConsoleSessions, CSRF_HEADER, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import type { OrgService } from '../orgs/index.ts'
+import { membershipOf } from '../orgs/permissions.ts'
 
 const Me = Type.Object({
   client: Type.Object({
@@ -9,19 +11,32 @@ const Me = Type.Object({
     email: Type.Union([Type.String(), Type.Null()]),
     client_did: Type.Union([Type.String(), Type.Null()]),
   }),
+  organization: Type.Object({
+    id: Type.String(),
+    member_id: Type.String(),
+    role: Type.String(),
+    permissions: Type.Array(Type.String(), { description: 'what the role may do (rental_roles)' }),
+  }),
+  operator: Type.Boolean({ description: 'one of the platform’s operators (RENTAL_OPERATORS)' }),
   csrf_token: Type.String({ description: `send it in the ${CSRF_HEADER} header of every S+C request` }),
   csrf_header: Type.String(),
   ledger_url: Type.String(),
 })
 
 /** `GET /api/me`: who is signed in, the session's CSRF token, where the ledger is. */
-export function consoleRoutes(app: App, sessions: ConsoleSessions, ledgerUrl: string) {
+export function consoleRoutes(
+  app: App,
+  sessions: ConsoleSessions,
+  ledgerUrl: string,
+  orgs: Pick<OrgService, 'isOperator'>,
+) {
   app.get(
     '/api/me',
     {
       ...sessions.session,
       schema: {
-        summary: 'The signed-in client, the CSRF token of the session and the ledger URL',
+        summary:
+          'The signed-in client, its organization and role, the CSRF token of the session and the ledger URL',
         tags: ['console'],
         security: SESSION_SECURITY,
         response: { 200: Me },
@@ -29,6 +44,7 @@ export function consoleRoutes(app: App, sessions: ConsoleSessions, ledgerUrl: st
     },
     async (request, reply) => {
       const session = sessionOf(request)
+      const membership = membershipOf(request)
       reply.header('cache-control', 'no-store')
       return {
         client: {
@@ -37,6 +53,13 @@ export function consoleRoutes(app: App, sessions: ConsoleSessions, ledgerUrl: st
           email: session.email,
           client_did: session.clientDid,
         },
+        organization: {
+          id: membership.orgId,
+          member_id: membership.memberId,
+          role: membership.role,
+          permissions: [...membership.permissions],
+        },
+        operator: orgs.isOperator(session),
         csrf_token: session.csrfToken,
         csrf_header: CSRF_HEADER,
         ledger_url: ledgerUrl,

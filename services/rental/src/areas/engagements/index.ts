@@ -13,12 +13,12 @@ export type { EngagementRow, EscrowRow }
 export interface EngagementService {
   /** The client's engagement, or undefined; `lock` takes it FOR UPDATE in `trx`. */
   engagementOf(
-    subject: string,
+    orgId: string,
     id: string,
     at?: { trx: RentalDb; lock?: boolean },
   ): Promise<EngagementRow | undefined>
-  engagementsWith(subject: string, agentDid: string): Promise<EngagementRow[]>
-  latestClientDid(subject: string, agentDid: string): Promise<string | undefined>
+  engagementsWith(orgId: string, agentDid: string): Promise<EngagementRow[]>
+  latestClientDid(orgId: string, agentDid: string): Promise<string | undefined>
   /** Gives a new task its escrow (the package's first, or a new one to sign), in the task's transaction. */
   escrowForTask(trx: RentalDb, engagement: EngagementRow, taskId: string, now: Date): Promise<void>
   escrowOfTask(taskId: string): Promise<EscrowRow | undefined>
@@ -35,21 +35,21 @@ export interface EngagementService {
     escrowId: string,
     released: Parameters<typeof store.markReleased>[2],
   ): Promise<void>
-  releasesWith(subject: string, agentDid: string): ReturnType<typeof store.releasesWith>
+  releasesWith(orgId: string, agentDid: string): ReturnType<typeof store.releasesWith>
   escrowView: typeof escrowView
-  isRevoked(subject: string, agentDid: string): Promise<boolean>
+  isRevoked(orgId: string, agentDid: string): Promise<boolean>
   /** Records the revocation in `trx`; undefined when the client had already revoked the agent. */
   revoke(
     trx: RentalDb,
-    subject: string,
+    orgId: string,
     agentDid: string,
     reason: string,
     at: Date,
   ): Promise<{ revoked_at: Date } | undefined>
-  revocationOf(subject: string, agentDid: string): ReturnType<typeof store.revocationOf>
+  revocationOf(orgId: string, agentDid: string): ReturnType<typeof store.revocationOf>
   /** The agent as the catalogue has it and the client's engagements with it; 404 unless one exists, 400 for a DID that is not Ed25519. */
   knownAgent(
-    subject: string,
+    orgId: string,
     agentDid: string,
   ): Promise<{ agent: Awaited<ReturnType<CatalogueService['agent']>>; engagements: EngagementRow[] }>
 }
@@ -63,9 +63,9 @@ export const engagementsArea = defineArea({
   name: 'engagements',
   needs: ['catalogue'],
   mount: (_app, ctx, use): EngagementService => ({
-    engagementOf: (subject, id, at) => store.engagementOf(at?.trx ?? ctx.db, subject, id, at?.lock),
-    engagementsWith: (subject, did) => store.engagementsWith(ctx.db, subject, did),
-    latestClientDid: (subject, did) => store.latestClientDid(ctx.db, subject, did),
+    engagementOf: (orgId, id, at) => store.engagementOf(at?.trx ?? ctx.db, orgId, id, at?.lock),
+    engagementsWith: (orgId, did) => store.engagementsWith(ctx.db, orgId, did),
+    latestClientDid: (orgId, did) => store.latestClientDid(ctx.db, orgId, did),
     escrowForTask,
     escrowOfTask: (taskId) => store.escrowOfTask(ctx.db, taskId),
     escrowsOfTasks: async (taskIds) =>
@@ -74,15 +74,15 @@ export const engagementsArea = defineArea({
     escrowByHash: (engagementId, hash, at) =>
       store.escrowByHash(at?.trx ?? ctx.db, engagementId, hash, at?.lock),
     markReleased: store.markReleased,
-    releasesWith: (subject, did) => store.releasesWith(ctx.db, subject, did),
+    releasesWith: (orgId, did) => store.releasesWith(ctx.db, orgId, did),
     escrowView,
-    isRevoked: (subject, did) => store.isRevoked(ctx.db, subject, did),
+    isRevoked: (orgId, did) => store.isRevoked(ctx.db, orgId, did),
     revoke: store.insertRevocation,
-    revocationOf: (subject, did) => store.revocationOf(ctx.db, subject, did),
-    async knownAgent(subject, did) {
+    revocationOf: (orgId, did) => store.revocationOf(ctx.db, orgId, did),
+    async knownAgent(orgId, did) {
       checkAgentDid(did)
       const agent = await use.catalogue.agent(did)
-      const engagements = await store.engagementsWith(ctx.db, subject, did)
+      const engagements = await store.engagementsWith(ctx.db, orgId, did)
       if (!agent && engagements.length === 0) throw rentalError('agent_not_found', `no agent ${did}`)
       return { agent, engagements }
     },

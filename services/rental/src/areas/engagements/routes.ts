@@ -1,7 +1,8 @@
 import { type App, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
-import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
+import { can, orgOf, clientOf } from '../orgs/permissions.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import { Body, Did, Escrow, Hash, Id, Nullable, Params, Signature } from './schemas.ts'
 import { engagementDetail, engagementList, hire, sign } from './service.ts'
@@ -32,6 +33,7 @@ export function engagementRoutes(app: App, ctx: RentalContext, catalogue: Catalo
     '/api/engagements',
     {
       ...sessions.sessionAndCsrf,
+      ...can('engagements:write'),
       schema: {
         summary: 'Hires an agent for a job: a pending engagement and the offer package to sign',
         tags,
@@ -43,12 +45,13 @@ export function engagementRoutes(app: App, ctx: RentalContext, catalogue: Catalo
         response: { 200: EngagementWithPackage },
       },
     },
-    async (request) => hire(ctx, catalogue, sessionOf(request), request.body),
+    async (request) => hire(ctx, catalogue, clientOf(request), request.body),
   )
   app.get(
     '/api/engagements',
     {
       ...sessions.session,
+      ...can('engagements:read'),
       schema: {
         summary: 'The signed-in client’s engagements, newest first',
         tags,
@@ -57,12 +60,13 @@ export function engagementRoutes(app: App, ctx: RentalContext, catalogue: Catalo
         response: { 200: Type.Object({ engagements: Type.Array(EngagementSummary) }) },
       },
     },
-    async (request) => engagementList(ctx.db, sessionOf(request).subject, pageOf(request.query)),
+    async (request) => engagementList(ctx.db, orgOf(request), pageOf(request.query)),
   )
   app.get(
     '/api/engagements/:id',
     {
       ...sessions.session,
+      ...can('engagements:read'),
       schema: {
         summary: 'An engagement with its SLA, offer package and escrow states',
         tags,
@@ -71,12 +75,13 @@ export function engagementRoutes(app: App, ctx: RentalContext, catalogue: Catalo
         response: { 200: EngagementWithPackage },
       },
     },
-    async (request) => engagementDetail(ctx.db, sessionOf(request).subject, request.params.id),
+    async (request) => engagementDetail(ctx.db, orgOf(request), request.params.id),
   )
   app.post(
     '/api/engagements/:id/signatures',
     {
       ...sessions.sessionAndCsrf,
+      ...can('engagements:write'),
       schema: {
         summary:
           'The client’s signatures: the SLA (activates the engagement) and escrows (opens them on the rail); a forged one refuses the whole request',
@@ -105,6 +110,6 @@ export function engagementRoutes(app: App, ctx: RentalContext, catalogue: Catalo
         response: { 200: EngagementWithPackage },
       },
     },
-    async (request) => sign(ctx, sessionOf(request).subject, request.params.id, request.body),
+    async (request) => sign(ctx, orgOf(request), request.params.id, request.body),
   )
 }

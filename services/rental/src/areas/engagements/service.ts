@@ -1,8 +1,8 @@
+import type { OrgClient } from '../orgs/permissions.ts'
 import { isEd25519DidKey, type Page } from '@svc/kit'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
-import type { ConsoleSession } from '../auth/hooks.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import { bodyHash, type EscrowBody, newId, signedBy, type SlaBody } from './bodies.ts'
 import {
@@ -22,23 +22,23 @@ import {
 /** The parts of the context the money rules read. */
 type MoneyContext = Pick<RentalContext, 'db' | 'rail' | 'provider' | 'config' | 'now'>
 
-export const walletOf = (subject: string) => `wallet:${subject}`
+export const walletOf = (orgId: string) => `wallet:${orgId}`
 
 /**
- * The demo grant: a client's wallet is funded once, at first sight, from `external:funding`
- * (idempotency key `wallet-grant:<subject>`, so it happens once however often it is asked). In
+ * The demo grant: an organization's wallet (the organization pays) is funded once, at first sight, from `external:funding`
+ * (idempotency key `wallet-grant:<organization>`, so it happens once however often it is asked). In
  * production the grant is 0 and this does nothing: wallets are funded by a payment provider,
- * the seam being a transfer from `external:<provider>` into `wallet:<subject>` on its webhook.
+ * the seam being a transfer from `external:<provider>` into `wallet:<organization>` on its webhook.
  */
-export async function grantDemoWallet(ctx: MoneyContext, trx: RentalDb, subject: string) {
+export async function grantDemoWallet(ctx: MoneyContext, trx: RentalDb, orgId: string) {
   const grant = ctx.config.demoWalletFils
   if (grant <= 0) return
   await ctx.rail.transfer(trx, {
-    idempotencyKey: `wallet-grant:${subject}`,
+    idempotencyKey: `wallet-grant:${orgId}`,
     kind: 'wallet_grant',
     postings: [
       { account: 'external:funding', amount: -grant },
-      { account: walletOf(subject), amount: grant },
+      { account: walletOf(orgId), amount: grant },
     ],
     memo: { reason: 'demo wallet grant' },
   })
@@ -92,13 +92,13 @@ function fullView(row: EngagementRow, escrows: EscrowRow[]) {
 export async function hire(
   ctx: MoneyContext,
   catalogue: CatalogueService,
-  session: ConsoleSession,
+  client: OrgClient,
   input: { job_id: string; agent_did: string; client_did?: string | undefined },
 ) {
   const { job, agent } = await catalogue.jobAndAgent(input.job_id, input.agent_did)
   if (!job) throw rentalError('job_not_found', `no job ${input.job_id}`)
   if (!agent) throw rentalError('agent_not_serving', `${input.agent_did} does not serve ${input.job_id}`)
-  const clientDid = input.client_did ?? session.clientDid
+  const clientDid = input.client_did ?? client.clientDid
   if (!clientDid)
     throw rentalError('client_did_required', 'give client_did: the session has no DID of the client')
   if (!isEd25519DidKey(clientDid))
@@ -140,10 +140,10 @@ export async function hire(
     issued_at: issuedAt,
   }
   await inTransaction(ctx.db, async (trx) => {
-    await grantDemoWallet(ctx, trx, session.subject)
+    await grantDemoWallet(ctx, trx, client.orgId)
     await insertEngagement(trx, {
       id: engagementId,
-      client_subject: session.subject,
+      org_id: client.orgId,
       client_did: clientDid,
       job_id: job.id,
       agent_id: agent.id,
@@ -154,9 +154,9 @@ export async function hire(
       sla: JSON.stringify(sla),
       sla_hash: bodyHash(sla),
     })
-    if (price > 0) await insertEscrow(trx, session.subject, escrow)
+    if (price > 0) await insertEscrow(trx, client.orgId, escrow)
   })
-  return engagementDetail(ctx.db, session.subject, engagementId)
+  return engagementDetail(ctx.db, client.orgId, engagementId)
 }
 
 /**
@@ -182,19 +182,19 @@ export async function escrowForTask(trx: RentalDb, engagement: EngagementRow, ta
     provider_did: engagement.provider_did,
     issued_at: now.toISOString(),
   }
-  await insertEscrow(trx, engagement.client_subject, body)
+  await insertEscrow(trx, engagement.org_id, body)
 }
 
-export async function engagementDetail(db: RentalDb, subject: string, id: string) {
-  const row = await engagementOf(db, subject, id)
+export async function engagementDetail(db: RentalDb, orgId: string, id: string) {
+  const row = await engagementOf(db, orgId, id)
   if (!row) throw engagementNotFound(id)
   return fullView(row, await escrowsOf(db, id))
 }
 
 export const engagementNotFound = (id: string) => rentalError('engagement_not_found', `no engagement ${id}`)
 
-export async function engagementList(db: RentalDb, subject: string, page: Page) {
-  return { engagements: (await engagementsOf(db, subject, page.limit, page.offset)).map(engagementView) }
+export async function engagementList(db: RentalDb, orgId: string, page: Page) {
+  return { engagements: (await engagementsOf(db, orgId, page.limit, page.offset)).map(engagementView) }
 }
 
 export interface SignaturesInput {
@@ -209,11 +209,11 @@ export interface SignaturesInput {
  * engagement; a valid escrow signature opens the escrow, moving its amount from the client's
  * wallet into `escrow:<id>` on the rail in the same transaction (key `escrow-open:<id>`).
  */
-export async function sign(ctx: MoneyContext, subject: string, id: string, input: SignaturesInput) {
+export async function sign(ctx: MoneyContext, orgId: string, id: string, input: SignaturesInput) {
   if (input.sla_signature === undefined && !input.escrow_signatures?.length)
     throw rentalError('nothing_to_sign', 'give sla_signature or escrow_signatures')
   await inTransaction(ctx.db, async (trx) => {
-    const engagement = await engagementOf(trx, subject, id, true)
+    const engagement = await engagementOf(trx, orgId, id, true)
     if (!engagement) throw engagementNotFound(id)
     if (
       input.sla_signature !== undefined &&
@@ -243,14 +243,14 @@ export async function sign(ctx: MoneyContext, subject: string, id: string, input
     }
     if (chosen.size && state !== 'active')
       throw rentalError('engagement_not_active', 'sign the SLA before opening escrows')
-    if (chosen.size) await grantDemoWallet(ctx, trx, subject)
+    if (chosen.size) await grantDemoWallet(ctx, trx, orgId)
     for (const { escrow, signature } of chosen.values()) {
       if (escrow.state !== 'offered') continue
       const transfer = await ctx.rail.transfer(trx, {
         idempotencyKey: `escrow-open:${escrow.id}`,
         kind: 'escrow_open',
         postings: [
-          { account: walletOf(subject), amount: -Number(escrow.amount_fils) },
+          { account: walletOf(orgId), amount: -Number(escrow.amount_fils) },
           { account: `escrow:${escrow.id}`, amount: Number(escrow.amount_fils) },
         ],
         memo: { escrow_id: escrow.id, engagement_id: id, escrow_hash: escrow.hash },
@@ -258,7 +258,7 @@ export async function sign(ctx: MoneyContext, subject: string, id: string, input
       await openEscrow(trx, escrow.id, { signature, transferId: transfer.id, at: now })
     }
   })
-  return engagementDetail(ctx.db, subject, id)
+  return engagementDetail(ctx.db, orgId, id)
 }
 
 /** 400 unless `did` is an Ed25519 did:key (the only agent DIDs the rental knows). */

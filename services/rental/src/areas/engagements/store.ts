@@ -7,7 +7,7 @@ import { bodyHash, type EscrowBody } from './bodies.ts'
 export interface EngagementTables {
   engagements: {
     id: string
-    client_subject: string
+    org_id: string
     client_did: string
     job_id: string
     agent_id: string
@@ -25,7 +25,7 @@ export interface EngagementTables {
   escrows: {
     id: string
     engagement_id: string
-    client_subject: string
+    org_id: string
     task_id: string | null
     amount_fils: number
     currency: Generated<string>
@@ -45,7 +45,7 @@ export interface EngagementTables {
     created_at: Generated<Date>
   }
   agent_revocations: {
-    client_subject: string
+    org_id: string
     agent_did: string
     reason: string
     revoked_at: Generated<Date>
@@ -56,14 +56,14 @@ export type EngagementRow = Selectable<RentalTables['engagements']>
 export type EscrowRow = Selectable<RentalTables['escrows']>
 
 /** The client's engagement, or undefined (another client's is not found either). */
-export const engagementOf = (db: RentalDb, subject: string, id: string, lock = false) =>
-  rowById(db, 'engagements', id, { match: { client_subject: subject }, lock })
+export const engagementOf = (db: RentalDb, orgId: string, id: string, lock = false) =>
+  rowById(db, 'engagements', id, { match: { org_id: orgId }, lock })
 
-export const engagementsOf = (db: RentalDb, subject: string, limit: number, offset: number) =>
+export const engagementsOf = (db: RentalDb, orgId: string, limit: number, offset: number) =>
   db
     .selectFrom('engagements')
     .selectAll()
-    .where('client_subject', '=', subject)
+    .where('org_id', '=', orgId)
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(limit)
@@ -89,23 +89,23 @@ export async function activateEngagement(trx: RentalDb, id: string, signature: s
 }
 
 /** The client's engagements with the agent, oldest first. */
-export const engagementsWith = (db: RentalDb, subject: string, did: string) =>
+export const engagementsWith = (db: RentalDb, orgId: string, did: string) =>
   db
     .selectFrom('engagements')
     .selectAll()
-    .where('client_subject', '=', subject)
+    .where('org_id', '=', orgId)
     .where('agent_did', '=', did)
     .orderBy('created_at')
     .orderBy('id')
     .execute()
 
 /** The client DID of the client's latest engagement with the agent. */
-export const latestClientDid = async (db: RentalDb, subject: string, did: string) =>
+export const latestClientDid = async (db: RentalDb, orgId: string, did: string) =>
   (
     await db
       .selectFrom('engagements')
       .select('client_did')
-      .where('client_subject', '=', subject)
+      .where('org_id', '=', orgId)
       .where('agent_did', '=', did)
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
@@ -152,13 +152,13 @@ export const escrowsOfTasks = (db: RentalDb, taskIds: string[]) =>
     ? Promise.resolve([])
     : db.selectFrom('escrows').selectAll().where('task_id', 'in', taskIds).execute()
 
-export async function insertEscrow(trx: RentalDb, subject: string, body: EscrowBody) {
+export async function insertEscrow(trx: RentalDb, orgId: string, body: EscrowBody) {
   await trx
     .insertInto('escrows')
     .values({
       id: body.escrow_id,
       engagement_id: body.engagement_id,
-      client_subject: subject,
+      org_id: orgId,
       task_id: body.task_id,
       amount_fils: body.amount_fils,
       body: JSON.stringify(body),
@@ -219,49 +219,49 @@ export async function markReleased(
 }
 
 /** The client's released escrows with the agent that carry a receipt. */
-export const releasesWith = (db: RentalDb, subject: string, did: string) =>
+export const releasesWith = (db: RentalDb, orgId: string, did: string) =>
   db
     .selectFrom('escrows')
     .innerJoin('engagements', 'engagements.id', 'escrows.engagement_id')
     .select(['escrows.id', 'escrows.task_id', 'escrows.release_receipt_id'])
-    .where('escrows.client_subject', '=', subject)
-    .where('engagements.client_subject', '=', subject)
+    .where('escrows.org_id', '=', orgId)
+    .where('engagements.org_id', '=', orgId)
     .where('engagements.agent_did', '=', did)
     .where('escrows.release_receipt_id', 'is not', null)
     .execute()
 
-export const isRevoked = async (db: RentalDb, subject: string, agentDid: string) =>
+export const isRevoked = async (db: RentalDb, orgId: string, agentDid: string) =>
   Boolean(
     await db
       .selectFrom('agent_revocations')
       .select('agent_did')
-      .where('client_subject', '=', subject)
+      .where('org_id', '=', orgId)
       .where('agent_did', '=', agentDid)
       .executeTakeFirst(),
   )
 
 /** Records a client's revocation of an agent (the revoke route and tests use it). */
-export async function revokeAgent(db: RentalDb, subject: string, agentDid: string, reason: string) {
+export async function revokeAgent(db: RentalDb, orgId: string, agentDid: string, reason: string) {
   await db
     .insertInto('agent_revocations')
-    .values({ client_subject: subject, agent_did: agentDid, reason })
-    .onConflict((oc) => oc.columns(['client_subject', 'agent_did']).doNothing())
+    .values({ org_id: orgId, agent_did: agentDid, reason })
+    .onConflict((oc) => oc.columns(['org_id', 'agent_did']).doNothing())
     .execute()
 }
 
 /** Inserts the revocation; undefined when the client had already revoked the agent. */
-export const insertRevocation = (db: RentalDb, subject: string, did: string, reason: string, at: Date) =>
+export const insertRevocation = (db: RentalDb, orgId: string, did: string, reason: string, at: Date) =>
   db
     .insertInto('agent_revocations')
-    .values({ client_subject: subject, agent_did: did, reason, revoked_at: at })
-    .onConflict((oc) => oc.columns(['client_subject', 'agent_did']).doNothing())
+    .values({ org_id: orgId, agent_did: did, reason, revoked_at: at })
+    .onConflict((oc) => oc.columns(['org_id', 'agent_did']).doNothing())
     .returning(['revoked_at'])
     .executeTakeFirst()
 
-export const revocationOf = (db: RentalDb, subject: string, did: string) =>
+export const revocationOf = (db: RentalDb, orgId: string, did: string) =>
   db
     .selectFrom('agent_revocations')
     .selectAll()
-    .where('client_subject', '=', subject)
+    .where('org_id', '=', orgId)
     .where('agent_did', '=', did)
     .executeTakeFirst()

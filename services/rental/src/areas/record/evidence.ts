@@ -1,3 +1,4 @@
+import type { OrgClient } from '../orgs/permissions.ts'
 import { createHash } from 'node:crypto'
 import { rentalError } from '../../errors.ts'
 import { type RecordDeps, receiptsSlice } from './service.ts'
@@ -77,22 +78,17 @@ export const FRAMEWORKS: Record<string, { name: string; controls: Control[] }> =
 export const DEFAULT_FRAMEWORK = 'eu-ai-act'
 
 /** The evidence pack of what the agent did for this client, mapped to the framework's controls. */
-export async function evidencePack(
-  deps: RecordDeps,
-  session: { subject: string; clientDid: string | null },
-  did: string,
-  frameworkId: string,
-) {
+export async function evidencePack(deps: RecordDeps, client: OrgClient, did: string, frameworkId: string) {
   const framework = FRAMEWORKS[frameworkId]
   if (!framework)
     throw rentalError(
       'unknown_framework',
       `unknown framework ${frameworkId.slice(0, 50)}: known are ${Object.keys(FRAMEWORKS).join(', ')}`,
     )
-  const { agent, engagements } = await deps.engagements.knownAgent(session.subject, did)
-  const tasks = await deps.tasks.tasksWith(session.subject, did)
-  const slice = await receiptsSlice(deps, session.subject, did, { limit: 1000, offset: 0 })
-  const revocation = await deps.engagements.revocationOf(session.subject, did)
+  const { agent, engagements } = await deps.engagements.knownAgent(client.orgId, did)
+  const tasks = await deps.tasks.tasksWith(client.orgId, did)
+  const slice = await receiptsSlice(deps, client.orgId, did, { limit: 1000, offset: 0 })
+  const revocation = await deps.engagements.revocationOf(client.orgId, did)
   const indexOf = new Map(slice.receipts.map((r) => [r.id, r.ledger_index]))
   const sections = {
     agent: agent ? 1 : 0,

@@ -1,6 +1,7 @@
 import { type App, pageOf, pageQuery } from '@svc/kit'
 import { type TSchema, Type } from 'typebox'
-import { type ConsoleSessions, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { type ConsoleSessions, SESSION_SECURITY } from '../auth/hooks.ts'
+import { can, orgOf, clientOf } from '../orgs/permissions.ts'
 import { AgentParams } from '../engagements/schemas.ts'
 import { DEFAULT_FRAMEWORK, evidencePack, FRAMEWORKS, renderEvidenceMarkdown } from './evidence.ts'
 import { agentCv, type RecordDeps, receiptsSlice, signAsProvider } from './service.ts'
@@ -55,6 +56,7 @@ export function recordRoutes(app: App, deps: RecordDeps, sessions: ConsoleSessio
     '/api/agents/:did/receipts',
     {
       ...sessions.session,
+      ...can('record:read'),
       schema: {
         summary:
           'The signed-in client’s slice of the agent’s receipts, each with an RFC 9162 inclusion proof against the ledger’s latest checkpoint',
@@ -77,13 +79,13 @@ export function recordRoutes(app: App, deps: RecordDeps, sessions: ConsoleSessio
         },
       },
     },
-    async (request) =>
-      receiptsSlice(deps, sessionOf(request).subject, request.params.did, pageOf(request.query)),
+    async (request) => receiptsSlice(deps, orgOf(request), request.params.did, pageOf(request.query)),
   )
   app.get(
     '/api/agents/:did/cv',
     {
       ...sessions.session,
+      ...can('record:read'),
       schema: {
         summary:
           'The AgentCV as the rental sees the agent, signed by the provider key (eddsa-jcs-2022), with its verification',
@@ -103,12 +105,13 @@ export function recordRoutes(app: App, deps: RecordDeps, sessions: ConsoleSessio
         },
       },
     },
-    async (request) => agentCv(deps, sessionOf(request), request.params.did),
+    async (request) => agentCv(deps, clientOf(request), request.params.did),
   )
   app.get(
     '/api/agents/:did/evidence',
     {
       ...sessions.session,
+      ...can('record:read'),
       schema: {
         summary:
           'The evidence pack of what the agent did for the signed-in client, mapped to a framework’s controls (Markdown or JSON)',
@@ -128,7 +131,7 @@ export function recordRoutes(app: App, deps: RecordDeps, sessions: ConsoleSessio
       },
     },
     async (request, reply) => {
-      const pack = await evidencePack(deps, sessionOf(request), request.params.did, request.query.framework)
+      const pack = await evidencePack(deps, clientOf(request), request.params.did, request.query.framework)
       reply.header('cache-control', 'no-store')
       // the JSON form is signed by the provider key (eddsa-jcs-2022), so an auditor can check it offline
       if (request.query.format === 'json') return signAsProvider(deps, pack).document

@@ -1,3 +1,4 @@
+import type { OrgClient } from '../orgs/permissions.ts'
 import { b64Encode } from '@svc/trust/base64url'
 import { createEddsaJcs2022Proof, verifyEddsaJcs2022Proof } from '@svc/trust/data-integrity'
 import { didKeyVerificationMethod } from '@svc/trust/did-key'
@@ -115,15 +116,11 @@ export async function receiptsSlice(
  * rental's overall counts, signed by the provider key with an `eddsa-jcs-2022` Data Integrity
  * proof, answered with its verification.
  */
-export async function agentCv(
-  deps: RecordDeps,
-  session: { subject: string; clientDid: string | null },
-  did: string,
-) {
-  const { agent, engagements } = await deps.engagements.knownAgent(session.subject, did)
-  const revocation = await deps.engagements.revocationOf(session.subject, did)
-  const mine = await deps.tasks.stats(did, session.subject)
-  const tasks = await deps.tasks.tasksWith(session.subject, did)
+export async function agentCv(deps: RecordDeps, client: OrgClient, did: string) {
+  const { agent, engagements } = await deps.engagements.knownAgent(client.orgId, did)
+  const revocation = await deps.engagements.revocationOf(client.orgId, did)
+  const mine = await deps.tasks.stats(did, client.orgId)
+  const tasks = await deps.tasks.tasksWith(client.orgId, did)
   const receiptIds = tasks.flatMap((t) => (t.receipt_id ? [t.receipt_id] : []))
   const onLedger = (await deps.outbox.rows(receiptIds)).filter((r) => r.ledger_index !== null)
   const cv = {
@@ -143,9 +140,9 @@ export async function agentCv(
       currency: j.currency,
     })),
     for_client: {
-      ...clientRef(deps.ctx.provider.did, session.subject, did, {
+      ...clientRef(deps.ctx.provider.did, client.orgId, did, {
         engagementDid: engagements.at(-1)?.client_did,
-        sessionDid: session.clientDid,
+        sessionDid: client.clientDid,
       }),
       engagements: engagements.length,
       ...mine,

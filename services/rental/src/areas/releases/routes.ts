@@ -1,7 +1,8 @@
 import { type App, IdempotencyKeyHeader } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
-import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
+import { can, orgOf } from '../orgs/permissions.ts'
 import { Body, Escrow, Hash, Nullable, Params, Signature } from '../engagements/schemas.ts'
 import { pendingReleases, type ReleaseDeps, release } from './service.ts'
 
@@ -13,6 +14,7 @@ export function releaseRoutes(app: App, ctx: RentalContext, deps: ReleaseDeps) {
     '/api/engagements/:id/releases/pending',
     {
       ...sessions.session,
+      ...can('money:read'),
       schema: {
         summary: 'Escrows still to sign, and release requests (completed tasks) with the body to sign',
         tags,
@@ -41,12 +43,13 @@ export function releaseRoutes(app: App, ctx: RentalContext, deps: ReleaseDeps) {
         },
       },
     },
-    async (request) => pendingReleases(deps, sessionOf(request).subject, request.params.id),
+    async (request) => pendingReleases(deps, orgOf(request), request.params.id),
   )
   app.post(
     '/api/engagements/:id/releases',
     {
       ...sessions.sessionAndCsrf,
+      ...can('releases:write'),
       schema: {
         summary: 'Pays an open escrow out once, on the client’s signed release instruction',
         tags,
@@ -79,12 +82,6 @@ export function releaseRoutes(app: App, ctx: RentalContext, deps: ReleaseDeps) {
       },
     },
     async (request) =>
-      release(
-        deps,
-        sessionOf(request).subject,
-        request.params.id,
-        request.body,
-        request.headers['idempotency-key'],
-      ),
+      release(deps, orgOf(request), request.params.id, request.body, request.headers['idempotency-key']),
   )
 }

@@ -1,6 +1,7 @@
 import type { App } from '@svc/kit'
 import { type TSchema, Type } from 'typebox'
 import { type ConsoleSessions, CSRF_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { can, clientOf } from '../orgs/permissions.ts'
 import { AgentParams } from '../engagements/schemas.ts'
 import { revoke, type RevocationDeps } from './service.ts'
 
@@ -11,6 +12,7 @@ export function revocationRoutes(app: App, deps: RevocationDeps, sessions: Conso
     '/api/agents/:did/revoke',
     {
       ...sessions.sessionAndCsrf,
+      ...can('agents:revoke'),
       schema: {
         summary:
           'The kill switch: no new task for the agent, the client’s unfinished tasks with it failed, receipted as agent.revoked; a second revoke answers the first',
@@ -41,13 +43,14 @@ export function revocationRoutes(app: App, deps: RevocationDeps, sessions: Conso
       },
     },
     async (request, reply) => {
-      const session = sessionOf(request)
-      const { answer, first } = await revoke(deps, session, request.params.did, request.body.reason)
+      const client = clientOf(request)
+      const { answer, first } = await revoke(deps, client, request.params.did, request.body.reason)
       // the audit trail: the receipt on the ledger, and this line in the service log
       request.log.info(
         {
           audit: 'agent.revoked',
-          subject: session.subject,
+          subject: sessionOf(request).subject,
+          org: client.orgId,
           agent_did: answer.agent_did,
           receipt: answer.receipt?.id ?? null,
           tasks_stopped: answer.tasks_stopped.length,

@@ -1,3 +1,4 @@
+import type { OrgClient } from '../orgs/permissions.ts'
 import { createHash } from 'node:crypto'
 import { keepAnswer, keptAnswer } from '@svc/kit'
 import type { RentalContext } from '../../context.ts'
@@ -42,25 +43,25 @@ const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').di
  */
 export async function revoke(
   deps: RevocationDeps,
-  session: { subject: string; clientDid: string | null },
+  client: OrgClient,
   did: string,
   reason: string,
 ): Promise<{ answer: RevokeAnswer; first: boolean }> {
-  await deps.engagements.knownAgent(session.subject, did)
-  const clientDid = await deps.engagements.latestClientDid(session.subject, did)
+  await deps.engagements.knownAgent(client.orgId, did)
+  const clientDid = await deps.engagements.latestClientDid(client.orgId, did)
   const result = await inTransaction(deps.ctx.db, async (trx) => {
     const now = deps.ctx.now()
-    const inserted = await deps.engagements.revoke(trx, session.subject, did, reason, now)
+    const inserted = await deps.engagements.revoke(trx, client.orgId, did, reason, now)
     if (!inserted) return undefined
     const revokedAt = new Date(inserted.revoked_at).toISOString()
-    const stopped = await deps.tasks.stopWith(trx, session.subject, did, 'agent revoked', now)
+    const stopped = await deps.tasks.stopWith(trx, client.orgId, did, 'agent revoked', now)
     const reasonSha256 = sha256Hex(reason)
-    const known = { engagementDid: clientDid, sessionDid: session.clientDid }
+    const known = { engagementDid: clientDid, sessionDid: client.clientDid }
     const receipt = await deps.ctx.receipts.record(trx, {
       type: 'agent.revoked',
       subject: did,
       data: {
-        ...clientRef(deps.ctx.provider.did, session.subject, did, known),
+        ...clientRef(deps.ctx.provider.did, client.orgId, did, known),
         reason_digest: `sha256:${reasonSha256}`,
         revoked_at: revokedAt,
         tasks_stopped: stopped.length,
@@ -75,7 +76,7 @@ export async function revoke(
       receipt: { id: receipt.id, type: 'agent.revoked', leaf_hash: receipt.leafHash, ledger_index: null },
     }
     await keepAnswer(trx, {
-      owner: session.subject,
+      owner: client.orgId,
       scope: REVOKE_SCOPE,
       key: did,
       digest: did,
@@ -85,7 +86,7 @@ export async function revoke(
     return answer
   })
   if (result) return { answer: result, first: true }
-  return { answer: await firstAnswer(deps, session.subject, did), first: false }
+  return { answer: await firstAnswer(deps, client.orgId, did), first: false }
 }
 
 /** The first revoke's answer, with the receipt's ledger index as it is now. */

@@ -1,6 +1,7 @@
 import { type App, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
-import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
+import { can, orgOf } from '../orgs/permissions.ts'
 import { Escrow, Nullable } from '../engagements/schemas.ts'
 import { createTask, type TaskDeps, taskDetail, taskList } from './service.ts'
 
@@ -50,6 +51,7 @@ export function taskRoutes(app: App, deps: TaskDeps) {
     '/api/tasks',
     {
       ...sessions.sessionAndCsrf,
+      ...can('tasks:write'),
       schema: {
         summary: 'A task for the engagement’s agent over A2A, with the escrow body that pays for it',
         tags,
@@ -67,12 +69,13 @@ export function taskRoutes(app: App, deps: TaskDeps) {
         },
       },
     },
-    async (request) => createTask(deps, sessionOf(request).subject, request.body),
+    async (request) => createTask(deps, orgOf(request), request.body),
   )
   app.get(
     '/api/tasks',
     {
       ...sessions.session,
+      ...can('tasks:read'),
       schema: {
         summary: 'The signed-in client’s tasks, newest first',
         tags,
@@ -84,12 +87,13 @@ export function taskRoutes(app: App, deps: TaskDeps) {
         },
       },
     },
-    async (request) => taskList(deps, sessionOf(request).subject, pageOf(request.query)),
+    async (request) => taskList(deps, orgOf(request), pageOf(request.query)),
   )
   app.get(
     '/api/tasks/:id',
     {
       ...sessions.session,
+      ...can('tasks:read'),
       schema: {
         summary: 'A task: state, receipt, and the output while it is kept',
         tags,
@@ -98,6 +102,6 @@ export function taskRoutes(app: App, deps: TaskDeps) {
         response: { 200: Task },
       },
     },
-    async (request) => taskDetail(deps, sessionOf(request).subject, request.params.id),
+    async (request) => taskDetail(deps, orgOf(request), request.params.id),
   )
 }

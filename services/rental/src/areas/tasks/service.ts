@@ -140,7 +140,7 @@ export async function createTask(
     await insertTask(trx, {
       id,
       engagement_id: engagement.id,
-      client_subject: subject,
+      org_id: subject,
       agent_did: engagement.agent_did,
       state: isAsync ? 'submitted' : 'working',
       async: isAsync,
@@ -257,7 +257,7 @@ async function complete(
     now: Date
   },
 ) {
-  const engagement = (await deps.engagements.engagementOf(task.client_subject, task.engagement_id, { trx }))!
+  const engagement = (await deps.engagements.engagementOf(task.org_id, task.engagement_id, { trx }))!
   const receipt = await deps.receipts.record(trx, {
     type: 'task.completed',
     subject: task.id,

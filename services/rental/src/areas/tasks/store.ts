@@ -7,7 +7,7 @@ export interface TaskTables {
   tasks: {
     id: string
     engagement_id: string
-    client_subject: string
+    org_id: string
     agent_did: string
     state: 'submitted' | 'working' | 'completed' | 'failed' | 'canceled'
     async: boolean
@@ -38,7 +38,7 @@ const RUNNING: TaskState[] = ['submitted', 'working']
 
 /** The client's task, or undefined (another client's is not found either). */
 export const taskOf = (db: RentalDb, subject: string, id: string) =>
-  rowById(db, 'tasks', id, { match: { client_subject: subject } })
+  rowById(db, 'tasks', id, { match: { org_id: subject } })
 
 export const taskById = (db: RentalDb, id: string, lock = false) => rowById(db, 'tasks', id, { lock })
 
@@ -46,7 +46,7 @@ export const tasksOf = (db: RentalDb, subject: string, limit: number, offset: nu
   db
     .selectFrom('tasks')
     .selectAll()
-    .where('client_subject', '=', subject)
+    .where('org_id', '=', subject)
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(limit)
@@ -59,7 +59,7 @@ export async function insertTask(
     TaskRow,
     | 'id'
     | 'engagement_id'
-    | 'client_subject'
+    | 'org_id'
     | 'agent_did'
     | 'state'
     | 'async'
@@ -100,7 +100,7 @@ export async function endTask(
     .set({ state: end.state, error: end.error, completed_at: end.at, input_text: null })
     .where('id', '=', id)
   if (only.running) query = query.where('state', 'in', RUNNING)
-  if (only.subject !== undefined) query = query.where('client_subject', '=', only.subject)
+  if (only.subject !== undefined) query = query.where('org_id', '=', only.subject)
   const result = await query.executeTakeFirst()
   return Number(result.numUpdatedRows) === 1
 }
@@ -195,7 +195,7 @@ export const tasksWith = (db: RentalDb, subject: string, did: string) =>
       'created_at',
       'completed_at',
     ])
-    .where('client_subject', '=', subject)
+    .where('org_id', '=', subject)
     .where('agent_did', '=', did)
     .orderBy('created_at')
     .orderBy('id')
@@ -213,7 +213,7 @@ export async function taskStats(db: RentalDb, did: string, subject?: string) {
       sql<Date | null>`max(coalesce(completed_at, created_at))`.as('last'),
     ])
     .where('agent_did', '=', did)
-  if (subject !== undefined) query = query.where('client_subject', '=', subject)
+  if (subject !== undefined) query = query.where('org_id', '=', subject)
   const row = await query.executeTakeFirstOrThrow()
   const at = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString())
   return {
@@ -230,7 +230,7 @@ export async function stopTasksWith(db: RentalDb, subject: string, did: string, 
   const rows = await db
     .updateTable('tasks')
     .set({ state: 'failed', error: reason, completed_at: at, input_text: null })
-    .where('client_subject', '=', subject)
+    .where('org_id', '=', subject)
     .where('agent_did', '=', did)
     .where('state', 'in', RUNNING)
     .returning('id')
@@ -249,7 +249,7 @@ export interface TaskFilter {
 }
 
 function filtered(db: RentalDb, owner: string, filter: TaskFilter) {
-  let query = db.selectFrom('tasks').where('client_subject', '=', owner)
+  let query = db.selectFrom('tasks').where('org_id', '=', owner)
   if (filter.engagementIds !== null)
     query =
       filter.engagementIds.length === 0

@@ -2,7 +2,8 @@ import { TOKEN_SCOPES } from './scopes.ts'
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalDb } from '../../db.ts'
-import { type ConsoleSessions, CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { type ConsoleSessions, CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
+import { can, membershipOf, orgOf } from '../orgs/permissions.ts'
 import { issueToken, revokeToken, rotateToken, setPolicy, tokensOf } from './service.ts'
 
 const Nullable = <T extends import('typebox').TSchema>(t: T) => Type.Union([t, Type.Null()])
@@ -31,6 +32,7 @@ export function tokenRoutes(app: App, db: RentalDb, sessions: ConsoleSessions, m
     '/api/tokens',
     {
       ...sessions.sessionAndCsrf,
+      ...can('tokens:write'),
       schema: {
         summary: 'Issues an agt_ API token for the A2A surface; the plaintext is shown once',
         tags,
@@ -43,12 +45,13 @@ export function tokenRoutes(app: App, db: RentalDb, sessions: ConsoleSessions, m
       },
     },
     async (request, reply) =>
-      reply.code(201).send(await issueToken(db, sessionOf(request).subject, request.body.label, maxTokens)),
+      reply.code(201).send(await issueToken(db, membershipOf(request), request.body.label, maxTokens)),
   )
   app.get(
     '/api/tokens',
     {
       ...sessions.session,
+      ...can('tokens:read'),
       schema: {
         summary: 'The signed-in client’s live API tokens (never their plaintext)',
         tags,
@@ -56,12 +59,13 @@ export function tokenRoutes(app: App, db: RentalDb, sessions: ConsoleSessions, m
         response: { 200: Type.Object({ tokens: Type.Array(ApiToken) }) },
       },
     },
-    async (request) => ({ tokens: await tokensOf(db, sessionOf(request).subject) }),
+    async (request) => ({ tokens: await tokensOf(db, orgOf(request)) }),
   )
   app.delete(
     '/api/tokens/:id',
     {
       ...sessions.sessionAndCsrf,
+      ...can('tokens:write'),
       schema: {
         summary: 'Revokes an API token (another client’s answers 404)',
         tags,
@@ -70,12 +74,13 @@ export function tokenRoutes(app: App, db: RentalDb, sessions: ConsoleSessions, m
         response: { 200: Type.Object({ id: Type.String(), revoked: Type.Literal(true) }) },
       },
     },
-    async (request) => revokeToken(db, sessionOf(request).subject, request.params.id, sessions.now()),
+    async (request) => revokeToken(db, orgOf(request), request.params.id, sessions.now()),
   )
   app.post(
     '/api/tokens/:id/policy',
     {
       ...sessions.sessionAndCsrf,
+      ...can('tokens:write'),
       schema: {
         summary: 'Sets the token’s policy: scopes, the engagements it may act on, its expiry',
         tags,
@@ -92,13 +97,13 @@ export function tokenRoutes(app: App, db: RentalDb, sessions: ConsoleSessions, m
         response: { 200: ApiToken },
       },
     },
-    async (request) =>
-      setPolicy(db, sessionOf(request).subject, request.params.id, request.body, sessions.now()),
+    async (request) => setPolicy(db, membershipOf(request), request.params.id, request.body, sessions.now()),
   )
   app.post(
     '/api/tokens/:id/rotate',
     {
       ...sessions.sessionAndCsrf,
+      ...can('tokens:write'),
       schema: {
         summary: 'A new plaintext for the token, shown once; the old one stops working at once',
         tags,
@@ -107,6 +112,6 @@ export function tokenRoutes(app: App, db: RentalDb, sessions: ConsoleSessions, m
         response: { 200: IssuedToken },
       },
     },
-    async (request) => rotateToken(db, sessionOf(request).subject, request.params.id, sessions.now()),
+    async (request) => rotateToken(db, orgOf(request), request.params.id, sessions.now()),
   )
 }

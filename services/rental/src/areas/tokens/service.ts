@@ -1,6 +1,11 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { rentalError } from '../../errors.ts'
 import type { RentalDb } from '../../db.ts'
+import { type Membership, refuse } from '../orgs/permissions.ts'
+import { DEFAULT_SCOPES } from './scopes.ts'
+
+/** Who issues or narrows a token: a member of the organization, with its role's permissions. */
+export type TokenActor = Pick<Membership, 'orgId' | 'memberId' | 'permissions'>
 import { countLiveTokens, insertToken, listTokens, tokenByHash, updateToken } from './store.ts'
 
 /** API tokens are `agt_` and 32 random bytes (base64url); the database keeps their SHA-256. */
@@ -31,13 +36,21 @@ const view = (row: Row) => ({
 
 const unknownToken = (id: string) => rentalError('not_found', `no API token ${id}`)
 
-export async function issueToken(db: RentalDb, owner: string, label: string, max: number) {
+/**
+ * A token belongs to the organization; its scopes are the default ones its creator's role holds
+ * (a token never has more than its creator at creation). It keeps working when the creator leaves
+ * or changes role: the organization's admins list and revoke its tokens.
+ */
+export async function issueToken(db: RentalDb, creator: TokenActor, label: string, max: number) {
+  const owner = creator.orgId
   if ((await countLiveTokens(db, owner)) >= max)
     throw rentalError('quota_exceeded', `at most ${max} API tokens at once: revoke one first`)
   const minted = mintToken()
   const row = await insertToken(db, {
     id: `tok_${randomBytes(12).toString('base64url')}`,
     owner,
+    createdBy: creator.memberId,
+    scopes: DEFAULT_SCOPES.filter((scope) => creator.permissions.includes(scope)),
     label,
     hash: minted.hash,
     prefix: minted.prefix,
@@ -66,7 +79,11 @@ export interface TokenPolicy {
  * (null: none). A change that gives none of them is 400: a client sending `{}` has a bug to
  * hear about, and a silent no-op would hide it.
  */
-export async function setPolicy(db: RentalDb, owner: string, id: string, policy: TokenPolicy, now: Date) {
+export async function setPolicy(db: RentalDb, actor: TokenActor, id: string, policy: TokenPolicy, now: Date) {
+  const owner = actor.orgId
+  // a policy gives a token no scope its setter's role lacks
+  const beyond = policy.scopes?.find((scope) => !actor.permissions.includes(scope))
+  if (beyond) throw refuse(beyond)
   if (policy.scopes === undefined && policy.engagement_ids === undefined && policy.expires_at === undefined)
     throw rentalError(
       'invalid_request',
@@ -103,7 +120,7 @@ export async function rotateToken(db: RentalDb, owner: string, id: string, now: 
 
 export interface VerifiedApiToken {
   id: string
-  /** The client (the idp subject) that owns the token. */
+  /** The organization that owns the token. */
   owner: string
   scopes: string[]
   /** The engagements the token may act on; null: any of the owner's. */
@@ -129,7 +146,7 @@ export async function verifyApiToken(
   if (row.revoked_at || (row.expires_at && row.expires_at <= now)) return null
   return {
     id: row.id,
-    owner: row.owner_subject,
+    owner: row.org_id,
     scopes: row.scopes,
     engagementIds: row.engagement_ids,
     expiresAt: row.expires_at,

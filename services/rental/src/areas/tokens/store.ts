@@ -1,4 +1,3 @@
-import { DEFAULT_SCOPES } from './scopes.ts'
 import type { Generated } from 'kysely'
 import type { RentalDb } from '../../db.ts'
 
@@ -6,7 +5,8 @@ import type { RentalDb } from '../../db.ts'
 export interface TokenTables {
   api_tokens: {
     id: string
-    owner_subject: string
+    org_id: string
+    created_by: string | null
     label: string
     token_hash: Buffer
     prefix: string
@@ -32,17 +32,26 @@ const COLUMNS = [
 
 export async function insertToken(
   db: RentalDb,
-  row: { id: string; owner: string; label: string; hash: Buffer; prefix: string },
+  row: {
+    id: string
+    owner: string
+    createdBy: string
+    scopes: readonly string[]
+    label: string
+    hash: Buffer
+    prefix: string
+  },
 ) {
   return db
     .insertInto('api_tokens')
     .values({
       id: row.id,
-      owner_subject: row.owner,
+      org_id: row.owner,
+      created_by: row.createdBy,
       label: row.label,
       token_hash: row.hash,
       prefix: row.prefix,
-      scopes: [...DEFAULT_SCOPES],
+      scopes: [...row.scopes],
       engagement_ids: null,
       expires_at: null,
       rotated_at: null,
@@ -56,7 +65,7 @@ export async function countLiveTokens(db: RentalDb, owner: string): Promise<numb
   const row = await db
     .selectFrom('api_tokens')
     .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('owner_subject', '=', owner)
+    .where('org_id', '=', owner)
     .where('revoked_at', 'is', null)
     .executeTakeFirstOrThrow()
   return Number(row.n)
@@ -66,7 +75,7 @@ export function listTokens(db: RentalDb, owner: string) {
   return db
     .selectFrom('api_tokens')
     .select(COLUMNS)
-    .where('owner_subject', '=', owner)
+    .where('org_id', '=', owner)
     .where('revoked_at', 'is', null)
     .orderBy('created_at', 'desc')
     .orderBy('id')
@@ -92,7 +101,7 @@ export function updateToken(
     .updateTable('api_tokens')
     .set(set)
     .where('id', '=', id)
-    .where('owner_subject', '=', owner)
+    .where('org_id', '=', owner)
     .where('revoked_at', 'is', null)
     .returning(COLUMNS)
     .executeTakeFirst()
@@ -101,7 +110,7 @@ export function updateToken(
 export function tokenByHash(db: RentalDb, hash: Buffer) {
   return db
     .selectFrom('api_tokens')
-    .select(['id', 'owner_subject', 'token_hash', 'scopes', 'engagement_ids', 'expires_at', 'revoked_at'])
+    .select(['id', 'org_id', 'token_hash', 'scopes', 'engagement_ids', 'expires_at', 'revoked_at'])
     .where('token_hash', '=', hash)
     .executeTakeFirst()
 }

@@ -1,0 +1,76 @@
+import type { FastifyRequest } from 'fastify'
+import { rentalError } from '../../errors.ts'
+import { sessionOf } from '../auth/hooks.ts'
+
+/**
+ * What a route may need. Roles are rows of `rental_roles` (role → permissions), so a custom role
+ * is a new row, not new code; these names are the vocabulary those rows use.
+ */
+export const PERMISSIONS = [
+  'org:read',
+  'members:write',
+  'members:owners',
+  'tokens:read',
+  'tokens:write',
+  'engagements:read',
+  'engagements:write',
+  'tasks:read',
+  'tasks:write',
+  'money:read',
+  'releases:write',
+  'record:read',
+  'agents:revoke',
+] as const
+export type Permission = (typeof PERMISSIONS)[number]
+
+/** The built-in roles (rows of `rental_roles`, made by migration 0013). */
+export const ROLES = ['owner', 'admin', 'member', 'billing', 'viewer'] as const
+
+/** The signed-in client's place: its organization, role and that role's permissions. */
+export interface Membership {
+  memberId: string
+  orgId: string
+  role: string
+  permissions: readonly string[]
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    membership: Membership | null
+  }
+  interface FastifyContextConfig {
+    /** The permission the route needs, checked by the orgs area's `preValidation` hook. */
+    permission?: Permission
+  }
+}
+
+/**
+ * Route options declaring the permission a route needs, next to its schema:
+ * `{ ...sessions.sessionAndCsrf, ...can('tasks:write'), schema }`. The check is one hook, after the
+ * session's (orgs/index.ts); a refusal is 403 `forbidden` naming the permission.
+ */
+export const can = (permission: Permission) => ({ config: { permission } })
+
+/** The membership of a request that passed the session check. */
+export function membershipOf(request: FastifyRequest): Membership {
+  if (!request.membership) throw rentalError('unauthenticated', 'sign in first: no live console session')
+  return request.membership
+}
+
+/** The organization that owns what the request reads or changes. */
+export const orgOf = (request: FastifyRequest) => membershipOf(request).orgId
+
+export function refuse(permission: string) {
+  return rentalError('forbidden', `your role does not have the ${permission} permission`)
+}
+
+/** Who acts for the organization: its id, and the signed-in client's DID (from the idp). */
+export interface OrgClient {
+  orgId: string
+  clientDid: string | null
+}
+
+export const clientOf = (request: FastifyRequest): OrgClient => ({
+  orgId: orgOf(request),
+  clientDid: sessionOf(request).clientDid,
+})

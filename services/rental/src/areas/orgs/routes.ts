@@ -1,0 +1,139 @@
+import { type App, type Page, PageQuery, pageOf } from '@svc/kit'
+import { Type } from 'typebox'
+import type { RentalDb } from '../../db.ts'
+import { rentalError } from '../../errors.ts'
+import { type ConsoleSessions, CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { can, membershipOf } from './permissions.ts'
+import { changeRole, invite, memberList, removeMember } from './service.ts'
+
+const Nullable = <T extends import('typebox').TSchema>(t: T) => Type.Union([t, Type.Null()])
+const Role = Type.String({
+  pattern: '^[a-z][a-z0-9_-]{0,39}$',
+  description: 'owner, admin, member, billing, viewer',
+})
+const Member = Type.Object({
+  id: Type.String(),
+  subject: Nullable(Type.String()),
+  email: Nullable(Type.String()),
+  role: Type.String(),
+  state: Type.Union([Type.Literal('invited'), Type.Literal('joined')]),
+  invited_by: Nullable(Type.String()),
+  created_at: Type.String(),
+  joined_at: Nullable(Type.String()),
+})
+const MemberId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
+
+export interface OrgRouteDeps {
+  db: RentalDb
+  sessions: ConsoleSessions
+  /** Whether the signed-in client is one of the platform's operators (RENTAL_OPERATORS). */
+  isOperator(who: { subject: string; email: string | null; emailVerified: boolean }): boolean
+  operators: readonly string[]
+}
+
+export function orgRoutes(app: App, deps: OrgRouteDeps) {
+  const { db, sessions } = deps
+  const tags = ['org']
+  app.get(
+    '/api/org/members',
+    {
+      ...sessions.session,
+      ...can('org:read'),
+      schema: {
+        summary: 'The organization’s members and pending invitations',
+        tags,
+        security: SESSION_SECURITY,
+        querystring: PageQuery,
+        response: { 200: Type.Object({ members: Type.Array(Member) }) },
+      },
+    },
+    async (request) => memberList(db, membershipOf(request).orgId, pageOf(request.query) as Page),
+  )
+  app.post(
+    '/api/org/members',
+    {
+      ...sessions.sessionAndCsrf,
+      ...can('members:write'),
+      schema: {
+        summary:
+          'Invites by email: the invitee joins at its next sign-in with that email, verified at the idp',
+        tags,
+        security: CSRF_SECURITY,
+        body: Type.Object(
+          { email: Type.String({ format: 'email', minLength: 3, maxLength: 320 }), role: Role },
+          { additionalProperties: false },
+        ),
+        response: { 201: Member },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await invite(db, membershipOf(request), request.body)),
+  )
+  app.delete(
+    '/api/org/members/:id',
+    {
+      ...sessions.sessionAndCsrf,
+      ...can('members:write'),
+      schema: {
+        summary:
+          'Removes a member (their sessions end) or an invitation; the last owner cannot be removed (409)',
+        tags,
+        security: CSRF_SECURITY,
+        params: MemberId,
+        response: { 200: Type.Object({ id: Type.String(), removed: Type.Literal(true) }) },
+      },
+    },
+    async (request) => {
+      const { removed, subject } = await removeMember(db, membershipOf(request), request.params.id)
+      if (subject) await sessions.endAllOf(subject)
+      return { id: removed.id, removed: true as const }
+    },
+  )
+  app.post(
+    '/api/org/members/:id/role',
+    {
+      ...sessions.sessionAndCsrf,
+      ...can('members:write'),
+      schema: {
+        summary: 'Sets a member’s role (only owners make or unmake owners; the last owner keeps the role)',
+        tags,
+        security: CSRF_SECURITY,
+        params: MemberId,
+        body: Type.Object({ role: Role }, { additionalProperties: false }),
+        response: { 200: Member },
+      },
+    },
+    async (request) => changeRole(db, membershipOf(request), request.params.id, request.body.role),
+  )
+  app.get(
+    '/api/admin/operators',
+    {
+      ...sessions.session,
+      schema: {
+        summary: 'The platform’s operators (RENTAL_OPERATORS): operators only',
+        tags: ['admin'],
+        security: SESSION_SECURITY,
+        response: {
+          200: Type.Object({
+            operators: Type.Array(
+              Type.Object({
+                id: Type.String({ description: 'an idp subject or a verified email' }),
+                kind: Type.Union([Type.Literal('subject'), Type.Literal('email')]),
+              }),
+            ),
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const session = sessionOf(request)
+      if (!deps.isOperator(session))
+        throw rentalError('forbidden', 'only the platform’s operators (RENTAL_OPERATORS) may list them')
+      return {
+        operators: deps.operators.map((id) => ({
+          id,
+          kind: id.includes('@') ? ('email' as const) : ('subject' as const),
+        })),
+      }
+    },
+  )
+}

@@ -1,0 +1,162 @@
+import { randomBytes } from 'node:crypto'
+import { type Page } from '@svc/kit'
+import { inTransaction, type RentalDb } from '../../db.ts'
+import { rentalError } from '../../errors.ts'
+import type { Membership } from './permissions.ts'
+import { refuse } from './permissions.ts'
+import {
+  deleteMember,
+  emailTaken,
+  insertMember,
+  insertOrg,
+  invitationFor,
+  joinInvitation,
+  lockOrg,
+  memberOf,
+  membersOf,
+  membershipBySubject,
+  ownersOf,
+  roleExists,
+  setRole,
+} from './store.ts'
+
+export interface SignedIn {
+  subject: string
+  email: string | null
+  emailVerified: boolean
+}
+
+const newId = (prefix: string) => `${prefix}${randomBytes(12).toString('base64url')}`
+
+type MemberRow = NonNullable<Awaited<ReturnType<typeof memberOf>>>
+
+const view = (row: MemberRow) => ({
+  id: row.id,
+  subject: row.subject,
+  email: row.email,
+  role: row.role,
+  state: row.subject === null ? ('invited' as const) : ('joined' as const),
+  invited_by: row.invited_by,
+  created_at: row.created_at.toISOString(),
+  joined_at: row.joined_at?.toISOString() ?? null,
+})
+
+const asMembership = (row: {
+  id: string
+  org_id: string
+  role: string
+  permissions: string[]
+}): Membership => ({
+  memberId: row.id,
+  orgId: row.org_id,
+  role: row.role,
+  permissions: row.permissions,
+})
+
+const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505'
+
+/**
+ * The client's membership, made at its first sign-in: the invitation waiting for its email if
+ * the idp says that email is verified, else a new organization with the client as its `owner`.
+ */
+export async function ensureMembership(db: RentalDb, who: SignedIn, now: Date): Promise<Membership> {
+  const found = await membershipBySubject(db, who.subject)
+  if (found) return asMembership(found)
+  try {
+    await inTransaction(db, async (trx) => {
+      const invitation = who.emailVerified && who.email ? await invitationFor(trx, who.email) : undefined
+      if (invitation) {
+        await joinInvitation(trx, invitation.id, who.subject, now)
+        return
+      }
+      const orgId = newId('org_')
+      await insertOrg(trx, { id: orgId, name: who.email ? `${who.email}'s organization` : 'Organization' })
+      await insertMember(trx, {
+        id: newId('mem_'),
+        org_id: orgId,
+        subject: who.subject,
+        email: who.email,
+        role: 'owner',
+        invited_by: null,
+        joined_at: now,
+      })
+    })
+  } catch (err) {
+    // another request of the same client made it first
+    if (!isUniqueViolation(err)) throw err
+  }
+  return asMembership((await membershipBySubject(db, who.subject))!)
+}
+
+export async function memberList(db: RentalDb, orgId: string, page: Page) {
+  return { members: (await membersOf(db, orgId, page.limit, page.offset)).map(view) }
+}
+
+const memberNotFound = (id: string) => rentalError('member_not_found', `no member ${id} in your organization`)
+
+async function checkRole(db: RentalDb, actor: Membership, role: string) {
+  if (!(await roleExists(db, role))) throw rentalError('invalid_request', `no role named ${role}`)
+  if (role === 'owner' && !actor.permissions.includes('members:owners')) throw refuse('members:owners')
+}
+
+/** An invitation by email: the invitee joins at its next sign-in with that email, verified at the idp. */
+export async function invite(db: RentalDb, actor: Membership, input: { email: string; role: string }) {
+  await checkRole(db, actor, input.role)
+  return inTransaction(db, async (trx) => {
+    await lockOrg(trx, actor.orgId)
+    if (await emailTaken(trx, actor.orgId, input.email))
+      throw rentalError('already_member', `${input.email} is already invited or a member`)
+    try {
+      return view(
+        await insertMember(trx, {
+          id: newId('mem_'),
+          org_id: actor.orgId,
+          subject: null,
+          email: input.email,
+          role: input.role,
+          invited_by: actor.memberId,
+          joined_at: null,
+        }),
+      )
+    } catch (err) {
+      if (isUniqueViolation(err))
+        throw rentalError('already_member', `${input.email} is already invited or a member`)
+      throw err
+    }
+  })
+}
+
+/** Takes the last owner's role away, or removes them: refused (409), an organization keeps an owner. */
+async function keepAnOwner(trx: RentalDb, row: MemberRow) {
+  if (row.role !== 'owner' || row.subject === null) return
+  const owners = await ownersOf(trx, row.org_id)
+  if (owners.length <= 1)
+    throw rentalError(
+      'last_owner',
+      'the organization’s last owner cannot be removed or demoted: make another owner first',
+    )
+}
+
+export async function removeMember(db: RentalDb, actor: Membership, id: string) {
+  return inTransaction(db, async (trx) => {
+    await lockOrg(trx, actor.orgId)
+    const row = await memberOf(trx, actor.orgId, id, true)
+    if (!row) throw memberNotFound(id)
+    if (row.role === 'owner' && !actor.permissions.includes('members:owners')) throw refuse('members:owners')
+    await keepAnOwner(trx, row)
+    await deleteMember(trx, row.id)
+    return { removed: view(row), subject: row.subject }
+  })
+}
+
+export async function changeRole(db: RentalDb, actor: Membership, id: string, role: string) {
+  return inTransaction(db, async (trx) => {
+    await lockOrg(trx, actor.orgId)
+    const row = await memberOf(trx, actor.orgId, id, true)
+    if (!row) throw memberNotFound(id)
+    await checkRole(trx, actor, role)
+    if (row.role === 'owner' && !actor.permissions.includes('members:owners')) throw refuse('members:owners')
+    if (role !== 'owner') await keepAnOwner(trx, row)
+    return view(await setRole(trx, row.id, role))
+  })
+}

@@ -1,0 +1,120 @@
+import type { Generated } from 'kysely'
+import type { RentalDb } from '../../db.ts'
+
+/** The orgs area's tables: client organizations, their members (and invitations), the roles. */
+export interface OrgTables {
+  orgs: { id: string; name: string; created_at: Generated<Date> }
+  org_members: {
+    id: string
+    org_id: string
+    subject: string | null
+    email: string | null
+    role: string
+    invited_by: string | null
+    created_at: Generated<Date>
+    joined_at: Date | null
+  }
+  rental_roles: { name: string; permissions: string[]; description: string }
+}
+
+/** A joined subject's membership, with its role's permissions (one query per request). */
+export const membershipBySubject = (db: RentalDb, subject: string) =>
+  db
+    .selectFrom('org_members as m')
+    .innerJoin('rental_roles as r', 'r.name', 'm.role')
+    .select(['m.id', 'm.org_id', 'm.role', 'r.permissions'])
+    .where('m.subject', '=', subject)
+    .executeTakeFirst()
+
+export const roleExists = async (db: RentalDb, name: string) =>
+  (await db.selectFrom('rental_roles').select('name').where('name', '=', name).executeTakeFirst()) !==
+  undefined
+
+/** The oldest invitation waiting for this email (case-insensitive), locked to be taken once. */
+export const invitationFor = (db: RentalDb, email: string) =>
+  db
+    .selectFrom('org_members')
+    .selectAll()
+    .where('subject', 'is', null)
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(1)
+    .forUpdate()
+    .executeTakeFirst()
+
+export const joinInvitation = (db: RentalDb, id: string, subject: string, at: Date) =>
+  db
+    .updateTable('org_members')
+    .set({ subject, joined_at: at })
+    .where('id', '=', id)
+    .where('subject', 'is', null)
+    .executeTakeFirst()
+
+/** Locks the organization: its member changes happen one at a time (the last-owner rule holds under races). */
+export async function lockOrg(db: RentalDb, orgId: string) {
+  await db.selectFrom('orgs').select('id').where('id', '=', orgId).forUpdate().executeTakeFirst()
+}
+
+export async function insertOrg(db: RentalDb, org: { id: string; name: string }) {
+  await db.insertInto('orgs').values(org).execute()
+}
+
+export async function insertMember(
+  db: RentalDb,
+  row: {
+    id: string
+    org_id: string
+    subject: string | null
+    email: string | null
+    role: string
+    invited_by: string | null
+    joined_at: Date | null
+  },
+) {
+  return db.insertInto('org_members').values(row).returningAll().executeTakeFirstOrThrow()
+}
+
+/** A member or invitation of `orgId` (locked in a transaction): another organization's is not found. */
+export const memberOf = (db: RentalDb, orgId: string, id: string, lock = false) => {
+  let query = db.selectFrom('org_members').selectAll().where('id', '=', id).where('org_id', '=', orgId)
+  if (lock) query = query.forUpdate()
+  return query.executeTakeFirst()
+}
+
+export const membersOf = (db: RentalDb, orgId: string, limit: number, offset: number) =>
+  db
+    .selectFrom('org_members')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(limit)
+    .offset(offset)
+    .execute()
+
+/** The organization's joined owners, locked: the last one may not leave or lose the role. */
+export const ownersOf = (db: RentalDb, orgId: string) =>
+  db
+    .selectFrom('org_members')
+    .select('id')
+    .where('org_id', '=', orgId)
+    .where('role', '=', 'owner')
+    .where('subject', 'is not', null)
+    .forUpdate()
+    .execute()
+
+export const setRole = (db: RentalDb, id: string, role: string) =>
+  db.updateTable('org_members').set({ role }).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
+
+export const deleteMember = (db: RentalDb, id: string) =>
+  db.deleteFrom('org_members').where('id', '=', id).executeTakeFirst()
+
+/** Whether the organization already has this email, invited or joined (other organizations are not asked). */
+export const emailTaken = async (db: RentalDb, orgId: string, email: string) =>
+  (await db
+    .selectFrom('org_members')
+    .select('id')
+    .where('org_id', '=', orgId)
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+    .executeTakeFirst()) !== undefined
