@@ -1,8 +1,8 @@
 import type { ServiceSpec } from '@svc/kit'
-import { CallerVerifier } from './areas/agents/callers.ts'
-import { agentRoutes } from './areas/agents/routes.ts'
-import { type RunningAgent, startAgents } from './areas/agents/service.ts'
+import { agentsArea } from './areas/agents/index.ts'
+import type { RunningAgent } from './areas/agents/service.ts'
 import { type AgentsConfig, readAgentsConfig } from './config.ts'
+import { mountAreas } from './context.ts'
 
 const VERSION = '0.1.0'
 const started = new WeakMap<object, Map<string, RunningAgent>>()
@@ -24,10 +24,14 @@ export const agents: ServiceSpec<AgentsConfig> = {
   },
   readConfig: readAgentsConfig,
   async build(app, ctx) {
-    const issuer = ctx.topology.idp.url
-    const running = startAgents(ctx.baseUrl, issuer, ctx.config, VERSION)
-    started.set(ctx, running)
-    agentRoutes(app, running, new CallerVerifier({ issuer, audience: ctx.baseUrl }))
+    const context = {
+      baseUrl: ctx.baseUrl,
+      issuer: ctx.topology.idp.url,
+      config: ctx.config,
+      version: VERSION,
+    }
+    const mounted = await mountAreas(app, context, [agentsArea])
+    started.set(ctx, mounted.agents!)
   },
   banner(ctx) {
     return [...(started.get(ctx)?.values() ?? [])].map(
