@@ -47,11 +47,13 @@ describe('rental: an engagement’s config (GET/POST /api/engagements/{id}/confi
       approval: { mode: 'above_price', above_fils: 10_000 },
       output_ttl_s: 120,
       default_language: 'ar',
+      webhook_events: ['task.completed', 'task.completed'],
     })
     assert.equal(changed.status, 200, changed.text)
     assert.equal(changed.body.version, 1)
     assert.deepEqual(changed.body.approval, { mode: 'above_price', above_fils: 10_000 })
     assert.equal(changed.body.default_language, 'ar')
+    assert.deepEqual(changed.body.webhook_events, ['task.completed'])
     assert.equal(changed.body.max_task_price_fils, price)
     assert.equal(typeof changed.body.updated_at, 'string')
     const got = await stack.call(owner, 'GET', path())
@@ -67,6 +69,7 @@ describe('rental: an engagement’s config (GET/POST /api/engagements/{id}/confi
       approval: { mode: 'above_price', above_fils: 10_000 },
       output_ttl_s: 120,
       default_language: 'ar',
+      webhook_events: ['task.completed'],
     })
     const task = await stack.call(owner, 'POST', '/api/tasks', {
       engagement_id: engagementId,

@@ -19,7 +19,10 @@ const fields = {
   approval: Approval,
   max_task_price_fils: Type.Union([Fils, Type.Null()]),
   output_ttl_s: Type.Integer({ minimum: 1, maximum: 31_536_000 }),
-  webhook_events: Type.Array(WebhookEvent, { maxItems: 50, uniqueItems: true }),
+  webhook_events: Type.Array(WebhookEvent, {
+    maxItems: 50,
+    description: 'event types; "*" for all; repeats count once',
+  }),
   default_language: Type.Union([Type.Literal('en'), Type.Literal('ar')]),
 }
 
@@ -96,12 +99,16 @@ export async function changeConfig(
   change: ConfigChange,
   ifMatch: number | undefined,
 ) {
-  if (Object.keys(change).length === 0)
-    throw rentalError('nothing_to_change', 'give at least one config field to change')
-  if (change.approval) checkApproval(change.approval)
   return inTransaction(ctx.db, async (trx) => {
+    // another organization's engagement is 404 whatever the body says
     const engagement = await engagementOf(trx, who.orgId, engagementId, true)
     if (!engagement) throw engagementNotFound(engagementId)
+    if (Object.keys(change).length === 0)
+      throw rentalError('nothing_to_change', 'give at least one config field to change')
+    if (change.approval) checkApproval(change.approval)
+    const changes = change.webhook_events
+      ? { ...change, webhook_events: [...new Set(change.webhook_events)] }
+      : change
     const state: string = engagement.state
     if (state !== 'active' && state !== 'pending')
       throw rentalError('engagement_ended', `the engagement is ${state}: its config no longer changes`)
@@ -111,13 +118,13 @@ export async function changeConfig(
         'precondition_failed',
         `If-Match names version ${ifMatch}; the config is at version ${current.version}`,
       )
-    const config: EngagementConfig = { ...current.config, ...change }
+    const config: EngagementConfig = { ...current.config, ...changes }
     const row = await insertConfigVersion(trx, {
       engagement_id: engagementId,
       version: current.version + 1,
       org_id: who.orgId,
       config: JSON.stringify(config),
-      changes: JSON.stringify(change),
+      changes: JSON.stringify(changes),
       actor: who.actor,
       created_at: ctx.now(),
     })
