@@ -47,6 +47,13 @@ export const rentalErrors = errorCatalogue({
   invalid_client_did: { status: 400, description: 'client_did is not a did:key of an Ed25519 key' },
   engagement_not_found: { status: 404, description: 'no such engagement of the signed-in client' },
   engagement_not_active: { status: 409, description: 'the engagement’s SLA is not signed yet' },
+  engagement_ended: { status: 409, description: 'the engagement has ended: its config no longer changes' },
+  nothing_to_change: { status: 400, description: 'the config change names no field' },
+  invalid_config: {
+    status: 400,
+    description: 'the config fields do not fit together (named in the message)',
+  },
+  precondition_failed: { status: 412, description: 'If-Match names another version than the current one' },
   nothing_to_sign: { status: 400, description: 'neither an SLA nor an escrow signature was given' },
   unknown_escrow: { status: 400, description: 'a signature names an escrow the engagement does not have' },
   bad_signature: { status: 400, description: 'a signature is not the client’s over the body it names' },
@@ -65,6 +72,10 @@ export const rentalErrors = errorCatalogue({
   // tasks
   task_not_found: { status: 404, description: 'no such task of the signed-in client' },
   invalid_text: { status: 400, description: 'the task text is empty' },
+  task_price_over_limit: {
+    status: 409,
+    description: 'the task’s price exceeds the engagement’s max_task_price_fils',
+  },
   agent_revoked: { status: 409, description: 'the client revoked the agent: it takes no new task' },
   // the agents' record
   invalid_agent_did: { status: 400, description: 'the agent DID is not an Ed25519 did:key' },

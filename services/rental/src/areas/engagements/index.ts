@@ -2,12 +2,14 @@ import { defineArea } from '../../context.ts'
 import { rentalError } from '../../errors.ts'
 import type { RentalDb } from '../../db.ts'
 import { engagementRoutes } from './routes.ts'
+import { checkTaskPrice, configOf, type EngagementConfig } from './config.ts'
+import { engagementConfigRoutes } from './config-routes.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import { checkAgentDid, escrowForTask, escrowView } from './service.ts'
 import * as store from './store.ts'
 import type { EngagementRow, EscrowRow } from './store.ts'
 
-export type { EngagementRow, EscrowRow }
+export type { EngagementConfig, EngagementRow, EscrowRow }
 
 /** What other areas may ask of engagements, escrows and revocations (a `trx` keeps it in the caller's transaction). */
 export interface EngagementService {
@@ -38,6 +40,10 @@ export interface EngagementService {
   releasesWith(orgId: string, agentDid: string): ReturnType<typeof store.releasesWith>
   escrowView: typeof escrowView
   isRevoked(orgId: string, agentDid: string): Promise<boolean>
+  /** The engagement's current config (the defaults while it has no version), in `db` or a transaction. */
+  configOf(db: RentalDb, engagementId: string): Promise<EngagementConfig>
+  /** 409 `task_price_over_limit` when the engagement's task price exceeds its `max_task_price_fils`. */
+  checkTaskPrice(engagement: EngagementRow): Promise<void>
   /** Records the revocation in `trx`; undefined when the client had already revoked the agent. */
   revoke(
     trx: RentalDb,
@@ -57,7 +63,7 @@ export interface EngagementService {
 /**
  * Hiring: engagements with their signed SLA and offer package, the escrows that pay for tasks
  * (opened on the rail when signed), and clients' revocations of agents.
- * Tables: engagements, escrows, agent_revocations.
+ * Tables: engagements, escrows, agent_revocations, engagement_config_versions.
  */
 export const engagementsArea = defineArea({
   name: 'engagements',
@@ -78,6 +84,9 @@ export const engagementsArea = defineArea({
     escrowView,
     isRevoked: (orgId, did) => store.isRevoked(ctx.db, orgId, did),
     revoke: store.insertRevocation,
+    configOf: async (db, id) => (await configOf(ctx, db, id)).config,
+    checkTaskPrice: async (engagement) =>
+      checkTaskPrice((await configOf(ctx, ctx.db, engagement.id)).config, Number(engagement.price_fils)),
     revocationOf: (orgId, did) => store.revocationOf(ctx.db, orgId, did),
     async knownAgent(orgId, did) {
       checkAgentDid(did)
@@ -89,5 +98,6 @@ export const engagementsArea = defineArea({
   }),
   routes(app, ctx, use) {
     engagementRoutes(app, ctx, use.catalogue)
+    engagementConfigRoutes(app, ctx)
   },
 })

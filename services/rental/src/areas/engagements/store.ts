@@ -44,6 +44,15 @@ export interface EngagementTables {
     released_at: Date | null
     created_at: Generated<Date>
   }
+  engagement_config_versions: {
+    engagement_id: string
+    version: number
+    org_id: string
+    config: Json
+    changes: Json
+    actor: string
+    created_at: Date
+  }
   agent_revocations: {
     org_id: string
     agent_did: string
@@ -58,6 +67,29 @@ export type EscrowRow = Selectable<RentalTables['escrows']>
 /** The client's engagement, or undefined (another client's is not found either). */
 export const engagementOf = (db: RentalDb, orgId: string, id: string, lock = false) =>
   rowById(db, 'engagements', id, { match: { org_id: orgId }, lock })
+
+/** An engagement by id alone, whichever organization's (for callers that have checked it). */
+export const engagementById = (db: RentalDb, id: string) => rowById(db, 'engagements', id)
+
+/** The engagement's latest config version, or undefined while the defaults apply. */
+export const latestConfigVersion = (db: RentalDb, engagementId: string) =>
+  db
+    .selectFrom('engagement_config_versions')
+    .selectAll()
+    .where('engagement_id', '=', engagementId)
+    .orderBy('version', 'desc')
+    .limit(1)
+    .executeTakeFirst()
+
+export const insertConfigVersion = (
+  trx: RentalDb,
+  row: Insertable<RentalTables['engagement_config_versions']>,
+) =>
+  trx
+    .insertInto('engagement_config_versions')
+    .values(row)
+    .returning(['version', 'created_at'])
+    .executeTakeFirstOrThrow()
 
 export const engagementsOf = (db: RentalDb, orgId: string, limit: number, offset: number) =>
   db

@@ -130,6 +130,7 @@ export async function createTask(
     throw rentalError('engagement_not_active', 'the engagement is pending: sign its SLA first')
   if (await deps.engagements.isRevoked(subject, engagement.agent_did))
     throw rentalError('agent_revoked', `you revoked ${engagement.agent_did}: it takes no new task`)
+  await deps.engagements.checkTaskPrice(engagement)
   if (input.text.length === 0) throw rentalError('invalid_text', 'text is empty')
   const id = newId('tsk')
   const now = deps.now()
@@ -280,7 +281,9 @@ async function complete(
     output: done.data,
     outputText: done.text,
     outputSha256: done.result.output_sha256,
-    outputExpiresAt: new Date(done.now.getTime() + deps.config.outputTtlS * 1000),
+    outputExpiresAt: new Date(
+      done.now.getTime() + (await deps.engagements.configOf(trx, task.engagement_id)).output_ttl_s * 1000,
+    ),
     agentTaskId: done.agentTaskId,
     agentResult: done.result,
     agentSignature: done.signature,

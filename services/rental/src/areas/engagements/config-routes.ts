@@ -1,0 +1,60 @@
+import type { App } from '@svc/kit'
+import { Type } from 'typebox'
+import type { RentalContext } from '../../context.ts'
+import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { can, orgOf } from '../orgs/permissions.ts'
+import { changeConfig, ConfigChange, ConfigView, configDetail, expectedVersion } from './config.ts'
+import { Params } from './schemas.ts'
+
+export function engagementConfigRoutes(app: App, ctx: RentalContext) {
+  const { sessions } = ctx
+  const tags = ['engagements']
+  app.get(
+    '/api/engagements/:id/config',
+    {
+      ...sessions.session,
+      ...can('engagements:read'),
+      schema: {
+        summary:
+          'The engagement’s config (approval policy, maximum task price, output TTL, …) and its version',
+        tags,
+        security: SESSION_SECURITY,
+        params: Params,
+        response: { 200: ConfigView },
+      },
+    },
+    async (request, reply) => {
+      const config = await configDetail(ctx, orgOf(request), request.params.id)
+      void reply.header('etag', `"${config.version}"`)
+      return config
+    },
+  )
+  app.post(
+    '/api/engagements/:id/config',
+    {
+      ...sessions.sessionAndCsrf,
+      ...can('engagements:write'),
+      schema: {
+        summary:
+          'Changes some fields of the engagement’s config as a new version (If-Match: "<version>" to change only that version)',
+        tags,
+        security: CSRF_SECURITY,
+        params: Params,
+        headers: Type.Object({ 'if-match': Type.Optional(Type.String({ maxLength: 20 })) }),
+        body: ConfigChange,
+        response: { 200: ConfigView },
+      },
+    },
+    async (request, reply) => {
+      const config = await changeConfig(
+        ctx,
+        { orgId: orgOf(request), actor: sessionOf(request).subject },
+        request.params.id,
+        request.body,
+        expectedVersion(request.headers['if-match']),
+      )
+      void reply.header('etag', `"${config.version}"`)
+      return config
+    },
+  )
+}
