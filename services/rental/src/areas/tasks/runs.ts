@@ -1,6 +1,5 @@
 import { afterCommit, idempotentWrite, replayOf } from '@svc/kit'
 import { rentalError } from '../../errors.ts'
-import { escrowOfTask } from '../engagements/store.ts'
 import { RUN_QUEUE, type TaskDeps, taskView, type TaskView } from './service.ts'
 import { requeueFailed, type TaskRow, taskOf } from './store.ts'
 
@@ -72,6 +71,8 @@ export async function retryTask(deps: TaskDeps, subject: string, id: string, key
   if (!found) throw rentalError('task_not_found', `no task ${id}`)
   if (await deps.engagements.isRevoked(subject, found.agent_did))
     throw rentalError('agent_revoked', `you revoked ${found.agent_did}: it takes no new task`)
+  // the view names only the escrow's id, which a task keeps: read before the transaction
+  const escrow = await deps.engagements.escrowOfTask(id)
   const answer = await idempotentWrite(deps.db, request, async (trx) => {
     const task = (await taskOf(trx, subject, id, true))!
     if (task.state !== 'failed')
@@ -85,7 +86,6 @@ export async function retryTask(deps: TaskDeps, subject: string, id: string, key
     afterCommit(trx, () => deps.jobs.wake(RUN_QUEUE))
     // the view is read in the transaction: its answer is kept with it
     const row = (await taskOf(trx, subject, id))!
-    const escrow = await escrowOfTask(trx, id)
     return { status: 200, body: await taskView(deps, row, { ledgerIndex: null, escrow }) }
   })
   return answer.body
