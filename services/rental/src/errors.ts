@@ -76,6 +76,14 @@ export const rentalErrors = errorCatalogue({
     status: 409,
     description: 'the task’s price exceeds the engagement’s max_task_price_fils',
   },
+  task_not_cancelable: {
+    status: 409,
+    description: 'the task has ended (its state named): it cannot be canceled',
+  },
+  task_not_retryable: {
+    status: 409,
+    description: 'only a failed task whose input is still kept is retried (its state named)',
+  },
   agent_revoked: { status: 409, description: 'the client revoked the agent: it takes no new task' },
   // the agents' record
   invalid_agent_did: { status: 400, description: 'the agent DID is not an Ed25519 did:key' },

@@ -1,8 +1,10 @@
-import { type App, pageOf, pageQuery } from '@svc/kit'
+import { type App, IdempotencyKeyHeader, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
 import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
 import { can, orgOf } from '../orgs/permissions.ts'
 import { Escrow, Nullable } from '../engagements/schemas.ts'
+import { cancelTaskRoute } from './cancel.ts'
+import { retryTask, taskRuns } from './runs.ts'
 import { createTask, type TaskDeps, taskDetail, taskList } from './service.ts'
 
 const Task = Type.Object({
@@ -43,6 +45,22 @@ const Task = Type.Object({
   started_at: Nullable(Type.String()),
   completed_at: Nullable(Type.String()),
 })
+
+const Run = Type.Object({
+  attempt: Type.Integer(),
+  started_at: Nullable(Type.String()),
+  ended_at: Nullable(Type.String()),
+  outcome: Type.Union([
+    Type.Literal('working'),
+    Type.Literal('completed'),
+    Type.Literal('failed'),
+    Type.Literal('canceled'),
+  ]),
+  error: Nullable(Type.String()),
+  agent_did: Type.String(),
+})
+
+const TaskId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
 
 export function taskRoutes(app: App, deps: TaskDeps) {
   const { sessions } = deps
@@ -103,5 +121,60 @@ export function taskRoutes(app: App, deps: TaskDeps) {
       },
     },
     async (request) => taskDetail(deps, orgOf(request), request.params.id),
+  )
+  app.post(
+    '/api/tasks/:id/cancel',
+    {
+      ...sessions.sessionAndCsrf,
+      ...can('tasks:write'),
+      schema: {
+        summary:
+          'Cancels a task that has not ended (409 naming the state of one that has): no receipt, no charge',
+        tags,
+        security: CSRF_SECURITY,
+        params: TaskId,
+        response: { 200: Task },
+      },
+    },
+    async (request) => cancelTaskRoute(deps, orgOf(request), request.params.id),
+  )
+  app.get(
+    '/api/tasks/:id/runs',
+    {
+      ...sessions.session,
+      ...can('tasks:read'),
+      schema: {
+        summary: 'The task’s attempts: null when none failed',
+        tags,
+        security: SESSION_SECURITY,
+        params: TaskId,
+        response: {
+          200: Type.Object({
+            task_id: Type.String(),
+            state: Task.properties.state,
+            runs: Nullable(Type.Array(Run)),
+          }),
+        },
+      },
+    },
+    async (request) => taskRuns(deps, orgOf(request), request.params.id),
+  )
+  app.post(
+    '/api/tasks/:id/retry',
+    {
+      ...sessions.sessionAndCsrf,
+      ...can('tasks:write'),
+      schema: {
+        summary: 'A failed task run again as a new attempt, with the same escrow (paid once, on completion)',
+        description:
+          'Idempotent with an Idempotency-Key: a replay answers the first answer. 409 for a task that is not failed.',
+        tags,
+        security: CSRF_SECURITY,
+        params: TaskId,
+        headers: IdempotencyKeyHeader,
+        response: { 200: Task },
+      },
+    },
+    async (request) => retryTask(deps, orgOf(request), request.params.id, request.headers['idempotency-key']),
   )
 }

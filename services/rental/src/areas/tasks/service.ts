@@ -59,7 +59,7 @@ async function taskViews(deps: TaskDeps, rows: TaskRow[]) {
   return views
 }
 
-async function taskView(deps: TaskDeps, row: TaskRow, around: Around) {
+export async function taskView(deps: TaskDeps, row: TaskRow, around: Around) {
   const now = deps.now()
   let output = row.output === null ? null : { text: row.output_text, data: row.output }
   if (output && row.output_expires_at && row.output_expires_at <= now) {
@@ -172,6 +172,7 @@ export async function createTask(
 
 /** Runs a sync task for at most the timeout; past it (or on a failed attempt) the job carries on. */
 async function runWithin(deps: TaskDeps, id: string): Promise<string | undefined> {
+  const startedAt = deps.now()
   const run = runTask(deps, id, 1)
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<'timeout'>((resolve) => {
@@ -184,7 +185,7 @@ async function runWithin(deps: TaskDeps, id: string): Promise<string | undefined
     await continueAsync(deps, id)
     return `the agent did not answer within ${deps.config.taskTimeoutMs} ms: the task continues asynchronously`
   } catch (err) {
-    await recordFailedRun(deps.db, id, deps.now(), (err as Error).message)
+    await recordFailedRun(deps.db, id, deps.now(), (err as Error).message, startedAt)
     await continueAsync(deps, id)
     return 'the first attempt failed: the task is retried asynchronously'
   } finally {
@@ -308,11 +309,12 @@ export async function startTaskRunner(deps: TaskDeps) {
     RUN_QUEUE,
     async (data, job) => {
       const attempt = (job.retryCount ?? 0) + 1
+      const startedAt = deps.now()
       try {
         await runTask(deps, data.task_id, attempt)
       } catch (err) {
         const message = (err as Error).message
-        await recordFailedRun(deps.db, data.task_id, deps.now(), message)
+        await recordFailedRun(deps.db, data.task_id, deps.now(), message, startedAt)
         if (attempt > retries) {
           const error = `gave up after ${attempt} attempts: ${message}`
           await endTask(deps.db, data.task_id, { state: 'failed', error, at: deps.now() }, { running: true })

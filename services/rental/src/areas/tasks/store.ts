@@ -37,8 +37,8 @@ type TaskState = TaskRow['state']
 const RUNNING: TaskState[] = ['submitted', 'working']
 
 /** The client's task, or undefined (another client's is not found either). */
-export const taskOf = (db: RentalDb, subject: string, id: string) =>
-  rowById(db, 'tasks', id, { match: { org_id: subject } })
+export const taskOf = (db: RentalDb, subject: string, id: string, lock = false) =>
+  rowById(db, 'tasks', id, { match: { org_id: subject }, lock })
 
 export const taskById = (db: RentalDb, id: string, lock = false) => rowById(db, 'tasks', id, { lock })
 
@@ -86,8 +86,8 @@ export async function markWorking(db: RentalDb, id: string, at: Date) {
 }
 
 /**
- * Ends the task as failed or canceled with its reason (its input dropped); `onlyRunning` changes
- * it only while it has not ended. True when it changed.
+ * Ends the task as failed or canceled with its reason (a canceled task's input dropped; a failed
+ * one keeps it for a retry); `onlyRunning` changes it only while it has not ended. True when it changed.
  */
 export async function endTask(
   db: RentalDb,
@@ -97,7 +97,12 @@ export async function endTask(
 ): Promise<boolean> {
   let query = db
     .updateTable('tasks')
-    .set({ state: end.state, error: end.error, completed_at: end.at, input_text: null })
+    .set({
+      state: end.state,
+      error: end.error,
+      completed_at: end.at,
+      ...(end.state === 'canceled' ? { input_text: null } : {}),
+    })
     .where('id', '=', id)
   if (only.running) query = query.where('state', 'in', RUNNING)
   if (only.subject !== undefined) query = query.where('org_id', '=', only.subject)
@@ -142,18 +147,42 @@ export async function completeTask(
     .execute()
 }
 
-/** Appends a failed attempt to the task's `runs`: `{attempt, at, error}`, attempts counted from 1. */
-export async function recordFailedRun(db: RentalDb, id: string, at: Date, error: string) {
+/**
+ * Appends a failed attempt to the task's `runs`: `{attempt, at, error, started_at, agent_did}`
+ * (`at` its end), attempts counted from 1 across retries. Entries kept before `started_at` and
+ * `agent_did` were recorded lack them.
+ */
+export async function recordFailedRun(
+  db: RentalDb,
+  id: string,
+  at: Date,
+  error: string,
+  startedAt: Date | null = null,
+) {
   await db
     .updateTable('tasks')
     .set({
       runs: sql`coalesce(runs, '[]'::jsonb) || jsonb_build_array(jsonb_build_object(
         'attempt', coalesce(jsonb_array_length(runs), 0) + 1,
         'at', ${at.toISOString()}::text,
+        'started_at', ${startedAt?.toISOString() ?? null}::text,
+        'agent_did', agent_did,
         'error', ${error.slice(0, 500)}::text))`,
     })
     .where('id', '=', id)
     .execute()
+}
+
+/** A failed task (locked by the caller) back to `submitted` for a new attempt; false when it is not failed. */
+export async function requeueFailed(trx: RentalDb, id: string): Promise<boolean> {
+  const result = await trx
+    .updateTable('tasks')
+    .set({ state: 'submitted', async: true, error: null, started_at: null, completed_at: null })
+    .where('id', '=', id)
+    .where('state', '=', 'failed')
+    .where('input_text', 'is not', null)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) === 1
 }
 
 /** Removes the outputs whose time is up; the receipt and hashes stay. */

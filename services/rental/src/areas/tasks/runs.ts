@@ -1,0 +1,92 @@
+import { afterCommit, idempotentWrite, replayOf } from '@svc/kit'
+import { rentalError } from '../../errors.ts'
+import { RUN_QUEUE, type TaskDeps, taskView, type TaskView } from './service.ts'
+import { requeueFailed, type TaskRow, taskOf } from './store.ts'
+
+interface StoredRun {
+  attempt: number
+  at: string
+  error: string
+  started_at?: string | null
+  agent_did?: string
+}
+
+export interface RunView {
+  attempt: number
+  started_at: string | null
+  ended_at: string | null
+  outcome: 'working' | 'completed' | 'failed' | 'canceled'
+  error: string | null
+  agent_did: string
+}
+
+/**
+ * The task's attempts: each failed agent call kept in `runs`, then the attempt under way or the
+ * one that ended the task (completed, canceled, or failed without a call failing: a result that
+ * did not verify, an agent revoked). Null when no attempt failed (the spec's `runs`).
+ */
+export function runsOf(task: TaskRow): RunView[] | null {
+  const stored = (task.runs as StoredRun[] | null) ?? []
+  if (stored.length === 0) return null
+  const runs: RunView[] = stored.map((r) => ({
+    attempt: r.attempt,
+    started_at: r.started_at ?? null,
+    ended_at: r.at,
+    outcome: 'failed',
+    error: r.error,
+    agent_did: r.agent_did ?? task.agent_did,
+  }))
+  const last = stored[stored.length - 1]!
+  const endedByLastRun = task.state === 'failed' && (task.error ?? '').includes(last.error)
+  if (!endedByLastRun)
+    runs.push({
+      attempt: last.attempt + 1,
+      started_at: task.started_at?.toISOString() ?? null,
+      ended_at: task.completed_at?.toISOString() ?? null,
+      outcome: task.state === 'submitted' ? 'working' : task.state,
+      error: task.state === 'completed' ? null : task.error,
+      agent_did: task.agent_did,
+    })
+  return runs
+}
+
+export async function taskRuns(deps: TaskDeps, subject: string, id: string) {
+  const task = await taskOf(deps.db, subject, id)
+  if (!task) throw rentalError('task_not_found', `no task ${id}`)
+  return { task_id: id, state: task.state, runs: runsOf(task) }
+}
+
+/**
+ * `POST /api/tasks/{id}/retry`: a failed task back to `submitted`, run again by the runner's job
+ * as a new attempt. The task keeps its escrow, never charged on failure: the client releases it
+ * only once the task completes, so the task is paid once. The task row is locked: of concurrent
+ * retries one requeues it, the others find it running (409). With an Idempotency-Key a replay
+ * answers the first answer.
+ */
+export async function retryTask(deps: TaskDeps, subject: string, id: string, key: string | undefined) {
+  const request = { owner: subject, scope: `task-retry:${id}`, key, request: {}, reusedStatus: 409 }
+  const earlier = await replayOf<TaskView>(deps.db, request)
+  if (earlier) return earlier.body
+  const found = await taskOf(deps.db, subject, id)
+  if (!found) throw rentalError('task_not_found', `no task ${id}`)
+  if (await deps.engagements.isRevoked(subject, found.agent_did))
+    throw rentalError('agent_revoked', `you revoked ${found.agent_did}: it takes no new task`)
+  // the view names only the escrow's id, which a task keeps: read before the transaction
+  const escrow = await deps.engagements.escrowOfTask(id)
+  const answer = await idempotentWrite(deps.db, request, async (trx) => {
+    const task = (await taskOf(trx, subject, id, true))!
+    if (task.state !== 'failed')
+      throw rentalError(
+        'task_not_retryable',
+        `the task ${id} is ${task.state}: only a failed task is retried`,
+      )
+    if (!(await requeueFailed(trx, id)))
+      throw rentalError('task_not_retryable', `the task ${id} failed before its input was kept for a retry`)
+    await deps.jobs.enqueue(trx, RUN_QUEUE, { task_id: id })
+    afterCommit(trx, () => deps.jobs.wake(RUN_QUEUE))
+    // the view is read in the transaction: its answer is kept with it
+    const row = (await taskOf(trx, subject, id))!
+    return { status: 200, body: await taskView(deps, row, { ledgerIndex: null, escrow }) }
+  })
+  return answer.body
+}
