@@ -48,6 +48,7 @@ describe('rental service', () => {
       '0011_engagements.sql',
       '0012_task_cancel.sql',
       '0013_orgs.sql',
+      '0014_engagement_config.sql',
     ])
   })
 
