@@ -12,9 +12,9 @@ const START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB']
  * initdb leaves ~800 MB resident in the process that runs it, so it runs once, in a short-lived
  * child that dumps the cluster it made: data directories and in-memory databases start from that.
  */
-function runInChild(script: string, arg: string): Promise<void> {
+function runInChild(script: string, ...args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script, arg], {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script, ...args], {
       cwd: repoRoot(),
       stdio: ['ignore', 'ignore', 'pipe'],
     })
@@ -39,14 +39,23 @@ const tmp = process.argv[1] + '.' + process.pid
 writeFileSync(tmp, Buffer.from(await tar.arrayBuffer()))
 renameSync(tmp, process.argv[1])`
 
-/** A freshly initialised cluster, dumped once: every new database, in memory or on disk, starts from it. */
-export async function template(): Promise<Blob> {
+const UNPACK_TEMPLATE = `import { PGlite } from '@electric-sql/pglite'
+import { readFileSync } from 'node:fs'
+const db = await PGlite.create({ dataDir: process.argv[1], loadDataDir: new Blob([readFileSync(process.argv[2])]) })
+await db.close()`
+
+async function templatePath(): Promise<string> {
   const path = join(repoRoot(), '.data', `pglite-template-${versionTag()}.tar`)
   if (!existsSync(path)) {
     mkdirSync(dirname(path), { recursive: true })
     await runInChild(DUMP_TEMPLATE, path)
   }
-  return new Blob([readFileSync(path)])
+  return path
+}
+
+/** A freshly initialised cluster, dumped once: every new database, in memory or on disk, starts from it. */
+export async function template(): Promise<Blob> {
+  return new Blob([readFileSync(await templatePath())])
 }
 
 const pgliteDist = () => join(repoRoot(), 'node_modules', '@electric-sql', 'pglite', 'dist')
@@ -82,10 +91,11 @@ export async function createPGlite(dataDir: string | undefined, snapshot?: Blob)
   const common = { ...(await sharedRuntime()), parsers, startParams: START_PARAMS }
   if (!dataDir) return PGlite.create({ ...common, loadDataDir: snapshot ?? (await template()) })
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
-    // the template unpacked: the same cluster initdb would make, without initdb's cost
+    // the template unpacked (the same cluster initdb would make, without initdb's cost), in a
+    // child: a second PGlite in this process would leave its memory resident (~400 MB at rest)
     const partial = `${dataDir}.init`
     rmSync(partial, { recursive: true, force: true })
-    await (await PGlite.create({ ...common, dataDir: partial, loadDataDir: await template() })).close()
+    await runInChild(UNPACK_TEMPLATE, partial, await templatePath())
     renameSync(partial, dataDir)
   }
   return PGlite.create({ ...common, dataDir })
