@@ -21,14 +21,13 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { readFileSync, rmSync } from 'node:fs'
-import { Agent, type IncomingHttpHeaders, request as httpRequest } from 'node:http'
-import { type AddressInfo, createServer } from 'node:net'
 import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { openDatabase } from '@svc/kit'
 import { tempFolder } from '@svc/kit/testing'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
+import { type Answer, closeConnections, cpuSeconds, freePort, send } from '../../../bench/load.ts'
 
 const CODES = Number(process.env.IDP_BENCH_CODES ?? 3000)
 const REFRESH = Number(process.env.IDP_BENCH_REFRESH ?? 5000)
@@ -44,36 +43,6 @@ const DEMO_EMAIL = 'demo@svc.local'
 const idpMain = fileURLToPath(new URL('../src/main.ts', import.meta.url))
 const oidcProviderMain = fileURLToPath(new URL('./oidc-provider-server.ts', import.meta.url))
 const nodeArgs = process.env.IDP_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []
-
-// node:http with keep-alive costs the load generator far less CPU than fetch, on a machine it shares with the servers
-const agent = new Agent({ keepAlive: true, maxSockets: 64 })
-interface Answer {
-  status: number
-  headers: IncomingHttpHeaders
-  body: string
-}
-function send(
-  url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string | number> = { ...options.headers }
-    if (options.body !== undefined) headers['content-length'] = Buffer.byteLength(options.body)
-    const req = httpRequest(url, { method: options.method ?? 'GET', agent, headers }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (chunk: Buffer) => chunks.push(chunk))
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          body: Buffer.concat(chunks).toString('utf8'),
-        }),
-      )
-    })
-    req.on('error', reject)
-    req.end(options.body)
-  })
-}
 
 /** A server under test: its /token, its client, and a way to get fresh authorization codes. */
 interface Target {
@@ -120,17 +89,6 @@ const pkce = () => {
 const basicAuth = (id: string, secret: string) =>
   `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
-}
-
 async function waitFor(url: string, child: ChildProcess, what: string) {
   for (let i = 0; i < 1200; i++) {
     if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`)
@@ -149,16 +107,6 @@ async function stopChild(child: ChildProcess) {
   if (child.exitCode !== null) return
   child.kill('SIGTERM')
   await new Promise((r) => child.once('exit', r))
-}
-
-/** CPU seconds a process has used so far (Linux /proc; NaN elsewhere): the server's cost, load aside. */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / 100 // utime + stime, in USER_HZ ticks
-  } catch {
-    return Number.NaN
-  }
 }
 
 /** Runs `jobs` over `concurrency` workers; each job's latency is recorded, and the server's CPU. */
@@ -513,4 +461,4 @@ for (const target of targets.slice(0, -1))
   console.log(
     `ratio ${target.label} / oidc-provider: ${MEASURES.map((m) => `${m.name} ${(results.get(target)!.get(m.name)!.perSecond / theirs.get(m.name)!.perSecond).toFixed(2)}`).join(', ')}`,
   )
-agent.destroy()
+closeConnections()

@@ -1,17 +1,18 @@
 /**
  * The four services as `npm start` runs them (each bundled with esbuild, one process each), on
- * fresh data: PGlite in a temporary DATA_DIR, or PostgreSQL in schemas of their own. And the load
- * generator's side: node:http with keep-alive, the CPU time of a process from /proc.
+ * fresh data: PGlite in a temporary DATA_DIR, or PostgreSQL in schemas of their own. The load
+ * generator's side is bench/load.ts, re-exported here.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { Agent, request as httpRequest } from 'node:http'
-import { type AddressInfo, createServer } from 'node:net'
 import { join } from 'node:path'
 import { tempFolder } from '@svc/kit/testing'
 import pg from 'pg'
 import { bundleService } from '../../../scripts/build.ts'
+import { freePort } from '../../../bench/load.ts'
+
+export { type Answer, cpuSeconds, quantile, send } from '../../../bench/load.ts'
 
 export const SERVICES = ['idp', 'ledger', 'agents', 'rental'] as const
 export type Name = (typeof SERVICES)[number]
@@ -28,17 +29,6 @@ export interface Stack {
   dataDir: string
   demoPassword: string
   stop(): Promise<void>
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = (probe.address() as AddressInfo)!
-      probe.close(() => resolve(port))
-    })
-  })
 }
 
 async function waitReady(s: Running) {
@@ -132,41 +122,3 @@ export async function startStack(options: {
     },
   }
 }
-
-/** CPU seconds a process has used so far (utime + stime from /proc; NaN elsewhere). */
-export function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / 100
-  } catch {
-    return Number.NaN
-  }
-}
-
-// node:http with keep-alive: far cheaper for the generator than fetch, on cores it shares with the services
-const agent = new Agent({ keepAlive: true, maxSockets: 64 })
-export interface Answer {
-  status: number
-  body: string
-}
-export function send(
-  url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string | number> = { ...options.headers }
-    if (options.body !== undefined) headers['content-length'] = Buffer.byteLength(options.body)
-    const req = httpRequest(url, { method: options.method ?? 'GET', agent, headers }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (chunk: Buffer) => chunks.push(chunk))
-      res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
-      )
-    })
-    req.on('error', reject)
-    req.end(options.body)
-  })
-}
-
-export const quantile = (sorted: number[], q: number) =>
-  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : Number.NaN
