@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto'
-import { type ColumnType, type Generated, type Kysely, sql, type Transaction } from 'kysely'
+import { type ColumnType, type Generated, type Kysely, type Transaction } from 'kysely'
 import { Type } from 'typebox'
 import { canonicalize } from '@svc/trust/jcs'
 import { AppError } from './errors.ts'
 
 /**
  * The answers kept for idempotent writes, one row per (owner, scope, key). The table is the
- * kit's, like the receipt outbox: a service creates it in a migration (or with
- * `installIdempotency`) and includes `IdempotencyTables` in its table types.
+ * kit's, like the receipt outbox: a service creates it in a migration and includes
+ * `IdempotencyTables` in its table types.
  */
 export interface IdempotencyTables {
   idempotent_answers: {
@@ -31,19 +31,6 @@ export const IdempotencyKeyHeader = Type.Object({
 
 /** The status of a key reused for another request: 422 (the IETF draft's Unprocessable Content). */
 export const KEY_REUSED_STATUS = 422
-
-export async function installIdempotency(db: AnyDb): Promise<void> {
-  await sql`create table if not exists idempotent_answers (
-    client_subject text not null,
-    scope text not null,
-    key text not null,
-    request_digest text not null,
-    status integer not null,
-    body jsonb not null,
-    created_at timestamptz not null default now(),
-    primary key (client_subject, scope, key)
-  )`.execute(db)
-}
 
 /** SHA-256 of the JCS form of a request: what a replay must match. */
 export const requestDigest = (request: unknown) =>

@@ -7,7 +7,7 @@ import pino from 'pino'
 import { DID_KEY_PATTERN, isEd25519DidKey } from './did.ts'
 import type { Database } from './db/database.ts'
 import { createHttpServer } from './http/server.ts'
-import { type IdempotencyTables, idempotentWrite, installIdempotency } from './idempotency.ts'
+import { type IdempotencyTables, idempotentWrite } from './idempotency.ts'
 import { PageQuery, pageOf, pageQuery } from './page.ts'
 import { rowById } from './rows.ts'
 import { freshDatabase } from './testing.ts'
@@ -22,7 +22,17 @@ describe('idempotent writes, owner-scoped rows', () => {
   before(async () => {
     database = await freshDatabase('rules')
     db = database.db as unknown as Kysely<Tables>
-    await installIdempotency(db)
+    // the table as a service's migration makes it (the rental's 0011_engagements.sql)
+    await sql`create table idempotent_answers (
+      client_subject text not null,
+      scope text not null,
+      key text not null,
+      request_digest text not null,
+      status integer not null,
+      body jsonb not null,
+      created_at timestamptz not null default now(),
+      primary key (client_subject, scope, key)
+    )`.execute(db)
     await sql`create table things (id text primary key, owner text not null, n integer not null)`.execute(db)
   })
   after(() => database.close())
