@@ -6,7 +6,7 @@ const isParsed = (value: unknown): value is object =>
   typeof value === 'object' && value !== null && !ArrayBuffer.isView(value)
 
 /** The path of the first number in `value` that is not finite, if any (iterative: any depth). */
-export function nonFinite(root: unknown, rootPath: string): string | undefined {
+function nonFinite(root: unknown, rootPath: string): string | undefined {
   const stack: Array<[unknown, string]> = [[root, rootPath]]
   while (stack.length > 0) {
     const [value, path] = stack.pop()!

@@ -28,13 +28,15 @@ type Validate = ((data: unknown) => boolean) & { errors?: FastifySchemaValidatio
 export function compileValidator({ schema, httpPart }: { schema: object; httpPart?: string }): Validate {
   if (httpPart !== 'body') return coercing({ schema }) as Validate
   const exact = strict({ schema }) as Validate
-  const fromForm = coercing({ schema }) as Validate
+  // most routes never see a form: their coercing validator is compiled on the first one, not at start
+  let fromForm: Validate | undefined
   const validate: Validate = (data) => {
-    const chosen = typeof data === 'object' && data !== null && formBodies.has(data) ? fromForm : exact
+    const isForm = typeof data === 'object' && data !== null && formBodies.has(data)
+    const chosen = isForm ? (fromForm ??= coercing({ schema }) as Validate) : exact
     const ok = chosen(data)
     // the error formatter words a repeated form field differently from a JSON value of the wrong type
     validate.errors =
-      chosen === fromForm && Array.isArray(chosen.errors)
+      isForm && Array.isArray(chosen.errors)
         ? chosen.errors.map((e) => ({ ...e, params: { ...e.params, form: true } }))
         : chosen.errors
     return ok
