@@ -206,6 +206,56 @@ async function main() {
     paid_once: first.transfer.id === again.transfer.id,
     postings: (first.transfer as unknown as { postings: unknown }).postings,
   })
+
+  const followed = await call<{ task: { id: string } }>('POST', '/api/tasks', {
+    engagement_id: hired.engagement.id,
+    text,
+    async: true,
+  })
+  step(
+    `8. followed the events of an async task (GET /api/tasks/${followed.task.id}/events, server-sent events)`,
+  )
+  await followEvents(followed.task.id)
+}
+
+/**
+ * Reads a task's event stream until the task ends, printing each event; a stream that ends at its
+ * bound (RENTAL_EVENTS_STREAM_S) is read again after the last event seen (`Last-Event-ID`).
+ */
+async function followEvents(taskId: string) {
+  let last = '0'
+  for (let ended = false; !ended;) {
+    const res = await jar.fetch(`${urls.rental.url}/api/tasks/${taskId}/events`, {
+      headers: { accept: 'text/event-stream', 'last-event-id': last },
+    })
+    if (res.status === 204) return
+    if (res.status !== 200) throw new Error(`events: ${res.status} ${await res.text()}`)
+    let buffer = ''
+    for await (const chunk of res.body!.pipeThrough(new TextDecoderStream())) {
+      buffer += chunk
+      for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+        const block = buffer.slice(0, end)
+        buffer = buffer.slice(end + 2)
+        const data = /^data: (.*)$/m.exec(block)?.[1]
+        if (!data) continue
+        const event = JSON.parse(data) as {
+          stream_seq: number
+          type: string
+          actor: { type: string }
+          data: Record<string, unknown>
+        }
+        last = String(event.stream_seq)
+        const { from, to, attempt, agent_state, error, receipt_id } = event.data
+        const what =
+          event.type === 'task.state_changed'
+            ? `${String(from)} → ${String(to)}${receipt_id ? ` (receipt ${String(receipt_id)})` : ''}`
+            : [attempt && `attempt ${String(attempt)}`, agent_state, error].filter(Boolean).join(', ')
+        console.log(`id: ${last}  ${event.type.padEnd(18)} by ${event.actor.type.padEnd(6)} ${what}`)
+        if (event.type === 'task.state_changed' && ['completed', 'failed', 'canceled'].includes(String(to)))
+          ended = true
+      }
+    }
+  }
 }
 
 main().catch((err: Error) => {

@@ -25,6 +25,7 @@ export const commonEnv = {
   DATABASE_CONNECT_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   REDIS_COMMAND_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 50, maximum: 60_000 })),
+  JOBS_MAINTENANCE_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
   HOST: Type.Optional(Type.String({ minLength: 1 })),
   SHUTDOWN_DELAY_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
   SHUTDOWN_GRACE_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),

@@ -29,6 +29,8 @@ function readCommon(env: NodeJS.ProcessEnv) {
     databaseConnectTimeoutMs: common.DATABASE_CONNECT_TIMEOUT_MS ?? 5_000,
     redisUrl: common.REDIS_URL,
     redisCommandTimeoutMs: common.REDIS_COMMAND_TIMEOUT_MS ?? 1_000,
+    /** How often the job queue fails jobs whose lease expired (a crashed process's) so they are retried. */
+    jobsMaintenanceS: common.JOBS_MAINTENANCE_S ?? 30,
     shutdownDelayMs: common.SHUTDOWN_DELAY_MS ?? 0,
     shutdownGraceMs: common.SHUTDOWN_GRACE_MS ?? 10_000,
   }

@@ -9,52 +9,32 @@
  *   nonce, which both servers require; proofs are signed before each timed round),
  *   p50 / p99 latency of each, the server's CPU time per request (and the generator's), and the
  *   ratio ours / oidc-provider.
- * Each server runs in a child process, up for the whole run, and gets the same requests from the
+ * Each server runs in a child process (targets.ts), up for the whole run, and gets the same requests from the
  * same load generator: node:http with keep-alive, IDP_BENCH_CONCURRENCY workers (16),
  * client_secret_basic. Each measure is taken on every server in turn before the next one.
  * Our codes come from the real flow (one sign-in, then /authorize, which a first-party client
  * passes without consent); oidc-provider's are minted inside its process (oidc-provider-server.ts).
  * Counts: IDP_BENCH_CODES (3,000), IDP_BENCH_REFRESH (5,000), IDP_BENCH_CC (20,000 Bearer),
  * IDP_BENCH_CC_DPOP (as IDP_BENCH_CC); 0 leaves that measure out. IDP_BENCH_NODE_ARGS passes
- * flags to both servers (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+ * flags to both servers (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"). IDP_BENCH_BASELINE=<a checkout
+ * of this repository> (a git worktree, its node_modules linked to this one's) also runs that
+ * checkout's idp on each database, interleaved with ours, for an A/B of a change on the same load.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
-import { createHash, randomBytes } from 'node:crypto'
-import { readFileSync, rmSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
 import { cpus, totalmem } from 'node:os'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { openDatabase } from '@svc/kit'
-import { tempFolder } from '@svc/kit/testing'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
-import { type Answer, closeConnections, cpuSeconds, freePort, send } from '../../../bench/load.ts'
+import { type Answer, closeConnections, cpuSeconds, send } from '../../../bench/load.ts'
+import { launchIdp, launchOidcProvider, REDIRECT_URI, type Target } from './targets.ts'
 
 const CODES = Number(process.env.IDP_BENCH_CODES ?? 3000)
 const REFRESH = Number(process.env.IDP_BENCH_REFRESH ?? 5000)
 const CLIENT_CREDENTIALS = Number(process.env.IDP_BENCH_CC ?? 20_000)
 const DPOP_CLIENT_CREDENTIALS = Number(process.env.IDP_BENCH_CC_DPOP ?? CLIENT_CREDENTIALS)
 const CONCURRENCY = Number(process.env.IDP_BENCH_CONCURRENCY ?? 16)
+const baseline = process.env.IDP_BENCH_BASELINE
 // codes live 60 s on both servers: they are made and exchanged in rounds well within that
 const ROUND = 1000
 const WARMUP = 200
-const ADMIN = `bench-admin-${randomBytes(12).toString('hex')}`
-const REDIRECT_URI = 'http://127.0.0.1:9/callback'
-const DEMO_EMAIL = 'demo@svc.local'
-const idpMain = fileURLToPath(new URL('../src/main.ts', import.meta.url))
-const oidcProviderMain = fileURLToPath(new URL('./oidc-provider-server.ts', import.meta.url))
-const nodeArgs = process.env.IDP_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []
-
-/** A server under test: its /token, its client, and a way to get fresh authorization codes. */
-interface Target {
-  label: string
-  url: string
-  basic: string
-  /** The server's process, whose CPU time is read. */
-  pid: number
-  /** Authorization codes for the client (scope openid offline_access, PKCE S256), with their verifiers. */
-  codes(count: number): Promise<Array<{ code: string; verifier: string }>>
-  stop(): Promise<void>
-}
 
 /** The one shape of token request both servers get. */
 function token(target: Target, form: Record<string, string>, dpop?: string): Promise<Answer> {
@@ -80,33 +60,6 @@ function refreshTokenOf(answer: Answer, what: string): string {
   const body = JSON.parse(answer.body) as { refresh_token?: string; id_token?: string }
   if (!body.refresh_token || !body.id_token) throw new Error(`${what} gave no refresh or ID token`)
   return body.refresh_token
-}
-
-const pkce = () => {
-  const verifier = randomBytes(32).toString('base64url')
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') }
-}
-const basicAuth = (id: string, secret: string) =>
-  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`
-
-async function waitFor(url: string, child: ChildProcess, what: string) {
-  for (let i = 0; i < 1200; i++) {
-    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`)
-    if (
-      await fetch(url).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      return
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error(`${what} did not start`)
-}
-async function stopChild(child: ChildProcess) {
-  if (child.exitCode !== null) return
-  child.kill('SIGTERM')
-  await new Promise((r) => child.once('exit', r))
 }
 
 /** Runs `jobs` over `concurrency` workers; each job's latency is recorded, and the server's CPU. */
@@ -280,148 +233,6 @@ async function dpopClientCredentialsGrants(target: Target): Promise<Figures> {
   return { ...run, retries }
 }
 
-/** Our idp as `npm start -w services/idp` runs it, with the limits off and its own data. */
-async function launchIdp(databaseUrl: string | undefined): Promise<Target> {
-  const port = await freePort()
-  const url = `http://127.0.0.1:${port}`
-  const dataDir = tempFolder()
-  const schema = databaseUrl ? `bench_idp_${randomBytes(4).toString('hex')}` : undefined
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    IDP_PORT: String(port),
-    IDP_URL: url,
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'silent',
-    IDP_ADMIN_TOKEN: ADMIN,
-    IDP_TOKEN_RATE_PER_MIN_CLIENT: '0',
-    IDP_TOKEN_RATE_PER_MIN_IP: '0',
-    IDP_REGISTER_RATE_PER_MIN: '0',
-    IDP_DISCOVERY_RATE_PER_MIN: '0',
-  }
-  delete env.DATABASE_URL
-  delete env.DATABASE_SCHEMA
-  delete env.REDIS_URL
-  if (databaseUrl) Object.assign(env, { DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema })
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', idpMain], {
-    env,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  })
-  await waitFor(`${url}/readyz`, child, 'idp')
-
-  const created = await send(`${url}/manage/v1/clients`, {
-    method: 'POST',
-    headers: { 'x-admin-token': ADMIN, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      client_name: 'Bench',
-      client_type: 'confidential',
-      first_party: true,
-      redirect_uris: [REDIRECT_URI],
-      token_endpoint_auth_method: 'client_secret_basic',
-    }),
-  })
-  if (created.status !== 201) throw new Error(`client registration answered ${created.status}`)
-  const client = JSON.parse(created.body) as { client_id: string; client_secret: string }
-
-  // one sign-in of the development demo account (its password is kept in DATA_DIR), as a browser would
-  const cookies = new Map<string, string>()
-  const keep = (answer: Answer) => {
-    for (const line of answer.headers['set-cookie'] ?? []) {
-      const [pair] = line.split(';')
-      const at = pair!.indexOf('=')
-      cookies.set(pair!.slice(0, at), pair!.slice(at + 1))
-    }
-    return answer
-  }
-  const cookie = () => [...cookies].map(([k, v]) => `${k}=${v}`).join('; ')
-  const loginPage = keep(await send(`${url}/ui/login`))
-  const csrf = /name="csrf" value="([^"]+)"/.exec(loginPage.body)?.[1]
-  const signedIn = keep(
-    await send(`${url}/ui/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookie() },
-      body: new URLSearchParams({
-        email: DEMO_EMAIL,
-        password: readFileSync(join(dataDir, 'idp.demo-password'), 'utf8').trim(),
-        csrf: csrf ?? '',
-      }).toString(),
-    }),
-  )
-  if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}: ${signedIn.body}`)
-
-  async function oneCode() {
-    const { verifier, challenge } = pkce()
-    const query = new URLSearchParams({
-      response_type: 'code',
-      client_id: client.client_id,
-      redirect_uri: REDIRECT_URI,
-      scope: 'openid offline_access',
-      state: randomBytes(8).toString('base64url'),
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-    })
-    const answer = await send(`${url}/authorize?${query}`, { headers: { cookie: cookie() } })
-    const code = answer.headers.location && new URL(answer.headers.location).searchParams.get('code')
-    if (!code) throw new Error(`/authorize answered ${answer.status} ${answer.headers.location ?? ''}`)
-    return { code, verifier }
-  }
-
-  return {
-    label: databaseUrl ? 'ours, PostgreSQL' : 'ours, PGlite',
-    url,
-    pid: child.pid!,
-    basic: basicAuth(client.client_id, client.client_secret),
-    async codes(count) {
-      const codes: Array<{ code: string; verifier: string }> = []
-      await timed(count, async () => void codes.push(await oneCode()))
-      return codes
-    },
-    async stop() {
-      await stopChild(child)
-      rmSync(dataDir, { recursive: true, force: true })
-      if (databaseUrl && schema)
-        await (await openDatabase({ url: databaseUrl, schema, dropSchemaOnClose: true })).close()
-    },
-  }
-}
-
-/** oidc-provider in its own process (oidc-provider-server.ts), with in-memory storage. */
-async function launchOidcProvider(): Promise<Target> {
-  const [port, mintPort] = [await freePort(), await freePort()]
-  const url = `http://127.0.0.1:${port}`
-  const clientId = 'bench'
-  const secret = randomBytes(32).toString('base64url')
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', oidcProviderMain], {
-    env: {
-      ...process.env,
-      OIDC_BENCH_PORT: String(port),
-      OIDC_BENCH_MINT_PORT: String(mintPort),
-      OIDC_BENCH_CLIENT_ID: clientId,
-      OIDC_BENCH_CLIENT_SECRET: secret,
-      OIDC_BENCH_REDIRECT_URI: REDIRECT_URI,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  })
-  await waitFor(`${url}/.well-known/openid-configuration`, child, 'oidc-provider')
-  return {
-    label: 'oidc-provider, in memory',
-    url,
-    pid: child.pid!,
-    basic: basicAuth(clientId, secret),
-    async codes(count) {
-      const pairs = Array.from({ length: count }, pkce)
-      const answer = await send(`http://127.0.0.1:${mintPort}/codes`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ challenges: pairs.map((p) => p.challenge) }),
-      })
-      if (answer.status !== 200) throw new Error(`minting codes answered ${answer.status}: ${answer.body}`)
-      const { codes } = JSON.parse(answer.body) as { codes: string[] }
-      return codes.map((code, i) => ({ code, verifier: pairs[i]!.verifier }))
-    },
-    stop: () => stopChild(child),
-  }
-}
-
 /** The measures, in the order run; a count of 0 (e.g. IDP_BENCH_CODES=0) leaves that one out. */
 const MEASURES: Array<{ name: string; count: number; run: (target: Target) => Promise<Figures> }> = [
   { name: 'code exchange', count: CODES, run: codeExchanges },
@@ -444,8 +255,10 @@ console.log(
 const targets: Target[] = []
 const results = new Map<Target, Map<string, Figures>>()
 try {
-  for (const url of [undefined, ...(process.env.DATABASE_URL ? [process.env.DATABASE_URL] : [])])
+  for (const url of [undefined, ...(process.env.DATABASE_URL ? [process.env.DATABASE_URL] : [])]) {
     targets.push(await launchIdp(url))
+    if (baseline) targets.push(await launchIdp(url, baseline))
+  }
   targets.push(await launchOidcProvider())
   for (const m of MEASURES)
     for (const target of targets) {

@@ -100,6 +100,7 @@ export const idp: ServiceSpec<IdpConfig> = {
   ],
   async build(app, ctx) {
     const jobs = await Jobs.start(ctx.database!, {
+      maintenanceIntervalSeconds: ctx.common.jobsMaintenanceS,
       onError: (err) => ctx.log.warn({ err: err.message }, 'jobs error'),
     })
     app.addHook('preClose', async () => jobs.stop())

@@ -83,6 +83,15 @@ describe('OpenID Connect code flow, driven by openid-client', () => {
       }),
       (err: Error & { error?: string }) => err.error === 'invalid_grant',
     )
+    // a refused exchange spends the code: the right verifier comes too late
+    await assert.rejects(
+      oidc.authorizationCodeGrant(config, new URL(callback), {
+        pkceCodeVerifier: flow.verifier,
+        expectedState: flow.state,
+        expectedNonce: flow.nonce,
+      }),
+      (err: Error & { error?: string }) => err.error === 'invalid_grant',
+    )
   })
 
   it('answers prompt=none without a session with login_required at the redirect URI', async () => {
@@ -274,6 +283,30 @@ describe('OpenID Connect code flow, driven by openid-client', () => {
         scope,
       )
     }
+  })
+
+  it('settles concurrent redemptions of one code, or of one refresh token, on exactly one success', async () => {
+    const outcomes = (settled: PromiseSettledResult<unknown>[]) =>
+      settled.map((s) => (s.status === 'fulfilled' ? 'ok' : (s.reason as { error?: string }).error)).sort()
+    const user = fresh() // one sign-in for both flows (sign-ins are rate limited)
+    const flow = await user.start({ scope: 'openid offline_access' })
+    const callback = new URL(await user.browse(flow.url))
+    const checks = { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce }
+    const codes = await Promise.allSettled(
+      [1, 2, 3].map(() => oidc.authorizationCodeGrant(config, callback, checks)),
+    )
+    assert.deepEqual(outcomes(codes), ['invalid_grant', 'invalid_grant', 'ok'])
+
+    const other = await user.start({ scope: 'openid offline_access' })
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(await user.browse(other.url)), {
+      pkceCodeVerifier: other.verifier,
+      expectedState: other.state,
+      expectedNonce: other.nonce,
+    })
+    const refreshes = await Promise.allSettled(
+      [1, 2, 3].map(() => oidc.refreshTokenGrant(config, tokens.refresh_token!)),
+    )
+    assert.deepEqual(outcomes(refreshes), ['invalid_grant', 'invalid_grant', 'ok'])
   })
 
   it('revokes an access token (then /userinfo answers 401) and a refresh token with its family; always 200', async () => {

@@ -27,6 +27,7 @@ export const ledger: ServiceSpec<LedgerConfig> = {
   readConfig: readLedgerConfig,
   async build(app, service) {
     const jobs = await Jobs.start(service.database!, {
+      maintenanceIntervalSeconds: service.common.jobsMaintenanceS,
       onError: (err) => service.log.warn({ err: err.message }, 'jobs error'),
     })
     const ctx = {

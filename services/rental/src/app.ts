@@ -4,21 +4,32 @@ import { Jobs, Sealer, type ServiceSpec } from '@svc/kit'
 import { ReceiptWriter } from '@svc/kit/receipts/writer'
 import type { Kysely } from 'kysely'
 import { a2aArea } from './areas/a2a/index.ts'
+import { approvalsArea } from './areas/approvals/index.ts'
 import { ConsoleSessions, CSRF_HEADER, SESSION_COOKIE } from './areas/auth/hooks.ts'
+import { auditArea } from './areas/audit/index.ts'
 import { authArea } from './areas/auth/index.ts'
+import { batchesArea } from './areas/batches/index.ts'
 import { catalogueArea } from './areas/catalogue/index.ts'
 import { consoleArea } from './areas/console/index.ts'
 import { engagementsArea } from './areas/engagements/index.ts'
+import { eventsArea } from './areas/events/index.ts'
 import { orgsArea } from './areas/orgs/index.ts'
 import { outboxArea } from './areas/outbox/index.ts'
 import { providerIdentity } from './areas/provider/identity.ts'
 import { publicArea } from './areas/public/index.ts'
+import { invoicesArea } from './areas/invoices/index.ts'
+import { refundsArea } from './areas/refunds/index.ts'
 import { JournalRail } from './areas/rail/journal.ts'
 import { recordArea } from './areas/record/index.ts'
 import { releasesArea } from './areas/releases/index.ts'
 import { revocationArea } from './areas/revocation/index.ts'
+import { schedulesArea } from './areas/schedules/index.ts'
+import { budgetsArea } from './areas/budgets/index.ts'
+import { marketArea } from './areas/market/index.ts'
+import { statementsArea } from './areas/statements/index.ts'
 import { tasksArea } from './areas/tasks/index.ts'
 import { tokensArea } from './areas/tokens/index.ts'
+import { webhooksArea } from './areas/webhooks/index.ts'
 import { type RentalConfig, readRentalConfig } from './config.ts'
 import { mountAreas, type RentalContext } from './context.ts'
 import type { RentalTables } from './db.ts'
@@ -67,8 +78,10 @@ export const rental: ServiceSpec<RentalConfig> = {
     const sessions = new ConsoleSessions(db, service.config.encryptionKey, {
       secureCookies: service.baseUrl.startsWith('https:'),
       ttlHours: service.config.sessionTtlHours,
+      ...(service.config.now ? { now: service.config.now } : {}),
     })
     const jobs = await Jobs.start(service.database!, {
+      maintenanceIntervalSeconds: service.common.jobsMaintenanceS,
       onError: (err) => service.log.warn({ err: err.message }, 'jobs error'),
     })
     app.addHook('preClose', async () => jobs.stop())
@@ -106,15 +119,26 @@ export const rental: ServiceSpec<RentalConfig> = {
       authArea,
       consoleArea,
       orgsArea,
+      eventsArea,
+      auditArea,
       catalogueArea,
       tokensArea,
       outboxArea,
       engagementsArea,
       releasesArea,
+      invoicesArea,
+      refundsArea,
       tasksArea,
+      batchesArea,
+      statementsArea,
+      approvalsArea,
+      schedulesArea,
+      budgetsArea,
+      marketArea,
       a2aArea,
       recordArea,
       revocationArea,
+      webhooksArea,
       publicArea,
     ])
   },

@@ -20,10 +20,14 @@ export interface RentalConfig {
   ledgerToken: string
   /** Fils granted once to a client's wallet at first sight (development and tests); 0 in production. */
   demoWalletFils: number
+  /** Who issues invoices (the platform): name, address, tax registration number (TRN), days to pay. */
+  invoiceIssuer: { name: string; address: string; trn: string; dueDays: number }
   /** The platform fee taken at release, in basis points of the escrow (1000 = 10 %). */
   feeBps: number
   /** How long a sync task waits for the agent before it carries on asynchronously. */
   taskTimeoutMs: number
+  /** How long a task's event stream stays open before it ends (the client reconnects), in seconds. */
+  eventsStreamS: number
   /** Seconds a task's output is kept after completion. */
   outputTtlS: number
   /** Attempts after the first for an async task run (pg-boss retries with backoff). */
@@ -33,7 +37,28 @@ export interface RentalConfig {
    * In development the demo user is one.
    */
   operators: string[]
+  /** Outbound webhooks: who may be called, how long an attempt lasts, when failures are retried. */
+  webhooks: {
+    /** Private, loopback and link-local addresses (and plain http) allowed: development and tests only. */
+    allowPrivate: boolean
+    /** Seconds before each retry after a failed attempt; past the last, the delivery failed. */
+    retryDelaysS: number[]
+    /** Milliseconds one attempt may take. */
+    timeoutMs: number
+    /** Live webhooks one organization may have. */
+    max: number
+  }
+  /** How often each instance looks for schedules whose next tick is due (RENTAL_SCHEDULE_CHECK_MS). */
+  scheduleCheckMs: number
+  /**
+   * The rental's clock (every area's `ctx.now()`), for tests that start the service with their own
+   * (as the idp's tests do); never read from the environment. Unset: the system clock.
+   */
+  now?: () => Date
 }
+
+/** Standard Webhooks' schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h (then the delivery failed). */
+const WEBHOOK_RETRY_DELAYS_S = [5, 300, 1800, 7200, 18000, 36000]
 
 const DEMO_EMAIL = 'demo@svc.local'
 
@@ -55,10 +80,22 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
       RENTAL_LEDGER_TOKEN: Type.Optional(Type.String({ pattern: '^[\\x21-\\x7e]{16,200}$' })),
       RENTAL_DEMO_WALLET_FILS: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000_000 })),
       RENTAL_FEE_BPS: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000 })),
+      RENTAL_INVOICE_ISSUER_NAME: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      RENTAL_INVOICE_ISSUER_ADDRESS: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+      RENTAL_INVOICE_ISSUER_TRN: Type.Optional(Type.String({ pattern: '^[0-9]{15}$' })),
+      RENTAL_INVOICE_DUE_DAYS: Type.Optional(Type.Integer({ minimum: 0, maximum: 365 })),
       RENTAL_TASK_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000 })),
+      RENTAL_EVENTS_STREAM_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
       RENTAL_OUTPUT_TTL_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 31_536_000 })),
       RENTAL_TASK_RETRIES: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
       RENTAL_OPERATORS: Type.Optional(Type.String({ maxLength: 10_000 })),
+      RENTAL_WEBHOOKS_ALLOW_PRIVATE: Type.Optional(Type.Boolean()),
+      RENTAL_WEBHOOK_RETRY_DELAYS_S: Type.Optional(
+        Type.String({ pattern: '^\\d{1,6}(,\\d{1,6}){0,19}$', description: 'seconds, comma-separated' }),
+      ),
+      RENTAL_WEBHOOK_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 100, maximum: 60_000 })),
+      RENTAL_MAX_WEBHOOKS: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+      RENTAL_SCHEDULE_CHECK_MS: Type.Optional(Type.Integer({ minimum: 50, maximum: 60_000 })),
     },
     env,
   )
@@ -75,6 +112,8 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
     throw new ConfigError('RENTAL_DEMO_WALLET_FILS grants demo money: refused when NODE_ENV=production')
   if (production && !values.RENTAL_ENCRYPTION_KEY)
     throw new ConfigError('RENTAL_ENCRYPTION_KEY must be set when NODE_ENV=production')
+  if (production && values.RENTAL_WEBHOOKS_ALLOW_PRIVATE)
+    throw new ConfigError('RENTAL_WEBHOOKS_ALLOW_PRIVATE is for tests and development, never production')
   const encryptionKey =
     values.RENTAL_ENCRYPTION_KEY ??
     devFileSecret(common.dataDir, 'rental.encryption-key', () => randomBytes(32).toString('base64url'))
@@ -92,10 +131,26 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
     // production has no grant: wallets are funded by a real payment provider (not built yet)
     demoWalletFils: production ? 0 : (values.RENTAL_DEMO_WALLET_FILS ?? 1_000_000),
     feeBps: values.RENTAL_FEE_BPS ?? 1000,
+    invoiceIssuer: {
+      name: values.RENTAL_INVOICE_ISSUER_NAME ?? 'Agent Rental Platform (development)',
+      address: values.RENTAL_INVOICE_ISSUER_ADDRESS ?? 'Dubai, United Arab Emirates',
+      trn: values.RENTAL_INVOICE_ISSUER_TRN ?? '100000000000003',
+      dueDays: values.RENTAL_INVOICE_DUE_DAYS ?? 30,
+    },
     taskTimeoutMs: values.RENTAL_TASK_TIMEOUT_MS ?? 30_000,
+    eventsStreamS: values.RENTAL_EVENTS_STREAM_S ?? 30,
     outputTtlS: values.RENTAL_OUTPUT_TTL_S ?? 3600,
     taskRetries: values.RENTAL_TASK_RETRIES ?? 4,
     operators: operatorsOf(values.RENTAL_OPERATORS, production),
+    webhooks: {
+      allowPrivate:
+        values.RENTAL_WEBHOOKS_ALLOW_PRIVATE ??
+        (common.nodeEnv === 'development' || common.nodeEnv === 'test'),
+      retryDelaysS: values.RENTAL_WEBHOOK_RETRY_DELAYS_S?.split(',').map(Number) ?? WEBHOOK_RETRY_DELAYS_S,
+      timeoutMs: values.RENTAL_WEBHOOK_TIMEOUT_MS ?? 10_000,
+      max: values.RENTAL_MAX_WEBHOOKS ?? 20,
+    },
+    scheduleCheckMs: values.RENTAL_SCHEDULE_CHECK_MS ?? 1000,
   }
 }
 

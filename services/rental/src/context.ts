@@ -5,15 +5,21 @@ import type { Kysely } from 'kysely'
 import type { Logger } from 'pino'
 import type { AuthService } from './areas/auth/index.ts'
 import type { ConsoleSessions } from './areas/auth/hooks.ts'
+import type { BatchService } from './areas/batches/index.ts'
+import type { BudgetService } from './areas/budgets/index.ts'
+import type { MarketService } from './areas/market/index.ts'
 import type { CatalogueService } from './areas/catalogue/index.ts'
 import type { EngagementService } from './areas/engagements/index.ts'
+import type { EventService } from './areas/events/index.ts'
 import type { OrgService } from './areas/orgs/index.ts'
 import type { OutboxService } from './areas/outbox/index.ts'
 import type { ProviderIdentity } from './areas/provider/identity.ts'
 import type { PaymentRail } from './areas/rail/rail.ts'
 import type { RevocationService } from './areas/revocation/index.ts'
+import type { ScheduleService } from './areas/schedules/index.ts'
 import type { TaskService } from './areas/tasks/index.ts'
 import type { TokenService } from './areas/tokens/index.ts'
+import type { WebhookService } from './areas/webhooks/index.ts'
 import type { RentalConfig } from './config.ts'
 import type { RentalTables } from './db.ts'
 
@@ -43,18 +49,29 @@ export interface RentalContext {
 /** Each area's service: the only thing other areas may call (`undefined`: it offers nothing). */
 export interface RentalServices {
   orgs: OrgService
+  events: EventService
+  audit: undefined
   auth: AuthService
   console: undefined
   catalogue: CatalogueService
   tokens: TokenService
   outbox: OutboxService
+  budgets: BudgetService
+  market: MarketService
   engagements: EngagementService
   releases: undefined
   tasks: TaskService
+  batches: BatchService
+  approvals: undefined
+  schedules: ScheduleService
   a2a: undefined
   record: undefined
   revocation: RevocationService
+  webhooks: WebhookService
+  invoices: undefined
+  refunds: undefined
   public: undefined
+  statements: undefined
 }
 
 export const { defineArea, mountAreas } = areaKit<RentalContext, RentalServices>()

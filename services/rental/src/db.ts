@@ -1,14 +1,23 @@
 import { type IdempotencyTables, transactionWithHooks } from '@svc/kit'
 import type { ColumnType, Kysely, Transaction } from 'kysely'
+import type { ApprovalTables } from './areas/approvals/store.ts'
 import type { AuthTables } from './areas/auth/store.ts'
+import type { BatchTables } from './areas/batches/store.ts'
+import type { BudgetTables } from './areas/budgets/store.ts'
+import type { MarketTables } from './areas/market/store.ts'
 import type { CatalogueTables } from './areas/catalogue/store.ts'
 import type { EngagementTables } from './areas/engagements/store.ts'
+import type { EventTables } from './areas/events/store.ts'
+import type { InvoiceTables } from './areas/invoices/store.ts'
 import type { OrgTables } from './areas/orgs/store.ts'
 import type { OutboxTables } from './areas/outbox/store.ts'
 import type { ProviderTables } from './areas/provider/store.ts'
+import type { RefundTables } from './areas/refunds/store.ts'
 import type { RailTables } from './areas/rail/store.ts'
+import type { ScheduleTables } from './areas/schedules/store.ts'
 import type { TaskTables } from './areas/tasks/store.ts'
 import type { TokenTables } from './areas/tokens/store.ts'
+import type { WebhookTables } from './areas/webhooks/store.ts'
 
 /** A jsonb column: read as the value, written as its JSON text. */
 export type Json = ColumnType<unknown, string, string>
@@ -25,7 +34,16 @@ export type RentalTables = OrgTables &
   ProviderTables &
   EngagementTables &
   TaskTables &
+  ApprovalTables &
+  ScheduleTables &
+  EventTables &
+  BatchTables &
+  BudgetTables &
+  MarketTables &
   OutboxTables &
+  WebhookTables &
+  InvoiceTables &
+  RefundTables &
   IdempotencyTables
 
 export type RentalDb = Kysely<RentalTables> | Transaction<RentalTables>

@@ -84,7 +84,87 @@ export const rentalErrors = errorCatalogue({
     status: 409,
     description: 'only a failed task whose input is still kept is retried (its state named)',
   },
+  // batches
+  batch_not_found: { status: 404, description: 'no such batch of the signed-in client' },
+  // approvals
+  approval_not_found: { status: 404, description: 'no such approval of the organization' },
+  approval_not_pending: {
+    status: 409,
+    description: 'the approval is no longer pending (its state named: approved, rejected, expired, canceled)',
+  },
   agent_revoked: { status: 409, description: 'the client revoked the agent: it takes no new task' },
+  // outbound webhooks
+  webhook_not_found: { status: 404, description: 'no such webhook in the organization' },
+  webhook_limit: {
+    status: 409,
+    description: 'the organization has the most webhooks allowed: delete one first',
+  },
+  invalid_webhook_url: {
+    status: 400,
+    description:
+      'the webhook URL is not https, or reaches an address that is not public (named in the message)',
+  },
+  unknown_event_type: { status: 400, description: 'an event type that the rental does not record (named)' },
+  // schedules
+  invalid_cron: {
+    status: 400,
+    description:
+      'the cron expression is not 5 fields croner parses, or it never ticks (named in the message)',
+  },
+  invalid_timezone: { status: 400, description: 'the timezone is not an IANA time zone name' },
+  invalid_period: {
+    status: 400,
+    description: 'a statement period (from, to) that is malformed, reversed or too long',
+  },
+  invoice_not_found: { status: 404, description: 'no such invoice of the organization' },
+  nothing_to_invoice: {
+    status: 409,
+    description: 'no released escrow in the period or engagement that is not on an invoice already',
+  },
+  invoice_paid: {
+    status: 409,
+    description: 'the invoice is paid already with another reference (its state named)',
+  },
+  schedule_not_found: {
+    status: 404,
+    description: 'no such schedule of the organization (or it was deleted)',
+  },
+  schedule_not_active: {
+    status: 409,
+    description: 'the schedule is not active (its state named): it is not paused',
+  },
+  schedule_not_paused: {
+    status: 409,
+    description: 'the schedule is not paused (its state named): it is not resumed',
+  },
+  schedule_limit: { status: 409, description: 'the organization has the most schedules allowed' },
+  // budgets
+  budget_not_found: { status: 404, description: 'no such budget of the organization (or it was deleted)' },
+  budget_exceeded: {
+    status: 402,
+    description:
+      'the escrow would take a budget past its limit in the period (the budget and what is left named)',
+  },
+  // the market
+  listing_not_found: {
+    status: 404,
+    description: 'no such listing (or another organization’s, for a change)',
+  },
+  listing_unavailable: {
+    status: 409,
+    description: 'the agent’s listing is unavailable (until the time named)',
+  },
+  budget_limit: { status: 409, description: 'the organization has the most budgets allowed' },
+  // refunds
+  refund_not_found: {
+    status: 404,
+    description: 'no such refund the caller may see (its client, its provider or an operator)',
+  },
+  refund_state: { status: 409, description: 'the refund’s state (named) does not allow the move' },
+  not_refundable: {
+    status: 400,
+    description: 'the escrow is not released, or the amount is above what is left to refund (named)',
+  },
   // the agents' record
   invalid_agent_did: { status: 400, description: 'the agent DID is not an Ed25519 did:key' },
   agent_not_found: {

@@ -44,6 +44,12 @@ const freePort = () =>
     })
   })
 
+/** The rental with the clock `now` (its `ctx.now()`: sessions, tasks, schedules), as the idp's tests set theirs. */
+export const withClock = (now: () => Date): typeof rental => ({
+  ...rental,
+  readConfig: (env, common) => ({ ...rental.readConfig(env, common), now }),
+})
+
 /**
  * The whole platform as `npm start` links it: the real idp, ledger, agents and rental, each on a
  * throwaway database, with two signed-in clients (alice, and bob: the demo user made another client).
@@ -52,7 +58,7 @@ const freePort = () =>
  */
 export async function startFullStack(
   rentalEnv: Record<string, string> = {},
-  options: { restartable?: boolean } = {},
+  options: { restartable?: boolean; now?: () => Date } = {},
 ) {
   const idpService = await startService(
     idp,
@@ -80,7 +86,11 @@ export async function startFullStack(
     ...rentalEnv,
   })
   const startRental = async () => {
-    const started = await startService(rental, env, options.restartable ? {} : { fresh: true })
+    const started = await startService(
+      options.now ? withClock(options.now) : rental,
+      env,
+      options.restartable ? {} : { fresh: true },
+    )
     await eventually('the rental is ready', async () => (await fetch(`${started.url}/readyz`)).ok)
     return started
   }
@@ -181,6 +191,8 @@ export async function startFullStack(
 
   return {
     idp: idpService,
+    /** The rental's environment: what a rental started in a process of its own is given. */
+    rentalEnv: env,
     signInWith,
     ledger: ledgerService,
     agents: agentsService,

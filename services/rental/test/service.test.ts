@@ -49,6 +49,16 @@ describe('rental service', () => {
       '0012_task_cancel.sql',
       '0013_orgs.sql',
       '0014_engagement_config.sql',
+      '0015_events.sql',
+      '0017_approvals.sql',
+      '0018_webhooks.sql',
+      '0019_schedules.sql',
+      '0020_batches.sql',
+      '0021_audit_providers.sql',
+      '0022_budgets.sql',
+      '0024_invoices.sql',
+      '0025_refunds.sql',
+      '0026_market.sql',
     ])
   })
 

@@ -1,20 +1,77 @@
+import { b64uEncode } from '@svc/trust/base64url'
+import { type Ed25519KeyPair, signEd25519 } from '@svc/trust/ed25519'
+import { canonicalBytes } from '@svc/trust/jcs'
 import type { FullStack } from './full-stack.ts'
+
+/** Releases every escrow of the engagement whose task completed (signed with `key`), then invoices the engagement: the invoice's id, or ''. */
+export async function releaseAndInvoice(stack: FullStack, engagementId: string, key: Ed25519KeyPair) {
+  const pending = await stack.call(stack.alice, 'GET', `/api/engagements/${engagementId}/releases/pending`)
+  for (const r of (pending.body.releases ?? []) as Array<{
+    escrow: { hash: string }
+    instruction: unknown
+  }>) {
+    const signature = b64uEncode(signEd25519(key.seed, canonicalBytes(r.instruction)))
+    await stack.call(stack.alice, 'POST', `/api/engagements/${engagementId}/releases`, {
+      escrow_hash: r.escrow.hash,
+      instruction: { body: r.instruction, signature },
+    })
+  }
+  const invoice = await stack.call(stack.alice, 'POST', '/api/invoices', { engagement_id: engagementId })
+  return (invoice.body as { id?: string }).id ?? ''
+}
 
 /**
  * One object of each kind alice owns, by the collection its id appears under in the paths:
- * a token (not the sweep's credential), the agent she hires, an active engagement and a task.
+ * a token (not the sweep's credential), the agent she hires, an active engagement, a task, a
+ * refund of the task's released escrow, a webhook (subscribed to test events only, to a closed local port), a schedule, a batch, a budget, and an
+ * approval (a task on a second engagement whose policy holds every task).
  */
 export async function aliceObjects(stack: FullStack): Promise<Record<string, string>> {
   const ids: Record<string, string> = {}
   const probed = await stack.call(stack.alice, 'POST', '/api/tokens', { label: 'probed' })
   ids.tokens = (probed.body as { id: string }).id
   ids.agents = await stack.agentOf('job_summary')
-  ids.engagements = await stack.hireAndSign(stack.alice, 'job_summary', ids.agents, stack.newClientKey())
+  const key = stack.newClientKey()
+  ids.engagements = await stack.hireAndSign(stack.alice, 'job_summary', ids.agents, key)
   const task = await stack.call(stack.alice, 'POST', '/api/tasks', {
     engagement_id: ids.engagements,
     text: 'The ledger records every receipt. Each receipt is a leaf in a Merkle tree.',
   })
   ids.tasks = (task.body.task as { id: string } | undefined)?.id ?? ''
+  ids.invoices = await releaseAndInvoice(stack, ids.engagements, key)
+  const refund = await stack.call(stack.alice, 'POST', '/api/refunds', {
+    task_id: ids.tasks,
+    amount_fils: 1,
+    reason: 'The sweep asks for one fil back.',
+  })
+  ids.refunds = (refund.body as { id?: string }).id ?? ''
+  const batch = await stack.call(stack.alice, 'POST', '/api/batches', {
+    engagement_id: ids.engagements,
+    items: ['A batch of one. The ledger records every receipt.'],
+  })
+  ids.batches = (batch.body as { id?: string }).id ?? ''
+  const hook = await stack.call(stack.alice, 'POST', '/api/webhooks', {
+    url: 'https://127.0.0.1:9/sweep',
+    event_types: ['webhook.test'],
+  })
+  ids.webhooks = (hook.body as { id?: string }).id ?? ''
+  const schedule = await stack.call(stack.alice, 'POST', '/api/schedules', {
+    engagement_id: ids.engagements,
+    text: 'Summarise the ledger’s day.',
+    cron: '0 9 * * *',
+  })
+  ids.schedules = (schedule.body as { id?: string }).id ?? ''
+  // a budget for an agent no one hires: it caps nothing the sweeps do
+  const budget = await stack.call(stack.alice, 'POST', '/api/budgets', {
+    limit_fils: 1_000_000,
+    agent_did: 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK',
+  })
+  ids.budgets = (budget.body as { id?: string }).id ?? ''
+  const held = await stack.hireAndSign(stack.alice, 'job_summary', ids.agents, stack.newClientKey())
+  await stack.call(stack.alice, 'POST', `/api/engagements/${held}/config`, { approval: { mode: 'always' } })
+  await stack.call(stack.alice, 'POST', '/api/tasks', { engagement_id: held, text: 'Held for approval.' })
+  const approvals = await stack.call(stack.alice, 'GET', '/api/approvals?state=pending')
+  ids.approvals = (approvals.body.approvals as Array<{ id: string }> | undefined)?.[0]?.id ?? ''
   for (const [name, id] of Object.entries(ids)) if (!id) throw new Error(`no ${name} object: ${task.text}`)
   return ids
 }

@@ -23,6 +23,13 @@ export const inputTexts = (parts: Part[]): string[] =>
   parts.flatMap((p) => (p.content?.$case === 'text' ? [p.content.value] : []))
 
 /**
+ * A small, real use of A2A `input-required`: a text containing this marker is not run at once; the
+ * agent asks for a confirmation and runs the skill on the task's first message when the next
+ * message of the same task (the answer) arrives. The answer is echoed as `confirmation` in the data.
+ */
+export const CONFIRM_MARKER = '[confirm]'
+
+/**
  * Runs an agent's skill on the user's message: the task is submitted, working, then completed with
  * one artifact holding a text part, a data part, and in its metadata the signed `svc_result`.
  * The skills are synchronous and fast, so a task is never left running (nothing to cancel).
@@ -35,17 +42,37 @@ export function agentExecutor(agent: AgentDefinition, key: AgentKey, now: () => 
   })
   return {
     async execute(request: RequestContext, bus: ExecutionEventBus) {
-      const { taskId, contextId, userMessage } = request
-      const texts = inputTexts(userMessage.parts)
-      const task: Task = {
-        id: taskId,
-        contextId,
-        status: status(TaskState.TASK_STATE_SUBMITTED, now()),
-        artifacts: [],
-        history: [userMessage],
-        metadata: { agent: agent.id },
+      const { taskId, contextId, userMessage, task: asked } = request
+      // an answer to our question: the skill runs on the task's first message
+      const first = asked?.history.find((m) => m.role === Role.ROLE_USER) ?? userMessage
+      const texts = inputTexts(first.parts)
+      if (!asked) {
+        const task: Task = {
+          id: taskId,
+          contextId,
+          status: status(TaskState.TASK_STATE_SUBMITTED, now()),
+          artifacts: [],
+          history: [userMessage],
+          metadata: { agent: agent.id },
+        }
+        bus.publish(AgentEvent.task(task))
+        if (texts.join('\n').includes(CONFIRM_MARKER)) {
+          const question = `Confirm: should ${agent.name} run on this text? Answer on this task to go on.`
+          bus.publish(
+            AgentEvent.statusUpdate({
+              taskId,
+              contextId,
+              status: {
+                ...status(TaskState.TASK_STATE_INPUT_REQUIRED, now()),
+                message: agentMessage(taskId, contextId, question),
+              },
+              metadata: undefined,
+            }),
+          )
+          bus.finished()
+          return
+        }
       }
-      bus.publish(AgentEvent.task(task))
       bus.publish(
         AgentEvent.statusUpdate({
           taskId,
@@ -54,7 +81,10 @@ export function agentExecutor(agent: AgentDefinition, key: AgentKey, now: () => 
           metadata: undefined,
         }),
       )
-      const output = agent.run(texts.join('\n'), userMessage.metadata ?? {})
+      const ran = agent.run(texts.join('\n'), first.metadata ?? {})
+      const output = asked
+        ? { ...ran, data: { ...ran.data, confirmation: inputTexts(userMessage.parts).join('\n') } }
+        : ran
       const completedAt = now()
       const result: AgentResult = {
         type: 'svc.agent-result',
@@ -103,16 +133,7 @@ export function agentExecutor(agent: AgentDefinition, key: AgentKey, now: () => 
           contextId: '',
           status: {
             state: TaskState.TASK_STATE_CANCELED,
-            message: {
-              messageId: randomUUID(),
-              contextId: '',
-              taskId,
-              role: Role.ROLE_AGENT,
-              parts: [textPart('canceled')],
-              metadata: undefined,
-              extensions: [],
-              referenceTaskIds: [],
-            },
+            message: agentMessage(taskId, '', 'canceled'),
             timestamp: now().toISOString(),
           },
           metadata: undefined,
@@ -122,3 +143,14 @@ export function agentExecutor(agent: AgentDefinition, key: AgentKey, now: () => 
     },
   }
 }
+
+const agentMessage = (taskId: string, contextId: string, text: string) => ({
+  messageId: randomUUID(),
+  contextId,
+  taskId,
+  role: Role.ROLE_AGENT,
+  parts: [textPart(text)],
+  metadata: undefined,
+  extensions: [],
+  referenceTaskIds: [],
+})

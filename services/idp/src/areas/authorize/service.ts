@@ -21,6 +21,7 @@ import {
   consumeCode,
   insertCode,
   recordCodeExchange,
+  redeemCodeAtOnce,
 } from './store.ts'
 
 export const CODE_TTL_MS = 60_000
@@ -273,6 +274,8 @@ export const authorizeService = {
   /** What a code's exchange issued (its refresh family, its access token), to revoke on a replay. */
   codeExchange,
   recordCodeExchange,
+  /** The whole exchange of a plain code in one statement (no transaction), or nothing (./store.ts). */
+  redeemCodeAtOnce,
   clientIdsOfSession,
   /** The clients the user consented to or redeemed a code at. */
   clientIdsOfUser,

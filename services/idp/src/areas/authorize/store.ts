@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely'
+import { type Generated, type RawBuilder, type Selectable, sql } from 'kysely'
 import type { IdpDb, IdpTables } from '../../db.ts'
 
 /** The tables of the authorize area. */
@@ -56,6 +56,42 @@ export async function consumeCode(db: IdpDb, codeHash: Buffer) {
     .where('expires_at', '>', new Date())
     .returningAll()
     .executeTakeFirst()
+}
+
+/**
+ * A code exchange in one statement, for a code that needs nothing but itself: live, the caller's,
+ * with this redirect URI, this S256 challenge, bound to no DPoP key or to `jkt`, and under no task.
+ * Marks it used, records what the exchange issues and runs `then` (the refresh token's insert, from
+ * the `consumed` row) together, and returns the code; nothing (and no change) when any of that
+ * fails, for the full path to find out why. Of two concurrent redemptions, one wins.
+ */
+export async function redeemCodeAtOnce(
+  db: IdpDb,
+  codeHash: Buffer,
+  expect: {
+    client_id: string
+    redirect_uri: string | null
+    code_challenge: string | null
+    jkt: string | null
+  },
+  issued: { family_id: string; access_token_jti: string; access_token_expires_at: Date },
+  then: RawBuilder<unknown>,
+) {
+  const now = new Date()
+  const query = sql<Selectable<CodeRow>>`with consumed as (
+      update authorization_codes set used_at = ${now}::timestamptz,
+        family_id = case when 'offline_access' = any(scope) then ${issued.family_id}::text end,
+        access_token_jti = ${issued.access_token_jti}::text,
+        access_token_expires_at = ${issued.access_token_expires_at}::timestamptz
+      where code_hash = ${codeHash}::bytea and used_at is null and expires_at > ${now}::timestamptz
+        and client_id = ${expect.client_id}::text and redirect_uri = ${expect.redirect_uri}::text
+        and code_challenge = ${expect.code_challenge}::text
+        and (dpop_jkt is null or dpop_jkt = ${expect.jkt}::text) and task_id is null
+      returning *
+    ), saved as (${then})
+    select * from consumed`
+  const { rows } = await query.execute(db)
+  return rows[0]
 }
 
 /** What a code's exchange issued: its refresh family and its access token, to revoke on a replay. */

@@ -1,14 +1,21 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { AppError } from '@svc/kit'
 import { type IdpDb, type IdpTables, inTransaction } from '../../db.ts'
-import { verifyPkce } from '../../oauth/pkce.ts'
+import { s256Challenge, verifyPkce } from '../../oauth/pkce.ts'
 import { parseScope } from '../../oauth/scopes.ts'
 import { authorizeService } from '../authorize/service.ts'
 import { resourcesService } from '../resources/service.ts'
 import type { SigningKeys } from '../keys/service.ts'
 import type { Kv } from '@svc/kit'
 import { denyAccessToken } from '../revocation/denylist.ts'
-import { insertRefresh, refreshByHash, revokeFamily, rotateRefresh } from './store.ts'
+import {
+  insertRefresh,
+  refreshByHash,
+  refreshFrom,
+  revokeFamily,
+  rotateAtOnce,
+  rotateRefresh,
+} from './store.ts'
 import { orgClaim } from '../orgs/members.ts'
 import { spendTask } from '../tasks/service.ts'
 import type { TaskRow } from '../tasks/service.ts'
@@ -114,7 +121,62 @@ export async function authorizationCodeGrant(
 ) {
   if (!body.code) throw idpError('invalid_request', 'code is required')
   const codeHash = digest(body.code)
-  const saved = await atomically(deps, async (trx) => {
+  const saved =
+    (await exchangeAtOnce(deps, client, codeHash, body, jkt)) ??
+    (await exchangeInFull(deps, client, codeHash, body, jkt))
+  return respond(deps, client, saved, jkt)
+}
+
+/**
+ * The usual exchange in one statement, without a transaction (one statement is atomic): the code
+ * consumed, what the exchange issues recorded and the refresh token saved together. Nothing when
+ * the code is not live, not this client's, fails a check or is under a task: the full path then
+ * finds out which, and does what that case requires (a replay revokes, a failed check spends).
+ */
+async function exchangeAtOnce(
+  deps: GrantDeps,
+  client: Client,
+  codeHash: Buffer,
+  body: { redirect_uri?: string; code_verifier?: string },
+  jkt: string | undefined,
+) {
+  const familyId = `rtf_${randomBytes(12).toString('base64url')}`
+  const accessJti = newJti()
+  const refreshToken = randomBytes(32).toString('base64url')
+  const code = await authorizeService.redeemCodeAtOnce(
+    deps.db,
+    codeHash,
+    {
+      client_id: client.client_id,
+      redirect_uri: body.redirect_uri ?? null,
+      code_challenge: s256Challenge(body.code_verifier),
+      jkt: jkt ?? null,
+    },
+    {
+      family_id: familyId,
+      access_token_jti: accessJti,
+      access_token_expires_at: new Date(Date.now() + ACCESS_TOKEN_TTL_S * 1000 + 5000),
+    },
+    refreshFrom('consumed', {
+      token_hash: digest(refreshToken),
+      expires_at: new Date(Date.now() + REFRESH_TTL_MS),
+      dpop_jkt: jkt ?? null,
+    }),
+  )
+  if (!code) return undefined
+  const task = undefined
+  return { grant: code, task, accessJti, refreshToken: code.family_id ? refreshToken : undefined }
+}
+
+/** Every case of the exchange, in one transaction (./grants.ts `exchangeAtOnce` takes the usual one first). */
+async function exchangeInFull(
+  deps: GrantDeps,
+  client: Client,
+  codeHash: Buffer,
+  body: { redirect_uri?: string; code_verifier?: string },
+  jkt: string | undefined,
+) {
+  return atomically(deps, async (trx) => {
     const code = await authorizeService.consumeCode(trx, codeHash)
     if (!code) {
       const replayed = await authorizeService.codeExchange(trx, codeHash)
@@ -157,7 +219,6 @@ export async function authorizationCodeGrant(
       ),
     }
   })
-  return respond(deps, client, saved, jkt)
 }
 
 /**
@@ -172,7 +233,48 @@ export async function refreshTokenGrant(
 ) {
   if (!body.refresh_token) throw idpError('invalid_request', 'refresh_token is required')
   const tokenHash = digest(body.refresh_token)
-  const saved = await atomically(deps, async (trx) => {
+  const saved =
+    (await rotateInOne(deps, client, tokenHash, body.scope, jkt)) ??
+    (await rotateInFull(deps, client, tokenHash, body.scope, jkt))
+  return respond(deps, client, saved, jkt)
+}
+
+/**
+ * The usual rotation in one statement, without a transaction: the presented token retired and its
+ * successor saved together. Nothing when the token is not live, not this client's, fails a check,
+ * is for a resource or under a task: the full path then finds out which (a replay revokes the family).
+ */
+async function rotateInOne(
+  deps: GrantDeps,
+  client: Client,
+  tokenHash: Buffer,
+  scope: string | undefined,
+  jkt: string | undefined,
+) {
+  const refreshToken = randomBytes(32).toString('base64url')
+  const asked = scope === undefined ? null : parseScope(scope)
+  const token = await rotateAtOnce(
+    deps.db,
+    tokenHash,
+    { client_id: client.client_id, jkt: jkt ?? null, scope: asked },
+    { token_hash: digest(refreshToken), expires_at: new Date(Date.now() + REFRESH_TTL_MS) },
+  )
+  if (!token) return undefined
+  const grant = { ...token, scope: asked ?? token.scope, nonce: null }
+  const task = undefined
+  return { grant, task, refreshToken: token.scope.includes('offline_access') ? refreshToken : undefined }
+}
+
+/** Every case of the rotation, in one transaction (`rotateInOne` takes the usual one first). */
+async function rotateInFull(
+  deps: GrantDeps,
+  client: Client,
+  tokenHash: Buffer,
+  scope: string | undefined,
+  jkt: string | undefined,
+) {
+  const body = { scope }
+  return atomically(deps, async (trx) => {
     const token = await rotateRefresh(trx, tokenHash)
     if (!token) {
       const known = await refreshByHash(trx, tokenHash)
@@ -206,5 +308,4 @@ export async function refreshTokenGrant(
       ),
     }
   })
-  return respond(deps, client, saved, jkt)
 }

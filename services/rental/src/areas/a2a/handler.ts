@@ -31,8 +31,10 @@ import {
 import type { A2ARequestHandler, ServerCallContext, User } from '@a2a-js/sdk/server'
 import { AppError } from '@svc/kit'
 import { badRequest, errorInfo, type JsonRpcErrorObject, rethrow } from '@svc/kit/http/a2a-jsonrpc'
+import { tokenActor } from '../events/index.ts'
 import type { VerifiedApiToken } from '../tokens/service.ts'
-import { createTask, type TaskDeps, taskDetail, taskIdPage, type TaskView } from '../tasks/service.ts'
+import { createTask, type TaskDeps, taskIdPage } from '../tasks/service.ts'
+import { taskDetail, type TaskView } from '../tasks/views.ts'
 import { cancelTask } from '../tasks/cancel.ts'
 import { a2aTask, escrowOfTask, isTerminal, outputArtifact, rentalStateOf, statusOf } from './tasks.ts'
 
@@ -196,11 +198,16 @@ export class RentalA2AHandler implements A2ARequestHandler {
         engagementId,
       })
     const text = textsOf(message).join('\n')
-    const created = await createTask(this.deps, token.owner, {
-      engagement_id: engagementId,
-      text,
-      async: forceAsync || params.configuration?.returnImmediately === true,
-    })
+    const created = await createTask(
+      this.deps,
+      token.owner,
+      {
+        engagement_id: engagementId,
+        text,
+        async: forceAsync || params.configuration?.returnImmediately === true,
+      },
+      tokenActor(token.id),
+    )
     return { owner: token.owner, view: created.task }
   }
 
@@ -340,7 +347,7 @@ export class RentalA2AHandler implements A2ARequestHandler {
   private async cancel(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
     const token = tokenOf(context, SCOPES.write)
     const view = await this.view(token, params.id)
-    const canceled = await cancelTask(this.deps, token.owner, view.id)
+    const canceled = await cancelTask(this.deps, token.owner, view.id, tokenActor(token.id))
     if (!canceled) throw new TaskNotCancelableError(`the task ${view.id} is already ${view.state}`)
     return this.task(await this.view(token, view.id))
   }

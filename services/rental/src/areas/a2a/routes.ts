@@ -3,6 +3,7 @@ import type { App } from '@svc/kit'
 import { handleJsonRpc, jsonRpcEndpoint, refuseUnauthenticated } from '@svc/kit/http/a2a-jsonrpc'
 import { etagOf, ifNoneMatch } from '@svc/kit/http/etag'
 import { Type } from 'typebox'
+import { tokenActor } from '../events/index.ts'
 import { verifyApiToken } from '../tokens/service.ts'
 import type { TaskDeps } from '../tasks/service.ts'
 import { A2A_PATH, BEARER_SCHEME, INPUT_MODES, rentalCard } from './card.ts'
@@ -83,6 +84,8 @@ export function a2aRoutes(app: App, deps: TaskDeps & { baseUrl: string; version:
             scheme: { bearerFormat: 'agt_' },
           })
         }
+        // the audit record (areas/audit) of a mutating call: the token, its organization, the request
+        request.auditCaller = { actor: tokenActor(token.id, request), orgId: token.owner, jsonRpc: true }
         return handleJsonRpc(endpoint, request, reply, {
           user: new TokenUser(token),
           mapError: mapRentalError,

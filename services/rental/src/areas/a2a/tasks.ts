@@ -4,7 +4,8 @@
 import { type Artifact, Role, type Task, TaskState } from '@a2a-js/sdk'
 import type { EngagementService } from '../engagements/index.ts'
 import { escrowView } from '../engagements/service.ts'
-import { type TaskView, terminal } from '../tasks/service.ts'
+import { terminal } from '../tasks/service.ts'
+import type { TaskView } from '../tasks/views.ts'
 import { dataPart, textPart } from '@svc/kit/http/a2a-parts'
 
 type RentalState = TaskView['state']
@@ -12,9 +13,11 @@ type RentalState = TaskView['state']
 export const STATE_TO_A2A: Record<RentalState, TaskState> = {
   submitted: TaskState.TASK_STATE_SUBMITTED,
   working: TaskState.TASK_STATE_WORKING,
+  'input-required': TaskState.TASK_STATE_INPUT_REQUIRED,
   completed: TaskState.TASK_STATE_COMPLETED,
   failed: TaskState.TASK_STATE_FAILED,
   canceled: TaskState.TASK_STATE_CANCELED,
+  rejected: TaskState.TASK_STATE_REJECTED,
 }
 const A2A_TO_STATE = new Map<TaskState, RentalState>(
   Object.entries(STATE_TO_A2A).map(([k, v]) => [v, k as RentalState]),
@@ -69,7 +72,7 @@ export async function escrowOfTask(
 
 export function statusOf(view: TaskView) {
   const timestamp = view.completed_at ?? view.started_at ?? view.created_at
-  const note = view.state === 'failed' ? view.error : (view.message ?? null)
+  const note = view.state === 'failed' || view.state === 'rejected' ? view.error : (view.message ?? null)
   return {
     state: STATE_TO_A2A[view.state],
     timestamp,

@@ -1,30 +1,81 @@
 import { defineArea } from '../../context.ts'
+import type { OrgService } from '../orgs/index.ts'
 import { catalogueRoutes } from './routes.ts'
 import { seedJobs, startSeeding } from './service.ts'
-import { catalogue, catalogueAgent, jobAndAgent } from './store.ts'
+import { agentCardUrl, catalogue, catalogueAgent, isProviderOf, jobAndAgent } from './store.ts'
 
-export interface CatalogueService {
-  /** Every job with the agents that serve it. */
-  catalogue(): ReturnType<typeof catalogue>
-  /** The job and, when it serves the job, the agent with that DID. */
-  jobAndAgent(jobId: string, agentDid: string): ReturnType<typeof jobAndAgent>
-  /** The agent with that DID and the jobs it serves, or undefined. */
-  agent(did: string): ReturnType<typeof catalogueAgent>
+/** The provider organization that publishes an agent, as the catalogue and agent views show it. */
+export interface ProviderRef {
+  id: string
+  name: string
 }
 
-/** The jobs on offer and the agents that serve them (seeded in development). Tables: jobs, agents, job_agents. */
+type Catalogue = Awaited<ReturnType<typeof catalogue>>
+type WithProvider<A> = Omit<A, 'provider_org_id'> & { provider: ProviderRef }
+export type CatalogueJob = Omit<Catalogue[number], 'agents'> & {
+  agents: Array<WithProvider<Catalogue[number]['agents'][number]>>
+}
+export type CatalogueAgent = WithProvider<NonNullable<Awaited<ReturnType<typeof catalogueAgent>>>>
+
+export interface CatalogueService {
+  /** Every job with the agents that serve it, each with its provider. */
+  catalogue(): Promise<CatalogueJob[]>
+  /** The job and, when it serves the job, the agent with that DID. */
+  jobAndAgent(jobId: string, agentDid: string): ReturnType<typeof jobAndAgent>
+  /** The agent with that DID, its provider and the jobs it serves, or undefined. */
+  agent(did: string): Promise<CatalogueAgent | undefined>
+  /** The URL of the agent's A2A card, or undefined when it is not in the catalogue. */
+  cardUrl(did: string): Promise<string | undefined>
+  /**
+   * Whether the organization is the provider that publishes the agent with that DID (false for an
+   * agent not in the catalogue): the check of providers' own actions.
+   */
+  isProviderOf(orgId: string, agentDid: string): Promise<boolean>
+}
+
+/** Each `provider_org_id` replaced by the provider's id and name (from the orgs service). */
+async function withProviders<A extends { provider_org_id: string }>(
+  orgs: OrgService,
+  agents: A[],
+): Promise<Array<WithProvider<A>>> {
+  const names = new Map((await orgs.orgs(agents.map((a) => a.provider_org_id))).map((o) => [o.id, o.name]))
+  return agents.map(({ provider_org_id, ...agent }) => ({
+    ...agent,
+    provider: { id: provider_org_id, name: names.get(provider_org_id) ?? provider_org_id },
+  }))
+}
+
+/**
+ * The jobs on offer and the agents that serve them (seeded in development), each agent published
+ * by a provider organization (the built-in ones by the platform's, `org_platform`).
+ * Tables: jobs, agents, job_agents.
+ */
 export const catalogueArea = defineArea({
   name: 'catalogue',
-  async mount(app, ctx): Promise<CatalogueService> {
+  needs: ['orgs'],
+  async mount(app, ctx, use): Promise<CatalogueService> {
     if (ctx.config.seed) {
       await seedJobs(ctx.db)
       const seeding = startSeeding(ctx.db, ctx.topology.agents.url, ctx.log)
       app.addHook('onClose', async () => seeding.stop())
     }
     return {
-      catalogue: () => catalogue(ctx.db),
+      async catalogue() {
+        const jobs = await catalogue(ctx.db)
+        const agents = await withProviders(
+          use.orgs,
+          jobs.flatMap((j) => j.agents),
+        )
+        let at = 0
+        return jobs.map((job) => ({ ...job, agents: job.agents.map(() => agents[at++]!) }))
+      },
       jobAndAgent: (jobId, agentDid) => jobAndAgent(ctx.db, jobId, agentDid),
-      agent: (did) => catalogueAgent(ctx.db, did),
+      async agent(did) {
+        const agent = await catalogueAgent(ctx.db, did)
+        return agent && (await withProviders(use.orgs, [agent]))[0]
+      },
+      cardUrl: (did) => agentCardUrl(ctx.db, did),
+      isProviderOf: (orgId, agentDid) => isProviderOf(ctx.db, orgId, agentDid),
     }
   },
   routes(app, ctx, _use, own) {

@@ -4,6 +4,9 @@ import { type ConsoleSessions, SESSION_SECURITY } from '../auth/hooks.ts'
 import { can } from '../orgs/permissions.ts'
 import type { CatalogueService } from './index.ts'
 
+/** The provider organization that publishes an agent (the built-in agents: the platform's, org_platform). */
+export const Provider = Type.Object({ id: Type.String(), name: Type.String() })
+
 export const Job = Type.Object({
   id: Type.String(),
   title: Type.String(),
@@ -20,6 +23,7 @@ export const Job = Type.Object({
       description: Type.String(),
       card_url: Type.String(),
       skills: Type.Array(Type.Unknown()),
+      provider: Provider,
     }),
   ),
 })

@@ -3,6 +3,7 @@ import type { Logger } from 'pino'
 import { Type } from 'typebox'
 import { Value } from 'typebox/value'
 import type { RentalDb } from '../../db.ts'
+import { PLATFORM_ORG_ID } from '../orgs/index.ts'
 import { DEMO_JOBS } from './seed.ts'
 import { ensureJob, upsertAgent } from './store.ts'
 
@@ -47,6 +48,8 @@ export async function importAgents(db: RentalDb, agentsUrl: string, log: Logger)
       card_url: entry.card_url,
       endpoint,
       skills: entry.skills ?? [],
+      // the agents service's agents are the built-in ones: the platform's own provider publishes them
+      provider_org_id: PLATFORM_ORG_ID,
     })
     stored++
   }

@@ -12,6 +12,8 @@ export interface CatalogueTables {
     card_url: string
     endpoint: string
     skills: ColumnType<unknown[], string, string>
+    /** The provider organization that publishes it (the built-in agents: org_platform). */
+    provider_org_id: Generated<string>
     updated_at: Generated<Date>
   }
   jobs: {
@@ -35,6 +37,7 @@ export interface AgentRow {
   card_url: string
   endpoint: string
   skills: unknown[]
+  provider_org_id: string
 }
 
 /** Inserts a job and its agents, or leaves them as they are (seeding is idempotent). */
@@ -82,6 +85,7 @@ export async function catalogue(db: RentalDb) {
       'agents.description',
       'agents.card_url',
       'agents.skills',
+      'agents.provider_org_id',
     ])
     .orderBy('agents.id')
     .execute()
@@ -95,13 +99,14 @@ export async function catalogue(db: RentalDb) {
     currency: job.currency,
     agents: served
       .filter((a) => a.job_id === job.id)
-      .map(({ id, did, name, description, card_url, skills }) => ({
+      .map(({ id, did, name, description, card_url, skills, provider_org_id }) => ({
         id,
         did,
         name,
         description,
         card_url,
         skills,
+        provider_org_id,
       })),
   }))
 }
@@ -124,7 +129,7 @@ export async function jobAndAgent(db: RentalDb, jobId: string, agentDid: string)
 export async function catalogueAgent(db: RentalDb, did: string) {
   const agent = await db
     .selectFrom('agents')
-    .select(['id', 'did', 'name', 'description', 'card_url'])
+    .select(['id', 'did', 'name', 'description', 'card_url', 'provider_org_id'])
     .where('did', '=', did)
     .executeTakeFirst()
   if (!agent) return undefined
@@ -137,3 +142,16 @@ export async function catalogueAgent(db: RentalDb, did: string) {
     .execute()
   return { ...agent, jobs: jobs.map((j) => ({ ...j, price_fils: Number(j.price_fils) })) }
 }
+
+/** Where the agent with that DID is reached (its A2A card's URL), or undefined: one query, for each task run. */
+export const agentCardUrl = async (db: RentalDb, did: string) =>
+  (await db.selectFrom('agents').select('card_url').where('did', '=', did).executeTakeFirst())?.card_url
+
+/** Whether `orgId` is the provider organization that publishes the agent with that DID (false: not in the catalogue). */
+export const isProviderOf = async (db: RentalDb, orgId: string, did: string) =>
+  (await db
+    .selectFrom('agents')
+    .select('id')
+    .where('did', '=', did)
+    .where('provider_org_id', '=', orgId)
+    .executeTakeFirst()) !== undefined

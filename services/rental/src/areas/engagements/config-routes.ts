@@ -2,11 +2,12 @@ import type { App } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
 import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { actorOfRequest, type EventService } from '../events/index.ts'
 import { can, orgOf } from '../orgs/permissions.ts'
 import { changeConfig, ConfigChange, ConfigView, configDetail, expectedVersion } from './config.ts'
 import { Params } from './schemas.ts'
 
-export function engagementConfigRoutes(app: App, ctx: RentalContext) {
+export function engagementConfigRoutes(app: App, ctx: RentalContext, events: EventService) {
   const { sessions } = ctx
   const tags = ['engagements']
   app.get(
@@ -48,7 +49,12 @@ export function engagementConfigRoutes(app: App, ctx: RentalContext) {
     async (request, reply) => {
       const config = await changeConfig(
         ctx,
-        { orgId: orgOf(request), actor: sessionOf(request).subject },
+        {
+          orgId: orgOf(request),
+          subject: sessionOf(request).subject,
+          events,
+          actor: actorOfRequest(request),
+        },
         request.params.id,
         request.body,
         expectedVersion(request.headers['if-match']),

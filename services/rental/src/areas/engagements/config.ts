@@ -2,7 +2,8 @@ import { type Static, Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
-import { engagementNotFound } from './service.ts'
+import type { Actor, EventService } from '../events/index.ts'
+import { engagementEvent, engagementNotFound } from './service.ts'
 import { engagementById, engagementOf, insertConfigVersion, latestConfigVersion } from './store.ts'
 
 const Fils = Type.Integer({ minimum: 0, maximum: 1_000_000_000 })
@@ -11,6 +12,13 @@ const Approval = Type.Object(
   {
     mode: ApprovalMode,
     above_fils: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 })),
+    expires_s: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 2_592_000,
+        description: 'how long an approval waits for a decision (default 86400: 24 h)',
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -94,7 +102,7 @@ export function expectedVersion(header: string | undefined): number | undefined 
  */
 export async function changeConfig(
   ctx: ConfigContext,
-  who: { orgId: string; actor: string },
+  who: { orgId: string; subject: string; events: EventService; actor: Actor },
   engagementId: string,
   change: ConfigChange,
   ifMatch: number | undefined,
@@ -125,8 +133,12 @@ export async function changeConfig(
       org_id: who.orgId,
       config: JSON.stringify(config),
       changes: JSON.stringify(changes),
-      actor: who.actor,
+      actor: who.subject,
       created_at: ctx.now(),
+    })
+    await engagementEvent(who.events, trx, who.orgId, engagementId, who.actor, 'engagement.config_changed', {
+      version: row.version,
+      changes,
     })
     return view(engagementId, { config, version: row.version, at: row.created_at })
   })

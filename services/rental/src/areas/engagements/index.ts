@@ -27,6 +27,14 @@ export interface EngagementService {
   /** The escrows of several tasks, by task id. */
   escrowsOfTasks(taskIds: string[]): Promise<Map<string, EscrowRow>>
   escrowsOf(engagementId: string): Promise<EscrowRow[]>
+  /** The organization's escrow by id or task id (refunds); `lock` takes it FOR UPDATE in `trx`. */
+  escrowOfOrg(
+    orgId: string,
+    by: { escrowId: string } | { taskId: string },
+    at?: { trx: RentalDb; lock?: boolean },
+  ): Promise<EscrowRow | undefined>
+  /** The organization's opened escrows (a statement's escrow accounts). */
+  openedEscrowsOfOrg(orgId: string): Promise<EscrowRow[]>
   escrowByHash(
     engagementId: string,
     hash: string,
@@ -38,6 +46,12 @@ export interface EngagementService {
     released: Parameters<typeof store.markReleased>[2],
   ): Promise<void>
   releasesWith(orgId: string, agentDid: string): ReturnType<typeof store.releasesWith>
+  /** Released escrows of one engagement or released in [from, to), for invoices (read in `db`, a transaction or not). */
+  releasedEscrows(
+    db: RentalDb,
+    orgId: string,
+    scope: Parameters<typeof store.releasedEscrows>[2],
+  ): ReturnType<typeof store.releasedEscrows>
   escrowView: typeof escrowView
   isRevoked(orgId: string, agentDid: string): Promise<boolean>
   /** The engagement's current config (the defaults while it has no version), in `db` or a transaction. */
@@ -67,20 +81,23 @@ export interface EngagementService {
  */
 export const engagementsArea = defineArea({
   name: 'engagements',
-  needs: ['catalogue'],
+  needs: ['catalogue', 'events', 'budgets', 'market'],
   mount: (_app, ctx, use): EngagementService => ({
     engagementOf: (orgId, id, at) => store.engagementOf(at?.trx ?? ctx.db, orgId, id, at?.lock),
     engagementsWith: (orgId, did) => store.engagementsWith(ctx.db, orgId, did),
     latestClientDid: (orgId, did) => store.latestClientDid(ctx.db, orgId, did),
-    escrowForTask,
+    escrowForTask: (trx, engagement, taskId, now) => escrowForTask(use.budgets, trx, engagement, taskId, now),
     escrowOfTask: (taskId) => store.escrowOfTask(ctx.db, taskId),
     escrowsOfTasks: async (taskIds) =>
       new Map((await store.escrowsOfTasks(ctx.db, taskIds)).map((e) => [e.task_id!, e])),
     escrowsOf: (engagementId) => store.escrowsOf(ctx.db, engagementId),
+    escrowOfOrg: (orgId, by, at) => store.escrowOfOrg(at?.trx ?? ctx.db, orgId, by, at?.lock),
+    openedEscrowsOfOrg: (orgId) => store.openedEscrowsOfOrg(ctx.db, orgId),
     escrowByHash: (engagementId, hash, at) =>
       store.escrowByHash(at?.trx ?? ctx.db, engagementId, hash, at?.lock),
     markReleased: store.markReleased,
     releasesWith: (orgId, did) => store.releasesWith(ctx.db, orgId, did),
+    releasedEscrows: store.releasedEscrows,
     escrowView,
     isRevoked: (orgId, did) => store.isRevoked(ctx.db, orgId, did),
     revoke: store.insertRevocation,
@@ -97,7 +114,11 @@ export const engagementsArea = defineArea({
     },
   }),
   routes(app, ctx, use) {
-    engagementRoutes(app, ctx, use.catalogue)
-    engagementConfigRoutes(app, ctx)
+    // budgets cannot need engagements (a cycle): they learn here whether an engagement is the organization's
+    use.budgets.engagementsWith(
+      async (orgId, id) => (await store.engagementOf(ctx.db, orgId, id)) !== undefined,
+    )
+    engagementRoutes(app, ctx, use.catalogue, use.events, use.budgets, use.market)
+    engagementConfigRoutes(app, ctx, use.events)
   },
 })

@@ -3,7 +3,10 @@ import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
 import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
 import { can, orgOf, clientOf } from '../orgs/permissions.ts'
+import { actorOfRequest, type EventService } from '../events/index.ts'
+import type { BudgetService } from '../budgets/index.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
+import type { MarketService } from '../market/index.ts'
 import { Body, Did, Escrow, Hash, Id, Nullable, Params, Signature } from './schemas.ts'
 import { engagementDetail, engagementList, hire, sign } from './service.ts'
 
@@ -26,7 +29,14 @@ const EngagementWithPackage = Type.Object({
   package: Type.Object({ sla: Signed, escrows: Type.Array(Signed) }),
 })
 
-export function engagementRoutes(app: App, ctx: RentalContext, catalogue: CatalogueService) {
+export function engagementRoutes(
+  app: App,
+  ctx: RentalContext,
+  catalogue: CatalogueService,
+  events: EventService,
+  budgets: BudgetService,
+  market: Pick<MarketService, 'assertHireable'>,
+) {
   const { sessions } = ctx
   const tags = ['engagements']
   app.post(
@@ -45,7 +55,16 @@ export function engagementRoutes(app: App, ctx: RentalContext, catalogue: Catalo
         response: { 200: EngagementWithPackage },
       },
     },
-    async (request) => hire(ctx, catalogue, clientOf(request), request.body),
+    async (request) => {
+      // an agent whose market listing is unavailable is not hired (409 listing_unavailable)
+      await market.assertHireable(request.body.agent_did)
+      return hire(
+        ctx,
+        catalogue,
+        { client: clientOf(request), events, budgets, actor: actorOfRequest(request) },
+        request.body,
+      )
+    },
   )
   app.get(
     '/api/engagements',
@@ -110,6 +129,12 @@ export function engagementRoutes(app: App, ctx: RentalContext, catalogue: Catalo
         response: { 200: EngagementWithPackage },
       },
     },
-    async (request) => sign(ctx, orgOf(request), request.params.id, request.body),
+    async (request) =>
+      sign(
+        ctx,
+        { orgId: orgOf(request), events, actor: actorOfRequest(request) },
+        request.params.id,
+        request.body,
+      ),
   )
 }

@@ -3,7 +3,9 @@ import { isEd25519DidKey, type Page } from '@svc/kit'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
+import type { BudgetService } from '../budgets/index.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
+import type { Actor, EventService } from '../events/index.ts'
 import { bodyHash, type EscrowBody, newId, signedBy, type SlaBody } from './bodies.ts'
 import {
   activateEngagement,
@@ -18,9 +20,13 @@ import {
   openEscrow,
   prefundEscrowOf,
 } from './store.ts'
+import type { EventType } from '../events/index.ts'
 
 /** The parts of the context the money rules read. */
 type MoneyContext = Pick<RentalContext, 'db' | 'rail' | 'provider' | 'config' | 'now'>
+
+/** What engagements ask of budgets: to commit an escrow's money (402 `budget_exceeded`). */
+type Budgets = Pick<BudgetService, 'commit'>
 
 export const walletOf = (orgId: string) => `wallet:${orgId}`
 
@@ -89,12 +95,34 @@ function fullView(row: EngagementRow, escrows: EscrowRow[]) {
   }
 }
 
+/** An engagement's event: its stream is the engagement's id, the organization its owner. */
+export function engagementEvent(
+  events: EventService,
+  trx: RentalDb,
+  orgId: string,
+  engagementId: string,
+  actor: Actor,
+  type: EventType,
+  data: Record<string, unknown>,
+  subjects: Record<string, string> = {},
+) {
+  return events.record(trx, {
+    orgId,
+    type,
+    stream: engagementId,
+    subjects: { engagement_id: engagementId, ...subjects },
+    actor,
+    data,
+  })
+}
+
 export async function hire(
   ctx: MoneyContext,
   catalogue: CatalogueService,
-  client: OrgClient,
+  who: { client: OrgClient; events: EventService; budgets: Budgets; actor: Actor },
   input: { job_id: string; agent_did: string; client_did?: string | undefined },
 ) {
+  const { client } = who
   const { job, agent } = await catalogue.jobAndAgent(input.job_id, input.agent_did)
   if (!job) throw rentalError('job_not_found', `no job ${input.job_id}`)
   if (!agent) throw rentalError('agent_not_serving', `${input.agent_did} does not serve ${input.job_id}`)
@@ -154,7 +182,23 @@ export async function hire(
       sla: JSON.stringify(sla),
       sla_hash: bodyHash(sla),
     })
-    if (price > 0) await insertEscrow(trx, client.orgId, escrow)
+    if (price > 0) {
+      await insertEscrow(trx, client.orgId, escrow)
+      // the package's escrow is committed money: the budgets may refuse it (402, all rolled back)
+      await who.budgets.commit(trx, {
+        orgId: client.orgId,
+        engagementId,
+        agentDid: agent.did,
+        amountFils: price,
+        at: new Date(issuedAt),
+      })
+    }
+    await engagementEvent(who.events, trx, client.orgId, engagementId, who.actor, 'engagement.created', {
+      job_id: job.id,
+      agent_did: agent.did,
+      client_did: clientDid,
+      price_fils: price,
+    })
   })
   return engagementDetail(ctx.db, client.orgId, engagementId)
 }
@@ -164,7 +208,13 @@ export async function hire(
  * takes the package's escrow; each later one gets a new escrow body to sign. A free engagement
  * has none.
  */
-export async function escrowForTask(trx: RentalDb, engagement: EngagementRow, taskId: string, now: Date) {
+export async function escrowForTask(
+  budgets: Budgets,
+  trx: RentalDb,
+  engagement: EngagementRow,
+  taskId: string,
+  now: Date,
+) {
   if (Number(engagement.price_fils) <= 0) return
   // one row, not the engagement's every escrow: a long engagement has one per task
   const prefund = await prefundEscrowOf(trx, engagement.id)
@@ -183,6 +233,14 @@ export async function escrowForTask(trx: RentalDb, engagement: EngagementRow, ta
     issued_at: now.toISOString(),
   }
   await insertEscrow(trx, engagement.org_id, body)
+  // a new escrow is committed money (the package's was counted at hiring)
+  await budgets.commit(trx, {
+    orgId: engagement.org_id,
+    engagementId: engagement.id,
+    agentDid: engagement.agent_did,
+    amountFils: body.amount_fils,
+    at: now,
+  })
 }
 
 export async function engagementDetail(db: RentalDb, orgId: string, id: string) {
@@ -209,7 +267,19 @@ export interface SignaturesInput {
  * engagement; a valid escrow signature opens the escrow, moving its amount from the client's
  * wallet into `escrow:<id>` on the rail in the same transaction (key `escrow-open:<id>`).
  */
-export async function sign(ctx: MoneyContext, orgId: string, id: string, input: SignaturesInput) {
+export async function sign(
+  ctx: MoneyContext,
+  who: { orgId: string; events: EventService; actor: Actor },
+  id: string,
+  input: SignaturesInput,
+) {
+  const { orgId } = who
+  const record = (
+    trx: RentalDb,
+    type: EventType,
+    data: Record<string, unknown>,
+    subjects?: Record<string, string>,
+  ) => engagementEvent(who.events, trx, orgId, id, who.actor, type, data, subjects)
   if (input.sla_signature === undefined && !input.escrow_signatures?.length)
     throw rentalError('nothing_to_sign', 'give sla_signature or escrow_signatures')
   await inTransaction(ctx.db, async (trx) => {
@@ -239,6 +309,11 @@ export async function sign(ctx: MoneyContext, orgId: string, id: string, input: 
     let state = engagement.state
     if (input.sla_signature !== undefined && state === 'pending') {
       await activateEngagement(trx, id, input.sla_signature, now)
+      await record(trx, 'engagement.activated', {
+        from: 'pending',
+        to: 'active',
+        sla_hash: engagement.sla_hash,
+      })
       state = 'active'
     }
     if (chosen.size && state !== 'active')
@@ -256,6 +331,17 @@ export async function sign(ctx: MoneyContext, orgId: string, id: string, input: 
         memo: { escrow_id: escrow.id, engagement_id: id, escrow_hash: escrow.hash },
       })
       await openEscrow(trx, escrow.id, { signature, transferId: transfer.id, at: now })
+      await record(
+        trx,
+        'escrow.opened',
+        {
+          escrow_hash: escrow.hash,
+          amount_fils: Number(escrow.amount_fils),
+          currency: escrow.currency,
+          transfer_id: transfer.id,
+        },
+        { escrow_id: escrow.id, ...(escrow.task_id ? { task_id: escrow.task_id } : {}) },
+      )
     }
   })
   return engagementDetail(ctx.db, orgId, id)

@@ -153,12 +153,34 @@ export const escrowsOf = (db: RentalDb, engagementId: string) =>
     .orderBy('id')
     .execute()
 
+/** The organization's escrows that were opened (each has a rail account `escrow:<id>`). */
+export const openedEscrowsOfOrg = (db: RentalDb, orgId: string) =>
+  db
+    .selectFrom('escrows')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('open_transfer_id', 'is not', null)
+    .execute()
+
 export const escrowByHash = (db: RentalDb, engagementId: string, hash: string, lock = false) => {
   let query = db
     .selectFrom('escrows')
     .selectAll()
     .where('engagement_id', '=', engagementId)
     .where('hash', '=', hash)
+  if (lock) query = query.forUpdate()
+  return query.executeTakeFirst()
+}
+
+/** The organization's escrow by its id or its task's id (another organization's is not found); `lock` takes it FOR UPDATE. */
+export const escrowOfOrg = (
+  db: RentalDb,
+  orgId: string,
+  by: { escrowId: string } | { taskId: string },
+  lock = false,
+) => {
+  let query = db.selectFrom('escrows').selectAll().where('org_id', '=', orgId)
+  query = 'escrowId' in by ? query.where('id', '=', by.escrowId) : query.where('task_id', '=', by.taskId)
   if (lock) query = query.forUpdate()
   return query.executeTakeFirst()
 }
@@ -261,6 +283,39 @@ export const releasesWith = (db: RentalDb, orgId: string, did: string) =>
     .where('engagements.agent_did', '=', did)
     .where('escrows.release_receipt_id', 'is not', null)
     .execute()
+
+/**
+ * The organization's released escrows for invoicing: of one engagement, or released in
+ * [from, to); with the engagement's job and agent. Oldest first.
+ */
+export const releasedEscrows = (
+  db: RentalDb,
+  orgId: string,
+  scope: { engagementId: string } | { from: Date; to: Date },
+) => {
+  let query = db
+    .selectFrom('escrows')
+    .innerJoin('engagements', 'engagements.id', 'escrows.engagement_id')
+    .select([
+      'escrows.id',
+      'escrows.engagement_id',
+      'escrows.task_id',
+      'escrows.amount_fils',
+      'escrows.fee_fils',
+      'escrows.currency',
+      'escrows.released_at',
+      'engagements.job_id',
+      'engagements.agent_did',
+    ])
+    .where('escrows.org_id', '=', orgId)
+    .where('engagements.org_id', '=', orgId)
+    .where('escrows.state', '=', 'released')
+  query =
+    'engagementId' in scope
+      ? query.where('escrows.engagement_id', '=', scope.engagementId)
+      : query.where('escrows.released_at', '>=', scope.from).where('escrows.released_at', '<', scope.to)
+  return query.orderBy('escrows.released_at').orderBy('escrows.id').execute()
+}
 
 export const isRevoked = async (db: RentalDb, orgId: string, agentDid: string) =>
   Boolean(

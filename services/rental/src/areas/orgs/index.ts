@@ -3,12 +3,22 @@ import { rentalError } from '../../errors.ts'
 import { type Membership, refuse } from './permissions.ts'
 import { orgRoutes } from './routes.ts'
 import { ensureMembership, type SignedIn } from './service.ts'
+import { type OrgKind, orgIdOfSubject, orgsByIds } from './store.ts'
+
+export type { OrgKind } from './store.ts'
+
+/** The platform's own provider organization: the built-in agents are its (made by migration 0021). */
+export const PLATFORM_ORG_ID = 'org_platform'
 
 export interface OrgService {
   /** The client's membership, made at its first sign-in (an invitation taken, or a new organization). */
   join(who: SignedIn): Promise<Membership>
   /** Whether the client is one of the platform's operators (by subject, or by email verified at the idp). */
   isOperator(who: { subject: string; email: string | null; emailVerified: boolean }): boolean
+  /** The organization of a joined subject, or null. */
+  orgIdOf(subject: string): Promise<string | null>
+  /** Organizations by id, with their name and kind (unknown ids are left out). */
+  orgs(ids: readonly string[]): Promise<Array<{ id: string; name: string; kind: OrgKind }>>
 }
 
 /** Signed-in routes any member may call: who am I, sign out, and the operators' own check. */
@@ -20,13 +30,16 @@ const ANY_MEMBER = new Set(['/api/me', '/auth/logout', '/api/admin/operators'])
  */
 export const orgsArea = defineArea({
   name: 'orgs',
-  mount(app, ctx): OrgService {
+  needs: ['events'],
+  mount(app, ctx, use): OrgService {
     const operators = new Set(ctx.config.operators.map((o) => o.toLowerCase()))
     const service: OrgService = {
-      join: (who) => ensureMembership(ctx.db, who, ctx.now()),
+      join: (who) => ensureMembership(ctx.db, use.events, who, ctx.now()),
       isOperator: (who) =>
         operators.has(who.subject.toLowerCase()) ||
         (who.emailVerified && who.email !== null && operators.has(who.email.toLowerCase())),
+      orgIdOf: (subject) => orgIdOfSubject(ctx.db, subject),
+      orgs: (ids) => orgsByIds(ctx.db, [...new Set(ids)]),
     }
     app.decorateRequest('membership', null)
     // the permission is published with the route (`x-permission`), and every signed-in route declares one
@@ -50,9 +63,10 @@ export const orgsArea = defineArea({
     })
     return service
   },
-  routes(app, ctx, _use, own) {
+  routes(app, ctx, use, own) {
     orgRoutes(app, {
       db: ctx.db,
+      events: use.events,
       sessions: ctx.sessions,
       isOperator: own.isOperator,
       operators: ctx.config.operators,

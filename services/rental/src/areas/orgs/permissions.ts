@@ -20,6 +20,18 @@ export const PERMISSIONS = [
   'releases:write',
   'record:read',
   'agents:revoke',
+  'approvals:read',
+  'approvals:write',
+  'webhooks:read',
+  'webhooks:write',
+  'audit:read',
+  'schedules:read',
+  'schedules:write',
+  'budgets:write',
+  'invoices:write',
+  'refunds:write',
+  'market:read',
+  'market:write',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
 

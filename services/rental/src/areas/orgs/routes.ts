@@ -4,6 +4,7 @@ import type { RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import { type ConsoleSessions, CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
 import { can, membershipOf } from './permissions.ts'
+import { actorOfRequest, type EventService } from '../events/index.ts'
 import { changeRole, invite, memberList, removeMember } from './service.ts'
 
 const Nullable = <T extends import('typebox').TSchema>(t: T) => Type.Union([t, Type.Null()])
@@ -25,6 +26,7 @@ const MemberId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 })
 
 export interface OrgRouteDeps {
   db: RentalDb
+  events: EventService
   sessions: ConsoleSessions
   /** Whether the signed-in client is one of the platform's operators (RENTAL_OPERATORS). */
   isOperator(who: { subject: string; email: string | null; emailVerified: boolean }): boolean
@@ -33,6 +35,10 @@ export interface OrgRouteDeps {
 
 export function orgRoutes(app: App, deps: OrgRouteDeps) {
   const { db, sessions } = deps
+  const by = (request: Parameters<typeof actorOfRequest>[0]) => ({
+    events: deps.events,
+    actor: actorOfRequest(request),
+  })
   const tags = ['org']
   app.get(
     '/api/org/members',
@@ -66,7 +72,8 @@ export function orgRoutes(app: App, deps: OrgRouteDeps) {
         response: { 201: Member },
       },
     },
-    async (request, reply) => reply.code(201).send(await invite(db, membershipOf(request), request.body)),
+    async (request, reply) =>
+      reply.code(201).send(await invite(db, by(request), membershipOf(request), request.body)),
   )
   app.delete(
     '/api/org/members/:id',
@@ -83,7 +90,12 @@ export function orgRoutes(app: App, deps: OrgRouteDeps) {
       },
     },
     async (request) => {
-      const { removed, subject } = await removeMember(db, membershipOf(request), request.params.id)
+      const { removed, subject } = await removeMember(
+        db,
+        by(request),
+        membershipOf(request),
+        request.params.id,
+      )
       if (subject) await sessions.endAllOf(subject)
       return { id: removed.id, removed: true as const }
     },
@@ -102,7 +114,8 @@ export function orgRoutes(app: App, deps: OrgRouteDeps) {
         response: { 200: Member },
       },
     },
-    async (request) => changeRole(db, membershipOf(request), request.params.id, request.body.role),
+    async (request) =>
+      changeRole(db, by(request), membershipOf(request), request.params.id, request.body.role),
   )
   app.get(
     '/api/admin/operators',

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { type Page } from '@svc/kit'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
+import type { Actor, EventService } from '../events/index.ts'
 import type { Membership } from './permissions.ts'
 import { refuse } from './permissions.ts'
 import {
@@ -19,6 +20,23 @@ import {
   roleExists,
   setRole,
 } from './store.ts'
+import type { EventType } from '../events/index.ts'
+
+/** Who records a member change: the events area and the change's actor. */
+export interface Recorder {
+  events: EventService
+  actor: Actor
+}
+
+/** A member change, as an event of the organization (no stream). */
+const memberEvent = (
+  by: Recorder,
+  trx: RentalDb,
+  orgId: string,
+  memberId: string,
+  type: EventType,
+  data: Record<string, unknown>,
+) => by.events.record(trx, { orgId, type, subjects: { member_id: memberId }, actor: by.actor, data })
 
 export interface SignedIn {
   subject: string
@@ -59,7 +77,13 @@ const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === 
  * The client's membership, made at its first sign-in: the invitation waiting for its email if
  * the idp says that email is verified, else a new organization with the client as its `owner`.
  */
-export async function ensureMembership(db: RentalDb, who: SignedIn, now: Date): Promise<Membership> {
+export async function ensureMembership(
+  db: RentalDb,
+  events: EventService,
+  who: SignedIn,
+  now: Date,
+): Promise<Membership> {
+  const by: Recorder = { events, actor: { type: 'user', id: who.subject } }
   const found = await membershipBySubject(db, who.subject)
   if (found) return asMembership(found)
   try {
@@ -67,12 +91,18 @@ export async function ensureMembership(db: RentalDb, who: SignedIn, now: Date): 
       const invitation = who.emailVerified && who.email ? await invitationFor(trx, who.email) : undefined
       if (invitation) {
         await joinInvitation(trx, invitation.id, who.subject, now)
+        await memberEvent(by, trx, invitation.org_id, invitation.id, 'member.joined', {
+          role: invitation.role,
+          invited: true,
+        })
         return
       }
       const orgId = newId('org_')
+      const memberId = newId('mem_')
       await insertOrg(trx, { id: orgId, name: who.email ? `${who.email}'s organization` : 'Organization' })
+      await memberEvent(by, trx, orgId, memberId, 'member.joined', { role: 'owner', invited: false })
       await insertMember(trx, {
-        id: newId('mem_'),
+        id: memberId,
         org_id: orgId,
         subject: who.subject,
         email: who.email,
@@ -100,24 +130,32 @@ async function checkRole(db: RentalDb, actor: Membership, role: string) {
 }
 
 /** An invitation by email: the invitee joins at its next sign-in with that email, verified at the idp. */
-export async function invite(db: RentalDb, actor: Membership, input: { email: string; role: string }) {
+export async function invite(
+  db: RentalDb,
+  by: Recorder,
+  actor: Membership,
+  input: { email: string; role: string },
+) {
   await checkRole(db, actor, input.role)
   return inTransaction(db, async (trx) => {
     await lockOrg(trx, actor.orgId)
     if (await emailTaken(trx, actor.orgId, input.email))
       throw rentalError('already_member', `${input.email} is already invited or a member`)
     try {
-      return view(
-        await insertMember(trx, {
-          id: newId('mem_'),
-          org_id: actor.orgId,
-          subject: null,
-          email: input.email,
-          role: input.role,
-          invited_by: actor.memberId,
-          joined_at: null,
-        }),
-      )
+      const row = await insertMember(trx, {
+        id: newId('mem_'),
+        org_id: actor.orgId,
+        subject: null,
+        email: input.email,
+        role: input.role,
+        invited_by: actor.memberId,
+        joined_at: null,
+      })
+      await memberEvent(by, trx, actor.orgId, row.id, 'member.invited', {
+        email: input.email,
+        role: input.role,
+      })
+      return view(row)
     } catch (err) {
       if (isUniqueViolation(err))
         throw rentalError('already_member', `${input.email} is already invited or a member`)
@@ -137,7 +175,7 @@ async function keepAnOwner(trx: RentalDb, row: MemberRow) {
     )
 }
 
-export async function removeMember(db: RentalDb, actor: Membership, id: string) {
+export async function removeMember(db: RentalDb, by: Recorder, actor: Membership, id: string) {
   return inTransaction(db, async (trx) => {
     await lockOrg(trx, actor.orgId)
     const row = await memberOf(trx, actor.orgId, id, true)
@@ -145,11 +183,16 @@ export async function removeMember(db: RentalDb, actor: Membership, id: string) 
     if (row.role === 'owner' && !actor.permissions.includes('members:owners')) throw refuse('members:owners')
     await keepAnOwner(trx, row)
     await deleteMember(trx, row.id)
+    await memberEvent(by, trx, actor.orgId, row.id, 'member.removed', {
+      role: row.role,
+      email: row.email,
+      subject: row.subject,
+    })
     return { removed: view(row), subject: row.subject }
   })
 }
 
-export async function changeRole(db: RentalDb, actor: Membership, id: string, role: string) {
+export async function changeRole(db: RentalDb, by: Recorder, actor: Membership, id: string, role: string) {
   return inTransaction(db, async (trx) => {
     await lockOrg(trx, actor.orgId)
     const row = await memberOf(trx, actor.orgId, id, true)
@@ -157,6 +200,9 @@ export async function changeRole(db: RentalDb, actor: Membership, id: string, ro
     await checkRole(trx, actor, role)
     if (row.role === 'owner' && !actor.permissions.includes('members:owners')) throw refuse('members:owners')
     if (role !== 'owner') await keepAnOwner(trx, row)
-    return view(await setRole(trx, row.id, role))
+    const changed = await setRole(trx, row.id, role)
+    if (row.role !== role)
+      await memberEvent(by, trx, actor.orgId, row.id, 'member.role_changed', { from: row.role, to: role })
+    return view(changed)
   })
 }

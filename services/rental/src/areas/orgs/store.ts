@@ -3,7 +3,7 @@ import type { RentalDb } from '../../db.ts'
 
 /** The orgs area's tables: client organizations, their members (and invitations), the roles. */
 export interface OrgTables {
-  orgs: { id: string; name: string; created_at: Generated<Date> }
+  orgs: { id: string; name: string; kind: Generated<OrgKind>; created_at: Generated<Date> }
   org_members: {
     id: string
     org_id: string
@@ -16,6 +16,24 @@ export interface OrgTables {
   }
   rental_roles: { name: string; permissions: string[]; description: string }
 }
+
+/**
+ * What an organization is: a `client` (hires agents; every organization made at sign-in), a
+ * `provider` (publishes agents), or the `platform` itself (its own provider organization, which
+ * publishes the built-in agents: `org_platform`, made by migration 0021).
+ */
+export type OrgKind = 'client' | 'provider' | 'platform'
+
+/** Organizations by id (unknown ids are left out). */
+export const orgsByIds = (db: RentalDb, ids: readonly string[]) =>
+  ids.length === 0
+    ? Promise.resolve([])
+    : db.selectFrom('orgs').select(['id', 'name', 'kind']).where('id', 'in', ids).execute()
+
+/** A joined subject's organization id, without its role (the audit record's lookup). */
+export const orgIdOfSubject = async (db: RentalDb, subject: string) =>
+  (await db.selectFrom('org_members').select('org_id').where('subject', '=', subject).executeTakeFirst())
+    ?.org_id ?? null
 
 /** A joined subject's membership, with its role's permissions (one query per request). */
 export const membershipBySubject = (db: RentalDb, subject: string) =>

@@ -5,11 +5,12 @@ import { dependencyProbe } from './status.ts'
 /** The public pages (landing, market, status) and the console's message catalogues. No tables. */
 export const publicArea = defineArea({
   name: 'public',
-  needs: ['catalogue', 'auth'],
+  needs: ['catalogue', 'auth', 'market'],
   mount: () => undefined,
   routes(app, ctx, use) {
     publicRoutes(app, {
       catalogue: use.catalogue,
+      market: use.market,
       version: ctx.version,
       idpLinked: () => use.auth.signInAvailable(),
       dependencies: dependencyProbe({

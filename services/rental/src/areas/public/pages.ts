@@ -42,14 +42,41 @@ export interface MarketJob {
   outcome: string
   description: string
   price_fils: number
-  agents: Array<{ name: string; did: string }>
+  agents: Array<{ name: string; did: string; provider: { name: string } }>
 }
 
-export const marketPage = (lang: Lang, jobs: MarketJob[]) =>
+/** A published listing as the public page shows it (its price already formatted by the kit's `money`). */
+export interface MarketListing {
+  title: string
+  description: string
+  tags: string[]
+  price: { display: string }
+  availability: { state: 'available' | 'limited' | 'unavailable' }
+  agent_did: string
+}
+
+const listingsSection = (lang: Lang, q: string, listings: MarketListing[]) =>
+  html`<h2>${t(lang, 'market.listings')}</h2>
+<form method="get" action="/market" role="search"><input type="hidden" name="lang" value="${lang}">
+<input type="search" name="q" value="${q}" maxlength="200" aria-label="${t(lang, 'market.search')}"> <button type="submit">${t(lang, 'market.search')}</button></form>
+${
+  listings.length === 0
+    ? html`<p>${t(lang, 'market.no_listings')}</p>`
+    : html`<table class="listings"><tbody>
+${listings.map(
+  (l) =>
+    html`<tr><td><strong>${l.title}</strong><br>${l.description}<br><small>${l.tags.join(' · ')}</small><br><code dir="ltr">${l.agent_did}</code></td>
+<td><bdi>${l.price.display}</bdi> ${t(lang, 'market.per_task')}<br><small>${t(lang, `market.${l.availability.state}`)}</small></td></tr>`,
+)}
+</tbody></table>`
+}`
+
+export const marketPage = (lang: Lang, jobs: MarketJob[], q = '', listings: MarketListing[] = []) =>
   layout(
     lang,
     t(lang, 'market.title'),
     html`<h1>${t(lang, 'market.title')}</h1><p>${t(lang, 'market.intro')}</p>
+${listingsSection(lang, q, listings)}
 ${
   jobs.length === 0
     ? html`<p>${t(lang, 'market.empty')}</p>`
@@ -60,7 +87,10 @@ ${jobs.map(
 <td><bdi>${formatFils(job.price_fils)} ${t(lang, 'currency.aed')}</bdi></td>
 <td>${
       job.agents.length
-        ? job.agents.map((a) => html`${a.name}<br><code dir="ltr">${a.did}</code><br>`)
+        ? job.agents.map(
+            (a) =>
+              html`${a.name}<br><small>${t(lang, 'market.provider')}: ${a.provider.name}</small><br><code dir="ltr">${a.did}</code><br>`,
+          )
         : t(lang, 'market.no_agents')
     }</td></tr>`,
 )}

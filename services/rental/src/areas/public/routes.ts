@@ -2,11 +2,13 @@ import type { App } from '@svc/kit'
 import { Type } from 'typebox'
 import { rentalError } from '../../errors.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
+import type { MarketService } from '../market/index.ts'
 import { CATALOGUES, isLang, type Lang, LANGUAGES } from './i18n.ts'
 import { landingPage, marketPage, PAGE_HEADERS, statusPage } from './pages.ts'
 
 export interface PublicDeps {
   catalogue: CatalogueService
+  market: Pick<MarketService, 'publicSearch'>
   version: string
   /** Whether the console's idp client is linked (sign-in possible). */
   idpLinked: () => boolean
@@ -57,13 +59,21 @@ export function publicRoutes(app: App, deps: PublicDeps) {
     '/market',
     {
       schema: {
-        summary: 'The public market: the catalogue’s jobs, prices and agents',
+        summary:
+          'The public market: the published listings (searched with `q`), the catalogue’s jobs, prices and agents',
         tags,
-        querystring: PageQuery,
+        querystring: Type.Object({
+          ...PageQuery.properties,
+          q: Type.Optional(Type.String({ maxLength: 200 })),
+        }),
       },
     },
-    async (request, reply) =>
-      reply.headers(PAGE_HEADERS).send(marketPage(langOf(request.query), await deps.catalogue.catalogue())),
+    async (request, reply) => {
+      const lang = langOf(request.query)
+      const q = request.query.q ?? ''
+      const listings = await deps.market.publicSearch(q, lang, 50)
+      return reply.headers(PAGE_HEADERS).send(marketPage(lang, await deps.catalogue.catalogue(), q, listings))
+    },
   )
   app.get(
     '/status',

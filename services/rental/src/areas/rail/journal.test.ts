@@ -115,4 +115,28 @@ describe('the built-in rail: a double-entry journal', () => {
     )
     assert.equal(await rail.balance(db, 'wallet:alice'), 7_500)
   })
+  it('reads a period: the balance before a time, and the transfers in [from, to) touching accounts', async () => {
+    const before = new Date()
+    await fund('fund-2', 1_000)
+    const after = new Date(Date.now() + 1000)
+    assert.equal(await rail.balanceBefore(db, ['wallet:alice'], before), 7_500)
+    assert.equal(await rail.balanceBefore(db, ['wallet:alice'], after), 8_500)
+    assert.equal(await rail.balanceBefore(db, ['wallet:alice', 'escrow:esc_1'], after), 11_000)
+    assert.equal(await rail.balanceBefore(db, [], after), 0)
+    const moved = await rail.transfersTouching(db, ['wallet:alice'], before, after)
+    assert.deepEqual(
+      moved.map((t) => [t.kind, t.postings]),
+      [
+        [
+          'fund',
+          [
+            { account: 'external:funding', amount: -1_000 },
+            { account: 'wallet:alice', amount: 1_000 },
+          ],
+        ],
+      ],
+    )
+    assert.deepEqual(await rail.transfersTouching(db, ['escrow:esc_1'], before, after), [])
+    assert.equal((await rail.transfersTouching(db, ['escrow:esc_1'], new Date(0), after)).length, 1)
+  })
 })

@@ -2,8 +2,9 @@ import { createHash, randomBytes } from 'node:crypto'
 import { rentalError } from '../../errors.ts'
 import { canonicalize } from '@svc/trust/jcs'
 import type { RentalDb, RentalTables } from '../../db.ts'
-import type { PaymentRail, Posting, Transfer, TransferRequest } from './rail.ts'
+import type { PaymentRail, Posting, RailMovement, Transfer, TransferRequest } from './rail.ts'
 import {
+  balanceBefore,
   balanceOf,
   ensureAccounts,
   insertPostings,
@@ -11,6 +12,7 @@ import {
   lockAccounts,
   postingsOf,
   transferByKey,
+  transfersTouching,
 } from './store.ts'
 
 const KINDS = ['wallet', 'escrow', 'payout', 'platform', 'external'] as const
@@ -91,6 +93,14 @@ export class JournalRail implements PaymentRail {
 
   balance(db: RentalDb, account: string): Promise<number> {
     return balanceOf(db, account)
+  }
+
+  balanceBefore(db: RentalDb, accounts: string[], at: Date): Promise<number> {
+    return balanceBefore(db, accounts, at)
+  }
+
+  transfersTouching(db: RentalDb, accounts: string[], from: Date, to: Date): Promise<RailMovement[]> {
+    return transfersTouching(db, accounts, from, to)
   }
 
   async #replay(db: RentalDb, key: string, digest: string): Promise<Transfer | undefined> {

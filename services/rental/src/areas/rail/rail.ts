@@ -36,4 +36,17 @@ export interface PaymentRail {
   readonly name: string
   transfer(trx: RentalDb, request: TransferRequest): Promise<Transfer>
   balance(db: RentalDb, account: string): Promise<number>
+  /** The sum of these accounts' balances as it stood just before `at` (a statement's opening and closing). */
+  balanceBefore(db: RentalDb, accounts: string[], at: Date): Promise<number>
+  /** The transfers in [from, to) posting to any of these accounts, oldest first, with all their postings. */
+  transfersTouching(db: RentalDb, accounts: string[], from: Date, to: Date): Promise<RailMovement[]>
+}
+
+/** A transfer as a statement reads it. */
+export interface RailMovement {
+  id: string
+  kind: string
+  memo: Record<string, unknown>
+  created_at: Date
+  postings: Posting[]
 }

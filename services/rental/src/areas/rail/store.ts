@@ -82,3 +82,60 @@ export const postingsOf = (db: RentalDb, transferId: string) =>
     .where('transfer_id', '=', transferId)
     .orderBy('account_id')
     .execute()
+
+/** `column = any($1)`: one array parameter however many accounts (an `in` list is bounded by the protocol's 65535). */
+const anyOf = (column: ReturnType<typeof sql.ref>, values: string[]) =>
+  sql<boolean>`${column} = any(${values}::text[])`
+
+/** The sum of these accounts' postings made before `at`. */
+export async function balanceBefore(db: RentalDb, accounts: string[], at: Date): Promise<number> {
+  if (accounts.length === 0) return 0
+  const row = await db
+    .selectFrom('rail_postings')
+    .innerJoin('rail_transfers', 'rail_transfers.id', 'rail_postings.transfer_id')
+    .select(sql<string>`coalesce(sum(rail_postings.amount), 0)`.as('balance'))
+    .where(anyOf(sql.ref('rail_postings.account_id'), accounts))
+    .where('rail_transfers.created_at', '<', at)
+    .executeTakeFirst()
+  return Number(row?.balance ?? 0)
+}
+
+/** The transfers in [from, to) that post to any of these accounts, oldest first, with all their postings. */
+export async function transfersTouching(db: RentalDb, accounts: string[], from: Date, to: Date) {
+  if (accounts.length === 0) return []
+  const transfers = await db
+    .selectFrom('rail_transfers')
+    .select(['id', 'kind', 'memo', 'created_at'])
+    .where('created_at', '>=', from)
+    .where('created_at', '<', to)
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('rail_postings')
+          .select('transfer_id')
+          .whereRef('rail_postings.transfer_id', '=', 'rail_transfers.id')
+          .where(anyOf(sql.ref('rail_postings.account_id'), accounts)),
+      ),
+    )
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute()
+  if (transfers.length === 0) return []
+  const postings = await db
+    .selectFrom('rail_postings')
+    .select(['transfer_id', 'account_id', 'amount'])
+    .where(
+      anyOf(
+        sql.ref('transfer_id'),
+        transfers.map((t) => t.id),
+      ),
+    )
+    .orderBy('account_id')
+    .execute()
+  return transfers.map((t) => ({
+    ...t,
+    postings: postings
+      .filter((p) => p.transfer_id === t.id)
+      .map((p) => ({ account: p.account_id, amount: Number(p.amount) })),
+  }))
+}

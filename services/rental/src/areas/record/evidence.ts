@@ -115,6 +115,7 @@ export async function evidencePack(deps: RecordDeps, client: OrgClient, did: str
       did,
       name: agent?.name ?? null,
       description: agent?.description ?? null,
+      provider: agent?.provider ?? null,
       jobs: (agent?.jobs ?? []).map((j) => ({ id: j.id, title: j.title, outcome: j.outcome })),
     },
     controls: framework.controls.map((c) => ({
@@ -227,6 +228,9 @@ export function renderEvidenceMarkdown(pack: EvidencePack): string {
     `# Evidence pack: ${mdText(pack.agent.name ?? pack.agent.did)}\n`,
     `- Framework: ${mdText(pack.framework.name)} (${mdCode(pack.framework.id)})\n` +
       `- Agent: ${mdCode(pack.agent.did)}\n` +
+      (pack.agent.provider
+        ? `- Provider: ${mdText(pack.agent.provider.name)} (${mdCode(pack.agent.provider.id)})\n`
+        : '') +
       `- Issued by: ${mdCode(pack.issuer)}\n` +
       `- Generated at: ${mdCode(pack.generated_at)}\n` +
       `- Ledger: ${mdCode(pack.ledger.url)} (${pack.ledger.reachable ? 'reachable' : 'unreachable'})\n`,

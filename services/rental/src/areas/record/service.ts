@@ -132,6 +132,8 @@ export async function agentCv(deps: RecordDeps, client: OrgClient, did: string) 
     name: agent?.name ?? null,
     description: agent?.description ?? null,
     card_url: agent?.card_url ?? null,
+    // the provider organization that publishes the agent (the built-in agents: the platform's)
+    provider: agent?.provider ?? null,
     jobs: (agent?.jobs ?? []).map((j) => ({
       id: j.id,
       title: j.title,

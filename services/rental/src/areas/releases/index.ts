@@ -8,7 +8,7 @@ import { releaseRoutes } from './routes.ts'
  */
 export const releasesArea = defineArea({
   name: 'releases',
-  needs: ['engagements', 'tasks', 'outbox'],
+  needs: ['engagements', 'tasks', 'outbox', 'events'],
   mount: () => undefined,
   routes(app, ctx, use) {
     releaseRoutes(app, ctx, { ctx, ...use })

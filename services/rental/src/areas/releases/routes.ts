@@ -3,6 +3,7 @@ import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
 import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
 import { can, orgOf } from '../orgs/permissions.ts'
+import { actorOfRequest } from '../events/index.ts'
 import { Body, Escrow, Hash, Nullable, Params, Signature } from '../engagements/schemas.ts'
 import { pendingReleases, type ReleaseDeps, release } from './service.ts'
 
@@ -82,6 +83,13 @@ export function releaseRoutes(app: App, ctx: RentalContext, deps: ReleaseDeps) {
       },
     },
     async (request) =>
-      release(deps, orgOf(request), request.params.id, request.body, request.headers['idempotency-key']),
+      release(
+        deps,
+        orgOf(request),
+        request.params.id,
+        request.body,
+        request.headers['idempotency-key'],
+        actorOfRequest(request),
+      ),
   )
 }

@@ -3,7 +3,8 @@ import type { RentalContext } from '../../context.ts'
 import { rentalError } from '../../errors.ts'
 import { feeOf, type ReleaseBody, signedBy } from '../engagements/bodies.ts'
 import type { EngagementRow, EngagementService, EscrowRow } from '../engagements/index.ts'
-import { engagementNotFound } from '../engagements/service.ts'
+import { engagementEvent, engagementNotFound } from '../engagements/service.ts'
+import type { Actor, EventService } from '../events/index.ts'
 import type { OutboxService } from '../outbox/index.ts'
 import type { TaskService } from '../tasks/index.ts'
 
@@ -12,6 +13,7 @@ export interface ReleaseDeps {
   engagements: EngagementService
   tasks: TaskService
   outbox: OutboxService
+  events: EventService
 }
 
 /** The release instruction the client signs for an escrow (issued now; any issued_at is accepted back). */
@@ -83,7 +85,8 @@ export async function release(
   subject: string,
   id: string,
   input: ReleaseInput,
-  idempotencyKey?: string,
+  idempotencyKey: string | undefined,
+  actor: Actor,
 ): Promise<ReleaseAnswer> {
   const engagement = await deps.engagements.engagementOf(subject, id)
   if (!engagement) throw engagementNotFound(id)
@@ -174,6 +177,23 @@ export async function release(
       answer: result,
       at: releasedAt,
     })
+    await engagementEvent(
+      deps.events,
+      trx,
+      subject,
+      id,
+      actor,
+      'escrow.released',
+      {
+        amount_fils: amount,
+        fee_fils: fee,
+        payout_fils: amount - fee,
+        currency: 'AED',
+        transfer_id: transfer.id,
+        receipt_id: receipt.id,
+      },
+      { escrow_id: locked.id, task_id: locked.task_id },
+    )
     return { status: 200, body: result }
   })
   return answer.body

@@ -2,6 +2,7 @@ import type { App } from '@svc/kit'
 import { type TSchema, Type } from 'typebox'
 import { type ConsoleSessions, CSRF_SECURITY, sessionOf } from '../auth/hooks.ts'
 import { can, clientOf } from '../orgs/permissions.ts'
+import { actorOfRequest } from '../events/index.ts'
 import { AgentParams } from '../engagements/schemas.ts'
 import { revoke, type RevocationDeps } from './service.ts'
 
@@ -44,7 +45,13 @@ export function revocationRoutes(app: App, deps: RevocationDeps, sessions: Conso
     },
     async (request, reply) => {
       const client = clientOf(request)
-      const { answer, first } = await revoke(deps, client, request.params.did, request.body.reason)
+      const { answer, first } = await revoke(
+        deps,
+        client,
+        request.params.did,
+        request.body.reason,
+        actorOfRequest(request),
+      )
       // the audit trail: the receipt on the ledger, and this line in the service log
       request.log.info(
         {

@@ -4,6 +4,7 @@ import { keepAnswer, keptAnswer } from '@svc/kit'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction } from '../../db.ts'
 import type { EngagementService } from '../engagements/index.ts'
+import type { Actor } from '../events/index.ts'
 import type { OutboxService } from '../outbox/index.ts'
 import { clientRef } from '../provider/identity.ts'
 import type { TaskService } from '../tasks/index.ts'
@@ -46,6 +47,7 @@ export async function revoke(
   client: OrgClient,
   did: string,
   reason: string,
+  actor: Actor,
 ): Promise<{ answer: RevokeAnswer; first: boolean }> {
   await deps.engagements.knownAgent(client.orgId, did)
   const clientDid = await deps.engagements.latestClientDid(client.orgId, did)
@@ -54,7 +56,7 @@ export async function revoke(
     const inserted = await deps.engagements.revoke(trx, client.orgId, did, reason, now)
     if (!inserted) return undefined
     const revokedAt = new Date(inserted.revoked_at).toISOString()
-    const stopped = await deps.tasks.stopWith(trx, client.orgId, did, 'agent revoked', now)
+    const stopped = await deps.tasks.stopWith(trx, client.orgId, did, 'agent revoked', now, actor)
     const reasonSha256 = sha256Hex(reason)
     const known = { engagementDid: clientDid, sessionDid: client.clientDid }
     const receipt = await deps.ctx.receipts.record(trx, {

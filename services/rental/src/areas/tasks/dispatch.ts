@@ -1,20 +1,52 @@
 import { randomUUID } from 'node:crypto'
-import { Artifact, Role, type SendMessageRequest } from '@a2a-js/sdk'
+import { Artifact, Role, type SendMessageRequest, type Task, TaskState, taskStateToJSON } from '@a2a-js/sdk'
 import { type Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client'
 import { type AgentCredentials, authenticatingFetch } from './agent-credentials.ts'
 
-/** One A2A call's outcome: the task's first artifact in its wire (ProtoJSON) form. */
+/** One A2A call's outcome: the task's first artifact in its wire (ProtoJSON) form, and its final status. */
 export interface AgentAnswer {
   agentTaskId: string
+  /** The agent's final status: its A2A state name and the text of its status message, if any. */
+  status: { state: string; message: string | null }
   artifact: { parts?: Array<{ text?: string; data?: unknown }>; metadata?: Record<string, unknown> }
 }
 
-const request = (text: string): SendMessageRequest => ({
+/**
+ * The agent stopped to ask (A2A `input-required` or `auth-required`): its question, and its task
+ * (id and context) to send the answer on.
+ */
+export interface AgentAsks {
+  agentTaskId: string
+  contextId: string
+  state: 'input-required' | 'auth-required'
+  question: string
+}
+
+/** The answer to an agent's question, sent as the next message of its task. */
+export interface AgentReply {
+  agentTaskId: string
+  contextId: string
+}
+
+const ASKING = new Map<TaskState, AgentAsks['state']>([
+  [TaskState.TASK_STATE_INPUT_REQUIRED, 'input-required'],
+  [TaskState.TASK_STATE_AUTH_REQUIRED, 'auth-required'],
+])
+
+function asks(task: Task): AgentAsks | undefined {
+  const state = task.status && ASKING.get(task.status.state)
+  if (!state) return undefined
+  const parts = task.status?.message?.parts ?? []
+  const question = parts.flatMap((p) => (p.content?.$case === 'text' ? [p.content.value] : [])).join('\n')
+  return { agentTaskId: task.id, contextId: task.contextId, state, question: question.slice(0, 2000) }
+}
+
+const request = (text: string, reply?: AgentReply): SendMessageRequest => ({
   tenant: '',
   message: {
     messageId: randomUUID(),
-    contextId: '',
-    taskId: '',
+    contextId: reply?.contextId ?? '',
+    taskId: reply?.agentTaskId ?? '',
     role: Role.ROLE_USER,
     parts: [
       { content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' },
@@ -56,12 +88,30 @@ export class AgentDispatcher {
     return client
   }
 
-  async send(cardUrl: string, text: string, signal: AbortSignal): Promise<AgentAnswer> {
+  /** Sends `text` as a new task, or, with `reply`, as the next message of the agent's task. */
+  async send(
+    cardUrl: string,
+    text: string,
+    signal: AbortSignal,
+    reply?: AgentReply,
+  ): Promise<AgentAnswer | AgentAsks> {
     const client = await this.#client(cardUrl)
-    const result = await client.sendMessage(request(text), { signal })
+    const result = await client.sendMessage(request(text, reply), { signal })
     if (!('artifacts' in result)) throw new Error('the agent answered a message, not a task')
+    const asked = asks(result)
+    if (asked) return asked
     const artifact = result.artifacts[0]
     if (!artifact) throw new Error(`the agent's task ${result.id} has no artifact`)
-    return { agentTaskId: result.id, artifact: Artifact.toJSON(artifact) as AgentAnswer['artifact'] }
+    const said = (result.status?.message?.parts ?? []).flatMap((p) =>
+      p.content?.$case === 'text' ? [p.content.value] : [],
+    )
+    return {
+      agentTaskId: result.id,
+      status: {
+        state: result.status ? taskStateToJSON(result.status.state) : 'TASK_STATE_UNSPECIFIED',
+        message: said.length ? said.join('\n').slice(0, 2000) : null,
+      },
+      artifact: Artifact.toJSON(artifact) as AgentAnswer['artifact'],
+    }
   }
 }

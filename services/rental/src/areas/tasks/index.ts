@@ -1,25 +1,74 @@
 import { defineArea } from '../../context.ts'
 import type { RentalDb } from '../../db.ts'
 import { AgentCredentials } from './agent-credentials.ts'
-import { AgentDispatcher } from './dispatch.ts'
+import { AgentDispatcher, type AgentReply } from './dispatch.ts'
+import { type ApprovalGate, moved, NO_APPROVALS } from './gate.ts'
 import { taskRoutes } from './routes.ts'
-import { startTaskRunner, type TaskDeps, taskDetail, type TaskView } from './service.ts'
+import type { Actor } from '../events/index.ts'
+import { taskEvents } from './events.ts'
+import { afterCommit } from '@svc/kit'
+import {
+  createTask,
+  type NewTask,
+  RUN_QUEUE,
+  startTaskRunner,
+  type TaskDeps,
+  type TaskTransaction,
+} from './service.ts'
+import { taskDetail, taskView, type TaskView } from './views.ts'
 import * as store from './store.ts'
 
 export interface TaskService {
   /** What the A2A surface passes to createTask, taskDetail and cancelTask (its code calls them directly). */
   readonly deps: TaskDeps
   detail(subject: string, id: string): Promise<TaskView>
+  /**
+   * A new task of the organization, by `actor` (a user, a token, a schedule, a batch): as POST /api/tasks.
+   * `transaction`: the caller opens the transaction the task is written in (a schedule's tick claim).
+   */
+  create(
+    orgId: string,
+    input: NewTask,
+    actor: Actor,
+    transaction?: TaskTransaction,
+  ): ReturnType<typeof createTask>
+  /** The organization's tasks among `ids` as their views (output while kept; no ledger index, no escrow). */
+  views(orgId: string, ids: string[]): Promise<TaskView[]>
   /** The completed ones among these tasks, with their receipt. */
   completed(ids: string[]): ReturnType<typeof store.completedTasks>
+  /** The states of these tasks, by id, in one query (a batch's running items). */
+  statesOf(ids: string[]): Promise<Map<string, store.TaskRow['state']>>
   /** The task's state (in `trx`, as the caller's transaction sees it), or undefined. */
   stateOf(id: string, trx?: RentalDb): Promise<store.TaskRow['state'] | undefined>
   /** The client's tasks with the agent, oldest first. */
   tasksWith(subject: string, agentDid: string): ReturnType<typeof store.tasksWith>
   /** Counts and first/last activity with the agent, for one client or all. */
   stats(agentDid: string, subject?: string): ReturnType<typeof store.taskStats>
-  /** Fails the client's unfinished tasks with the agent, in `trx`; answers their ids. */
-  stopWith(trx: RentalDb, subject: string, agentDid: string, reason: string, at: Date): Promise<string[]>
+  /** Fails the client's unfinished tasks with the agent, in `trx`, each with its event; answers their ids. */
+  stopWith(
+    trx: RentalDb,
+    subject: string,
+    agentDid: string,
+    reason: string,
+    at: Date,
+    actor: Actor,
+  ): Promise<string[]>
+  /** The approvals area hands its gate over when it mounts (it needs tasks; tasks cannot need it). */
+  gateWith(gate: ApprovalGate): void
+  /** The task (any organization's) in `trx`, locked FOR UPDATE when asked. */
+  taskById(trx: RentalDb, id: string, lock?: boolean): ReturnType<typeof store.taskById>
+  /**
+   * An approved waiting task back to `submitted`, its run enqueued in `trx` (with `reply`, the
+   * answer to the agent's question on its A2A task); false when it is not `input-required`.
+   */
+  resume(trx: RentalDb, id: string, actor: Actor, reply?: AgentReply & { text: string }): Promise<boolean>
+  /** A waiting task ends (rejected: by a member, or its approval expired); false when it is not waiting. */
+  endWaiting(
+    trx: RentalDb,
+    id: string,
+    end: Parameters<typeof store.endWaiting>[2],
+    actor: Actor,
+  ): Promise<boolean>
 }
 
 /**
@@ -30,7 +79,7 @@ export interface TaskService {
  */
 export const tasksArea = defineArea({
   name: 'tasks',
-  needs: ['auth', 'engagements', 'catalogue', 'outbox'],
+  needs: ['auth', 'engagements', 'catalogue', 'outbox', 'events'],
   async mount(app, ctx, use): Promise<TaskService> {
     // the agents authenticate the rental with an idp access token for their URL (client credentials)
     const credentials = new AgentCredentials({
@@ -39,17 +88,59 @@ export const tasksArea = defineArea({
       resource: ctx.topology.agents.url,
     })
     const { auth: _auth, ...services } = use
-    const deps: TaskDeps = { ...ctx, ...services, dispatcher: new AgentDispatcher(credentials) }
+    const deps: TaskDeps = {
+      ...ctx,
+      ...services,
+      dispatcher: new AgentDispatcher(credentials),
+      approvals: NO_APPROVALS,
+    }
     const runner = await startTaskRunner(deps)
     app.addHook('onClose', async () => runner.stop())
     return {
       deps,
       detail: (subject, id) => taskDetail(deps, subject, id),
+      create: (orgId, input, actor, transaction) => createTask(deps, orgId, input, actor, transaction),
+      views: async (orgId, ids) => {
+        const rows = await store.tasksOfIds(ctx.db, orgId, ids)
+        const views = []
+        for (const row of rows)
+          views.push(await taskView(deps, row, { ledgerIndex: null, escrow: undefined }))
+        return views
+      },
       completed: (ids) => store.completedTasks(ctx.db, ids),
+      statesOf: async (ids) => new Map((await store.statesOf(ctx.db, ids)).map((t) => [t.id, t.state])),
       stateOf: async (id, trx) => (await store.taskById(trx ?? ctx.db, id))?.state,
       tasksWith: (subject, did) => store.tasksWith(ctx.db, subject, did),
       stats: (did, subject) => store.taskStats(ctx.db, did, subject),
-      stopWith: store.stopTasksWith,
+      async stopWith(trx, subject, did, reason, at, actor) {
+        const stopped = await store.stopTasksWith(trx, subject, did, reason, at)
+        const events = taskEvents(deps.events)
+        for (const t of stopped)
+          await events.stateChanged(trx, { id: t.id, orgId: subject, engagementId: t.engagement_id }, actor, {
+            from: t.from,
+            to: 'failed',
+            error: reason,
+          })
+        return stopped.map((t) => t.id)
+      },
+      gateWith: (gate) => {
+        deps.approvals = gate
+      },
+      taskById: (trx, id, lock) => store.taskById(trx, id, lock),
+      async resume(trx, id, actor, reply) {
+        const task = await store.resumeWaiting(trx, id)
+        if (!task) return false
+        await moved(use.events, trx, task, actor, { from: 'input-required', to: 'submitted' })
+        await ctx.jobs.enqueue(trx, RUN_QUEUE, { task_id: id, ...(reply ? { reply } : {}) })
+        afterCommit(trx, () => ctx.jobs.wake(RUN_QUEUE))
+        return true
+      },
+      async endWaiting(trx, id, end, actor) {
+        const task = await store.endWaiting(trx, id, end)
+        if (!task) return false
+        await moved(use.events, trx, task, actor, { from: 'input-required', to: end.state, error: end.error })
+        return true
+      },
     }
   },
   routes(app, _ctx, _use, own) {

@@ -1,11 +1,14 @@
 import { type App, IdempotencyKeyHeader, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
 import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
+import { actorOfRequest } from '../events/index.ts'
 import { can, orgOf } from '../orgs/permissions.ts'
 import { Escrow, Nullable } from '../engagements/schemas.ts'
 import { cancelTaskRoute } from './cancel.ts'
 import { retryTask, taskRuns } from './runs.ts'
-import { createTask, type TaskDeps, taskDetail, taskList } from './service.ts'
+import { createTask, type TaskDeps } from './service.ts'
+import { taskDetail, taskList } from './views.ts'
+import { taskEventRoutes } from './stream.ts'
 
 const Task = Type.Object({
   id: Type.String(),
@@ -14,9 +17,11 @@ const Task = Type.Object({
   state: Type.Union([
     Type.Literal('submitted'),
     Type.Literal('working'),
+    Type.Literal('input-required'),
     Type.Literal('completed'),
     Type.Literal('failed'),
     Type.Literal('canceled'),
+    Type.Literal('rejected'),
   ]),
   async: Type.Boolean(),
   price_fils: Type.Integer(),
@@ -52,9 +57,11 @@ const Run = Type.Object({
   ended_at: Nullable(Type.String()),
   outcome: Type.Union([
     Type.Literal('working'),
+    Type.Literal('input-required'),
     Type.Literal('completed'),
     Type.Literal('failed'),
     Type.Literal('canceled'),
+    Type.Literal('rejected'),
   ]),
   error: Nullable(Type.String()),
   agent_did: Type.String(),
@@ -87,7 +94,7 @@ export function taskRoutes(app: App, deps: TaskDeps) {
         },
       },
     },
-    async (request) => createTask(deps, orgOf(request), request.body),
+    async (request) => createTask(deps, orgOf(request), request.body, actorOfRequest(request)),
   )
   app.get(
     '/api/tasks',
@@ -136,7 +143,7 @@ export function taskRoutes(app: App, deps: TaskDeps) {
         response: { 200: Task },
       },
     },
-    async (request) => cancelTaskRoute(deps, orgOf(request), request.params.id),
+    async (request) => cancelTaskRoute(deps, orgOf(request), request.params.id, actorOfRequest(request)),
   )
   app.get(
     '/api/tasks/:id/runs',
@@ -175,6 +182,14 @@ export function taskRoutes(app: App, deps: TaskDeps) {
         response: { 200: Task },
       },
     },
-    async (request) => retryTask(deps, orgOf(request), request.params.id, request.headers['idempotency-key']),
+    async (request) =>
+      retryTask(
+        deps,
+        orgOf(request),
+        request.params.id,
+        request.headers['idempotency-key'],
+        actorOfRequest(request),
+      ),
   )
+  taskEventRoutes(app, deps)
 }

@@ -1,6 +1,9 @@
 import { afterCommit, idempotentWrite, replayOf } from '@svc/kit'
 import { rentalError } from '../../errors.ts'
-import { RUN_QUEUE, type TaskDeps, taskView, type TaskView } from './service.ts'
+import type { Actor } from '../events/index.ts'
+import { refOf, taskEvents } from './events.ts'
+import { RUN_QUEUE, type TaskDeps } from './service.ts'
+import { taskView, type TaskView } from './views.ts'
 import { requeueFailed, type TaskRow, taskOf } from './store.ts'
 
 interface StoredRun {
@@ -15,7 +18,7 @@ export interface RunView {
   attempt: number
   started_at: string | null
   ended_at: string | null
-  outcome: 'working' | 'completed' | 'failed' | 'canceled'
+  outcome: 'working' | 'input-required' | 'completed' | 'failed' | 'canceled' | 'rejected'
   error: string | null
   agent_did: string
 }
@@ -63,7 +66,13 @@ export async function taskRuns(deps: TaskDeps, subject: string, id: string) {
  * retries one requeues it, the others find it running (409). With an Idempotency-Key a replay
  * answers the first answer.
  */
-export async function retryTask(deps: TaskDeps, subject: string, id: string, key: string | undefined) {
+export async function retryTask(
+  deps: TaskDeps,
+  subject: string,
+  id: string,
+  key: string | undefined,
+  actor: Actor,
+) {
   const request = { owner: subject, scope: `task-retry:${id}`, key, request: {}, reusedStatus: 409 }
   const earlier = await replayOf<TaskView>(deps.db, request)
   if (earlier) return earlier.body
@@ -82,6 +91,11 @@ export async function retryTask(deps: TaskDeps, subject: string, id: string, key
       )
     if (!(await requeueFailed(trx, id)))
       throw rentalError('task_not_retryable', `the task ${id} failed before its input was kept for a retry`)
+    await taskEvents(deps.events).stateChanged(trx, refOf(task), actor, {
+      from: 'failed',
+      to: 'submitted',
+      retry: true,
+    })
     await deps.jobs.enqueue(trx, RUN_QUEUE, { task_id: id })
     afterCommit(trx, () => deps.jobs.wake(RUN_QUEUE))
     // the view is read in the transaction: its answer is kept with it

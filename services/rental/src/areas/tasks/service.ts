@@ -1,4 +1,4 @@
-import { afterCommit, type Page } from '@svc/kit'
+import { afterCommit } from '@svc/kit'
 import { agentInputHash, checkAgentArtifact } from '@svc/trust/agent-result'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
@@ -6,22 +6,24 @@ import { rentalError } from '../../errors.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import { newId } from '../engagements/bodies.ts'
 import type { EngagementService } from '../engagements/index.ts'
+import { type Actor, type EventService, SYSTEM } from '../events/index.ts'
 import type { OutboxService } from '../outbox/index.ts'
-import type { AgentDispatcher } from './dispatch.ts'
+import type { AgentDispatcher, AgentReply } from './dispatch.ts'
+import { endRunning, failedAttempt, refOf, taskEvents } from './events.ts'
+import { type ApprovalGate, awaitAgentInput } from './gate.ts'
 import {
   completeTask,
   endTask,
   insertTask,
   markWorking,
   purgeOutputs,
-  recordFailedRun,
   setAsync,
   type TaskRow,
   taskById,
   taskOf,
-  tasksOf,
 } from './store.ts'
 import * as taskStore from './store.ts'
+import { taskView } from './views.ts'
 
 export const RUN_QUEUE = 'rental.tasks.run'
 
@@ -30,89 +32,27 @@ export interface TaskDeps extends RentalContext {
   engagements: EngagementService
   catalogue: CatalogueService
   outbox: OutboxService
+  events: EventService
   dispatcher: AgentDispatcher
+  /** The approvals area's gate (handed over when it mounts; none holds anything before). */
+  approvals: ApprovalGate
 }
+
+/** What a new task is: its engagement and text; async runs it by a job, sync waits for it a while. */
+export interface NewTask {
+  engagement_id: string
+  text: string
+  async?: boolean | undefined
+}
+
+/**
+ * How a new task's rows are written: `write` in a transaction. By default one of its own; a
+ * schedule's tick writes them in the transaction that claims the tick (and learns the task's id).
+ */
+export type TaskTransaction = (taskId: string, write: (trx: RentalDb) => Promise<void>) => Promise<unknown>
 
 export const terminal = (state: TaskRow['state']) =>
-  state === 'completed' || state === 'failed' || state === 'canceled'
-
-/** What a task's view reads besides its row: its receipt's ledger index and its escrow. */
-interface Around {
-  ledgerIndex: number | null
-  escrow: { id: string } | undefined
-}
-
-/** The views of several tasks: their receipts and escrows read in one query each, not per task. */
-async function taskViews(deps: TaskDeps, rows: TaskRow[]) {
-  const [indexes, escrows] = await Promise.all([
-    deps.outbox.ledgerIndexesOf(rows.flatMap((r) => (r.receipt_id ? [r.receipt_id] : []))),
-    deps.engagements.escrowsOfTasks(rows.map((r) => r.id)),
-  ])
-  const views = []
-  for (const row of rows)
-    views.push(
-      await taskView(deps, row, {
-        ledgerIndex: row.receipt_id ? (indexes.get(row.receipt_id) ?? null) : null,
-        escrow: escrows.get(row.id),
-      }),
-    )
-  return views
-}
-
-export async function taskView(deps: TaskDeps, row: TaskRow, around: Around) {
-  const now = deps.now()
-  let output = row.output === null ? null : { text: row.output_text, data: row.output }
-  if (output && row.output_expires_at && row.output_expires_at <= now) {
-    await purgeOutputs(deps.db, now, row.id)
-    output = null
-  }
-  const expired = row.state === 'completed' && output === null
-  const { ledgerIndex, escrow } = around
-  return {
-    id: row.id,
-    engagement_id: row.engagement_id,
-    agent_did: row.agent_did,
-    state: row.state,
-    async: row.async,
-    price_fils: Number(row.price_fils),
-    currency: 'AED',
-    escrow_id: escrow?.id ?? null,
-    input_sha256: row.input_sha256,
-    output,
-    output_sha256: row.output_sha256,
-    output_expires_at: row.output_expires_at?.toISOString() ?? null,
-    output_expired: expired,
-    ...(expired
-      ? { message: 'the output is no longer kept (RENTAL_OUTPUT_TTL_S); the receipt and its hashes stay' }
-      : {}),
-    receipt: row.receipt_id
-      ? {
-          id: row.receipt_id,
-          leaf_hash: row.receipt_leaf_hash,
-          ledger_index: ledgerIndex,
-        }
-      : null,
-    agent_result: row.agent_result,
-    agent_signature: row.agent_signature,
-    error: row.error,
-    runs: row.runs as Array<{ attempt: number; at: string; error: string }> | null,
-    created_at: row.created_at.toISOString(),
-    started_at: row.started_at?.toISOString() ?? null,
-    completed_at: row.completed_at?.toISOString() ?? null,
-  }
-}
-export type TaskView = Awaited<ReturnType<typeof taskView>>
-
-export async function taskDetail(deps: TaskDeps, subject: string, id: string) {
-  const row = await taskOf(deps.db, subject, id)
-  if (!row) throw rentalError('task_not_found', `no task ${id}`)
-  return (await taskViews(deps, [row]))[0]!
-}
-
-export async function taskList(deps: TaskDeps, subject: string, page: Page) {
-  const rows = await tasksOf(deps.db, subject, page.limit, page.offset)
-  return { tasks: await taskViews(deps, rows), limit: page.limit, offset: page.offset }
-}
+  state === 'completed' || state === 'failed' || state === 'canceled' || state === 'rejected'
 
 /**
  * A new task under an active engagement, with the escrow that pays for it: the engagement's first
@@ -122,7 +62,9 @@ export async function taskList(deps: TaskDeps, subject: string, page: Page) {
 export async function createTask(
   deps: TaskDeps,
   subject: string,
-  input: { engagement_id: string; text: string; async?: boolean | undefined },
+  input: NewTask,
+  actor: Actor,
+  transaction: TaskTransaction = (_id, write) => inTransaction(deps.db, write),
 ) {
   const engagement = await deps.engagements.engagementOf(subject, input.engagement_id)
   if (!engagement) throw rentalError('engagement_not_found', `no engagement ${input.engagement_id}`)
@@ -135,29 +77,51 @@ export async function createTask(
   const id = newId('tsk')
   const now = deps.now()
   const isAsync = input.async === true
-  await inTransaction(deps.db, async (trx) => {
+  const price = Number(engagement.price_fils)
+  let held = false
+  await transaction(id, async (trx) => {
     // the engagement row is locked: two first tasks cannot both take the package's escrow
     await deps.engagements.engagementOf(subject, engagement.id, { trx, lock: true })
+    // approvals: the engagement's policy may hold the task for a member's decision
+    held = await deps.approvals.holds(trx, engagement, price)
+    const state = held ? 'input-required' : isAsync ? 'submitted' : 'working'
     await insertTask(trx, {
       id,
       engagement_id: engagement.id,
       org_id: subject,
       agent_did: engagement.agent_did,
-      state: isAsync ? 'submitted' : 'working',
+      state,
       async: isAsync,
-      price_fils: Number(engagement.price_fils),
+      price_fils: price,
       input_text: input.text,
       input_sha256: agentInputHash([input.text]),
-      started_at: isAsync ? null : now,
+      started_at: state === 'working' ? now : null,
     })
     await deps.engagements.escrowForTask(trx, engagement, id, now)
-    if (isAsync) {
+    await deps.events.record(trx, {
+      orgId: subject,
+      type: 'task.created',
+      stream: id,
+      subjects: { task_id: id, engagement_id: engagement.id },
+      actor,
+      data: { state, async: isAsync, price_fils: price },
+    })
+    if (held)
+      await deps.approvals.request(trx, {
+        id,
+        orgId: subject,
+        engagementId: engagement.id,
+        priceFils: price,
+        text: input.text,
+        actor,
+      })
+    else if (isAsync) {
       await deps.jobs.enqueue(trx, RUN_QUEUE, { task_id: id })
       afterCommit(trx, () => deps.jobs.wake(RUN_QUEUE))
     }
   })
   let note: string | undefined
-  if (!isAsync) note = await runWithin(deps, id)
+  if (!isAsync && !held) note = await runWithin(deps, id, actor)
   const row = await taskOf(deps.db, subject, id)
   if (!row) throw rentalError('task_not_found', `no task ${id}`)
   const escrow = await deps.engagements.escrowOfTask(id)
@@ -171,9 +135,9 @@ export async function createTask(
 }
 
 /** Runs a sync task for at most the timeout; past it (or on a failed attempt) the job carries on. */
-async function runWithin(deps: TaskDeps, id: string): Promise<string | undefined> {
+async function runWithin(deps: TaskDeps, id: string, actor: Actor): Promise<string | undefined> {
   const startedAt = deps.now()
-  const run = runTask(deps, id, 1)
+  const run = runTask(deps, id, 1, actor)
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), deps.config.taskTimeoutMs)
@@ -182,20 +146,23 @@ async function runWithin(deps: TaskDeps, id: string): Promise<string | undefined
     const outcome = await Promise.race([run.then(() => 'done' as const), timeout])
     if (outcome === 'done') return undefined
     run.catch((err: Error) => deps.log.warn({ err: err.message, task: id }, 'sync task run failed late'))
-    await continueAsync(deps, id)
-    return `the agent did not answer within ${deps.config.taskTimeoutMs} ms: the task continues asynchronously`
+    const note = `the agent did not answer within ${deps.config.taskTimeoutMs} ms: the task continues asynchronously`
+    await continueAsync(deps, id, note, actor)
+    return note
   } catch (err) {
-    await recordFailedRun(deps.db, id, deps.now(), (err as Error).message, startedAt)
-    await continueAsync(deps, id)
-    return 'the first attempt failed: the task is retried asynchronously'
+    await failedAttempt(deps, id, (err as Error).message, startedAt, actor)
+    const note = 'the first attempt failed: the task is retried asynchronously'
+    await continueAsync(deps, id, note, actor)
+    return note
   } finally {
     clearTimeout(timer)
   }
 }
 
-async function continueAsync(deps: TaskDeps, id: string) {
+async function continueAsync(deps: TaskDeps, id: string, note: string, actor: Actor) {
   await inTransaction(deps.db, async (trx) => {
-    await setAsync(trx, id)
+    const task = await setAsync(trx, id)
+    if (task) await taskEvents(deps.events).trace(trx, task, actor, { message: note })
     await deps.jobs.enqueue(trx, RUN_QUEUE, { task_id: id })
     afterCommit(trx, () => deps.jobs.wake(RUN_QUEUE))
   })
@@ -206,17 +173,30 @@ async function continueAsync(deps: TaskDeps, id: string) {
  * engagement's agent DID, the input and output hashes). A result that does not verify fails the
  * task for good (no receipt); a transport error throws, for the caller to retry.
  */
-export async function runTask(deps: TaskDeps, id: string, attempt: number): Promise<void> {
+export async function runTask(
+  deps: TaskDeps,
+  id: string,
+  attempt: number,
+  actor: Actor = SYSTEM,
+  reply?: AgentReply & { text: string },
+): Promise<void> {
   const task = await taskById(deps.db, id)
   if (!task || terminal(task.state) || task.input_text === null) return
-  const agent = await deps.catalogue.agent(task.agent_did)
-  if (!agent) throw new Error(`the agent ${task.agent_did} is not in the catalogue`)
-  if (task.state === 'submitted') await markWorking(deps.db, id, deps.now())
+  const cardUrl = await deps.catalogue.cardUrl(task.agent_did)
+  if (!cardUrl) throw new Error(`the agent ${task.agent_did} is not in the catalogue`)
+  const events = taskEvents(deps.events)
+  if (task.state === 'submitted')
+    await inTransaction(deps.db, async (trx) => {
+      if (await markWorking(trx, id, deps.now()))
+        await events.stateChanged(trx, refOf(task), actor, { from: 'submitted', to: 'working', attempt })
+    })
   const answer = await deps.dispatcher.send(
-    agent.card_url,
-    task.input_text,
+    cardUrl,
+    reply?.text ?? task.input_text,
     AbortSignal.timeout(Math.max(deps.config.taskTimeoutMs, 5_000)),
+    reply,
   )
+  if ('question' in answer) return awaitAgentInput(deps, id, answer)
   const check = checkAgentArtifact(answer.artifact, {
     agentDid: task.agent_did,
     inputTexts: [task.input_text],
@@ -225,22 +205,39 @@ export async function runTask(deps: TaskDeps, id: string, attempt: number): Prom
     const locked = await taskById(trx, id, true)
     if (!locked || terminal(locked.state)) return
     const now = deps.now()
+    // the agent's final A2A status, as a trace line (the rental calls the agent with blocking
+    // SendMessage: its status updates are not streamed; docs/architecture.md says why)
+    await events.trace(
+      trx,
+      refOf(locked),
+      { type: 'agent', id: locked.agent_did },
+      {
+        attempt,
+        agent_task_id: answer.agentTaskId,
+        agent_state: answer.status.state,
+        message: answer.status.message,
+      },
+    )
     if (!check.ok) {
-      await endTask(trx, id, {
-        state: 'failed',
-        error: `the agent's result does not verify: ${check.reason}`,
-        at: now,
-      })
+      const error = `the agent's result does not verify: ${check.reason}`
+      await endTask(trx, id, { state: 'failed', error, at: now })
+      await events.stateChanged(trx, refOf(locked), actor, { from: locked.state, to: 'failed', error })
       deps.log.warn({ task: id, attempt, reason: check.reason }, 'agent result refused')
       return
     }
-    await complete(deps, trx, locked, {
+    const receipt = await complete(deps, trx, locked, {
       agentTaskId: answer.agentTaskId,
       data: check.data,
       text: answer.artifact.parts?.find((p) => typeof p.text === 'string')?.text ?? null,
       result: check.result,
       signature: answer.artifact.metadata?.svc_signature as string,
       now,
+    })
+    await events.stateChanged(trx, refOf(locked), actor, {
+      from: locked.state,
+      to: 'completed',
+      receipt_id: receipt.id,
+      leaf_hash: receipt.leafHash,
     })
   })
 }
@@ -292,38 +289,43 @@ async function complete(
     receiptLeafHash: receipt.leafHash,
     at: done.now,
   })
+  return receipt
 }
 
 /** The async runner: each failed attempt is kept in `runs`; past the last retry the task fails. */
 export async function startTaskRunner(deps: TaskDeps) {
   const retries = deps.config.taskRetries
   // a run lasts at most the agent call's bound: a crashed process's taken runs are retried soon after
-  const expireInSeconds = Math.ceil(Math.max(deps.config.taskTimeoutMs, 5_000) / 1000) + 30
+  const expireInSeconds = Math.ceil(Math.max(deps.config.taskTimeoutMs, 5_000) / 1000) + 10
   await deps.jobs.queue(RUN_QUEUE, {
     retryLimit: retries,
     retryDelay: 1,
     retryBackoff: true,
     expireInSeconds,
   })
-  await deps.jobs.work<{ task_id: string }>(
+  // `reply`: the answer to the agent's question (an approved agent_input approval), on its A2A task
+  await deps.jobs.work<{ task_id: string; reply?: AgentReply & { text: string } }>(
     RUN_QUEUE,
     async (data, job) => {
       const attempt = (job.retryCount ?? 0) + 1
       const startedAt = deps.now()
       try {
-        await runTask(deps, data.task_id, attempt)
+        await runTask(deps, data.task_id, attempt, SYSTEM, data.reply)
       } catch (err) {
         const message = (err as Error).message
-        await recordFailedRun(deps.db, data.task_id, deps.now(), message, startedAt)
+        await failedAttempt(deps, data.task_id, message, startedAt, SYSTEM)
         if (attempt > retries) {
           const error = `gave up after ${attempt} attempts: ${message}`
-          await endTask(deps.db, data.task_id, { state: 'failed', error, at: deps.now() }, { running: true })
+          await inTransaction(deps.db, (trx) =>
+            endRunning(deps, trx, data.task_id, { state: 'failed', error, at: deps.now() }, SYSTEM),
+          )
           return
         }
         throw err
       }
     },
-    { pollingIntervalSeconds: 0.5 },
+    // several runs at once: one slow agent does not hold up the others' tasks
+    { pollingIntervalSeconds: 0.5, batchSize: 8 },
   )
   // outputs past their time are removed here (and on read)
   const sweep = setInterval(

@@ -9,7 +9,7 @@ export interface TaskTables {
     engagement_id: string
     org_id: string
     agent_did: string
-    state: 'submitted' | 'working' | 'completed' | 'failed' | 'canceled'
+    state: 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled' | 'rejected'
     async: boolean
     price_fils: number
     input_text: string | null
@@ -34,7 +34,8 @@ export interface TaskTables {
 
 export type TaskRow = Selectable<RentalTables['tasks']>
 type TaskState = TaskRow['state']
-const RUNNING: TaskState[] = ['submitted', 'working']
+/** Not ended: a task waiting on an approval (`input-required`) has not ended either. */
+const RUNNING: TaskState[] = ['submitted', 'working', 'input-required']
 
 /** The client's task, or undefined (another client's is not found either). */
 export const taskOf = (db: RentalDb, subject: string, id: string, lock = false) =>
@@ -72,42 +73,53 @@ export async function insertTask(
   await trx.insertInto('tasks').values(row).execute()
 }
 
+/** The task carries on by the job; answers what its events name (undefined when it is gone). */
 export async function setAsync(trx: RentalDb, id: string) {
-  await trx.updateTable('tasks').set({ async: true }).where('id', '=', id).execute()
+  const row = await trx
+    .updateTable('tasks')
+    .set({ async: true })
+    .where('id', '=', id)
+    .returning(['id', 'org_id', 'engagement_id'])
+    .executeTakeFirst()
+  return row && { id: row.id, orgId: row.org_id, engagementId: row.engagement_id }
 }
 
-export async function markWorking(db: RentalDb, id: string, at: Date) {
-  await db
+/** A submitted task to `working` (one conditional update); true when this call moved it. */
+export async function markWorking(db: RentalDb, id: string, at: Date): Promise<boolean> {
+  const result = await db
     .updateTable('tasks')
     .set({ state: 'working', started_at: at })
     .where('id', '=', id)
     .where('state', '=', 'submitted')
-    .execute()
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) === 1
 }
 
 /**
  * Ends the task as failed or canceled with its reason (a canceled task's input dropped; a failed
- * one keeps it for a retry); `onlyRunning` changes it only while it has not ended. True when it changed.
+ * one keeps it for a retry); `running` changes it only while it has not ended. One statement, which
+ * answers the state it left (the row locked by its subquery), or undefined when it did not change.
  */
 export async function endTask(
   db: RentalDb,
   id: string,
   end: { state: 'failed' | 'canceled'; error: string; at: Date },
   only: { running?: boolean; subject?: string } = {},
-): Promise<boolean> {
-  let query = db
-    .updateTable('tasks')
-    .set({
-      state: end.state,
-      error: end.error,
-      completed_at: end.at,
-      ...(end.state === 'canceled' ? { input_text: null } : {}),
-    })
-    .where('id', '=', id)
-  if (only.running) query = query.where('state', 'in', RUNNING)
-  if (only.subject !== undefined) query = query.where('org_id', '=', only.subject)
-  const result = await query.executeTakeFirst()
-  return Number(result.numUpdatedRows) === 1
+): Promise<{ from: TaskState; orgId: string; engagementId: string } | undefined> {
+  const { rows } = await sql<{ from: TaskState; org_id: string; engagement_id: string }>`
+    update tasks set state = ${end.state}, error = ${end.error}, completed_at = ${end.at},
+      input_text = ${end.state === 'canceled' ? null : sql`tasks.input_text`}
+    from (
+      select id, state from tasks
+      where id = ${id}
+        ${only.running ? sql`and state in (${sql.join(RUNNING)})` : sql``}
+        ${only.subject !== undefined ? sql`and org_id = ${only.subject}` : sql``}
+      for update
+    ) old
+    where tasks.id = old.id
+    returning old.state as "from", tasks.org_id, tasks.engagement_id`.execute(db)
+  const row = rows[0]
+  return row && { from: row.from, orgId: row.org_id, engagementId: row.engagement_id }
 }
 
 export async function completeTask(
@@ -158,8 +170,8 @@ export async function recordFailedRun(
   at: Date,
   error: string,
   startedAt: Date | null = null,
-) {
-  await db
+): Promise<{ attempt: number; orgId: string; engagementId: string } | undefined> {
+  const row = await db
     .updateTable('tasks')
     .set({
       runs: sql`coalesce(runs, '[]'::jsonb) || jsonb_build_array(jsonb_build_object(
@@ -170,7 +182,9 @@ export async function recordFailedRun(
         'error', ${error.slice(0, 500)}::text))`,
     })
     .where('id', '=', id)
-    .execute()
+    .returning([sql<number>`jsonb_array_length(runs)`.as('attempt'), 'org_id', 'engagement_id'])
+    .executeTakeFirst()
+  return row && { attempt: Number(row.attempt), orgId: row.org_id, engagementId: row.engagement_id }
 }
 
 /** A failed task (locked by the caller) back to `submitted` for a new attempt; false when it is not failed. */
@@ -184,6 +198,44 @@ export async function requeueFailed(trx: RentalDb, id: string): Promise<boolean>
     .executeTakeFirst()
   return Number(result.numUpdatedRows) === 1
 }
+
+/**
+ * Approvals (areas/approvals): a working task whose agent asked for input waits in
+ * `input-required` (with the agent's task id, to answer on); true when it was working.
+ */
+export async function awaitInput(trx: RentalDb, id: string, agentTaskId: string): Promise<boolean> {
+  const result = await trx
+    .updateTable('tasks')
+    .set({ state: 'input-required', agent_task_id: agentTaskId })
+    .where('id', '=', id)
+    .where('state', '=', 'working')
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) === 1
+}
+
+/** An approved task back to `submitted` for the runner's job; false when it is not waiting. */
+export const resumeWaiting = (trx: RentalDb, id: string) =>
+  trx
+    .updateTable('tasks')
+    .set({ state: 'submitted', async: true })
+    .where('id', '=', id)
+    .where('state', '=', 'input-required')
+    .returning(['id', 'org_id', 'engagement_id'])
+    .executeTakeFirst()
+
+/** A waiting task ends (rejected, or failed when its approval expired); undefined when it is not waiting. */
+export const endWaiting = (
+  trx: RentalDb,
+  id: string,
+  end: { state: 'rejected' | 'failed'; error: string; at: Date },
+) =>
+  trx
+    .updateTable('tasks')
+    .set({ state: end.state, error: end.error, completed_at: end.at, input_text: null })
+    .where('id', '=', id)
+    .where('state', '=', 'input-required')
+    .returning(['id', 'org_id', 'engagement_id'])
+    .executeTakeFirst()
 
 /** Removes the outputs whose time is up; the receipt and hashes stay. */
 export async function purgeOutputs(db: RentalDb, now: Date, id?: string) {
@@ -207,6 +259,18 @@ export const completedTasks = (db: RentalDb, ids: string[]) =>
         .where('id', 'in', ids)
         .where('state', '=', 'completed')
         .execute()
+
+/** The organization's tasks among `ids` (a batch's export page). */
+export const tasksOfIds = (db: RentalDb, orgId: string, ids: string[]) =>
+  ids.length === 0
+    ? Promise.resolve([])
+    : db.selectFrom('tasks').selectAll().where('org_id', '=', orgId).where('id', 'in', ids).execute()
+
+/** The states of these tasks. */
+export const statesOf = (db: RentalDb, ids: string[]) =>
+  ids.length === 0
+    ? Promise.resolve([])
+    : db.selectFrom('tasks').select(['id', 'state']).where('id', 'in', ids).execute()
 
 /** The client's tasks with the agent, oldest first. */
 export const tasksWith = (db: RentalDb, subject: string, did: string) =>
@@ -237,7 +301,7 @@ export async function taskStats(db: RentalDb, did: string, subject?: string) {
     .select([
       sql<number>`count(*) filter (where state = 'completed')`.as('completed'),
       sql<number>`count(*) filter (where state = 'failed')`.as('failed'),
-      sql<number>`count(*) filter (where state in ('submitted', 'working'))`.as('running'),
+      sql<number>`count(*) filter (where state in ('submitted', 'working', 'input-required'))`.as('running'),
       sql<Date | null>`min(created_at)`.as('first'),
       sql<Date | null>`max(coalesce(completed_at, created_at))`.as('last'),
     ])
@@ -254,17 +318,18 @@ export async function taskStats(db: RentalDb, did: string, subject?: string) {
   }
 }
 
-/** The client's unfinished tasks with the agent fail with `reason`; answers their ids. */
+/** The client's unfinished tasks with the agent fail with `reason`; answers each with the state it left. */
 export async function stopTasksWith(db: RentalDb, subject: string, did: string, reason: string, at: Date) {
-  const rows = await db
-    .updateTable('tasks')
-    .set({ state: 'failed', error: reason, completed_at: at, input_text: null })
-    .where('org_id', '=', subject)
-    .where('agent_did', '=', did)
-    .where('state', 'in', RUNNING)
-    .returning('id')
-    .execute()
-  return rows.map((r) => r.id)
+  const { rows } = await sql<{ id: string; from: TaskState; engagement_id: string }>`
+    update tasks set state = 'failed', error = ${reason}, completed_at = ${at}, input_text = null
+    from (
+      select id, state from tasks
+      where org_id = ${subject} and agent_did = ${did} and state in (${sql.join(RUNNING)})
+      for update
+    ) old
+    where tasks.id = old.id
+    returning tasks.id, old.state as "from", tasks.engagement_id`.execute(db)
+  return rows
 }
 
 export interface TaskFilter {

@@ -1,0 +1,55 @@
+/**
+ * Money as the APIs show it: integer minor units (`amount_fils`), the currency, and a `display`
+ * string a person reads ("AED 60.00"; in Arabic with Arabic-Indic digits and the dirham sign).
+ * The amount is formatted from its exact decimal string, never from a float division.
+ */
+export type MoneyLocale = 'en' | 'ar'
+
+const MINOR_DIGITS: Record<string, number> = { AED: 2 }
+
+const formatters = new Map<string, Intl.NumberFormat>()
+function formatter(currency: string, locale: MoneyLocale) {
+  const key = `${currency}:${locale}`
+  let f = formatters.get(key)
+  if (!f) {
+    f = new Intl.NumberFormat(locale === 'ar' ? 'ar-AE-u-nu-arab' : 'en-AE', { style: 'currency', currency })
+    formatters.set(key, f)
+  }
+  return f
+}
+
+/** The exact decimal string of an amount in minor units: 6000 → "60.00", -5 → "-0.05". */
+export function minorToDecimal(amount: number | bigint, currency = 'AED'): string {
+  const digits = MINOR_DIGITS[currency] ?? 2
+  const value = BigInt(amount)
+  const sign = value < 0n ? '-' : ''
+  const abs = (value < 0n ? -value : value).toString().padStart(digits + 1, '0')
+  return `${sign}${abs.slice(0, abs.length - digits)}.${abs.slice(abs.length - digits)}`
+}
+
+/** "AED 60.00" (en, a no-break space after AED) or "‏٦٠٫٠٠ د.إ.‏" (ar) for 6000 fils. */
+export function formatMoney(amount: number | bigint, currency = 'AED', locale: MoneyLocale = 'en'): string {
+  // Intl formats a decimal string exactly (no float rounding past 2^53 / 100)
+  return formatter(currency, locale).format(minorToDecimal(amount, currency) as unknown as number)
+}
+
+/** An amount as every money field shows it: `{ amount_fils, currency, display }`. */
+export function money(amountFils: number, currency = 'AED', locale: MoneyLocale = 'en') {
+  return { amount_fils: amountFils, currency, display: formatMoney(amountFils, currency, locale) }
+}
+export type Money = ReturnType<typeof money>
+
+/**
+ * The locale a reader wants money in: `lang` when given, else the request's `?lang=`, else
+ * Arabic when `Accept-Language` puts it first, else English.
+ */
+export function moneyLocaleOf(
+  request: { query?: unknown; headers: Record<string, string | string[] | undefined> },
+  lang?: MoneyLocale,
+): MoneyLocale {
+  if (lang) return lang
+  const asked = (request.query as { lang?: unknown } | undefined)?.lang
+  if (asked === 'ar' || asked === 'en') return asked
+  const accept = request.headers['accept-language']
+  return typeof accept === 'string' && /^\s*ar\b/i.test(accept) ? 'ar' : 'en'
+}

@@ -1,0 +1,177 @@
+import { Readable } from 'node:stream'
+import { type App, IdempotencyKeyHeader, PageQuery, pageOf } from '@svc/kit'
+import { Type } from 'typebox'
+import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
+import { actorOfRequest } from '../events/index.ts'
+import { can, orgOf } from '../orgs/permissions.ts'
+import { exportableBatch, exportLines } from './export.ts'
+import {
+  type BatchDeps,
+  batchDetail,
+  batchList,
+  createBatch,
+  DEFAULT_CONCURRENCY,
+  MAX_CONCURRENCY,
+  MAX_ITEMS,
+} from './service.ts'
+
+/** A task's text bound (POST /api/tasks). */
+const MAX_TEXT = 20_000
+/**
+ * The create route's body limit: 1000 items of the longest text in ASCII, with room for JSON;
+ * a bound, not the kit's 1 MiB default, which a full batch would pass.
+ */
+export const BATCH_BODY_LIMIT = 24 * 1024 * 1024
+
+const Text = Type.String({ minLength: 1, maxLength: MAX_TEXT })
+const Nullable = <T extends import('typebox').TSchema>(t: T) => Type.Union([t, Type.Null()])
+const Count = Type.Integer({ minimum: 0 })
+const Batch = Type.Object({
+  id: Type.String(),
+  engagement_id: Type.String(),
+  name: Nullable(Type.String()),
+  state: Type.Union([
+    Type.Literal('running'),
+    Type.Literal('completed'),
+    Type.Literal('completed_with_errors'),
+    Type.Literal('canceled'),
+  ]),
+  concurrency: Type.Integer(),
+  total: Type.Integer(),
+  counts: Type.Object({ queued: Count, running: Count, completed: Count, failed: Count, canceled: Count }),
+  created_at: Type.String(),
+  started_at: Nullable(Type.String()),
+  finished_at: Nullable(Type.String()),
+})
+const BatchId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
+
+export function batchRoutes(app: App, deps: BatchDeps) {
+  const { sessions } = deps
+  const tags = ['batches']
+  app.post(
+    '/api/batches',
+    {
+      ...sessions.sessionAndCsrf,
+      ...can('tasks:write'),
+      bodyLimit: BATCH_BODY_LIMIT,
+      schema: {
+        summary: `Up to ${MAX_ITEMS} task texts under one engagement, run as tasks with bounded concurrency`,
+        description:
+          'Each item becomes one task (actor: the batch), at most `concurrency` at a time. Idempotent with an Idempotency-Key: a replay answers the first answer.',
+        tags,
+        security: CSRF_SECURITY,
+        headers: IdempotencyKeyHeader,
+        body: Type.Object(
+          {
+            engagement_id: Type.String({ minLength: 1, maxLength: 100 }),
+            items: Type.Array(
+              Type.Union([Text, Type.Object({ text: Text }, { additionalProperties: false })]),
+              {
+                minItems: 1,
+                maxItems: MAX_ITEMS,
+                description: `1 to ${MAX_ITEMS} task texts, each a string or {text}`,
+              },
+            ),
+            concurrency: Type.Optional(
+              Type.Integer({
+                minimum: 1,
+                maximum: MAX_CONCURRENCY,
+                description: `tasks running at once (default ${DEFAULT_CONCURRENCY})`,
+              }),
+            ),
+            name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Batch },
+      },
+    },
+    async (request, reply) => {
+      const answer = await createBatch(
+        deps,
+        orgOf(request),
+        request.body,
+        actorOfRequest(request),
+        request.headers['idempotency-key'],
+      )
+      if (answer.replayed) reply.header('idempotent-replayed', 'true')
+      return reply.code(201).send(answer.body)
+    },
+  )
+  app.get(
+    '/api/batches',
+    {
+      ...sessions.session,
+      ...can('tasks:read'),
+      schema: {
+        summary: 'The organization’s batches, newest first',
+        tags,
+        security: SESSION_SECURITY,
+        querystring: PageQuery,
+        response: {
+          200: Type.Object({ batches: Type.Array(Batch), limit: Type.Integer(), offset: Type.Integer() }),
+        },
+      },
+    },
+    async (request) => batchList(deps, orgOf(request), pageOf(request.query)),
+  )
+  app.get(
+    '/api/batches/:id',
+    {
+      ...sessions.session,
+      ...can('tasks:read'),
+      schema: {
+        summary: 'A batch: its state, counts per item state, start and finish',
+        tags,
+        security: SESSION_SECURITY,
+        params: BatchId,
+        response: { 200: Batch },
+      },
+    },
+    async (request) => batchDetail(deps, orgOf(request), request.params.id),
+  )
+  app.get(
+    '/api/batches/:id/export',
+    {
+      ...sessions.session,
+      ...can('tasks:read'),
+      schema: {
+        summary:
+          'The batch’s items as JSON Lines or CSV: state, task, output while kept, receipt leaf hash, error',
+        description:
+          "One row per item, in item order. CSV (RFC 4180) has a header row; a field starting with =, +, -, @, tab or CR is prefixed with ' (OWASP CSV injection).",
+        tags,
+        security: SESSION_SECURITY,
+        params: BatchId,
+        querystring: Type.Object(
+          { format: Type.Union([Type.Literal('jsonl'), Type.Literal('csv')], { default: 'jsonl' }) },
+          { additionalProperties: false },
+        ),
+        produces: ['application/jsonl', 'text/csv'],
+        response: {
+          200: {
+            description: 'the rows, streamed',
+            content: {
+              'application/jsonl': { schema: Type.String() },
+              'text/csv': { schema: Type.String() },
+            },
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      const orgId = orgOf(request)
+      const batch = await exportableBatch(deps, orgId, request.params.id)
+      const { format } = request.query
+      reply
+        .header(
+          'content-type',
+          format === 'csv' ? 'text/csv; charset=utf-8; header=present' : 'application/jsonl; charset=utf-8',
+        )
+        .header('content-disposition', `attachment; filename="batch-${batch.id}.${format}"`)
+        .header('cache-control', 'no-store')
+      // streamed, page by page: the declared string type is the body as a whole
+      return reply.send(Readable.from(exportLines(deps, orgId, batch.id, format)) as unknown as string)
+    },
+  )
+}

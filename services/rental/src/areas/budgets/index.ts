@@ -1,0 +1,52 @@
+import { defineArea } from '../../context.ts'
+import type { RentalDb } from '../../db.ts'
+import { budgetRoutes } from './routes.ts'
+import { type BudgetDeps, type Commitment, commit, type EngagementLookup } from './service.ts'
+
+export interface BudgetService {
+  /** What the budgets' routes work with. */
+  readonly deps: BudgetDeps
+  /**
+   * Money committed (an escrow made for a hire or a task), in the caller's transaction: 402
+   * `budget_exceeded` when it would take a matching budget (the organization's, the engagement's,
+   * the agent's) past its limit in the period; else the spend is counted and thresholds announced.
+   */
+  commit(trx: RentalDb, commitment: Commitment): Promise<void>
+  /*
+   * The seam for refunds (not built): `release(trx, commitment)` will lower the spend of the
+   * period the money was committed in (`commitment.at`), with the same locks, never below 0;
+   * a threshold once announced in a period is not announced again.
+   */
+  /** The engagements area hands over how to know an engagement, as its routes are registered (it needs budgets; budgets cannot need it). */
+  engagementsWith(lookup: EngagementLookup): void
+}
+
+/**
+ * Budgets: a cap on spend per period (UTC calendar month or custom) for the organization, an
+ * engagement or an agent, enforced where escrows are made (hiring, tasks) with the matching budget
+ * rows locked; `budget.threshold` once per period per threshold. Tables: rental_budgets,
+ * rental_budget_periods.
+ */
+export const budgetsArea = defineArea({
+  name: 'budgets',
+  needs: ['events'],
+  mount(_app, ctx, use): BudgetService {
+    const deps: BudgetDeps = {
+      ...ctx,
+      events: use.events,
+      engagementExists: async () => {
+        throw new Error('the engagements area did not hand over its lookup')
+      },
+    }
+    return {
+      deps,
+      commit: (trx, c) => commit(deps, trx, c),
+      engagementsWith: (lookup) => {
+        deps.engagementExists = lookup
+      },
+    }
+  },
+  routes(app, _ctx, _use, own) {
+    budgetRoutes(app, own.deps)
+  },
+})

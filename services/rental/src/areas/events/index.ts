@@ -1,0 +1,23 @@
+import { defineArea } from '../../context.ts'
+import { EventLog } from './service.ts'
+
+export type { Actor } from './actor.ts'
+export { actorOfRequest, operatorActor, SYSTEM, tokenActor } from './actor.ts'
+export type { Consumer, EventView, NewEvent } from './service.ts'
+export type { EventType } from './types.ts'
+export type EventService = EventLog
+
+/**
+ * One record of what happened: every state change is appended here in its own transaction
+ * (`record(trx, …)`), numbered within its stream (a task's events), and read by the task event
+ * streams, by durable consumers (outbound webhooks) and as the audit record.
+ * Tables: rental_events, rental_event_streams, rental_event_cursors.
+ */
+export const eventsArea = defineArea({
+  name: 'events',
+  mount(app, ctx): EventService {
+    const log = new EventLog(ctx)
+    app.addHook('preClose', async () => log.stop())
+    return log
+  },
+})

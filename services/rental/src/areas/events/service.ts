@@ -1,0 +1,205 @@
+import { EventEmitter } from 'node:events'
+import { afterCommit } from '@svc/kit'
+import type { RentalContext } from '../../context.ts'
+import { inTransaction, type RentalDb } from '../../db.ts'
+import type { Actor } from './actor.ts'
+import type { EventType } from './types.ts'
+import {
+  advanceConsumer,
+  type EventRow,
+  insertEvent,
+  nextForConsumer,
+  orgEvents,
+  streamEvents,
+} from './store.ts'
+
+/** An event to append: what happened, to what, by whom. */
+export interface NewEvent {
+  /** The organization it belongs to (null: the platform's own). */
+  orgId: string | null
+  /** One of EVENT_TYPES (what webhooks subscribe to), or the audit's `request.answered`. */
+  type: EventType | 'request.answered'
+  /** The stream it is numbered in (a task's id), if any. */
+  stream?: string | undefined
+  /** The ids it is about: `{ task_id, engagement_id, … }`. */
+  subjects?: Record<string, string> | undefined
+  actor: Actor
+  data?: unknown
+}
+
+/** An event as readers see it. */
+export interface EventView {
+  id: string
+  seq: number
+  /** The writing transaction's id: with `seq`, the event's place in commit order (durable consumers). */
+  txid: string
+  org_id: string | null
+  type: string
+  stream: string | null
+  stream_seq: number | null
+  subjects: Record<string, string>
+  actor: { type: string; id: string | null; ip: string | null; request_id: string | null }
+  data: unknown
+  created_at: string
+}
+
+export const eventView = (row: EventRow): EventView => ({
+  id: `evt_${row.seq}`,
+  seq: Number(row.seq),
+  txid: row.txid,
+  org_id: row.org_id,
+  type: row.type,
+  stream: row.stream,
+  stream_seq: row.stream_seq,
+  subjects: row.subjects as Record<string, string>,
+  actor: { type: row.actor_type, id: row.actor_id, ip: row.ip, request_id: row.request_id },
+  data: row.data,
+  created_at: row.created_at.toISOString(),
+})
+
+/** A durable reader of the log: given each committed event once, in commit order, in its transaction. */
+export type Consumer = (trx: RentalDb, events: EventView[]) => Promise<void>
+
+const BATCH = 200
+
+/** The log's writer, its stream readers, and its durable consumers' loop. */
+export class EventLog {
+  readonly #committed = new EventEmitter().setMaxListeners(0)
+  readonly #consumers = new Map<string, Consumer>()
+  #running = false
+  #stopped = false
+  #wake: (() => void) | undefined
+  #woken = false
+  #loop: Promise<void> | undefined
+
+  /** `manual`: consumers run only when `drain()` is called (tests), not in a loop. */
+  constructor(
+    private readonly ctx: Pick<RentalContext, 'db' | 'log'>,
+    private readonly options: { manual?: boolean } = {},
+  ) {}
+
+  /** Appends `event` in `trx`; streams' waiters and consumers are woken once it commits. */
+  async record(trx: RentalDb, event: NewEvent): Promise<{ id: string; streamSeq: number | null }> {
+    const { seq, streamSeq } = await insertEvent(trx, {
+      org_id: event.orgId,
+      type: event.type,
+      stream: event.stream ?? null,
+      subjects: event.subjects ?? {},
+      actor_type: event.actor.type,
+      actor_id: event.actor.id,
+      ip: event.actor.ip ?? null,
+      request_id: event.actor.requestId ?? null,
+      data: event.data ?? {},
+    })
+    afterCommit(trx, () => {
+      if (event.stream) this.#committed.emit(event.stream)
+      this.wakeConsumers()
+    })
+    return { id: `evt_${seq}`, streamSeq }
+  }
+
+  /** A stream's events after its `after`-th, oldest first. */
+  async stream(stream: string, after: number, limit = BATCH): Promise<EventView[]> {
+    return (await streamEvents(this.ctx.db, stream, after, limit)).map(eventView)
+  }
+
+  /** An organization's events, newest first. */
+  async ofOrg(orgId: string, opts: { types?: string[]; beforeSeq?: number; limit: number }) {
+    const rows = await orgEvents(this.ctx.db, orgId, { ...opts, beforeSeq: opts.beforeSeq?.toString() })
+    return rows.map(eventView)
+  }
+
+  /**
+   * Resolves when an event of `stream` commits in this process, or after `ms` (another instance's
+   * events are seen by the caller's next read): what a stream reader waits on between reads.
+   */
+  waitFor(stream: string, ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        this.#committed.off(stream, done)
+        signal?.removeEventListener('abort', done)
+        resolve()
+      }
+      const timer = setTimeout(done, ms)
+      this.#committed.once(stream, done)
+      signal?.addEventListener('abort', done, { once: true })
+    })
+  }
+
+  /**
+   * Registers a durable consumer: from its first registration on, it is given every committed
+   * event (older ones too: it filters what it wants), once, in commit order, in the transaction that
+   * moves its cursor, so what it writes and its place in the log commit together. One instance runs a
+   * consumer at a time.
+   */
+  consume(name: string, consumer: Consumer) {
+    this.#consumers.set(name, consumer)
+    this.#start()
+  }
+
+  wakeConsumers() {
+    if (this.#wake) this.#wake()
+    else this.#woken = true
+  }
+
+  async stop() {
+    this.#stopped = true
+    this.wakeConsumers()
+    await this.#loop
+  }
+
+  /** Runs every consumer until it has nothing new; answers whether any took events. */
+  async drain(): Promise<boolean> {
+    let took = false
+    for (const [name, consumer] of this.#consumers) {
+      for (;;) {
+        const n = await inTransaction(this.ctx.db, async (trx) => {
+          const rows = await nextForConsumer(trx, name, BATCH)
+          if (!rows?.length) return 0
+          await consumer(trx, rows.map(eventView))
+          const last = rows[rows.length - 1]!
+          await advanceConsumer(trx, name, { txid: last.txid, seq: last.seq })
+          return rows.length
+        })
+        if (n) took = true
+        if (n < BATCH) break
+      }
+    }
+    return took
+  }
+
+  #start() {
+    if (this.#running || this.options.manual) return
+    this.#running = true
+    this.#loop = (async () => {
+      while (!this.#stopped) {
+        try {
+          await this.drain()
+        } catch (err) {
+          this.ctx.log.warn({ err: (err as Error).message }, 'event consumer failed; retried')
+        }
+        await this.#sleep(1000)
+      }
+    })()
+  }
+
+  #sleep(ms: number) {
+    if (this.#woken || this.#stopped) {
+      this.#woken = false
+      return Promise.resolve()
+    }
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.#wake = undefined
+        resolve()
+      }, ms)
+      timer.unref()
+      this.#wake = () => {
+        this.#wake = undefined
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+  }
+}

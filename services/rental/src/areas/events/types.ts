@@ -1,0 +1,58 @@
+/**
+ * Every event type the rental records (docs/architecture.md, "the event log"): what a webhook may
+ * subscribe to. An area that records a new type adds it here, so clients can subscribe to it.
+ */
+export const EVENT_TYPES = [
+  // tasks
+  'task.created',
+  'task.state_changed',
+  // a cancel and a retry are task.state_changed (to canceled; failed to submitted, retry: true)
+  'task.trace',
+  // approvals
+  'approval.requested',
+  'approval.approved',
+  'approval.rejected',
+  'approval.expired',
+  'approval.canceled',
+  // engagements and money
+  'engagement.created',
+  'engagement.activated',
+  'engagement.ended',
+  'engagement.config_changed',
+  'escrow.opened',
+  'escrow.released',
+  'budget.created',
+  'budget.updated',
+  'budget.deleted',
+  'budget.threshold',
+  'invoice.issued',
+  'invoice.paid',
+  'refund.requested',
+  'refund.accepted',
+  'refund.settled',
+  'refund.rejected',
+  // the market
+  'listing.published',
+  'listing.updated',
+  'listing.availability_changed',
+  // schedules and batches
+  'schedule.created',
+  'schedule.fired',
+  'schedule.paused',
+  'schedule.resumed',
+  'schedule.deleted',
+  'schedule.failed',
+  'batch.created',
+  'batch.progressed',
+  'batch.completed',
+  // the organization
+  'member.invited',
+  'member.joined',
+  'member.removed',
+  'member.role_changed',
+  // webhooks
+  'webhook.created',
+  'webhook.deleted',
+  'webhook.test',
+] as const
+export type EventType = (typeof EVENT_TYPES)[number]

@@ -1,0 +1,287 @@
+import { randomUUID } from 'node:crypto'
+import { type MoneyLocale, money, type Page } from '@svc/kit'
+import type { RentalContext } from '../../context.ts'
+import { inTransaction, type RentalDb } from '../../db.ts'
+import { rentalError } from '../../errors.ts'
+import type { EngagementService } from '../engagements/index.ts'
+import type { Actor, EventService } from '../events/index.ts'
+import type { OrgService } from '../orgs/index.ts'
+import * as store from './store.ts'
+import type { InvoiceLineRow, InvoiceRow } from './store.ts'
+
+export interface InvoiceDeps {
+  ctx: Pick<RentalContext, 'db' | 'receipts' | 'config' | 'now'>
+  engagements: EngagementService
+  events: EventService
+  orgs: OrgService
+}
+
+/** The issuer of every invoice: the platform (its counter row in `invoice_counters`). */
+export const ISSUER = 'platform'
+/** UAE VAT, 5 %, in basis points. */
+export const VAT_RATE_BPS = 500
+
+/**
+ * VAT on one line, rounded half-up to the fil with integer arithmetic: ⌊(net × 5 + 50) / 100⌋
+ * (net ≥ 0). BigInt, so that no amount up to 2^53 loses a fil.
+ */
+export function vatOf(netFils: number): number {
+  if (!Number.isSafeInteger(netFils) || netFils < 0)
+    throw new RangeError(`net ${netFils} is not a fils amount`)
+  return Number((BigInt(netFils) * BigInt(VAT_RATE_BPS) + 5000n) / 10000n)
+}
+
+/** `INV-2026-000001`: the issuer's sequence within the year of issue. */
+export const invoiceNumber = (year: number, n: number) => `INV-${year}-${String(n).padStart(6, '0')}`
+
+export type InvoiceScope = { engagement_id: string } | { from: string; to: string }
+
+function scopeOf(input: {
+  engagement_id?: string
+  from?: string
+  to?: string
+}): { engagementId: string } | { from: Date; to: Date } {
+  const period = input.from !== undefined || input.to !== undefined
+  if (input.engagement_id !== undefined && period)
+    throw rentalError('invalid_request', 'body: give engagement_id or from and to, not both')
+  if (input.engagement_id !== undefined) return { engagementId: input.engagement_id }
+  if (input.from === undefined)
+    throw rentalError('invalid_request', 'body.from is required (or engagement_id)')
+  if (input.to === undefined) throw rentalError('invalid_request', 'body.to is required (or engagement_id)')
+  const from = new Date(input.from)
+  const to = new Date(input.to)
+  if (Number.isNaN(from.getTime())) throw rentalError('invalid_request', 'body.from is not a date-time')
+  if (Number.isNaN(to.getTime())) throw rentalError('invalid_request', 'body.to is not a date-time')
+  if (to <= from) throw rentalError('invalid_request', 'body.to must be after body.from')
+  return { from, to }
+}
+
+/**
+ * Issues an invoice for the organization's released escrows of a period or an engagement that are
+ * on no invoice yet, in one transaction: the issuer's number first (the counter row's lock makes
+ * concurrent creations take turns, so each then sees the lines the one before took), the lines
+ * (one per escrow, VAT per line), the totals (sums of the lines), an `invoice.issued` event.
+ * Nothing to invoice: 409, and the number goes back with the rollback.
+ */
+export async function createInvoice(
+  deps: InvoiceDeps,
+  orgId: string,
+  input: { engagement_id?: string; from?: string; to?: string },
+  actor: Actor,
+) {
+  const scope = scopeOf(input)
+  if ('engagementId' in scope && !(await deps.engagements.engagementOf(orgId, scope.engagementId)))
+    throw rentalError('engagement_not_found', `no engagement ${scope.engagementId}`)
+  const [org] = await deps.orgs.orgs([orgId])
+  const issuer = deps.ctx.config.invoiceIssuer
+  try {
+    const id = await inTransaction(deps.ctx.db, async (trx) => {
+      const issuedAt = deps.ctx.now()
+      const year = issuedAt.getUTCFullYear()
+      const n = await store.nextNumber(trx, ISSUER, year)
+      const released = await deps.engagements.releasedEscrows(trx, orgId, scope)
+      const taken = await store.invoicedEscrows(
+        trx,
+        released.map((e) => e.id),
+      )
+      const open = released.filter((e) => !taken.has(e.id))
+      if (open.length === 0)
+        throw rentalError('nothing_to_invoice', 'no released escrow here that is not on an invoice already')
+      const id = `inv_${randomUUID().replaceAll('-', '')}`
+      const lines = open.map((e, i) => {
+        const net = Number(e.amount_fils)
+        const vat = vatOf(net)
+        return {
+          invoice_id: id,
+          position: i + 1,
+          escrow_id: e.id,
+          engagement_id: e.engagement_id,
+          task_id: e.task_id,
+          description: `${e.job_id}${e.task_id ? ` (task ${e.task_id})` : ''}`,
+          agent_did: e.agent_did,
+          net_fils: net,
+          fee_fils: Number(e.fee_fils ?? 0),
+          vat_fils: vat,
+          gross_fils: net + vat,
+          released_at: e.released_at!,
+        }
+      })
+      const sum = (key: 'net_fils' | 'vat_fils') => lines.reduce((total, l) => total + l[key], 0)
+      const net = sum('net_fils')
+      const vat = sum('vat_fils')
+      const number = invoiceNumber(year, n)
+      const dueAt = new Date(issuedAt.getTime() + issuer.dueDays * 86_400_000)
+      await store.insertInvoice(
+        trx,
+        {
+          id,
+          org_id: orgId,
+          issuer: ISSUER,
+          number,
+          engagement_id: 'engagementId' in scope ? scope.engagementId : null,
+          period_from: 'from' in scope ? scope.from : null,
+          period_to: 'to' in scope ? scope.to : null,
+          net_fils: net,
+          vat_fils: vat,
+          gross_fils: net + vat,
+          vat_rate_bps: VAT_RATE_BPS,
+          issuer_details: JSON.stringify({ name: issuer.name, address: issuer.address, trn: issuer.trn }),
+          client_details: JSON.stringify({ org_id: orgId, name: org?.name ?? orgId }),
+          issued_at: issuedAt,
+          due_at: dueAt,
+          state: 'issued',
+          paid_reference: null,
+          paid_at: null,
+          paid_by: null,
+          paid_receipt_id: null,
+          created_by: actor.id,
+        },
+        lines,
+      )
+      await deps.events.record(trx, {
+        orgId,
+        type: 'invoice.issued',
+        subjects: { invoice_id: id },
+        actor,
+        data: {
+          number,
+          net_fils: net,
+          vat_fils: vat,
+          gross_fils: net + vat,
+          currency: 'AED',
+          lines: lines.length,
+        },
+      })
+      return id
+    })
+    return id
+  } catch (error) {
+    // the unique escrow_id of invoice_lines: another creation took one of these escrows first
+    if ((error as { code?: unknown }).code === '23505')
+      throw rentalError('nothing_to_invoice', 'these escrows were just invoiced by another request')
+    throw error
+  }
+}
+
+/** A stored invoice as the API shows it, amounts as money in the reader's locale. */
+export function invoiceView(row: InvoiceRow, lines: InvoiceLineRow[], locale: MoneyLocale = 'en') {
+  const m = (fils: number | string) => money(Number(fils), row.currency, locale)
+  return {
+    id: row.id,
+    number: row.number,
+    state: row.state,
+    issuer: row.issuer_details as { name: string; address: string; trn: string },
+    client: row.client_details as { org_id: string; name: string },
+    engagement_id: row.engagement_id,
+    period:
+      row.period_from && row.period_to
+        ? { from: row.period_from.toISOString(), to: row.period_to.toISOString() }
+        : null,
+    issued_at: row.issued_at.toISOString(),
+    due_at: row.due_at.toISOString(),
+    currency: row.currency,
+    vat_rate_percent: row.vat_rate_bps / 100,
+    lines: lines.map((l) => ({
+      position: l.position,
+      description: l.description,
+      escrow_id: l.escrow_id,
+      engagement_id: l.engagement_id,
+      task_id: l.task_id,
+      agent_did: l.agent_did,
+      released_at: l.released_at.toISOString(),
+      net: m(l.net_fils),
+      vat: m(l.vat_fils),
+      gross: m(l.gross_fils),
+      platform_fee: m(l.fee_fils),
+    })),
+    totals: { net: m(row.net_fils), vat: m(row.vat_fils), gross: m(row.gross_fils) },
+    paid: row.paid_at ? { reference: row.paid_reference!, paid_at: row.paid_at.toISOString() } : null,
+  }
+}
+export type InvoiceView = ReturnType<typeof invoiceView>
+
+export async function invoiceOf(deps: InvoiceDeps, orgId: string, id: string, locale: MoneyLocale = 'en') {
+  const row = await store.invoiceOf(deps.ctx.db, orgId, id)
+  if (!row) throw rentalError('invoice_not_found', `no invoice ${id}`)
+  return invoiceView(row, await store.linesOf(deps.ctx.db, [id]), locale)
+}
+
+export async function invoiceList(deps: InvoiceDeps, orgId: string, page: Page, locale: MoneyLocale = 'en') {
+  const { rows, total } = await store.invoicesOf(deps.ctx.db, orgId, page.limit, page.offset)
+  const lines = await store.linesOf(
+    deps.ctx.db,
+    rows.map((r) => r.id),
+  )
+  return {
+    invoices: rows.map((r) =>
+      invoiceView(
+        r,
+        lines.filter((l) => l.invoice_id === r.id),
+        locale,
+      ),
+    ),
+    total,
+    limit: page.limit,
+    offset: page.offset,
+  }
+}
+
+/**
+ * Records the payment of an issued invoice, once: the row locked; paid with the same reference →
+ * the same answer again; paid with another → 409 `invoice_paid`; else marked paid with an
+ * `invoice.paid` receipt and event in the same transaction.
+ */
+export async function markPaid(
+  deps: InvoiceDeps,
+  orgId: string,
+  id: string,
+  input: { reference: string; paid_at?: string },
+  actor: Actor,
+) {
+  const paidAt = input.paid_at === undefined ? deps.ctx.now() : new Date(input.paid_at)
+  if (Number.isNaN(paidAt.getTime())) throw rentalError('invalid_request', 'body.paid_at is not a date-time')
+  await inTransaction(deps.ctx.db, async (trx: RentalDb) => {
+    const row = await store.invoiceOf(trx, orgId, id, true)
+    if (!row) throw rentalError('invoice_not_found', `no invoice ${id}`)
+    if (row.state === 'paid') {
+      if (row.paid_reference === input.reference) return
+      throw rentalError('invoice_paid', `the invoice is paid (reference ${row.paid_reference}): state paid`)
+    }
+    const data = {
+      invoice_id: id,
+      number: row.number,
+      org_id: orgId,
+      gross_fils: Number(row.gross_fils),
+      currency: row.currency,
+      reference: input.reference,
+      paid_at: paidAt.toISOString(),
+    }
+    const receipt = await deps.ctx.receipts.record(trx, { type: 'invoice.paid', subject: id, data })
+    await store.markPaid(trx, id, {
+      reference: input.reference,
+      at: paidAt,
+      by: actor.id ?? actor.type,
+      receiptId: receipt.id,
+    })
+    await deps.events.record(trx, {
+      orgId,
+      type: 'invoice.paid',
+      subjects: { invoice_id: id },
+      actor,
+      data: { ...data, receipt_id: receipt.id },
+    })
+  })
+  return invoiceOf(deps, orgId, id)
+}
+
+/**
+ * The seam for corrections: an issued invoice is never changed. A settled refund will issue a
+ * credit note (a negative document numbered in its own `CN-` sequence through the same counter
+ * table, issuer `platform-cn`, naming the invoice and the escrow it corrects); not built yet.
+ */
+export type CreditNoteSeam = (
+  trx: RentalDb,
+  invoiceId: string,
+  escrowId: string,
+  amountFils: number,
+) => Promise<void>

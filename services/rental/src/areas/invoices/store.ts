@@ -1,0 +1,142 @@
+import type { Generated, Insertable, Selectable } from 'kysely'
+import type { Json, RentalDb, RentalTables } from '../../db.ts'
+
+/** The invoices area's tables: the issuers' number counters, invoices and their lines (migration 0024). */
+export interface InvoiceTables {
+  invoice_counters: { issuer: string; year: number; last_number: Generated<number> }
+  invoices: {
+    id: string
+    org_id: string
+    issuer: string
+    number: string
+    engagement_id: string | null
+    period_from: Date | null
+    period_to: Date | null
+    currency: Generated<string>
+    net_fils: number
+    vat_fils: number
+    gross_fils: number
+    vat_rate_bps: number
+    issuer_details: Json
+    client_details: Json
+    issued_at: Date
+    due_at: Date
+    state: 'issued' | 'paid'
+    paid_reference: string | null
+    paid_at: Date | null
+    paid_by: string | null
+    paid_receipt_id: string | null
+    created_by: string | null
+  }
+  invoice_lines: {
+    invoice_id: string
+    position: number
+    escrow_id: string
+    engagement_id: string
+    task_id: string | null
+    description: string
+    agent_did: string
+    net_fils: number
+    fee_fils: number
+    vat_fils: number
+    gross_fils: number
+    released_at: Date
+  }
+}
+
+export type InvoiceRow = Selectable<RentalTables['invoices']>
+export type InvoiceLineRow = Selectable<RentalTables['invoice_lines']>
+
+/**
+ * The issuer's next number for the year, taken in `trx`: the counter row is made once, then
+ * incremented with `update … returning`, which holds its row lock until `trx` ends. Concurrent
+ * creations wait in turn; a rolled-back one gives its number back with it (no gap).
+ */
+export async function nextNumber(trx: RentalDb, issuer: string, year: number): Promise<number> {
+  await trx
+    .insertInto('invoice_counters')
+    .values({ issuer, year })
+    .onConflict((oc) => oc.columns(['issuer', 'year']).doNothing())
+    .execute()
+  const row = await trx
+    .updateTable('invoice_counters')
+    .set((eb) => ({ last_number: eb('last_number', '+', 1) }))
+    .where('issuer', '=', issuer)
+    .where('year', '=', year)
+    .returning('last_number')
+    .executeTakeFirstOrThrow()
+  return row.last_number
+}
+
+/** Which of these escrows are on an invoice already. */
+export async function invoicedEscrows(db: RentalDb, escrowIds: string[]): Promise<Set<string>> {
+  if (escrowIds.length === 0) return new Set()
+  const rows = await db
+    .selectFrom('invoice_lines')
+    .select('escrow_id')
+    .where('escrow_id', 'in', escrowIds)
+    .execute()
+  return new Set(rows.map((r) => r.escrow_id))
+}
+
+export async function insertInvoice(
+  trx: RentalDb,
+  invoice: Insertable<RentalTables['invoices']>,
+  lines: Array<Insertable<RentalTables['invoice_lines']>>,
+) {
+  await trx.insertInto('invoices').values(invoice).execute()
+  await trx.insertInto('invoice_lines').values(lines).execute()
+}
+
+export const invoiceOf = (db: RentalDb, orgId: string, id: string, lock = false) => {
+  const query = db.selectFrom('invoices').selectAll().where('id', '=', id).where('org_id', '=', orgId)
+  return (lock ? query.forUpdate() : query).executeTakeFirst()
+}
+
+export const linesOf = (db: RentalDb, invoiceIds: string[]) =>
+  invoiceIds.length === 0
+    ? Promise.resolve([] as InvoiceLineRow[])
+    : db
+        .selectFrom('invoice_lines')
+        .selectAll()
+        .where('invoice_id', 'in', invoiceIds)
+        .orderBy('invoice_id')
+        .orderBy('position')
+        .execute()
+
+export async function invoicesOf(db: RentalDb, orgId: string, limit: number, offset: number) {
+  const rows = await db
+    .selectFrom('invoices')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .orderBy('issued_at', 'desc')
+    .orderBy('number', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute()
+  const { count } = await db
+    .selectFrom('invoices')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('org_id', '=', orgId)
+    .executeTakeFirstOrThrow()
+  return { rows, total: Number(count) }
+}
+
+export async function markPaid(
+  trx: RentalDb,
+  id: string,
+  paid: { reference: string; at: Date; by: string; receiptId: string },
+) {
+  await trx
+    .updateTable('invoices')
+    .set({
+      state: 'paid',
+      paid_reference: paid.reference,
+      paid_at: paid.at,
+      paid_by: paid.by,
+      paid_receipt_id: paid.receiptId,
+    })
+    .where('id', '=', id)
+    .where('state', '=', 'issued')
+    .execute()
+}

@@ -1,0 +1,166 @@
+import { type App, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
+import type { FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import type { RentalContext } from '../../context.ts'
+import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { actorOfRequest, operatorActor } from '../events/index.ts'
+import { Id, Nullable, Params } from '../engagements/schemas.ts'
+import { can, orgOf } from '../orgs/permissions.ts'
+import {
+  acceptRefund,
+  approveRefund,
+  type Caller,
+  type RefundDeps,
+  refundList,
+  refundView,
+  rejectRefund,
+  requestRefund,
+} from './service.ts'
+
+const Money = Type.Object({ amount_fils: Type.Integer(), currency: Type.String(), display: Type.String() })
+const Lang = Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')]))
+const Fils = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })
+const Reason = Type.String({ minLength: 1, maxLength: 500 })
+
+const Refund = Type.Object({
+  id: Type.String(),
+  state: Type.Union([
+    Type.Literal('requested'),
+    Type.Literal('accepted'),
+    Type.Literal('settled'),
+    Type.Literal('rejected'),
+  ]),
+  escrow_id: Type.String(),
+  engagement_id: Type.String(),
+  task_id: Nullable(Type.String()),
+  agent_did: Type.String(),
+  requested: Money,
+  amount: Money,
+  reason: Type.String(),
+  reject_reason: Nullable(Type.String()),
+  transfer_id: Nullable(Type.String()),
+  receipt_id: Nullable(Type.String()),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+})
+
+const localeOf = moneyLocaleOf
+
+/** Refunds: asked for by the client, accepted by the provider or an operator, approved (settled) by an operator. */
+export function refundRoutes(app: App, ctx: RentalContext, deps: RefundDeps) {
+  const { sessions } = ctx
+  const tags = ['refunds']
+  const callerOf = (request: FastifyRequest): Caller => {
+    const operator = deps.orgs.isOperator(sessionOf(request))
+    return {
+      orgId: orgOf(request),
+      operator,
+      actor: operator ? operatorActor(request) : actorOfRequest(request),
+    }
+  }
+  app.post(
+    '/api/refunds',
+    {
+      ...sessions.sessionAndCsrf,
+      ...can('refunds:write'),
+      schema: {
+        summary: 'Asks for a refund of a released escrow (by escrow or task), up to what is left to refund',
+        tags,
+        security: CSRF_SECURITY,
+        body: Type.Object(
+          { escrow_id: Type.Optional(Id), task_id: Type.Optional(Id), amount_fils: Fils, reason: Reason },
+          { additionalProperties: false },
+        ),
+        response: { 201: Refund },
+      },
+    },
+    async (request, reply) =>
+      reply
+        .code(201)
+        .send(refundView(await requestRefund(deps, callerOf(request), request.body), localeOf(request))),
+  )
+  app.get(
+    '/api/refunds',
+    {
+      ...sessions.session,
+      ...can('money:read'),
+      schema: {
+        summary: 'The organization’s refunds, newest first',
+        tags,
+        security: SESSION_SECURITY,
+        querystring: Type.Object({ ...pageQuery().properties, lang: Lang }, { additionalProperties: false }),
+        response: {
+          200: Type.Object({
+            refunds: Type.Array(Refund),
+            total: Type.Integer(),
+            limit: Type.Integer(),
+            offset: Type.Integer(),
+          }),
+        },
+      },
+    },
+    async (request) =>
+      refundList(deps, orgOf(request), pageOf(request.query), localeOf(request, request.query.lang)),
+  )
+  app.post(
+    '/api/refunds/:id/accept',
+    {
+      ...sessions.sessionAndCsrf,
+      ...can('refunds:write'),
+      schema: {
+        summary:
+          'The agent’s provider organization (or an operator) accepts a requested refund, for that amount or less',
+        tags,
+        security: CSRF_SECURITY,
+        params: Params,
+        body: Type.Optional(
+          Type.Object({ amount_fils: Type.Optional(Fils) }, { additionalProperties: false }),
+        ),
+        response: { 200: Refund },
+      },
+    },
+    async (request) =>
+      refundView(
+        await acceptRefund(deps, callerOf(request), request.params.id, request.body?.amount_fils),
+        localeOf(request),
+      ),
+  )
+  app.post(
+    '/api/refunds/:id/approve',
+    {
+      ...sessions.sessionAndCsrf,
+      ...can('refunds:write'),
+      schema: {
+        summary:
+          'An operator settles an accepted refund once: the reversal transfer to the client’s wallet and its receipt',
+        tags,
+        security: CSRF_SECURITY,
+        params: Params,
+        body: Type.Optional(Type.Object({}, { additionalProperties: false })),
+        response: { 200: Refund },
+      },
+    },
+    async (request) =>
+      refundView(await approveRefund(deps, callerOf(request), request.params.id), localeOf(request)),
+  )
+  app.post(
+    '/api/refunds/:id/reject',
+    {
+      ...sessions.sessionAndCsrf,
+      ...can('refunds:write'),
+      schema: {
+        summary: 'Rejects a requested or accepted refund, with a reason',
+        tags,
+        security: CSRF_SECURITY,
+        params: Params,
+        body: Type.Object({ reason: Reason }, { additionalProperties: false }),
+        response: { 200: Refund },
+      },
+    },
+    async (request) =>
+      refundView(
+        await rejectRefund(deps, callerOf(request), request.params.id, request.body.reason),
+        localeOf(request),
+      ),
+  )
+}

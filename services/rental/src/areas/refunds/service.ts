@@ -1,0 +1,281 @@
+import { randomUUID } from 'node:crypto'
+import { type MoneyLocale, money, type Page } from '@svc/kit'
+import type { RentalContext } from '../../context.ts'
+import { inTransaction, type RentalDb } from '../../db.ts'
+import { rentalError } from '../../errors.ts'
+import type { CatalogueService } from '../catalogue/index.ts'
+import type { EngagementService } from '../engagements/index.ts'
+import { walletOf } from '../engagements/service.ts'
+import type { Actor, EventService } from '../events/index.ts'
+import type { OrgService } from '../orgs/index.ts'
+import * as store from './store.ts'
+import type { RefundRow, RefundState } from './store.ts'
+
+export interface RefundDeps {
+  ctx: Pick<RentalContext, 'db' | 'rail' | 'receipts' | 'now'>
+  engagements: EngagementService
+  events: EventService
+  orgs: OrgService
+  catalogue: CatalogueService
+}
+
+/** Who asks: their organization and whether they are one of the platform's operators. */
+export interface Caller {
+  orgId: string
+  operator: boolean
+  actor: Actor
+}
+
+/**
+ * The fee's part of a refund: ⌊amount × fee / paid⌋ (BigInt: exact up to 2^53); the rest comes
+ * back from the agent's payout. So a full refund returns exactly the fee and the payout.
+ */
+export function feePartOf(amountFils: number, feeFils: number, paidFils: number): number {
+  if (paidFils <= 0) return 0
+  return Number((BigInt(amountFils) * BigInt(feeFils)) / BigInt(paidFils))
+}
+
+const notFound = (id: string) => rentalError('refund_not_found', `no refund ${id}`)
+const wrongState = (row: RefundRow, move: string) =>
+  rentalError('refund_state', `the refund is ${row.state}: it cannot be ${move}`)
+
+export function refundView(row: RefundRow, locale: MoneyLocale = 'en') {
+  return {
+    id: row.id,
+    state: row.state,
+    escrow_id: row.escrow_id,
+    engagement_id: row.engagement_id,
+    task_id: row.task_id,
+    agent_did: row.agent_did,
+    requested: money(Number(row.requested_fils), row.currency, locale),
+    amount: money(Number(row.amount_fils), row.currency, locale),
+    reason: row.reason,
+    reject_reason: row.reject_reason,
+    transfer_id: row.transfer_id,
+    receipt_id: row.receipt_id,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  }
+}
+export type RefundView = ReturnType<typeof refundView>
+
+export interface RefundInput {
+  escrow_id?: string
+  task_id?: string
+  amount_fils: number
+  reason: string
+}
+
+/**
+ * A client asks for a refund of a released escrow of its own: the escrow row locked, the amount
+ * at most what was paid less the refunds requested, accepted or settled already; `requested`.
+ */
+export async function requestRefund(deps: RefundDeps, caller: Caller, input: RefundInput) {
+  const by =
+    input.escrow_id !== undefined
+      ? { escrowId: input.escrow_id }
+      : input.task_id !== undefined
+        ? { taskId: input.task_id }
+        : undefined
+  if (!by || (input.escrow_id !== undefined && input.task_id !== undefined))
+    throw rentalError('invalid_request', 'body: give escrow_id or task_id (one of them)')
+  if (!Number.isSafeInteger(input.amount_fils) || input.amount_fils <= 0)
+    throw rentalError('invalid_request', 'body.amount_fils must be a positive integer of fils')
+  const id = `ref_${randomUUID()}`
+  await inTransaction(deps.ctx.db, async (trx) => {
+    const escrow = await deps.engagements.escrowOfOrg(caller.orgId, by, { trx, lock: true })
+    if (!escrow)
+      throw rentalError('escrow_not_found', 'no such escrow (or task with an escrow) of the organization')
+    if (escrow.state !== 'released')
+      throw rentalError(
+        'not_refundable',
+        `body: the escrow is ${escrow.state}, not released: nothing was paid yet`,
+      )
+    const paid = Number(escrow.amount_fils)
+    const left = paid - (await store.committedOf(trx, escrow.id))
+    if (input.amount_fils > left)
+      throw rentalError(
+        'not_refundable',
+        `body.amount_fils: at most ${left} fils of this escrow can still be refunded`,
+      )
+    const engagement = await deps.engagements.engagementOf(caller.orgId, escrow.engagement_id, { trx })
+    const now = deps.ctx.now()
+    await store.insertRefund(trx, {
+      id,
+      org_id: caller.orgId,
+      escrow_id: escrow.id,
+      engagement_id: escrow.engagement_id,
+      task_id: escrow.task_id,
+      agent_did: engagement!.agent_did,
+      currency: escrow.currency,
+      requested_fils: input.amount_fils,
+      amount_fils: input.amount_fils,
+      state: 'requested',
+      reason: input.reason,
+      requested_by: caller.actor.id,
+      created_at: now,
+      updated_at: now,
+    })
+    await record(deps, trx, caller, id, escrow.id, 'refund.requested', {
+      amount_fils: input.amount_fils,
+      reason: input.reason,
+    })
+  })
+  return (await store.refundById(deps.ctx.db, id))!
+}
+
+export async function refundList(deps: RefundDeps, orgId: string, page: Page, locale: MoneyLocale) {
+  const { rows, total } = await store.refundsOf(deps.ctx.db, orgId, page.limit, page.offset)
+  return { refunds: rows.map((r) => refundView(r, locale)), total, limit: page.limit, offset: page.offset }
+}
+
+/** Whether the caller may act on the refund as its provider: an operator or the agent's provider organization. */
+const isProvider = async (deps: RefundDeps, caller: Caller, row: RefundRow) =>
+  caller.operator || (await deps.catalogue.isProviderOf(caller.orgId, row.agent_did))
+
+/**
+ * Who the caller is to the refund, if they may see it (its client, its provider, an operator):
+ * anyone else gets 404, like an unknown id. Read before the transaction (the catalogue reads the
+ * pool; the refund's organization and agent never change).
+ */
+async function standingOf(deps: RefundDeps, caller: Caller, id: string) {
+  const row = await store.refundById(deps.ctx.db, id)
+  if (!row) throw notFound(id)
+  const provider = await isProvider(deps, caller, row)
+  if (row.org_id !== caller.orgId && !provider) throw notFound(id)
+  return { provider }
+}
+
+/** The provider (or an operator) accepts a requested refund, for the amount asked or less. */
+export async function acceptRefund(deps: RefundDeps, caller: Caller, id: string, amountFils?: number) {
+  if (amountFils !== undefined && (!Number.isSafeInteger(amountFils) || amountFils <= 0))
+    throw rentalError('invalid_request', 'body.amount_fils must be a positive integer of fils')
+  return move(deps, caller, id, async (trx, row, standing) => {
+    if (!standing.provider)
+      throw rentalError(
+        'forbidden',
+        'only the agent’s provider organization or an operator may accept a refund',
+      )
+    if (row.state !== 'requested') throw wrongState(row, 'accepted')
+    const amount = amountFils ?? Number(row.amount_fils)
+    if (amount > Number(row.amount_fils))
+      throw rentalError('invalid_request', `body.amount_fils: at most the ${row.amount_fils} fils asked for`)
+    await change(trx, row, ['requested'], {
+      state: 'accepted',
+      amount_fils: amount,
+      updated_at: deps.ctx.now(),
+    })
+    await record(deps, trx, caller, id, row.escrow_id, 'refund.accepted', { amount_fils: amount })
+  })
+}
+
+/** Either party (or an operator) rejects a refund not settled yet, with a reason. */
+export async function rejectRefund(deps: RefundDeps, caller: Caller, id: string, reason: string) {
+  return move(deps, caller, id, async (trx, row) => {
+    if (row.state !== 'requested' && row.state !== 'accepted') throw wrongState(row, 'rejected')
+    await change(trx, row, ['requested', 'accepted'], {
+      state: 'rejected',
+      reject_reason: reason,
+      updated_at: deps.ctx.now(),
+    })
+    await record(deps, trx, caller, id, row.escrow_id, 'refund.rejected', { reason })
+  })
+}
+
+/**
+ * An operator settles an accepted refund, once: the row locked and moved only from `accepted`;
+ * one reversal transfer (rail key `refund:<id>`): `payout:<agent>` and `platform:fees` back to the
+ * client's wallet in the proportions paid (see feePartOf), a `refund.settled` receipt, the event.
+ */
+export async function approveRefund(deps: RefundDeps, caller: Caller, id: string) {
+  return move(deps, caller, id, async (trx, row) => {
+    if (!caller.operator) throw rentalError('forbidden', 'only the platform’s operators may approve a refund')
+    if (row.state !== 'accepted') throw wrongState(row, 'approved')
+    const escrow = (await deps.engagements.escrowOfOrg(row.org_id, { escrowId: row.escrow_id }, { trx }))!
+    const amount = Number(row.amount_fils)
+    const feePart = feePartOf(amount, Number(escrow.fee_fils ?? 0), Number(escrow.amount_fils))
+    const postings = [
+      { account: `payout:${row.agent_did}`, amount: -(amount - feePart) },
+      { account: 'platform:fees', amount: -feePart },
+      { account: walletOf(row.org_id), amount },
+    ].filter((p) => p.amount !== 0)
+    const transfer = await deps.ctx.rail.transfer(trx, {
+      idempotencyKey: `refund:${id}`,
+      kind: 'refund',
+      postings,
+      memo: { refund_id: id, escrow_id: row.escrow_id, engagement_id: row.engagement_id },
+    })
+    const receipt = await deps.ctx.receipts.record(trx, {
+      type: 'refund.settled',
+      subject: id,
+      data: {
+        org_id: row.org_id,
+        escrow_id: row.escrow_id,
+        engagement_id: row.engagement_id,
+        task_id: row.task_id,
+        agent_did: row.agent_did,
+        amount_fils: amount,
+        fee_part_fils: feePart,
+        payout_part_fils: amount - feePart,
+        currency: row.currency,
+        transfer_id: transfer.id,
+        reason: row.reason,
+      },
+    })
+    await change(trx, row, ['accepted'], {
+      state: 'settled',
+      fee_part_fils: feePart,
+      transfer_id: transfer.id,
+      receipt_id: receipt.id,
+      updated_at: deps.ctx.now(),
+    })
+    await record(deps, trx, caller, id, row.escrow_id, 'refund.settled', {
+      amount_fils: amount,
+      fee_part_fils: feePart,
+      transfer_id: transfer.id,
+      receipt_id: receipt.id,
+    })
+  })
+}
+
+async function move(
+  deps: RefundDeps,
+  caller: Caller,
+  id: string,
+  work: (trx: RentalDb, row: RefundRow, standing: { provider: boolean }) => Promise<void>,
+) {
+  const standing = await standingOf(deps, caller, id)
+  await inTransaction(deps.ctx.db, async (trx) =>
+    work(trx, (await store.refundById(trx, id, true))!, standing),
+  )
+  return (await store.refundById(deps.ctx.db, id))!
+}
+
+async function change(
+  trx: RentalDb,
+  row: RefundRow,
+  from: RefundState[],
+  to: Parameters<typeof store.moveRefund>[3],
+) {
+  // the row is locked, so this holds; the condition keeps it so without the lock too
+  if (!(await store.moveRefund(trx, row.id, from, to))) throw wrongState(row, to.state)
+}
+
+async function record(
+  deps: RefundDeps,
+  trx: RentalDb,
+  caller: Caller,
+  id: string,
+  escrowId: string,
+  type: 'refund.requested' | 'refund.accepted' | 'refund.settled' | 'refund.rejected',
+  data: Record<string, unknown>,
+) {
+  const row = type === 'refund.requested' ? undefined : await store.refundById(trx, id)
+  await deps.events.record(trx, {
+    orgId: row?.org_id ?? caller.orgId,
+    type,
+    subjects: { refund_id: id, escrow_id: escrowId },
+    actor: caller.actor,
+    data,
+  })
+}

@@ -1,0 +1,27 @@
+import { defineArea } from '../../context.ts'
+import { scheduleRoutes } from './routes.ts'
+import { startScheduler } from './scheduler.ts'
+import type { ScheduleDeps } from './service.ts'
+
+/** Schedules offer other areas nothing: they call the tasks service. */
+export type ScheduleService = undefined
+
+/**
+ * Schedules: a task made for an engagement at each tick of a 5-field cron expression (croner) in
+ * an IANA zone. Each instance's scheduler looks for due ticks; a tick is claimed in the transaction
+ * that writes its task, so it makes one task whatever the instances; a rental that was down runs
+ * one catch-up, not every missed tick. Table: schedules.
+ */
+export const schedulesArea = defineArea({
+  name: 'schedules',
+  needs: ['engagements', 'tasks', 'events'],
+  mount(app, ctx, use): ScheduleService {
+    const deps: ScheduleDeps = { ...ctx, engagements: use.engagements, tasks: use.tasks, events: use.events }
+    const scheduler = startScheduler(deps)
+    app.addHook('preClose', async () => scheduler.stop())
+    return undefined
+  },
+  routes(app, ctx, use) {
+    scheduleRoutes(app, { ...ctx, engagements: use.engagements, tasks: use.tasks, events: use.events })
+  },
+})

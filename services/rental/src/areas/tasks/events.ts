@@ -1,0 +1,99 @@
+import { inTransaction, type RentalDb } from '../../db.ts'
+import type { Actor, EventService } from '../events/index.ts'
+import type { TaskDeps } from './service.ts'
+import { endTask, recordFailedRun, type TaskRow } from './store.ts'
+import type { EventType } from '../events/index.ts'
+
+type TaskState = TaskRow['state']
+
+/** The task, as its events name it: the stream is the task's id, the organization its owner. */
+export interface TaskRef {
+  id: string
+  orgId: string
+  engagementId: string
+}
+
+/**
+ * A task's events, each one statement in the caller's transaction (`events.record`): state
+ * changes (`task.state_changed`, `{from, to, …}`) and trace lines (`task.trace`).
+ */
+export function taskEvents(events: EventService) {
+  const record = (
+    trx: RentalDb,
+    task: TaskRef,
+    type: EventType,
+    actor: Actor,
+    data: Record<string, unknown>,
+  ) =>
+    events.record(trx, {
+      orgId: task.orgId,
+      type,
+      stream: task.id,
+      subjects: { task_id: task.id, engagement_id: task.engagementId },
+      actor,
+      data,
+    })
+  return {
+    stateChanged: (
+      trx: RentalDb,
+      task: TaskRef,
+      actor: Actor,
+      change: { from: TaskState; to: TaskState } & Record<string, unknown>,
+    ) => record(trx, task, 'task.state_changed', actor, change),
+    trace: (trx: RentalDb, task: TaskRef, actor: Actor, line: Record<string, unknown>) =>
+      record(trx, task, 'task.trace', actor, line),
+  }
+}
+export type TaskEvents = ReturnType<typeof taskEvents>
+
+export const refOf = (row: Pick<TaskRow, 'id' | 'org_id' | 'engagement_id'>): TaskRef => ({
+  id: row.id,
+  orgId: row.org_id,
+  engagementId: row.engagement_id,
+})
+
+/** A failed attempt kept in the task's `runs`, and its trace line, in one transaction. */
+export async function failedAttempt(
+  deps: TaskDeps,
+  id: string,
+  error: string,
+  startedAt: Date,
+  actor: Actor,
+) {
+  await inTransaction(deps.db, async (trx) => {
+    const run = await recordFailedRun(trx, id, deps.now(), error, startedAt)
+    if (run)
+      await taskEvents(deps.events).trace(
+        trx,
+        { id, orgId: run.orgId, engagementId: run.engagementId },
+        actor,
+        {
+          attempt: run.attempt,
+          error: error.slice(0, 500),
+        },
+      )
+  })
+}
+
+/**
+ * Ends a task that has not ended (failed or canceled) and records the change, in `trx`: one
+ * conditional update that answers the state it left. Undefined when the task had already ended.
+ */
+export async function endRunning(
+  deps: Pick<TaskDeps, 'events'>,
+  trx: RentalDb,
+  id: string,
+  end: { state: 'failed' | 'canceled'; error: string; at: Date },
+  actor: Actor,
+  subject?: string,
+): Promise<TaskRef | undefined> {
+  const ended = await endTask(trx, id, end, { running: true, subject })
+  if (!ended) return undefined
+  const task = { id, orgId: ended.orgId, engagementId: ended.engagementId }
+  await taskEvents(deps.events).stateChanged(trx, task, actor, {
+    from: ended.from,
+    to: end.state,
+    error: end.error,
+  })
+  return task
+}

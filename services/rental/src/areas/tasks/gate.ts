@@ -1,0 +1,76 @@
+import { inTransaction, type RentalDb } from '../../db.ts'
+import type { EngagementRow } from '../engagements/index.ts'
+import type { Actor, EventService } from '../events/index.ts'
+import type { AgentAsks } from './dispatch.ts'
+import type { TaskDeps } from './service.ts'
+import { awaitInput, type TaskRow, taskById } from './store.ts'
+
+/**
+ * Where tasks meet approvals (areas/approvals). The approvals area needs the tasks area (it moves
+ * waiting tasks on), so tasks cannot `need` it back: the approvals area hands its gate to the
+ * tasks area when it mounts (`TaskService.gateWith`). Every call runs in the task's transaction.
+ */
+export interface ApprovalGate {
+  /** Whether the engagement's policy holds a new task at this price for a member's approval. */
+  holds(trx: RentalDb, engagement: EngagementRow, priceFils: number): Promise<boolean>
+  /** Asks for the approval of a held task (inserted in the same transaction, `input-required`). */
+  request(trx: RentalDb, task: HeldTask): Promise<void>
+  /** The agent asked for input (A2A input-required or auth-required): its task waits on an approval. */
+  agentAsks(trx: RentalDb, task: TaskRow, asks: AgentAsks): Promise<void>
+  /** A waiting task ended otherwise (canceled): its pending approval ends with it. */
+  taskEnded(trx: RentalDb, taskId: string, state: 'canceled', actor: Actor): Promise<void>
+}
+
+export interface HeldTask {
+  id: string
+  orgId: string
+  engagementId: string
+  priceFils: number
+  text: string
+  actor: Actor
+}
+
+/** Without the approvals area: nothing is held, and an agent's question cannot be answered. */
+export const NO_APPROVALS: ApprovalGate = {
+  holds: async () => false,
+  request: async () => {
+    throw new Error('no approvals area: a task cannot be held')
+  },
+  agentAsks: async () => {
+    throw new Error('the agent asked for input, and no approvals area can answer it')
+  },
+  taskEnded: async () => {},
+}
+
+/** The agent asked: its working task waits in `input-required` on an approval, in one transaction. */
+export async function awaitAgentInput(deps: TaskDeps, id: string, asked: AgentAsks) {
+  await inTransaction(deps.db, async (trx) => {
+    const task = await taskById(trx, id, true)
+    // a task canceled or ended meanwhile: the question is dropped with it
+    if (!task || !(await awaitInput(trx, id, asked.agentTaskId))) return
+    const agent: Actor = { type: 'agent', id: task.agent_did }
+    await moved(deps.events, trx, task, agent, {
+      from: 'working',
+      to: 'input-required',
+      agent_state: asked.state,
+    })
+    await deps.approvals.agentAsks(trx, task, asked)
+  })
+}
+
+/** A task's state change moved by approvals, as `task.state_changed` (`{from, to, …}`) in its stream. */
+export const moved = (
+  events: EventService,
+  trx: RentalDb,
+  task: Pick<TaskRow, 'id' | 'org_id' | 'engagement_id'>,
+  actor: Actor,
+  change: { from: TaskRow['state']; to: TaskRow['state'] } & Record<string, unknown>,
+) =>
+  events.record(trx, {
+    orgId: task.org_id,
+    type: 'task.state_changed',
+    stream: task.id,
+    subjects: { task_id: task.id, engagement_id: task.engagement_id },
+    actor,
+    data: change,
+  })

@@ -1,0 +1,82 @@
+import type { Page } from '@svc/kit'
+import { rentalError } from '../../errors.ts'
+import type { TaskDeps } from './service.ts'
+import { purgeOutputs, type TaskRow, taskOf, tasksOf } from './store.ts'
+
+/** What a task's view reads besides its row: its receipt's ledger index and its escrow. */
+interface Around {
+  ledgerIndex: number | null
+  escrow: { id: string } | undefined
+}
+
+/** The views of several tasks: their receipts and escrows read in one query each, not per task. */
+async function taskViews(deps: TaskDeps, rows: TaskRow[]) {
+  const [indexes, escrows] = await Promise.all([
+    deps.outbox.ledgerIndexesOf(rows.flatMap((r) => (r.receipt_id ? [r.receipt_id] : []))),
+    deps.engagements.escrowsOfTasks(rows.map((r) => r.id)),
+  ])
+  const views = []
+  for (const row of rows)
+    views.push(
+      await taskView(deps, row, {
+        ledgerIndex: row.receipt_id ? (indexes.get(row.receipt_id) ?? null) : null,
+        escrow: escrows.get(row.id),
+      }),
+    )
+  return views
+}
+
+export async function taskView(deps: TaskDeps, row: TaskRow, around: Around) {
+  const now = deps.now()
+  let output = row.output === null ? null : { text: row.output_text, data: row.output }
+  if (output && row.output_expires_at && row.output_expires_at <= now) {
+    await purgeOutputs(deps.db, now, row.id)
+    output = null
+  }
+  const expired = row.state === 'completed' && output === null
+  const { ledgerIndex, escrow } = around
+  return {
+    id: row.id,
+    engagement_id: row.engagement_id,
+    agent_did: row.agent_did,
+    state: row.state,
+    async: row.async,
+    price_fils: Number(row.price_fils),
+    currency: 'AED',
+    escrow_id: escrow?.id ?? null,
+    input_sha256: row.input_sha256,
+    output,
+    output_sha256: row.output_sha256,
+    output_expires_at: row.output_expires_at?.toISOString() ?? null,
+    output_expired: expired,
+    ...(expired
+      ? { message: 'the output is no longer kept (RENTAL_OUTPUT_TTL_S); the receipt and its hashes stay' }
+      : {}),
+    receipt: row.receipt_id
+      ? {
+          id: row.receipt_id,
+          leaf_hash: row.receipt_leaf_hash,
+          ledger_index: ledgerIndex,
+        }
+      : null,
+    agent_result: row.agent_result,
+    agent_signature: row.agent_signature,
+    error: row.error,
+    runs: row.runs as Array<{ attempt: number; at: string; error: string }> | null,
+    created_at: row.created_at.toISOString(),
+    started_at: row.started_at?.toISOString() ?? null,
+    completed_at: row.completed_at?.toISOString() ?? null,
+  }
+}
+export type TaskView = Awaited<ReturnType<typeof taskView>>
+
+export async function taskDetail(deps: TaskDeps, subject: string, id: string) {
+  const row = await taskOf(deps.db, subject, id)
+  if (!row) throw rentalError('task_not_found', `no task ${id}`)
+  return (await taskViews(deps, [row]))[0]!
+}
+
+export async function taskList(deps: TaskDeps, subject: string, page: Page) {
+  const rows = await tasksOf(deps.db, subject, page.limit, page.offset)
+  return { tasks: await taskViews(deps, rows), limit: page.limit, offset: page.offset }
+}

@@ -1,0 +1,33 @@
+import { publicAgent } from '@svc/kit/http/public-fetch'
+import { defineArea } from '../../context.ts'
+import { CONSUMER, startDeliveries, webhookConsumer } from './deliver.ts'
+import { webhookRoutes } from './routes.ts'
+
+/** Outbound webhooks offer nothing to other areas: they read the event log. */
+export type WebhookService = undefined
+
+/**
+ * Outbound webhooks: an organization subscribes https URLs to event types; the log's `webhooks`
+ * consumer makes a delivery per event per subscribed webhook in the transaction that moves its
+ * cursor, and durable jobs send it signed per Standard Webhooks, retried on a schedule over about
+ * a day, each attempt recorded. Tables: webhooks, webhook_deliveries.
+ */
+export const webhooksArea = defineArea({
+  name: 'webhooks',
+  needs: ['events', 'engagements'],
+  async mount(app, ctx, use): Promise<WebhookService> {
+    // every attempt connects through this agent: public addresses only, unless allowed
+    const agent = publicAgent({
+      allowPrivate: ctx.config.webhooks.allowPrivate,
+      connectTimeoutMs: ctx.config.webhooks.timeoutMs,
+    })
+    app.addHook('onClose', async () => agent.close())
+    const deps = { ...ctx, ...use }
+    await startDeliveries({ ...deps, agent })
+    use.events.consume(CONSUMER, webhookConsumer(deps))
+    return undefined
+  },
+  routes(app, ctx, use) {
+    webhookRoutes(app, { ...ctx, ...use }, ctx.sessions)
+  },
+})

@@ -1,0 +1,231 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { sql } from 'kysely'
+import type { Ed25519KeyPair } from '@svc/trust/ed25519'
+import { JournalRail } from '../src/areas/rail/journal.ts'
+import { type Client, type FullStack, startFullStack } from './full-stack.ts'
+import { releaseAndInvoice } from './sweep-objects.ts'
+
+interface Money {
+  amount_fils: number
+  currency: string
+  display: string
+}
+interface Refund {
+  id: string
+  state: string
+  escrow_id: string
+  task_id: string | null
+  requested: Money
+  amount: Money
+  transfer_id: string | null
+  receipt_id: string | null
+}
+
+const codeOf = (a: { body: Record<string, unknown> }) => (a.body.error as { code?: string } | undefined)?.code
+
+describe('rental refunds: requested, accepted (for less), approved once onto the client’s wallet', () => {
+  let s: FullStack
+  let operator: Client
+  let stranger: Client
+  let key: Ed25519KeyPair
+  let taskId = ''
+  let escrow: { id: string; amount_fils: number; fee_fils: number }
+  const rail = new JournalRail()
+  const wallet = () => `wallet:${s.alice.me.organization.id}`
+
+  const ask = (body: Record<string, unknown>) => s.call(s.alice, 'POST', '/api/refunds', body)
+  const requested = async (amount: number) => {
+    const res = await ask({
+      escrow_id: escrow.id,
+      amount_fils: amount,
+      reason: 'The summary missed a section.',
+    })
+    assert.equal(res.status, 201, res.text)
+    return res.body as unknown as Refund
+  }
+
+  before(async () => {
+    // bob (the demo user as another client) is the one operator; a third client is no one's operator
+    s = await startFullStack({ RENTAL_OPERATORS: 'another-client' })
+    operator = s.bob
+    stranger = await s.signInWith('stranger@refunds.example')
+    const agentDid = await s.agentOf('job_summary')
+    key = s.newClientKey()
+    const engagementId = await s.hireAndSign(s.alice, 'job_summary', agentDid, key)
+    const task = await s.call(s.alice, 'POST', '/api/tasks', {
+      engagement_id: engagementId,
+      text: 'The ledger records every receipt. Each receipt is a leaf in a Merkle tree.',
+    })
+    taskId = (task.body.task as { id: string }).id
+    await releaseAndInvoice(s, engagementId, key)
+    const row = await s.db
+      .selectFrom('escrows')
+      .select(['id', 'amount_fils', 'fee_fils', 'state'])
+      .where('task_id', '=', taskId)
+      .executeTakeFirstOrThrow()
+    assert.equal(row.state, 'released')
+    escrow = { id: row.id, amount_fils: Number(row.amount_fils), fee_fils: Number(row.fee_fils) }
+    assert.ok(escrow.amount_fils >= 4 && escrow.fee_fils > 0, JSON.stringify(escrow))
+  })
+  after(async () => s?.close())
+
+  it('request → accept for less → approve: the wallet is credited once, in the proportions paid; statements show it', async () => {
+    const start = new Date(Date.now() - 1000)
+    const before = await rail.balance(s.db, wallet())
+    const asked = escrow.amount_fils - 1
+    const refund = await requested(asked)
+    assert.equal(refund.state, 'requested')
+    assert.equal(refund.task_id, taskId)
+    // the client is neither the provider nor an operator: it cannot accept its own refund
+    const own = await s.call(s.alice, 'POST', `/api/refunds/${refund.id}/accept`, {})
+    assert.deepEqual([own.status, codeOf(own)], [403, 'forbidden'])
+    const more = await s.call(operator, 'POST', `/api/refunds/${refund.id}/accept`, {
+      amount_fils: asked + 1,
+    })
+    assert.deepEqual([more.status, codeOf(more)], [400, 'invalid_request'])
+    const amount = asked - 1
+    const accepted = await s.call(operator, 'POST', `/api/refunds/${refund.id}/accept`, {
+      amount_fils: amount,
+    })
+    assert.equal(accepted.status, 200, accepted.text)
+    assert.equal((accepted.body as unknown as Refund).amount.amount_fils, amount)
+    // approval is an operator's: the client may not
+    const byClient = await s.call(s.alice, 'POST', `/api/refunds/${refund.id}/approve`, {})
+    assert.deepEqual([byClient.status, codeOf(byClient)], [403, 'forbidden'])
+    const approved = await s.call(operator, 'POST', `/api/refunds/${refund.id}/approve`, {})
+    assert.equal(approved.status, 200, approved.text)
+    const settled = approved.body as unknown as Refund
+    assert.equal(settled.state, 'settled')
+    assert.ok(settled.transfer_id && settled.receipt_id)
+    assert.equal(await rail.balance(s.db, wallet()), before + amount)
+    // the postings: the fee's part ⌊amount × fee / paid⌋ from the fees, the rest from the payout
+    const feePart = Math.floor((amount * escrow.fee_fils) / escrow.amount_fils)
+    const { rows } = await sql<{ account_id: string; amount: string }>`
+      select account_id, amount from rail_postings where transfer_id = ${settled.transfer_id}
+      order by account_id`.execute(s.db)
+    const postings = Object.fromEntries(rows.map((r) => [r.account_id.split(':')[0], Number(r.amount)]))
+    assert.deepEqual(postings, { payout: -(amount - feePart), platform: -feePart, wallet: amount })
+    // a second approval is a move the state does not allow
+    const again = await s.call(operator, 'POST', `/api/refunds/${refund.id}/approve`, {})
+    assert.deepEqual([again.status, codeOf(again)], [409, 'refund_state'])
+    assert.match((again.body.error as { message: string }).message, /settled/)
+    const rejected = await s.call(s.alice, 'POST', `/api/refunds/${refund.id}/reject`, { reason: 'late' })
+    assert.deepEqual([rejected.status, codeOf(rejected)], [409, 'refund_state'])
+    // the statement shows the refund line with its journal transfer
+    const to = encodeURIComponent(new Date(Date.now() + 1000).toISOString())
+    const st = await s.call(
+      s.alice,
+      'GET',
+      `/api/statements?from=${encodeURIComponent(start.toISOString())}&to=${to}`,
+    )
+    assert.equal(st.status, 200, st.text)
+    const lines = (st.body.movements as Array<{ kind: string; transfer_id: string; wallet: Money }>).filter(
+      (m) => m.kind === 'refund',
+    )
+    // one line per counter account (the payout's part and the fee's), both the one journal transfer
+    assert.deepEqual(
+      lines.map((m) => [m.transfer_id, m.wallet.amount_fils]),
+      [
+        [settled.transfer_id, amount - feePart],
+        [settled.transfer_id, feePart],
+      ].filter(([, n]) => n !== 0),
+    )
+    // the events and the receipt, once
+    const { rows: events } = await sql<{ type: string }>`
+      select type from rental_events where subjects->>'refund_id' = ${refund.id} order by seq`.execute(s.db)
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['refund.requested', 'refund.accepted', 'refund.settled'],
+    )
+    const list = await s.call(s.alice, 'GET', '/api/refunds')
+    assert.equal(list.status, 200, list.text)
+    assert.ok((list.body.refunds as Refund[]).some((r) => r.id === refund.id && r.state === 'settled'))
+  })
+
+  it('twenty concurrent approvals settle once: one transfer, one receipt, one credit', async () => {
+    const refund = await requested(1)
+    const accepted = await s.call(operator, 'POST', `/api/refunds/${refund.id}/accept`, {})
+    assert.equal(accepted.status, 200, accepted.text)
+    const before = await rail.balance(s.db, wallet())
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => s.call(operator, 'POST', `/api/refunds/${refund.id}/approve`, {})),
+    )
+    assert.deepEqual(
+      answers.map((a) => a.status).sort(),
+      [200, ...Array<number>(19).fill(409)],
+      answers.map((a) => a.text).join('\n'),
+    )
+    assert.equal(await rail.balance(s.db, wallet()), before + 1)
+    const { rows: transfers } = await sql<{ n: string }>`
+      select count(*) as n from rail_transfers where idempotency_key = ${`refund:${refund.id}`}`.execute(s.db)
+    assert.equal(Number(transfers[0]!.n), 1)
+    const receipts = await s.db
+      .selectFrom('receipt_outbox')
+      .select('id')
+      .where('receipt_type', '=', 'refund.settled')
+      .where('subject', '=', refund.id)
+      .execute()
+    assert.equal(receipts.length, 1)
+    const { rows: settledEvents } = await sql<{ n: string }>`
+      select count(*) as n from rental_events where type = 'refund.settled' and subjects->>'refund_id' = ${refund.id}`.execute(
+      s.db,
+    )
+    assert.equal(Number(settledEvents[0]!.n), 1)
+  })
+
+  it('refuses over-refunds (400), other organizations’ refunds (404), wrong states (409) and bad input (400)', async () => {
+    // what is left: the escrow less the settled refunds above (and requested/accepted ones)
+    const over = await ask({ escrow_id: escrow.id, amount_fils: escrow.amount_fils, reason: 'all of it' })
+    assert.deepEqual([over.status, codeOf(over)], [400, 'not_refundable'])
+    const refund = await requested(1)
+    // the escrow is spent now: not one fil more
+    const none = await ask({ task_id: taskId, amount_fils: 1, reason: 'one more' })
+    assert.deepEqual([none.status, codeOf(none)], [400, 'not_refundable'])
+    // another client, not an operator nor the provider: not found, whatever the move
+    for (const move of ['accept', 'approve', 'reject']) {
+      const res = await s.call(
+        stranger,
+        'POST',
+        `/api/refunds/${refund.id}/${move}`,
+        move === 'reject' ? { reason: 'mine' } : {},
+      )
+      assert.deepEqual([res.status, codeOf(res)], [404, 'refund_not_found'], move)
+    }
+    assert.equal(((await s.call(stranger, 'GET', '/api/refunds')).body.refunds as unknown[]).length, 0)
+    const strangers = await s.call(stranger, 'POST', '/api/refunds', {
+      task_id: taskId,
+      amount_fils: 1,
+      reason: 'x',
+    })
+    assert.deepEqual([strangers.status, codeOf(strangers)], [404, 'escrow_not_found'])
+    // requested, not accepted: an approval is 409 naming the state
+    const early = await s.call(operator, 'POST', `/api/refunds/${refund.id}/approve`, {})
+    assert.deepEqual([early.status, codeOf(early)], [409, 'refund_state'])
+    assert.match((early.body.error as { message: string }).message, /requested/)
+    const rejected = await s.call(s.alice, 'POST', `/api/refunds/${refund.id}/reject`, {
+      reason: 'never mind',
+    })
+    assert.equal(rejected.status, 200, rejected.text)
+    assert.equal((rejected.body as unknown as Refund).state, 'rejected')
+    const accept = await s.call(operator, 'POST', `/api/refunds/${refund.id}/accept`, {})
+    assert.deepEqual([accept.status, codeOf(accept)], [409, 'refund_state'])
+    // bad input
+    for (const body of [
+      { escrow_id: escrow.id, amount_fils: 0, reason: 'r' },
+      { escrow_id: escrow.id, amount_fils: -5, reason: 'r' },
+      { escrow_id: escrow.id, amount_fils: 1.5, reason: 'r' },
+      { escrow_id: escrow.id, amount_fils: 2 ** 53, reason: 'r' },
+      { escrow_id: escrow.id, amount_fils: '1', reason: 'r' },
+      { escrow_id: escrow.id, amount_fils: 1 },
+      { amount_fils: 1, reason: 'r' },
+      { escrow_id: escrow.id, task_id: taskId, amount_fils: 1, reason: 'r' },
+      { escrow_id: escrow.id, amount_fils: 1, reason: 'r', extra: true },
+    ]) {
+      const res = await ask(body)
+      assert.deepEqual([res.status, codeOf(res)], [400, 'invalid_request'], JSON.stringify(body))
+    }
+    const unknown = await s.call(operator, 'POST', '/api/refunds/ref_nope/accept', {})
+    assert.deepEqual([unknown.status, codeOf(unknown)], [404, 'refund_not_found'])
+  })
+})
