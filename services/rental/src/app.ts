@@ -26,6 +26,7 @@ import { revocationArea } from './areas/revocation/index.ts'
 import { schedulesArea } from './areas/schedules/index.ts'
 import { budgetsArea } from './areas/budgets/index.ts'
 import { marketArea } from './areas/market/index.ts'
+import { filesArea } from './areas/files/index.ts'
 import { statementsArea } from './areas/statements/index.ts'
 import { tasksArea } from './areas/tasks/index.ts'
 import { tokensArea } from './areas/tokens/index.ts'
@@ -135,6 +136,7 @@ export const rental: ServiceSpec<RentalConfig> = {
       schedulesArea,
       budgetsArea,
       marketArea,
+      filesArea,
       a2aArea,
       recordArea,
       revocationArea,

@@ -8,6 +8,7 @@ import type { ConsoleSessions } from './areas/auth/hooks.ts'
 import type { BatchService } from './areas/batches/index.ts'
 import type { BudgetService } from './areas/budgets/index.ts'
 import type { MarketService } from './areas/market/index.ts'
+import type { FileService } from './areas/files/index.ts'
 import type { CatalogueService } from './areas/catalogue/index.ts'
 import type { EngagementService } from './areas/engagements/index.ts'
 import type { EventService } from './areas/events/index.ts'
@@ -58,6 +59,7 @@ export interface RentalServices {
   outbox: OutboxService
   budgets: BudgetService
   market: MarketService
+  files: FileService
   engagements: EngagementService
   releases: undefined
   tasks: TaskService

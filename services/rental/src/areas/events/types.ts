@@ -31,6 +31,9 @@ export const EVENT_TYPES = [
   'refund.accepted',
   'refund.settled',
   'refund.rejected',
+  // the data room
+  'file.stored',
+  'file.deleted',
   // the market
   'listing.published',
   'listing.updated',

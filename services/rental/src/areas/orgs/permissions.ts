@@ -32,6 +32,8 @@ export const PERMISSIONS = [
   'refunds:write',
   'market:read',
   'market:write',
+  'files:read',
+  'files:write',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
 
