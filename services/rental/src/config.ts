@@ -171,7 +171,9 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
     files: {
       maxBytes: values.RENTAL_FILE_MAX_BYTES ?? 100 * 1024 * 1024,
       orgMaxBytes: values.RENTAL_ORG_FILES_MAX_BYTES ?? 1024 * 1024 * 1024,
-      retiredKeys: (values.RENTAL_ENCRYPTION_KEYS_RETIRED?.split(',') ?? []).map((k) => Buffer.from(k, 'base64url')),
+      retiredKeys: (values.RENTAL_ENCRYPTION_KEYS_RETIRED?.split(',') ?? []).map((k) =>
+        Buffer.from(k, 'base64url'),
+      ),
     },
   }
 }

@@ -18,18 +18,23 @@ export class KeyRing {
   constructor(current: Uint8Array, retired: readonly Uint8Array[] = []) {
     this.currentId = keyIdOf(current)
     this.#sealers.set(this.currentId, new Sealer(current))
-    for (const key of retired) if (!this.#sealers.has(keyIdOf(key))) this.#sealers.set(keyIdOf(key), new Sealer(key))
+    for (const key of retired)
+      if (!this.#sealers.has(keyIdOf(key))) this.#sealers.set(keyIdOf(key), new Sealer(key))
   }
 
   /** A file's data key sealed under the current service key, bound to the file's id. */
   seal(dataKey: Uint8Array, fileId: string): { keyId: string; sealed: Buffer } {
-    return { keyId: this.currentId, sealed: this.#sealers.get(this.currentId)!.seal(dataKey, context(fileId)) }
+    return {
+      keyId: this.currentId,
+      sealed: this.#sealers.get(this.currentId)!.seal(dataKey, context(fileId)),
+    }
   }
 
   /** The data key, opened with the service key it was sealed under (throws when that key is not configured). */
   open(keyId: string, sealed: Uint8Array, fileId: string): Buffer {
     const sealer = this.#sealers.get(keyId)
-    if (!sealer) throw new Error(`the service key ${keyId} is not configured (RENTAL_ENCRYPTION_KEYS_RETIRED)`)
+    if (!sealer)
+      throw new Error(`the service key ${keyId} is not configured (RENTAL_ENCRYPTION_KEYS_RETIRED)`)
     return sealer.open(sealed, context(fileId))
   }
 

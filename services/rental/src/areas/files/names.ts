@@ -13,12 +13,14 @@ export function fileNameOf(given: string | undefined): string {
   if (given === undefined || given === '')
     throw rentalError('invalid_file_name', 'the file needs a name: the multipart part’s filename or ?name=')
   const name = given.normalize('NFC')
+  // eslint-disable-next-line no-control-regex
   if (/[/\\\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/u.test(name))
     throw rentalError(
       'invalid_file_name',
       'the file name may not hold path separators, control or bidirectional characters',
     )
-  if (/[\ud800-\udfff]/u.test(name)) throw rentalError('invalid_file_name', 'the file name is not well-formed Unicode')
+  if (/[\ud800-\udfff]/u.test(name))
+    throw rentalError('invalid_file_name', 'the file name is not well-formed Unicode')
   if (name.trim() === '' || name === '.' || name === '..')
     throw rentalError('invalid_file_name', 'the file name is blank, "." or ".."')
   if (Buffer.byteLength(name, 'utf8') > MAX_NAME_BYTES)
@@ -27,13 +29,18 @@ export function fileNameOf(given: string | undefined): string {
 }
 
 const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+"
-const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(\\s*;\\s*${TOKEN}=(${TOKEN}|"[^"\\\\\\x00-\\x1f\\x7f]*"))*$`)
+const MEDIA_TYPE = new RegExp(
+  `^${TOKEN}/${TOKEN}(\\s*;\\s*${TOKEN}=(${TOKEN}|"[^"\\\\\\x00-\\x1f\\x7f]*"))*$`,
+)
 
 /** A media type as RFC 9110 §8.3.1 writes one (type/subtype and parameters), lower-cased type; else 400. */
 export function mediaTypeOf(given: string | undefined): string {
   const type = (given ?? '').trim()
   if (type === '' || type.length > 200 || !MEDIA_TYPE.test(type))
-    throw rentalError('invalid_content_type', 'the file needs a media type (type/subtype), at most 200 characters')
+    throw rentalError(
+      'invalid_content_type',
+      'the file needs a media type (type/subtype), at most 200 characters',
+    )
   const semi = type.indexOf(';')
   return semi < 0 ? type.toLowerCase() : `${type.slice(0, semi).trim().toLowerCase()}${type.slice(semi)}`
 }

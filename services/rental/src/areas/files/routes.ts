@@ -10,7 +10,15 @@ import { Id, Params } from '../engagements/schemas.ts'
 import { actorOfRequest } from '../events/index.ts'
 import { can, orgOf } from '../orgs/permissions.ts'
 import { contentDisposition } from './names.ts'
-import { type Caller, deleteFile, download, type FileDeps, fileList, type Incoming, upload } from './service.ts'
+import {
+  type Caller,
+  deleteFile,
+  download,
+  type FileDeps,
+  fileList,
+  type Incoming,
+  upload,
+} from './service.ts'
 
 const File = Type.Object({
   id: Type.String(),
@@ -23,7 +31,10 @@ const File = Type.Object({
   url: Type.String({ description: 'where to download it (GET, the session)' }),
 })
 
-const callerOf = (request: FastifyRequest): Caller => ({ orgId: orgOf(request), actor: actorOfRequest(request) })
+const callerOf = (request: FastifyRequest): Caller => ({
+  orgId: orgOf(request),
+  actor: actorOfRequest(request),
+})
 
 /** Multipart fields besides the file that an upload may carry (none are read: the name is the part's). */
 const MULTIPART_LIMITS = { files: 1, fields: 10, fieldSize: 1024, parts: 12, headerPairs: 100 }
@@ -37,8 +48,13 @@ async function incomingOf(request: FastifyRequest, limit: number, name?: string)
   if (request.isMultipart()) {
     let part: Awaited<ReturnType<FastifyRequest['file']>>
     try {
-      // busboy cuts the part one byte past the limit; the service refuses it with 413
-      part = await request.file({ limits: { ...MULTIPART_LIMITS, fileSize: limit + 1 }, throwFileSizeLimit: false })
+      // busboy cuts the part one byte past the limit (the service refuses it with 413); the
+      // filename is kept whole so that a path in it is refused, not quietly cut to its last segment
+      part = await request.file({
+        limits: { ...MULTIPART_LIMITS, fileSize: limit + 1 },
+        throwFileSizeLimit: false,
+        preservePath: true,
+      })
     } catch {
       throw rentalError('upload_incomplete', 'the multipart body is malformed')
     }
@@ -157,7 +173,8 @@ export function fileRoutes(app: App, ctx: RentalContext, deps: FileDeps) {
       ...sessions.sessionAndCsrf,
       ...can('files:write'),
       schema: {
-        summary: 'Deletes the file: its bytes and its sealed data key (crypto-shredding), with a file.deleted receipt',
+        summary:
+          'Deletes the file: its bytes and its sealed data key (crypto-shredding), with a file.deleted receipt',
         tags,
         security: CSRF_SECURITY,
         params: Type.Object({ id: Id }),

@@ -25,8 +25,8 @@ export interface Caller {
   actor: Actor
 }
 
-/** Chunks written per insert while a file streams in (16 × 64 KiB). */
-const WRITE_BATCH = 16
+/** Chunks written per insert while a file streams in (4 × 64 KiB). */
+const WRITE_BATCH = 4
 
 const notFound = (id: string) => rentalError('file_not_found', `no file ${id}`)
 
@@ -215,7 +215,10 @@ export async function download(deps: FileDeps, orgId: string, id: string) {
     try {
       for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value
     } catch (err) {
-      deps.ctx.log.error({ file_id: id, err: (err as Error).message }, 'a stored file failed verification mid-stream')
+      deps.ctx.log.error(
+        { file_id: id, err: (err as Error).message },
+        'a stored file failed verification mid-stream',
+      )
       throw err
     } finally {
       key.fill(0)
@@ -237,7 +240,8 @@ async function* verifiedChunks(deps: FileDeps, row: FileRow, key: Buffer) {
     if (chunk.final && size !== Number(row.size_bytes)) throw new Error('the file’s size does not match')
     yield plain
   }
-  if (expected !== row.chunk_count) throw new Error(`the file ends after ${expected} of ${row.chunk_count} chunks`)
+  if (expected !== row.chunk_count)
+    throw new Error(`the file ends after ${expected} of ${row.chunk_count} chunks`)
 }
 
 /**
@@ -292,7 +296,9 @@ export async function rewrapDataKeys(db: RentalDb, keys: KeyRing, batch = 100) {
   let unknown = 0
   const skip = new Set<string>()
   for (;;) {
-    const rows = (await store.sealedUnderOther(db, keys.currentId, batch + skip.size)).filter((r) => !skip.has(r.id))
+    const rows = (await store.sealedUnderOther(db, keys.currentId, batch + skip.size)).filter(
+      (r) => !skip.has(r.id),
+    )
     if (rows.length === 0) return { moved, unknown }
     for (const row of rows) {
       if (!keys.has(row.key_id!)) {

@@ -47,8 +47,8 @@ export interface FileStore {
   remove(fileId: string, trx?: RentalDb): Promise<void>
 }
 
-/** Chunks read per query when streaming a file out (16 × 64 KiB: 1 MiB). */
-const READ_PAGE = 16
+/** Chunks read per query when streaming a file out (4 × 64 KiB: 256 KiB). */
+const READ_PAGE = 4
 
 export class PgFileStore implements FileStore {
   constructor(private readonly db: RentalDb) {}
@@ -62,7 +62,7 @@ export class PgFileStore implements FileStore {
   }
 
   async *read(fileId: string): AsyncIterable<StoredChunk> {
-    for (let from = 0; ; ) {
+    for (let from = 0; ;) {
       const rows = await this.db
         .selectFrom('rental_file_chunks')
         .select(['idx', 'final', 'data'])
@@ -100,7 +100,13 @@ export const storedFile = (db: RentalDb, orgId: string, id: string, lock = false
 export const fileById = (db: RentalDb, id: string) =>
   db.selectFrom('rental_files').selectAll().where('id', '=', id).executeTakeFirst()
 
-export async function filesOf(db: RentalDb, orgId: string, engagementId: string, limit: number, offset: number) {
+export async function filesOf(
+  db: RentalDb,
+  orgId: string,
+  engagementId: string,
+  limit: number,
+  offset: number,
+) {
   const where = db
     .selectFrom('rental_files')
     .where('org_id', '=', orgId)
