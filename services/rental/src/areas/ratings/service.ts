@@ -58,6 +58,23 @@ const blankToNull = (text: string | undefined) => {
   return trimmed === '' ? null : trimmed
 }
 
+type TaskRow = NonNullable<Awaited<ReturnType<TaskService['taskById']>>>
+
+const notRateable = (task: TaskRow) =>
+  rentalError(
+    'task_not_rateable',
+    `the task is ${task.state}${task.state === 'completed' ? ' without a receipt' : ''}: only a completed task with its receipt can be rated`,
+  )
+
+/** The completed task's receipt as the outbox holds it: its id and leaf hash (the task's own copy must match). */
+async function receiptOf(deps: RatingDeps, task: TaskRow) {
+  if (task.state !== 'completed' || !task.receipt_id || !task.receipt_leaf_hash) throw notRateable(task)
+  const [receipt] = await deps.outbox.rows([task.receipt_id])
+  if (!receipt || b64Encode(receipt.leaf_hash) !== task.receipt_leaf_hash)
+    throw rentalError('task_not_rateable', 'the task’s receipt is not on record: it cannot be rated')
+  return { id: task.receipt_id, leafHash: task.receipt_leaf_hash }
+}
+
 /**
  * Rates a task of the organization, once; `edit: true` changes the rating within the edit window
  * (RENTAL_RATING_EDIT_WINDOW_S from its creation). The task row is locked, so concurrent first
@@ -68,18 +85,14 @@ export async function rateTask(deps: RatingDeps, who: Rater, taskId: string, inp
   if (!Number.isInteger(input.score) || input.score < 1 || input.score > 5)
     throw rentalError('invalid_request', 'body.score must be an integer from 1 to 5')
   const comment = blankToNull(input.comment)
+  // checked before the transaction (the outbox reads the pool); a completed task's receipt never changes
+  const seen = await deps.tasks.taskById(deps.ctx.db, taskId)
+  if (!seen || seen.org_id !== who.orgId)
+    throw rentalError('task_not_found', `no task ${taskId} of the organization`)
+  const bound = await receiptOf(deps, seen)
   await inTransaction(deps.ctx.db, async (trx) => {
-    const task = await deps.tasks.taskById(trx, taskId, true)
-    if (!task || task.org_id !== who.orgId)
-      throw rentalError('task_not_found', `no task ${taskId} of the organization`)
-    if (task.state !== 'completed' || !task.receipt_id || !task.receipt_leaf_hash)
-      throw rentalError(
-        'task_not_rateable',
-        `the task is ${task.state}${task.state === 'completed' ? ' without a receipt' : ''}: only a completed task with its receipt can be rated`,
-      )
-    const [receipt] = await deps.outbox.rows([task.receipt_id])
-    if (!receipt || b64Encode(receipt.leaf_hash) !== task.receipt_leaf_hash)
-      throw rentalError('task_not_rateable', 'the task’s receipt is not on record: it cannot be rated')
+    const task = (await deps.tasks.taskById(trx, taskId, true))!
+    if (task.receipt_id !== bound.id) throw notRateable(task)
     const existing = await store.ratingOfTask(trx, taskId)
     const now = deps.ctx.now()
     const subjects = { task_id: taskId, engagement_id: task.engagement_id, agent_did: task.agent_did }
@@ -98,8 +111,8 @@ export async function rateTask(deps: RatingDeps, who: Rater, taskId: string, inp
         agent_did: task.agent_did,
         score: input.score,
         comment,
-        receipt_id: task.receipt_id,
-        receipt_leaf_hash: task.receipt_leaf_hash,
+        receipt_id: bound.id,
+        receipt_leaf_hash: bound.leafHash,
         created_by: who.actor.id,
         created_at: now,
         updated_at: now,
@@ -110,7 +123,7 @@ export async function rateTask(deps: RatingDeps, who: Rater, taskId: string, inp
         type: 'rating.created',
         subjects: { ...subjects, rating_id: ratingId },
         actor: who.actor,
-        data: { score: input.score, comment, receipt_leaf_hash: task.receipt_leaf_hash },
+        data: { score: input.score, comment, receipt_leaf_hash: bound.leafHash },
       })
       return ratingId
     }
@@ -217,14 +230,16 @@ export async function publishReference(
 ) {
   const statement = input.statement.trim()
   if (statement === '') throw rentalError('invalid_request', 'body.statement must not be blank')
+  // read before the transaction (the tasks are read on the pool); a completed task stays completed
+  const seen = await deps.engagements.engagementOf(who.orgId, engagementId)
+  if (!seen) throw rentalError('engagement_not_found', `no engagement ${engagementId}`)
+  if ((await completedIn(deps, who.orgId, engagementId, seen.agent_did)) === 0)
+    throw rentalError(
+      'reference_not_allowed',
+      'the engagement has no completed task yet: a reference follows at least one',
+    )
   await inTransaction(deps.ctx.db, async (trx) => {
-    const engagement = await deps.engagements.engagementOf(who.orgId, engagementId, { trx, lock: true })
-    if (!engagement) throw rentalError('engagement_not_found', `no engagement ${engagementId}`)
-    if ((await completedIn(deps, who.orgId, engagementId, engagement.agent_did)) === 0)
-      throw rentalError(
-        'reference_not_allowed',
-        'the engagement has no completed task yet: a reference follows at least one',
-      )
+    const engagement = (await deps.engagements.engagementOf(who.orgId, engagementId, { trx, lock: true }))!
     const now = deps.ctx.now()
     const { inserted, previous } = await store.upsertReference(trx, {
       engagement_id: engagementId,
