@@ -23,7 +23,7 @@ export async function releaseAndInvoice(stack: FullStack, engagementId: string, 
 /**
  * One object of each kind alice owns, by the collection its id appears under in the paths:
  * a token (not the sweep's credential), the agent she hires, an active engagement, a task, a
- * refund of the task's released escrow, a webhook (subscribed to test events only, to a closed local port), a schedule, a batch, a budget, and an
+ * refund of the task's released escrow, an incident about the engagement, a webhook (subscribed to test events only, to a closed local port), a schedule, a batch, a budget, and an
  * approval (a task on a second engagement whose policy holds every task).
  */
 export async function aliceObjects(stack: FullStack): Promise<Record<string, string>> {
@@ -72,6 +72,13 @@ export async function aliceObjects(stack: FullStack): Promise<Record<string, str
   await stack.call(stack.alice, 'POST', '/api/tasks', { engagement_id: held, text: 'Held for approval.' })
   const approvals = await stack.call(stack.alice, 'GET', '/api/approvals?state=pending')
   ids.approvals = (approvals.body.approvals as Array<{ id: string }> | undefined)?.[0]?.id ?? ''
+  const incident = await stack.call(stack.alice, 'POST', '/api/incidents', {
+    engagement_id: ids.engagements,
+    severity: 'sev4',
+    summary: 'The sweep’s incident',
+    impact: 'None: the sweep reports it to probe the incident routes.',
+  })
+  ids.incidents = (incident.body as { id?: string }).id ?? ''
   for (const [name, id] of Object.entries(ids)) if (!id) throw new Error(`no ${name} object: ${task.text}`)
   return ids
 }
