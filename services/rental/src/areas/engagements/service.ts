@@ -6,7 +6,7 @@ import { rentalError } from '../../errors.ts'
 import type { BudgetService } from '../budgets/index.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
-import { bodyHash, type EscrowBody, newId, signedBy, type SlaBody } from './bodies.ts'
+import { bodyHash, type EscrowBody, newId, signedBy, type SlaBody, type SlaTrial } from './bodies.ts'
 import {
   activateEngagement,
   assignEscrow,
@@ -121,6 +121,8 @@ export async function hire(
   catalogue: CatalogueService,
   who: { client: OrgClient; events: EventService; budgets: Budgets; actor: Actor },
   input: { job_id: string; agent_did: string; client_did?: string | undefined },
+  /** A trial's convert: in its transaction (the trial row locked), the trial named in the SLA body. */
+  within?: { trx: RentalDb; trial: SlaTrial },
 ) {
   const { client } = who
   const { job, agent } = await catalogue.jobAndAgent(input.job_id, input.agent_did)
@@ -153,6 +155,7 @@ export async function hire(
       release: 'client_signed',
     },
     issued_at: issuedAt,
+    ...(within ? { trial: within.trial } : {}),
   }
   const escrow: EscrowBody = {
     type: 'svc.escrow',
@@ -167,7 +170,7 @@ export async function hire(
     provider_did: ctx.provider.did,
     issued_at: issuedAt,
   }
-  await inTransaction(ctx.db, async (trx) => {
+  const write = async (trx: RentalDb) => {
     await grantDemoWallet(ctx, trx, client.orgId)
     await insertEngagement(trx, {
       id: engagementId,
@@ -199,8 +202,10 @@ export async function hire(
       client_did: clientDid,
       price_fils: price,
     })
-  })
-  return engagementDetail(ctx.db, client.orgId, engagementId)
+  }
+  if (within) await write(within.trx)
+  else await inTransaction(ctx.db, write)
+  return engagementDetail(within?.trx ?? ctx.db, client.orgId, engagementId)
 }
 
 /**
