@@ -36,7 +36,15 @@ import type { VerifiedApiToken } from '../tokens/service.ts'
 import { createTask, type TaskDeps, taskIdPage } from '../tasks/service.ts'
 import { taskDetail, type TaskView } from '../tasks/views.ts'
 import { cancelTask } from '../tasks/cancel.ts'
-import { a2aTask, contextOf, escrowOfTask, isTerminal, outputArtifact, rentalStateOf, statusOf } from './tasks.ts'
+import {
+  a2aTask,
+  contextOf,
+  escrowOfTask,
+  isTerminal,
+  outputArtifact,
+  rentalStateOf,
+  statusOf,
+} from './tasks.ts'
 
 /** The A2A scopes of an `agt_` token's policy (areas/tokens/scopes.ts); each method needs its own. */
 export const SCOPES = { read: 'tasks:read', write: 'tasks:write' } as const

@@ -17,14 +17,14 @@ export type { EngagementConfig, EngagementRow, EscrowRow }
 /** What other areas may ask of engagements, escrows and revocations (a `trx` keeps it in the caller's transaction). */
 export interface EngagementService {
   /**
-   * Hires as POST /api/engagements does (the pending engagement and its package); `within`: in the
-   * caller's transaction, the trial it converts named in the SLA body (areas/trials).
+   * Hires as POST /api/engagements does (the pending engagement and its package); `trial`: the
+   * trial it converts, named in the SLA body, whose `claim` runs in the hire's transaction.
    */
   hire(
     client: OrgClient,
     input: { job_id: string; agent_did: string; client_did?: string | undefined },
     actor: Actor,
-    within?: { trx: RentalDb; trial: SlaTrial },
+    trial?: { body: SlaTrial; claim: (trx: RentalDb, engagementId: string) => Promise<void> },
   ): ReturnType<typeof hire>
   /** The engagement with its escrows and package, as hiring answers it (404 when not the organization's). */
   detail(orgId: string, id: string): ReturnType<typeof engagementDetail>
@@ -98,8 +98,8 @@ export const engagementsArea = defineArea({
   name: 'engagements',
   needs: ['catalogue', 'events', 'budgets', 'market'],
   mount: (_app, ctx, use): EngagementService => ({
-    hire: (client, input, actor, within) =>
-      hire(ctx, use.catalogue, { client, events: use.events, budgets: use.budgets, actor }, input, within),
+    hire: (client, input, actor, trial) =>
+      hire(ctx, use.catalogue, { client, events: use.events, budgets: use.budgets, actor }, input, trial),
     detail: (orgId, id) => engagementDetail(ctx.db, orgId, id),
     engagementOf: (orgId, id, at) => store.engagementOf(at?.trx ?? ctx.db, orgId, id, at?.lock),
     engagementsWith: (orgId, did) => store.engagementsWith(ctx.db, orgId, did),

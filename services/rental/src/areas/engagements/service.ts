@@ -121,8 +121,11 @@ export async function hire(
   catalogue: CatalogueService,
   who: { client: OrgClient; events: EventService; budgets: Budgets; actor: Actor },
   input: { job_id: string; agent_did: string; client_did?: string | undefined },
-  /** A trial's convert: in its transaction (the trial row locked), the trial named in the SLA body. */
-  within?: { trx: RentalDb; trial: SlaTrial },
+  /**
+   * A trial's convert (areas/trials): the trial named in the SLA body, and `claim` run last in the
+   * hire's transaction (it locks the trial; what it throws rolls the whole hire back).
+   */
+  trial?: { body: SlaTrial; claim: (trx: RentalDb, engagementId: string) => Promise<void> },
 ) {
   const { client } = who
   const { job, agent } = await catalogue.jobAndAgent(input.job_id, input.agent_did)
@@ -155,7 +158,7 @@ export async function hire(
       release: 'client_signed',
     },
     issued_at: issuedAt,
-    ...(within ? { trial: within.trial } : {}),
+    ...(trial ? { trial: trial.body } : {}),
   }
   const escrow: EscrowBody = {
     type: 'svc.escrow',
@@ -170,7 +173,7 @@ export async function hire(
     provider_did: ctx.provider.did,
     issued_at: issuedAt,
   }
-  const write = async (trx: RentalDb) => {
+  await inTransaction(ctx.db, async (trx) => {
     await grantDemoWallet(ctx, trx, client.orgId)
     await insertEngagement(trx, {
       id: engagementId,
@@ -202,10 +205,9 @@ export async function hire(
       client_did: clientDid,
       price_fils: price,
     })
-  }
-  if (within) await write(within.trx)
-  else await inTransaction(ctx.db, write)
-  return engagementDetail(within?.trx ?? ctx.db, client.orgId, engagementId)
+    if (trial) await trial.claim(trx, engagementId)
+  })
+  return engagementDetail(ctx.db, client.orgId, engagementId)
 }
 
 /**

@@ -30,7 +30,9 @@ export function taskEvents(events: EventService) {
       orgId: task.orgId,
       type,
       stream: task.id,
-      subjects: task.engagementId ? { task_id: task.id, engagement_id: task.engagementId } : { task_id: task.id },
+      subjects: task.engagementId
+        ? { task_id: task.id, engagement_id: task.engagementId }
+        : { task_id: task.id },
       actor,
       data,
     })

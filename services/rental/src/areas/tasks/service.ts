@@ -126,7 +126,9 @@ export async function createTask(
       orgId: subject,
       type: 'task.created',
       stream: id,
-      subjects: engagement ? { task_id: id, engagement_id: engagement.id } : { task_id: id, trial_id: trialId! },
+      subjects: engagement
+        ? { task_id: id, engagement_id: engagement.id }
+        : { task_id: id, trial_id: trialId! },
       actor,
       data: { state, async: isAsync, price_fils: price, ...(trialId ? { trial: true } : {}) },
     })
