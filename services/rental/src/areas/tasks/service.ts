@@ -65,7 +65,7 @@ export type TaskTransaction = (taskId: string, write: (trx: RentalDb) => Promise
 export const terminal = (state: TaskRow['state']) =>
   state === 'completed' || state === 'failed' || state === 'canceled' || state === 'rejected'
 
-/** The engagement a new task runs under, checked: active, its agent not revoked, its price allowed. */
+/** The engagement a new task runs under: the organization's, and active. */
 async function engagementForTask(deps: TaskDeps, subject: string, engagementId: string) {
   const engagement = await deps.engagements.engagementOf(subject, engagementId)
   if (!engagement) throw rentalError('engagement_not_found', `no engagement ${engagementId}`)
