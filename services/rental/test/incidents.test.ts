@@ -16,7 +16,14 @@ interface Incident {
   notes?: Array<{ author: string; text: string }>
 }
 interface Status {
-  incidents: Array<{ kind: string; severity: string; summary: string; impact?: string; agent_did?: string }>
+  incidents: Array<{
+    kind: string
+    severity: string
+    summary: string
+    impact?: string
+    agent_did?: string
+    since: string
+  }>
 }
 
 const codeOf = (a: Answer) => (a.body.error as { code?: string } | undefined)?.code
@@ -82,7 +89,7 @@ describe('rental incidents: reported, noted by reporter, provider and operators,
         severity: 'sev2',
         summary: 'Summaries arrive truncated',
         since: open[0]!.since,
-      } as never,
+      },
     ])
     const statusText = JSON.stringify(await status())
     assert.ok(!statusText.includes('Acme') && !statusText.includes(s.alice.me.organization.id))

@@ -69,10 +69,13 @@ const notRateable = (task: TaskRow) =>
 /** The completed task's receipt as the outbox holds it: its id and leaf hash (the task's own copy must match). */
 async function receiptOf(deps: RatingDeps, task: TaskRow) {
   if (task.state !== 'completed' || !task.receipt_id || !task.receipt_leaf_hash) throw notRateable(task)
+  // a trial's task has no engagement and was not paid for: ratings stand on paid work only
+  if (task.engagement_id === null)
+    throw rentalError('task_not_rateable', 'the task is a free trial task: only paid tasks can be rated')
   const [receipt] = await deps.outbox.rows([task.receipt_id])
   if (!receipt || b64Encode(receipt.leaf_hash) !== task.receipt_leaf_hash)
     throw rentalError('task_not_rateable', 'the task’s receipt is not on record: it cannot be rated')
-  return { id: task.receipt_id, leafHash: task.receipt_leaf_hash }
+  return { id: task.receipt_id, leafHash: task.receipt_leaf_hash, engagementId: task.engagement_id }
 }
 
 /**
@@ -95,7 +98,7 @@ export async function rateTask(deps: RatingDeps, who: Rater, taskId: string, inp
     if (task.receipt_id !== bound.id) throw notRateable(task)
     const existing = await store.ratingOfTask(trx, taskId)
     const now = deps.ctx.now()
-    const subjects = { task_id: taskId, engagement_id: task.engagement_id, agent_did: task.agent_did }
+    const subjects = { task_id: taskId, engagement_id: bound.engagementId, agent_did: task.agent_did }
     if (!input.edit) {
       if (existing)
         throw rentalError(
@@ -107,7 +110,7 @@ export async function rateTask(deps: RatingDeps, who: Rater, taskId: string, inp
         id: ratingId,
         task_id: taskId,
         org_id: who.orgId,
-        engagement_id: task.engagement_id,
+        engagement_id: bound.engagementId,
         agent_did: task.agent_did,
         score: input.score,
         comment,
