@@ -91,6 +91,27 @@ describe('rental ratings and references: bound to receipts, once, an edit window
     assert.equal(Number(rows[0]!.n), 0)
   })
 
+  it('a free trial task, completed with its receipt, is not rateable: ratings stand on paid work', async () => {
+    // alice is an operator here (the development default): she lists the built-in agent
+    const listing = await s.call(s.alice, 'POST', '/api/market/listings', {
+      agent_did: agentDid,
+      title: 'Digest trial',
+      description: 'A listing to try the agent.',
+      price_fils: 2500,
+    })
+    assert.equal(listing.status, 200, listing.text)
+    const trial = await s.call(s.alice, 'POST', '/api/trials', { listing_id: listing.body.id })
+    assert.equal(trial.status, 201, trial.text)
+    const run = await s.call(s.alice, 'POST', `/api/trials/${trial.body.id as string}/tasks`, {
+      text: 'The ledger records every receipt. Each receipt is a leaf in a Merkle tree.',
+    })
+    const task = run.body.task as { id: string; state: string; engagement_id: string | null }
+    assert.deepEqual([task.state, task.engagement_id], ['completed', null], run.text)
+    const rated = await rate(task.id, { score: 5 })
+    assert.deepEqual([rated.status, codeOf(rated)], [409, 'task_not_rateable'], rated.text)
+    assert.match(messageOf(rated), /trial/)
+  })
+
   it('rates once, bound to the task’s receipt; a second is 409; edits within the window are recorded', async () => {
     const taskId = await runTask()
     const task = await s.call(s.alice, 'GET', `/api/tasks/${taskId}`)
