@@ -59,6 +59,8 @@ export interface RentalConfig {
     /** Earlier RENTAL_ENCRYPTION_KEYs (RENTAL_ENCRYPTION_KEYS_RETIRED): they open files' data keys sealed before a rotation. */
     retiredKeys: Buffer[]
   }
+  /** Seconds after a rating is made during which its organization may edit it (RENTAL_RATING_EDIT_WINDOW_S). */
+  ratingEditWindowS: number
   /**
    * The rental's clock (every area's `ctx.now()`), for tests that start the service with their own
    * (as the idp's tests do); never read from the environment. Unset: the system clock.
@@ -113,6 +115,7 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
           description: 'earlier RENTAL_ENCRYPTION_KEYs, comma-separated (32 bytes, base64url, each)',
         }),
       ),
+      RENTAL_RATING_EDIT_WINDOW_S: Type.Optional(Type.Integer({ minimum: 0, maximum: 31_536_000 })),
     },
     env,
   )
@@ -175,6 +178,7 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
         Buffer.from(k, 'base64url'),
       ),
     },
+    ratingEditWindowS: values.RENTAL_RATING_EDIT_WINDOW_S ?? 86_400,
   }
 }
 

@@ -14,10 +14,13 @@ import type { OrgTables } from './areas/orgs/store.ts'
 import type { OutboxTables } from './areas/outbox/store.ts'
 import type { ProviderTables } from './areas/provider/store.ts'
 import type { RefundTables } from './areas/refunds/store.ts'
+import type { RatingTables } from './areas/ratings/store.ts'
+import type { IncidentTables } from './areas/incidents/store.ts'
 import type { RailTables } from './areas/rail/store.ts'
 import type { ScheduleTables } from './areas/schedules/store.ts'
 import type { TaskTables } from './areas/tasks/store.ts'
 import type { TokenTables } from './areas/tokens/store.ts'
+import type { TrialTables } from './areas/trials/store.ts'
 import type { WebhookTables } from './areas/webhooks/store.ts'
 
 /** A jsonb column: read as the value, written as its JSON text. */
@@ -46,6 +49,9 @@ export type RentalTables = OrgTables &
   WebhookTables &
   InvoiceTables &
   RefundTables &
+  TrialTables &
+  RatingTables &
+  IncidentTables &
   IdempotencyTables
 
 export type RentalDb = Kysely<RentalTables> | Transaction<RentalTables>

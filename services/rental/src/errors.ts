@@ -155,6 +155,22 @@ export const rentalErrors = errorCatalogue({
     description: 'the agent’s listing is unavailable (until the time named)',
   },
   budget_limit: { status: 409, description: 'the organization has the most budgets allowed' },
+  // trials
+  trial_not_found: { status: 404, description: 'no such trial of the organization' },
+  trial_exists: {
+    status: 409,
+    description: 'the organization has a live trial of that listing already (named, with its state)',
+  },
+  trial_exhausted: { status: 409, description: 'the trial’s free tasks are all used' },
+  trial_expired: { status: 409, description: 'the trial’s window is over (its end named)' },
+  trial_converted: {
+    status: 409,
+    description: 'the trial was converted into an engagement (named): it takes no more tasks',
+  },
+  trial_changed: {
+    status: 409,
+    description: 'a trial task started while the trial was converting: convert again',
+  },
   // refunds
   refund_not_found: {
     status: 404,
@@ -177,6 +193,27 @@ export const rentalErrors = errorCatalogue({
     status: 500,
     description: 'the stored file failed its integrity check (a GCM tag): it is not sent',
   },
+  // ratings and references
+  task_not_rateable: {
+    status: 409,
+    description: 'the task has not completed with a receipt (its state named): nothing to rate yet',
+  },
+  already_rated: {
+    status: 409,
+    description: 'the task is rated already: edit it (edit: true) within the window',
+  },
+  not_rated: { status: 409, description: 'an edit of a task that has no rating yet' },
+  rating_edit_closed: { status: 409, description: 'the rating’s edit window closed (at the time named)' },
+  reference_not_allowed: {
+    status: 409,
+    description: 'the engagement has no completed task yet: a reference needs at least one',
+  },
+  // incidents
+  incident_not_found: {
+    status: 404,
+    description: 'no such incident the caller may see (its reporter, the agent’s provider or an operator)',
+  },
+  incident_state: { status: 409, description: 'the incident’s state (named) does not allow the move' },
   // the agents' record
   invalid_agent_did: { status: 400, description: 'the agent DID is not an Ed25519 did:key' },
   agent_not_found: {

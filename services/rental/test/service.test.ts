@@ -59,7 +59,9 @@ describe('rental service', () => {
       '0024_invoices.sql',
       '0025_refunds.sql',
       '0026_market.sql',
+      '0027_trials.sql',
       '0030_files.sql',
+      '0031_ratings_incidents.sql',
     ])
   })
 

@@ -34,10 +34,22 @@ export const EVENT_TYPES = [
   // the data room
   'file.stored',
   'file.deleted',
+  // ratings, references and incidents
+  'rating.created',
+  'rating.edited',
+  'reference.published',
+  'reference.updated',
+  'incident.reported',
+  'incident.noted',
+  'incident.resolved',
   // the market
   'listing.published',
   'listing.updated',
   'listing.availability_changed',
+  // trials
+  'trial.started',
+  'trial.task',
+  'trial.converted',
   // schedules and batches
   'schedule.created',
   'schedule.fired',

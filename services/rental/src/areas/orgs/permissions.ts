@@ -34,6 +34,9 @@ export const PERMISSIONS = [
   'market:write',
   'files:read',
   'files:write',
+  'ratings:write',
+  'incidents:read',
+  'incidents:write',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
 
