@@ -30,6 +30,7 @@ import { statementsArea } from './areas/statements/index.ts'
 import { tasksArea } from './areas/tasks/index.ts'
 import { tokensArea } from './areas/tokens/index.ts'
 import { webhooksArea } from './areas/webhooks/index.ts'
+import { webConsoleArea } from './areas/webconsole/index.ts'
 import { type RentalConfig, readRentalConfig } from './config.ts'
 import { mountAreas, type RentalContext } from './context.ts'
 import type { RentalTables } from './db.ts'
@@ -140,6 +141,7 @@ export const rental: ServiceSpec<RentalConfig> = {
       revocationArea,
       webhooksArea,
       publicArea,
+      webConsoleArea,
     ])
   },
 }

@@ -13,6 +13,7 @@ export const publicArea = defineArea({
       market: use.market,
       version: ctx.version,
       idpLinked: () => use.auth.signInAvailable(),
+      signedIn: async (request) => (await ctx.sessions.find(request)) !== null,
       dependencies: dependencyProbe({
         idp: ctx.topology.idp.url,
         ledger: ctx.topology.ledger.url,
