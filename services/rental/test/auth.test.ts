@@ -48,7 +48,7 @@ describe('rental sign-in through the idp, logout and back-channel logout', () =>
     assert.ok(new URL(callback).searchParams.get('iss'))
     const res = await jar.fetch(callback)
     assert.equal(res.status, 302)
-    assert.equal(res.headers.get('location'), '/')
+    assert.equal(res.headers.get('location'), '/console')
     assert.ok(jar.get('rental_session'))
     const attributes = jar.attributes.get('rental_session')!
     assert.match(attributes, /HttpOnly/i)
