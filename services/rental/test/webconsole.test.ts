@@ -133,20 +133,18 @@ describe('the web console (/console) in Chromium: sign-in, hire signed in the br
           b64uDecode(sent.escrow_signatures[0]!.signature),
         ),
       )
-      const stored = await page.evaluate(
-        () =>
-          new Promise<{ extractable: boolean; type: string }>((resolve, reject) => {
-            const open = indexedDB.open('rental-console')
-            open.onerror = () => reject(open.error)
-            open.onsuccess = () => {
-              const get = open.result.transaction('keys').objectStore('keys').get('client')
-              get.onsuccess = () => {
-                const pair = get.result as CryptoKeyPair
-                resolve({ extractable: pair.privateKey.extractable, type: pair.privateKey.algorithm.name })
-              }
-            }
-          }),
-      )
+      // the key in the browser's IndexedDB: its private half not extractable (a string: browser code, not Node's)
+      const stored = await page.evaluate(`new Promise((resolve, reject) => {
+        const open = indexedDB.open('rental-console')
+        open.onerror = () => reject(open.error)
+        open.onsuccess = () => {
+          const get = open.result.transaction('keys').objectStore('keys').get('client')
+          get.onsuccess = () => resolve({
+            extractable: get.result.privateKey.extractable,
+            type: get.result.privateKey.algorithm.name,
+          })
+        }
+      })`)
       assert.deepEqual(stored, { extractable: false, type: 'Ed25519' })
 
       // a task, its progress seen live from the events stream
