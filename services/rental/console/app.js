@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { api, loadMe } from './api.js'
 import { Engagement, Engagements } from './engagements.js'
 import { Home } from './home.js'
-import { applyLang, initialLang, remember, translator } from './i18n.js'
+import { applyLang, initialLang, remember, roleName, translator } from './i18n.js'
 import { Market } from './market.js'
 import { Task, Tasks } from './tasks.js'
 import { Empty, ErrorText, html, Loading } from './ui.js'
@@ -57,7 +57,7 @@ function App() {
         ${
           me
             ? html`<span class="person" data-testid="person">${me.client.name ?? me.client.email ?? me.client.subject}</span>
-              <span class="org"><code dir="ltr">${me.organization.id}</code> · ${me.organization.role}</span>`
+              <span class="org"><code dir="ltr">${me.organization.id}</code> · ${roleName(me.organization.role, lang)}</span>`
             : null
         }
         <label for="lang">${t('language')}</label>

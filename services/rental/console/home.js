@@ -1,5 +1,6 @@
 // Home: the organization, the member's role, the wallet and the recent tasks; the signing key.
 import { useEffect, useState } from 'preact/hooks'
+import { roleName } from './i18n.js'
 import { currentKey, ensureKey, supported } from './keys.js'
 import { ActionButton, Did, Empty, ErrorText, html, Loading, StateBadge, useLoad, When } from './ui.js'
 
@@ -51,7 +52,7 @@ export function Home({ me, t, lang }) {
     <section class="card summary" aria-label=${t('organization')}>
       <dl>
         <dt>${t('organization')}</dt><dd><code dir="ltr">${me.organization.id}</code></dd>
-        <dt>${t('role')}</dt><dd>${me.organization.role}</dd>
+        <dt>${t('role')}</dt><dd>${roleName(me.organization.role, lang)}</dd>
         <dt>${t('wallet')}</dt>
         <dd class="balance" data-testid="wallet">${closing ? html`<bdi>${closing.wallet.display}</bdi>` : '…'}</dd>
         <dt>${t('held')}</dt><dd>${closing ? html`<bdi>${closing.held.display}</bdi>` : '…'}</dd>

@@ -96,6 +96,11 @@ const en = {
   'error.signed_out': 'Your session has ended. Sign in again.',
   not_found: 'Nothing here. Choose a section above.',
   back: 'Back',
+  'role.owner': 'owner',
+  'role.admin': 'admin',
+  'role.member': 'member',
+  'role.billing': 'billing',
+  'role.viewer': 'viewer',
 }
 
 const ar = {
@@ -193,6 +198,11 @@ const ar = {
   'error.signed_out': 'انتهت جلستك. سجّل الدخول مجدداً.',
   not_found: 'لا شيء هنا. اختر قسماً من الأعلى.',
   back: 'رجوع',
+  'role.owner': 'مالك',
+  'role.admin': 'مسؤول',
+  'role.member': 'عضو',
+  'role.billing': 'الفوترة',
+  'role.viewer': 'مشاهد',
 }
 
 export const CATALOGUES = { en, ar }
@@ -232,6 +242,9 @@ export const translator =
     (CATALOGUES[lang][key] ?? CATALOGUES.en[key] ?? key).replace(/\{(\w+)\}/g, (_, name) =>
       String(values[name] ?? ''),
     )
+
+/** A role's name in the language; a custom role (data, not code) keeps its own name. */
+export const roleName = (role, lang) => CATALOGUES[lang][`role.${role}`] ?? role
 
 const locale = (lang) => (lang === 'ar' ? 'ar-AE-u-nu-arab' : 'en-AE')
 
