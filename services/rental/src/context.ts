@@ -73,6 +73,7 @@ export interface RentalServices {
   public: undefined
   statements: undefined
   webconsole: undefined
+  trials: undefined
 }
 
 export const { defineArea, mountAreas } = areaKit<RentalContext, RentalServices>()
