@@ -141,6 +141,7 @@ describe('rental sign-in through the idp, logout and back-channel logout', () =>
     const body = (await res.json()) as { signed_out: boolean; idp_logout_url: string }
     assert.equal(body.signed_out, true)
     assert.ok(body.idp_logout_url.startsWith(`${stack.idp.url}/logout?`))
+    assert.match(new URL(body.idp_logout_url).searchParams.get('id_token_hint') ?? '', /^eyJ/)
     assert.equal(jar.get('rental_session'), undefined)
     const me = await jar.fetch(`${stack.rental.url}/api/me`)
     assert.equal(me.status, 401)

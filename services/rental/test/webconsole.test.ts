@@ -180,7 +180,11 @@ describe('the web console (/console) in Chromium: sign-in, hire signed in the br
       await page.setViewportSize({ width: 1200, height: 900 })
 
       // sign-out: here and at the idp (RP-initiated logout), back on the landing page
+      const idpLogout = page.waitForRequest((r) => r.url().startsWith(`${stack.idp.url}/logout?`))
       await page.getByRole('button', { name: 'تسجيل الخروج' }).click()
+      const logoutUrl = new URL((await idpLogout).url())
+      assert.match(logoutUrl.searchParams.get('id_token_hint') ?? '', /^eyJ/)
+      assert.equal(logoutUrl.searchParams.get('post_logout_redirect_uri'), `${stack.rental.url}/`)
       await page.waitForURL(`${stack.rental.url}/`)
       assert.match((await page.textContent('nav'))!, /Sign in/)
       // the landing page's CSP allows no script: the browser's cookies are read through its context
