@@ -5,6 +5,7 @@ import { api, loadMe } from './api.js'
 import { Engagement, Engagements } from './engagements.js'
 import { Home } from './home.js'
 import { applyLang, initialLang, remember, roleName, translator } from './i18n.js'
+import { Budgets, Invoices, Refunds, Schedules, Webhooks } from './lists.js'
 import { Market } from './market.js'
 import { Task, Tasks } from './tasks.js'
 import { Empty, ErrorText, html, Loading } from './ui.js'
@@ -19,7 +20,17 @@ function Screen({ route, me, t, lang }) {
   if (name === 'engagements')
     return id ? html`<${Engagement} id=${id} ...${props} />` : html`<${Engagements} ...${props} />`
   if (name === 'tasks') return id ? html`<${Task} id=${id} ...${props} />` : html`<${Tasks} ...${props} />`
+  const list = LISTS[name]
+  if (list) return html`<${list} ...${props} />`
   return html`<${Empty}>${t('not_found')}<//>`
+}
+
+const LISTS = {
+  budgets: Budgets,
+  invoices: Invoices,
+  refunds: Refunds,
+  schedules: Schedules,
+  webhooks: Webhooks,
 }
 
 /** Ends the session here, then at the idp (RP-initiated logout), which sends the browser back to `/`. */
@@ -52,6 +63,7 @@ function App() {
       <a class="brand" href="/">${t('title')}</a>
       <nav aria-label=${t('nav.main')}>
         ${link('home', t('nav.home'))}${link('market', t('nav.market'))}${link('engagements', t('nav.engagements'))}${link('tasks', t('nav.tasks'))}
+        ${Object.keys(LISTS).map((name) => link(name, t(`nav.${name}`)))}
       </nav>
       <div class="who">
         ${

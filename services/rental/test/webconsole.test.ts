@@ -160,6 +160,22 @@ describe('the web console (/console) in Chromium: sign-in, hire signed in the br
       assert.match((await page.getByTestId('output').textContent())!, /\S/)
       await shot('3-task')
 
+      // the organization's lists: a budget made through the API shows with its money; the others say what to do
+      const budget = await stack.call(stack.alice, 'POST', '/api/budgets', {
+        limit_fils: 100_000,
+        name: 'Monthly cap',
+      })
+      assert.equal(budget.status, 200, budget.text)
+      for (const name of ['budgets', 'invoices', 'refunds', 'schedules', 'webhooks']) {
+        await page.goto(`${stack.rental.url}/console#/${name}`)
+        await page.locator('main table.list, main .empty').first().waitFor()
+        assert.equal(await page.locator('main .error').count(), 0, name)
+      }
+      await page.goto(`${stack.rental.url}/console#/budgets`)
+      await page.getByTestId('budgets').filter({ hasText: 'Monthly cap' }).waitFor()
+      assert.match((await page.getByTestId('budgets').textContent())!, /AED\s1,000\.00/)
+      await shot('4-budgets')
+
       // Arabic: right to left, amounts as the API writes them in Arabic, remembered across a reload
       await page.selectOption('#lang', 'ar')
       await page.goto(`${stack.rental.url}/console#/`)
@@ -176,7 +192,7 @@ describe('the web console (/console) in Chromium: sign-in, hire signed in the br
       await page.setViewportSize({ width: 390, height: 844 })
       await page.goto(`${stack.rental.url}/console#/`)
       await page.getByTestId('wallet').filter({ hasText: ARABIC_DIGIT }).waitFor()
-      await shot('4-home-arabic-phone')
+      await shot('5-home-arabic-phone')
       await page.setViewportSize({ width: 1200, height: 900 })
 
       // sign-out: here and at the idp (RP-initiated logout), back on the landing page
