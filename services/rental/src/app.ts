@@ -30,6 +30,8 @@ import { statementsArea } from './areas/statements/index.ts'
 import { tasksArea } from './areas/tasks/index.ts'
 import { tokensArea } from './areas/tokens/index.ts'
 import { webhooksArea } from './areas/webhooks/index.ts'
+import { disputesArea } from './areas/disputes/index.ts'
+import { insuranceArea } from './areas/insurance/index.ts'
 import { type RentalConfig, readRentalConfig } from './config.ts'
 import { mountAreas, type RentalContext } from './context.ts'
 import type { RentalTables } from './db.ts'
@@ -140,6 +142,8 @@ export const rental: ServiceSpec<RentalConfig> = {
       revocationArea,
       webhooksArea,
       publicArea,
+      disputesArea,
+      insuranceArea,
     ])
   },
 }

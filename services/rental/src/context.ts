@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely'
 import type { Logger } from 'pino'
 import type { AuthService } from './areas/auth/index.ts'
 import type { ConsoleSessions } from './areas/auth/hooks.ts'
+import type { DisputeService } from './areas/disputes/index.ts'
 import type { BatchService } from './areas/batches/index.ts'
 import type { BudgetService } from './areas/budgets/index.ts'
 import type { MarketService } from './areas/market/index.ts'
@@ -72,6 +73,8 @@ export interface RentalServices {
   refunds: undefined
   public: undefined
   statements: undefined
+  disputes: DisputeService
+  insurance: undefined
 }
 
 export const { defineArea, mountAreas } = areaKit<RentalContext, RentalServices>()

@@ -31,6 +31,17 @@ export const EVENT_TYPES = [
   'refund.accepted',
   'refund.settled',
   'refund.rejected',
+  // disputes and insurance
+  'dispute.opened',
+  'dispute.responded',
+  'dispute.resolved',
+  'dispute.withdrawn',
+  'insurance.policy_started',
+  'insurance.claim_paid',
+  'insurance.claim_refused',
+  // SLA and incidents (recorded by their areas; insurance claims read them)
+  'sla.breached',
+  'incident.reported',
   // the market
   'listing.published',
   'listing.updated',

@@ -32,6 +32,8 @@ export const PERMISSIONS = [
   'refunds:write',
   'market:read',
   'market:write',
+  'disputes:write',
+  'insurance:write',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
 
