@@ -91,12 +91,16 @@ async function checkEvidence(
   }
 }
 
-/** The escrows in question, locked: the task's, or the engagement's opened ones (held first, then paid). */
+/**
+ * The escrows in question, locked: the task's, or the engagement's opened ones. The engagement's
+ * escrow ids are read before the transaction (`listed`): the pool is not read inside one.
+ */
 async function escrowsInQuestion(
   deps: DisputeDeps,
   trx: RentalDb,
   orgId: string,
   input: OpenInput,
+  listed: string[],
 ): Promise<{ engagementId: string; taskId: string | null; escrows: EscrowRow[] }> {
   if (input.task_id !== undefined) {
     const task = await deps.tasks.taskById(trx, input.task_id)
@@ -107,8 +111,10 @@ async function escrowsInQuestion(
   const engagement = await deps.engagements.engagementOf(orgId, input.engagement_id!, { trx })
   if (!engagement) throw rentalError('engagement_not_found', `no engagement ${input.engagement_id}`)
   const escrows = []
-  for (const e of await deps.engagements.escrowsOf(engagement.id))
-    escrows.push((await deps.engagements.escrowOfOrg(orgId, { escrowId: e.id }, { trx, lock: true }))!)
+  for (const id of listed) {
+    const escrow = await deps.engagements.escrowOfOrg(orgId, { escrowId: id }, { trx, lock: true })
+    if (escrow) escrows.push(escrow)
+  }
   return { engagementId: engagement.id, taskId: null, escrows }
 }
 
@@ -130,8 +136,13 @@ export async function openDispute(deps: DisputeDeps, caller: Caller, input: Open
   if (!Number.isSafeInteger(input.amount_fils) || input.amount_fils <= 0)
     throw rentalError('invalid_request', 'body.amount_fils must be a positive integer of fils')
   const id = `dsp_${randomUUID()}`
+  const listed =
+    input.engagement_id !== undefined &&
+    (await deps.engagements.engagementOf(caller.orgId, input.engagement_id))
+      ? (await deps.engagements.escrowsOf(input.engagement_id)).map((e) => e.id)
+      : []
   await inTransaction(deps.ctx.db, async (trx) => {
-    const { engagementId, taskId, escrows } = await escrowsInQuestion(deps, trx, caller.orgId, input)
+    const { engagementId, taskId, escrows } = await escrowsInQuestion(deps, trx, caller.orgId, input, listed)
     const opened = escrows
       .filter((e) => e.state === 'open' || e.state === 'released')
       .sort((a, b) => (a.state === b.state ? 0 : a.state === 'open' ? -1 : 1))

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import { engagementEvent, engagementNotFound, walletOf } from '../engagements/service.ts'
-import type { Actor } from '../events/index.ts'
+import type { Actor, EventView } from '../events/index.ts'
 import { type InsuranceDeps, POOL, policyView, RESERVE } from './service.ts'
 import * as store from './store.ts'
 import type { CoveredEvent, PolicyRow } from './store.ts'
@@ -27,6 +27,7 @@ async function verdictOf(
   trx: RentalDb,
   policy: PolicyRow,
   input: ClaimInput,
+  recorded: EventView | undefined,
 ): Promise<Verdict> {
   const inPeriod = (at: Date) => at >= policy.starts_at && at < policy.ends_at
   if (input.type === 'failed_task') {
@@ -40,19 +41,12 @@ async function verdictOf(
       return { key, refused: `task ${task.id} failed outside the policy’s period` }
     return { key }
   }
+  const event = recorded
   if (input.type === 'sla_breach') {
     if (!input.event_id)
       return { key: 'sla_breach:', refused: 'no evidence: name the sla.breached event (event_id)' }
     const key = `sla_breach:${input.event_id}`
-    const seq = /^evt_(\d{1,15})$/.exec(input.event_id)?.[1]
-    const [event] = seq
-      ? await deps.events.ofOrg(policy.org_id, {
-          types: ['sla.breached'],
-          beforeSeq: Number(seq) + 1,
-          limit: 1,
-        })
-      : []
-    if (!event || event.id !== input.event_id || event.subjects.engagement_id !== policy.engagement_id)
+    if (!event || event.subjects.engagement_id !== policy.engagement_id)
       return { key, refused: `no sla.breached event ${input.event_id} for this engagement on record` }
     if (!inPeriod(new Date(event.created_at)))
       return { key, refused: `the breach ${event.id} was recorded outside the policy’s period` }
@@ -61,29 +55,49 @@ async function verdictOf(
   if (!input.incident_id)
     return { key: 'incident:', refused: 'no evidence: name the reported incident (incident_id)' }
   const key = `incident:${input.incident_id}`
+  if (!event)
+    return { key, refused: `no incident.reported event for incident ${input.incident_id} on record` }
+  const data = (event.data ?? {}) as Record<string, unknown>
+  if ((data.engagement_id ?? event.subjects.engagement_id) !== policy.engagement_id)
+    return { key, refused: `incident ${input.incident_id} is not about this engagement` }
+  if (!inPeriod(new Date(event.created_at)))
+    return { key, refused: `incident ${input.incident_id} was reported outside the policy’s period` }
+  return { key }
+}
+
+/**
+ * The event a claim names, as the log has it (read before the claim's transaction: the log is
+ * append-only): the organization's `sla.breached` event by id, or its `incident.reported` event of
+ * the incident (searched newest first, within the last INCIDENT_SCAN reports).
+ */
+async function recordedEvent(deps: InsuranceDeps, orgId: string, input: ClaimInput) {
+  if (input.type === 'sla_breach' && input.event_id) {
+    const seq = /^evt_(\d{1,15})$/.exec(input.event_id)?.[1]
+    if (!seq) return undefined
+    const [event] = await deps.events.ofOrg(orgId, {
+      types: ['sla.breached'],
+      beforeSeq: Number(seq) + 1,
+      limit: 1,
+    })
+    return event?.id === input.event_id ? event : undefined
+  }
+  if (input.type !== 'incident' || !input.incident_id) return undefined
   let before: number | undefined
   for (let seen = 0; seen < INCIDENT_SCAN; seen += 200) {
-    const page = await deps.events.ofOrg(policy.org_id, {
+    const page = await deps.events.ofOrg(orgId, {
       types: ['incident.reported'],
       beforeSeq: before,
       limit: 200,
     })
-    const event = page.find((e) => {
-      const data = (e.data ?? {}) as Record<string, unknown>
-      return (data.incident_id ?? e.subjects.incident_id) === input.incident_id
-    })
-    if (event) {
-      const data = (event.data ?? {}) as Record<string, unknown>
-      if ((data.engagement_id ?? event.subjects.engagement_id) !== policy.engagement_id)
-        return { key, refused: `incident ${input.incident_id} is not about this engagement` }
-      if (!inPeriod(new Date(event.created_at)))
-        return { key, refused: `incident ${input.incident_id} was reported outside the policy’s period` }
-      return { key }
-    }
-    if (page.length < 200) break
+    const event = page.find(
+      (e) =>
+        ((e.data ?? {}) as Record<string, unknown>).incident_id === input.incident_id ||
+        e.subjects.incident_id === input.incident_id,
+    )
+    if (event || page.length < 200) return event
     before = page[page.length - 1]!.seq
   }
-  return { key, refused: `no incident.reported event for incident ${input.incident_id} on record` }
+  return undefined
 }
 
 /**
@@ -102,6 +116,7 @@ export async function fileClaim(
 ) {
   if (!(await deps.engagements.engagementOf(orgId, engagementId))) throw engagementNotFound(engagementId)
   const id = `clm_${randomUUID()}`
+  const recorded = await recordedEvent(deps, orgId, input)
   const policyId = await inTransaction(deps.ctx.db, async (trx) => {
     const policy = await store.activePolicyOf(trx, orgId, engagementId, true)
     if (!policy)
@@ -116,7 +131,7 @@ export async function fileClaim(
     const left = Number(policy.coverage_fils) - claims.reduce((sum, c) => sum + Number(c.paid_fils), 0)
     let verdict: Verdict = { key: `${input.type}:` }
     if (!policy.covers.includes(input.type)) verdict.refused = `the policy does not cover ${input.type}`
-    else verdict = await verdictOf(deps, trx, policy, input)
+    else verdict = await verdictOf(deps, trx, policy, input, recorded)
     const earlier = claims.find((c) => c.state === 'paid' && c.event_key === verdict.key)
     if (!verdict.refused && earlier) verdict.refused = `this event was paid already by claim ${earlier.id}`
     if (!verdict.refused && left <= 0) verdict.refused = 'the policy’s coverage is spent'
