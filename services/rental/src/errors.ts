@@ -178,7 +178,8 @@ export const rentalErrors = errorCatalogue({
   },
   escrow_frozen: {
     status: 409,
-    description: 'the escrow is frozen by an open dispute (named): it is not released while the dispute is open',
+    description:
+      'the escrow is frozen by an open dispute (named): it is not released while the dispute is open',
   },
   // insurance
   policy_not_found: { status: 404, description: 'the engagement has no insurance policy' },
