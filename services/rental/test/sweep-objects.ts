@@ -51,6 +51,13 @@ export async function aliceObjects(stack: FullStack): Promise<Record<string, str
     reason: 'The sweep disputes one fil.',
   })
   ids.disputes = (dispute.body as { id?: string }).id ?? ''
+  // a policy on the engagement, so its insurance (read per engagement) is alice's to read
+  await stack.call(stack.alice, 'POST', `/api/engagements/${ids.engagements}/insurance`, {
+    coverage_fils: 100,
+    premium_fils: 1,
+    covers: ['failed_task'],
+    ends_at: new Date(Date.now() + 86_400_000).toISOString(),
+  })
   const batch = await stack.call(stack.alice, 'POST', '/api/batches', {
     engagement_id: ids.engagements,
     items: ['A batch of one. The ledger records every receipt.'],
