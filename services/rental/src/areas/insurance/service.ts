@@ -77,6 +77,8 @@ export async function startPolicy(
   input: PolicyInput,
   actor: Actor,
 ) {
+  // tenancy first: another organization's engagement is 404 whatever the body says
+  if (!(await deps.engagements.engagementOf(orgId, engagementId))) throw engagementNotFound(engagementId)
   const now = deps.ctx.now()
   const startsAt = input.starts_at === undefined ? now : new Date(input.starts_at)
   const endsAt = new Date(input.ends_at)
