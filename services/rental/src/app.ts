@@ -29,6 +29,7 @@ import { marketArea } from './areas/market/index.ts'
 import { statementsArea } from './areas/statements/index.ts'
 import { tasksArea } from './areas/tasks/index.ts'
 import { tokensArea } from './areas/tokens/index.ts'
+import { trialsArea } from './areas/trials/index.ts'
 import { webhooksArea } from './areas/webhooks/index.ts'
 import { disputesArea } from './areas/disputes/index.ts'
 import { insuranceArea } from './areas/insurance/index.ts'
@@ -137,6 +138,7 @@ export const rental: ServiceSpec<RentalConfig> = {
       schedulesArea,
       budgetsArea,
       marketArea,
+      trialsArea,
       a2aArea,
       recordArea,
       revocationArea,

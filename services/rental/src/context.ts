@@ -75,6 +75,7 @@ export interface RentalServices {
   statements: undefined
   disputes: DisputeService
   insurance: undefined
+  trials: undefined
 }
 
 export const { defineArea, mountAreas } = areaKit<RentalContext, RentalServices>()

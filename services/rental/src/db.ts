@@ -17,6 +17,7 @@ import type { RailTables } from './areas/rail/store.ts'
 import type { ScheduleTables } from './areas/schedules/store.ts'
 import type { TaskTables } from './areas/tasks/store.ts'
 import type { TokenTables } from './areas/tokens/store.ts'
+import type { TrialTables } from './areas/trials/store.ts'
 import type { WebhookTables } from './areas/webhooks/store.ts'
 import type { DisputeTables } from './areas/disputes/store.ts'
 import type { InsuranceTables } from './areas/insurance/store.ts'
@@ -48,6 +49,7 @@ export type RentalTables = OrgTables &
   RefundTables &
   DisputeTables &
   InsuranceTables &
+  TrialTables &
   IdempotencyTables
 
 export type RentalDb = Kysely<RentalTables> | Transaction<RentalTables>
