@@ -105,6 +105,8 @@ async function escrowsInQuestion(
   if (input.task_id !== undefined) {
     const task = await deps.tasks.taskById(trx, input.task_id)
     if (!task || task.org_id !== orgId) throw rentalError('task_not_found', `no task ${input.task_id}`)
+    if (task.engagement_id === null)
+      throw rentalError('not_disputable', `task ${task.id} is a trial’s: nothing is held or paid for it`)
     const escrow = await deps.engagements.escrowOfOrg(orgId, { taskId: task.id }, { trx, lock: true })
     return { engagementId: task.engagement_id, taskId: task.id, escrows: escrow ? [escrow] : [] }
   }
