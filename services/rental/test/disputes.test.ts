@@ -174,9 +174,23 @@ describe('rental disputes: frozen escrows, a response, one resolution signed by 
     const envelope = receipts[0]!.envelope as { receipt: { issuer: string; data: { resolution: unknown } } }
     assert.deepEqual(envelope.receipt.data.resolution, body)
     assert.equal(envelope.receipt.issuer, body.provider_did)
-    // the escrow is settled: a release answers the dispute's settlement, it does not pay again
-    const after = await release(held.engagementId, held.key).catch(() => undefined)
-    assert.ok(after === undefined || after.status !== 500)
+    // the escrow is settled: nothing is left to release, and nothing more is refundable than was paid out
+    const pending = await s.call(s.alice, 'GET', `/api/engagements/${held.engagementId}/releases/pending`)
+    assert.deepEqual(pending.body.releases, [])
+    const more = await s.call(s.alice, 'POST', '/api/refunds', {
+      escrow_id: held.escrowId,
+      amount_fils: providerPart + 1,
+      reason: 'more',
+    })
+    assert.deepEqual([more.status, codeOf(more)], [400, 'not_refundable'])
+    const released = await s.db
+      .selectFrom('rental_events')
+      .select('data')
+      .where('type', '=', 'escrow.released')
+      .where(sql<boolean>`subjects->>'escrow_id' = ${held.escrowId}`)
+      .execute()
+    assert.equal(released.length, 1)
+    assert.equal((released[0]!.data as { dispute_id?: string }).dispute_id, dispute.id)
     assert.equal(await balance(wallet()), before.wallet + clientPart)
     // every later move is 409 naming the state
     for (const move of ['respond', 'resolve', 'withdraw']) {

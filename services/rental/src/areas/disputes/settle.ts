@@ -5,7 +5,7 @@ import { canonicalBytes } from '@svc/trust/jcs'
 import type { RentalDb } from '../../db.ts'
 import { bodyHash, feeOf } from '../engagements/bodies.ts'
 import type { EscrowRow } from '../engagements/index.ts'
-import { walletOf } from '../engagements/service.ts'
+import { engagementEvent, walletOf } from '../engagements/service.ts'
 import { settleDisputeRefund } from '../refunds/service.ts'
 import type { Caller, DisputeDeps } from './service.ts'
 import type { DisputeRow, Outcome } from './store.ts'
@@ -153,6 +153,25 @@ export async function settle(
       },
       at: now,
     })
+    await engagementEvent(
+      deps.events,
+      trx,
+      row.org_id,
+      row.engagement_id,
+      caller.actor,
+      'escrow.released',
+      {
+        amount_fils: Number(part.escrow.amount_fils),
+        fee_fils: fee,
+        payout_fils: Number(part.escrow.amount_fils) - part.client_fils - fee,
+        returned_fils: part.client_fils,
+        currency: row.currency,
+        transfer_id: transfer.id,
+        receipt_id: receipt.id,
+        dispute_id: row.id,
+      },
+      { escrow_id: part.escrow.id, ...(part.escrow.task_id ? { task_id: part.escrow.task_id } : {}) },
+    )
     await settleDisputeRefund(deps, trx, {
       id: refundIds.get(part.escrow.id)!,
       orgId: row.org_id,
