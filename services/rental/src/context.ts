@@ -9,6 +9,8 @@ import type { DisputeService } from './areas/disputes/index.ts'
 import type { BatchService } from './areas/batches/index.ts'
 import type { BudgetService } from './areas/budgets/index.ts'
 import type { MarketService } from './areas/market/index.ts'
+import type { RatingService } from './areas/ratings/index.ts'
+import type { IncidentService } from './areas/incidents/index.ts'
 import type { CatalogueService } from './areas/catalogue/index.ts'
 import type { EngagementService } from './areas/engagements/index.ts'
 import type { EventService } from './areas/events/index.ts'
@@ -76,6 +78,8 @@ export interface RentalServices {
   disputes: DisputeService
   insurance: undefined
   trials: undefined
+  ratings: RatingService
+  incidents: IncidentService
 }
 
 export const { defineArea, mountAreas } = areaKit<RentalContext, RentalServices>()

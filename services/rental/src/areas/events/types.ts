@@ -39,9 +39,16 @@ export const EVENT_TYPES = [
   'insurance.policy_started',
   'insurance.claim_paid',
   'insurance.claim_refused',
-  // SLA and incidents (recorded by their areas; insurance claims read them)
+  // SLA (recorded by its area, not built yet; insurance claims read it)
   'sla.breached',
+  // ratings, references and incidents
+  'rating.created',
+  'rating.edited',
+  'reference.published',
+  'reference.updated',
   'incident.reported',
+  'incident.noted',
+  'incident.resolved',
   // the market
   'listing.published',
   'listing.updated',
