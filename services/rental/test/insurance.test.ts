@@ -140,6 +140,48 @@ describe('rental insurance: a policy with its premium on the rail, claims checke
     assert.equal(policy.claims.length, 11)
   })
 
+  it('an incident reported about the engagement is paid once; one about another engagement is refused', async () => {
+    const covered = await s.hireAndSign(s.alice, 'job_summary', agentDid, s.newClientKey())
+    const other = await s.hireAndSign(s.alice, 'job_summary', agentDid, s.newClientKey())
+    const started = await s.call(s.alice, 'POST', `/api/engagements/${covered}/insurance`, {
+      coverage_fils: 300,
+      premium_fils: 3,
+      covers: ['incident'],
+      ends_at: ends(),
+    })
+    assert.equal(started.status, 201, started.text)
+    const report = async (engagement: string) => {
+      const res = await s.call(s.alice, 'POST', '/api/incidents', {
+        engagement_id: engagement,
+        severity: 'sev3',
+        summary: 'The agent answered nothing for an hour.',
+        impact: 'Tasks waited.',
+      })
+      assert.equal(res.status, 201, res.text)
+      return (res.body as { id: string }).id
+    }
+    const ours = await report(covered)
+    const theirs = await report(other)
+    const claimOn = (incident_id: string) =>
+      s.call(s.alice, 'POST', `/api/engagements/${covered}/insurance/claims`, {
+        type: 'incident',
+        amount_fils: 120,
+        incident_id,
+      })
+    const paid = await claimOn(ours)
+    assert.equal(paid.status, 201, paid.text)
+    assert.deepEqual(
+      [(paid.body.claim as Claim).state, (paid.body.claim as Claim).paid.amount_fils],
+      ['paid', 120],
+    )
+    const again = await claimOn(ours)
+    assert.match((again.body.claim as Claim).refuse_reason!, /paid already/)
+    const elsewhere = await claimOn(theirs)
+    assert.match((elsewhere.body.claim as Claim).refuse_reason!, /not about this engagement/)
+    const unknown = await claimOn('inc_unknown')
+    assert.match((unknown.body.claim as Claim).refuse_reason!, /no incident\.reported event/)
+  })
+
   it('bad input is 400; a claim on an engagement without a policy is 404', async () => {
     for (const body of [
       { coverage_fils: 0, premium_fils: 1, covers: ['incident'], ends_at: ends() },
