@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely'
 import type { Logger } from 'pino'
 import type { AuthService } from './areas/auth/index.ts'
 import type { ConsoleSessions } from './areas/auth/hooks.ts'
+import type { DisputeService } from './areas/disputes/index.ts'
 import type { BatchService } from './areas/batches/index.ts'
 import type { BudgetService } from './areas/budgets/index.ts'
 import type { MarketService } from './areas/market/index.ts'
@@ -75,6 +76,8 @@ export interface RentalServices {
   public: undefined
   statements: undefined
   webconsole: undefined
+  disputes: DisputeService
+  insurance: undefined
   trials: undefined
   ratings: RatingService
   incidents: IncidentService

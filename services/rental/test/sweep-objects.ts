@@ -23,9 +23,9 @@ export async function releaseAndInvoice(stack: FullStack, engagementId: string, 
 /**
  * One object of each kind alice owns, by the collection its id appears under in the paths:
  * a token (not the sweep's credential), the agent she hires, an active engagement, a task, a
- * refund of the task's released escrow, a webhook (subscribed to test events only, to a closed local port), a schedule, a batch, a budget, and an
+ * refund of the task's released escrow, a dispute of it, a webhook (subscribed to test events only, to a closed local port), a schedule, a batch, a budget, and an
  * approval (a task on a second engagement whose policy holds every task), a trial of a listing of the agent,
- * an incident about the engagement.
+ * an incident about the engagement, a policy on the engagement.
  */
 export async function aliceObjects(stack: FullStack): Promise<Record<string, string>> {
   const ids: Record<string, string> = {}
@@ -46,6 +46,19 @@ export async function aliceObjects(stack: FullStack): Promise<Record<string, str
     reason: 'The sweep asks for one fil back.',
   })
   ids.refunds = (refund.body as { id?: string }).id ?? ''
+  const dispute = await stack.call(stack.alice, 'POST', '/api/disputes', {
+    task_id: ids.tasks,
+    amount_fils: 1,
+    reason: 'The sweep disputes one fil.',
+  })
+  ids.disputes = (dispute.body as { id?: string }).id ?? ''
+  // a policy on the engagement, so its insurance (read per engagement) is alice's to read
+  await stack.call(stack.alice, 'POST', `/api/engagements/${ids.engagements}/insurance`, {
+    coverage_fils: 100,
+    premium_fils: 1,
+    covers: ['failed_task'],
+    ends_at: new Date(Date.now() + 86_400_000).toISOString(),
+  })
   const batch = await stack.call(stack.alice, 'POST', '/api/batches', {
     engagement_id: ids.engagements,
     items: ['A batch of one. The ledger records every receipt.'],

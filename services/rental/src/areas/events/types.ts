@@ -31,6 +31,16 @@ export const EVENT_TYPES = [
   'refund.accepted',
   'refund.settled',
   'refund.rejected',
+  // disputes and insurance
+  'dispute.opened',
+  'dispute.responded',
+  'dispute.resolved',
+  'dispute.withdrawn',
+  'insurance.policy_started',
+  'insurance.claim_paid',
+  'insurance.claim_refused',
+  // SLA (recorded by its area, not built yet; insurance claims read it)
+  'sla.breached',
   // ratings, references and incidents
   'rating.created',
   'rating.edited',

@@ -279,3 +279,101 @@ async function record(
     data,
   })
 }
+
+/**
+ * A refund decided by a dispute's resolution (the disputes area), settled at once in the caller's
+ * transaction: the row is written `settled` with its `refund.settled` receipt and event, and counts
+ * against what is left to refund of the escrow. For an escrow released before, the reversal
+ * transfer is approveRefund's (key `refund:<id>`, fee and payout in the proportions paid); for an
+ * escrow the dispute settled itself (`heldTransferId`), the money went back from the escrow to the
+ * wallet in that transfer, which the row names.
+ */
+export async function settleDisputeRefund(
+  deps: RefundDeps,
+  trx: RentalDb,
+  input: {
+    id: string
+    orgId: string
+    escrowId: string
+    amountFils: number
+    reason: string
+    disputeId: string
+    actor: Actor
+    heldTransferId?: string
+  },
+) {
+  const escrow = await deps.engagements.escrowOfOrg(
+    input.orgId,
+    { escrowId: input.escrowId },
+    { trx, lock: true },
+  )
+  if (escrow?.state !== 'released')
+    throw rentalError('not_refundable', `the escrow ${input.escrowId} is not released: nothing was paid`)
+  const amount = input.amountFils
+  const left = Number(escrow.amount_fils) - (await store.committedOf(trx, escrow.id))
+  if (amount > left)
+    throw rentalError('not_refundable', `at most ${left} fils of escrow ${escrow.id} can still be refunded`)
+  const engagement = (await deps.engagements.engagementOf(input.orgId, escrow.engagement_id, { trx }))!
+  const held = input.heldTransferId !== undefined
+  const feePart = held ? 0 : feePartOf(amount, Number(escrow.fee_fils ?? 0), Number(escrow.amount_fils))
+  const transferId =
+    input.heldTransferId ??
+    (
+      await deps.ctx.rail.transfer(trx, {
+        idempotencyKey: `refund:${input.id}`,
+        kind: 'refund',
+        postings: [
+          { account: `payout:${engagement.agent_did}`, amount: -(amount - feePart) },
+          { account: 'platform:fees', amount: -feePart },
+          { account: walletOf(input.orgId), amount },
+        ].filter((p) => p.amount !== 0),
+        memo: { refund_id: input.id, escrow_id: escrow.id, dispute_id: input.disputeId },
+      })
+    ).id
+  const receipt = await deps.ctx.receipts.record(trx, {
+    type: 'refund.settled',
+    subject: input.id,
+    data: {
+      org_id: input.orgId,
+      escrow_id: escrow.id,
+      engagement_id: escrow.engagement_id,
+      task_id: escrow.task_id,
+      agent_did: engagement.agent_did,
+      amount_fils: amount,
+      fee_part_fils: feePart,
+      payout_part_fils: held ? 0 : amount - feePart,
+      currency: escrow.currency,
+      transfer_id: transferId,
+      reason: input.reason,
+      dispute_id: input.disputeId,
+    },
+  })
+  const now = deps.ctx.now()
+  await store.insertRefund(trx, {
+    id: input.id,
+    org_id: input.orgId,
+    escrow_id: escrow.id,
+    engagement_id: escrow.engagement_id,
+    task_id: escrow.task_id,
+    agent_did: engagement.agent_did,
+    currency: escrow.currency,
+    requested_fils: amount,
+    amount_fils: amount,
+    state: 'settled',
+    reason: input.reason,
+    fee_part_fils: feePart,
+    transfer_id: transferId,
+    receipt_id: receipt.id,
+    requested_by: input.actor.id,
+    created_at: now,
+    updated_at: now,
+  })
+  await deps.events.record(trx, {
+    orgId: input.orgId,
+    type: 'refund.settled',
+    subjects: { refund_id: input.id, escrow_id: escrow.id, dispute_id: input.disputeId },
+    actor: input.actor,
+    data: { amount_fils: amount, fee_part_fils: feePart, transfer_id: transferId, receipt_id: receipt.id },
+  })
+  return { id: input.id, transferId, receiptId: receipt.id }
+}
