@@ -45,6 +45,7 @@ export async function aliceObjects(stack: FullStack): Promise<Record<string, str
     reason: 'The sweep asks for one fil back.',
   })
   ids.refunds = (refund.body as { id?: string }).id ?? ''
+  ids['credit-notes'] = await settledCreditNote(stack, ids.tasks)
   const batch = await stack.call(stack.alice, 'POST', '/api/batches', {
     engagement_id: ids.engagements,
     items: ['A batch of one. The ledger records every receipt.'],
@@ -74,4 +75,26 @@ export async function aliceObjects(stack: FullStack): Promise<Record<string, str
   ids.approvals = (approvals.body.approvals as Array<{ id: string }> | undefined)?.[0]?.id ?? ''
   for (const [name, id] of Object.entries(ids)) if (!id) throw new Error(`no ${name} object: ${task.text}`)
   return ids
+}
+
+/**
+ * A credit note of alice's: a second refund of one fil, accepted and approved by an operator (the
+ * auth sweep's `ops@sweep.example`; in development, where RENTAL_OPERATORS is unset, the demo
+ * user alice is one). '' when no one could approve it.
+ */
+async function settledCreditNote(stack: FullStack, taskId: string) {
+  const refund = await stack.call(stack.alice, 'POST', '/api/refunds', {
+    task_id: taskId,
+    amount_fils: 1,
+    reason: 'The sweep’s credit note.',
+  })
+  const id = (refund.body as { id?: string }).id ?? ''
+  const ops = await stack.signInWith('ops@sweep.example')
+  for (const operator of [ops, stack.alice]) {
+    if ((await stack.call(operator, 'POST', `/api/refunds/${id}/accept`, {})).status >= 300) continue
+    const approved = await stack.call(operator, 'POST', `/api/refunds/${id}/approve`, {})
+    const note = (approved.body as { credit_note?: { id: string } | null }).credit_note
+    if (note) return note.id
+  }
+  return ''
 }
