@@ -74,6 +74,7 @@ export interface RentalServices {
   refunds: RefundService
   public: undefined
   statements: undefined
+  trials: undefined
 }
 
 export const { defineArea, mountAreas } = areaKit<RentalContext, RentalServices>()

@@ -1,7 +1,7 @@
 import { b64uEncode } from '@svc/trust/base64url'
 import { type Ed25519KeyPair, signEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
-import type { FullStack } from './full-stack.ts'
+import type { Client, FullStack } from './full-stack.ts'
 
 /** Releases every escrow of the engagement whose task completed (signed with `key`), then invoices the engagement: the invoice's id, or ''. */
 export async function releaseAndInvoice(stack: FullStack, engagementId: string, key: Ed25519KeyPair) {
@@ -24,7 +24,7 @@ export async function releaseAndInvoice(stack: FullStack, engagementId: string, 
  * One object of each kind alice owns, by the collection its id appears under in the paths:
  * a token (not the sweep's credential), the agent she hires, an active engagement, a task, a
  * refund of the task's released escrow, a webhook (subscribed to test events only, to a closed local port), a schedule, a batch, a budget, and an
- * approval (a task on a second engagement whose policy holds every task).
+ * approval (a task on a second engagement whose policy holds every task), a trial of a listing of the agent.
  */
 export async function aliceObjects(stack: FullStack): Promise<Record<string, string>> {
   const ids: Record<string, string> = {}
@@ -73,6 +73,7 @@ export async function aliceObjects(stack: FullStack): Promise<Record<string, str
   await stack.call(stack.alice, 'POST', '/api/tasks', { engagement_id: held, text: 'Held for approval.' })
   const approvals = await stack.call(stack.alice, 'GET', '/api/approvals?state=pending')
   ids.approvals = (approvals.body.approvals as Array<{ id: string }> | undefined)?.[0]?.id ?? ''
+  ids.trials = await aliceTrial(stack, ids.agents)
   for (const [name, id] of Object.entries(ids)) if (!id) throw new Error(`no ${name} object: ${task.text}`)
   return ids
 }
@@ -89,7 +90,7 @@ async function settledCreditNote(stack: FullStack, taskId: string) {
     reason: 'The sweep’s credit note.',
   })
   const id = (refund.body as { id?: string }).id ?? ''
-  const ops = await stack.signInWith('ops@sweep.example')
+  const ops = await sweepOperator(stack)
   for (const operator of [ops, stack.alice]) {
     if ((await stack.call(operator, 'POST', `/api/refunds/${id}/accept`, {})).status >= 300) continue
     const approved = await stack.call(operator, 'POST', `/api/refunds/${id}/approve`, {})
@@ -97,4 +98,37 @@ async function settledCreditNote(stack: FullStack, taskId: string) {
     if (note) return note.id
   }
   return ''
+}
+
+/**
+ * A trial of alice's of a listing of the agent: published by an operator (alice where she is one,
+ * else ops@sweep.example, the auth sweep's operator); one task of it run, so that it has one.
+ */
+async function aliceTrial(stack: FullStack, agentDid: string) {
+  const listing = {
+    agent_did: agentDid,
+    title: 'Sweep digest',
+    description: 'A listing for the sweeps to try.',
+    price_fils: 2500,
+  }
+  let published = await stack.call(stack.alice, 'POST', '/api/market/listings', listing)
+  if (published.status === 403) {
+    const ops = await sweepOperator(stack)
+    published = await stack.call(ops, 'POST', '/api/market/listings', listing)
+  }
+  const trial = await stack.call(stack.alice, 'POST', '/api/trials', {
+    listing_id: (published.body as { id?: string }).id ?? '',
+  })
+  const id = (trial.body as { id?: string }).id ?? ''
+  if (id)
+    await stack.call(stack.alice, 'POST', `/api/trials/${id}/tasks`, { text: 'A trial task.', async: true })
+  return id
+}
+
+const operators = new WeakMap<FullStack, Promise<Client>>()
+/** `ops@sweep.example` signed in, once per stack (the auth sweep's operator; a plain client elsewhere). */
+const sweepOperator = (stack: FullStack) => {
+  let ops = operators.get(stack)
+  if (!ops) operators.set(stack, (ops = stack.signInWith('ops@sweep.example')))
+  return ops
 }
