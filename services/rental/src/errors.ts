@@ -117,6 +117,7 @@ export const rentalErrors = errorCatalogue({
     description: 'a statement period (from, to) that is malformed, reversed or too long',
   },
   invoice_not_found: { status: 404, description: 'no such invoice of the organization' },
+  credit_note_not_found: { status: 404, description: 'no such credit note of the organization' },
   nothing_to_invoice: {
     status: 409,
     description: 'no released escrow in the period or engagement that is not on an invoice already',

@@ -1,7 +1,7 @@
 import { b64uEncode } from '@svc/trust/base64url'
 import { type Ed25519KeyPair, signEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
-import type { FullStack } from './full-stack.ts'
+import type { Client, FullStack } from './full-stack.ts'
 
 /** Releases every escrow of the engagement whose task completed (signed with `key`), then invoices the engagement: the invoice's id, or ''. */
 export async function releaseAndInvoice(stack: FullStack, engagementId: string, key: Ed25519KeyPair) {
@@ -59,6 +59,7 @@ export async function aliceObjects(stack: FullStack): Promise<Record<string, str
     covers: ['failed_task'],
     ends_at: new Date(Date.now() + 86_400_000).toISOString(),
   })
+  ids['credit-notes'] = await settledCreditNote(stack, ids.tasks)
   const batch = await stack.call(stack.alice, 'POST', '/api/batches', {
     engagement_id: ids.engagements,
     items: ['A batch of one. The ledger records every receipt.'],
@@ -99,6 +100,28 @@ export async function aliceObjects(stack: FullStack): Promise<Record<string, str
 }
 
 /**
+ * A credit note of alice's: a second refund of one fil, accepted and approved by an operator (the
+ * auth sweep's `ops@sweep.example`; in development, where RENTAL_OPERATORS is unset, the demo
+ * user alice is one). '' when no one could approve it.
+ */
+async function settledCreditNote(stack: FullStack, taskId: string) {
+  const refund = await stack.call(stack.alice, 'POST', '/api/refunds', {
+    task_id: taskId,
+    amount_fils: 1,
+    reason: 'The sweep’s credit note.',
+  })
+  const id = (refund.body as { id?: string }).id ?? ''
+  const ops = await sweepOperator(stack)
+  for (const operator of [ops, stack.alice]) {
+    if ((await stack.call(operator, 'POST', `/api/refunds/${id}/accept`, {})).status >= 300) continue
+    const approved = await stack.call(operator, 'POST', `/api/refunds/${id}/approve`, {})
+    const note = (approved.body as { credit_note?: { id: string } | null }).credit_note
+    if (note) return note.id
+  }
+  return ''
+}
+
+/**
  * A trial of alice's of a listing of the agent: published by an operator (alice where she is one,
  * else ops@sweep.example, the auth sweep's operator); one task of it run, so that it has one.
  */
@@ -111,7 +134,7 @@ async function aliceTrial(stack: FullStack, agentDid: string) {
   }
   let published = await stack.call(stack.alice, 'POST', '/api/market/listings', listing)
   if (published.status === 403) {
-    const ops = await stack.signInWith('ops@sweep.example')
+    const ops = await sweepOperator(stack)
     published = await stack.call(ops, 'POST', '/api/market/listings', listing)
   }
   const trial = await stack.call(stack.alice, 'POST', '/api/trials', {
@@ -121,4 +144,12 @@ async function aliceTrial(stack: FullStack, agentDid: string) {
   if (id)
     await stack.call(stack.alice, 'POST', `/api/trials/${id}/tasks`, { text: 'A trial task.', async: true })
   return id
+}
+
+const operators = new WeakMap<FullStack, Promise<Client>>()
+/** `ops@sweep.example` signed in, once per stack (the auth sweep's operator; a plain client elsewhere). */
+const sweepOperator = (stack: FullStack) => {
+  let ops = operators.get(stack)
+  if (!ops) operators.set(stack, (ops = stack.signInWith('ops@sweep.example')))
+  return ops
 }

@@ -27,6 +27,7 @@ export const EVENT_TYPES = [
   'budget.threshold',
   'invoice.issued',
   'invoice.paid',
+  'credit_note.issued',
   'refund.requested',
   'refund.accepted',
   'refund.settled',
