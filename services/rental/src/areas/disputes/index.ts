@@ -16,7 +16,7 @@ export interface DisputeService {
  */
 export const disputesArea = defineArea({
   name: 'disputes',
-  needs: ['engagements', 'events', 'orgs', 'catalogue', 'tasks'],
+  needs: ['engagements', 'events', 'orgs', 'catalogue', 'tasks', 'invoices', 'budgets'],
   mount: (): DisputeService => ({ assertNotFrozen }),
   routes(app, ctx, use) {
     const deps: DisputeDeps = { ctx, ...use }

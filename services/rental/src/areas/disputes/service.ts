@@ -3,9 +3,11 @@ import { type MoneyLocale, money, type Page } from '@svc/kit'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
+import type { BudgetService } from '../budgets/index.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import type { EngagementService, EscrowRow } from '../engagements/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
+import type { InvoiceService } from '../invoices/index.ts'
 import type { OrgService } from '../orgs/index.ts'
 import type { TaskService } from '../tasks/index.ts'
 import { settle } from './settle.ts'
@@ -19,6 +21,8 @@ export interface DisputeDeps {
   orgs: OrgService
   catalogue: CatalogueService
   tasks: TaskService
+  invoices: InvoiceService
+  budgets: BudgetService
 }
 
 /** Who asks: their organization and whether they are one of the platform's operators. */
@@ -306,13 +310,17 @@ function sharesOf(row: DisputeRow, input: ResolveInput) {
  * recorded as a `dispute.resolved` receipt, the event.
  */
 export async function resolveDispute(deps: DisputeDeps, caller: Caller, id: string, input: ResolveInput) {
+  // the client's name for the credit notes: read before the transaction (the orgs area reads the pool)
+  const found = await store.disputeById(deps.ctx.db, id)
+  const [org] = found ? await deps.orgs.orgs([found.org_id]) : []
   return move(deps, caller, id, async (trx, row) => {
     if (!caller.operator)
       throw rentalError('forbidden', 'only the platform’s operators may resolve a dispute')
     if (!store.LIVE.includes(row.state)) throw wrongState(row, 'resolved')
     const shares = sharesOf(row, input)
     const escrowIds = await store.escrowIdsOf(trx, id)
-    const settled = await settle(deps, trx, caller, row, escrowIds, input.outcome, shares)
+    const orgName = org?.name ?? row.org_id
+    const settled = await settle(deps, trx, { ...caller, orgName }, row, escrowIds, input.outcome, shares)
     await change(trx, row, store.LIVE, {
       state: 'resolved',
       outcome: input.outcome,

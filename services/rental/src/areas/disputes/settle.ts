@@ -41,7 +41,7 @@ function allocate(escrows: EscrowRow[], clientFils: number): Part[] {
 export async function settle(
   deps: DisputeDeps,
   trx: RentalDb,
-  caller: Caller,
+  caller: Caller & { orgName: string },
   row: DisputeRow,
   escrowIds: string[],
   outcome: Outcome,
@@ -90,6 +90,7 @@ export async function settle(
       amountFils: p.client_fils,
       reason,
       disputeId: row.id,
+      orgName: caller.orgName,
       actor: caller.actor,
     })
     transfers[p.escrow.id] = refund.transferId
@@ -179,6 +180,7 @@ export async function settle(
       amountFils: part.client_fils,
       reason,
       disputeId: row.id,
+      orgName: caller.orgName,
       actor: caller.actor,
       heldTransferId: transfer.id,
     })

@@ -312,11 +312,12 @@ async function record(
 
 /**
  * A refund decided by a dispute's resolution (the disputes area), settled at once in the caller's
- * transaction: the row is written `settled` with its `refund.settled` receipt and event, and counts
- * against what is left to refund of the escrow. For an escrow released before, the reversal
- * transfer is approveRefund's (key `refund:<id>`, fee and payout in the proportions paid); for an
+ * transaction and counted against what is left to refund of the escrow. For an escrow released
+ * before, the row is written `accepted` and settled as an approval settles it (settle.ts: the
+ * signed body, the reversal transfer, the credit note, the budgets' release, the receipt). For an
  * escrow the dispute settled itself (`heldTransferId`), the money went back from the escrow to the
- * wallet in that transfer, which the row names.
+ * wallet in that transfer, which the row names; nothing was paid, so nothing is credited, and the
+ * spend goes down as it does for a refund.
  */
 export async function settleDisputeRefund(
   deps: RefundDeps,
@@ -324,6 +325,7 @@ export async function settleDisputeRefund(
   input: {
     id: string
     orgId: string
+    orgName: string
     escrowId: string
     amountFils: number
     reason: string
@@ -344,22 +346,59 @@ export async function settleDisputeRefund(
   if (amount > left)
     throw rentalError('not_refundable', `at most ${left} fils of escrow ${escrow.id} can still be refunded`)
   const engagement = (await deps.engagements.engagementOf(input.orgId, escrow.engagement_id, { trx }))!
-  const held = input.heldTransferId !== undefined
-  const feePart = held ? 0 : feePartOf(amount, Number(escrow.fee_fils ?? 0), Number(escrow.amount_fils))
-  const transferId =
-    input.heldTransferId ??
-    (
-      await deps.ctx.rail.transfer(trx, {
-        idempotencyKey: `refund:${input.id}`,
-        kind: 'refund',
-        postings: [
-          { account: `payout:${engagement.agent_did}`, amount: -(amount - feePart) },
-          { account: 'platform:fees', amount: -feePart },
-          { account: walletOf(input.orgId), amount },
-        ].filter((p) => p.amount !== 0),
-        memo: { refund_id: input.id, escrow_id: escrow.id, dispute_id: input.disputeId },
-      })
-    ).id
+  const now = deps.ctx.now()
+  const base = {
+    id: input.id,
+    org_id: input.orgId,
+    escrow_id: escrow.id,
+    engagement_id: escrow.engagement_id,
+    task_id: escrow.task_id,
+    agent_did: engagement.agent_did,
+    currency: escrow.currency,
+    requested_fils: amount,
+    amount_fils: amount,
+    reason: input.reason,
+    requested_by: input.actor.id,
+    created_at: now,
+    updated_at: now,
+  }
+  const caller = { orgId: input.orgId, operator: true, actor: input.actor }
+  if (input.heldTransferId === undefined) {
+    await store.insertRefund(trx, { ...base, state: 'accepted' })
+    const row = (await store.refundById(trx, input.id, true))!
+    const done = await settle(deps, trx, row, { orgName: input.orgName, actor: input.actor })
+    await change(trx, row, ['accepted'], {
+      state: 'settled',
+      fee_part_fils: done.feePart,
+      transfer_id: done.transferId,
+      receipt_id: done.receipt.id,
+      receipt_leaf_hash: done.receipt.leafHash,
+      body: JSON.stringify(done.body),
+      body_hash: done.hash,
+      provider_signature: done.signature,
+      credit_note_id: done.creditNote.id,
+      credit_note_number: done.creditNote.number,
+      updated_at: now,
+    })
+    await record(deps, trx, caller, input.id, escrow.id, 'refund.settled', {
+      amount_fils: amount,
+      fee_part_fils: done.feePart,
+      transfer_id: done.transferId,
+      receipt_id: done.receipt.id,
+      refund_hash: done.hash,
+      credit_note: done.creditNote.number,
+      dispute_id: input.disputeId,
+    })
+    return { id: input.id, transferId: done.transferId, receiptId: done.receipt.id }
+  }
+  const transferId = input.heldTransferId
+  await deps.budgets.release(trx, {
+    orgId: input.orgId,
+    engagementId: escrow.engagement_id,
+    agentDid: engagement.agent_did,
+    amountFils: amount,
+    at: new Date((escrow.body as { issued_at?: string }).issued_at ?? escrow.created_at),
+  })
   const receipt = await deps.ctx.receipts.record(trx, {
     type: 'refund.settled',
     subject: input.id,
@@ -370,40 +409,28 @@ export async function settleDisputeRefund(
       task_id: escrow.task_id,
       agent_did: engagement.agent_did,
       amount_fils: amount,
-      fee_part_fils: feePart,
-      payout_part_fils: held ? 0 : amount - feePart,
+      fee_part_fils: 0,
+      payout_part_fils: 0,
       currency: escrow.currency,
       transfer_id: transferId,
       reason: input.reason,
       dispute_id: input.disputeId,
     },
   })
-  const now = deps.ctx.now()
   await store.insertRefund(trx, {
-    id: input.id,
-    org_id: input.orgId,
-    escrow_id: escrow.id,
-    engagement_id: escrow.engagement_id,
-    task_id: escrow.task_id,
-    agent_did: engagement.agent_did,
-    currency: escrow.currency,
-    requested_fils: amount,
-    amount_fils: amount,
+    ...base,
     state: 'settled',
-    reason: input.reason,
-    fee_part_fils: feePart,
+    fee_part_fils: 0,
     transfer_id: transferId,
     receipt_id: receipt.id,
-    requested_by: input.actor.id,
-    created_at: now,
-    updated_at: now,
+    receipt_leaf_hash: receipt.leafHash,
   })
-  await deps.events.record(trx, {
-    orgId: input.orgId,
-    type: 'refund.settled',
-    subjects: { refund_id: input.id, escrow_id: escrow.id, dispute_id: input.disputeId },
-    actor: input.actor,
-    data: { amount_fils: amount, fee_part_fils: feePart, transfer_id: transferId, receipt_id: receipt.id },
+  await record(deps, trx, caller, input.id, escrow.id, 'refund.settled', {
+    amount_fils: amount,
+    fee_part_fils: 0,
+    transfer_id: transferId,
+    receipt_id: receipt.id,
+    dispute_id: input.disputeId,
   })
   return { id: input.id, transferId, receiptId: receipt.id }
 }
