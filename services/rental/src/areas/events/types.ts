@@ -27,6 +27,7 @@ export const EVENT_TYPES = [
   'budget.threshold',
   'invoice.issued',
   'invoice.paid',
+  'credit_note.issued',
   'refund.requested',
   'refund.accepted',
   'refund.settled',
@@ -34,6 +35,16 @@ export const EVENT_TYPES = [
   // the data room
   'file.stored',
   'file.deleted',
+  // disputes and insurance
+  'dispute.opened',
+  'dispute.responded',
+  'dispute.resolved',
+  'dispute.withdrawn',
+  'insurance.policy_started',
+  'insurance.claim_paid',
+  'insurance.claim_refused',
+  // SLA (recorded by its area, not built yet; insurance claims read it)
+  'sla.breached',
   // ratings, references and incidents
   'rating.created',
   'rating.edited',
