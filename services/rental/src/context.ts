@@ -73,6 +73,7 @@ export interface RentalServices {
   public: undefined
   statements: undefined
   trials: undefined
+  sla: undefined
 }
 
 export const { defineArea, mountAreas } = areaKit<RentalContext, RentalServices>()

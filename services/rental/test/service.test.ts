@@ -60,6 +60,7 @@ describe('rental service', () => {
       '0025_refunds.sql',
       '0026_market.sql',
       '0027_trials.sql',
+      '0035_sla.sql',
     ])
   })
 

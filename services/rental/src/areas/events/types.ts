@@ -39,6 +39,9 @@ export const EVENT_TYPES = [
   'trial.started',
   'trial.task',
   'trial.converted',
+  // SLA measurements (areas/sla)
+  'sla.breached',
+  'sla.restored',
   // schedules and batches
   'schedule.created',
   'schedule.fired',
