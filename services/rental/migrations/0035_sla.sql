@@ -24,3 +24,8 @@ create table sla_events (
 );
 create index sla_events_org_idx on sla_events (org_id, created_at desc, id desc);
 create index sla_events_engagement_idx on sla_events (engagement_id, created_at desc);
+
+-- The measurements read an engagement's last ended tasks by their end (tasks area's table; read
+-- only through its service).
+create index tasks_engagement_end_idx on tasks (engagement_id, completed_at desc, id desc)
+  where engagement_id is not null;
