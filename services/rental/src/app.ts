@@ -35,6 +35,8 @@ import { tokensArea } from './areas/tokens/index.ts'
 import { trialsArea } from './areas/trials/index.ts'
 import { webhooksArea } from './areas/webhooks/index.ts'
 import { webConsoleArea } from './areas/webconsole/index.ts'
+import { disputesArea } from './areas/disputes/index.ts'
+import { insuranceArea } from './areas/insurance/index.ts'
 import { type RentalConfig, readRentalConfig } from './config.ts'
 import { mountAreas, type RentalContext } from './context.ts'
 import type { RentalTables } from './db.ts'
@@ -150,6 +152,8 @@ export const rental: ServiceSpec<RentalConfig> = {
       webhooksArea,
       publicArea,
       webConsoleArea,
+      disputesArea,
+      insuranceArea,
     ])
   },
 }

@@ -22,6 +22,8 @@ import type { TokenTables } from './areas/tokens/store.ts'
 import type { TrialTables } from './areas/trials/store.ts'
 import type { SlaTables } from './areas/sla/store.ts'
 import type { WebhookTables } from './areas/webhooks/store.ts'
+import type { DisputeTables } from './areas/disputes/store.ts'
+import type { InsuranceTables } from './areas/insurance/store.ts'
 
 /** A jsonb column: read as the value, written as its JSON text. */
 export type Json = ColumnType<unknown, string, string>
@@ -48,6 +50,8 @@ export type RentalTables = OrgTables &
   WebhookTables &
   InvoiceTables &
   RefundTables &
+  DisputeTables &
+  InsuranceTables &
   TrialTables &
   SlaTables &
   RatingTables &

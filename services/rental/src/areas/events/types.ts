@@ -27,10 +27,22 @@ export const EVENT_TYPES = [
   'budget.threshold',
   'invoice.issued',
   'invoice.paid',
+  'credit_note.issued',
   'refund.requested',
   'refund.accepted',
   'refund.settled',
   'refund.rejected',
+  // disputes and insurance
+  'dispute.opened',
+  'dispute.responded',
+  'dispute.resolved',
+  'dispute.withdrawn',
+  'insurance.policy_started',
+  'insurance.claim_paid',
+  'insurance.claim_refused',
+  // SLA (areas/sla records them; insurance claims read sla.breached)
+  'sla.breached',
+  'sla.restored',
   // ratings, references and incidents
   'rating.created',
   'rating.edited',
@@ -47,9 +59,6 @@ export const EVENT_TYPES = [
   'trial.started',
   'trial.task',
   'trial.converted',
-  // SLA measurements (areas/sla)
-  'sla.breached',
-  'sla.restored',
   // schedules and batches
   'schedule.created',
   'schedule.fired',
