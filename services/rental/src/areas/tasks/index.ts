@@ -63,6 +63,14 @@ export interface TaskService {
   ofEngagement(db: RentalDb, orgId: string, engagementId: string): ReturnType<typeof store.tasksOfEngagement>
   /** Cancels the task as POST /api/tasks/{id}/cancel does, in `trx`; false when it had already ended. */
   cancelIn(trx: RentalDb, orgId: string, id: string, reason: string, actor: Actor): Promise<boolean>
+  /** The engagement's last ended tasks, newest end first, read in `db` (a transaction or not): areas/sla. */
+  endedOfEngagement(
+    db: RentalDb,
+    engagementId: string,
+    opts: Parameters<typeof store.endedOfEngagement>[2],
+  ): ReturnType<typeof store.endedOfEngagement>
+  /** Completed and failed counts of the engagement's tasks ended since `since` (areas/sla). */
+  endedCountsSince(db: RentalDb, engagementId: string, since: Date): ReturnType<typeof store.endedCountsSince>
   /** The approvals area hands its gate over when it mounts (it needs tasks; tasks cannot need it). */
   gateWith(gate: ApprovalGate): void
   /** The task (any organization's) in `trx`, locked FOR UPDATE when asked. */
@@ -141,6 +149,8 @@ export const tasksArea = defineArea({
         if (canceled) await deps.approvals.taskEnded(trx, id, 'canceled', actor)
         return canceled !== undefined
       },
+      endedOfEngagement: store.endedOfEngagement,
+      endedCountsSince: store.endedCountsSince,
       gateWith: (gate) => {
         deps.approvals = gate
       },
