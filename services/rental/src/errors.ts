@@ -47,7 +47,10 @@ export const rentalErrors = errorCatalogue({
   invalid_client_did: { status: 400, description: 'client_did is not a did:key of an Ed25519 key' },
   engagement_not_found: { status: 404, description: 'no such engagement of the signed-in client' },
   engagement_not_active: { status: 409, description: 'the engagement’s SLA is not signed yet' },
-  engagement_ended: { status: 409, description: 'the engagement has ended: its config no longer changes' },
+  engagement_ended: {
+    status: 409,
+    description: 'the engagement has ended: it takes no new task, its config no longer changes, it ends once',
+  },
   nothing_to_change: { status: 400, description: 'the config change names no field' },
   invalid_config: {
     status: 400,

@@ -66,6 +66,7 @@ describe('rental service', () => {
       '0032_disputes_insurance.sql',
       '0034_console_session_id_token.sql',
       '0035_sla.sql',
+      '0036_engagement_end.sql',
     ])
   })
 

@@ -21,6 +21,7 @@ export const EVENT_TYPES = [
   'engagement.config_changed',
   'escrow.opened',
   'escrow.released',
+  'escrow.returned',
   'budget.created',
   'budget.updated',
   'budget.deleted',
