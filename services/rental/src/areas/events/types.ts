@@ -35,6 +35,7 @@ export const EVENT_TYPES = [
   'listing.published',
   'listing.updated',
   'listing.availability_changed',
+  'listing.card_changed',
   // schedules and batches
   'schedule.created',
   'schedule.fired',

@@ -377,3 +377,16 @@ export async function taskIdPage(
     .executeTakeFirstOrThrow()
   return { ids: rows.map((r) => r.id), total: Number(total.n) }
 }
+
+/** How many of the agent's tasks (every client's) are submitted or working: a limited listing's load. */
+export const runningWith = async (db: RentalDb, agentDid: string) =>
+  Number(
+    (
+      await db
+        .selectFrom('tasks')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('agent_did', '=', agentDid)
+        .where('state', 'in', ['submitted', 'working'])
+        .executeTakeFirstOrThrow()
+    ).n,
+  )
