@@ -7,7 +7,9 @@ import { testEnv } from '@svc/kit/testing'
 import { didKeyFromEd25519 } from '@svc/trust/did-key'
 import { canonicalBytes } from '@svc/trust/jcs'
 import { exportJWK, FlattenedSign, generateKeyPair } from 'jose'
+import { publicAgent } from '@svc/kit/http/public-fetch'
 import { agents } from '../../agents/src/app.ts'
+import { fetchCardJson } from '../src/areas/market/card.ts'
 import { type Answer, type FullStack, startFullStack } from './full-stack.ts'
 import { eventually } from './stack.ts'
 
@@ -157,6 +159,7 @@ describe('the market: external A2A agents listed by URL, hired and run; cards ch
     assert.equal(second.status, 429, second.text)
     assert.equal(code(second), 'listing_at_capacity')
     assert.match(second.text, /limited to 1/)
+    assert.equal(second.headers.get('retry-after'), '5')
   })
 
   it('a card that changes is noticed at the next hire: flagged with both hashes, an event, hiring 409', async () => {
@@ -251,6 +254,29 @@ describe('the market: external A2A agents listed by URL, hired and run; cards ch
     const taken = await publish({ url: `${cardsUrl}/builtin` })
     assert.equal(taken.status, 409, taken.text)
     assert.equal(code(taken), 'agent_did_taken')
+  })
+
+  it('outside development and tests: http, loopback and private addresses are refused before any request (422)', async () => {
+    const agent = publicAgent({ allowPrivate: false })
+    try {
+      for (const url of [
+        `${external.url}/agents/summariser/.well-known/agent-card.json`,
+        'https://127.0.0.1/.well-known/agent-card.json',
+        'https://10.0.0.7/.well-known/agent-card.json',
+        'https://[::ffff:169.254.169.254]/.well-known/agent-card.json',
+        'https://localhost/.well-known/agent-card.json',
+      ])
+        await assert.rejects(
+          fetchCardJson(url, { agent, allowPrivate: false }),
+          (err: Error & { code?: string }) => {
+            assert.equal(err.code, 'agent_card_unreachable', `${url}: ${err.message}`)
+            assert.match(err.message, /https|public|resolve/)
+            return true
+          },
+        )
+    } finally {
+      await agent.close()
+    }
   })
 
   it('unpublished: off search and /market, read by its organization only, not hired; published again it is back', async () => {

@@ -132,6 +132,9 @@ export async function refreshCard(deps: MarketDeps, agentDid: string) {
   })
 }
 
+/** What a refusal at the cap suggests waiting (a task's run is seconds). */
+const RETRY_AFTER_S = 5
+
 /**
  * The limited cap, in the task's transaction: when the agent's listing is `limited`, its row is
  * locked FOR UPDATE (concurrent task creations for the agent take turns) and the agent's running
@@ -147,5 +150,6 @@ export async function checkCapacity(trx: RentalDb, agentDid: string, running: ()
     throw rentalError(
       'listing_at_capacity',
       `the listing ${row.id} is limited to ${row.max_concurrency} running task(s) and ${count} are running: try again later`,
+      { 'retry-after': String(RETRY_AFTER_S) },
     )
 }
