@@ -136,30 +136,43 @@ describe('the market: external A2A agents listed by URL, hired and run; cards ch
     assert.deepEqual(row, { agent_did: listing.agent_did, state: 'completed' })
   })
 
-  it('limited: with the cap’s worth of tasks running, a new task is 429 listing_at_capacity', async () => {
+  it('limited: concurrent task creations across engagements settle at the cap exactly; the rest 429', async () => {
     const set = await stack.call(provider, 'POST', `/api/market/listings/${listing.id}/availability`, {
       state: 'limited',
-      max_concurrency: 1,
+      max_concurrency: 2,
     })
     assert.equal(set.status, 200, set.text)
-    const key = stack.newClientKey()
-    const engagementId = await stack.hireAndSign(stack.alice, 'job_summary', listing.agent_did, key)
-    // the agent is down: the first task stays running (retried), holding the one place
+    // the agent is down: the tasks let in stay running (retried), holding their places
     await external.close()
-    const first = await stack.call(stack.alice, 'POST', '/api/tasks', {
-      engagement_id: engagementId,
-      text: 'This one waits for the agent to come back.',
-    })
-    assert.equal(first.status, 200, first.text)
-    assert.ok(['submitted', 'working'].includes((first.body.task as { state: string }).state), first.text)
-    const second = await stack.call(stack.alice, 'POST', '/api/tasks', {
-      engagement_id: engagementId,
-      text: 'And this one is refused.',
-    })
-    assert.equal(second.status, 429, second.text)
-    assert.equal(code(second), 'listing_at_capacity')
-    assert.match(second.text, /limited to 1/)
-    assert.equal(second.headers.get('retry-after'), '5')
+    const engagements = []
+    for (let i = 0; i < 3; i++)
+      engagements.push(
+        await stack.hireAndSign(stack.alice, 'job_summary', listing.agent_did, stack.newClientKey()),
+      )
+    const made = await Promise.all(
+      engagements.flatMap((id) =>
+        [1, 2].map((n) =>
+          stack.call(stack.alice, 'POST', '/api/tasks', {
+            engagement_id: id,
+            text: `Task ${n} of ${id}, while the agent is away.`,
+          }),
+        ),
+      ),
+    )
+    const statuses = made.map((r) => r.status).sort()
+    assert.deepEqual(statuses, [200, 200, 429, 429, 429, 429], made.map((r) => r.text).join('\n'))
+    for (const refused of made.filter((r) => r.status === 429)) {
+      assert.equal(code(refused), 'listing_at_capacity')
+      assert.match(refused.text, /limited to 2 running task\(s\) and 2 are running/)
+      assert.equal(refused.headers.get('retry-after'), '5')
+    }
+    const running = await stack.db
+      .selectFrom('tasks')
+      .select('id')
+      .where('agent_did', '=', listing.agent_did)
+      .where('state', 'in', ['submitted', 'working'])
+      .execute()
+    assert.equal(running.length, 2)
   })
 
   it('a card that changes is noticed at the next hire: flagged with both hashes, an event, hiring 409', async () => {
