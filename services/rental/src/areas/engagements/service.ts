@@ -7,7 +7,7 @@ import type { BudgetService } from '../budgets/index.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import type { MarketService } from '../market/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
-import { bodyHash, type EscrowBody, newId, signedBy, type SlaBody } from './bodies.ts'
+import { bodyHash, type EscrowBody, newId, signedBy, type SlaBody, type SlaTrial } from './bodies.ts'
 import {
   activateEngagement,
   assignEscrow,
@@ -128,6 +128,11 @@ export async function hire(
     actor: Actor
   },
   input: { job_id: string; agent_did: string; client_did?: string | undefined },
+  /**
+   * A trial's convert (areas/trials): the trial named in the SLA body, and `claim` run last in the
+   * hire's transaction (it locks the trial; what it throws rolls the whole hire back).
+   */
+  trial?: { body: SlaTrial; claim: (trx: RentalDb, engagementId: string) => Promise<void> },
 ) {
   const { client } = who
   const { job, agent } = await catalogue.jobAndAgent(input.job_id, input.agent_did)
@@ -160,6 +165,7 @@ export async function hire(
       release: 'client_signed',
     },
     issued_at: issuedAt,
+    ...(trial ? { trial: trial.body } : {}),
   }
   const escrow: EscrowBody = {
     type: 'svc.escrow',
@@ -177,7 +183,7 @@ export async function hire(
   await inTransaction(ctx.db, async (trx) => {
     // an agent whose market listing is unavailable (or unpublished, or its card changed) is not
     // hired: 409, checked on the listing row shared-locked in this transaction
-    await who.market.assertHireable(trx, agent.did)
+    await who.market.assertHireable(agent.did, trx)
     await grantDemoWallet(ctx, trx, client.orgId)
     await insertEngagement(trx, {
       id: engagementId,
@@ -209,6 +215,7 @@ export async function hire(
       client_did: clientDid,
       price_fils: price,
     })
+    if (trial) await trial.claim(trx, engagementId)
   })
   return engagementDetail(ctx.db, client.orgId, engagementId)
 }

@@ -36,6 +36,10 @@ export const EVENT_TYPES = [
   'listing.updated',
   'listing.availability_changed',
   'listing.card_changed',
+  // trials
+  'trial.started',
+  'trial.task',
+  'trial.converted',
   // schedules and batches
   'schedule.created',
   'schedule.fired',

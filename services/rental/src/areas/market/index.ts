@@ -15,10 +15,11 @@ export interface MarketService {
   /** What the market's routes work with. */
   readonly deps: MarketDeps
   /**
-   * In the hire's transaction: 409 `listing_unavailable` when the agent's listing is unavailable now
-   * or unpublished, `listing_card_changed` when its external card changed (no listing: hireable).
+   * 409 `listing_unavailable` when the agent's listing is unavailable now or unpublished,
+   * `listing_card_changed` when its external card changed (no listing: hireable). With `trx` (the
+   * hire's transaction), the listing row is shared-locked there.
    */
-  assertHireable(trx: RentalDb, agentDid: string): Promise<void>
+  assertHireable(agentDid: string, trx?: RentalDb): Promise<void>
   /** Before a hire: an external agent's card fetched again when older than the TTL, a change flagged. */
   refreshCard(agentDid: string): Promise<void>
   /** In a new task's transaction: 429 `listing_at_capacity` when the agent's limited listing is at its cap. */
@@ -44,7 +45,7 @@ export const marketArea = defineArea({
     const deps: MarketDeps = { ...ctx, events: use.events, catalogue: use.catalogue, fetchAgent }
     return {
       deps,
-      assertHireable: (trx, did) => assertHireable(trx, did),
+      assertHireable: (did, trx) => assertHireable(trx ?? ctx.db, did),
       refreshCard: (did) => refreshCard(deps, did),
       checkCapacity,
       tokenResourceFor: (url) => tokenResourceOf(ctx.db, url),

@@ -248,7 +248,7 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
         response: { 200: Listing },
       },
     },
-    async (request) => listingDetail(deps, publisher(request), request.params.id, localeOf(request)),
+    async (request) => listingDetail(deps, request.params.id, localeOf(request), publisher(request)),
   )
   app.post(
     '/api/market/listings/:id/availability',

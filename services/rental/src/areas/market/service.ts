@@ -163,10 +163,10 @@ export async function publishListing(
 const ownedBy = (row: ListingRow, who: Publisher) =>
   row.org_id === who.orgId || (who.operator && row.org_id === PLATFORM_ORG)
 
-export async function listingDetail(deps: MarketDeps, who: Publisher, id: string, locale: MoneyLocale) {
+/** A listing by id; with `who` (a member reading the market), an unpublished one only to its organization. */
+export async function listingDetail(deps: MarketDeps, id: string, locale: MoneyLocale, who?: Publisher) {
   const row = await store.listingById(deps.db, id)
-  // an unpublished listing is off the market: only its organization sees it
-  if (!row || (row.availability === 'unpublished' && !ownedBy(row, who)))
+  if (!row || (who && row.availability === 'unpublished' && !ownedBy(row, who)))
     throw rentalError('listing_not_found', `no listing ${id}`)
   return listingView(row, locale)
 }
