@@ -19,6 +19,8 @@ import { providerIdentity } from './areas/provider/identity.ts'
 import { publicArea } from './areas/public/index.ts'
 import { invoicesArea } from './areas/invoices/index.ts'
 import { refundsArea } from './areas/refunds/index.ts'
+import { ratingsArea } from './areas/ratings/index.ts'
+import { incidentsArea } from './areas/incidents/index.ts'
 import { JournalRail } from './areas/rail/journal.ts'
 import { recordArea } from './areas/record/index.ts'
 import { releasesArea } from './areas/releases/index.ts'
@@ -140,6 +142,8 @@ export const rental: ServiceSpec<RentalConfig> = {
       a2aArea,
       recordArea,
       revocationArea,
+      ratingsArea,
+      incidentsArea,
       webhooksArea,
       publicArea,
     ])

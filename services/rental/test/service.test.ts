@@ -61,6 +61,7 @@ describe('rental service', () => {
       '0026_market.sql',
       '0027_trials.sql',
       '0028_market_external.sql',
+      '0031_ratings_incidents.sql',
     ])
   })
 

@@ -27,6 +27,13 @@ const en = {
   'status.unreachable': 'unreachable',
   'status.dependency': 'Dependency',
   'status.state': 'State',
+  'status.incidents': 'Open incidents',
+  'status.no_incidents': 'No open incidents.',
+  'status.severity': 'Severity',
+  'status.incident': 'Incident',
+  'status.since': 'Since',
+  'status.platform': 'Platform',
+  'status.agent': 'Agent',
   'currency.aed': 'AED',
 } as const
 
@@ -57,6 +64,13 @@ const ar: Record<MessageKey, string> = {
   'status.unreachable': 'غير متاح',
   'status.dependency': 'الخدمة',
   'status.state': 'الحالة',
+  'status.incidents': 'الحوادث المفتوحة',
+  'status.no_incidents': 'لا توجد حوادث مفتوحة.',
+  'status.severity': 'الخطورة',
+  'status.incident': 'الحادثة',
+  'status.since': 'منذ',
+  'status.platform': 'المنصة',
+  'status.agent': 'الوكيل',
   'currency.aed': 'د.إ',
 }
 

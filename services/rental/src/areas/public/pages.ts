@@ -105,6 +105,7 @@ export const statusPage = (
     version: string
     status: string
     dependencies: Record<string, DependencyStatus>
+    incidents?: StatusIncident[]
   },
 ) =>
   layout(
@@ -118,5 +119,30 @@ ${Object.entries(status.dependencies).map(
       dep.reachable ? t(lang, 'status.reachable') : t(lang, 'status.unreachable')
     }</td></tr>`,
 )}
-</tbody></table>`,
+</tbody></table>
+${incidentsSection(lang, status.incidents ?? [])}`,
   )
+
+/** An open incident as the status page shows it (an agent's: no client, no impact). */
+export interface StatusIncident {
+  kind: 'platform' | 'agent'
+  agent_did?: string | null
+  severity: string
+  summary: string
+  impact?: string
+  since: string
+}
+
+const incidentsSection = (lang: Lang, incidents: StatusIncident[]) =>
+  html`<h2>${t(lang, 'status.incidents')}</h2>${
+    incidents.length === 0
+      ? html`<p class="ok">${t(lang, 'status.no_incidents')}</p>`
+      : html`<table class="incidents"><thead><tr><th>${t(lang, 'status.severity')}</th><th>${t(lang, 'status.incident')}</th><th>${t(lang, 'status.since')}</th></tr></thead><tbody>
+${incidents.map(
+  (i) =>
+    html`<tr><td class="down"><bdi>${i.severity}</bdi></td><td><strong>${i.kind === 'platform' ? t(lang, 'status.platform') : t(lang, 'status.agent')}</strong>: ${i.summary}${
+      i.impact ? html`<br><small>${i.impact}</small>` : ''
+    }${i.agent_did ? html`<br><code dir="ltr">${i.agent_did}</code>` : ''}</td><td><time datetime="${i.since}" dir="ltr">${i.since.slice(0, 16).replace('T', ' ')} UTC</time></td></tr>`,
+)}
+</tbody></table>`
+  }`

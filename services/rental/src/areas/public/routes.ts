@@ -3,12 +3,14 @@ import { Type } from 'typebox'
 import { rentalError } from '../../errors.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import type { MarketService } from '../market/index.ts'
+import type { IncidentService } from '../incidents/index.ts'
 import { CATALOGUES, isLang, type Lang, LANGUAGES } from './i18n.ts'
 import { landingPage, marketPage, PAGE_HEADERS, statusPage } from './pages.ts'
 
 export interface PublicDeps {
   catalogue: CatalogueService
   market: Pick<MarketService, 'publicSearch'>
+  incidents: Pick<IncidentService, 'openPublic'>
   version: string
   /** Whether the console's idp client is linked (sign-in possible). */
   idpLinked: () => boolean
@@ -35,6 +37,19 @@ const Status = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
   sign_in: Type.Union([Type.Literal('available'), Type.Literal('pending')]),
   dependencies: Type.Record(Type.String(), Dependency),
+  incidents: Type.Array(
+    Type.Object({
+      kind: Type.Union([Type.Literal('platform'), Type.Literal('agent')]),
+      agent_did: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+      severity: Type.String(),
+      summary: Type.String(),
+      impact: Type.Optional(Type.String()),
+      since: Type.String(),
+    }),
+    {
+      description: 'open incidents: the platform’s, and agents’ (severity and summary only, no client named)',
+    },
+  ),
 })
 
 export function publicRoutes(app: App, deps: PublicDeps) {
@@ -47,6 +62,7 @@ export function publicRoutes(app: App, deps: PublicDeps) {
       status: ok ? ('ok' as const) : ('degraded' as const),
       sign_in: deps.idpLinked() ? ('available' as const) : ('pending' as const),
       dependencies,
+      incidents: await deps.incidents.openPublic(),
     }
   }
 
