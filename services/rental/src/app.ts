@@ -33,6 +33,7 @@ import { tasksArea } from './areas/tasks/index.ts'
 import { tokensArea } from './areas/tokens/index.ts'
 import { trialsArea } from './areas/trials/index.ts'
 import { webhooksArea } from './areas/webhooks/index.ts'
+import { webConsoleArea } from './areas/webconsole/index.ts'
 import { type RentalConfig, readRentalConfig } from './config.ts'
 import { mountAreas, type RentalContext } from './context.ts'
 import type { RentalTables } from './db.ts'
@@ -146,6 +147,7 @@ export const rental: ServiceSpec<RentalConfig> = {
       incidentsArea,
       webhooksArea,
       publicArea,
+      webConsoleArea,
     ])
   },
 }

@@ -74,6 +74,7 @@ export interface RentalServices {
   refunds: undefined
   public: undefined
   statements: undefined
+  webconsole: undefined
   trials: undefined
   ratings: RatingService
   incidents: IncidentService

@@ -14,6 +14,7 @@ export const publicArea = defineArea({
       incidents: use.incidents,
       version: ctx.version,
       idpLinked: () => use.auth.signInAvailable(),
+      signedIn: async (request) => (await ctx.sessions.find(request)) !== null,
       dependencies: dependencyProbe({
         idp: ctx.topology.idp.url,
         ledger: ctx.topology.ledger.url,

@@ -1,4 +1,5 @@
 import type { App } from '@svc/kit'
+import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { rentalError } from '../../errors.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
@@ -15,6 +16,8 @@ export interface PublicDeps {
   /** Whether the console's idp client is linked (sign-in possible). */
   idpLinked: () => boolean
   dependencies: () => Promise<Record<string, { url: string; reachable: boolean; status?: number }>>
+  /** Whether the request comes from a signed-in browser (its pages then link to the console). */
+  signedIn?: (request: FastifyRequest) => Promise<boolean>
 }
 
 const tags = ['public']
@@ -53,6 +56,7 @@ const Status = Type.Object({
 })
 
 export function publicRoutes(app: App, deps: PublicDeps) {
+  const signedIn = async (request: FastifyRequest) => (await deps.signedIn?.(request)) ?? false
   const status = async () => {
     const dependencies = await deps.dependencies()
     const ok = Object.values(dependencies).every((d) => d.reachable) && deps.idpLinked()
@@ -69,7 +73,10 @@ export function publicRoutes(app: App, deps: PublicDeps) {
   app.get(
     '/',
     { schema: { summary: 'Landing page', tags, querystring: PageQuery } },
-    async (request, reply) => reply.headers(PAGE_HEADERS).send(landingPage(langOf(request.query))),
+    async (request, reply) =>
+      reply
+        .headers({ ...PAGE_HEADERS, 'cache-control': 'no-store' })
+        .send(landingPage(langOf(request.query), await signedIn(request))),
   )
   app.get(
     '/market',
@@ -88,7 +95,9 @@ export function publicRoutes(app: App, deps: PublicDeps) {
       const lang = langOf(request.query)
       const q = request.query.q ?? ''
       const listings = await deps.market.publicSearch(q, lang, 50)
-      return reply.headers(PAGE_HEADERS).send(marketPage(lang, await deps.catalogue.catalogue(), q, listings))
+      return reply
+        .headers({ ...PAGE_HEADERS, 'cache-control': 'no-store' })
+        .send(marketPage(lang, await deps.catalogue.catalogue(), q, listings, await signedIn(request)))
     },
   )
   app.get(
