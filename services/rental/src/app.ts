@@ -34,6 +34,8 @@ import { tokensArea } from './areas/tokens/index.ts'
 import { trialsArea } from './areas/trials/index.ts'
 import { webhooksArea } from './areas/webhooks/index.ts'
 import { webConsoleArea } from './areas/webconsole/index.ts'
+import { disputesArea } from './areas/disputes/index.ts'
+import { insuranceArea } from './areas/insurance/index.ts'
 import { type RentalConfig, readRentalConfig } from './config.ts'
 import { mountAreas, type RentalContext } from './context.ts'
 import type { RentalTables } from './db.ts'
@@ -148,6 +150,8 @@ export const rental: ServiceSpec<RentalConfig> = {
       webhooksArea,
       publicArea,
       webConsoleArea,
+      disputesArea,
+      insuranceArea,
     ])
   },
 }

@@ -21,6 +21,8 @@ import type { TaskTables } from './areas/tasks/store.ts'
 import type { TokenTables } from './areas/tokens/store.ts'
 import type { TrialTables } from './areas/trials/store.ts'
 import type { WebhookTables } from './areas/webhooks/store.ts'
+import type { DisputeTables } from './areas/disputes/store.ts'
+import type { InsuranceTables } from './areas/insurance/store.ts'
 
 /** A jsonb column: read as the value, written as its JSON text. */
 export type Json = ColumnType<unknown, string, string>
@@ -47,6 +49,8 @@ export type RentalTables = OrgTables &
   WebhookTables &
   InvoiceTables &
   RefundTables &
+  DisputeTables &
+  InsuranceTables &
   TrialTables &
   RatingTables &
   IncidentTables &

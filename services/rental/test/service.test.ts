@@ -61,7 +61,9 @@ describe('rental service', () => {
       '0026_market.sql',
       '0027_trials.sql',
       '0028_market_external.sql',
+      '0029_money.sql',
       '0031_ratings_incidents.sql',
+      '0032_disputes_insurance.sql',
       '0034_console_session_id_token.sql',
     ])
   })

@@ -27,10 +27,21 @@ export const EVENT_TYPES = [
   'budget.threshold',
   'invoice.issued',
   'invoice.paid',
+  'credit_note.issued',
   'refund.requested',
   'refund.accepted',
   'refund.settled',
   'refund.rejected',
+  // disputes and insurance
+  'dispute.opened',
+  'dispute.responded',
+  'dispute.resolved',
+  'dispute.withdrawn',
+  'insurance.policy_started',
+  'insurance.claim_paid',
+  'insurance.claim_refused',
+  // SLA (recorded by its area, not built yet; insurance claims read it)
+  'sla.breached',
   // ratings, references and incidents
   'rating.created',
   'rating.edited',

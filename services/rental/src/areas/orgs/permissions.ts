@@ -35,6 +35,8 @@ export const PERMISSIONS = [
   'ratings:write',
   'incidents:read',
   'incidents:write',
+  'disputes:write',
+  'insurance:write',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
 
