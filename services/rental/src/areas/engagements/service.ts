@@ -7,7 +7,15 @@ import type { BudgetService } from '../budgets/index.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import type { MarketService } from '../market/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
-import { bodyHash, type EscrowBody, newId, signedBy, type SlaBody, type SlaTrial } from './bodies.ts'
+import {
+  bodyHash,
+  DEFAULT_SERVICE_LEVELS,
+  type EscrowBody,
+  newId,
+  signedBy,
+  type SlaBody,
+  type SlaTrial,
+} from './bodies.ts'
 import {
   activateEngagement,
   assignEscrow,
@@ -166,6 +174,7 @@ export async function hire(
     },
     issued_at: issuedAt,
     ...(trial ? { trial: trial.body } : {}),
+    service_levels: DEFAULT_SERVICE_LEVELS,
   }
   const escrow: EscrowBody = {
     type: 'svc.escrow',
