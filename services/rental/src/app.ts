@@ -29,6 +29,7 @@ import { schedulesArea } from './areas/schedules/index.ts'
 import { slaArea } from './areas/sla/index.ts'
 import { budgetsArea } from './areas/budgets/index.ts'
 import { marketArea } from './areas/market/index.ts'
+import { filesArea } from './areas/files/index.ts'
 import { statementsArea } from './areas/statements/index.ts'
 import { tasksArea } from './areas/tasks/index.ts'
 import { tokensArea } from './areas/tokens/index.ts'
@@ -142,6 +143,7 @@ export const rental: ServiceSpec<RentalConfig> = {
       schedulesArea,
       budgetsArea,
       marketArea,
+      filesArea,
       trialsArea,
       slaArea,
       a2aArea,

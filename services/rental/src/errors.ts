@@ -213,6 +213,18 @@ export const rentalErrors = errorCatalogue({
     status: 400,
     description: 'the escrow is not released, or the amount is above what is left to refund (named)',
   },
+  // the data room
+  file_not_found: { status: 404, description: 'no such file of the organization (or it was deleted)' },
+  invalid_file_name: {
+    status: 400,
+    description: 'the file name is missing, blank, too long, or holds path separators or control characters',
+  },
+  invalid_content_type: { status: 400, description: 'the file’s media type is missing or malformed' },
+  upload_incomplete: { status: 400, description: 'the upload broke off or its multipart body is malformed' },
+  file_corrupted: {
+    status: 500,
+    description: 'the stored file failed its integrity check (a GCM tag): it is not sent',
+  },
   // ratings and references
   task_not_rateable: {
     status: 409,

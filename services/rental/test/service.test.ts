@@ -62,6 +62,7 @@ describe('rental service', () => {
       '0027_trials.sql',
       '0028_market_external.sql',
       '0029_money.sql',
+      '0030_files.sql',
       '0031_ratings_incidents.sql',
       '0032_disputes_insurance.sql',
       '0034_console_session_id_token.sql',

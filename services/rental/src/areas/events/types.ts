@@ -32,6 +32,9 @@ export const EVENT_TYPES = [
   'refund.accepted',
   'refund.settled',
   'refund.rejected',
+  // the data room
+  'file.stored',
+  'file.deleted',
   // disputes and insurance
   'dispute.opened',
   'dispute.responded',
