@@ -158,6 +158,37 @@ export const rentalErrors = errorCatalogue({
     status: 409,
     description: 'the agent’s listing is unavailable (until the time named)',
   },
+  listing_at_capacity: {
+    status: 429,
+    description:
+      'the listing is limited and as many of its agent’s tasks as its cap are running (cap and count named): try again later',
+  },
+  listing_card_changed: {
+    status: 409,
+    description:
+      'the external agent’s card changed since it was listed (both hashes named): the provider publishes it again',
+  },
+  agent_card_unreachable: {
+    status: 422,
+    description: 'the external agent’s card URL is refused (not https, not public) or did not answer a card',
+  },
+  agent_card_invalid: {
+    status: 422,
+    description: 'the fetched agent card is not a valid A2A 1.0 AgentCard (the field named)',
+  },
+  agent_card_signature_invalid: {
+    status: 422,
+    description: 'the agent card’s JWS signature does not verify (or its key cannot be found by jku and kid)',
+  },
+  agent_card_unsupported: {
+    status: 422,
+    description:
+      'the card is valid but the rental cannot run the agent (no JSON-RPC 1.0 interface, no did:key for its results, a security scheme it cannot meet)',
+  },
+  agent_did_taken: {
+    status: 409,
+    description: 'the card names an agent DID another provider already publishes',
+  },
   budget_limit: { status: 409, description: 'the organization has the most budgets allowed' },
   // trials
   trial_not_found: { status: 404, description: 'no such trial of the organization' },

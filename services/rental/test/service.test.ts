@@ -60,6 +60,7 @@ describe('rental service', () => {
       '0025_refunds.sql',
       '0026_market.sql',
       '0027_trials.sql',
+      '0028_market_external.sql',
       '0029_money.sql',
       '0030_files.sql',
       '0031_ratings_incidents.sql',

@@ -102,7 +102,13 @@ export const engagementsArea = defineArea({
   needs: ['catalogue', 'events', 'budgets', 'market'],
   mount: (_app, ctx, use): EngagementService => ({
     hire: (client, input, actor, trial) =>
-      hire(ctx, use.catalogue, { client, events: use.events, budgets: use.budgets, actor }, input, trial),
+      hire(
+        ctx,
+        use.catalogue,
+        { client, events: use.events, budgets: use.budgets, market: use.market, actor },
+        input,
+        trial,
+      ),
     detail: (orgId, id) => engagementDetail(ctx.db, orgId, id),
     engagementOf: (orgId, id, at) => store.engagementOf(at?.trx ?? ctx.db, orgId, id, at?.lock),
     engagementsWith: (orgId, did) => store.engagementsWith(ctx.db, orgId, did),

@@ -59,6 +59,7 @@ export const EVENT_TYPES = [
   'listing.published',
   'listing.updated',
   'listing.availability_changed',
+  'listing.card_changed',
   // trials
   'trial.started',
   'trial.task',

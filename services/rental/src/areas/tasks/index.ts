@@ -97,14 +97,22 @@ export interface TaskService {
  */
 export const tasksArea = defineArea({
   name: 'tasks',
-  needs: ['auth', 'engagements', 'catalogue', 'outbox', 'events'],
+  needs: ['auth', 'engagements', 'catalogue', 'outbox', 'events', 'market'],
   async mount(app, ctx, use): Promise<TaskService> {
     // the agents authenticate the rental with an idp access token for their URL (client credentials)
-    const credentials = new AgentCredentials({
-      link: use.auth.link,
-      idpClient: ctx.config.idpClient,
-      resource: ctx.topology.agents.url,
-    })
+    const credentialsOf = (resource: string) =>
+      new AgentCredentials({ link: use.auth.link, idpClient: ctx.config.idpClient, resource })
+    const builtIn = credentialsOf(ctx.topology.agents.url)
+    // external agents (market) whose card requires the rental's idp: a token for their resource each
+    const external = new Map<string, AgentCredentials>()
+    const credentials = async (url: string) => {
+      if (builtIn.covers(url)) return builtIn
+      const resource = await use.market.tokenResourceFor(url)
+      if (resource === undefined) return undefined
+      let found = external.get(resource)
+      if (!found) external.set(resource, (found = credentialsOf(resource)))
+      return found
+    }
     const { auth: _auth, ...services } = use
     const deps: TaskDeps = {
       ...ctx,

@@ -7,6 +7,7 @@ import type { CatalogueService } from '../catalogue/index.ts'
 import { newId } from '../engagements/bodies.ts'
 import type { EngagementService } from '../engagements/index.ts'
 import { type Actor, type EventService, SYSTEM } from '../events/index.ts'
+import type { MarketService } from '../market/index.ts'
 import type { OutboxService } from '../outbox/index.ts'
 import type { AgentDispatcher, AgentReply } from './dispatch.ts'
 import { endRunning, failedAttempt, refOf, taskEvents } from './events.ts'
@@ -34,6 +35,7 @@ export interface TaskDeps extends RentalContext {
   outbox: OutboxService
   events: EventService
   dispatcher: AgentDispatcher
+  market: Pick<MarketService, 'checkCapacity'>
   /** The approvals area's gate (handed over when it mounts; none holds anything before). */
   approvals: ApprovalGate
 }
@@ -116,6 +118,8 @@ export async function createTask(
       // approvals: the engagement's policy may hold the task for a member's decision
       held = await deps.approvals.holds(trx, engagement, price)
     }
+    // a limited listing's cap on the agent's running tasks, trial tasks too (429 listing_at_capacity)
+    await deps.market.checkCapacity(trx, agentDid, () => taskStore.runningWith(trx, agentDid))
     const state = held ? 'input-required' : isAsync ? 'submitted' : 'working'
     await insertTask(trx, {
       id,

@@ -402,6 +402,19 @@ export async function taskIdPage(
   return { ids: rows.map((r) => r.id), total: Number(total.n) }
 }
 
+/** How many of the agent's tasks (every client's) are submitted or working: a limited listing's load. */
+export const runningWith = async (db: RentalDb, agentDid: string) =>
+  Number(
+    (
+      await db
+        .selectFrom('tasks')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('agent_did', '=', agentDid)
+        .where('state', 'in', ['submitted', 'working'])
+        .executeTakeFirstOrThrow()
+    ).n,
+  )
+
 /** The engagement's last `limit` ended tasks (completed or failed), newest end first, with their receipts (areas/sla). */
 export const endedOfEngagement = (
   db: RentalDb,
