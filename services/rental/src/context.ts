@@ -83,6 +83,7 @@ export interface RentalServices {
   trials: undefined
   ratings: RatingService
   incidents: IncidentService
+  identity: undefined
 }
 
 export const { defineArea, mountAreas } = areaKit<RentalContext, RentalServices>()

@@ -23,6 +23,7 @@ import type { TrialTables } from './areas/trials/store.ts'
 import type { WebhookTables } from './areas/webhooks/store.ts'
 import type { DisputeTables } from './areas/disputes/store.ts'
 import type { InsuranceTables } from './areas/insurance/store.ts'
+import type { IdentityTables } from './areas/identity/store.ts'
 
 /** A jsonb column: read as the value, written as its JSON text. */
 export type Json = ColumnType<unknown, string, string>
@@ -54,6 +55,7 @@ export type RentalTables = OrgTables &
   TrialTables &
   RatingTables &
   IncidentTables &
+  IdentityTables &
   IdempotencyTables
 
 export type RentalDb = Kysely<RentalTables> | Transaction<RentalTables>
