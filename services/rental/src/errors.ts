@@ -33,7 +33,6 @@ export const rentalErrors = errorCatalogue({
     status: 400,
     description: 'the identity event body is not valid JSON of its shape',
   },
-  invalid_locale: { status: 400, description: 'the language is not one the console offers (en, ar)' },
   idp_unavailable: {
     status: 503,
     also: [502],

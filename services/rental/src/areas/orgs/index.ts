@@ -4,6 +4,7 @@ import { type Membership, refuse } from './permissions.ts'
 import type { RentalDb } from '../../db.ts'
 import type { Actor } from '../events/index.ts'
 import { changeEmailByIdentity, type LeaveOutcome, leaveByIdentity, memberBySubject } from './identity.ts'
+import { localeRoutes } from './locale-routes.ts'
 import { orgRoutes } from './routes.ts'
 import { ensureMembership, type SignedIn } from './service.ts'
 import { type OrgKind, orgIdOfSubject, orgsByIds } from './store.ts'
@@ -31,7 +32,7 @@ export interface OrgService {
 }
 
 /** Signed-in routes any member may call: who am I, sign out, and the operators' own check. */
-const ANY_MEMBER = new Set(['/api/me', '/auth/logout', '/api/admin/operators'])
+const ANY_MEMBER = new Set(['/api/me', '/auth/logout', '/api/admin/operators', '/api/locale'])
 
 /**
  * Tenants and roles: client organizations, their members and invitations, the role → permissions
@@ -76,12 +77,14 @@ export const orgsArea = defineArea({
     return service
   },
   routes(app, ctx, use, own) {
-    orgRoutes(app, {
+    const routeDeps = {
       db: ctx.db,
       events: use.events,
       sessions: ctx.sessions,
       isOperator: own.isOperator,
       operators: ctx.config.operators,
-    })
+    }
+    orgRoutes(app, routeDeps)
+    localeRoutes(app, routeDeps)
   },
 })
