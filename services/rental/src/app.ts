@@ -27,6 +27,7 @@ import { recordArea } from './areas/record/index.ts'
 import { releasesArea } from './areas/releases/index.ts'
 import { revocationArea } from './areas/revocation/index.ts'
 import { schedulesArea } from './areas/schedules/index.ts'
+import { slaArea } from './areas/sla/index.ts'
 import { budgetsArea } from './areas/budgets/index.ts'
 import { marketArea } from './areas/market/index.ts'
 import { statementsArea } from './areas/statements/index.ts'
@@ -144,6 +145,7 @@ export const rental: ServiceSpec<RentalConfig> = {
       marketArea,
       trialsArea,
       identityArea,
+      slaArea,
       a2aArea,
       recordArea,
       revocationArea,

@@ -81,6 +81,7 @@ export interface RentalServices {
   disputes: DisputeService
   insurance: undefined
   trials: undefined
+  sla: undefined
   ratings: RatingService
   incidents: IncidentService
   identity: undefined

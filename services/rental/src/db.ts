@@ -20,6 +20,7 @@ import type { ScheduleTables } from './areas/schedules/store.ts'
 import type { TaskTables } from './areas/tasks/store.ts'
 import type { TokenTables } from './areas/tokens/store.ts'
 import type { TrialTables } from './areas/trials/store.ts'
+import type { SlaTables } from './areas/sla/store.ts'
 import type { WebhookTables } from './areas/webhooks/store.ts'
 import type { DisputeTables } from './areas/disputes/store.ts'
 import type { InsuranceTables } from './areas/insurance/store.ts'
@@ -53,6 +54,7 @@ export type RentalTables = OrgTables &
   DisputeTables &
   InsuranceTables &
   TrialTables &
+  SlaTables &
   RatingTables &
   IncidentTables &
   IdentityTables &

@@ -64,6 +64,7 @@ describe('rental service', () => {
       '0031_ratings_incidents.sql',
       '0032_disputes_insurance.sql',
       '0034_console_session_id_token.sql',
+      '0035_sla.sql',
       '0037_identity_events.sql',
     ])
   })

@@ -40,8 +40,9 @@ export const EVENT_TYPES = [
   'insurance.policy_started',
   'insurance.claim_paid',
   'insurance.claim_refused',
-  // SLA (recorded by its area, not built yet; insurance claims read it)
+  // SLA (areas/sla records them; insurance claims read sla.breached)
   'sla.breached',
+  'sla.restored',
   // ratings, references and incidents
   'rating.created',
   'rating.edited',
