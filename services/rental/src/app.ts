@@ -20,6 +20,7 @@ import { providerIdentity } from './areas/provider/identity.ts'
 import { publicArea } from './areas/public/index.ts'
 import { invoicesArea } from './areas/invoices/index.ts'
 import { refundsArea } from './areas/refunds/index.ts'
+import { endingArea } from './areas/ending/index.ts'
 import { ratingsArea } from './areas/ratings/index.ts'
 import { incidentsArea } from './areas/incidents/index.ts'
 import { JournalRail } from './areas/rail/journal.ts'
@@ -30,6 +31,7 @@ import { schedulesArea } from './areas/schedules/index.ts'
 import { slaArea } from './areas/sla/index.ts'
 import { budgetsArea } from './areas/budgets/index.ts'
 import { marketArea } from './areas/market/index.ts'
+import { filesArea } from './areas/files/index.ts'
 import { statementsArea } from './areas/statements/index.ts'
 import { tasksArea } from './areas/tasks/index.ts'
 import { tokensArea } from './areas/tokens/index.ts'
@@ -143,6 +145,7 @@ export const rental: ServiceSpec<RentalConfig> = {
       schedulesArea,
       budgetsArea,
       marketArea,
+      filesArea,
       trialsArea,
       identityArea,
       slaArea,
@@ -156,6 +159,7 @@ export const rental: ServiceSpec<RentalConfig> = {
       webConsoleArea,
       disputesArea,
       insuranceArea,
+      endingArea,
     ])
   },
 }

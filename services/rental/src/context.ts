@@ -9,6 +9,7 @@ import type { DisputeService } from './areas/disputes/index.ts'
 import type { BatchService } from './areas/batches/index.ts'
 import type { BudgetService } from './areas/budgets/index.ts'
 import type { MarketService } from './areas/market/index.ts'
+import type { FileService } from './areas/files/index.ts'
 import type { RatingService } from './areas/ratings/index.ts'
 import type { IncidentService } from './areas/incidents/index.ts'
 import type { CatalogueService } from './areas/catalogue/index.ts'
@@ -63,6 +64,7 @@ export interface RentalServices {
   outbox: OutboxService
   budgets: BudgetService
   market: MarketService
+  files: FileService
   engagements: EngagementService
   releases: undefined
   tasks: TaskService
@@ -84,6 +86,7 @@ export interface RentalServices {
   sla: undefined
   ratings: RatingService
   incidents: IncidentService
+  ending: undefined
   identity: undefined
 }
 

@@ -5,6 +5,7 @@ import type { AuthTables } from './areas/auth/store.ts'
 import type { BatchTables } from './areas/batches/store.ts'
 import type { BudgetTables } from './areas/budgets/store.ts'
 import type { MarketTables } from './areas/market/store.ts'
+import type { FileTables } from './areas/files/store.ts'
 import type { CatalogueTables } from './areas/catalogue/store.ts'
 import type { EngagementTables } from './areas/engagements/store.ts'
 import type { EventTables } from './areas/events/store.ts'
@@ -47,6 +48,7 @@ export type RentalTables = OrgTables &
   BatchTables &
   BudgetTables &
   MarketTables &
+  FileTables &
   OutboxTables &
   WebhookTables &
   InvoiceTables &

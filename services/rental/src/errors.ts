@@ -55,7 +55,10 @@ export const rentalErrors = errorCatalogue({
   invalid_client_did: { status: 400, description: 'client_did is not a did:key of an Ed25519 key' },
   engagement_not_found: { status: 404, description: 'no such engagement of the signed-in client' },
   engagement_not_active: { status: 409, description: 'the engagement’s SLA is not signed yet' },
-  engagement_ended: { status: 409, description: 'the engagement has ended: its config no longer changes' },
+  engagement_ended: {
+    status: 409,
+    description: 'the engagement has ended: it takes no new task, its config no longer changes, it ends once',
+  },
   nothing_to_change: { status: 400, description: 'the config change names no field' },
   invalid_config: {
     status: 400,
@@ -189,6 +192,18 @@ export const rentalErrors = errorCatalogue({
   not_refundable: {
     status: 400,
     description: 'the escrow is not released, or the amount is above what is left to refund (named)',
+  },
+  // the data room
+  file_not_found: { status: 404, description: 'no such file of the organization (or it was deleted)' },
+  invalid_file_name: {
+    status: 400,
+    description: 'the file name is missing, blank, too long, or holds path separators or control characters',
+  },
+  invalid_content_type: { status: 400, description: 'the file’s media type is missing or malformed' },
+  upload_incomplete: { status: 400, description: 'the upload broke off or its multipart body is malformed' },
+  file_corrupted: {
+    status: 500,
+    description: 'the stored file failed its integrity check (a GCM tag): it is not sent',
   },
   // ratings and references
   task_not_rateable: {

@@ -23,7 +23,7 @@ export async function releaseAndInvoice(stack: FullStack, engagementId: string, 
 /**
  * One object of each kind alice owns, by the collection its id appears under in the paths:
  * a token (not the sweep's credential), the agent she hires, an active engagement, a task, a
- * refund of the task's released escrow, a dispute of it, a webhook (subscribed to test events only, to a closed local port), a schedule, a batch, a budget, and an
+ * refund of the task's released escrow, a dispute of it, a webhook (subscribed to test events only, to a closed local port), a schedule, a batch, a budget, a file, and an
  * approval (a task on a second engagement whose policy holds every task), a trial of a listing of the agent,
  * an incident about the engagement, a policy on the engagement.
  */
@@ -82,6 +82,15 @@ export async function aliceObjects(stack: FullStack): Promise<Record<string, str
     agent_did: 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK',
   })
   ids.budgets = (budget.body as { id?: string }).id ?? ''
+  const file = await stack.alice.jar.fetch(
+    `${stack.rental.url}/api/engagements/${ids.engagements}/files?name=sweep.txt`,
+    {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', 'x-csrf-token': stack.alice.csrf },
+      body: 'A file the sweeps probe.',
+    },
+  )
+  ids.files = ((await file.json()) as { id?: string }).id ?? ''
   const held = await stack.hireAndSign(stack.alice, 'job_summary', ids.agents, stack.newClientKey())
   await stack.call(stack.alice, 'POST', `/api/engagements/${held}/config`, { approval: { mode: 'always' } })
   await stack.call(stack.alice, 'POST', '/api/tasks', { engagement_id: held, text: 'Held for approval.' })

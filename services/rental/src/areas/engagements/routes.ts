@@ -13,7 +13,7 @@ import { engagementDetail, engagementList, hire, sign } from './service.ts'
 const Signed = Type.Object({ body: Body, hash: Type.String() })
 const EngagementSummary = Type.Object({
   id: Type.String(),
-  state: Type.Union([Type.Literal('pending'), Type.Literal('active')]),
+  state: Type.Union([Type.Literal('pending'), Type.Literal('active'), Type.Literal('ended')]),
   job_id: Type.String(),
   agent_did: Type.String(),
   client_did: Type.String(),

@@ -21,6 +21,7 @@ export const EVENT_TYPES = [
   'engagement.config_changed',
   'escrow.opened',
   'escrow.released',
+  'escrow.returned',
   'budget.created',
   'budget.updated',
   'budget.deleted',
@@ -32,6 +33,9 @@ export const EVENT_TYPES = [
   'refund.accepted',
   'refund.settled',
   'refund.rejected',
+  // the data room
+  'file.stored',
+  'file.deleted',
   // disputes and insurance
   'dispute.opened',
   'dispute.responded',

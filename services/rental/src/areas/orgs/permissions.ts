@@ -32,6 +32,8 @@ export const PERMISSIONS = [
   'refunds:write',
   'market:read',
   'market:write',
+  'files:read',
+  'files:write',
   'ratings:write',
   'incidents:read',
   'incidents:write',

@@ -8,7 +8,7 @@ import { taskRoutes } from './routes.ts'
 /** A task's response schema, as every route shows a task (the trials' tasks too). */
 export { Task as TaskSchema } from './routes.ts'
 import type { Actor } from '../events/index.ts'
-import { taskEvents } from './events.ts'
+import { endRunning, taskEvents } from './events.ts'
 import { afterCommit } from '@svc/kit'
 import {
   createTask,
@@ -59,6 +59,10 @@ export interface TaskService {
     at: Date,
     actor: Actor,
   ): Promise<string[]>
+  /** The organization's tasks of an engagement (in `db`, a transaction or not), oldest first. */
+  ofEngagement(db: RentalDb, orgId: string, engagementId: string): ReturnType<typeof store.tasksOfEngagement>
+  /** Cancels the task as POST /api/tasks/{id}/cancel does, in `trx`; false when it had already ended. */
+  cancelIn(trx: RentalDb, orgId: string, id: string, reason: string, actor: Actor): Promise<boolean>
   /** The engagement's last ended tasks, newest end first, read in `db` (a transaction or not): areas/sla. */
   endedOfEngagement(
     db: RentalDb,
@@ -137,6 +141,13 @@ export const tasksArea = defineArea({
             error: reason,
           })
         return stopped.map((t) => t.id)
+      },
+      ofEngagement: (db, orgId, engagementId) => store.tasksOfEngagement(db, orgId, engagementId),
+      async cancelIn(trx, orgId, id, reason, actor) {
+        const end = { state: 'canceled' as const, error: reason, at: ctx.now() }
+        const canceled = await endRunning(deps, trx, id, end, actor, orgId)
+        if (canceled) await deps.approvals.taskEnded(trx, id, 'canceled', actor)
+        return canceled !== undefined
       },
       endedOfEngagement: store.endedOfEngagement,
       endedCountsSince: store.endedCountsSince,

@@ -69,9 +69,16 @@ export const terminal = (state: TaskRow['state']) =>
 async function engagementForTask(deps: TaskDeps, subject: string, engagementId: string) {
   const engagement = await deps.engagements.engagementOf(subject, engagementId)
   if (!engagement) throw rentalError('engagement_not_found', `no engagement ${engagementId}`)
-  if (engagement.state !== 'active')
-    throw rentalError('engagement_not_active', 'the engagement is pending: sign its SLA first')
+  checkTaskable(engagement.state)
   return engagement
+}
+
+/** 409 unless the engagement takes new tasks: `engagement_ended` once ended, else `engagement_not_active`. */
+function checkTaskable(state: string) {
+  if (state === 'ended')
+    throw rentalError('engagement_ended', 'the engagement is ended: it takes no new task')
+  if (state !== 'active')
+    throw rentalError('engagement_not_active', `the engagement is ${state}: sign its SLA first`)
 }
 
 /**
@@ -103,7 +110,9 @@ export async function createTask(
   await transaction(id, async (trx) => {
     if (engagement) {
       // the engagement row is locked: two first tasks cannot both take the package's escrow
-      await deps.engagements.engagementOf(subject, engagement.id, { trx, lock: true })
+      const locked = await deps.engagements.engagementOf(subject, engagement.id, { trx, lock: true })
+      // an end committed since the check above: no task after it
+      checkTaskable(locked?.state ?? 'ended')
       // approvals: the engagement's policy may hold the task for a member's decision
       held = await deps.approvals.holds(trx, engagement, price)
     }

@@ -279,6 +279,17 @@ export const tasksOfIds = (db: RentalDb, orgId: string, ids: string[]) =>
     ? Promise.resolve([])
     : db.selectFrom('tasks').selectAll().where('org_id', '=', orgId).where('id', 'in', ids).execute()
 
+/** The organization's tasks of one engagement, oldest first (an engagement's end and export). */
+export const tasksOfEngagement = (db: RentalDb, orgId: string, engagementId: string) =>
+  db
+    .selectFrom('tasks')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('engagement_id', '=', engagementId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute()
+
 /** The states of these tasks. */
 export const statesOf = (db: RentalDb, ids: string[]) =>
   ids.length === 0
