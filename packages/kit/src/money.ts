@@ -40,16 +40,23 @@ export function money(amountFils: number, currency = 'AED', locale: MoneyLocale 
 export type Money = ReturnType<typeof money>
 
 /**
- * The locale a reader wants money in: `lang` when given, else the request's `?lang=`, else
- * Arabic when `Accept-Language` puts it first, else English.
+ * The locale a reader wants money in: `lang` when given, else the request's `?lang=`, else the
+ * signed-in member's stored language (the rental's `request.membership.locale`), else Arabic when
+ * `Accept-Language` puts it first, else English.
  */
 export function moneyLocaleOf(
-  request: { query?: unknown; headers: Record<string, string | string[] | undefined> },
+  request: {
+    query?: unknown
+    headers: Record<string, string | string[] | undefined>
+    membership?: { locale?: unknown } | null
+  },
   lang?: MoneyLocale,
 ): MoneyLocale {
   if (lang) return lang
   const asked = (request.query as { lang?: unknown } | undefined)?.lang
   if (asked === 'ar' || asked === 'en') return asked
+  const stored = request.membership?.locale
+  if (stored === 'ar' || stored === 'en') return stored
   const accept = request.headers['accept-language']
   return typeof accept === 'string' && /^\s*ar\b/i.test(accept) ? 'ar' : 'en'
 }

@@ -13,6 +13,7 @@ import { catalogueArea } from './areas/catalogue/index.ts'
 import { consoleArea } from './areas/console/index.ts'
 import { engagementsArea } from './areas/engagements/index.ts'
 import { eventsArea } from './areas/events/index.ts'
+import { identityArea } from './areas/identity/index.ts'
 import { orgsArea } from './areas/orgs/index.ts'
 import { outboxArea } from './areas/outbox/index.ts'
 import { providerIdentity } from './areas/provider/identity.ts'
@@ -146,6 +147,7 @@ export const rental: ServiceSpec<RentalConfig> = {
       marketArea,
       filesArea,
       trialsArea,
+      identityArea,
       slaArea,
       a2aArea,
       recordArea,

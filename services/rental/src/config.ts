@@ -7,7 +7,8 @@ export interface RentalConfig {
    * How the console gets its client at the idp: registered through the management API with the
    * admin token, or given outright (RENTAL_CLIENT_ID and RENTAL_CLIENT_SECRET).
    */
-  idpClient: { adminToken: string } | { clientId: string; clientSecret: string }
+  idpClient:
+    { adminToken: string } | { clientId: string; clientSecret: string; webhookSecret?: string | undefined }
   /** The AES-256 key that seals the client secret and derives the CSRF key. */
   encryptionKey: Buffer
   /** Hours a console session lasts from sign-in (it ends sooner on logout or back-channel logout). */
@@ -84,6 +85,7 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
       RENTAL_IDP_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16, maxLength: 500 })),
       RENTAL_CLIENT_ID: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
       RENTAL_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 16, maxLength: 500 })),
+      RENTAL_IDP_WEBHOOK_SECRET: Type.Optional(Type.String({ minLength: 16, maxLength: 500 })),
       RENTAL_ENCRYPTION_KEY: Type.Optional(
         Type.String({ pattern: '^[A-Za-z0-9_-]{43}$', description: '32 bytes, base64url' }),
       ),
@@ -143,7 +145,11 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
   return {
     idpClient:
       values.RENTAL_CLIENT_ID && values.RENTAL_CLIENT_SECRET
-        ? { clientId: values.RENTAL_CLIENT_ID, clientSecret: values.RENTAL_CLIENT_SECRET }
+        ? {
+            clientId: values.RENTAL_CLIENT_ID,
+            clientSecret: values.RENTAL_CLIENT_SECRET,
+            webhookSecret: values.RENTAL_IDP_WEBHOOK_SECRET,
+          }
         : // development: the token the idp keeps in the same data directory
           { adminToken: values.RENTAL_IDP_ADMIN_TOKEN ?? devIdpAdminToken(common.dataDir) },
     encryptionKey: Buffer.from(encryptionKey, 'base64url'),

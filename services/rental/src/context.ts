@@ -87,6 +87,7 @@ export interface RentalServices {
   ratings: RatingService
   incidents: IncidentService
   ending: undefined
+  identity: undefined
 }
 
 export const { defineArea, mountAreas } = areaKit<RentalContext, RentalServices>()

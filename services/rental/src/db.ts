@@ -25,6 +25,7 @@ import type { SlaTables } from './areas/sla/store.ts'
 import type { WebhookTables } from './areas/webhooks/store.ts'
 import type { DisputeTables } from './areas/disputes/store.ts'
 import type { InsuranceTables } from './areas/insurance/store.ts'
+import type { IdentityTables } from './areas/identity/store.ts'
 
 /** A jsonb column: read as the value, written as its JSON text. */
 export type Json = ColumnType<unknown, string, string>
@@ -58,6 +59,7 @@ export type RentalTables = OrgTables &
   SlaTables &
   RatingTables &
   IncidentTables &
+  IdentityTables &
   IdempotencyTables
 
 export type RentalDb = Kysely<RentalTables> | Transaction<RentalTables>

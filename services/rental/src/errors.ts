@@ -25,6 +25,14 @@ export const rentalErrors = errorCatalogue({
   },
   invalid_state: { status: 400, description: 'the authorization response is not for this sign-in' },
   invalid_logout_token: { status: 400, description: 'the back-channel logout token is not valid' },
+  invalid_event_signature: {
+    status: 403,
+    description: 'X-Svc-Signature is missing or not the HMAC-SHA256 of the body under the idp webhook secret',
+  },
+  invalid_identity_event: {
+    status: 400,
+    description: 'the identity event body is not valid JSON of its shape',
+  },
   idp_unavailable: {
     status: 503,
     also: [502],

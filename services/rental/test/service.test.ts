@@ -68,6 +68,7 @@ describe('rental service', () => {
       '0034_console_session_id_token.sql',
       '0035_sla.sql',
       '0036_engagement_end.sql',
+      '0037_identity_events.sql',
     ])
   })
 

@@ -19,6 +19,7 @@ export interface IdpLinkOptions {
 
 export const CALLBACK_PATH = '/auth/callback'
 export const BACKCHANNEL_PATH = '/auth/backchannel-logout'
+export const LIFECYCLE_PATH = '/webhooks/svc-id'
 
 const FIRST_RETRY_MS = 250
 const MAX_RETRY_MS = 10_000
@@ -30,6 +31,7 @@ const MAX_RETRY_MS = 10_000
  */
 export class IdpLink {
   #config: oidc.Configuration | undefined
+  #webhookSecret: string | undefined
   #jwks: JWTVerifyGetKey | undefined
   #timer: NodeJS.Timeout | undefined
   #stopped = false
@@ -48,6 +50,7 @@ export class IdpLink {
       redirectUri: `${baseUrl}${CALLBACK_PATH}`,
       backchannelLogoutUri: `${baseUrl}${BACKCHANNEL_PATH}`,
       postLogoutRedirectUri: `${baseUrl}/`,
+      lifecycleWebhookUrl: `${baseUrl}${LIFECYCLE_PATH}`,
     }
   }
 
@@ -59,6 +62,11 @@ export class IdpLink {
         'sign-in is not available yet: the identity provider has not answered',
       )
     return this.#config
+  }
+
+  /** The secret the idp signs its lifecycle events with, once linked (undefined: none known). */
+  webhookSecret(): string | undefined {
+    return this.#webhookSecret
   }
 
   /** The idp's signing keys (its JWKS, cached and refreshed by jose), for logout tokens. */
@@ -111,6 +119,7 @@ export class IdpLink {
       { ...(insecure ? { execute: [oidc.allowInsecureRequests] } : {}), timeout: 5 },
     )
     this.#jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!), { timeoutDuration: 5_000 })
+    this.#webhookSecret = creds.webhookSecret
     this.#config = config
   }
 }

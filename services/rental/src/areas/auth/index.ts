@@ -1,4 +1,6 @@
 import { defineArea } from '../../context.ts'
+import type { RentalDb } from '../../db.ts'
+import { endSessionsOf } from './store.ts'
 import { IdpLink } from './idp-link.ts'
 import { authRoutes } from './routes.ts'
 
@@ -7,6 +9,8 @@ export interface AuthService {
   readonly link: IdpLink
   /** Whether sign-in is possible now (the idp linked). */
   signInAvailable(): boolean
+  /** Ends every console session of the idp subject (in the caller's transaction); how many. */
+  endSessionsOf(trx: RentalDb, subject: string): Promise<number>
 }
 
 /** Sign-in through the idp, console sessions, back-channel logout. Tables: console_sessions, idp_clients. */
@@ -26,7 +30,11 @@ export const authArea = defineArea({
     ctx.addReadinessCheck({ name: 'idp', check: async () => link.ready })
     link.start()
     app.addHook('onClose', async () => link.stop())
-    return { link, signInAvailable: () => link.ready }
+    return {
+      link,
+      signInAvailable: () => link.ready,
+      endSessionsOf: (trx, subject) => endSessionsOf(trx, { subject }, ctx.now()),
+    }
   },
   routes(app, ctx, use, own) {
     authRoutes(app, {

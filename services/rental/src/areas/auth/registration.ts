@@ -8,11 +8,15 @@ export interface WantedClient {
   redirectUri: string
   backchannelLogoutUri: string
   postLogoutRedirectUri: string
+  /** Where the idp sends its lifecycle events (POST /webhooks/svc-id). */
+  lifecycleWebhookUrl: string
 }
 
 export interface ClientCredentials {
   clientId: string
   clientSecret: string
+  /** The secret the idp signs lifecycle events with (X-Svc-Signature); absent: events are refused. */
+  webhookSecret?: string | undefined
 }
 
 export const CLIENT_NAME = 'Rental console'
@@ -22,7 +26,9 @@ interface IdpClient {
   client_name: string
   redirect_uris: string[]
   backchannel_logout_uri: string | null
+  lifecycle_webhook_url?: string | null
   client_secret?: string
+  webhook_secret?: string
 }
 
 /** One call of the idp's management API (`X-Admin-Token`); a non-2XX is an error naming the status. */
@@ -55,7 +61,8 @@ async function manage(
 const matches = (client: IdpClient, wanted: WantedClient) =>
   client.redirect_uris.length === 1 &&
   client.redirect_uris[0] === wanted.redirectUri &&
-  client.backchannel_logout_uri === wanted.backchannelLogoutUri
+  client.backchannel_logout_uri === wanted.backchannelLogoutUri &&
+  client.lifecycle_webhook_url === wanted.lifecycleWebhookUrl
 
 async function remember(db: RentalDb, sealer: Sealer, wanted: WantedClient, creds: ClientCredentials) {
   await rememberClient(db, {
@@ -64,7 +71,22 @@ async function remember(db: RentalDb, sealer: Sealer, wanted: WantedClient, cred
     client_secret_sealed: sealer.seal(creds.clientSecret, `idp-client:${creds.clientId}`),
     redirect_uri: wanted.redirectUri,
     backchannel_logout_uri: wanted.backchannelLogoutUri,
+    lifecycle_webhook_url: wanted.lifecycleWebhookUrl,
+    webhook_secret_sealed: creds.webhookSecret
+      ? sealer.seal(creds.webhookSecret, `idp-webhook:${creds.clientId}`)
+      : null,
   })
+}
+
+/** A new webhook secret for the client (the plaintext was shown only once, at registration). */
+async function rotateWebhookSecret(issuer: string, adminToken: string, clientId: string) {
+  const rotated = await manage(
+    issuer,
+    adminToken,
+    'POST',
+    `/clients/${encodeURIComponent(clientId)}/rotate-webhook-secret`,
+  )
+  return (rotated.body as IdpClient).webhook_secret!
 }
 
 /**
@@ -87,13 +109,28 @@ export async function registerConsoleClient(
       'GET',
       `/clients/${encodeURIComponent(stored.client_id)}`,
     )
-    if (found.status === 200 && matches(found.body as IdpClient, wanted))
-      return {
+    if (found.status === 200 && matches(found.body as IdpClient, wanted)) {
+      const creds = {
         clientId: stored.client_id,
         clientSecret: sealer
           .open(stored.client_secret_sealed, `idp-client:${stored.client_id}`)
           .toString('utf8'),
       }
+      if (stored.webhook_secret_sealed)
+        return {
+          ...creds,
+          webhookSecret: sealer
+            .open(stored.webhook_secret_sealed, `idp-webhook:${stored.client_id}`)
+            .toString('utf8'),
+        }
+      // remembered before lifecycle events: a webhook secret is made now
+      const withSecret = {
+        ...creds,
+        webhookSecret: await rotateWebhookSecret(wanted.issuer, adminToken, stored.client_id),
+      }
+      await remember(db, sealer, wanted, withSecret)
+      return withSecret
+    }
   }
   const listed = await manage(wanted.issuer, adminToken, 'GET', '/clients')
   const existing = ((listed.body as { clients?: IdpClient[] }).clients ?? []).find(
@@ -107,7 +144,11 @@ export async function registerConsoleClient(
       'POST',
       `/clients/${encodeURIComponent(existing.client_id)}/rotate-secret`,
     )
-    creds = { clientId: existing.client_id, clientSecret: (rotated.body as IdpClient).client_secret! }
+    creds = {
+      clientId: existing.client_id,
+      clientSecret: (rotated.body as IdpClient).client_secret!,
+      webhookSecret: await rotateWebhookSecret(wanted.issuer, adminToken, existing.client_id),
+    }
   } else {
     const created = await manage(wanted.issuer, adminToken, 'POST', '/clients', {
       client_name: CLIENT_NAME,
@@ -116,12 +157,13 @@ export async function registerConsoleClient(
       redirect_uris: [wanted.redirectUri],
       post_logout_redirect_uris: [wanted.postLogoutRedirectUri],
       backchannel_logout_uri: wanted.backchannelLogoutUri,
+      lifecycle_webhook_url: wanted.lifecycleWebhookUrl,
       token_endpoint_auth_method: 'client_secret_basic',
     })
     const body = created.body as IdpClient
     if (created.status !== 201 || !body.client_secret)
       throw new Error(`the idp answered ${created.status} to the client registration`)
-    creds = { clientId: body.client_id, clientSecret: body.client_secret }
+    creds = { clientId: body.client_id, clientSecret: body.client_secret, webhookSecret: body.webhook_secret }
   }
   await remember(db, sealer, wanted, creds)
   return creds

@@ -23,6 +23,8 @@ export interface AuthTables {
     client_secret_sealed: Buffer
     redirect_uri: string
     backchannel_logout_uri: string
+    lifecycle_webhook_url: string | null
+    webhook_secret_sealed: Buffer | null
     updated_at: Generated<Date>
   }
 }
@@ -129,6 +131,8 @@ export async function rememberClient(
     client_secret_sealed: Buffer
     redirect_uri: string
     backchannel_logout_uri: string
+    lifecycle_webhook_url: string
+    webhook_secret_sealed: Buffer | null
   },
 ) {
   const values = { ...row, updated_at: new Date() }

@@ -79,6 +79,9 @@ export const EVENT_TYPES = [
   'member.joined',
   'member.removed',
   'member.role_changed',
+  // the idp's lifecycle events about a member (POST /webhooks/svc-id), and the member's language
+  'member.identity_event',
+  'member.locale_changed',
   // webhooks
   'webhook.created',
   'webhook.deleted',

@@ -1,6 +1,10 @@
 import { defineArea } from '../../context.ts'
 import { rentalError } from '../../errors.ts'
 import { type Membership, refuse } from './permissions.ts'
+import type { RentalDb } from '../../db.ts'
+import type { Actor } from '../events/index.ts'
+import { changeEmailByIdentity, type LeaveOutcome, leaveByIdentity, memberBySubject } from './identity.ts'
+import { localeRoutes } from './locale-routes.ts'
 import { orgRoutes } from './routes.ts'
 import { ensureMembership, type SignedIn } from './service.ts'
 import { type OrgKind, orgIdOfSubject, orgsByIds } from './store.ts'
@@ -19,10 +23,16 @@ export interface OrgService {
   orgIdOf(subject: string): Promise<string | null>
   /** Organizations by id, with their name and kind (unknown ids are left out). */
   orgs(ids: readonly string[]): Promise<Array<{ id: string; name: string; kind: OrgKind }>>
+  /** The joined member of an idp subject, locked in the caller's transaction (or undefined). */
+  memberOfSubject(trx: RentalDb, subject: string): Promise<{ id: string; org_id: string } | undefined>
+  /** The idp deleted the user: the member leaves (the last owner is kept). */
+  leaveByIdentity(trx: RentalDb, actor: Actor, subject: string): Promise<{ outcome: LeaveOutcome }>
+  /** The idp changed the user's email. */
+  changeEmailByIdentity(trx: RentalDb, subject: string, email: string): Promise<void>
 }
 
 /** Signed-in routes any member may call: who am I, sign out, and the operators' own check. */
-const ANY_MEMBER = new Set(['/api/me', '/auth/logout', '/api/admin/operators'])
+const ANY_MEMBER = new Set(['/api/me', '/auth/logout', '/api/admin/operators', '/api/locale'])
 
 /**
  * Tenants and roles: client organizations, their members and invitations, the role → permissions
@@ -40,6 +50,9 @@ export const orgsArea = defineArea({
         (who.emailVerified && who.email !== null && operators.has(who.email.toLowerCase())),
       orgIdOf: (subject) => orgIdOfSubject(ctx.db, subject),
       orgs: (ids) => orgsByIds(ctx.db, [...new Set(ids)]),
+      memberOfSubject: (trx, subject) => memberBySubject(trx, subject),
+      leaveByIdentity: (trx, actor, subject) => leaveByIdentity(trx, use.events, actor, subject),
+      changeEmailByIdentity,
     }
     app.decorateRequest('membership', null)
     // the permission is published with the route (`x-permission`), and every signed-in route declares one
@@ -64,12 +77,14 @@ export const orgsArea = defineArea({
     return service
   },
   routes(app, ctx, use, own) {
-    orgRoutes(app, {
+    const routeDeps = {
       db: ctx.db,
       events: use.events,
       sessions: ctx.sessions,
       isOperator: own.isOperator,
       operators: ctx.config.operators,
-    })
+    }
+    orgRoutes(app, routeDeps)
+    localeRoutes(app, routeDeps)
   },
 })

@@ -50,6 +50,8 @@ export interface Membership {
   memberId: string
   orgId: string
   role: string
+  /** The member's chosen language (POST /api/locale); null: none chosen, Accept-Language decides. */
+  locale: 'en' | 'ar' | null
   permissions: readonly string[]
 }
 

@@ -63,11 +63,13 @@ const asMembership = (row: {
   id: string
   org_id: string
   role: string
+  locale: 'en' | 'ar' | null
   permissions: string[]
 }): Membership => ({
   memberId: row.id,
   orgId: row.org_id,
   role: row.role,
+  locale: row.locale,
   permissions: row.permissions,
 })
 

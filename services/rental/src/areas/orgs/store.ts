@@ -10,6 +10,8 @@ export interface OrgTables {
     subject: string | null
     email: string | null
     role: string
+    /** The member's language for the console, errors and amounts (`en`, `ar`); null: not chosen. */
+    locale: 'en' | 'ar' | null
     invited_by: string | null
     created_at: Generated<Date>
     joined_at: Date | null
@@ -40,7 +42,7 @@ export const membershipBySubject = (db: RentalDb, subject: string) =>
   db
     .selectFrom('org_members as m')
     .innerJoin('rental_roles as r', 'r.name', 'm.role')
-    .select(['m.id', 'm.org_id', 'm.role', 'r.permissions'])
+    .select(['m.id', 'm.org_id', 'm.role', 'm.locale', 'r.permissions'])
     .where('m.subject', '=', subject)
     .executeTakeFirst()
 

@@ -114,3 +114,14 @@ export function tokenByHash(db: RentalDb, hash: Buffer) {
     .where('token_hash', '=', hash)
     .executeTakeFirst()
 }
+
+/** Revokes every live token the member created (its creator's identity ended at the idp). */
+export async function revokeCreatedBy(db: RentalDb, memberId: string, now: Date): Promise<number> {
+  const result = await db
+    .updateTable('api_tokens')
+    .set({ revoked_at: now })
+    .where('created_by', '=', memberId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows)
+}

@@ -1,0 +1,93 @@
+import type { App } from '@svc/kit'
+import type { FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import { inTransaction } from '../../db.ts'
+import { CATALOGUES, type Lang } from '../public/i18n.ts'
+import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
+import { actorOfRequest } from '../events/index.ts'
+import { membershipOf } from './permissions.ts'
+import type { OrgRouteDeps } from './routes.ts'
+
+const LangSchema = Type.Union([Type.Literal('en'), Type.Literal('ar')])
+const Locale = Type.Object({
+  locale: LangSchema,
+  dir: Type.Union([Type.Literal('ltr'), Type.Literal('rtl')]),
+  chosen: Type.Union([LangSchema, Type.Null()]),
+  source: Type.Union([Type.Literal('member'), Type.Literal('accept-language'), Type.Literal('default')]),
+})
+
+/** The first of `en` and `ar` that Accept-Language names, by its q-values (RFC 9110 §12.5.4). */
+export function fromAcceptLanguage(header: unknown): Lang | null {
+  if (typeof header !== 'string') return null
+  const ranked = header
+    .slice(0, 1000)
+    .split(',')
+    .map((part, i) => {
+      const [tag = '', ...params] = part.trim().split(';')
+      const q = params.map((p) => /^\s*q=([0-9.]+)\s*$/i.exec(p)?.[1]).find((v) => v !== undefined)
+      return { lang: tag.trim().toLowerCase().split('-')[0], q: q === undefined ? 1 : Number(q), i }
+    })
+    .filter((r) => (r.lang === 'en' || r.lang === 'ar') && r.q > 0)
+    .sort((a, b) => b.q - a.q || a.i - b.i)
+  return (ranked[0]?.lang as Lang | undefined) ?? null
+}
+
+const view = (request: FastifyRequest, chosen: Lang | null) => {
+  const asked = fromAcceptLanguage(request.headers['accept-language'])
+  const locale = chosen ?? asked ?? 'en'
+  const source = chosen ? 'member' : asked ? 'accept-language' : 'default'
+  return { locale, dir: CATALOGUES[locale].dir, chosen, source } as const
+}
+
+/** The member's language: chosen and stored per member, else Accept-Language, else English. */
+export function localeRoutes(app: App, deps: OrgRouteDeps) {
+  const tags = ['org']
+  app.get(
+    '/api/locale',
+    {
+      ...deps.sessions.session,
+      schema: {
+        summary: 'The member’s language: the one chosen, else Accept-Language’s, else English',
+        tags,
+        security: SESSION_SECURITY,
+        response: { 200: Locale },
+      },
+    },
+    async (request) => view(request, membershipOf(request).locale),
+  )
+  app.post(
+    '/api/locale',
+    {
+      ...deps.sessions.sessionAndCsrf,
+      schema: {
+        summary: 'Chooses the member’s language (en, ar): console, errors and amounts follow it',
+        tags,
+        security: CSRF_SECURITY,
+        body: Type.Object({ locale: LangSchema }, { additionalProperties: false }),
+        response: { 200: Locale },
+      },
+    },
+    async (request) => {
+      const member = membershipOf(request)
+      const locale = request.body.locale
+      await inTransaction(deps.db, async (trx) => {
+        const changed = await trx
+          .updateTable('org_members')
+          .set({ locale })
+          .where('id', '=', member.memberId)
+          .where('org_id', '=', member.orgId)
+          .where((eb) => eb.or([eb('locale', 'is', null), eb('locale', '!=', locale)]))
+          .executeTakeFirst()
+        if (changed.numUpdatedRows > 0n)
+          await deps.events.record(trx, {
+            orgId: member.orgId,
+            type: 'member.locale_changed',
+            subjects: { member_id: member.memberId },
+            actor: actorOfRequest(request),
+            data: { locale, previous: member.locale },
+          })
+      })
+      return view(request, locale)
+    },
+  )
+}
