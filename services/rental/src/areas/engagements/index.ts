@@ -4,6 +4,7 @@ import type { RentalDb } from '../../db.ts'
 import { engagementRoutes } from './routes.ts'
 import { checkTaskPrice, configOf, type EngagementConfig } from './config.ts'
 import { engagementConfigRoutes } from './config-routes.ts'
+import { engagementCapacityRoutes } from './capacity-routes.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import { checkAgentDid, escrowForTask, escrowView } from './service.ts'
 import * as store from './store.ts'
@@ -77,7 +78,8 @@ export interface EngagementService {
 /**
  * Hiring: engagements with their signed SLA and offer package, the escrows that pay for tasks
  * (opened on the rail when signed), and clients' revocations of agents.
- * Tables: engagements, escrows, agent_revocations, engagement_config_versions.
+ * Tables: engagements, escrows, agent_revocations, engagement_config_versions, agent_versions,
+ * engagement_addenda (capacity and agent versions: capacity.ts, versions.ts).
  */
 export const engagementsArea = defineArea({
   name: 'engagements',
@@ -120,5 +122,6 @@ export const engagementsArea = defineArea({
     )
     engagementRoutes(app, ctx, use.catalogue, use.events, use.budgets, use.market)
     engagementConfigRoutes(app, ctx, use.events)
+    engagementCapacityRoutes(app, ctx, use.events, use.market)
   },
 })

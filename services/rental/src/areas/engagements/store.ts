@@ -21,6 +21,10 @@ export interface EngagementTables {
     sla_signature: string | null
     created_at: Generated<Date>
     activated_at: Date | null
+    max_concurrent_tasks: number | null
+    tasks_per_minute: number | null
+    capacity_updated_at: Date | null
+    agent_version: string | null
   }
   escrows: {
     id: string

@@ -1,5 +1,6 @@
 import { defineArea } from '../../context.ts'
 import { marketRoutes } from './routes.ts'
+import { listingOfAgent } from './store.ts'
 import { assertHireable, listingSearch, type ListingView, type MarketDeps } from './service.ts'
 
 export interface MarketService {
@@ -9,6 +10,8 @@ export interface MarketService {
   assertHireable(agentDid: string): Promise<void>
   /** The public page's search: listings matching `q` (all when blank), ranked, at most `limit`. */
   publicSearch(q: string | undefined, locale: 'en' | 'ar', limit: number): Promise<ListingView[]>
+  /** The cap of the agent's listing when it is `limited`, else null (engagement capacity stays within it). */
+  listingConcurrencyOf(agentDid: string): Promise<number | null>
 }
 
 /**
@@ -25,6 +28,10 @@ export const marketArea = defineArea({
       assertHireable: (did) => assertHireable(deps, did),
       publicSearch: async (q, locale, limit) =>
         (await listingSearch(deps, { q, sort: 'relevance', limit, offset: 0 }, locale)).listings,
+      listingConcurrencyOf: async (did) => {
+        const row = await listingOfAgent(ctx.db, did)
+        return row?.availability === 'limited' ? row.max_concurrency : null
+      },
     }
   },
   routes(app, _ctx, use, own) {

@@ -32,6 +32,7 @@ export const PERMISSIONS = [
   'refunds:write',
   'market:read',
   'market:write',
+  'versions:write',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
 

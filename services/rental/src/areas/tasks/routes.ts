@@ -14,6 +14,9 @@ const Task = Type.Object({
   id: Type.String(),
   engagement_id: Type.String(),
   agent_did: Type.String(),
+  agent_version: Nullable(
+    Type.String({ description: 'the agent version the task went to (null: the initial one)' }),
+  ),
   state: Type.Union([
     Type.Literal('submitted'),
     Type.Literal('working'),

@@ -8,6 +8,7 @@ import { newId } from '../engagements/bodies.ts'
 import type { EngagementService } from '../engagements/index.ts'
 import { type Actor, type EventService, SYSTEM } from '../events/index.ts'
 import type { OutboxService } from '../outbox/index.ts'
+import { admitTask } from './capacity.ts'
 import type { AgentDispatcher, AgentReply } from './dispatch.ts'
 import { endRunning, failedAttempt, refOf, taskEvents } from './events.ts'
 import { type ApprovalGate, awaitAgentInput } from './gate.ts'
@@ -82,6 +83,8 @@ export async function createTask(
   await transaction(id, async (trx) => {
     // the engagement row is locked: two first tasks cannot both take the package's escrow
     await deps.engagements.engagementOf(subject, engagement.id, { trx, lock: true })
+    // capacity: the engagement's limits, counted under that lock (429 capacity_exceeded)
+    await admitTask(deps, trx, engagement)
     // approvals: the engagement's policy may hold the task for a member's decision
     held = await deps.approvals.holds(trx, engagement, price)
     const state = held ? 'input-required' : isAsync ? 'submitted' : 'working'
@@ -96,6 +99,7 @@ export async function createTask(
       input_text: input.text,
       input_sha256: agentInputHash([input.text]),
       started_at: state === 'working' ? now : null,
+      agent_version: engagement.agent_version,
     })
     await deps.engagements.escrowForTask(trx, engagement, id, now)
     await deps.events.record(trx, {
@@ -195,6 +199,8 @@ export async function runTask(
     reply?.text ?? task.input_text,
     AbortSignal.timeout(Math.max(deps.config.taskTimeoutMs, 5_000)),
     reply,
+    // the agent version the engagement had accepted when the task was made (null: the initial one)
+    task.agent_version === null ? undefined : { svc_agent_version: task.agent_version },
   )
   if ('question' in answer) return awaitAgentInput(deps, id, answer)
   const check = checkAgentArtifact(answer.artifact, {

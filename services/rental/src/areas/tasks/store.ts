@@ -29,6 +29,7 @@ export interface TaskTables {
     created_at: Generated<Date>
     started_at: Date | null
     completed_at: Date | null
+    agent_version: string | null
   }
 }
 
@@ -54,6 +55,17 @@ export const tasksOf = (db: RentalDb, subject: string, limit: number, offset: nu
     .offset(offset)
     .execute()
 
+/** The engagement's unfinished tasks (its capacity count). */
+export async function unfinishedCount(db: RentalDb, engagementId: string) {
+  const row = await db
+    .selectFrom('tasks')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('engagement_id', '=', engagementId)
+    .where('state', 'in', RUNNING)
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
 export async function insertTask(
   trx: RentalDb,
   row: Pick<
@@ -68,6 +80,7 @@ export async function insertTask(
     | 'input_text'
     | 'input_sha256'
     | 'started_at'
+    | 'agent_version'
   >,
 ) {
   await trx.insertInto('tasks').values(row).execute()

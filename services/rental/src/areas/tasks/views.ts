@@ -39,6 +39,7 @@ export async function taskView(deps: TaskDeps, row: TaskRow, around: Around) {
     id: row.id,
     engagement_id: row.engagement_id,
     agent_did: row.agent_did,
+    agent_version: row.agent_version,
     state: row.state,
     async: row.async,
     price_fils: Number(row.price_fils),
