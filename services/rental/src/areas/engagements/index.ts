@@ -5,6 +5,7 @@ import { engagementRoutes } from './routes.ts'
 import { checkTaskPrice, configOf, type EngagementConfig } from './config.ts'
 import { engagementConfigRoutes } from './config-routes.ts'
 import { engagementCapacityRoutes } from './capacity-routes.ts'
+import { engagementVersionRoutes } from './version-routes.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import { checkAgentDid, escrowForTask, escrowView } from './service.ts'
 import * as store from './store.ts'
@@ -83,7 +84,7 @@ export interface EngagementService {
  */
 export const engagementsArea = defineArea({
   name: 'engagements',
-  needs: ['catalogue', 'events', 'budgets', 'market'],
+  needs: ['catalogue', 'events', 'budgets', 'market', 'orgs'],
   mount: (_app, ctx, use): EngagementService => ({
     engagementOf: (orgId, id, at) => store.engagementOf(at?.trx ?? ctx.db, orgId, id, at?.lock),
     engagementsWith: (orgId, did) => store.engagementsWith(ctx.db, orgId, did),
@@ -123,5 +124,6 @@ export const engagementsArea = defineArea({
     engagementRoutes(app, ctx, use.catalogue, use.events, use.budgets, use.market)
     engagementConfigRoutes(app, ctx, use.events)
     engagementCapacityRoutes(app, ctx, use.events, use.market)
+    engagementVersionRoutes(app, ctx, use.events, use.catalogue, use.orgs)
   },
 })

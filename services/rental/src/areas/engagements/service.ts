@@ -21,6 +21,7 @@ import {
   prefundEscrowOf,
 } from './store.ts'
 import type { EventType } from '../events/index.ts'
+import { latestVersion } from './terms-store.ts'
 
 /** The parts of the context the money rules read. */
 type MoneyContext = Pick<RentalContext, 'db' | 'rail' | 'provider' | 'config' | 'now'>
@@ -167,6 +168,8 @@ export async function hire(
     provider_did: ctx.provider.did,
     issued_at: issuedAt,
   }
+  // the engagement stays on the agent's version at hire until its client accepts a newer one
+  const version = await latestVersion(ctx.db, agent.did)
   await inTransaction(ctx.db, async (trx) => {
     await grantDemoWallet(ctx, trx, client.orgId)
     await insertEngagement(trx, {
@@ -181,6 +184,7 @@ export async function hire(
       state: 'pending',
       sla: JSON.stringify(sla),
       sla_hash: bodyHash(sla),
+      agent_version: version?.version ?? null,
     })
     if (price > 0) {
       await insertEscrow(trx, client.orgId, escrow)
