@@ -72,6 +72,7 @@ export interface RentalServices {
   refunds: undefined
   public: undefined
   statements: undefined
+  trials: undefined
 }
 
 export const { defineArea, mountAreas } = areaKit<RentalContext, RentalServices>()

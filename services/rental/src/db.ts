@@ -18,6 +18,7 @@ import type { RailTables } from './areas/rail/store.ts'
 import type { ScheduleTables } from './areas/schedules/store.ts'
 import type { TaskTables } from './areas/tasks/store.ts'
 import type { TokenTables } from './areas/tokens/store.ts'
+import type { TrialTables } from './areas/trials/store.ts'
 import type { WebhookTables } from './areas/webhooks/store.ts'
 
 /** A jsonb column: read as the value, written as its JSON text. */
@@ -46,6 +47,7 @@ export type RentalTables = OrgTables &
   WebhookTables &
   InvoiceTables &
   RefundTables &
+  TrialTables &
   IdempotencyTables
 
 export type RentalDb = Kysely<RentalTables> | Transaction<RentalTables>

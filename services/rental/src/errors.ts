@@ -155,6 +155,22 @@ export const rentalErrors = errorCatalogue({
     description: 'the agent’s listing is unavailable (until the time named)',
   },
   budget_limit: { status: 409, description: 'the organization has the most budgets allowed' },
+  // trials
+  trial_not_found: { status: 404, description: 'no such trial of the organization' },
+  trial_exists: {
+    status: 409,
+    description: 'the organization has a live trial of that listing already (named, with its state)',
+  },
+  trial_exhausted: { status: 409, description: 'the trial’s free tasks are all used' },
+  trial_expired: { status: 409, description: 'the trial’s window is over (its end named)' },
+  trial_converted: {
+    status: 409,
+    description: 'the trial was converted into an engagement (named): it takes no more tasks',
+  },
+  trial_changed: {
+    status: 409,
+    description: 'a trial task started while the trial was converting: convert again',
+  },
   // refunds
   refund_not_found: {
     status: 404,

@@ -59,6 +59,7 @@ describe('rental service', () => {
       '0024_invoices.sql',
       '0025_refunds.sql',
       '0026_market.sql',
+      '0027_trials.sql',
       '0033_capacity_versions.sql',
     ])
   })

@@ -24,7 +24,7 @@ export async function releaseAndInvoice(stack: FullStack, engagementId: string, 
  * One object of each kind alice owns, by the collection its id appears under in the paths:
  * a token (not the sweep's credential), the agent she hires, an active engagement, a task, a
  * refund of the task's released escrow, a webhook (subscribed to test events only, to a closed local port), a schedule, a batch, a budget, and an
- * approval (a task on a second engagement whose policy holds every task).
+ * approval (a task on a second engagement whose policy holds every task), a trial of a listing of the agent.
  */
 export async function aliceObjects(stack: FullStack): Promise<Record<string, string>> {
   const ids: Record<string, string> = {}
@@ -72,6 +72,32 @@ export async function aliceObjects(stack: FullStack): Promise<Record<string, str
   await stack.call(stack.alice, 'POST', '/api/tasks', { engagement_id: held, text: 'Held for approval.' })
   const approvals = await stack.call(stack.alice, 'GET', '/api/approvals?state=pending')
   ids.approvals = (approvals.body.approvals as Array<{ id: string }> | undefined)?.[0]?.id ?? ''
+  ids.trials = await aliceTrial(stack, ids.agents)
   for (const [name, id] of Object.entries(ids)) if (!id) throw new Error(`no ${name} object: ${task.text}`)
   return ids
+}
+
+/**
+ * A trial of alice's of a listing of the agent: published by an operator (alice where she is one,
+ * else ops@sweep.example, the auth sweep's operator); one task of it run, so that it has one.
+ */
+async function aliceTrial(stack: FullStack, agentDid: string) {
+  const listing = {
+    agent_did: agentDid,
+    title: 'Sweep digest',
+    description: 'A listing for the sweeps to try.',
+    price_fils: 2500,
+  }
+  let published = await stack.call(stack.alice, 'POST', '/api/market/listings', listing)
+  if (published.status === 403) {
+    const ops = await stack.signInWith('ops@sweep.example')
+    published = await stack.call(ops, 'POST', '/api/market/listings', listing)
+  }
+  const trial = await stack.call(stack.alice, 'POST', '/api/trials', {
+    listing_id: (published.body as { id?: string }).id ?? '',
+  })
+  const id = (trial.body as { id?: string }).id ?? ''
+  if (id)
+    await stack.call(stack.alice, 'POST', `/api/trials/${id}/tasks`, { text: 'A trial task.', async: true })
+  return id
 }

@@ -37,7 +37,15 @@ import { createTask, type TaskDeps, taskIdPage } from '../tasks/service.ts'
 import { taskDetail, type TaskView } from '../tasks/views.ts'
 import { cancelTask } from '../tasks/cancel.ts'
 import { CONCURRENCY_RETRY_AFTER_S } from '../tasks/capacity.ts'
-import { a2aTask, escrowOfTask, isTerminal, outputArtifact, rentalStateOf, statusOf } from './tasks.ts'
+import {
+  a2aTask,
+  contextOf,
+  escrowOfTask,
+  isTerminal,
+  outputArtifact,
+  rentalStateOf,
+  statusOf,
+} from './tasks.ts'
 
 /** The A2A scopes of an `agt_` token's policy (areas/tokens/scopes.ts); each method needs its own. */
 export const SCOPES = { read: 'tasks:read', write: 'tasks:write' } as const
@@ -168,7 +176,7 @@ export class RentalA2AHandler implements A2ARequestHandler {
       if (err instanceof AppError && err.status === 404) throw new TaskNotFoundError(`no task ${id}`)
       throw err
     }
-    if (!mayAct(token, view.engagement_id)) throw new TaskNotFoundError(`no task ${id}`)
+    if (!mayAct(token, view.engagement_id ?? '')) throw new TaskNotFoundError(`no task ${id}`)
     return view
   }
 
@@ -263,7 +271,7 @@ export class RentalA2AHandler implements A2ARequestHandler {
             $case: 'artifactUpdate',
             value: {
               taskId: view.id,
-              contextId: view.engagement_id,
+              contextId: contextOf(view),
               artifact,
               append: false,
               lastChunk: true,
@@ -277,7 +285,7 @@ export class RentalA2AHandler implements A2ARequestHandler {
           $case: 'statusUpdate',
           value: {
             taskId: view.id,
-            contextId: view.engagement_id,
+            contextId: contextOf(view),
             status: statusOf(view),
             metadata: isTerminal(view.state) ? a2aTask(view, escrow, false).metadata : undefined,
           },

@@ -79,7 +79,7 @@ export function statusOf(view: TaskView) {
     message: note
       ? {
           messageId: `${view.id}-status`,
-          contextId: view.engagement_id,
+          contextId: contextOf(view),
           taskId: view.id,
           role: Role.ROLE_AGENT,
           parts: [textPart(note)],
@@ -91,6 +91,10 @@ export function statusOf(view: TaskView) {
   }
 }
 
+/** The task's A2A context: its engagement, or for a trial's free task its trial. */
+export const contextOf = (view: Pick<TaskView, 'engagement_id' | 'trial_id'>) =>
+  view.engagement_id ?? view.trial_id ?? ''
+
 /**
  * A rental task as an A2A Task: id = the rental task id, contextId = the engagement id, the state
  * mapped one to one, the output as an artifact while kept, and in metadata the receipt, the
@@ -100,7 +104,7 @@ export function a2aTask(view: TaskView, escrow: EscrowInfo | null, includeArtifa
   const artifact = includeArtifacts ? outputArtifact(view) : undefined
   return {
     id: view.id,
-    contextId: view.engagement_id,
+    contextId: contextOf(view),
     status: statusOf(view),
     artifacts: artifact ? [artifact] : [],
     history: [],

@@ -36,7 +36,11 @@ export type SlaBody = {
   outcome: string
   terms: { price_per: 'task'; fee_bps: number; output_retention_s: number; release: 'client_signed' }
   issued_at: string
+  /** A converted trial's history (areas/trials): its id, the tasks it ran and their receipts. */
+  trial?: SlaTrial
 }
+
+export type SlaTrial = { trial_id: string; tasks_used: number; task_ids: string[]; receipt_ids: string[] }
 
 export type EscrowBody = {
   type: 'svc.escrow'

@@ -7,7 +7,10 @@ import { engagementConfigRoutes } from './config-routes.ts'
 import { engagementCapacityRoutes } from './capacity-routes.ts'
 import { engagementVersionRoutes } from './version-routes.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
-import { checkAgentDid, escrowForTask, escrowView } from './service.ts'
+import { checkAgentDid, engagementDetail, escrowForTask, escrowView, hire } from './service.ts'
+import type { OrgClient } from '../orgs/permissions.ts'
+import type { Actor } from '../events/index.ts'
+import type { SlaTrial } from './bodies.ts'
 import * as store from './store.ts'
 import type { EngagementRow, EscrowRow } from './store.ts'
 
@@ -15,6 +18,18 @@ export type { EngagementConfig, EngagementRow, EscrowRow }
 
 /** What other areas may ask of engagements, escrows and revocations (a `trx` keeps it in the caller's transaction). */
 export interface EngagementService {
+  /**
+   * Hires as POST /api/engagements does (the pending engagement and its package); `trial`: the
+   * trial it converts, named in the SLA body, whose `claim` runs in the hire's transaction.
+   */
+  hire(
+    client: OrgClient,
+    input: { job_id: string; agent_did: string; client_did?: string | undefined },
+    actor: Actor,
+    trial?: { body: SlaTrial; claim: (trx: RentalDb, engagementId: string) => Promise<void> },
+  ): ReturnType<typeof hire>
+  /** The engagement with its escrows and package, as hiring answers it (404 when not the organization's). */
+  detail(orgId: string, id: string): ReturnType<typeof engagementDetail>
   /** The client's engagement, or undefined; `lock` takes it FOR UPDATE in `trx`. */
   engagementOf(
     orgId: string,
@@ -86,6 +101,9 @@ export const engagementsArea = defineArea({
   name: 'engagements',
   needs: ['catalogue', 'events', 'budgets', 'market', 'orgs'],
   mount: (_app, ctx, use): EngagementService => ({
+    hire: (client, input, actor, trial) =>
+      hire(ctx, use.catalogue, { client, events: use.events, budgets: use.budgets, actor }, input, trial),
+    detail: (orgId, id) => engagementDetail(ctx.db, orgId, id),
     engagementOf: (orgId, id, at) => store.engagementOf(at?.trx ?? ctx.db, orgId, id, at?.lock),
     engagementsWith: (orgId, did) => store.engagementsWith(ctx.db, orgId, did),
     latestClientDid: (orgId, did) => store.latestClientDid(ctx.db, orgId, did),

@@ -6,7 +6,7 @@ import { rentalError } from '../../errors.ts'
 import type { BudgetService } from '../budgets/index.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
-import { bodyHash, type EscrowBody, newId, signedBy, type SlaBody } from './bodies.ts'
+import { bodyHash, type EscrowBody, newId, signedBy, type SlaBody, type SlaTrial } from './bodies.ts'
 import {
   activateEngagement,
   assignEscrow,
@@ -122,6 +122,11 @@ export async function hire(
   catalogue: CatalogueService,
   who: { client: OrgClient; events: EventService; budgets: Budgets; actor: Actor },
   input: { job_id: string; agent_did: string; client_did?: string | undefined },
+  /**
+   * A trial's convert (areas/trials): the trial named in the SLA body, and `claim` run last in the
+   * hire's transaction (it locks the trial; what it throws rolls the whole hire back).
+   */
+  trial?: { body: SlaTrial; claim: (trx: RentalDb, engagementId: string) => Promise<void> },
 ) {
   const { client } = who
   const { job, agent } = await catalogue.jobAndAgent(input.job_id, input.agent_did)
@@ -154,6 +159,7 @@ export async function hire(
       release: 'client_signed',
     },
     issued_at: issuedAt,
+    ...(trial ? { trial: trial.body } : {}),
   }
   const escrow: EscrowBody = {
     type: 'svc.escrow',
@@ -203,6 +209,7 @@ export async function hire(
       client_did: clientDid,
       price_fils: price,
     })
+    if (trial) await trial.claim(trx, engagementId)
   })
   return engagementDetail(ctx.db, client.orgId, engagementId)
 }

@@ -38,6 +38,10 @@ export const EVENT_TYPES = [
   'listing.published',
   'listing.updated',
   'listing.availability_changed',
+  // trials
+  'trial.started',
+  'trial.task',
+  'trial.converted',
   // schedules and batches
   'schedule.created',
   'schedule.fired',

@@ -10,7 +10,8 @@ type TaskState = TaskRow['state']
 export interface TaskRef {
   id: string
   orgId: string
-  engagementId: string
+  /** null for a trial's task (its trial's events name it) */
+  engagementId: string | null
 }
 
 /**
@@ -29,7 +30,9 @@ export function taskEvents(events: EventService) {
       orgId: task.orgId,
       type,
       stream: task.id,
-      subjects: { task_id: task.id, engagement_id: task.engagementId },
+      subjects: task.engagementId
+        ? { task_id: task.id, engagement_id: task.engagementId }
+        : { task_id: task.id },
       actor,
       data,
     })

@@ -2,6 +2,7 @@ import { inTransaction, type RentalDb } from '../../db.ts'
 import type { EngagementRow } from '../engagements/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
 import type { AgentAsks } from './dispatch.ts'
+import { endRunning } from './events.ts'
 import type { TaskDeps } from './service.ts'
 import { awaitInput, type TaskRow, taskById } from './store.ts'
 
@@ -16,7 +17,7 @@ export interface ApprovalGate {
   /** Asks for the approval of a held task (inserted in the same transaction, `input-required`). */
   request(trx: RentalDb, task: HeldTask): Promise<void>
   /** The agent asked for input (A2A input-required or auth-required): its task waits on an approval. */
-  agentAsks(trx: RentalDb, task: TaskRow, asks: AgentAsks): Promise<void>
+  agentAsks(trx: RentalDb, task: TaskRow & { engagement_id: string }, asks: AgentAsks): Promise<void>
   /** A waiting task ended otherwise (canceled): its pending approval ends with it. */
   taskEnded(trx: RentalDb, taskId: string, state: 'canceled', actor: Actor): Promise<void>
 }
@@ -46,15 +47,21 @@ export const NO_APPROVALS: ApprovalGate = {
 export async function awaitAgentInput(deps: TaskDeps, id: string, asked: AgentAsks) {
   await inTransaction(deps.db, async (trx) => {
     const task = await taskById(trx, id, true)
+    const agent: Actor = { type: 'agent', id: task?.agent_did ?? '' }
+    // a trial's task has no engagement whose approvals could answer: it fails, saying why
+    if (task?.engagement_id === null) {
+      const error = `the agent asked for input (${asked.state}); a trial's task cannot wait for an answer`
+      await endRunning(deps, trx, id, { state: 'failed', error, at: deps.now() }, agent)
+      return
+    }
     // a task canceled or ended meanwhile: the question is dropped with it
     if (!task || !(await awaitInput(trx, id, asked.agentTaskId))) return
-    const agent: Actor = { type: 'agent', id: task.agent_did }
     await moved(deps.events, trx, task, agent, {
       from: 'working',
       to: 'input-required',
       agent_state: asked.state,
     })
-    await deps.approvals.agentAsks(trx, task, asked)
+    await deps.approvals.agentAsks(trx, { ...task, engagement_id: task.engagement_id }, asked)
   })
 }
 
@@ -70,7 +77,9 @@ export const moved = (
     orgId: task.org_id,
     type: 'task.state_changed',
     stream: task.id,
-    subjects: { task_id: task.id, engagement_id: task.engagement_id },
+    subjects: task.engagement_id
+      ? { task_id: task.id, engagement_id: task.engagement_id }
+      : { task_id: task.id },
     actor,
     data: change,
   })

@@ -4,12 +4,16 @@ import { AgentCredentials } from './agent-credentials.ts'
 import { AgentDispatcher, type AgentReply } from './dispatch.ts'
 import { type ApprovalGate, moved, NO_APPROVALS } from './gate.ts'
 import { taskRoutes } from './routes.ts'
+
+/** A task's response schema, as every route shows a task (the trials' tasks too). */
+export { Task as TaskSchema } from './routes.ts'
 import type { Actor } from '../events/index.ts'
 import { taskEvents } from './events.ts'
 import { afterCommit } from '@svc/kit'
 import {
   createTask,
   type NewTask,
+  type NewTrialTask,
   RUN_QUEUE,
   startTaskRunner,
   type TaskDeps,
@@ -28,10 +32,12 @@ export interface TaskService {
    */
   create(
     orgId: string,
-    input: NewTask,
+    input: NewTask | NewTrialTask,
     actor: Actor,
     transaction?: TaskTransaction,
   ): ReturnType<typeof createTask>
+  /** A trial's tasks, oldest first, with their receipts (areas/trials). */
+  ofTrial(trialId: string): ReturnType<typeof store.tasksOfTrial>
   /** The organization's tasks among `ids` as their views (output while kept; no ledger index, no escrow). */
   views(orgId: string, ids: string[]): Promise<TaskView[]>
   /** The completed ones among these tasks, with their receipt. */
@@ -108,6 +114,7 @@ export const tasksArea = defineArea({
         return views
       },
       completed: (ids) => store.completedTasks(ctx.db, ids),
+      ofTrial: (trialId) => store.tasksOfTrial(ctx.db, trialId),
       statesOf: async (ids) => new Map((await store.statesOf(ctx.db, ids)).map((t) => [t.id, t.state])),
       stateOf: async (id, trx) => (await store.taskById(trx ?? ctx.db, id))?.state,
       tasksWith: (subject, did) => store.tasksWith(ctx.db, subject, did),

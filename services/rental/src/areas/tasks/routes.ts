@@ -10,9 +10,10 @@ import { createTask, type TaskDeps } from './service.ts'
 import { taskDetail, taskList } from './views.ts'
 import { taskEventRoutes } from './stream.ts'
 
-const Task = Type.Object({
+export const Task = Type.Object({
   id: Type.String(),
-  engagement_id: Type.String(),
+  engagement_id: Nullable(Type.String({ description: 'null for a trial’s free task' })),
+  trial_id: Nullable(Type.String({ description: 'the trial a free task belongs to (else null)' })),
   agent_did: Type.String(),
   agent_version: Nullable(
     Type.String({ description: 'the agent version the task went to (null: the initial one)' }),

@@ -47,6 +47,17 @@ export interface NewTask {
 }
 
 /**
+ * A trial's free task (areas/trials): no engagement, no escrow, price 0, the trial's agent. The
+ * trials area counts it against the trial in the `transaction` it passes (the trial row locked).
+ */
+export interface NewTrialTask {
+  trial_id: string
+  agent_did: string
+  text: string
+  async?: boolean | undefined
+}
+
+/**
  * How a new task's rows are written: `write` in a transaction. By default one of its own; a
  * schedule's tick writes them in the transaction that claims the tick (and learns the task's id).
  */
@@ -55,62 +66,77 @@ export type TaskTransaction = (taskId: string, write: (trx: RentalDb) => Promise
 export const terminal = (state: TaskRow['state']) =>
   state === 'completed' || state === 'failed' || state === 'canceled' || state === 'rejected'
 
+/** The engagement a new task runs under: the organization's, and active. */
+async function engagementForTask(deps: TaskDeps, subject: string, engagementId: string) {
+  const engagement = await deps.engagements.engagementOf(subject, engagementId)
+  if (!engagement) throw rentalError('engagement_not_found', `no engagement ${engagementId}`)
+  if (engagement.state !== 'active')
+    throw rentalError('engagement_not_active', 'the engagement is pending: sign its SLA first')
+  return engagement
+}
+
 /**
  * A new task under an active engagement, with the escrow that pays for it: the engagement's first
  * task takes the package's escrow; each later task gets a new escrow body to sign. Async: a job
  * runs it. Sync: run here, waited for up to RENTAL_TASK_TIMEOUT_MS, then carried on by the job.
+ * A trial's task (NewTrialTask) has neither engagement nor escrow, and is never held for approval.
  */
 export async function createTask(
   deps: TaskDeps,
   subject: string,
-  input: NewTask,
+  input: NewTask | NewTrialTask,
   actor: Actor,
   transaction: TaskTransaction = (_id, write) => inTransaction(deps.db, write),
 ) {
-  const engagement = await deps.engagements.engagementOf(subject, input.engagement_id)
-  if (!engagement) throw rentalError('engagement_not_found', `no engagement ${input.engagement_id}`)
-  if (engagement.state !== 'active')
-    throw rentalError('engagement_not_active', 'the engagement is pending: sign its SLA first')
-  if (await deps.engagements.isRevoked(subject, engagement.agent_did))
-    throw rentalError('agent_revoked', `you revoked ${engagement.agent_did}: it takes no new task`)
-  await deps.engagements.checkTaskPrice(engagement)
+  const trialId = 'trial_id' in input ? input.trial_id : null
+  const engagement =
+    'engagement_id' in input ? await engagementForTask(deps, subject, input.engagement_id) : undefined
+  const agentDid = engagement?.agent_did ?? (input as NewTrialTask).agent_did
+  if (await deps.engagements.isRevoked(subject, agentDid))
+    throw rentalError('agent_revoked', `you revoked ${agentDid}: it takes no new task`)
+  if (engagement) await deps.engagements.checkTaskPrice(engagement)
   if (input.text.length === 0) throw rentalError('invalid_text', 'text is empty')
   const id = newId('tsk')
   const now = deps.now()
   const isAsync = input.async === true
-  const price = Number(engagement.price_fils)
+  const price = engagement ? Number(engagement.price_fils) : 0
   let held = false
   await transaction(id, async (trx) => {
-    // the engagement row is locked: two first tasks cannot both take the package's escrow
-    await deps.engagements.engagementOf(subject, engagement.id, { trx, lock: true })
-    // capacity: the engagement's limits, counted under that lock (429 capacity_exceeded)
-    await admitTask(deps, trx, engagement)
-    // approvals: the engagement's policy may hold the task for a member's decision
-    held = await deps.approvals.holds(trx, engagement, price)
+    if (engagement) {
+      // the engagement row is locked: two first tasks cannot both take the package's escrow
+      await deps.engagements.engagementOf(subject, engagement.id, { trx, lock: true })
+      // capacity: the engagement's limits, counted under that lock (429 capacity_exceeded)
+      await admitTask(deps, trx, engagement)
+      // approvals: the engagement's policy may hold the task for a member's decision
+      held = await deps.approvals.holds(trx, engagement, price)
+    }
     const state = held ? 'input-required' : isAsync ? 'submitted' : 'working'
     await insertTask(trx, {
       id,
-      engagement_id: engagement.id,
+      engagement_id: engagement?.id ?? null,
+      trial_id: trialId,
       org_id: subject,
-      agent_did: engagement.agent_did,
+      agent_did: agentDid,
       state,
       async: isAsync,
       price_fils: price,
       input_text: input.text,
       input_sha256: agentInputHash([input.text]),
       started_at: state === 'working' ? now : null,
-      agent_version: engagement.agent_version,
+      agent_version: engagement?.agent_version ?? null,
     })
-    await deps.engagements.escrowForTask(trx, engagement, id, now)
+    if (engagement) await deps.engagements.escrowForTask(trx, engagement, id, now)
     await deps.events.record(trx, {
       orgId: subject,
       type: 'task.created',
       stream: id,
-      subjects: { task_id: id, engagement_id: engagement.id },
+      subjects: engagement
+        ? { task_id: id, engagement_id: engagement.id }
+        : { task_id: id, trial_id: trialId! },
       actor,
-      data: { state, async: isAsync, price_fils: price },
+      data: { state, async: isAsync, price_fils: price, ...(trialId ? { trial: true } : {}) },
     })
-    if (held)
+    if (held && engagement)
       await deps.approvals.request(trx, {
         id,
         orgId: subject,
@@ -262,15 +288,19 @@ async function complete(
     now: Date
   },
 ) {
-  const engagement = (await deps.engagements.engagementOf(task.org_id, task.engagement_id, { trx }))!
+  // a trial's task: no engagement (and no client DID it signed with); the receipt says `trial: true`
+  const engagement = task.engagement_id
+    ? await deps.engagements.engagementOf(task.org_id, task.engagement_id, { trx })
+    : undefined
   const receipt = await deps.receipts.record(trx, {
     type: 'task.completed',
     subject: task.id,
     data: {
-      engagement_id: task.engagement_id,
+      ...(engagement
+        ? { engagement_id: task.engagement_id, client_did: engagement.client_did }
+        : { trial_id: task.trial_id, org_id: task.org_id, trial: true }),
       task_id: task.id,
-      agent_did: engagement.agent_did,
-      client_did: engagement.client_did,
+      agent_did: task.agent_did,
       input_sha256: task.input_sha256,
       output_sha256: done.result.output_sha256,
       price_fils: Number(task.price_fils),
@@ -286,7 +316,11 @@ async function complete(
     outputText: done.text,
     outputSha256: done.result.output_sha256,
     outputExpiresAt: new Date(
-      done.now.getTime() + (await deps.engagements.configOf(trx, task.engagement_id)).output_ttl_s * 1000,
+      done.now.getTime() +
+        (task.engagement_id
+          ? (await deps.engagements.configOf(trx, task.engagement_id)).output_ttl_s
+          : deps.config.outputTtlS) *
+          1000,
     ),
     agentTaskId: done.agentTaskId,
     agentResult: done.result,

@@ -6,7 +6,9 @@ import type { Json, RentalDb, RentalTables } from '../../db.ts'
 export interface TaskTables {
   tasks: {
     id: string
-    engagement_id: string
+    /** null for a trial's free task (areas/trials), which has `trial_id` instead: one of the two */
+    engagement_id: string | null
+    trial_id: string | null
     org_id: string
     agent_did: string
     state: 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled' | 'rejected'
@@ -81,7 +83,8 @@ export async function insertTask(
     | 'input_sha256'
     | 'started_at'
     | 'agent_version'
-  >,
+  > &
+    Partial<Pick<TaskRow, 'trial_id'>>,
 ) {
   await trx.insertInto('tasks').values(row).execute()
 }
@@ -183,7 +186,7 @@ export async function recordFailedRun(
   at: Date,
   error: string,
   startedAt: Date | null = null,
-): Promise<{ attempt: number; orgId: string; engagementId: string } | undefined> {
+): Promise<{ attempt: number; orgId: string; engagementId: string | null } | undefined> {
   const row = await db
     .updateTable('tasks')
     .set({
@@ -261,6 +264,16 @@ export async function purgeOutputs(db: RentalDb, now: Date, id?: string) {
   const result = await query.executeTakeFirst()
   return Number(result.numUpdatedRows)
 }
+
+/** A trial's tasks, oldest first, with their receipts (areas/trials: the views and the converted SLA). */
+export const tasksOfTrial = (db: RentalDb, trialId: string) =>
+  db
+    .selectFrom('tasks')
+    .select(['id', 'state', 'receipt_id', 'receipt_leaf_hash', 'created_at', 'completed_at'])
+    .where('trial_id', '=', trialId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute()
 
 /** The completed ones among these tasks, with their receipt. */
 export const completedTasks = (db: RentalDb, ids: string[]) =>

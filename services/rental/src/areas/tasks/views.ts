@@ -38,6 +38,7 @@ export async function taskView(deps: TaskDeps, row: TaskRow, around: Around) {
   return {
     id: row.id,
     engagement_id: row.engagement_id,
+    trial_id: row.trial_id,
     agent_did: row.agent_did,
     agent_version: row.agent_version,
     state: row.state,
