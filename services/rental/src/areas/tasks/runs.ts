@@ -91,7 +91,10 @@ export async function retryTask(
         `the task ${id} is ${task.state}: only a failed task is retried`,
       )
     // a retry runs the task again: the engagement's capacity counts it as a new one
-    const engagement = await deps.engagements.engagementOf(subject, task.engagement_id, { trx, lock: true })
+    const engagement =
+      task.engagement_id === null
+        ? undefined
+        : await deps.engagements.engagementOf(subject, task.engagement_id, { trx, lock: true })
     if (engagement) await admitTask(deps, trx, engagement)
     if (!(await requeueFailed(trx, id)))
       throw rentalError('task_not_retryable', `the task ${id} failed before its input was kept for a retry`)
