@@ -1,9 +1,21 @@
 import assert from 'node:assert/strict'
+import { createServer } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
+import { type RunningService, startService } from '@svc/kit'
+import { tempFolder, testEnv } from '@svc/kit/testing'
 import { sql } from 'kysely'
+import type { RentalConfig } from '../src/config.ts'
+import { type Answer, type FullStack, startFullStack, withClock } from './full-stack.ts'
 import { eventually } from './stack.ts'
-import { type Answer, type FullStack, startFullStack } from './full-stack.ts'
 
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
 const code = (res: Answer) => (res.body.error as { code?: string } | undefined)?.code
 const MINUTE = 60_000
 
@@ -12,6 +24,9 @@ describe('capacity: an engagement’s concurrent tasks and tasks a minute, enfor
   let did = ''
   // the rental's clock runs with the real one, shifted to the start of a minute (the per-minute window)
   let offset = 0
+  const now = () => new Date(Date.now() + offset)
+  let second: RunningService<RentalConfig> | undefined
+  const shared = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL)
   const hire = () => stack.hireAndSign(stack.alice, 'job_summary', did, stack.newClientKey())
   const setCapacity = async (id: string, body: unknown) => {
     const res = await stack.call(stack.alice, 'POST', `/api/engagements/${id}/capacity`, body)
@@ -29,10 +44,16 @@ describe('capacity: an engagement’s concurrent tasks and tasks a minute, enfor
     stack.call(stack.alice, 'POST', '/api/tasks', { engagement_id, text, async: true })
 
   before(async () => {
-    stack = await startFullStack({}, { now: () => new Date(Date.now() + offset) })
+    // with PostgreSQL and Redis, a second instance shares the first's schema and kv prefix (a
+    // throwaway service's kv keys carry its own tag): the stack is started as a restartable one
+    // alice is an operator (the demo user): she publishes the listing of a built-in agent
+    stack = await startFullStack({ RENTAL_OPERATORS: 'demo@svc.local' }, { now, restartable: shared })
     did = await stack.agentOf('job_summary')
   })
-  after(async () => stack?.close())
+  after(async () => {
+    await second?.close()
+    await stack?.close()
+  })
 
   it('shows no limits at first; sets them, with an engagement.capacity_changed event', async () => {
     const id = await hire()
@@ -85,6 +106,33 @@ describe('capacity: an engagement’s concurrent tasks and tasks a minute, enfor
     })
     assert.equal(write.status, 404, write.text)
     assert.equal(code(write), 'engagement_not_found')
+  })
+
+  it('keeps max_concurrent_tasks within the cap of the agent’s limited listing (409 naming it)', async () => {
+    // another agent than the other tests': its listing's cap does not touch their tasks
+    const invoiceDid = await stack.agentOf('job_invoice_check')
+    const id = await stack.hireAndSign(stack.alice, 'job_invoice_check', invoiceDid, stack.newClientKey())
+    const listed = await stack.call(stack.alice, 'POST', '/api/market/listings', {
+      agent_did: invoiceDid,
+      title: 'Invoice checks',
+      description: 'Reads invoices against the ledger.',
+      price_fils: 15_000,
+    })
+    assert.equal(listed.status, 200, listed.text)
+    const limited = await stack.call(
+      stack.alice,
+      'POST',
+      `/api/market/listings/${(listed.body as { id: string }).id}/availability`,
+      { state: 'limited', max_concurrency: 2 },
+    )
+    assert.equal(limited.status, 200, limited.text)
+    const over = await stack.call(stack.alice, 'POST', `/api/engagements/${id}/capacity`, {
+      max_concurrent_tasks: 3,
+    })
+    assert.deepEqual([over.status, code(over)], [409, 'capacity_over_listing'])
+    assert.match((over.body.error as { message: string }).message, /limited to 2/)
+    const within = await setCapacity(id, { max_concurrent_tasks: 2 })
+    assert.equal(within.listing_max_concurrency, 2)
   })
 
   it('of twenty creations at once under max_concurrent_tasks 5, exactly five pass; the rest 429 with Retry-After', async () => {
@@ -175,4 +223,46 @@ describe('capacity: an engagement’s concurrent tasks and tasks a minute, enfor
     await setCapacity(id, { max_concurrent_tasks: null })
     await eventually('all three running', async () => (await counts()).running === 3)
   })
+
+  it(
+    'counts across two rental instances on one PostgreSQL database and one Redis',
+    {
+      skip: shared ? false : 'two instances need a shared database and kv (PostgreSQL and Redis)',
+    },
+    async () => {
+      second = await startService(
+        withClock(now),
+        testEnv({
+          ...stack.rentalEnv,
+          RENTAL_PORT: String(await freePort()),
+          DATA_DIR: tempFolder(),
+          RENTAL_ENCRYPTION_KEY: stack.rental.ctx.config.encryptionKey.toString('base64url'),
+        }) as Record<string, string>,
+      )
+      assert.equal(second.ctx.kv.backend, 'redis')
+      const urls = [stack.rental.url, second.url]
+      const on = (i: number, engagement_id: string) =>
+        fetch(`${urls[i % 2]}/api/tasks`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            cookie: stack.alice.jar.header(),
+            'x-csrf-token': stack.alice.csrf,
+          },
+          body: JSON.stringify({ engagement_id, text: `Task ${i}.`, async: true }),
+        }).then((r) => r.status)
+      const concurrent = await hire()
+      await holdAll(concurrent)
+      await setCapacity(concurrent, { max_concurrent_tasks: 5 })
+      const statuses = await Promise.all(Array.from({ length: 20 }, (_, i) => on(i, concurrent)))
+      assert.deepEqual(statuses.sort(), [...Array<number>(5).fill(200), ...Array<number>(15).fill(429)])
+      // a minute's count is one key in Redis: three on the two instances, the fourth refused on either
+      offset = Math.ceil((Date.now() + offset) / MINUTE) * MINUTE + 1000 - Date.now()
+      const rated = await hire()
+      await holdAll(rated)
+      await setCapacity(rated, { tasks_per_minute: 3 })
+      assert.deepEqual([await on(0, rated), await on(1, rated), await on(0, rated)], [200, 200, 200])
+      assert.deepEqual([await on(1, rated), await on(0, rated)], [429, 429])
+    },
+  )
 })
