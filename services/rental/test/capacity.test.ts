@@ -47,7 +47,10 @@ describe('capacity: an engagement’s concurrent tasks and tasks a minute, enfor
     // with PostgreSQL and Redis, a second instance shares the first's schema and kv prefix (a
     // throwaway service's kv keys carry its own tag): the stack is started as a restartable one
     // alice is an operator (the demo user): she publishes the listing of a built-in agent
-    stack = await startFullStack({ RENTAL_OPERATORS: 'demo@svc.local' }, { now, restartable: shared })
+    stack = await startFullStack(
+      { RENTAL_OPERATORS: 'demo@svc.local', RENTAL_SCHEDULE_CHECK_MS: '50' },
+      { now, restartable: shared },
+    )
     did = await stack.agentOf('job_summary')
   })
   after(async () => {
@@ -222,6 +225,32 @@ describe('capacity: an engagement’s concurrent tasks and tasks a minute, enfor
     assert.deepEqual(await counts(), { queued: 2, running: 1, completed: 0, failed: 0, canceled: 0 })
     await setCapacity(id, { max_concurrent_tasks: null })
     await eventually('all three running', async () => (await counts()).running === 3)
+  })
+
+  it('a schedule’s tick over the capacity is a schedule.failed, and the schedule stays active', async () => {
+    const id = await hire()
+    await holdAll(id)
+    await setCapacity(id, { max_concurrent_tasks: 1 })
+    assert.equal((await newTask(id)).status, 200)
+    const made = await stack.call(stack.alice, 'POST', '/api/schedules', {
+      engagement_id: id,
+      text: 'Summarise the day’s receipts.',
+      cron: '* * * * *',
+    })
+    assert.equal(made.status, 200, made.text)
+    const scheduleId = (made.body as { id: string }).id
+    offset += MINUTE
+    type Schedule = { state: string; failed_count: number; last_error: { message: string } | null }
+    let schedule: Schedule | undefined
+    await eventually('the tick fails', async () => {
+      const read = await stack.call(stack.alice, 'GET', `/api/schedules/${scheduleId}`)
+      schedule = read.body as unknown as Schedule
+      return schedule.failed_count >= 1
+    })
+    assert.equal(schedule!.state, 'active')
+    assert.match(schedule!.last_error?.message ?? '', /max_concurrent_tasks is 1/)
+    const del = await stack.call(stack.alice, 'DELETE', `/api/schedules/${scheduleId}`)
+    assert.ok(del.status < 300, del.text)
   })
 
   it(
