@@ -59,4 +59,28 @@ export default tseslint.config(
     files: ['services/*/test/**/*.ts', 'services/*/src/**/*.test.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [otherServicesInTests] }] },
   },
+  {
+    // the rental's web console: ES modules the browser runs as written (no build step)
+    files: ['services/rental/console/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: Object.fromEntries(
+        [
+          'addEventListener',
+          'removeEventListener',
+          'crypto',
+          'document',
+          'EventSource',
+          'fetch',
+          'globalThis',
+          'indexedDB',
+          'Intl',
+          'localStorage',
+          'location',
+          'TextEncoder',
+          'URLSearchParams',
+        ].map((name) => [name, 'readonly']),
+      ),
+    },
+  },
 )

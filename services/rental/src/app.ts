@@ -19,6 +19,8 @@ import { providerIdentity } from './areas/provider/identity.ts'
 import { publicArea } from './areas/public/index.ts'
 import { invoicesArea } from './areas/invoices/index.ts'
 import { refundsArea } from './areas/refunds/index.ts'
+import { ratingsArea } from './areas/ratings/index.ts'
+import { incidentsArea } from './areas/incidents/index.ts'
 import { JournalRail } from './areas/rail/journal.ts'
 import { recordArea } from './areas/record/index.ts'
 import { releasesArea } from './areas/releases/index.ts'
@@ -31,6 +33,7 @@ import { tasksArea } from './areas/tasks/index.ts'
 import { tokensArea } from './areas/tokens/index.ts'
 import { trialsArea } from './areas/trials/index.ts'
 import { webhooksArea } from './areas/webhooks/index.ts'
+import { webConsoleArea } from './areas/webconsole/index.ts'
 import { type RentalConfig, readRentalConfig } from './config.ts'
 import { mountAreas, type RentalContext } from './context.ts'
 import type { RentalTables } from './db.ts'
@@ -140,8 +143,11 @@ export const rental: ServiceSpec<RentalConfig> = {
       a2aArea,
       recordArea,
       revocationArea,
+      ratingsArea,
+      incidentsArea,
       webhooksArea,
       publicArea,
+      webConsoleArea,
     ])
   },
 }

@@ -50,6 +50,8 @@ export interface RentalConfig {
   }
   /** How often each instance looks for schedules whose next tick is due (RENTAL_SCHEDULE_CHECK_MS). */
   scheduleCheckMs: number
+  /** Seconds after a rating is made during which its organization may edit it (RENTAL_RATING_EDIT_WINDOW_S). */
+  ratingEditWindowS: number
   /**
    * The rental's clock (every area's `ctx.now()`), for tests that start the service with their own
    * (as the idp's tests do); never read from the environment. Unset: the system clock.
@@ -96,6 +98,7 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
       RENTAL_WEBHOOK_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 100, maximum: 60_000 })),
       RENTAL_MAX_WEBHOOKS: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
       RENTAL_SCHEDULE_CHECK_MS: Type.Optional(Type.Integer({ minimum: 50, maximum: 60_000 })),
+      RENTAL_RATING_EDIT_WINDOW_S: Type.Optional(Type.Integer({ minimum: 0, maximum: 31_536_000 })),
     },
     env,
   )
@@ -151,6 +154,7 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
       max: values.RENTAL_MAX_WEBHOOKS ?? 20,
     },
     scheduleCheckMs: values.RENTAL_SCHEDULE_CHECK_MS ?? 1000,
+    ratingEditWindowS: values.RENTAL_RATING_EDIT_WINDOW_S ?? 86_400,
   }
 }
 

@@ -8,6 +8,8 @@ import type { ConsoleSessions } from './areas/auth/hooks.ts'
 import type { BatchService } from './areas/batches/index.ts'
 import type { BudgetService } from './areas/budgets/index.ts'
 import type { MarketService } from './areas/market/index.ts'
+import type { RatingService } from './areas/ratings/index.ts'
+import type { IncidentService } from './areas/incidents/index.ts'
 import type { CatalogueService } from './areas/catalogue/index.ts'
 import type { EngagementService } from './areas/engagements/index.ts'
 import type { EventService } from './areas/events/index.ts'
@@ -72,7 +74,10 @@ export interface RentalServices {
   refunds: undefined
   public: undefined
   statements: undefined
+  webconsole: undefined
   trials: undefined
+  ratings: RatingService
+  incidents: IncidentService
 }
 
 export const { defineArea, mountAreas } = areaKit<RentalContext, RentalServices>()

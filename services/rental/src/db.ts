@@ -14,6 +14,8 @@ import type { OrgTables } from './areas/orgs/store.ts'
 import type { OutboxTables } from './areas/outbox/store.ts'
 import type { ProviderTables } from './areas/provider/store.ts'
 import type { RefundTables } from './areas/refunds/store.ts'
+import type { RatingTables } from './areas/ratings/store.ts'
+import type { IncidentTables } from './areas/incidents/store.ts'
 import type { RailTables } from './areas/rail/store.ts'
 import type { ScheduleTables } from './areas/schedules/store.ts'
 import type { TaskTables } from './areas/tasks/store.ts'
@@ -48,6 +50,8 @@ export type RentalTables = OrgTables &
   InvoiceTables &
   RefundTables &
   TrialTables &
+  RatingTables &
+  IncidentTables &
   IdempotencyTables
 
 export type RentalDb = Kysely<RentalTables> | Transaction<RentalTables>

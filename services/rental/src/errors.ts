@@ -181,6 +181,27 @@ export const rentalErrors = errorCatalogue({
     status: 400,
     description: 'the escrow is not released, or the amount is above what is left to refund (named)',
   },
+  // ratings and references
+  task_not_rateable: {
+    status: 409,
+    description: 'the task has not completed with a receipt (its state named): nothing to rate yet',
+  },
+  already_rated: {
+    status: 409,
+    description: 'the task is rated already: edit it (edit: true) within the window',
+  },
+  not_rated: { status: 409, description: 'an edit of a task that has no rating yet' },
+  rating_edit_closed: { status: 409, description: 'the rating’s edit window closed (at the time named)' },
+  reference_not_allowed: {
+    status: 409,
+    description: 'the engagement has no completed task yet: a reference needs at least one',
+  },
+  // incidents
+  incident_not_found: {
+    status: 404,
+    description: 'no such incident the caller may see (its reporter, the agent’s provider or an operator)',
+  },
+  incident_state: { status: 409, description: 'the incident’s state (named) does not allow the move' },
   // the agents' record
   invalid_agent_did: { status: 400, description: 'the agent DID is not an Ed25519 did:key' },
   agent_not_found: {

@@ -48,7 +48,7 @@ describe('rental sign-in through the idp, logout and back-channel logout', () =>
     assert.ok(new URL(callback).searchParams.get('iss'))
     const res = await jar.fetch(callback)
     assert.equal(res.status, 302)
-    assert.equal(res.headers.get('location'), '/')
+    assert.equal(res.headers.get('location'), '/console')
     assert.ok(jar.get('rental_session'))
     const attributes = jar.attributes.get('rental_session')!
     assert.match(attributes, /HttpOnly/i)
@@ -141,6 +141,7 @@ describe('rental sign-in through the idp, logout and back-channel logout', () =>
     const body = (await res.json()) as { signed_out: boolean; idp_logout_url: string }
     assert.equal(body.signed_out, true)
     assert.ok(body.idp_logout_url.startsWith(`${stack.idp.url}/logout?`))
+    assert.match(new URL(body.idp_logout_url).searchParams.get('id_token_hint') ?? '', /^eyJ/)
     assert.equal(jar.get('rental_session'), undefined)
     const me = await jar.fetch(`${stack.rental.url}/api/me`)
     assert.equal(me.status, 401)

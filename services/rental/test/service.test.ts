@@ -60,7 +60,9 @@ describe('rental service', () => {
       '0025_refunds.sql',
       '0026_market.sql',
       '0027_trials.sql',
+      '0031_ratings_incidents.sql',
       '0033_capacity_versions.sql',
+      '0034_console_session_id_token.sql',
     ])
   })
 

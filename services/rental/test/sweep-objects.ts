@@ -24,7 +24,8 @@ export async function releaseAndInvoice(stack: FullStack, engagementId: string, 
  * One object of each kind alice owns, by the collection its id appears under in the paths:
  * a token (not the sweep's credential), the agent she hires, an active engagement, a task, a
  * refund of the task's released escrow, a webhook (subscribed to test events only, to a closed local port), a schedule, a batch, a budget, and an
- * approval (a task on a second engagement whose policy holds every task), a trial of a listing of the agent.
+ * approval (a task on a second engagement whose policy holds every task), a trial of a listing of the agent,
+ * an incident about the engagement.
  */
 export async function aliceObjects(stack: FullStack): Promise<Record<string, string>> {
   const ids: Record<string, string> = {}
@@ -73,6 +74,13 @@ export async function aliceObjects(stack: FullStack): Promise<Record<string, str
   const approvals = await stack.call(stack.alice, 'GET', '/api/approvals?state=pending')
   ids.approvals = (approvals.body.approvals as Array<{ id: string }> | undefined)?.[0]?.id ?? ''
   ids.trials = await aliceTrial(stack, ids.agents)
+  const incident = await stack.call(stack.alice, 'POST', '/api/incidents', {
+    engagement_id: ids.engagements,
+    severity: 'sev4',
+    summary: 'The sweep’s incident',
+    impact: 'None: the sweep reports it to probe the incident routes.',
+  })
+  ids.incidents = (incident.body as { id?: string }).id ?? ''
   for (const [name, id] of Object.entries(ids)) if (!id) throw new Error(`no ${name} object: ${task.text}`)
   return ids
 }

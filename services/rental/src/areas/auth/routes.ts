@@ -27,7 +27,7 @@ export function authRoutes(app: App, deps: AuthDeps) {
     {
       schema: {
         summary:
-          'The sign-in callback: checks iss and state, one token exchange, sets the session cookie, 302 to /',
+          'The sign-in callback: checks iss and state, one token exchange, sets the session cookie, 302 to /console',
         tags,
         // the authorization response's own parameters (RFC 6749 §4.1.2, RFC 9207); others are ignored
         querystring: Type.Object(
@@ -45,7 +45,7 @@ export function authRoutes(app: App, deps: AuthDeps) {
     },
     async (request, reply) => {
       await finishLogin(deps, request, reply)
-      return reply.header('cache-control', 'no-store').redirect('/', 302)
+      return reply.header('cache-control', 'no-store').redirect('/console', 302)
     },
   )
 

@@ -6,7 +6,7 @@ import { jwtVerify } from 'jose'
 import * as oidc from 'openid-client'
 import { type ConsoleSession, type ConsoleSessions, sha256 } from './hooks.ts'
 import { CALLBACK_PATH, type IdpLink } from './idp-link.ts'
-import { endSession, endSessionsOf, insertSession } from './store.ts'
+import { endSession, endSessionsOf, idTokenOf, insertSession } from './store.ts'
 
 /** The pending sign-in: a random id in this cookie (path /auth, ten minutes); its state in the kv. */
 export const LOGIN_COOKIE = 'rental_login'
@@ -162,13 +162,18 @@ export async function finishLogin(
     email,
     emailVerified,
     clientDid: text(profile.did ?? claims.did),
+    idToken: typeof tokens.id_token === 'string' && tokens.id_token.length <= 20_000 ? tokens.id_token : null,
     expiresAt: new Date(now.getTime() + deps.sessions.options.ttlHours * 3_600_000),
   })
   deps.sessions.setCookie(reply, minted.id)
 }
 
-/** `POST /auth/logout`: ends the session here, and names the idp's logout page to end the one there too. */
+/**
+ * `POST /auth/logout`: ends the session here, and names the idp's logout page to end the one there
+ * too (RP-Initiated Logout 1.0: the sign-in's ID token as `id_token_hint`, with `client_id`).
+ */
 export async function logout(deps: AuthDeps, session: ConsoleSession, reply: FastifyReply) {
+  const idToken = await idTokenOf(deps.sessions.db, session.idHash)
   await endSession(deps.sessions.db, session.idHash, deps.sessions.now())
   deps.sessions.clearCookie(reply)
   let idpLogoutUrl: string | null = null
@@ -177,6 +182,7 @@ export async function logout(deps: AuthDeps, session: ConsoleSession, reply: Fas
     if (config.serverMetadata().end_session_endpoint)
       idpLogoutUrl = oidc
         .buildEndSessionUrl(config, {
+          ...(idToken ? { id_token_hint: idToken } : {}),
           client_id: config.clientMetadata().client_id,
           post_logout_redirect_uri: `${deps.baseUrl}/`,
         })

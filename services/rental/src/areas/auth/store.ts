@@ -12,6 +12,7 @@ export interface AuthTables {
     email: string | null
     email_verified: Generated<boolean>
     client_did: string | null
+    id_token: string | null
     created_at: Generated<Date>
     expires_at: Date
     ended_at: Date | null
@@ -35,6 +36,8 @@ export interface NewSession {
   email: string | null
   emailVerified: boolean
   clientDid: string | null
+  /** The ID token of the sign-in: the `id_token_hint` of its RP-initiated logout. */
+  idToken: string | null
   expiresAt: Date
 }
 
@@ -50,6 +53,7 @@ export async function insertSession(db: RentalDb, s: NewSession) {
       email: s.email,
       email_verified: s.emailVerified,
       client_did: s.clientDid,
+      id_token: s.idToken,
       expires_at: s.expiresAt,
       ended_at: null,
     })
@@ -75,6 +79,16 @@ export function liveSession(db: RentalDb, idHash: Buffer, now: Date) {
     .where('ended_at', 'is', null)
     .where('expires_at', '>', now)
     .executeTakeFirst()
+}
+
+/** The ID token a session was made with (its logout's `id_token_hint`), or null. */
+export async function idTokenOf(db: RentalDb, idHash: Buffer): Promise<string | null> {
+  const row = await db
+    .selectFrom('console_sessions')
+    .select('id_token')
+    .where('id_hash', '=', idHash)
+    .executeTakeFirst()
+  return row?.id_token ?? null
 }
 
 export async function endSession(db: RentalDb, idHash: Buffer, now: Date): Promise<boolean> {

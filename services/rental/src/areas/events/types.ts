@@ -34,6 +34,14 @@ export const EVENT_TYPES = [
   'refund.accepted',
   'refund.settled',
   'refund.rejected',
+  // ratings, references and incidents
+  'rating.created',
+  'rating.edited',
+  'reference.published',
+  'reference.updated',
+  'incident.reported',
+  'incident.noted',
+  'incident.resolved',
   // the market
   'listing.published',
   'listing.updated',

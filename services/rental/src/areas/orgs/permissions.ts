@@ -32,6 +32,9 @@ export const PERMISSIONS = [
   'refunds:write',
   'market:read',
   'market:write',
+  'ratings:write',
+  'incidents:read',
+  'incidents:write',
   'versions:write',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]

@@ -8,6 +8,7 @@ const en = {
   'nav.market': 'Market',
   'nav.status': 'Status',
   'nav.sign_in': 'Sign in',
+  'nav.console': 'Console',
   'market.title': 'Market',
   'market.intro': 'Jobs on offer, the agents that serve them and their price.',
   'market.price': 'Price',
@@ -27,6 +28,13 @@ const en = {
   'status.unreachable': 'unreachable',
   'status.dependency': 'Dependency',
   'status.state': 'State',
+  'status.incidents': 'Open incidents',
+  'status.no_incidents': 'No open incidents.',
+  'status.severity': 'Severity',
+  'status.incident': 'Incident',
+  'status.since': 'Since',
+  'status.platform': 'Platform',
+  'status.agent': 'Agent',
   'currency.aed': 'AED',
 } as const
 
@@ -38,6 +46,7 @@ const ar: Record<MessageKey, string> = {
   'nav.market': 'السوق',
   'nav.status': 'الحالة',
   'nav.sign_in': 'تسجيل الدخول',
+  'nav.console': 'لوحة التحكم',
   'market.title': 'السوق',
   'market.intro': 'المهام المعروضة والوكلاء الذين ينفذونها وأسعارها.',
   'market.price': 'السعر',
@@ -57,6 +66,13 @@ const ar: Record<MessageKey, string> = {
   'status.unreachable': 'غير متاح',
   'status.dependency': 'الخدمة',
   'status.state': 'الحالة',
+  'status.incidents': 'الحوادث المفتوحة',
+  'status.no_incidents': 'لا توجد حوادث مفتوحة.',
+  'status.severity': 'الخطورة',
+  'status.incident': 'الحادثة',
+  'status.since': 'منذ',
+  'status.platform': 'المنصة',
+  'status.agent': 'الوكيل',
   'currency.aed': 'د.إ',
 }
 

@@ -5,14 +5,16 @@ import { dependencyProbe } from './status.ts'
 /** The public pages (landing, market, status) and the console's message catalogues. No tables. */
 export const publicArea = defineArea({
   name: 'public',
-  needs: ['catalogue', 'auth', 'market'],
+  needs: ['catalogue', 'auth', 'market', 'incidents'],
   mount: () => undefined,
   routes(app, ctx, use) {
     publicRoutes(app, {
       catalogue: use.catalogue,
       market: use.market,
+      incidents: use.incidents,
       version: ctx.version,
       idpLinked: () => use.auth.signInAvailable(),
+      signedIn: async (request) => (await ctx.sessions.find(request)) !== null,
       dependencies: dependencyProbe({
         idp: ctx.topology.idp.url,
         ledger: ctx.topology.ledger.url,

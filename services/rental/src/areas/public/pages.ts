@@ -15,26 +15,33 @@ export const PAGE_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
 }
 
-export function layout(lang: Lang, title: string, body: Html): string {
+/** Signed in: the way to the console; signed out: the way to sign in. */
+const account = (lang: Lang, signedIn: boolean) =>
+  signedIn
+    ? html`<a href="/console?lang=${lang}">${t(lang, 'nav.console')}</a>`
+    : html`<a href="/auth/login">${t(lang, 'nav.sign_in')}</a>`
+
+export function layout(lang: Lang, title: string, body: Html, signedIn = false): string {
   const { dir, messages: t } = CATALOGUES[lang]
   return html`<!doctype html>
 <html lang="${lang}" dir="${dir}">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${title} · ${t['app.title']}</title><style>${STYLE}</style></head>
 <body>
-<nav><a href="/?lang=${lang}">${t['app.title']}</a><a href="/market?lang=${lang}">${t['nav.market']}</a><a href="/status.html?lang=${lang}">${t['nav.status']}</a><a href="/auth/login">${t['nav.sign_in']}</a></nav>
+<nav><a href="/?lang=${lang}">${t['app.title']}</a><a href="/market?lang=${lang}">${t['nav.market']}</a><a href="/status.html?lang=${lang}">${t['nav.status']}</a>${account(lang, signedIn)}</nav>
 <main>${body}</main>
 </body></html>`.toString()
 }
 
 const t = (lang: Lang, key: MessageKey) => CATALOGUES[lang].messages[key]
 
-export const landingPage = (lang: Lang) =>
+export const landingPage = (lang: Lang, signedIn = false) =>
   layout(
     lang,
     t(lang, 'app.title'),
     html`<h1>${t(lang, 'app.title')}</h1><p>${t(lang, 'app.tagline')}</p>
-<p><a href="/auth/login">${t(lang, 'nav.sign_in')}</a> · <a href="/market?lang=${lang}">${t(lang, 'nav.market')}</a></p>`,
+<p>${account(lang, signedIn)} · <a href="/market?lang=${lang}">${t(lang, 'nav.market')}</a></p>`,
+    signedIn,
   )
 
 export interface MarketJob {
@@ -71,7 +78,13 @@ ${listings.map(
 </tbody></table>`
 }`
 
-export const marketPage = (lang: Lang, jobs: MarketJob[], q = '', listings: MarketListing[] = []) =>
+export const marketPage = (
+  lang: Lang,
+  jobs: MarketJob[],
+  q = '',
+  listings: MarketListing[] = [],
+  signedIn = false,
+) =>
   layout(
     lang,
     t(lang, 'market.title'),
@@ -96,6 +109,7 @@ ${jobs.map(
 )}
 </tbody></table>`
 }`,
+    signedIn,
   )
 
 export const statusPage = (
@@ -105,6 +119,7 @@ export const statusPage = (
     version: string
     status: string
     dependencies: Record<string, DependencyStatus>
+    incidents?: StatusIncident[]
   },
 ) =>
   layout(
@@ -118,5 +133,30 @@ ${Object.entries(status.dependencies).map(
       dep.reachable ? t(lang, 'status.reachable') : t(lang, 'status.unreachable')
     }</td></tr>`,
 )}
-</tbody></table>`,
+</tbody></table>
+${incidentsSection(lang, status.incidents ?? [])}`,
   )
+
+/** An open incident as the status page shows it (an agent's: no client, no impact). */
+export interface StatusIncident {
+  kind: 'platform' | 'agent'
+  agent_did?: string | null
+  severity: string
+  summary: string
+  impact?: string
+  since: string
+}
+
+const incidentsSection = (lang: Lang, incidents: StatusIncident[]) =>
+  html`<h2>${t(lang, 'status.incidents')}</h2>${
+    incidents.length === 0
+      ? html`<p class="ok">${t(lang, 'status.no_incidents')}</p>`
+      : html`<table class="incidents"><thead><tr><th>${t(lang, 'status.severity')}</th><th>${t(lang, 'status.incident')}</th><th>${t(lang, 'status.since')}</th></tr></thead><tbody>
+${incidents.map(
+  (i) =>
+    html`<tr><td class="down"><bdi>${i.severity}</bdi></td><td><strong>${i.kind === 'platform' ? t(lang, 'status.platform') : t(lang, 'status.agent')}</strong>: ${i.summary}${
+      i.impact ? html`<br><small>${i.impact}</small>` : ''
+    }${i.agent_did ? html`<br><code dir="ltr">${i.agent_did}</code>` : ''}</td><td><time datetime="${i.since}" dir="ltr">${i.since.slice(0, 16).replace('T', ' ')} UTC</time></td></tr>`,
+)}
+</tbody></table>`
+  }`

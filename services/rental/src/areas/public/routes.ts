@@ -1,18 +1,23 @@
 import type { App } from '@svc/kit'
+import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { rentalError } from '../../errors.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import type { MarketService } from '../market/index.ts'
+import type { IncidentService } from '../incidents/index.ts'
 import { CATALOGUES, isLang, type Lang, LANGUAGES } from './i18n.ts'
 import { landingPage, marketPage, PAGE_HEADERS, statusPage } from './pages.ts'
 
 export interface PublicDeps {
   catalogue: CatalogueService
   market: Pick<MarketService, 'publicSearch'>
+  incidents: Pick<IncidentService, 'openPublic'>
   version: string
   /** Whether the console's idp client is linked (sign-in possible). */
   idpLinked: () => boolean
   dependencies: () => Promise<Record<string, { url: string; reachable: boolean; status?: number }>>
+  /** Whether the request comes from a signed-in browser (its pages then link to the console). */
+  signedIn?: (request: FastifyRequest) => Promise<boolean>
 }
 
 const tags = ['public']
@@ -35,9 +40,23 @@ const Status = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
   sign_in: Type.Union([Type.Literal('available'), Type.Literal('pending')]),
   dependencies: Type.Record(Type.String(), Dependency),
+  incidents: Type.Array(
+    Type.Object({
+      kind: Type.Union([Type.Literal('platform'), Type.Literal('agent')]),
+      agent_did: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+      severity: Type.String(),
+      summary: Type.String(),
+      impact: Type.Optional(Type.String()),
+      since: Type.String(),
+    }),
+    {
+      description: 'open incidents: the platform’s, and agents’ (severity and summary only, no client named)',
+    },
+  ),
 })
 
 export function publicRoutes(app: App, deps: PublicDeps) {
+  const signedIn = async (request: FastifyRequest) => (await deps.signedIn?.(request)) ?? false
   const status = async () => {
     const dependencies = await deps.dependencies()
     const ok = Object.values(dependencies).every((d) => d.reachable) && deps.idpLinked()
@@ -47,13 +66,17 @@ export function publicRoutes(app: App, deps: PublicDeps) {
       status: ok ? ('ok' as const) : ('degraded' as const),
       sign_in: deps.idpLinked() ? ('available' as const) : ('pending' as const),
       dependencies,
+      incidents: await deps.incidents.openPublic(),
     }
   }
 
   app.get(
     '/',
     { schema: { summary: 'Landing page', tags, querystring: PageQuery } },
-    async (request, reply) => reply.headers(PAGE_HEADERS).send(landingPage(langOf(request.query))),
+    async (request, reply) =>
+      reply
+        .headers({ ...PAGE_HEADERS, 'cache-control': 'no-store' })
+        .send(landingPage(langOf(request.query), await signedIn(request))),
   )
   app.get(
     '/market',
@@ -72,7 +95,9 @@ export function publicRoutes(app: App, deps: PublicDeps) {
       const lang = langOf(request.query)
       const q = request.query.q ?? ''
       const listings = await deps.market.publicSearch(q, lang, 50)
-      return reply.headers(PAGE_HEADERS).send(marketPage(lang, await deps.catalogue.catalogue(), q, listings))
+      return reply
+        .headers({ ...PAGE_HEADERS, 'cache-control': 'no-store' })
+        .send(marketPage(lang, await deps.catalogue.catalogue(), q, listings, await signedIn(request)))
     },
   )
   app.get(

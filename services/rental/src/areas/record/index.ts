@@ -8,7 +8,7 @@ import { recordRoutes } from './routes.ts'
  */
 export const recordArea = defineArea({
   name: 'record',
-  needs: ['engagements', 'tasks', 'outbox', 'revocation'],
+  needs: ['engagements', 'tasks', 'outbox', 'revocation', 'ratings'],
   mount: () => undefined,
   routes(app, ctx, use) {
     recordRoutes(app, { ctx, ...use, ledger: new LedgerReader(ctx.topology.ledger.url) }, ctx.sessions)

@@ -8,6 +8,7 @@ import type { RentalContext } from '../../context.ts'
 import type { EngagementService } from '../engagements/index.ts'
 import { checkAgentDid } from '../engagements/service.ts'
 import type { OutboxService } from '../outbox/index.ts'
+import type { RatingService } from '../ratings/index.ts'
 import { clientRef } from '../provider/identity.ts'
 import type { RevocationService } from '../revocation/index.ts'
 import type { TaskService } from '../tasks/index.ts'
@@ -20,6 +21,7 @@ export interface RecordDeps {
   tasks: TaskService
   outbox: OutboxService
   revocation: RevocationService
+  ratings: RatingService
   ledger: LedgerReader
 }
 
@@ -123,6 +125,7 @@ export async function agentCv(deps: RecordDeps, client: OrgClient, did: string) 
   const tasks = await deps.tasks.tasksWith(client.orgId, did)
   const receiptIds = tasks.flatMap((t) => (t.receipt_id ? [t.receipt_id] : []))
   const onLedger = (await deps.outbox.rows(receiptIds)).filter((r) => r.ledger_index !== null)
+  const references = await deps.ratings.references(did, 10)
   const cv = {
     type: 'AgentCV',
     v: 1,
@@ -154,6 +157,9 @@ export async function agentCv(deps: RecordDeps, client: OrgClient, did: string) 
       latest_ledger_index: onLedger.length ? Math.max(...onLedger.map((r) => Number(r.ledger_index))) : null,
     },
     overall: await deps.tasks.stats(did),
+    // every client's ratings (each bound to its task's receipt) and the latest references
+    ratings: await deps.ratings.summary(did),
+    references: { total: references.total, latest: references.references },
     ledger: { url: deps.ledger.url, receipts_issuer: deps.ctx.provider.did },
   }
   const { document, verification } = signAsProvider(deps, cv)

@@ -1,0 +1,98 @@
+// The console: who is signed in, the language switch, sign-out, and the screens by hash route.
+import { render } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
+import { api, loadMe } from './api.js'
+import { Engagement, Engagements } from './engagements.js'
+import { Home } from './home.js'
+import { applyLang, initialLang, remember, roleName, translator } from './i18n.js'
+import { Budgets, Invoices, Refunds, Schedules, Webhooks } from './lists.js'
+import { Market } from './market.js'
+import { Task, Tasks } from './tasks.js'
+import { Empty, ErrorText, html, Loading } from './ui.js'
+
+const routeOf = () => (location.hash.replace(/^#\/?/, '') || 'home').split('/').map(decodeURIComponent)
+
+function Screen({ route, me, t, lang }) {
+  const [name, id] = route
+  const props = { me, t, lang, key: `${name}/${id ?? ''}/${lang}` }
+  if (name === 'home') return html`<${Home} ...${props} />`
+  if (name === 'market') return html`<${Market} ...${props} />`
+  if (name === 'engagements')
+    return id ? html`<${Engagement} id=${id} ...${props} />` : html`<${Engagements} ...${props} />`
+  if (name === 'tasks') return id ? html`<${Task} id=${id} ...${props} />` : html`<${Tasks} ...${props} />`
+  const list = LISTS[name]
+  if (list) return html`<${list} ...${props} />`
+  return html`<${Empty}>${t('not_found')}<//>`
+}
+
+const LISTS = {
+  budgets: Budgets,
+  invoices: Invoices,
+  refunds: Refunds,
+  schedules: Schedules,
+  webhooks: Webhooks,
+}
+
+/** Ends the session here, then at the idp (RP-initiated logout), which sends the browser back to `/`. */
+async function signOut() {
+  const answer = await api('POST', '/auth/logout')
+  location.assign(answer.idp_logout_url ?? '/')
+}
+
+function App() {
+  const [lang, setLang] = useState(initialLang)
+  const [me, setMe] = useState(null)
+  const [error, setError] = useState(null)
+  const [route, setRoute] = useState(routeOf)
+  const [leaving, setLeaving] = useState(false)
+  const t = translator(lang)
+  useEffect(() => applyLang(lang), [lang])
+  useEffect(() => {
+    void loadMe().then(setMe, setError)
+    const onHash = () => setRoute(routeOf())
+    addEventListener('hashchange', onHash)
+    return () => removeEventListener('hashchange', onHash)
+  }, [])
+  const choose = (next) => {
+    remember(next)
+    setLang(next)
+  }
+  const link = (to, label) =>
+    html`<a href=${`#/${to}`} aria-current=${route[0] === to ? 'page' : undefined}>${label}</a>`
+  return html`<header class="top">
+      <a class="brand" href="/">${t('title')}</a>
+      <nav aria-label=${t('nav.main')}>
+        ${link('home', t('nav.home'))}${link('market', t('nav.market'))}${link('engagements', t('nav.engagements'))}${link('tasks', t('nav.tasks'))}
+        ${Object.keys(LISTS).map((name) => link(name, t(`nav.${name}`)))}
+      </nav>
+      <div class="who">
+        ${
+          me
+            ? html`<span class="person" data-testid="person">${me.client.name ?? me.client.email ?? me.client.subject}</span>
+              <span class="org"><code dir="ltr">${me.organization.id}</code> · ${roleName(me.organization.role, lang)}</span>`
+            : null
+        }
+        <label for="lang">${t('language')}</label>
+        <select id="lang" value=${lang} onChange=${(e) => choose(e.currentTarget.value)}>
+          <option value="en">English</option>
+          <option value="ar">العربية</option>
+        </select>
+        <button type="button" disabled=${leaving}
+          onClick=${() => {
+            setLeaving(true)
+            signOut().catch((e) => {
+              setLeaving(false)
+              setError(e)
+            })
+          }}>${leaving ? t('signing_out') : t('sign_out')}</button>
+      </div>
+    </header>
+    <main id="main">
+      <${ErrorText} error=${error} t=${t} />
+      ${me ? html`<${Screen} route=${route} me=${me} t=${t} lang=${lang} />` : error ? null : html`<${Loading} t=${t} />`}
+    </main>`
+}
+
+const root = document.getElementById('app')
+root.textContent = ''
+render(html`<${App} />`, root)

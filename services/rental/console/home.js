@@ -1,0 +1,74 @@
+// Home: the organization, the member's role, the wallet and the recent tasks; the signing key.
+import { useEffect, useState } from 'preact/hooks'
+import { roleName } from './i18n.js'
+import { currentKey, ensureKey, supported } from './keys.js'
+import { ActionButton, Did, Empty, ErrorText, html, Loading, StateBadge, useLoad, When } from './ui.js'
+
+/** The browser's signing key: its did:key, or how to make one, or why this browser cannot. */
+export function KeyPanel({ t }) {
+  const [key, setKey] = useState(undefined)
+  const [ok, setOk] = useState(true)
+  useEffect(() => {
+    void supported().then(async (yes) => {
+      setOk(yes)
+      setKey(yes ? await currentKey() : null)
+    })
+  }, [])
+  return html`<section class="card" aria-labelledby="key-title">
+    <h2 id="key-title">${t('key.title')}</h2>
+    ${
+      !ok
+        ? html`<p class="warning" role="alert">${t('key.unsupported')}</p>`
+        : key === undefined
+          ? html`<${Loading} t=${t} />`
+          : key
+            ? html`<p><${Did} did=${key.did} /></p>`
+            : html`<p>${t('key.none')}</p>
+              <${ActionButton} label=${t('key.make')} busy=${t('loading')} t=${t}
+                action=${async () => setKey(await ensureKey())} />`
+    }
+    <p class="hint">${t('key.where')}</p>
+  </section>`
+}
+
+export function TaskRows({ tasks, t, lang }) {
+  return html`<table class="list">
+    <thead><tr><th>${t('task.title')}</th><th>${t('task.state')}</th><th>${t('task.created')}</th></tr></thead>
+    <tbody>${tasks.map(
+      (task) => html`<tr key=${task.id}>
+        <td><a href=${`#/tasks/${task.id}`}><code dir="ltr">${task.id}</code></a></td>
+        <td><${StateBadge} state=${task.state} t=${t} /></td>
+        <td><${When} iso=${task.created_at} lang=${lang} /></td>
+      </tr>`,
+    )}</tbody>
+  </table>`
+}
+
+export function Home({ me, t, lang }) {
+  const statement = useLoad(`/api/statements?lang=${lang}`)
+  const tasks = useLoad('/api/tasks?limit=5')
+  const closing = statement.data?.closing
+  return html`<h1>${t('home.title')}</h1>
+    <section class="card summary" aria-label=${t('organization')}>
+      <dl>
+        <dt>${t('organization')}</dt><dd><code dir="ltr">${me.organization.id}</code></dd>
+        <dt>${t('role')}</dt><dd>${roleName(me.organization.role, lang)}</dd>
+        <dt>${t('wallet')}</dt>
+        <dd class="balance" data-testid="wallet">${closing ? html`<bdi>${closing.wallet.display}</bdi>` : '…'}</dd>
+        <dt>${t('held')}</dt><dd>${closing ? html`<bdi>${closing.held.display}</bdi>` : '…'}</dd>
+      </dl>
+      <${ErrorText} error=${statement.error} t=${t} />
+    </section>
+    <section class="card" aria-labelledby="recent-title">
+      <h2 id="recent-title">${t('home.recent')}</h2>
+      <${ErrorText} error=${tasks.error} t=${t} />
+      ${
+        !tasks.data
+          ? html`<${Loading} t=${t} />`
+          : tasks.data.tasks.length === 0
+            ? html`<${Empty}>${t('home.no_tasks')} <a href="#/market">${t('nav.market')}</a><//>`
+            : html`<${TaskRows} tasks=${tasks.data.tasks} t=${t} lang=${lang} />`
+      }
+    </section>
+    <${KeyPanel} t=${t} />`
+}

@@ -1,0 +1,351 @@
+// The console's words in English and Arabic, the person's language (remembered), and how amounts
+// and dates are written for it.
+
+const en = {
+  title: 'Console',
+  loading: 'Loading…',
+  'nav.home': 'Home',
+  'nav.market': 'Market',
+  'nav.engagements': 'Engagements',
+  'nav.tasks': 'Tasks',
+  'nav.public': 'Public site',
+  'nav.main': 'Console sections',
+  language: 'Language',
+  sign_out: 'Sign out',
+  signing_out: 'Signing out…',
+  'home.title': 'Home',
+  organization: 'Organization',
+  role: 'Role',
+  wallet: 'Wallet balance',
+  held: 'Held in escrow',
+  'home.recent': 'Recent tasks',
+  'home.no_tasks': 'No tasks yet. Hire an agent in the Market, then run a task from its engagement.',
+  'key.title': 'Your signing key',
+  'key.where':
+    'Made in this browser with WebCrypto (Ed25519), kept in its IndexedDB, never exportable: it never leaves this browser.',
+  'key.none': 'This browser holds no signing key yet. One is made the first time you hire.',
+  'key.make': 'Make my key',
+  'key.unsupported':
+    'This browser cannot keep a signing key (it lacks WebCrypto Ed25519 or IndexedDB): hiring needs another browser.',
+  'market.title': 'Market',
+  'market.intro': 'Jobs on offer and the agents that serve them. Hiring signs the agreement with your key.',
+  'market.empty': 'No jobs on offer yet. Come back when the catalogue has imported its agents.',
+  'market.no_agents': 'No agent serves this job yet.',
+  'market.per_task': 'per task',
+  'market.hire': 'Hire {agent}',
+  'market.hiring': 'Hiring…',
+  'market.listings': 'Listings',
+  'market.no_listings': 'No provider has published a listing yet.',
+  'eng.title': 'Engagements',
+  'eng.empty': 'No engagements yet. Hire an agent in the Market.',
+  'eng.state.pending': 'waiting for your signature',
+  'eng.state.active': 'active',
+  'eng.job': 'Job',
+  'eng.agent': 'Agent',
+  'eng.client_key': 'Client key',
+  'eng.price': 'Price',
+  'eng.created': 'Hired',
+  'eng.state': 'State',
+  'eng.escrows': 'Escrows',
+  'eng.open': 'Open',
+  'sign.title': 'What you sign',
+  'sign.intro':
+    'Your browser signs these bodies with your key: the exact bytes are their JCS (RFC 8785) canonical form, whose SHA-256 is shown.',
+  'sign.sla': 'Service agreement (SLA)',
+  'sign.escrow': 'Escrow {n}',
+  'sign.bytes': 'Canonical bytes (JCS)',
+  'sign.hash': 'SHA-256 computed in this browser',
+  'sign.hash_ok': 'equals the hash the rental gave',
+  'sign.hash_bad': 'differs from the hash the rental gave ({hash}): do not sign',
+  'sign.button': 'Sign the agreement and the escrow',
+  'sign.signing': 'Signing…',
+  'sign.other_key':
+    'This engagement names the client key {did}; this browser holds {mine}. Only the browser holding that key can sign it.',
+  'sign.done': 'Signed: the engagement is active.',
+  'task.new': 'New task',
+  'task.text': 'What should the agent do?',
+  'task.run': 'Run the task',
+  'task.running': 'Starting…',
+  'task.need_active': 'Sign the engagement first: a task runs on an active engagement.',
+  'tasks.title': 'Tasks',
+  'tasks.empty': 'No tasks yet. Open an active engagement and run a task.',
+  'task.title': 'Task',
+  'task.state': 'State',
+  'task.events': 'Progress',
+  'task.live': 'live',
+  'task.no_events': 'No events yet.',
+  'task.output': 'Output',
+  'task.no_output': 'No output yet.',
+  'task.output_expired': 'The output is no longer kept; the receipt and its hashes stay.',
+  'task.error': 'Error',
+  'task.cancel': 'Cancel the task',
+  'task.retry': 'Retry the task',
+  'task.receipt': 'Receipt',
+  'task.created': 'Created',
+  'state.submitted': 'submitted',
+  'state.working': 'working',
+  'state.input_required': 'waiting for input',
+  'state.completed': 'completed',
+  'state.failed': 'failed',
+  'state.canceled': 'canceled',
+  'state.rejected': 'rejected',
+  'event.task.created': 'Task created',
+  'event.task.trace': 'Agent reported',
+  'event.task.state_changed': 'State: {from} → {to}',
+  'error.network': 'The rental could not be reached. Check your connection and try again.',
+  'error.signed_out': 'Your session has ended. Sign in again.',
+  not_found: 'Nothing here. Choose a section above.',
+  back: 'Back',
+  'nav.budgets': 'Budgets',
+  'nav.invoices': 'Invoices',
+  'nav.refunds': 'Refunds',
+  'nav.schedules': 'Schedules',
+  'nav.webhooks': 'Webhooks',
+  'col.name': 'Name',
+  'col.limit': 'Limit',
+  'col.spent': 'Spent',
+  'col.left': 'Left',
+  'col.period': 'Period',
+  'col.number': 'Number',
+  'col.issued': 'Issued',
+  'col.total': 'Total',
+  'col.state': 'State',
+  'col.document': 'Document',
+  'col.created': 'Created',
+  'col.amount': 'Amount',
+  'col.reason': 'Reason',
+  'col.cron': 'When',
+  'col.next': 'Next run',
+  'col.task': 'Last task',
+  'col.url': 'Address',
+  'col.events': 'Events',
+  'budgets.empty':
+    'No budgets. Set one with POST /api/budgets to cap what the organization commits each month.',
+  'budgets.scope.organization': 'Whole organization',
+  'budgets.scope.engagement': 'One engagement',
+  'budgets.scope.agent': 'One agent',
+  'invoices.empty': 'No invoices yet. Released payments are invoiced with POST /api/invoices.',
+  'invoice.issued': 'issued',
+  'invoice.paid': 'paid',
+  'invoice.pdf': 'PDF',
+  'refunds.empty': 'No refunds. A released payment can be refunded with POST /api/refunds.',
+  'refund.requested': 'requested',
+  'refund.accepted': 'accepted',
+  'refund.settled': 'settled',
+  'refund.rejected': 'rejected',
+  'schedules.empty': 'No schedules. Run tasks on a timetable with POST /api/schedules.',
+  'schedule.active': 'active',
+  'schedule.paused': 'paused',
+  'webhooks.empty': 'No webhooks. Subscribe an https address to events with POST /api/webhooks.',
+  'role.owner': 'owner',
+  'role.admin': 'admin',
+  'role.member': 'member',
+  'role.billing': 'billing',
+  'role.viewer': 'viewer',
+}
+
+const ar = {
+  title: 'لوحة التحكم',
+  loading: 'جارٍ التحميل…',
+  'nav.home': 'الرئيسية',
+  'nav.market': 'السوق',
+  'nav.engagements': 'التعاقدات',
+  'nav.tasks': 'المهام',
+  'nav.public': 'الموقع العام',
+  'nav.main': 'أقسام لوحة التحكم',
+  language: 'اللغة',
+  sign_out: 'تسجيل الخروج',
+  signing_out: 'جارٍ تسجيل الخروج…',
+  'home.title': 'الرئيسية',
+  organization: 'المؤسسة',
+  role: 'الدور',
+  wallet: 'رصيد المحفظة',
+  held: 'المحجوز في الضمان',
+  'home.recent': 'أحدث المهام',
+  'home.no_tasks': 'لا توجد مهام بعد. استأجر وكيلاً من السوق، ثم شغّل مهمة من تعاقده.',
+  'key.title': 'مفتاح التوقيع الخاص بك',
+  'key.where':
+    'أُنشئ في هذا المتصفح عبر WebCrypto (Ed25519) ويُحفظ في IndexedDB ولا يمكن تصديره: لا يغادر هذا المتصفح أبداً.',
+  'key.none': 'لا يحمل هذا المتصفح مفتاح توقيع بعد. يُنشأ مفتاح عند أول استئجار.',
+  'key.make': 'أنشئ مفتاحي',
+  'key.unsupported':
+    'لا يستطيع هذا المتصفح حفظ مفتاح توقيع (لا يدعم Ed25519 أو IndexedDB): استخدم متصفحاً آخر للاستئجار.',
+  'market.title': 'السوق',
+  'market.intro': 'المهام المعروضة والوكلاء الذين ينفذونها. الاستئجار يوقّع الاتفاقية بمفتاحك.',
+  'market.empty': 'لا توجد مهام معروضة بعد. عد لاحقاً بعد استيراد الوكلاء.',
+  'market.no_agents': 'لا يوجد وكيل لهذه المهمة بعد.',
+  'market.per_task': 'لكل مهمة',
+  'market.hire': 'استأجر {agent}',
+  'market.hiring': 'جارٍ الاستئجار…',
+  'market.listings': 'العروض',
+  'market.no_listings': 'لم ينشر أي مزوّد عرضاً بعد.',
+  'eng.title': 'التعاقدات',
+  'eng.empty': 'لا توجد تعاقدات بعد. استأجر وكيلاً من السوق.',
+  'eng.state.pending': 'بانتظار توقيعك',
+  'eng.state.active': 'نشط',
+  'eng.job': 'المهمة',
+  'eng.agent': 'الوكيل',
+  'eng.client_key': 'مفتاح العميل',
+  'eng.price': 'السعر',
+  'eng.created': 'تاريخ الاستئجار',
+  'eng.state': 'الحالة',
+  'eng.escrows': 'الضمانات',
+  'eng.open': 'فتح',
+  'sign.title': 'ما ستوقّعه',
+  'sign.intro':
+    'يوقّع متصفحك هذه النصوص بمفتاحك: البايتات الدقيقة هي صيغتها القانونية JCS (RFC 8785)، ويظهر تجزئتها SHA-256.',
+  'sign.sla': 'اتفاقية مستوى الخدمة',
+  'sign.escrow': 'الضمان {n}',
+  'sign.bytes': 'البايتات القانونية (JCS)',
+  'sign.hash': 'SHA-256 محسوبة في هذا المتصفح',
+  'sign.hash_ok': 'تطابق التجزئة التي أعطتها الخدمة',
+  'sign.hash_bad': 'تختلف عن التجزئة التي أعطتها الخدمة ({hash}): لا توقّع',
+  'sign.button': 'وقّع الاتفاقية والضمان',
+  'sign.signing': 'جارٍ التوقيع…',
+  'sign.other_key':
+    'يذكر هذا التعاقد مفتاح العميل {did}؛ وهذا المتصفح يحمل {mine}. لا يوقّعه إلا المتصفح الذي يحمل ذلك المفتاح.',
+  'sign.done': 'تم التوقيع: التعاقد نشط.',
+  'task.new': 'مهمة جديدة',
+  'task.text': 'ماذا يفعل الوكيل؟',
+  'task.run': 'شغّل المهمة',
+  'task.running': 'جارٍ البدء…',
+  'task.need_active': 'وقّع التعاقد أولاً: تعمل المهام على تعاقد نشط.',
+  'tasks.title': 'المهام',
+  'tasks.empty': 'لا توجد مهام بعد. افتح تعاقداً نشطاً وشغّل مهمة.',
+  'task.title': 'مهمة',
+  'task.state': 'الحالة',
+  'task.events': 'التقدّم',
+  'task.live': 'مباشر',
+  'task.no_events': 'لا توجد أحداث بعد.',
+  'task.output': 'النتيجة',
+  'task.no_output': 'لا توجد نتيجة بعد.',
+  'task.output_expired': 'لم تعد النتيجة محفوظة؛ يبقى الإيصال وتجزئاته.',
+  'task.error': 'الخطأ',
+  'task.cancel': 'ألغِ المهمة',
+  'task.retry': 'أعد المحاولة',
+  'task.receipt': 'الإيصال',
+  'task.created': 'أُنشئت',
+  'state.submitted': 'مُرسلة',
+  'state.working': 'قيد التنفيذ',
+  'state.input_required': 'بانتظار مدخلات',
+  'state.completed': 'مكتملة',
+  'state.failed': 'فشلت',
+  'state.canceled': 'ملغاة',
+  'state.rejected': 'مرفوضة',
+  'event.task.created': 'أُنشئت المهمة',
+  'event.task.trace': 'أفاد الوكيل',
+  'event.task.state_changed': 'الحالة: {from} ← {to}',
+  'error.network': 'تعذّر الوصول إلى الخدمة. تحقق من اتصالك وحاول مجدداً.',
+  'error.signed_out': 'انتهت جلستك. سجّل الدخول مجدداً.',
+  not_found: 'لا شيء هنا. اختر قسماً من الأعلى.',
+  back: 'رجوع',
+  'nav.budgets': 'الميزانيات',
+  'nav.invoices': 'الفواتير',
+  'nav.refunds': 'المبالغ المستردة',
+  'nav.schedules': 'الجداول',
+  'nav.webhooks': 'خطافات الويب',
+  'col.name': 'الاسم',
+  'col.limit': 'الحد',
+  'col.spent': 'المصروف',
+  'col.left': 'المتبقي',
+  'col.period': 'الفترة',
+  'col.number': 'الرقم',
+  'col.issued': 'تاريخ الإصدار',
+  'col.total': 'الإجمالي',
+  'col.state': 'الحالة',
+  'col.document': 'المستند',
+  'col.created': 'تاريخ الإنشاء',
+  'col.amount': 'المبلغ',
+  'col.reason': 'السبب',
+  'col.cron': 'التوقيت',
+  'col.next': 'التشغيل القادم',
+  'col.task': 'آخر مهمة',
+  'col.url': 'العنوان',
+  'col.events': 'الأحداث',
+  'budgets.empty': 'لا توجد ميزانيات. حدّد واحدة عبر POST /api/budgets لتقييد ما تلتزم به المؤسسة شهرياً.',
+  'budgets.scope.organization': 'المؤسسة كلها',
+  'budgets.scope.engagement': 'تعاقد واحد',
+  'budgets.scope.agent': 'وكيل واحد',
+  'invoices.empty': 'لا توجد فواتير بعد. تُصدر فواتير المدفوعات المحررة عبر POST /api/invoices.',
+  'invoice.issued': 'صادرة',
+  'invoice.paid': 'مدفوعة',
+  'invoice.pdf': 'PDF',
+  'refunds.empty': 'لا توجد مبالغ مستردة. يمكن طلب استرداد دفعة محررة عبر POST /api/refunds.',
+  'refund.requested': 'مطلوب',
+  'refund.accepted': 'مقبول',
+  'refund.settled': 'مسدد',
+  'refund.rejected': 'مرفوض',
+  'schedules.empty': 'لا توجد جداول. شغّل المهام وفق جدول زمني عبر POST /api/schedules.',
+  'schedule.active': 'نشط',
+  'schedule.paused': 'متوقف',
+  'webhooks.empty': 'لا توجد خطافات ويب. اشترك بعنوان https في الأحداث عبر POST /api/webhooks.',
+  'role.owner': 'مالك',
+  'role.admin': 'مسؤول',
+  'role.member': 'عضو',
+  'role.billing': 'الفوترة',
+  'role.viewer': 'مشاهد',
+}
+
+export const CATALOGUES = { en, ar }
+const KEY = 'console.lang'
+
+/** The language: `?lang=` when given (then remembered), else the remembered one, else English. */
+export function initialLang() {
+  const asked = new URLSearchParams(location.search).get('lang')
+  if (asked === 'en' || asked === 'ar') {
+    remember(asked)
+    return asked
+  }
+  try {
+    const kept = localStorage.getItem(KEY)
+    if (kept === 'en' || kept === 'ar') return kept
+  } catch {}
+  return 'en'
+}
+
+export function remember(lang) {
+  try {
+    localStorage.setItem(KEY, lang)
+  } catch {}
+}
+
+/** Sets the page's language and direction (Arabic right to left). */
+export function applyLang(lang) {
+  document.documentElement.lang = lang
+  document.documentElement.dir = lang === 'ar' ? 'rtl' : 'ltr'
+  document.title = `${CATALOGUES[lang].title} · Agent rental`
+}
+
+/** A translator for `lang`: `t('key', {name: value})`. */
+export const translator =
+  (lang) =>
+  (key, values = {}) =>
+    (CATALOGUES[lang][key] ?? CATALOGUES.en[key] ?? key).replace(/\{(\w+)\}/g, (_, name) =>
+      String(values[name] ?? ''),
+    )
+
+/** A role's name in the language; a custom role (data, not code) keeps its own name. */
+export const roleName = (role, lang) => CATALOGUES[lang][`role.${role}`] ?? role
+
+const locale = (lang) => (lang === 'ar' ? 'ar-AE-u-nu-arab' : 'en-AE')
+
+/**
+ * An amount of minor units as the kit's `money()` writes it: the exact decimal string (never a float
+ * division) formatted by Intl in the same locale. For the routes that answer `price_fils` only;
+ * where the API gives a `display`, the console shows that.
+ */
+export function formatFils(fils, currency, lang) {
+  const value = BigInt(fils)
+  const sign = value < 0n ? '-' : ''
+  const digits = (value < 0n ? -value : value).toString().padStart(3, '0')
+  const decimal = `${sign}${digits.slice(0, -2)}.${digits.slice(-2)}`
+  return new Intl.NumberFormat(locale(lang), { style: 'currency', currency }).format(decimal)
+}
+
+/** A date and time in the person's own time zone (the browser's), in their language. */
+export function formatDate(iso, lang) {
+  if (!iso) return ''
+  return new Intl.DateTimeFormat(locale(lang), { dateStyle: 'medium', timeStyle: 'short' }).format(
+    new Date(iso),
+  )
+}

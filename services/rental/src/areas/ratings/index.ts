@@ -1,0 +1,30 @@
+import { defineArea } from '../../context.ts'
+import { ratingsRoutes } from './routes.ts'
+import { agentReferences, type RatingDeps, ratingSummary } from './service.ts'
+
+export interface RatingService {
+  /** The agent's rating count, mean and distribution (the AgentCV's). */
+  summary(agentDid: string): ReturnType<typeof ratingSummary>
+  /** The agent's latest references as every client reads them (the AgentCV's). */
+  references(agentDid: string, limit: number): ReturnType<typeof agentReferences>
+}
+
+/**
+ * Ratings of completed tasks (bound to their `task.completed` receipt, editable within
+ * RENTAL_RATING_EDIT_WINDOW_S) and clients' references of their engagements (named with consent).
+ * Tables: task_ratings, engagement_references.
+ */
+export const ratingsArea = defineArea({
+  name: 'ratings',
+  needs: ['engagements', 'tasks', 'outbox', 'events', 'orgs'],
+  mount(_app, ctx, use): RatingService {
+    const deps: RatingDeps = { ctx, ...use }
+    return {
+      summary: (did) => ratingSummary(deps, did),
+      references: (did, limit) => agentReferences(deps, did, { limit, offset: 0 }),
+    }
+  },
+  routes(app, ctx, use) {
+    ratingsRoutes(app, { ctx, ...use })
+  },
+})

@@ -1,0 +1,47 @@
+import { createHash } from 'node:crypto'
+import { Html, html } from '@svc/kit'
+import { IMPORT_MAP } from './files.ts'
+
+const importMapHash = `'sha256-${createHash('sha256').update(IMPORT_MAP).digest('base64')}'`
+
+/**
+ * The console's policy: its own origin only; no inline script but the import map (by its hash),
+ * no inline style, no plugin, no framing, no `<base>`. `connect-src 'self'` keeps the API calls
+ * and the events stream on the rental.
+ */
+export const CONSOLE_CSP = [
+  "default-src 'self'",
+  `script-src 'self' ${importMapHash}`,
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+  "form-action 'self'",
+].join('; ')
+
+export const CONSOLE_HEADERS = {
+  'content-security-policy': CONSOLE_CSP,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-opener-policy': 'same-origin',
+}
+
+/**
+ * The console's one page: the import map, the style sheet and the module that renders everything
+ * (its screens are hash routes, `#/market`, `#/engagements/{id}`…). The language asked with `lang`
+ * is only the first paint's: the script keeps the person's choice in localStorage.
+ */
+export const consolePage = (lang: 'en' | 'ar') =>
+  html`<!doctype html>
+<html lang="${lang}" dir="${lang === 'ar' ? 'rtl' : 'ltr'}">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${lang === 'ar' ? 'لوحة التحكم' : 'Console'}</title>
+<link rel="stylesheet" href="/console/assets/console.css">
+<script type="importmap">${new Html(IMPORT_MAP)}</script>
+<script type="module" src="/console/assets/app.js"></script>
+</head>
+<body><div id="app"><p class="loading">…</p></div>
+<noscript>The console needs JavaScript (it signs in your browser with your own key).</noscript>
+</body></html>`.toString()
