@@ -57,17 +57,6 @@ export const tasksOf = (db: RentalDb, subject: string, limit: number, offset: nu
     .offset(offset)
     .execute()
 
-/** The engagement's unfinished tasks (its capacity count). */
-export async function unfinishedCount(db: RentalDb, engagementId: string) {
-  const row = await db
-    .selectFrom('tasks')
-    .select((eb) => eb.fn.countAll<string>().as('n'))
-    .where('engagement_id', '=', engagementId)
-    .where('state', 'in', RUNNING)
-    .executeTakeFirstOrThrow()
-  return Number(row.n)
-}
-
 export async function insertTask(
   trx: RentalDb,
   row: Pick<
