@@ -26,14 +26,18 @@ import { recordArea } from './areas/record/index.ts'
 import { releasesArea } from './areas/releases/index.ts'
 import { revocationArea } from './areas/revocation/index.ts'
 import { schedulesArea } from './areas/schedules/index.ts'
+import { slaArea } from './areas/sla/index.ts'
 import { budgetsArea } from './areas/budgets/index.ts'
 import { marketArea } from './areas/market/index.ts'
+import { filesArea } from './areas/files/index.ts'
 import { statementsArea } from './areas/statements/index.ts'
 import { tasksArea } from './areas/tasks/index.ts'
 import { tokensArea } from './areas/tokens/index.ts'
 import { trialsArea } from './areas/trials/index.ts'
 import { webhooksArea } from './areas/webhooks/index.ts'
 import { webConsoleArea } from './areas/webconsole/index.ts'
+import { disputesArea } from './areas/disputes/index.ts'
+import { insuranceArea } from './areas/insurance/index.ts'
 import { type RentalConfig, readRentalConfig } from './config.ts'
 import { mountAreas, type RentalContext } from './context.ts'
 import type { RentalTables } from './db.ts'
@@ -139,7 +143,9 @@ export const rental: ServiceSpec<RentalConfig> = {
       schedulesArea,
       budgetsArea,
       marketArea,
+      filesArea,
       trialsArea,
+      slaArea,
       a2aArea,
       recordArea,
       revocationArea,
@@ -148,6 +154,8 @@ export const rental: ServiceSpec<RentalConfig> = {
       webhooksArea,
       publicArea,
       webConsoleArea,
+      disputesArea,
+      insuranceArea,
     ])
   },
 }

@@ -50,6 +50,15 @@ export interface RentalConfig {
   }
   /** How often each instance looks for schedules whose next tick is due (RENTAL_SCHEDULE_CHECK_MS). */
   scheduleCheckMs: number
+  /** The data room: the most one file and one organization's files may take, and the retired service keys. */
+  files: {
+    /** Bytes one file may hold (RENTAL_FILE_MAX_BYTES). */
+    maxBytes: number
+    /** Bytes all of one organization's stored files may hold together (RENTAL_ORG_FILES_MAX_BYTES). */
+    orgMaxBytes: number
+    /** Earlier RENTAL_ENCRYPTION_KEYs (RENTAL_ENCRYPTION_KEYS_RETIRED): they open files' data keys sealed before a rotation. */
+    retiredKeys: Buffer[]
+  }
   /** Seconds after a rating is made during which its organization may edit it (RENTAL_RATING_EDIT_WINDOW_S). */
   ratingEditWindowS: number
   /**
@@ -98,6 +107,14 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
       RENTAL_WEBHOOK_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 100, maximum: 60_000 })),
       RENTAL_MAX_WEBHOOKS: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
       RENTAL_SCHEDULE_CHECK_MS: Type.Optional(Type.Integer({ minimum: 50, maximum: 60_000 })),
+      RENTAL_FILE_MAX_BYTES: Type.Optional(Type.Integer({ minimum: 1, maximum: 2 ** 40 })),
+      RENTAL_ORG_FILES_MAX_BYTES: Type.Optional(Type.Integer({ minimum: 1, maximum: 2 ** 50 })),
+      RENTAL_ENCRYPTION_KEYS_RETIRED: Type.Optional(
+        Type.String({
+          pattern: '^[A-Za-z0-9_-]{43}(,[A-Za-z0-9_-]{43}){0,19}$',
+          description: 'earlier RENTAL_ENCRYPTION_KEYs, comma-separated (32 bytes, base64url, each)',
+        }),
+      ),
       RENTAL_RATING_EDIT_WINDOW_S: Type.Optional(Type.Integer({ minimum: 0, maximum: 31_536_000 })),
     },
     env,
@@ -154,6 +171,13 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
       max: values.RENTAL_MAX_WEBHOOKS ?? 20,
     },
     scheduleCheckMs: values.RENTAL_SCHEDULE_CHECK_MS ?? 1000,
+    files: {
+      maxBytes: values.RENTAL_FILE_MAX_BYTES ?? 100 * 1024 * 1024,
+      orgMaxBytes: values.RENTAL_ORG_FILES_MAX_BYTES ?? 1024 * 1024 * 1024,
+      retiredKeys: (values.RENTAL_ENCRYPTION_KEYS_RETIRED?.split(',') ?? []).map((k) =>
+        Buffer.from(k, 'base64url'),
+      ),
+    },
     ratingEditWindowS: values.RENTAL_RATING_EDIT_WINDOW_S ?? 86_400,
   }
 }

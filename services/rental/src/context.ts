@@ -5,18 +5,22 @@ import type { Kysely } from 'kysely'
 import type { Logger } from 'pino'
 import type { AuthService } from './areas/auth/index.ts'
 import type { ConsoleSessions } from './areas/auth/hooks.ts'
+import type { DisputeService } from './areas/disputes/index.ts'
 import type { BatchService } from './areas/batches/index.ts'
 import type { BudgetService } from './areas/budgets/index.ts'
 import type { MarketService } from './areas/market/index.ts'
+import type { FileService } from './areas/files/index.ts'
 import type { RatingService } from './areas/ratings/index.ts'
 import type { IncidentService } from './areas/incidents/index.ts'
 import type { CatalogueService } from './areas/catalogue/index.ts'
 import type { EngagementService } from './areas/engagements/index.ts'
 import type { EventService } from './areas/events/index.ts'
+import type { InvoiceService } from './areas/invoices/index.ts'
 import type { OrgService } from './areas/orgs/index.ts'
 import type { OutboxService } from './areas/outbox/index.ts'
 import type { ProviderIdentity } from './areas/provider/identity.ts'
 import type { PaymentRail } from './areas/rail/rail.ts'
+import type { RefundService } from './areas/refunds/index.ts'
 import type { RevocationService } from './areas/revocation/index.ts'
 import type { ScheduleService } from './areas/schedules/index.ts'
 import type { TaskService } from './areas/tasks/index.ts'
@@ -60,6 +64,7 @@ export interface RentalServices {
   outbox: OutboxService
   budgets: BudgetService
   market: MarketService
+  files: FileService
   engagements: EngagementService
   releases: undefined
   tasks: TaskService
@@ -70,12 +75,15 @@ export interface RentalServices {
   record: undefined
   revocation: RevocationService
   webhooks: WebhookService
-  invoices: undefined
-  refunds: undefined
+  invoices: InvoiceService
+  refunds: RefundService
   public: undefined
   statements: undefined
   webconsole: undefined
+  disputes: DisputeService
+  insurance: undefined
   trials: undefined
+  sla: undefined
   ratings: RatingService
   incidents: IncidentService
 }

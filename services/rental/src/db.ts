@@ -5,6 +5,7 @@ import type { AuthTables } from './areas/auth/store.ts'
 import type { BatchTables } from './areas/batches/store.ts'
 import type { BudgetTables } from './areas/budgets/store.ts'
 import type { MarketTables } from './areas/market/store.ts'
+import type { FileTables } from './areas/files/store.ts'
 import type { CatalogueTables } from './areas/catalogue/store.ts'
 import type { EngagementTables } from './areas/engagements/store.ts'
 import type { TermsTables } from './areas/engagements/terms-store.ts'
@@ -21,7 +22,10 @@ import type { ScheduleTables } from './areas/schedules/store.ts'
 import type { TaskTables } from './areas/tasks/store.ts'
 import type { TokenTables } from './areas/tokens/store.ts'
 import type { TrialTables } from './areas/trials/store.ts'
+import type { SlaTables } from './areas/sla/store.ts'
 import type { WebhookTables } from './areas/webhooks/store.ts'
+import type { DisputeTables } from './areas/disputes/store.ts'
+import type { InsuranceTables } from './areas/insurance/store.ts'
 
 /** A jsonb column: read as the value, written as its JSON text. */
 export type Json = ColumnType<unknown, string, string>
@@ -45,11 +49,15 @@ export type RentalTables = OrgTables &
   BatchTables &
   BudgetTables &
   MarketTables &
+  FileTables &
   OutboxTables &
   WebhookTables &
   InvoiceTables &
   RefundTables &
+  DisputeTables &
+  InsuranceTables &
   TrialTables &
+  SlaTables &
   RatingTables &
   IncidentTables &
   IdempotencyTables

@@ -117,6 +117,7 @@ export const rentalErrors = errorCatalogue({
     description: 'a statement period (from, to) that is malformed, reversed or too long',
   },
   invoice_not_found: { status: 404, description: 'no such invoice of the organization' },
+  credit_note_not_found: { status: 404, description: 'no such credit note of the organization' },
   nothing_to_invoice: {
     status: 409,
     description: 'no released escrow in the period or engagement that is not on an invoice already',
@@ -181,6 +182,18 @@ export const rentalErrors = errorCatalogue({
     status: 400,
     description: 'the escrow is not released, or the amount is above what is left to refund (named)',
   },
+  // the data room
+  file_not_found: { status: 404, description: 'no such file of the organization (or it was deleted)' },
+  invalid_file_name: {
+    status: 400,
+    description: 'the file name is missing, blank, too long, or holds path separators or control characters',
+  },
+  invalid_content_type: { status: 400, description: 'the file’s media type is missing or malformed' },
+  upload_incomplete: { status: 400, description: 'the upload broke off or its multipart body is malformed' },
+  file_corrupted: {
+    status: 500,
+    description: 'the stored file failed its integrity check (a GCM tag): it is not sent',
+  },
   // ratings and references
   task_not_rateable: {
     status: 409,
@@ -202,6 +215,27 @@ export const rentalErrors = errorCatalogue({
     description: 'no such incident the caller may see (its reporter, the agent’s provider or an operator)',
   },
   incident_state: { status: 409, description: 'the incident’s state (named) does not allow the move' },
+  // disputes
+  dispute_not_found: {
+    status: 404,
+    description: 'no such dispute the caller may see (its client, its provider or an operator)',
+  },
+  dispute_state: { status: 409, description: 'the dispute’s state (named) does not allow the move' },
+  dispute_open: { status: 409, description: 'an escrow in question is in another open dispute (named)' },
+  not_disputable: {
+    status: 409,
+    description: 'nothing is held or paid for it, or the amount is above what is (named)',
+  },
+  escrow_frozen: {
+    status: 409,
+    description:
+      'the escrow is frozen by an open dispute (named): it is not released while the dispute is open',
+  },
+  // insurance
+  policy_not_found: { status: 404, description: 'the engagement has no insurance policy' },
+  policy_active: { status: 409, description: 'the engagement has an active policy already (named)' },
+  policy_not_active: { status: 409, description: 'the policy is not active now (its period named)' },
+  premium_unpaid: { status: 402, description: 'the wallet holds less than the policy’s premium' },
   // the agents' record
   invalid_agent_did: { status: 400, description: 'the agent DID is not an Ed25519 did:key' },
   agent_not_found: {

@@ -78,7 +78,9 @@ describe('rental invoices: numbering, VAT per line, HTML and PDF, paid once', ()
   }
 
   before(async () => {
-    s = await startFullStack()
+    // bob (the demo user as another client) would be an operator in development, and operators may
+    // mark any organization's invoice paid (credit-notes.test.ts): here he is a plain other client
+    s = await startFullStack({ RENTAL_OPERATORS: 'ops@invoices.example' })
     const agentDid = await s.agentOf('job_summary')
     key = s.newClientKey()
     engagementId = await s.hireAndSign(s.alice, 'job_summary', agentDid, key)

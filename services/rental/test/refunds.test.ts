@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { after, before, describe, it } from 'node:test'
+import { fileURLToPath } from 'node:url'
 import { sql } from 'kysely'
 import type { Ed25519KeyPair } from '@svc/trust/ed25519'
 import { JournalRail } from '../src/areas/rail/journal.ts'
@@ -21,6 +23,8 @@ interface Refund {
   transfer_id: string | null
   receipt_id: string | null
 }
+
+const main = fileURLToPath(new URL('../src/main.ts', import.meta.url))
 
 const codeOf = (a: { body: Record<string, unknown> }) => (a.body.error as { code?: string } | undefined)?.code
 
@@ -47,7 +51,8 @@ describe('rental refunds: requested, accepted (for less), approved once onto the
 
   before(async () => {
     // bob (the demo user as another client) is the one operator; a third client is no one's operator
-    s = await startFullStack({ RENTAL_OPERATORS: 'another-client' })
+    // restartable: the last test runs the rental in a process of its own and kills it
+    s = await startFullStack({ RENTAL_OPERATORS: 'another-client' }, { restartable: true })
     operator = s.bob
     stranger = await s.signInWith('stranger@refunds.example')
     const agentDid = await s.agentOf('job_summary')
@@ -68,7 +73,11 @@ describe('rental refunds: requested, accepted (for less), approved once onto the
     escrow = { id: row.id, amount_fils: Number(row.amount_fils), fee_fils: Number(row.fee_fils) }
     assert.ok(escrow.amount_fils >= 4 && escrow.fee_fils > 0, JSON.stringify(escrow))
   })
-  after(async () => s?.close())
+  const children: ChildProcess[] = []
+  after(async () => {
+    for (const child of children) child.kill('SIGKILL')
+    await s?.close()
+  })
 
   it('request → accept for less → approve: the wallet is credited once, in the proportions paid; statements show it', async () => {
     const start = new Date(Date.now() - 1000)
@@ -136,7 +145,7 @@ describe('rental refunds: requested, accepted (for less), approved once onto the
       select type from rental_events where subjects->>'refund_id' = ${refund.id} order by seq`.execute(s.db)
     assert.deepEqual(
       events.map((e) => e.type),
-      ['refund.requested', 'refund.accepted', 'refund.settled'],
+      ['refund.requested', 'refund.accepted', 'credit_note.issued', 'refund.settled'],
     )
     const list = await s.call(s.alice, 'GET', '/api/refunds')
     assert.equal(list.status, 200, list.text)
@@ -172,6 +181,12 @@ describe('rental refunds: requested, accepted (for less), approved once onto the
       s.db,
     )
     assert.equal(Number(settledEvents[0]!.n), 1)
+    const notes = await s.db
+      .selectFrom('credit_notes')
+      .select('id')
+      .where('refund_id', '=', refund.id)
+      .execute()
+    assert.equal(notes.length, 1)
   })
 
   it('refuses over-refunds (400), other organizations’ refunds (404), wrong states (409) and bad input (400)', async () => {
@@ -227,5 +242,98 @@ describe('rental refunds: requested, accepted (for less), approved once onto the
     }
     const unknown = await s.call(operator, 'POST', '/api/refunds/ref_nope/accept', {})
     assert.deepEqual([unknown.status, codeOf(unknown)], [404, 'refund_not_found'])
+  })
+
+  it('refunds approved across a kill -9 of the rental settle once: one transfer, one receipt, one credit note each', async (t) => {
+    const key2 = s.newClientKey()
+    const engagementId = await s.hireAndSign(s.alice, 'job_summary', await s.agentOf('job_summary'), key2)
+    const task = await s.call(s.alice, 'POST', '/api/tasks', {
+      engagement_id: engagementId,
+      text: 'The ledger records every receipt. Each receipt is a leaf in a Merkle tree.',
+    })
+    await releaseAndInvoice(s, engagementId, key2)
+    const { id: escrowId } = await s.db
+      .selectFrom('escrows')
+      .select('id')
+      .where('task_id', '=', (task.body.task as { id: string }).id)
+      .executeTakeFirstOrThrow()
+    // ten accepted refunds of one escrow: approved together, the kill finds some settled, some
+    // in their transaction and some not begun
+    const ids: string[] = []
+    for (let i = 0; i < 10; i++) {
+      const asked = await ask({ escrow_id: escrowId, amount_fils: 100, reason: `Killed mid-way ${i}.` })
+      assert.equal(asked.status, 201, asked.text)
+      const id = (asked.body as unknown as Refund).id
+      assert.equal((await s.call(operator, 'POST', `/api/refunds/${id}/accept`, {})).status, 200)
+      ids.push(id)
+    }
+
+    // the rental in a process of its own, on the same data and port (batches.test.ts does the same)
+    await s.rental.close()
+    const child = spawn(process.execPath, ['--import', 'tsx', main], {
+      env: { ...s.rentalEnv, LOG_LEVEL: 'error' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    })
+    children.push(child)
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    for (let i = 0; ; i++) {
+      const ok = await fetch(`${s.rental.url}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+      if (ok) break
+      if (i > 1800) throw new Error('the rental process did not become ready')
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    // every approval in flight; the process killed as the first one answers
+    const answers = ids.map((id) =>
+      s.call(operator, 'POST', `/api/refunds/${id}/approve`, {}).then(
+        (a) => a.status,
+        () => 0,
+      ),
+    )
+    await Promise.race(answers)
+    child.kill('SIGKILL')
+    await exited
+    t.diagnostic(`answers before the kill: ${JSON.stringify(await Promise.all(answers))}`)
+
+    await s.restartRental()
+    const found = await s.db.selectFrom('refunds').select('state').where('id', 'in', ids).execute()
+    t.diagnostic(`after the restart: ${found.filter((r) => r.state === 'settled').length} of 10 settled`)
+    for (const id of ids) {
+      const again = await s.call(operator, 'POST', `/api/refunds/${id}/approve`, {})
+      assert.ok(
+        again.status === 200 || (again.status === 409 && codeOf(again) === 'refund_state'),
+        again.text,
+      )
+      const row = await s.db.selectFrom('refunds').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+      assert.equal(row.state, 'settled')
+      const { rows: transfers } = await sql<{ n: string }>`
+        select count(*) as n from rail_transfers where idempotency_key = ${`refund:${id}`}`.execute(s.db)
+      assert.equal(Number(transfers[0]!.n), 1)
+      const receipts = await s.db
+        .selectFrom('receipt_outbox')
+        .select('id')
+        .where('receipt_type', '=', 'refund.settled')
+        .where('subject', '=', id)
+        .execute()
+      assert.deepEqual(
+        receipts.map((r) => r.id),
+        [row.receipt_id],
+      )
+      const notes = await s.db.selectFrom('credit_notes').select('id').where('refund_id', '=', id).execute()
+      assert.deepEqual(
+        notes.map((n) => n.id),
+        [row.credit_note_id],
+      )
+    }
+    // the credit notes' numbers have no gap: the killed transactions gave theirs back
+    const numbers = (await s.db.selectFrom('credit_notes').select('number').execute())
+      .map((r) => Number(r.number.slice(-6)))
+      .sort((a, b) => a - b)
+    assert.deepEqual(
+      numbers,
+      numbers.map((_, i) => i + 1),
+    )
   })
 })

@@ -60,9 +60,13 @@ describe('rental service', () => {
       '0025_refunds.sql',
       '0026_market.sql',
       '0027_trials.sql',
+      '0029_money.sql',
+      '0030_files.sql',
       '0031_ratings_incidents.sql',
+      '0032_disputes_insurance.sql',
       '0033_capacity_versions.sql',
       '0034_console_session_id_token.sql',
+      '0035_sla.sql',
     ])
   })
 

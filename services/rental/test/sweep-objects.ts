@@ -1,7 +1,7 @@
 import { b64uEncode } from '@svc/trust/base64url'
 import { type Ed25519KeyPair, signEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
-import type { FullStack } from './full-stack.ts'
+import type { Client, FullStack } from './full-stack.ts'
 
 /** Releases every escrow of the engagement whose task completed (signed with `key`), then invoices the engagement: the invoice's id, or ''. */
 export async function releaseAndInvoice(stack: FullStack, engagementId: string, key: Ed25519KeyPair) {
@@ -23,9 +23,9 @@ export async function releaseAndInvoice(stack: FullStack, engagementId: string, 
 /**
  * One object of each kind alice owns, by the collection its id appears under in the paths:
  * a token (not the sweep's credential), the agent she hires, an active engagement, a task, a
- * refund of the task's released escrow, a webhook (subscribed to test events only, to a closed local port), a schedule, a batch, a budget, and an
+ * refund of the task's released escrow, a dispute of it, a webhook (subscribed to test events only, to a closed local port), a schedule, a batch, a budget, a file, and an
  * approval (a task on a second engagement whose policy holds every task), a trial of a listing of the agent,
- * an incident about the engagement.
+ * an incident about the engagement, a policy on the engagement.
  */
 export async function aliceObjects(stack: FullStack): Promise<Record<string, string>> {
   const ids: Record<string, string> = {}
@@ -46,6 +46,20 @@ export async function aliceObjects(stack: FullStack): Promise<Record<string, str
     reason: 'The sweep asks for one fil back.',
   })
   ids.refunds = (refund.body as { id?: string }).id ?? ''
+  const dispute = await stack.call(stack.alice, 'POST', '/api/disputes', {
+    task_id: ids.tasks,
+    amount_fils: 1,
+    reason: 'The sweep disputes one fil.',
+  })
+  ids.disputes = (dispute.body as { id?: string }).id ?? ''
+  // a policy on the engagement, so its insurance (read per engagement) is alice's to read
+  await stack.call(stack.alice, 'POST', `/api/engagements/${ids.engagements}/insurance`, {
+    coverage_fils: 100,
+    premium_fils: 1,
+    covers: ['failed_task'],
+    ends_at: new Date(Date.now() + 86_400_000).toISOString(),
+  })
+  ids['credit-notes'] = await settledCreditNote(stack, ids.tasks)
   const batch = await stack.call(stack.alice, 'POST', '/api/batches', {
     engagement_id: ids.engagements,
     items: ['A batch of one. The ledger records every receipt.'],
@@ -68,6 +82,15 @@ export async function aliceObjects(stack: FullStack): Promise<Record<string, str
     agent_did: 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK',
   })
   ids.budgets = (budget.body as { id?: string }).id ?? ''
+  const file = await stack.alice.jar.fetch(
+    `${stack.rental.url}/api/engagements/${ids.engagements}/files?name=sweep.txt`,
+    {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', 'x-csrf-token': stack.alice.csrf },
+      body: 'A file the sweeps probe.',
+    },
+  )
+  ids.files = ((await file.json()) as { id?: string }).id ?? ''
   const held = await stack.hireAndSign(stack.alice, 'job_summary', ids.agents, stack.newClientKey())
   await stack.call(stack.alice, 'POST', `/api/engagements/${held}/config`, { approval: { mode: 'always' } })
   await stack.call(stack.alice, 'POST', '/api/tasks', { engagement_id: held, text: 'Held for approval.' })
@@ -86,6 +109,28 @@ export async function aliceObjects(stack: FullStack): Promise<Record<string, str
 }
 
 /**
+ * A credit note of alice's: a second refund of one fil, accepted and approved by an operator (the
+ * auth sweep's `ops@sweep.example`; in development, where RENTAL_OPERATORS is unset, the demo
+ * user alice is one). '' when no one could approve it.
+ */
+async function settledCreditNote(stack: FullStack, taskId: string) {
+  const refund = await stack.call(stack.alice, 'POST', '/api/refunds', {
+    task_id: taskId,
+    amount_fils: 1,
+    reason: 'The sweep’s credit note.',
+  })
+  const id = (refund.body as { id?: string }).id ?? ''
+  const ops = await sweepOperator(stack)
+  for (const operator of [ops, stack.alice]) {
+    if ((await stack.call(operator, 'POST', `/api/refunds/${id}/accept`, {})).status >= 300) continue
+    const approved = await stack.call(operator, 'POST', `/api/refunds/${id}/approve`, {})
+    const note = (approved.body as { credit_note?: { id: string } | null }).credit_note
+    if (note) return note.id
+  }
+  return ''
+}
+
+/**
  * A trial of alice's of a listing of the agent: published by an operator (alice where she is one,
  * else ops@sweep.example, the auth sweep's operator); one task of it run, so that it has one.
  */
@@ -98,7 +143,7 @@ async function aliceTrial(stack: FullStack, agentDid: string) {
   }
   let published = await stack.call(stack.alice, 'POST', '/api/market/listings', listing)
   if (published.status === 403) {
-    const ops = await stack.signInWith('ops@sweep.example')
+    const ops = await sweepOperator(stack)
     published = await stack.call(ops, 'POST', '/api/market/listings', listing)
   }
   const trial = await stack.call(stack.alice, 'POST', '/api/trials', {
@@ -108,4 +153,12 @@ async function aliceTrial(stack: FullStack, agentDid: string) {
   if (id)
     await stack.call(stack.alice, 'POST', `/api/trials/${id}/tasks`, { text: 'A trial task.', async: true })
   return id
+}
+
+const operators = new WeakMap<FullStack, Promise<Client>>()
+/** `ops@sweep.example` signed in, once per stack (the auth sweep's operator; a plain client elsewhere). */
+const sweepOperator = (stack: FullStack) => {
+  let ops = operators.get(stack)
+  if (!ops) operators.set(stack, (ops = stack.signInWith('ops@sweep.example')))
+  return ops
 }

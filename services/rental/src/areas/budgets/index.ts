@@ -1,7 +1,9 @@
 import { defineArea } from '../../context.ts'
 import type { RentalDb } from '../../db.ts'
 import { budgetRoutes } from './routes.ts'
-import { type BudgetDeps, type Commitment, commit, type EngagementLookup } from './service.ts'
+import { type BudgetDeps, type Commitment, commit, type EngagementLookup, release } from './service.ts'
+
+export type { Commitment }
 
 export interface BudgetService {
   /** What the budgets' routes work with. */
@@ -12,11 +14,12 @@ export interface BudgetService {
    * the agent's) past its limit in the period; else the spend is counted and thresholds announced.
    */
   commit(trx: RentalDb, commitment: Commitment): Promise<void>
-  /*
-   * The seam for refunds (not built): `release(trx, commitment)` will lower the spend of the
-   * period the money was committed in (`commitment.at`), with the same locks, never below 0;
-   * a threshold once announced in a period is not announced again.
+  /**
+   * Money given back (a settled refund), in the caller's transaction: the spend of the period the
+   * money was committed in (`commitment.at`) goes down, with the same locks, never below 0; a
+   * threshold once announced in a period is not announced again.
    */
+  release(trx: RentalDb, commitment: Commitment): Promise<void>
   /** The engagements area hands over how to know an engagement, as its routes are registered (it needs budgets; budgets cannot need it). */
   engagementsWith(lookup: EngagementLookup): void
 }
@@ -41,6 +44,7 @@ export const budgetsArea = defineArea({
     return {
       deps,
       commit: (trx, c) => commit(deps, trx, c),
+      release: (trx, c) => release(trx, c),
       engagementsWith: (lookup) => {
         deps.engagementExists = lookup
       },

@@ -236,6 +236,24 @@ export async function commit(deps: Pick<BudgetDeps, 'events'>, trx: RentalDb, c:
   }
 }
 
+/**
+ * Releases money committed earlier (a settled refund gives it back), in the caller's transaction:
+ * the matching budgets locked in the same order as commit, and each one's spend in the period of
+ * `c.at` (when the money was committed) lowered by the amount, never below 0. The crossed
+ * thresholds stay crossed: `budget.threshold` is once per period.
+ */
+export async function release(trx: RentalDb, c: Commitment) {
+  if (c.amountFils <= 0) return
+  const budgets = await store.lockMatching(trx, c.orgId, c.engagementId, c.agentDid)
+  for (const budget of budgets) {
+    const period = periodAt(budget, c.at)
+    if (!period) continue
+    const { spent, crossed } = await store.periodOf(trx, budget.id, period.start)
+    if (spent === 0) continue
+    await store.savePeriod(trx, budget.id, period.start, Math.max(spent - c.amountFils, 0), crossed)
+  }
+}
+
 /** A budget's event, in `trx`: about the budget (and its engagement when it has one). */
 const record = (
   deps: Pick<BudgetDeps, 'events'>,

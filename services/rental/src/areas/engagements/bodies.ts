@@ -38,6 +38,42 @@ export type SlaBody = {
   issued_at: string
   /** A converted trial's history (areas/trials): its id, the tasks it ran and their receipts. */
   trial?: SlaTrial
+  /** The measurable terms (areas/sla); an engagement signed before they existed has none: DEFAULT_SERVICE_LEVELS apply. */
+  service_levels?: ServiceLevels
+}
+
+/**
+ * The SLA's measurable terms, measured from the engagement's tasks and their receipts (areas/sla,
+ * docs/architecture.md "SLA"). Rates are basis points (9500 = 95 %).
+ */
+export type ServiceLevels = {
+  v: 1
+  /** p95 (nearest rank) of completed_at − started_at over the last `latency_window_tasks` completed tasks */
+  latency_p95_ms: number
+  latency_window_tasks: number
+  /** completed ÷ (completed + failed) over the last `success_window_tasks` ended tasks */
+  success_rate_bps: number
+  success_window_tasks: number
+  /** completed ÷ (completed + failed) over the tasks ended in the last `availability_window_days` days */
+  availability_bps: number
+  availability_window_days: number
+  /** the longest a reported incident may wait for the provider's first response */
+  incident_response_s: number
+  /** what each breach credits the client: basis points of the period's fees */
+  credit_bps_per_breach: number
+}
+
+/** What every built-in job offers (the task timeout bounds latency; 5 % of the period's fees per breach). */
+export const DEFAULT_SERVICE_LEVELS: ServiceLevels = {
+  v: 1,
+  latency_p95_ms: 30_000,
+  latency_window_tasks: 20,
+  success_rate_bps: 9500,
+  success_window_tasks: 20,
+  availability_bps: 9900,
+  availability_window_days: 30,
+  incident_response_s: 3600,
+  credit_bps_per_breach: 500,
 }
 
 export type SlaTrial = { trial_id: string; tasks_used: number; task_ids: string[]; receipt_ids: string[] }

@@ -6,7 +6,15 @@ import { rentalError } from '../../errors.ts'
 import type { BudgetService } from '../budgets/index.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
-import { bodyHash, type EscrowBody, newId, signedBy, type SlaBody, type SlaTrial } from './bodies.ts'
+import {
+  bodyHash,
+  DEFAULT_SERVICE_LEVELS,
+  type EscrowBody,
+  newId,
+  signedBy,
+  type SlaBody,
+  type SlaTrial,
+} from './bodies.ts'
 import {
   activateEngagement,
   assignEscrow,
@@ -160,6 +168,7 @@ export async function hire(
     },
     issued_at: issuedAt,
     ...(trial ? { trial: trial.body } : {}),
+    service_levels: DEFAULT_SERVICE_LEVELS,
   }
   const escrow: EscrowBody = {
     type: 'svc.escrow',

@@ -30,10 +30,25 @@ export const EVENT_TYPES = [
   'budget.threshold',
   'invoice.issued',
   'invoice.paid',
+  'credit_note.issued',
   'refund.requested',
   'refund.accepted',
   'refund.settled',
   'refund.rejected',
+  // the data room
+  'file.stored',
+  'file.deleted',
+  // disputes and insurance
+  'dispute.opened',
+  'dispute.responded',
+  'dispute.resolved',
+  'dispute.withdrawn',
+  'insurance.policy_started',
+  'insurance.claim_paid',
+  'insurance.claim_refused',
+  // SLA (areas/sla records them; insurance claims read sla.breached)
+  'sla.breached',
+  'sla.restored',
   // ratings, references and incidents
   'rating.created',
   'rating.edited',

@@ -41,7 +41,7 @@ const LABELS = {
   },
 }
 
-const day = (iso: string, locale: MoneyLocale) =>
+export const day = (iso: string, locale: MoneyLocale) =>
   new Intl.DateTimeFormat(locale === 'ar' ? 'ar-AE-u-nu-arab' : 'en-AE', {
     dateStyle: 'long',
     timeZone: 'UTC',

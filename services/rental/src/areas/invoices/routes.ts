@@ -1,12 +1,13 @@
-import { type App, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
+import { type App, IdempotencyKeyHeader, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
-import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
-import { actorOfRequest } from '../events/index.ts'
+import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { actorOfRequest, operatorActor } from '../events/index.ts'
 import { Id, Nullable, Params } from '../engagements/schemas.ts'
 import { can, orgOf } from '../orgs/permissions.ts'
 import { invoiceHtml, invoicePdf } from './render.ts'
-import { createInvoice, type InvoiceDeps, invoiceList, invoiceOf, markPaid } from './service.ts'
+import { creditNoteRoutes } from './credit-note-routes.ts'
+import { createInvoiceOnce, type InvoiceDeps, invoiceList, invoiceOf, markPaid } from './service.ts'
 
 const Money = Type.Object({ amount_fils: Type.Integer(), currency: Type.String(), display: Type.String() })
 const DateTime = Type.String({ format: 'date-time', maxLength: 40 })
@@ -41,6 +42,22 @@ export const Invoice = Type.Object({
   ),
   totals: Type.Object({ net: Money, vat: Money, gross: Money }),
   paid: Nullable(Type.Object({ reference: Type.String(), paid_at: Type.String() })),
+  credit_notes: Type.Array(
+    Type.Object(
+      {
+        id: Type.String(),
+        number: Type.String({ description: 'CN-<year>-<6 digits>: the credit notes’ own sequence' }),
+        refund_id: Type.String(),
+        escrow_id: Type.String(),
+        issued_at: Type.String(),
+        net: Money,
+        vat: Money,
+        gross: Money,
+      },
+      { description: 'the credit notes against the invoice’s escrows (amounts negative)' },
+    ),
+  ),
+  balance: Money,
 })
 
 const localeOf = moneyLocaleOf
@@ -56,8 +73,11 @@ export function invoiceRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps) {
       ...can('invoices:write'),
       schema: {
         summary: 'Issues an invoice for the released escrows of a period or an engagement not invoiced yet',
+        description:
+          'Idempotent with an Idempotency-Key: a replay answers the first answer; the key with another body is 422.',
         tags,
         security: CSRF_SECURITY,
+        headers: IdempotencyKeyHeader,
         body: Type.Object(
           { engagement_id: Type.Optional(Id), from: Type.Optional(DateTime), to: Type.Optional(DateTime) },
           { additionalProperties: false },
@@ -65,10 +85,19 @@ export function invoiceRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps) {
         response: { 201: Invoice },
       },
     },
-    async (request, reply) => {
-      const id = await createInvoice(deps, orgOf(request), request.body, actorOfRequest(request))
-      return reply.code(201).send(await invoiceOf(deps, orgOf(request), id, localeOf(request, undefined)))
-    },
+    async (request, reply) =>
+      reply
+        .code(201)
+        .send(
+          await createInvoiceOnce(
+            deps,
+            orgOf(request),
+            request.body,
+            actorOfRequest(request),
+            request.headers['idempotency-key'],
+            localeOf(request, undefined),
+          ),
+        ),
   )
   app.get(
     '/api/invoices',
@@ -145,7 +174,8 @@ export function invoiceRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps) {
       ...sessions.sessionAndCsrf,
       ...can('invoices:write'),
       schema: {
-        summary: 'Records the invoice’s payment once (the same reference again answers the same)',
+        summary:
+          'Records the invoice’s payment once (the same reference again answers the same); an operator may for any organization',
         tags,
         security: CSRF_SECURITY,
         params: Params,
@@ -163,7 +193,18 @@ export function invoiceRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps) {
         response: { 200: Invoice },
       },
     },
-    async (request) =>
-      markPaid(deps, orgOf(request), request.params.id, request.body, actorOfRequest(request)),
+    async (request) => {
+      const operator = deps.orgs.isOperator(sessionOf(request))
+      return markPaid(
+        deps,
+        orgOf(request),
+        request.params.id,
+        request.body,
+        operator ? operatorActor(request) : actorOfRequest(request),
+        operator,
+        localeOf(request, undefined),
+      )
+    },
   )
+  creditNoteRoutes(app, ctx, deps)
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { type MoneyLocale, money, type Page } from '@svc/kit'
+import { idempotentWrite, type MoneyLocale, money, type Page, replayOf } from '@svc/kit'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
@@ -7,7 +7,8 @@ import type { EngagementService } from '../engagements/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
 import type { OrgService } from '../orgs/index.ts'
 import * as store from './store.ts'
-import type { InvoiceLineRow, InvoiceRow } from './store.ts'
+import type { CreditNoteRow, InvoiceLineRow, InvoiceRow } from './store.ts'
+import { creditNoteSummary } from './credit-notes.ts'
 
 export interface InvoiceDeps {
   ctx: Pick<RentalContext, 'db' | 'receipts' | 'config' | 'now'>
@@ -56,6 +57,30 @@ function scopeOf(input: {
   return { from, to }
 }
 
+/** The organization's name and the scope, checked before any transaction (they read the pool). */
+async function prepare(
+  deps: InvoiceDeps,
+  orgId: string,
+  input: { engagement_id?: string; from?: string; to?: string },
+) {
+  const scope = scopeOf(input)
+  if ('engagementId' in scope && !(await deps.engagements.engagementOf(orgId, scope.engagementId)))
+    throw rentalError('engagement_not_found', `no engagement ${scope.engagementId}`)
+  const [org] = await deps.orgs.orgs([orgId])
+  return { scope, orgName: org?.name ?? orgId }
+}
+
+/** The unique escrow_id of invoice_lines: another creation took one of these escrows first. */
+async function takenMeanwhileAs409<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work()
+  } catch (error) {
+    if ((error as { code?: unknown }).code === '23505')
+      throw rentalError('nothing_to_invoice', 'these escrows were just invoiced by another request')
+    throw error
+  }
+}
+
 /**
  * Issues an invoice for the organization's released escrows of a period or an engagement that are
  * on no invoice yet, in one transaction: the issuer's number first (the counter row's lock makes
@@ -69,102 +94,133 @@ export async function createInvoice(
   input: { engagement_id?: string; from?: string; to?: string },
   actor: Actor,
 ) {
-  const scope = scopeOf(input)
-  if ('engagementId' in scope && !(await deps.engagements.engagementOf(orgId, scope.engagementId)))
-    throw rentalError('engagement_not_found', `no engagement ${scope.engagementId}`)
-  const [org] = await deps.orgs.orgs([orgId])
+  const { scope, orgName } = await prepare(deps, orgId, input)
+  return takenMeanwhileAs409(() =>
+    inTransaction(deps.ctx.db, (trx) => issueInvoice(deps, trx, orgId, orgName, scope, actor)),
+  )
+}
+
+/**
+ * `POST /api/invoices` with an optional Idempotency-Key (kit idempotentWrite): the first answer
+ * (the invoice as issued) is kept with the invoice in its transaction; a replay answers it again,
+ * the same key with another body is 422 `idempotency_key_reused`.
+ */
+export async function createInvoiceOnce(
+  deps: InvoiceDeps,
+  orgId: string,
+  input: { engagement_id?: string; from?: string; to?: string },
+  actor: Actor,
+  key: string | undefined,
+  locale: MoneyLocale,
+): Promise<InvoiceView> {
+  const request = { owner: orgId, scope: 'invoice-create', key, request: input }
+  const earlier = await replayOf<InvoiceView>(deps.ctx.db, request)
+  if (earlier) return earlier.body
+  const { scope, orgName } = await prepare(deps, orgId, input)
+  const answer = await takenMeanwhileAs409(() =>
+    idempotentWrite(deps.ctx.db, request, async (trx) => {
+      const id = await issueInvoice(deps, trx, orgId, orgName, scope, actor)
+      return { status: 201, body: await readInvoice(trx, orgId, id, locale) }
+    }),
+  )
+  return answer.body
+}
+
+async function issueInvoice(
+  deps: InvoiceDeps,
+  trx: RentalDb,
+  orgId: string,
+  orgName: string,
+  scope: ReturnType<typeof scopeOf>,
+  actor: Actor,
+) {
   const issuer = deps.ctx.config.invoiceIssuer
-  try {
-    const id = await inTransaction(deps.ctx.db, async (trx) => {
-      const issuedAt = deps.ctx.now()
-      const year = issuedAt.getUTCFullYear()
-      const n = await store.nextNumber(trx, ISSUER, year)
-      const released = await deps.engagements.releasedEscrows(trx, orgId, scope)
-      const taken = await store.invoicedEscrows(
-        trx,
-        released.map((e) => e.id),
-      )
-      const open = released.filter((e) => !taken.has(e.id))
-      if (open.length === 0)
-        throw rentalError('nothing_to_invoice', 'no released escrow here that is not on an invoice already')
-      const id = `inv_${randomUUID().replaceAll('-', '')}`
-      const lines = open.map((e, i) => {
-        const net = Number(e.amount_fils)
-        const vat = vatOf(net)
-        return {
-          invoice_id: id,
-          position: i + 1,
-          escrow_id: e.id,
-          engagement_id: e.engagement_id,
-          task_id: e.task_id,
-          description: `${e.job_id}${e.task_id ? ` (task ${e.task_id})` : ''}`,
-          agent_did: e.agent_did,
-          net_fils: net,
-          fee_fils: Number(e.fee_fils ?? 0),
-          vat_fils: vat,
-          gross_fils: net + vat,
-          released_at: e.released_at!,
-        }
-      })
-      const sum = (key: 'net_fils' | 'vat_fils') => lines.reduce((total, l) => total + l[key], 0)
-      const net = sum('net_fils')
-      const vat = sum('vat_fils')
-      const number = invoiceNumber(year, n)
-      const dueAt = new Date(issuedAt.getTime() + issuer.dueDays * 86_400_000)
-      await store.insertInvoice(
-        trx,
-        {
-          id,
-          org_id: orgId,
-          issuer: ISSUER,
-          number,
-          engagement_id: 'engagementId' in scope ? scope.engagementId : null,
-          period_from: 'from' in scope ? scope.from : null,
-          period_to: 'to' in scope ? scope.to : null,
-          net_fils: net,
-          vat_fils: vat,
-          gross_fils: net + vat,
-          vat_rate_bps: VAT_RATE_BPS,
-          issuer_details: JSON.stringify({ name: issuer.name, address: issuer.address, trn: issuer.trn }),
-          client_details: JSON.stringify({ org_id: orgId, name: org?.name ?? orgId }),
-          issued_at: issuedAt,
-          due_at: dueAt,
-          state: 'issued',
-          paid_reference: null,
-          paid_at: null,
-          paid_by: null,
-          paid_receipt_id: null,
-          created_by: actor.id,
-        },
-        lines,
-      )
-      await deps.events.record(trx, {
-        orgId,
-        type: 'invoice.issued',
-        subjects: { invoice_id: id },
-        actor,
-        data: {
-          number,
-          net_fils: net,
-          vat_fils: vat,
-          gross_fils: net + vat,
-          currency: 'AED',
-          lines: lines.length,
-        },
-      })
-      return id
-    })
-    return id
-  } catch (error) {
-    // the unique escrow_id of invoice_lines: another creation took one of these escrows first
-    if ((error as { code?: unknown }).code === '23505')
-      throw rentalError('nothing_to_invoice', 'these escrows were just invoiced by another request')
-    throw error
-  }
+  const issuedAt = deps.ctx.now()
+  const year = issuedAt.getUTCFullYear()
+  const n = await store.nextNumber(trx, ISSUER, year)
+  const released = await deps.engagements.releasedEscrows(trx, orgId, scope)
+  const taken = await store.invoicedEscrows(
+    trx,
+    released.map((e) => e.id),
+  )
+  const open = released.filter((e) => !taken.has(e.id))
+  if (open.length === 0)
+    throw rentalError('nothing_to_invoice', 'no released escrow here that is not on an invoice already')
+  const id = `inv_${randomUUID().replaceAll('-', '')}`
+  const lines = open.map((e, i) => {
+    const net = Number(e.amount_fils)
+    const vat = vatOf(net)
+    return {
+      invoice_id: id,
+      position: i + 1,
+      escrow_id: e.id,
+      engagement_id: e.engagement_id,
+      task_id: e.task_id,
+      description: `${e.job_id}${e.task_id ? ` (task ${e.task_id})` : ''}`,
+      agent_did: e.agent_did,
+      net_fils: net,
+      fee_fils: Number(e.fee_fils ?? 0),
+      vat_fils: vat,
+      gross_fils: net + vat,
+      released_at: e.released_at!,
+    }
+  })
+  const sum = (key: 'net_fils' | 'vat_fils') => lines.reduce((total, l) => total + l[key], 0)
+  const net = sum('net_fils')
+  const vat = sum('vat_fils')
+  const number = invoiceNumber(year, n)
+  const dueAt = new Date(issuedAt.getTime() + issuer.dueDays * 86_400_000)
+  await store.insertInvoice(
+    trx,
+    {
+      id,
+      org_id: orgId,
+      issuer: ISSUER,
+      number,
+      engagement_id: 'engagementId' in scope ? scope.engagementId : null,
+      period_from: 'from' in scope ? scope.from : null,
+      period_to: 'to' in scope ? scope.to : null,
+      net_fils: net,
+      vat_fils: vat,
+      gross_fils: net + vat,
+      vat_rate_bps: VAT_RATE_BPS,
+      issuer_details: JSON.stringify({ name: issuer.name, address: issuer.address, trn: issuer.trn }),
+      client_details: JSON.stringify({ org_id: orgId, name: orgName }),
+      issued_at: issuedAt,
+      due_at: dueAt,
+      state: 'issued',
+      paid_reference: null,
+      paid_at: null,
+      paid_by: null,
+      paid_receipt_id: null,
+      created_by: actor.id,
+    },
+    lines,
+  )
+  await deps.events.record(trx, {
+    orgId,
+    type: 'invoice.issued',
+    subjects: { invoice_id: id },
+    actor,
+    data: {
+      number,
+      net_fils: net,
+      vat_fils: vat,
+      gross_fils: net + vat,
+      currency: 'AED',
+      lines: lines.length,
+    },
+  })
+  return id
 }
 
 /** A stored invoice as the API shows it, amounts as money in the reader's locale. */
-export function invoiceView(row: InvoiceRow, lines: InvoiceLineRow[], locale: MoneyLocale = 'en') {
+export function invoiceView(
+  row: InvoiceRow,
+  lines: InvoiceLineRow[],
+  locale: MoneyLocale = 'en',
+  credits: CreditNoteRow[] = [],
+) {
   const m = (fils: number | string) => money(Number(fils), row.currency, locale)
   return {
     id: row.id,
@@ -196,19 +252,30 @@ export function invoiceView(row: InvoiceRow, lines: InvoiceLineRow[], locale: Mo
     })),
     totals: { net: m(row.net_fils), vat: m(row.vat_fils), gross: m(row.gross_fils) },
     paid: row.paid_at ? { reference: row.paid_reference!, paid_at: row.paid_at.toISOString() } : null,
+    credit_notes: credits.map((c) => creditNoteSummary(c, locale)),
+    // what the invoice comes to after its credit notes: the gross less the credits' gross
+    balance: m(Number(row.gross_fils) - credits.reduce((sum, c) => sum + Number(c.gross_fils), 0)),
   }
 }
 export type InvoiceView = ReturnType<typeof invoiceView>
 
-export async function invoiceOf(deps: InvoiceDeps, orgId: string, id: string, locale: MoneyLocale = 'en') {
-  const row = await store.invoiceOf(deps.ctx.db, orgId, id)
+export const invoiceOf = (deps: InvoiceDeps, orgId: string, id: string, locale: MoneyLocale = 'en') =>
+  readInvoice(deps.ctx.db, orgId, id, locale)
+
+/** The organization's invoice with its lines and credit notes, read in `db` (a transaction or the pool). */
+async function readInvoice(db: RentalDb, orgId: string, id: string, locale: MoneyLocale) {
+  const row = await store.invoiceOf(db, orgId, id)
   if (!row) throw rentalError('invoice_not_found', `no invoice ${id}`)
-  return invoiceView(row, await store.linesOf(deps.ctx.db, [id]), locale)
+  return invoiceView(row, await store.linesOf(db, [id]), locale, await store.creditNotesOfInvoices(db, [id]))
 }
 
 export async function invoiceList(deps: InvoiceDeps, orgId: string, page: Page, locale: MoneyLocale = 'en') {
   const { rows, total } = await store.invoicesOf(deps.ctx.db, orgId, page.limit, page.offset)
   const lines = await store.linesOf(
+    deps.ctx.db,
+    rows.map((r) => r.id),
+  )
+  const credits = await store.creditNotesOfInvoices(
     deps.ctx.db,
     rows.map((r) => r.id),
   )
@@ -218,6 +285,7 @@ export async function invoiceList(deps: InvoiceDeps, orgId: string, page: Page, 
         r,
         lines.filter((l) => l.invoice_id === r.id),
         locale,
+        credits.filter((c) => c.on_invoice === r.id),
       ),
     ),
     total,
@@ -229,20 +297,26 @@ export async function invoiceList(deps: InvoiceDeps, orgId: string, page: Page, 
 /**
  * Records the payment of an issued invoice, once: the row locked; paid with the same reference →
  * the same answer again; paid with another → 409 `invoice_paid`; else marked paid with an
- * `invoice.paid` receipt and event in the same transaction.
+ * `invoice.paid` receipt and event in the same transaction. `operator`: the caller is one of the
+ * platform's operators, who may mark any organization's invoice paid (the event is that
+ * organization's, the operator its actor).
  */
 export async function markPaid(
   deps: InvoiceDeps,
-  orgId: string,
+  callerOrgId: string,
   id: string,
   input: { reference: string; paid_at?: string },
   actor: Actor,
+  operator = false,
+  locale: MoneyLocale = 'en',
 ) {
+  let orgId = callerOrgId
   const paidAt = input.paid_at === undefined ? deps.ctx.now() : new Date(input.paid_at)
   if (Number.isNaN(paidAt.getTime())) throw rentalError('invalid_request', 'body.paid_at is not a date-time')
   await inTransaction(deps.ctx.db, async (trx: RentalDb) => {
-    const row = await store.invoiceOf(trx, orgId, id, true)
+    const row = await store.invoiceOf(trx, operator ? null : orgId, id, true)
     if (!row) throw rentalError('invoice_not_found', `no invoice ${id}`)
+    orgId = row.org_id
     if (row.state === 'paid') {
       if (row.paid_reference === input.reference) return
       throw rentalError('invoice_paid', `the invoice is paid (reference ${row.paid_reference}): state paid`)
@@ -271,17 +345,5 @@ export async function markPaid(
       data: { ...data, receipt_id: receipt.id },
     })
   })
-  return invoiceOf(deps, orgId, id)
+  return invoiceOf(deps, orgId, id, locale)
 }
-
-/**
- * The seam for corrections: an issued invoice is never changed. A settled refund will issue a
- * credit note (a negative document numbered in its own `CN-` sequence through the same counter
- * table, issuer `platform-cn`, naming the invoice and the escrow it corrects); not built yet.
- */
-export type CreditNoteSeam = (
-  trx: RentalDb,
-  invoiceId: string,
-  escrowId: string,
-  amountFils: number,
-) => Promise<void>

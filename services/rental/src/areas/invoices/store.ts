@@ -1,7 +1,7 @@
 import type { Generated, Insertable, Selectable } from 'kysely'
 import type { Json, RentalDb, RentalTables } from '../../db.ts'
 
-/** The invoices area's tables: the issuers' number counters, invoices and their lines (migration 0024). */
+/** The invoices area's tables: the issuers' number counters, invoices and their lines (migration 0024), credit notes (0029). */
 export interface InvoiceTables {
   invoice_counters: { issuer: string; year: number; last_number: Generated<number> }
   invoices: {
@@ -42,10 +42,33 @@ export interface InvoiceTables {
     gross_fils: number
     released_at: Date
   }
+  credit_notes: {
+    id: string
+    org_id: string
+    issuer: string
+    number: string
+    refund_id: string
+    invoice_id: string | null
+    escrow_id: string
+    engagement_id: string
+    task_id: string | null
+    agent_did: string
+    description: string
+    currency: Generated<string>
+    net_fils: number
+    vat_fils: number
+    gross_fils: number
+    vat_rate_bps: number
+    issuer_details: Json
+    client_details: Json
+    reason: string
+    issued_at: Date
+  }
 }
 
 export type InvoiceRow = Selectable<RentalTables['invoices']>
 export type InvoiceLineRow = Selectable<RentalTables['invoice_lines']>
+export type CreditNoteRow = Selectable<RentalTables['credit_notes']>
 
 /**
  * The issuer's next number for the year, taken in `trx`: the counter row is made once, then
@@ -88,8 +111,10 @@ export async function insertInvoice(
   await trx.insertInto('invoice_lines').values(lines).execute()
 }
 
-export const invoiceOf = (db: RentalDb, orgId: string, id: string, lock = false) => {
-  const query = db.selectFrom('invoices').selectAll().where('id', '=', id).where('org_id', '=', orgId)
+/** The organization's invoice (any organization's when `orgId` is null: an operator's); `lock` takes it FOR UPDATE. */
+export const invoiceOf = (db: RentalDb, orgId: string | null, id: string, lock = false) => {
+  let query = db.selectFrom('invoices').selectAll().where('id', '=', id)
+  if (orgId !== null) query = query.where('org_id', '=', orgId)
   return (lock ? query.forUpdate() : query).executeTakeFirst()
 }
 
@@ -140,3 +165,65 @@ export async function markPaid(
     .where('state', '=', 'issued')
     .execute()
 }
+
+/** The invoice line that carries an escrow, with its invoice's number, if the escrow is invoiced. */
+export const lineOfEscrow = (db: RentalDb, escrowId: string) =>
+  db
+    .selectFrom('invoice_lines')
+    .innerJoin('invoices', 'invoices.id', 'invoice_lines.invoice_id')
+    .select(['invoice_lines.invoice_id', 'invoice_lines.description', 'invoices.number'])
+    .where('invoice_lines.escrow_id', '=', escrowId)
+    .executeTakeFirst()
+
+/** The net already credited against an escrow (its earlier credit notes). */
+export async function creditedOf(db: RentalDb, escrowId: string): Promise<number> {
+  const row = await db
+    .selectFrom('credit_notes')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('net_fils'), eb.lit(0)).as('total'))
+    .where('escrow_id', '=', escrowId)
+    .executeTakeFirstOrThrow()
+  return Number(row.total)
+}
+
+export const insertCreditNote = (trx: RentalDb, row: Insertable<RentalTables['credit_notes']>) =>
+  trx.insertInto('credit_notes').values(row).execute()
+
+export const creditNoteOf = (db: RentalDb, orgId: string, id: string) =>
+  db
+    .selectFrom('credit_notes')
+    .selectAll()
+    .where('id', '=', id)
+    .where('org_id', '=', orgId)
+    .executeTakeFirst()
+
+export async function creditNotesOf(db: RentalDb, orgId: string, limit: number, offset: number) {
+  const rows = await db
+    .selectFrom('credit_notes')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .orderBy('issued_at', 'desc')
+    .orderBy('number', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute()
+  const { count } = await db
+    .selectFrom('credit_notes')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('org_id', '=', orgId)
+    .executeTakeFirstOrThrow()
+  return { rows, total: Number(count) }
+}
+
+/** The credit notes against the escrows these invoices carry (issued before or after the invoice), oldest first. */
+export const creditNotesOfInvoices = (db: RentalDb, invoiceIds: string[]) =>
+  invoiceIds.length === 0
+    ? Promise.resolve([] as Array<CreditNoteRow & { on_invoice: string }>)
+    : db
+        .selectFrom('credit_notes')
+        .innerJoin('invoice_lines', 'invoice_lines.escrow_id', 'credit_notes.escrow_id')
+        .selectAll('credit_notes')
+        .select('invoice_lines.invoice_id as on_invoice')
+        .where('invoice_lines.invoice_id', 'in', invoiceIds)
+        .orderBy('credit_notes.issued_at')
+        .orderBy('credit_notes.number')
+        .execute()

@@ -32,9 +32,13 @@ export const PERMISSIONS = [
   'refunds:write',
   'market:read',
   'market:write',
+  'files:read',
+  'files:write',
   'ratings:write',
   'incidents:read',
   'incidents:write',
+  'disputes:write',
+  'insurance:write',
   'versions:write',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]

@@ -1,4 +1,5 @@
 import { defineArea } from '../../context.ts'
+import type { RentalDb } from '../../db.ts'
 import { outboxRows, receiptState, receiptStates } from './store.ts'
 
 export type OutboxRow = Awaited<ReturnType<typeof outboxRows>>[number]
@@ -10,6 +11,8 @@ export interface OutboxService {
   ledgerIndexesOf(receiptIds: string[]): Promise<Map<string, number>>
   /** The rental's receipts by id, oldest first. */
   rows(receiptIds: string[]): Promise<OutboxRow[]>
+  /** The same, read in `db` (a transaction's reads: areas/sla's consumer). */
+  rowsIn(db: RentalDb, receiptIds: string[]): Promise<OutboxRow[]>
 }
 
 /** The rental's receipts as the outbox holds them (the kit's ReceiptWriter delivers them to the ledger). */
@@ -27,5 +30,6 @@ export const outboxArea = defineArea({
       )
     },
     rows: (receiptIds) => outboxRows(ctx.db, receiptIds),
+    rowsIn: (db, receiptIds) => outboxRows(db, receiptIds),
   }),
 })

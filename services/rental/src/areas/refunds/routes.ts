@@ -1,4 +1,4 @@
-import { type App, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
+import { type App, IdempotencyKeyHeader, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
@@ -14,13 +14,32 @@ import {
   refundList,
   refundView,
   rejectRefund,
-  requestRefund,
+  requestRefundOnce,
 } from './service.ts'
 
 const Money = Type.Object({ amount_fils: Type.Integer(), currency: Type.String(), display: Type.String() })
 const Lang = Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')]))
 const Fils = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })
 const Reason = Type.String({ minLength: 1, maxLength: 500 })
+
+const RefundBody = Type.Object({
+  type: Type.Literal('svc.refund'),
+  v: Type.Literal(1),
+  refund_id: Type.String(),
+  escrow_id: Type.String(),
+  escrow_hash: Type.String(),
+  engagement_id: Type.String(),
+  task_id: Nullable(Type.String()),
+  agent_did: Type.String(),
+  payer_did: Type.String(),
+  provider_did: Type.String(),
+  amount_fils: Type.Integer(),
+  fee_part_fils: Type.Integer(),
+  payout_part_fils: Type.Integer(),
+  currency: Type.String(),
+  reason: Type.String(),
+  issued_at: Type.String(),
+})
 
 const Refund = Type.Object({
   id: Type.String(),
@@ -40,6 +59,19 @@ const Refund = Type.Object({
   reject_reason: Nullable(Type.String()),
   transfer_id: Nullable(Type.String()),
   receipt_id: Nullable(Type.String()),
+  receipt_leaf_hash: Nullable(Type.String()),
+  signed: Nullable(
+    Type.Object(
+      {
+        body: RefundBody,
+        hash: Type.String({ description: 'sha256:<hex> of the body’s JCS (RFC 8785) bytes' }),
+        signature: Type.String({ description: 'Ed25519 over the JCS bytes, base64url, by provider_did' }),
+        provider_did: Type.String(),
+      },
+      { description: 'the refund as approved, signed by the provider key (null until settled)' },
+    ),
+  ),
+  credit_note: Nullable(Type.Object({ id: Type.String(), number: Type.String() })),
   created_at: Type.String(),
   updated_at: Type.String(),
 })
@@ -65,8 +97,11 @@ export function refundRoutes(app: App, ctx: RentalContext, deps: RefundDeps) {
       ...can('refunds:write'),
       schema: {
         summary: 'Asks for a refund of a released escrow (by escrow or task), up to what is left to refund',
+        description:
+          'Idempotent with an Idempotency-Key: a replay answers the first answer; the key with another body is 422.',
         tags,
         security: CSRF_SECURITY,
+        headers: IdempotencyKeyHeader,
         body: Type.Object(
           { escrow_id: Type.Optional(Id), task_id: Type.Optional(Id), amount_fils: Fils, reason: Reason },
           { additionalProperties: false },
@@ -77,7 +112,15 @@ export function refundRoutes(app: App, ctx: RentalContext, deps: RefundDeps) {
     async (request, reply) =>
       reply
         .code(201)
-        .send(refundView(await requestRefund(deps, callerOf(request), request.body), localeOf(request))),
+        .send(
+          await requestRefundOnce(
+            deps,
+            callerOf(request),
+            request.body,
+            request.headers['idempotency-key'],
+            localeOf(request),
+          ),
+        ),
   )
   app.get(
     '/api/refunds',
@@ -132,7 +175,7 @@ export function refundRoutes(app: App, ctx: RentalContext, deps: RefundDeps) {
       ...can('refunds:write'),
       schema: {
         summary:
-          'An operator settles an accepted refund once: the reversal transfer to the client’s wallet and its receipt',
+          'An operator settles an accepted refund once: signed by the provider key, the reversal transfer to the client’s wallet, its credit note and receipt',
         tags,
         security: CSRF_SECURITY,
         params: Params,

@@ -1,22 +1,28 @@
 import { randomUUID } from 'node:crypto'
-import { type MoneyLocale, money, type Page } from '@svc/kit'
+import { idempotentWrite, type MoneyLocale, money, type Page, replayOf } from '@svc/kit'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
+import type { BudgetService } from '../budgets/index.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import type { EngagementService } from '../engagements/index.ts'
-import { walletOf } from '../engagements/service.ts'
 import type { Actor, EventService } from '../events/index.ts'
+import type { InvoiceService } from '../invoices/index.ts'
 import type { OrgService } from '../orgs/index.ts'
+import { type RefundBody, settle } from './settle.ts'
 import * as store from './store.ts'
 import type { RefundRow, RefundState } from './store.ts'
 
+export { feePartOf, type RefundBody } from './settle.ts'
+
 export interface RefundDeps {
-  ctx: Pick<RentalContext, 'db' | 'rail' | 'receipts' | 'now'>
+  ctx: Pick<RentalContext, 'db' | 'rail' | 'receipts' | 'now' | 'provider'>
   engagements: EngagementService
   events: EventService
   orgs: OrgService
   catalogue: CatalogueService
+  invoices: InvoiceService
+  budgets: BudgetService
 }
 
 /** Who asks: their organization and whether they are one of the platform's operators. */
@@ -24,15 +30,6 @@ export interface Caller {
   orgId: string
   operator: boolean
   actor: Actor
-}
-
-/**
- * The fee's part of a refund: ⌊amount × fee / paid⌋ (BigInt: exact up to 2^53); the rest comes
- * back from the agent's payout. So a full refund returns exactly the fee and the payout.
- */
-export function feePartOf(amountFils: number, feeFils: number, paidFils: number): number {
-  if (paidFils <= 0) return 0
-  return Number((BigInt(amountFils) * BigInt(feeFils)) / BigInt(paidFils))
 }
 
 const notFound = (id: string) => rentalError('refund_not_found', `no refund ${id}`)
@@ -53,6 +50,21 @@ export function refundView(row: RefundRow, locale: MoneyLocale = 'en') {
     reject_reason: row.reject_reason,
     transfer_id: row.transfer_id,
     receipt_id: row.receipt_id,
+    receipt_leaf_hash: row.receipt_leaf_hash,
+    // what the approval signed with the provider key (verifiable offline with its did:key)
+    signed:
+      row.body && row.body_hash && row.provider_signature
+        ? {
+            body: row.body as RefundBody,
+            hash: row.body_hash,
+            signature: row.provider_signature,
+            provider_did: (row.body as RefundBody).provider_did,
+          }
+        : null,
+    credit_note:
+      row.credit_note_id && row.credit_note_number
+        ? { id: row.credit_note_id, number: row.credit_note_number }
+        : null,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   }
@@ -66,11 +78,7 @@ export interface RefundInput {
   reason: string
 }
 
-/**
- * A client asks for a refund of a released escrow of its own: the escrow row locked, the amount
- * at most what was paid less the refunds requested, accepted or settled already; `requested`.
- */
-export async function requestRefund(deps: RefundDeps, caller: Caller, input: RefundInput) {
+function checked(input: RefundInput) {
   const by =
     input.escrow_id !== undefined
       ? { escrowId: input.escrow_id }
@@ -81,47 +89,88 @@ export async function requestRefund(deps: RefundDeps, caller: Caller, input: Ref
     throw rentalError('invalid_request', 'body: give escrow_id or task_id (one of them)')
   if (!Number.isSafeInteger(input.amount_fils) || input.amount_fils <= 0)
     throw rentalError('invalid_request', 'body.amount_fils must be a positive integer of fils')
-  const id = `ref_${randomUUID()}`
-  await inTransaction(deps.ctx.db, async (trx) => {
-    const escrow = await deps.engagements.escrowOfOrg(caller.orgId, by, { trx, lock: true })
-    if (!escrow)
-      throw rentalError('escrow_not_found', 'no such escrow (or task with an escrow) of the organization')
-    if (escrow.state !== 'released')
-      throw rentalError(
-        'not_refundable',
-        `body: the escrow is ${escrow.state}, not released: nothing was paid yet`,
-      )
-    const paid = Number(escrow.amount_fils)
-    const left = paid - (await store.committedOf(trx, escrow.id))
-    if (input.amount_fils > left)
-      throw rentalError(
-        'not_refundable',
-        `body.amount_fils: at most ${left} fils of this escrow can still be refunded`,
-      )
-    const engagement = await deps.engagements.engagementOf(caller.orgId, escrow.engagement_id, { trx })
-    const now = deps.ctx.now()
-    await store.insertRefund(trx, {
-      id,
-      org_id: caller.orgId,
-      escrow_id: escrow.id,
-      engagement_id: escrow.engagement_id,
-      task_id: escrow.task_id,
-      agent_did: engagement!.agent_did,
-      currency: escrow.currency,
-      requested_fils: input.amount_fils,
-      amount_fils: input.amount_fils,
-      state: 'requested',
-      reason: input.reason,
-      requested_by: caller.actor.id,
-      created_at: now,
-      updated_at: now,
-    })
-    await record(deps, trx, caller, id, escrow.id, 'refund.requested', {
-      amount_fils: input.amount_fils,
-      reason: input.reason,
-    })
-  })
+  return by
+}
+
+/**
+ * A client asks for a refund of a released escrow of its own: the escrow row locked, the amount
+ * at most what was paid less the refunds requested, accepted or settled already; `requested`.
+ */
+export async function requestRefund(deps: RefundDeps, caller: Caller, input: RefundInput) {
+  const by = checked(input)
+  const id = await inTransaction(deps.ctx.db, (trx) => insertRequested(deps, trx, caller, input, by))
   return (await store.refundById(deps.ctx.db, id))!
+}
+
+/**
+ * `POST /api/refunds` with an optional Idempotency-Key (kit idempotentWrite, as task retries): the
+ * first answer is kept with the refund in its transaction; a replay answers it again; the key with
+ * another body is 422 `idempotency_key_reused`.
+ */
+export async function requestRefundOnce(
+  deps: RefundDeps,
+  caller: Caller,
+  input: RefundInput,
+  key: string | undefined,
+  locale: MoneyLocale,
+): Promise<RefundView> {
+  const request = { owner: caller.orgId, scope: 'refund-request', key, request: input }
+  const earlier = await replayOf<RefundView>(deps.ctx.db, request)
+  if (earlier) return earlier.body
+  const by = checked(input)
+  const answer = await idempotentWrite(deps.ctx.db, request, async (trx) => {
+    const id = await insertRequested(deps, trx, caller, input, by)
+    return { status: 201, body: refundView((await store.refundById(trx, id))!, locale) }
+  })
+  return answer.body
+}
+
+async function insertRequested(
+  deps: RefundDeps,
+  trx: RentalDb,
+  caller: Caller,
+  input: RefundInput,
+  by: ReturnType<typeof checked>,
+) {
+  const id = `ref_${randomUUID()}`
+  const escrow = await deps.engagements.escrowOfOrg(caller.orgId, by, { trx, lock: true })
+  if (!escrow)
+    throw rentalError('escrow_not_found', 'no such escrow (or task with an escrow) of the organization')
+  if (escrow.state !== 'released')
+    throw rentalError(
+      'not_refundable',
+      `body: the escrow is ${escrow.state}, not released: nothing was paid yet`,
+    )
+  const paid = Number(escrow.amount_fils)
+  const left = paid - (await store.committedOf(trx, escrow.id))
+  if (input.amount_fils > left)
+    throw rentalError(
+      'not_refundable',
+      `body.amount_fils: at most ${left} fils of this escrow can still be refunded`,
+    )
+  const engagement = await deps.engagements.engagementOf(caller.orgId, escrow.engagement_id, { trx })
+  const now = deps.ctx.now()
+  await store.insertRefund(trx, {
+    id,
+    org_id: caller.orgId,
+    escrow_id: escrow.id,
+    engagement_id: escrow.engagement_id,
+    task_id: escrow.task_id,
+    agent_did: engagement!.agent_did,
+    currency: escrow.currency,
+    requested_fils: input.amount_fils,
+    amount_fils: input.amount_fils,
+    state: 'requested',
+    reason: input.reason,
+    requested_by: caller.actor.id,
+    created_at: now,
+    updated_at: now,
+  })
+  await record(deps, trx, caller, id, escrow.id, 'refund.requested', {
+    amount_fils: input.amount_fils,
+    reason: input.reason,
+  })
+  return id
 }
 
 export async function refundList(deps: RefundDeps, orgId: string, page: Page, locale: MoneyLocale) {
@@ -184,56 +233,37 @@ export async function rejectRefund(deps: RefundDeps, caller: Caller, id: string,
 
 /**
  * An operator settles an accepted refund, once: the row locked and moved only from `accepted`;
- * one reversal transfer (rail key `refund:<id>`): `payout:<agent>` and `platform:fees` back to the
- * client's wallet in the proportions paid (see feePartOf), a `refund.settled` receipt, the event.
+ * the settlement (settle.ts: the signed body, the reversal transfer, the credit note, the budgets'
+ * release, the `refund.settled` receipt) and the event, all in one transaction.
  */
 export async function approveRefund(deps: RefundDeps, caller: Caller, id: string) {
+  // the client's name for the credit note: read before the transaction (the orgs area reads the pool)
+  const found = await store.refundById(deps.ctx.db, id)
+  const [org] = found ? await deps.orgs.orgs([found.org_id]) : []
   return move(deps, caller, id, async (trx, row) => {
     if (!caller.operator) throw rentalError('forbidden', 'only the platform’s operators may approve a refund')
     if (row.state !== 'accepted') throw wrongState(row, 'approved')
-    const escrow = (await deps.engagements.escrowOfOrg(row.org_id, { escrowId: row.escrow_id }, { trx }))!
-    const amount = Number(row.amount_fils)
-    const feePart = feePartOf(amount, Number(escrow.fee_fils ?? 0), Number(escrow.amount_fils))
-    const postings = [
-      { account: `payout:${row.agent_did}`, amount: -(amount - feePart) },
-      { account: 'platform:fees', amount: -feePart },
-      { account: walletOf(row.org_id), amount },
-    ].filter((p) => p.amount !== 0)
-    const transfer = await deps.ctx.rail.transfer(trx, {
-      idempotencyKey: `refund:${id}`,
-      kind: 'refund',
-      postings,
-      memo: { refund_id: id, escrow_id: row.escrow_id, engagement_id: row.engagement_id },
-    })
-    const receipt = await deps.ctx.receipts.record(trx, {
-      type: 'refund.settled',
-      subject: id,
-      data: {
-        org_id: row.org_id,
-        escrow_id: row.escrow_id,
-        engagement_id: row.engagement_id,
-        task_id: row.task_id,
-        agent_did: row.agent_did,
-        amount_fils: amount,
-        fee_part_fils: feePart,
-        payout_part_fils: amount - feePart,
-        currency: row.currency,
-        transfer_id: transfer.id,
-        reason: row.reason,
-      },
-    })
+    const done = await settle(deps, trx, row, { orgName: org?.name ?? row.org_id, actor: caller.actor })
     await change(trx, row, ['accepted'], {
       state: 'settled',
-      fee_part_fils: feePart,
-      transfer_id: transfer.id,
-      receipt_id: receipt.id,
+      fee_part_fils: done.feePart,
+      transfer_id: done.transferId,
+      receipt_id: done.receipt.id,
+      receipt_leaf_hash: done.receipt.leafHash,
+      body: JSON.stringify(done.body),
+      body_hash: done.hash,
+      provider_signature: done.signature,
+      credit_note_id: done.creditNote.id,
+      credit_note_number: done.creditNote.number,
       updated_at: deps.ctx.now(),
     })
     await record(deps, trx, caller, id, row.escrow_id, 'refund.settled', {
-      amount_fils: amount,
-      fee_part_fils: feePart,
-      transfer_id: transfer.id,
-      receipt_id: receipt.id,
+      amount_fils: Number(row.amount_fils),
+      fee_part_fils: done.feePart,
+      transfer_id: done.transferId,
+      receipt_id: done.receipt.id,
+      refund_hash: done.hash,
+      credit_note: done.creditNote.number,
     })
   })
 }
@@ -278,4 +308,129 @@ async function record(
     actor: caller.actor,
     data,
   })
+}
+
+/**
+ * A refund decided by a dispute's resolution (the disputes area), settled at once in the caller's
+ * transaction and counted against what is left to refund of the escrow. For an escrow released
+ * before, the row is written `accepted` and settled as an approval settles it (settle.ts: the
+ * signed body, the reversal transfer, the credit note, the budgets' release, the receipt). For an
+ * escrow the dispute settled itself (`heldTransferId`), the money went back from the escrow to the
+ * wallet in that transfer, which the row names; nothing was paid, so nothing is credited, and the
+ * spend goes down as it does for a refund.
+ */
+export async function settleDisputeRefund(
+  deps: RefundDeps,
+  trx: RentalDb,
+  input: {
+    id: string
+    orgId: string
+    orgName: string
+    escrowId: string
+    amountFils: number
+    reason: string
+    disputeId: string
+    actor: Actor
+    heldTransferId?: string
+  },
+) {
+  const escrow = await deps.engagements.escrowOfOrg(
+    input.orgId,
+    { escrowId: input.escrowId },
+    { trx, lock: true },
+  )
+  if (escrow?.state !== 'released')
+    throw rentalError('not_refundable', `the escrow ${input.escrowId} is not released: nothing was paid`)
+  const amount = input.amountFils
+  const left = Number(escrow.amount_fils) - (await store.committedOf(trx, escrow.id))
+  if (amount > left)
+    throw rentalError('not_refundable', `at most ${left} fils of escrow ${escrow.id} can still be refunded`)
+  const engagement = (await deps.engagements.engagementOf(input.orgId, escrow.engagement_id, { trx }))!
+  const now = deps.ctx.now()
+  const base = {
+    id: input.id,
+    org_id: input.orgId,
+    escrow_id: escrow.id,
+    engagement_id: escrow.engagement_id,
+    task_id: escrow.task_id,
+    agent_did: engagement.agent_did,
+    currency: escrow.currency,
+    requested_fils: amount,
+    amount_fils: amount,
+    reason: input.reason,
+    requested_by: input.actor.id,
+    created_at: now,
+    updated_at: now,
+  }
+  const caller = { orgId: input.orgId, operator: true, actor: input.actor }
+  if (input.heldTransferId === undefined) {
+    await store.insertRefund(trx, { ...base, state: 'accepted' })
+    const row = (await store.refundById(trx, input.id, true))!
+    const done = await settle(deps, trx, row, { orgName: input.orgName, actor: input.actor })
+    await change(trx, row, ['accepted'], {
+      state: 'settled',
+      fee_part_fils: done.feePart,
+      transfer_id: done.transferId,
+      receipt_id: done.receipt.id,
+      receipt_leaf_hash: done.receipt.leafHash,
+      body: JSON.stringify(done.body),
+      body_hash: done.hash,
+      provider_signature: done.signature,
+      credit_note_id: done.creditNote.id,
+      credit_note_number: done.creditNote.number,
+      updated_at: now,
+    })
+    await record(deps, trx, caller, input.id, escrow.id, 'refund.settled', {
+      amount_fils: amount,
+      fee_part_fils: done.feePart,
+      transfer_id: done.transferId,
+      receipt_id: done.receipt.id,
+      refund_hash: done.hash,
+      credit_note: done.creditNote.number,
+      dispute_id: input.disputeId,
+    })
+    return { id: input.id, transferId: done.transferId, receiptId: done.receipt.id }
+  }
+  const transferId = input.heldTransferId
+  await deps.budgets.release(trx, {
+    orgId: input.orgId,
+    engagementId: escrow.engagement_id,
+    agentDid: engagement.agent_did,
+    amountFils: amount,
+    at: new Date((escrow.body as { issued_at?: string }).issued_at ?? escrow.created_at),
+  })
+  const receipt = await deps.ctx.receipts.record(trx, {
+    type: 'refund.settled',
+    subject: input.id,
+    data: {
+      org_id: input.orgId,
+      escrow_id: escrow.id,
+      engagement_id: escrow.engagement_id,
+      task_id: escrow.task_id,
+      agent_did: engagement.agent_did,
+      amount_fils: amount,
+      fee_part_fils: 0,
+      payout_part_fils: 0,
+      currency: escrow.currency,
+      transfer_id: transferId,
+      reason: input.reason,
+      dispute_id: input.disputeId,
+    },
+  })
+  await store.insertRefund(trx, {
+    ...base,
+    state: 'settled',
+    fee_part_fils: 0,
+    transfer_id: transferId,
+    receipt_id: receipt.id,
+    receipt_leaf_hash: receipt.leafHash,
+  })
+  await record(deps, trx, caller, input.id, escrow.id, 'refund.settled', {
+    amount_fils: amount,
+    fee_part_fils: 0,
+    transfer_id: transferId,
+    receipt_id: receipt.id,
+    dispute_id: input.disputeId,
+  })
+  return { id: input.id, transferId, receiptId: receipt.id }
 }

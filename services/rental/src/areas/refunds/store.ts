@@ -1,7 +1,7 @@
-import type { Insertable, Selectable } from 'kysely'
-import type { RentalDb } from '../../db.ts'
+import type { Insertable, Selectable, Updateable } from 'kysely'
+import type { Json, RentalDb } from '../../db.ts'
 
-/** The refunds area's table (migration 0025). */
+/** The refunds area's table (migration 0025; what the approval signed and issued: 0029). */
 export interface RefundTables {
   refunds: {
     id: string
@@ -20,6 +20,12 @@ export interface RefundTables {
     transfer_id: string | null
     receipt_id: string | null
     requested_by: string | null
+    body: Json | null
+    body_hash: string | null
+    provider_signature: string | null
+    receipt_leaf_hash: string | null
+    credit_note_id: string | null
+    credit_note_number: string | null
     created_at: Date
     updated_at: Date
   }
@@ -72,7 +78,10 @@ export async function moveRefund(
   trx: RentalDb,
   id: string,
   from: RefundState[],
-  change: Partial<Omit<RefundRow, 'id' | 'org_id' | 'escrow_id'>> & { state: RefundState; updated_at: Date },
+  change: Omit<Updateable<RefundTables['refunds']>, 'id' | 'org_id' | 'escrow_id'> & {
+    state: RefundState
+    updated_at: Date
+  },
 ) {
   const result = await trx
     .updateTable('refunds')
@@ -82,3 +91,14 @@ export async function moveRefund(
     .executeTakeFirst()
   return Number(result.numUpdatedRows) === 1
 }
+
+/** The settled refunds whose reversal transfers these are (statements). */
+export const settledByTransfers = (db: RentalDb, transferIds: string[]) =>
+  transferIds.length === 0
+    ? Promise.resolve([] as RefundRow[])
+    : db
+        .selectFrom('refunds')
+        .selectAll()
+        .where('transfer_id', 'in', transferIds)
+        .where('state', '=', 'settled')
+        .execute()

@@ -8,7 +8,7 @@ import { releaseRoutes } from './routes.ts'
  */
 export const releasesArea = defineArea({
   name: 'releases',
-  needs: ['engagements', 'tasks', 'outbox', 'events'],
+  needs: ['engagements', 'tasks', 'outbox', 'events', 'disputes'],
   mount: () => undefined,
   routes(app, ctx, use) {
     releaseRoutes(app, ctx, { ctx, ...use })

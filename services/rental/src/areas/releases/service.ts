@@ -7,6 +7,7 @@ import { engagementEvent, engagementNotFound } from '../engagements/service.ts'
 import type { Actor, EventService } from '../events/index.ts'
 import type { OutboxService } from '../outbox/index.ts'
 import type { TaskService } from '../tasks/index.ts'
+import type { DisputeService } from '../disputes/index.ts'
 
 export interface ReleaseDeps {
   ctx: Pick<RentalContext, 'db' | 'rail' | 'receipts' | 'config' | 'now'>
@@ -14,6 +15,7 @@ export interface ReleaseDeps {
   tasks: TaskService
   outbox: OutboxService
   events: EventService
+  disputes: DisputeService
 }
 
 /** The release instruction the client signs for an escrow (issued now; any issued_at is accepted back). */
@@ -123,6 +125,7 @@ export async function release(
     const locked = (await deps.engagements.escrowByHash(id, input.escrow_hash, { trx, lock: true }))!
     if (locked.state === 'released') return { status: 200, body: locked.release_answer as ReleaseAnswer }
     if (locked.state !== 'open') throw rentalError('escrow_not_open', 'the escrow is not open: sign it first')
+    await deps.disputes.assertNotFrozen(trx, locked.id)
     if (!locked.task_id || (await deps.tasks.stateOf(locked.task_id, trx)) !== 'completed')
       throw rentalError('task_not_completed', 'the escrow’s task has not completed')
     const fee = expected.fee_fils

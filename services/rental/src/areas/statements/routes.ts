@@ -31,9 +31,23 @@ const Movement = Type.Object({
   task_id: Nullable(Type.String()),
   receipts: Type.Array(
     Type.Object({
-      type: Type.Union([Type.Literal('escrow.released'), Type.Literal('task.completed')]),
+      type: Type.Union([
+        Type.Literal('escrow.released'),
+        Type.Literal('task.completed'),
+        Type.Literal('refund.settled'),
+      ]),
       leaf_hash: Type.String(),
     }),
+  ),
+  refund: Nullable(
+    Type.Object(
+      {
+        id: Type.String(),
+        hash: Nullable(Type.String({ description: 'sha256 of the refund body the provider key signed' })),
+        credit_note: Nullable(Type.Object({ id: Type.String(), number: Type.String() })),
+      },
+      { description: 'a refund line’s refund and the credit note it issued' },
+    ),
   ),
 })
 const Total = Type.Object({ count: Type.Integer(), wallet: Money, held: Money })

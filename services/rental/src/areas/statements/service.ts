@@ -4,11 +4,13 @@ import { rentalError } from '../../errors.ts'
 import type { EngagementService } from '../engagements/index.ts'
 import { walletOf } from '../engagements/service.ts'
 import type { RailMovement } from '../rail/rail.ts'
+import type { RefundService } from '../refunds/index.ts'
 import type { TaskService } from '../tasks/index.ts'
 
 export interface StatementDeps extends RentalContext {
   engagements: EngagementService
   tasks: TaskService
+  refunds: RefundService
 }
 
 /** The longest period one statement covers. */
@@ -19,7 +21,7 @@ export const LINE_KINDS = ['funding', 'escrow_hold', 'release', 'fee', 'refund',
 export type LineKind = (typeof LINE_KINDS)[number]
 
 export interface Receipt {
-  type: 'escrow.released' | 'task.completed'
+  type: 'escrow.released' | 'task.completed' | 'refund.settled'
   leaf_hash: string
 }
 
@@ -40,6 +42,8 @@ export interface Line {
   engagement_id: string | null
   task_id: string | null
   receipts: Receipt[]
+  /** A refund line's refund, its signed body's hash and its credit note. */
+  refund: { id: string; hash: string | null; credit_note: { id: string; number: string } | null } | null
 }
 
 export interface Statement {
@@ -124,13 +128,18 @@ export async function statementOf(
       t.receipt_leaf_hash ? [[t.id, t.receipt_leaf_hash]] : [],
     ),
   )
+  const refunds = await deps.refunds.settledByTransfers(transfers.map((t) => t.id))
   const lines: Line[] = []
   for (const transfer of transfers) {
     const ours = transfer.postings.filter((p) => p.account === wallet || escrows.has(p.account))
     const others = transfer.postings.filter((p) => !ours.includes(p))
     const walletFils = ours.find((p) => p.account === wallet)?.amount ?? 0
     const heldFils = ours.filter((p) => p.account !== wallet).reduce((sum, p) => sum + p.amount, 0)
-    const escrow = ours.map((p) => escrows.get(p.account)).find((e) => e !== undefined)
+    // a refund's reversal posts to the wallet only: its escrow is the refund's
+    const refund = refunds.get(transfer.id)
+    const escrow =
+      ours.map((p) => escrows.get(p.account)).find((e) => e !== undefined) ??
+      (refund ? escrows.get(`escrow:${refund.escrow_id}`) : undefined)
     const released = (escrow?.release_answer as { receipt?: { leaf_hash?: string } } | null)?.receipt
       ?.leaf_hash
     const line = (counter: string | null, wallet_fils: number, held_fils: number): Line => {
@@ -141,6 +150,8 @@ export async function statementOf(
         receipts.push({ type: 'escrow.released', leaf_hash: released })
       if ((kind === 'release' || kind === 'fee') && taskLeaf)
         receipts.push({ type: 'task.completed', leaf_hash: taskLeaf })
+      if (kind === 'refund' && refund?.receipt_leaf_hash)
+        receipts.push({ type: 'refund.settled', leaf_hash: refund.receipt_leaf_hash })
       return {
         transfer_id: transfer.id,
         transfer_kind: transfer.kind,
@@ -150,11 +161,14 @@ export async function statementOf(
         held_fils,
         counter_account: counter,
         counter_account_kind: counter ? kindOfAccount(counter) : null,
-        escrow_id: escrow?.id ?? null,
+        escrow_id: escrow?.id ?? refund?.escrow_id ?? null,
         escrow_hash: escrow?.hash ?? null,
-        engagement_id: escrow?.engagement_id ?? null,
-        task_id: escrow?.task_id ?? null,
+        engagement_id: escrow?.engagement_id ?? refund?.engagement_id ?? null,
+        task_id: escrow?.task_id ?? refund?.task_id ?? null,
         receipts,
+        refund: refund
+          ? { id: refund.refund_id, hash: refund.refund_hash, credit_note: refund.credit_note }
+          : null,
       }
     }
     if (others.length === 0) lines.push(line(null, walletFils, heldFils))
@@ -218,5 +232,6 @@ function lineFields(l: Line) {
     engagement_id: l.engagement_id,
     task_id: l.task_id,
     receipts: l.receipts,
+    refund: l.refund,
   }
 }

@@ -59,6 +59,14 @@ export interface TaskService {
     at: Date,
     actor: Actor,
   ): Promise<string[]>
+  /** The engagement's last ended tasks, newest end first, read in `db` (a transaction or not): areas/sla. */
+  endedOfEngagement(
+    db: RentalDb,
+    engagementId: string,
+    opts: Parameters<typeof store.endedOfEngagement>[2],
+  ): ReturnType<typeof store.endedOfEngagement>
+  /** Completed and failed counts of the engagement's tasks ended since `since` (areas/sla). */
+  endedCountsSince(db: RentalDb, engagementId: string, since: Date): ReturnType<typeof store.endedCountsSince>
   /** The approvals area hands its gate over when it mounts (it needs tasks; tasks cannot need it). */
   gateWith(gate: ApprovalGate): void
   /** The task (any organization's) in `trx`, locked FOR UPDATE when asked. */
@@ -130,6 +138,8 @@ export const tasksArea = defineArea({
           })
         return stopped.map((t) => t.id)
       },
+      endedOfEngagement: store.endedOfEngagement,
+      endedCountsSince: store.endedCountsSince,
       gateWith: (gate) => {
         deps.approvals = gate
       },

@@ -392,3 +392,34 @@ export async function taskIdPage(
     .executeTakeFirstOrThrow()
   return { ids: rows.map((r) => r.id), total: Number(total.n) }
 }
+
+/** The engagement's last `limit` ended tasks (completed or failed), newest end first, with their receipts (areas/sla). */
+export const endedOfEngagement = (
+  db: RentalDb,
+  engagementId: string,
+  opts: { limit: number; states: Array<'completed' | 'failed'> },
+) =>
+  db
+    .selectFrom('tasks')
+    .select(['id', 'state', 'receipt_id', 'receipt_leaf_hash', 'created_at', 'started_at', 'completed_at'])
+    .where('engagement_id', '=', engagementId)
+    .where('state', 'in', opts.states)
+    .where('completed_at', 'is not', null)
+    .orderBy('completed_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(opts.limit)
+    .execute()
+
+/** How many of the engagement's tasks completed and failed since `since` (areas/sla). */
+export async function endedCountsSince(db: RentalDb, engagementId: string, since: Date) {
+  const rows = await db
+    .selectFrom('tasks')
+    .select((eb) => ['state', eb.fn.countAll<number>().as('n')])
+    .where('engagement_id', '=', engagementId)
+    .where('state', 'in', ['completed', 'failed'])
+    .where('completed_at', '>=', since)
+    .groupBy('state')
+    .execute()
+  const of = (state: string) => Number(rows.find((r) => r.state === state)?.n ?? 0)
+  return { completed: of('completed'), failed: of('failed') }
+}

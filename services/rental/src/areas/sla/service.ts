@@ -1,0 +1,225 @@
+import { randomUUID } from 'node:crypto'
+import type { Page } from '@svc/kit'
+import type { RentalContext } from '../../context.ts'
+import type { RentalDb } from '../../db.ts'
+import { rentalError } from '../../errors.ts'
+import { DEFAULT_SERVICE_LEVELS, type ServiceLevels, type SlaBody } from '../engagements/bodies.ts'
+import type { EngagementRow, EngagementService } from '../engagements/index.ts'
+import { type Consumer, type EventService, SYSTEM } from '../events/index.ts'
+import type { OutboxService } from '../outbox/index.ts'
+import type { TaskService } from '../tasks/index.ts'
+import { type Ended, measure, type Measurement } from './measure.ts'
+import * as store from './store.ts'
+import type { SlaEventRow, SlaEventType } from './store.ts'
+
+export interface SlaDeps {
+  ctx: Pick<RentalContext, 'db' | 'now'>
+  engagements: EngagementService
+  events: EventService
+  tasks: TaskService
+  outbox: OutboxService
+}
+
+/** The consumer's name in the event log (its cursor). */
+export const CONSUMER = 'sla'
+
+/** The engagement's terms: those its SLA body carries, or the defaults for one signed before terms existed. */
+export function levelsOf(body: SlaBody): { levels: ServiceLevels; defaulted: boolean } {
+  return body.service_levels
+    ? { levels: body.service_levels, defaulted: false }
+    : { levels: DEFAULT_SERVICE_LEVELS, defaulted: true }
+}
+
+const DAY_MS = 86_400_000
+
+/** The receipt's time span (completed_at − started_at of its data), or null when it does not carry one. */
+function latencyOf(envelope: unknown): number | null {
+  const data = (envelope as { receipt?: { data?: { started_at?: unknown; completed_at?: unknown } } })
+    ?.receipt?.data
+  const start = Date.parse(String(data?.started_at))
+  const end = Date.parse(String(data?.completed_at))
+  return Number.isNaN(start) || Number.isNaN(end) ? null : Math.max(0, end - start)
+}
+
+/** The engagement's terms measured now, read in `db` (the consumer's transaction, or the pool). */
+export async function measureEngagement(deps: SlaDeps, db: RentalDb, engagement: EngagementRow) {
+  const { levels } = levelsOf(engagement.sla as SlaBody)
+  const [completedRows, endedRows, recent] = await Promise.all([
+    deps.tasks.endedOfEngagement(db, engagement.id, {
+      limit: levels.latency_window_tasks,
+      states: ['completed'],
+    }),
+    deps.tasks.endedOfEngagement(db, engagement.id, {
+      limit: levels.success_window_tasks,
+      states: ['completed', 'failed'],
+    }),
+    deps.tasks.endedCountsSince(
+      db,
+      engagement.id,
+      new Date(deps.ctx.now().getTime() - levels.availability_window_days * DAY_MS),
+    ),
+  ])
+  const receipts = new Map(
+    (
+      await deps.outbox.rowsIn(
+        db,
+        completedRows.map((t) => t.receipt_id).filter((id): id is string => id !== null),
+      )
+    ).map((r) => [r.id, r.envelope]),
+  )
+  const ended = (t: (typeof endedRows)[number]): Ended => ({
+    id: t.id,
+    state: t.state as Ended['state'],
+    leafHash: t.receipt_leaf_hash,
+    latencyMs: t.receipt_id && receipts.has(t.receipt_id) ? latencyOf(receipts.get(t.receipt_id)) : null,
+  })
+  return measure(levels, { completed: completedRows.map(ended), ended: endedRows.map(ended), recent })
+}
+
+/** The event's data: what was measured against what, over which window, and the tasks and receipts behind it. */
+const eventData = (engagementId: string, m: Measurement) => ({
+  engagement_id: engagementId,
+  term: m.term,
+  measured: m.measured,
+  target: m.target,
+  unit: m.unit,
+  rule: m.rule,
+  window: m.window,
+  evidence: m.evidence,
+})
+
+/**
+ * Re-measures the engagement and records each change of a term's state once: `sla.breached`
+ * when a met (or never measured) term is breached, `sla.restored` when a breached one is met again.
+ */
+async function remeasure(deps: SlaDeps, trx: RentalDb, engagement: EngagementRow) {
+  const states = new Map(
+    (await store.statesOf(trx, engagement.id, true)).map((s) => [s.term, s.breached] as const),
+  )
+  const now = deps.ctx.now()
+  for (const m of await measureEngagement(deps, trx, engagement)) {
+    if (m.status !== 'met' && m.status !== 'breached') continue
+    const breached = m.status === 'breached'
+    if (breached === (states.get(m.term) ?? false)) continue
+    const type: SlaEventType = breached ? 'sla.breached' : 'sla.restored'
+    const data = eventData(engagement.id, m)
+    const { id: eventId } = await deps.events.record(trx, {
+      orgId: engagement.org_id,
+      type,
+      stream: engagement.id,
+      subjects: { engagement_id: engagement.id },
+      actor: SYSTEM,
+      data,
+    })
+    await store.insertSlaEvent(trx, {
+      id: `slae_${randomUUID()}`,
+      org_id: engagement.org_id,
+      engagement_id: engagement.id,
+      type,
+      term: m.term,
+      measured: m.measured,
+      target: m.target,
+      measurement: JSON.stringify(data),
+      event_id: eventId,
+      created_at: now,
+    })
+    await store.setState(trx, { engagement_id: engagement.id, term: m.term, breached, since: now })
+  }
+}
+
+/** The log's `sla` consumer: every task of an engagement that completes or fails re-measures its engagement (once a batch). */
+export function slaConsumer(deps: SlaDeps): Consumer {
+  return async (trx, events) => {
+    const touched = new Map<string, string>()
+    for (const e of events) {
+      const to = (e.data as { to?: unknown } | null)?.to
+      const engagementId = e.subjects.engagement_id
+      if (e.type !== 'task.state_changed' || (to !== 'completed' && to !== 'failed')) continue
+      if (engagementId && e.org_id) touched.set(engagementId, e.org_id)
+    }
+    for (const [engagementId, orgId] of touched) {
+      const engagement = await deps.engagements.engagementOf(orgId, engagementId, { trx })
+      if (engagement) await remeasure(deps, trx, engagement)
+    }
+  }
+}
+
+const notFound = (id: string) => rentalError('engagement_not_found', `no engagement ${id}`)
+
+/** GET /api/engagements/{id}/sla: the signed SLA, its terms, their current measurements and open breaches. */
+export async function slaOf(deps: SlaDeps, orgId: string, id: string) {
+  const engagement = await deps.engagements.engagementOf(orgId, id)
+  if (!engagement) throw notFound(id)
+  const body = engagement.sla as SlaBody
+  const { levels, defaulted } = levelsOf(body)
+  const states = new Map((await store.statesOf(deps.ctx.db, id)).map((s) => [s.term, s] as const))
+  const measurements = (await measureEngagement(deps, deps.ctx.db, engagement)).map((m) => {
+    const state = states.get(m.term)
+    return { ...m, breached_since: state?.breached ? state.since.toISOString() : null }
+  })
+  return {
+    engagement_id: id,
+    sla: {
+      body,
+      hash: engagement.sla_hash,
+      signatures: engagement.sla_signature
+        ? [{ signer: engagement.client_did, signature: engagement.sla_signature }]
+        : [],
+      signed: engagement.sla_signature !== null,
+    },
+    service_levels: levels,
+    defaulted,
+    measured_at: deps.ctx.now().toISOString(),
+    measurements,
+  }
+}
+
+export function slaEventView(row: SlaEventRow) {
+  const data = row.measurement as ReturnType<typeof eventData>
+  return {
+    id: row.id,
+    event_id: row.event_id,
+    type: row.type,
+    engagement_id: row.engagement_id,
+    term: data.term,
+    measured: row.measured === null ? null : Number(row.measured),
+    target: Number(row.target),
+    unit: data.unit,
+    rule: data.rule,
+    window: data.window,
+    evidence: data.evidence,
+    created_at: row.created_at.toISOString(),
+  }
+}
+
+export interface SlaEventQuery {
+  engagement_id?: string | undefined
+  type?: SlaEventType | undefined
+  from?: string | undefined
+  to?: string | undefined
+}
+
+const dateOf = (name: string, value: string | undefined) => {
+  if (value === undefined) return undefined
+  const at = new Date(value)
+  if (Number.isNaN(at.getTime()))
+    throw rentalError('invalid_request', `querystring.${name} is not a date-time`)
+  return at
+}
+
+/** GET /api/sla/events: the organization's breaches and restorations, newest first. */
+export async function slaEvents(deps: SlaDeps, orgId: string, query: SlaEventQuery, page: Page) {
+  const from = dateOf('from', query.from)
+  const to = dateOf('to', query.to)
+  if (from && to && from.getTime() > to.getTime())
+    throw rentalError('invalid_request', 'querystring.from is after querystring.to')
+  if (query.engagement_id !== undefined && !(await deps.engagements.engagementOf(orgId, query.engagement_id)))
+    throw notFound(query.engagement_id)
+  const { rows, total } = await store.slaEventsOf(
+    deps.ctx.db,
+    { orgId, engagementId: query.engagement_id, type: query.type, from, to },
+    page.limit,
+    page.offset,
+  )
+  return { events: rows.map(slaEventView), total, limit: page.limit, offset: page.offset }
+}
