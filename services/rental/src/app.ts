@@ -19,6 +19,7 @@ import { providerIdentity } from './areas/provider/identity.ts'
 import { publicArea } from './areas/public/index.ts'
 import { invoicesArea } from './areas/invoices/index.ts'
 import { refundsArea } from './areas/refunds/index.ts'
+import { endingArea } from './areas/ending/index.ts'
 import { ratingsArea } from './areas/ratings/index.ts'
 import { incidentsArea } from './areas/incidents/index.ts'
 import { JournalRail } from './areas/rail/journal.ts'
@@ -156,6 +157,7 @@ export const rental: ServiceSpec<RentalConfig> = {
       webConsoleArea,
       disputesArea,
       insuranceArea,
+      endingArea,
     ])
   },
 }

@@ -37,6 +37,8 @@ export interface RentalConfig {
    * In development the demo user is one.
    */
   operators: string[]
+  /** External agents' cards: fetched from public https URLs only outside development and tests; refetched past the TTL. */
+  market: { allowPrivate: boolean; cardTtlS: number }
   /** Outbound webhooks: who may be called, how long an attempt lasts, when failures are retried. */
   webhooks: {
     /** Private, loopback and link-local addresses (and plain http) allowed: development and tests only. */
@@ -106,6 +108,7 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
       ),
       RENTAL_WEBHOOK_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 100, maximum: 60_000 })),
       RENTAL_MAX_WEBHOOKS: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+      RENTAL_MARKET_CARD_TTL_S: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400 })),
       RENTAL_SCHEDULE_CHECK_MS: Type.Optional(Type.Integer({ minimum: 50, maximum: 60_000 })),
       RENTAL_FILE_MAX_BYTES: Type.Optional(Type.Integer({ minimum: 1, maximum: 2 ** 40 })),
       RENTAL_ORG_FILES_MAX_BYTES: Type.Optional(Type.Integer({ minimum: 1, maximum: 2 ** 50 })),
@@ -162,6 +165,10 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
     outputTtlS: values.RENTAL_OUTPUT_TTL_S ?? 3600,
     taskRetries: values.RENTAL_TASK_RETRIES ?? 4,
     operators: operatorsOf(values.RENTAL_OPERATORS, production),
+    market: {
+      allowPrivate: common.nodeEnv === 'development' || common.nodeEnv === 'test',
+      cardTtlS: values.RENTAL_MARKET_CARD_TTL_S ?? 300,
+    },
     webhooks: {
       allowPrivate:
         values.RENTAL_WEBHOOKS_ALLOW_PRIVATE ??

@@ -86,6 +86,7 @@ export interface RentalServices {
   sla: undefined
   ratings: RatingService
   incidents: IncidentService
+  ending: undefined
 }
 
 export const { defineArea, mountAreas } = areaKit<RentalContext, RentalServices>()

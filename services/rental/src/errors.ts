@@ -47,7 +47,10 @@ export const rentalErrors = errorCatalogue({
   invalid_client_did: { status: 400, description: 'client_did is not a did:key of an Ed25519 key' },
   engagement_not_found: { status: 404, description: 'no such engagement of the signed-in client' },
   engagement_not_active: { status: 409, description: 'the engagement’s SLA is not signed yet' },
-  engagement_ended: { status: 409, description: 'the engagement has ended: its config no longer changes' },
+  engagement_ended: {
+    status: 409,
+    description: 'the engagement has ended: it takes no new task, its config no longer changes, it ends once',
+  },
   nothing_to_change: { status: 400, description: 'the config change names no field' },
   invalid_config: {
     status: 400,
@@ -154,6 +157,37 @@ export const rentalErrors = errorCatalogue({
   listing_unavailable: {
     status: 409,
     description: 'the agent’s listing is unavailable (until the time named)',
+  },
+  listing_at_capacity: {
+    status: 429,
+    description:
+      'the listing is limited and as many of its agent’s tasks as its cap are running (cap and count named): try again later',
+  },
+  listing_card_changed: {
+    status: 409,
+    description:
+      'the external agent’s card changed since it was listed (both hashes named): the provider publishes it again',
+  },
+  agent_card_unreachable: {
+    status: 422,
+    description: 'the external agent’s card URL is refused (not https, not public) or did not answer a card',
+  },
+  agent_card_invalid: {
+    status: 422,
+    description: 'the fetched agent card is not a valid A2A 1.0 AgentCard (the field named)',
+  },
+  agent_card_signature_invalid: {
+    status: 422,
+    description: 'the agent card’s JWS signature does not verify (or its key cannot be found by jku and kid)',
+  },
+  agent_card_unsupported: {
+    status: 422,
+    description:
+      'the card is valid but the rental cannot run the agent (no JSON-RPC 1.0 interface, no did:key for its results, a security scheme it cannot meet)',
+  },
+  agent_did_taken: {
+    status: 409,
+    description: 'the card names an agent DID another provider already publishes',
   },
   budget_limit: { status: 409, description: 'the organization has the most budgets allowed' },
   // trials

@@ -60,6 +60,7 @@ describe('rental service', () => {
       '0025_refunds.sql',
       '0026_market.sql',
       '0027_trials.sql',
+      '0028_market_external.sql',
       '0029_money.sql',
       '0030_files.sql',
       '0031_ratings_incidents.sql',
@@ -67,6 +68,7 @@ describe('rental service', () => {
       '0033_capacity_versions.sql',
       '0034_console_session_id_token.sql',
       '0035_sla.sql',
+      '0036_engagement_end.sql',
     ])
   })
 

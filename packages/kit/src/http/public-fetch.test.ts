@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import {
   checkPublicUrl,
+  getFromPublicUrl,
   isPrivateAddress,
   postToPublicUrl,
   PublicUrlError,
@@ -31,6 +32,14 @@ describe('kit: public-address fetch (client-named URLs)', () => {
       hits.push(req.url ?? '')
       if (req.url === '/redirect') {
         res.writeHead(302, { location: `http://127.0.0.1:${port}/target` }).end()
+        return
+      }
+      if (req.url === '/loop') {
+        res.writeHead(302, { location: '/loop' }).end()
+        return
+      }
+      if (req.url === '/big') {
+        res.writeHead(200).end('x'.repeat(2000))
         return
       }
       req.resume()
@@ -161,6 +170,27 @@ describe('kit: public-address fetch (client-named URLs)', () => {
     })
     assert.deepEqual([ok.status, ok.error], [204, null])
     assert.ok(ok.durationMs >= 0)
+    await agent.close()
+  })
+
+  it('GET: follows at most maxRedirects redirects, each target checked; bounded in size', async () => {
+    const agent = publicAgent({ allowPrivate: true })
+    const none = await getFromPublicUrl(`http://127.0.0.1:${port}/redirect`, { agent, allowPrivate: true })
+    assert.equal(none.status, 302, 'no redirects unless asked')
+    const followed = await getFromPublicUrl(`http://127.0.0.1:${port}/redirect`, {
+      agent,
+      allowPrivate: true,
+      maxRedirects: 2,
+    })
+    assert.deepEqual([followed.status, followed.url], [204, `http://127.0.0.1:${port}/target`])
+    await assert.rejects(
+      getFromPublicUrl(`http://127.0.0.1:${port}/loop`, { agent, allowPrivate: true, maxRedirects: 3 }),
+      /redirected more than 3 times/,
+    )
+    await assert.rejects(
+      getFromPublicUrl(`http://127.0.0.1:${port}/big`, { agent, allowPrivate: true, maxBytes: 1000 }),
+      /more than 1000 bytes/,
+    )
     await agent.close()
   })
 })

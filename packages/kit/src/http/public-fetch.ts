@@ -220,36 +220,69 @@ export async function postToPublicUrl(
 }
 
 /**
- * GETs a client-named URL through `agent` (`publicAgent`, which pins the checked address): no
- * redirects (a 3xx is an error), bounded in time and size. Throws an `Error` naming what went wrong.
+ * GETs a client-named URL through `agent` (`publicAgent`, which pins the checked address), bounded
+ * in time and size. Redirects: none by default (a 3xx is answered as it is); with `maxRedirects`,
+ * up to that many are followed, each `Location` checked as the first URL was (https, public). Throws
+ * an `Error` naming what went wrong (a `PublicUrlError` for a URL refused).
  */
 export async function getFromPublicUrl(
   url: string,
-  init: { agent: Agent; allowPrivate: boolean; timeoutMs?: number; maxBytes?: number },
-): Promise<{ status: number; text: string }> {
-  const target = await checkPublicUrl(url, { allowPrivate: init.allowPrivate })
+  init: {
+    agent: Agent
+    allowPrivate: boolean
+    timeoutMs?: number
+    maxBytes?: number
+    maxRedirects?: number
+    headers?: Record<string, string>
+  },
+): Promise<{ status: number; text: string; url: string }> {
+  let target = await checkPublicUrl(url, { allowPrivate: init.allowPrivate })
   const maxBytes = init.maxBytes ?? 256 * 1024
-  let res: Awaited<ReturnType<typeof request>>
-  try {
-    res = await request(target, {
-      method: 'GET',
-      dispatcher: init.agent,
-      signal: AbortSignal.timeout(init.timeoutMs ?? 5_000),
-    })
-  } catch (err) {
-    throw new Error(`could not be fetched: ${describe(err)}`)
-  }
-  const chunks: Buffer[] = []
-  let read = 0
-  for await (const chunk of res.body as AsyncIterable<Buffer>) {
-    read += chunk.length
-    if (read > maxBytes) {
-      res.body.destroy()
-      throw new Error(`answered more than ${maxBytes} bytes`)
+  // one deadline for the whole exchange, redirects included
+  const signal = AbortSignal.timeout(init.timeoutMs ?? 5_000)
+  for (let hops = 0; ; hops++) {
+    let res: Awaited<ReturnType<typeof request>>
+    try {
+      res = await request(target, {
+        method: 'GET',
+        dispatcher: init.agent,
+        signal,
+        ...(init.headers ? { headers: init.headers } : {}),
+      })
+    } catch (err) {
+      throw new Error(`could not be fetched: ${describe(err)}`)
     }
-    chunks.push(chunk)
+    const location = res.headers.location
+    if (res.statusCode >= 300 && res.statusCode < 400 && typeof location === 'string' && init.maxRedirects) {
+      await drain(res.body, 64 * 1024)
+      if (hops >= init.maxRedirects) throw new Error(`redirected more than ${init.maxRedirects} times`)
+      let next: string
+      try {
+        next = new URL(location, target).href
+      } catch {
+        throw new Error('redirected to a URL that does not parse')
+      }
+      target = await checkPublicUrl(next, { allowPrivate: init.allowPrivate })
+      continue
+    }
+    const chunks: Buffer[] = []
+    let read = 0
+    try {
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        read += chunk.length
+        if (read > maxBytes) {
+          res.body.destroy()
+          throw new Error(`answered more than ${maxBytes} bytes`)
+        }
+        chunks.push(chunk)
+      }
+    } catch (err) {
+      throw new Error(
+        read > maxBytes ? `answered more than ${maxBytes} bytes` : `could not be read: ${describe(err)}`,
+      )
+    }
+    return { status: res.statusCode, text: Buffer.concat(chunks).toString('utf8'), url: target.href }
   }
-  return { status: res.statusCode, text: Buffer.concat(chunks).toString('utf8') }
 }
 
 async function drain(body: AsyncIterable<Buffer> & { destroy(): void }, max: number) {

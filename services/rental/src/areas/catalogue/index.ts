@@ -2,7 +2,17 @@ import { defineArea } from '../../context.ts'
 import type { OrgService } from '../orgs/index.ts'
 import { catalogueRoutes } from './routes.ts'
 import { seedJobs, startSeeding } from './service.ts'
-import { agentCardUrl, catalogue, catalogueAgent, isProviderOf, jobAndAgent } from './store.ts'
+import type { RentalDb } from '../../db.ts'
+import {
+  agentByDid,
+  agentCardUrl,
+  type AgentRow,
+  catalogue,
+  catalogueAgent,
+  isProviderOf,
+  jobAndAgent,
+  registerAgent,
+} from './store.ts'
 
 /** The provider organization that publishes an agent, as the catalogue and agent views show it. */
 export interface ProviderRef {
@@ -31,6 +41,10 @@ export interface CatalogueService {
    * agent not in the catalogue): the check of providers' own actions.
    */
   isProviderOf(orgId: string, agentDid: string): Promise<boolean>
+  /** The agent with that DID (its id and provider organization), in `db` or a transaction. */
+  agentByDid(db: RentalDb, did: string): ReturnType<typeof agentByDid>
+  /** An external agent (market) stored in `trx`, serving `jobIds`: answers those that exist. */
+  registerAgent(trx: RentalDb, agent: AgentRow, jobIds: string[]): Promise<string[]>
 }
 
 /** Each `provider_org_id` replaced by the provider's id and name (from the orgs service). */
@@ -76,6 +90,8 @@ export const catalogueArea = defineArea({
       },
       cardUrl: (did) => agentCardUrl(ctx.db, did),
       isProviderOf: (orgId, agentDid) => isProviderOf(ctx.db, orgId, agentDid),
+      agentByDid,
+      registerAgent,
     }
   },
   routes(app, ctx, _use, own) {

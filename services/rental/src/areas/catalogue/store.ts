@@ -155,3 +155,28 @@ export const isProviderOf = async (db: RentalDb, orgId: string, did: string) =>
     .where('did', '=', did)
     .where('provider_org_id', '=', orgId)
     .executeTakeFirst()) !== undefined
+
+/**
+ * An external agent (the market's external listings) in the catalogue, serving `jobIds` (its other
+ * links dropped): answers the ids of those jobs that exist.
+ */
+export async function registerAgent(db: RentalDb, agent: AgentRow, jobIds: string[]) {
+  await upsertAgent(db, agent)
+  await db
+    .deleteFrom('job_agents')
+    .where('agent_id', '=', agent.id)
+    .where('job_id', 'not in', jobIds)
+    .execute()
+  const jobs = await db.selectFrom('jobs').select('id').where('id', 'in', jobIds).execute()
+  for (const job of jobs)
+    await db
+      .insertInto('job_agents')
+      .values({ job_id: job.id, agent_id: agent.id })
+      .onConflict((oc) => oc.columns(['job_id', 'agent_id']).doNothing())
+      .execute()
+  return jobs.map((j) => j.id)
+}
+
+/** The catalogue's agent with that DID (id and provider), or undefined. */
+export const agentByDid = (db: RentalDb, did: string) =>
+  db.selectFrom('agents').select(['id', 'provider_org_id']).where('did', '=', did).executeTakeFirst()

@@ -12,6 +12,7 @@ import type { OrgClient } from '../orgs/permissions.ts'
 import type { Actor } from '../events/index.ts'
 import type { SlaTrial } from './bodies.ts'
 import * as store from './store.ts'
+import * as end from './end.ts'
 import type { EngagementRow, EscrowRow } from './store.ts'
 
 export type { EngagementConfig, EngagementRow, EscrowRow }
@@ -84,6 +85,8 @@ export interface EngagementService {
     at: Date,
   ): Promise<{ revoked_at: Date } | undefined>
   revocationOf(orgId: string, agentDid: string): ReturnType<typeof store.revocationOf>
+  /** An end's writes (areas/ending), in its transaction: escrows locked, the engagement ended, an escrow returned. */
+  end: typeof end
   /** The agent as the catalogue has it and the client's engagements with it; 404 unless one exists, 400 for a DID that is not Ed25519. */
   knownAgent(
     orgId: string,
@@ -102,7 +105,13 @@ export const engagementsArea = defineArea({
   needs: ['catalogue', 'events', 'budgets', 'market', 'orgs'],
   mount: (_app, ctx, use): EngagementService => ({
     hire: (client, input, actor, trial) =>
-      hire(ctx, use.catalogue, { client, events: use.events, budgets: use.budgets, actor }, input, trial),
+      hire(
+        ctx,
+        use.catalogue,
+        { client, events: use.events, budgets: use.budgets, market: use.market, actor },
+        input,
+        trial,
+      ),
     detail: (orgId, id) => engagementDetail(ctx.db, orgId, id),
     engagementOf: (orgId, id, at) => store.engagementOf(at?.trx ?? ctx.db, orgId, id, at?.lock),
     engagementsWith: (orgId, did) => store.engagementsWith(ctx.db, orgId, did),
@@ -126,6 +135,7 @@ export const engagementsArea = defineArea({
     checkTaskPrice: async (engagement) =>
       checkTaskPrice((await configOf(ctx, ctx.db, engagement.id)).config, Number(engagement.price_fils)),
     revocationOf: (orgId, did) => store.revocationOf(ctx.db, orgId, did),
+    end,
     async knownAgent(orgId, did) {
       checkAgentDid(did)
       const agent = await use.catalogue.agent(did)

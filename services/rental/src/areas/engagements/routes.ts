@@ -13,7 +13,7 @@ import { engagementDetail, engagementList, hire, sign } from './service.ts'
 const Signed = Type.Object({ body: Body, hash: Type.String() })
 const EngagementSummary = Type.Object({
   id: Type.String(),
-  state: Type.Union([Type.Literal('pending'), Type.Literal('active')]),
+  state: Type.Union([Type.Literal('pending'), Type.Literal('active'), Type.Literal('ended')]),
   job_id: Type.String(),
   agent_did: Type.String(),
   client_did: Type.String(),
@@ -35,7 +35,7 @@ export function engagementRoutes(
   catalogue: CatalogueService,
   events: EventService,
   budgets: BudgetService,
-  market: Pick<MarketService, 'assertHireable'>,
+  market: Pick<MarketService, 'assertHireable' | 'refreshCard'>,
 ) {
   const { sessions } = ctx
   const tags = ['engagements']
@@ -56,12 +56,12 @@ export function engagementRoutes(
       },
     },
     async (request) => {
-      // an agent whose market listing is unavailable is not hired (409 listing_unavailable)
-      await market.assertHireable(request.body.agent_did)
+      // an external agent's card is fetched again past its TTL (a change is flagged on the listing)
+      await market.refreshCard(request.body.agent_did)
       return hire(
         ctx,
         catalogue,
-        { client: clientOf(request), events, budgets, actor: actorOfRequest(request) },
+        { client: clientOf(request), events, budgets, market, actor: actorOfRequest(request) },
         request.body,
       )
     },

@@ -16,7 +16,13 @@ export const Params = Type.Object({ id: Id })
 export const Escrow = Type.Object({
   id: Type.String(),
   task_id: Nullable(Type.String()),
-  state: Type.Union([Type.Literal('offered'), Type.Literal('open'), Type.Literal('released')]),
+  state: Type.Union([
+    Type.Literal('offered'),
+    Type.Literal('open'),
+    Type.Literal('released'),
+    Type.Literal('returned'),
+    Type.Literal('withdrawn'),
+  ]),
   amount_fils: Type.Integer(),
   currency: Type.String(),
   hash: Type.String({ description: 'sha256:<hex> of the JCS form of the body' }),

@@ -5,6 +5,7 @@ import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import type { BudgetService } from '../budgets/index.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
+import type { MarketService } from '../market/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
 import {
   bodyHash,
@@ -128,7 +129,13 @@ export function engagementEvent(
 export async function hire(
   ctx: MoneyContext,
   catalogue: CatalogueService,
-  who: { client: OrgClient; events: EventService; budgets: Budgets; actor: Actor },
+  who: {
+    client: OrgClient
+    events: EventService
+    budgets: Budgets
+    market: Pick<MarketService, 'assertHireable'>
+    actor: Actor
+  },
   input: { job_id: string; agent_did: string; client_did?: string | undefined },
   /**
    * A trial's convert (areas/trials): the trial named in the SLA body, and `claim` run last in the
@@ -186,6 +193,9 @@ export async function hire(
   // the engagement stays on the agent's version at hire until its client accepts a newer one
   const version = await latestVersion(ctx.db, agent.did)
   await inTransaction(ctx.db, async (trx) => {
+    // an agent whose market listing is unavailable (or unpublished, or its card changed) is not
+    // hired: 409, checked on the listing row shared-locked in this transaction
+    await who.market.assertHireable(agent.did, trx)
     await grantDemoWallet(ctx, trx, client.orgId)
     await insertEngagement(trx, {
       id: engagementId,

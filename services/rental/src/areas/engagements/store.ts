@@ -1,5 +1,5 @@
 import { rowById } from '@svc/kit'
-import type { Generated, Insertable, Selectable } from 'kysely'
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely'
 import type { Json, RentalDb, RentalTables } from '../../db.ts'
 import { bodyHash, type EscrowBody } from './bodies.ts'
 
@@ -15,12 +15,14 @@ export interface EngagementTables {
     provider_did: string
     price_fils: number
     currency: Generated<string>
-    state: 'pending' | 'active'
+    state: 'pending' | 'active' | 'ended'
     sla: Json
     sla_hash: string
     sla_signature: string | null
     created_at: Generated<Date>
     activated_at: Date | null
+    ended_at: Generated<Date | null>
+    end_answer: ColumnType<unknown, string | undefined, string>
     max_concurrent_tasks: number | null
     tasks_per_minute: number | null
     capacity_updated_at: Date | null
@@ -35,7 +37,7 @@ export interface EngagementTables {
     currency: Generated<string>
     body: Json
     hash: string
-    state: 'offered' | 'open' | 'released'
+    state: 'offered' | 'open' | 'released' | 'returned' | 'withdrawn'
     signature: string | null
     open_transfer_id: string | null
     opened_at: Date | null
@@ -46,6 +48,8 @@ export interface EngagementTables {
     release_receipt_id: string | null
     release_answer: Json | null
     released_at: Date | null
+    return_transfer_id: Generated<string | null>
+    returned_at: Generated<Date | null>
     created_at: Generated<Date>
   }
   engagement_config_versions: {

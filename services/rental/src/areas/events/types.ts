@@ -24,6 +24,7 @@ export const EVENT_TYPES = [
   'agent.version_released',
   'escrow.opened',
   'escrow.released',
+  'escrow.returned',
   'budget.created',
   'budget.updated',
   'budget.deleted',
@@ -61,6 +62,7 @@ export const EVENT_TYPES = [
   'listing.published',
   'listing.updated',
   'listing.availability_changed',
+  'listing.card_changed',
   // trials
   'trial.started',
   'trial.task',

@@ -15,6 +15,7 @@ import {
   type Publisher,
   publishListing,
 } from './service.ts'
+import { publishExternal } from './external.ts'
 
 const Money = Type.Object({
   amount_fils: Type.Integer(),
@@ -22,6 +23,7 @@ const Money = Type.Object({
   display: Type.String({ description: 'formatted for a person, in the request’s language' }),
 })
 const State = Type.Union([Type.Literal('available'), Type.Literal('limited'), Type.Literal('unavailable')])
+const ListedState = Type.Union([...State.anyOf, Type.Literal('unpublished')])
 
 const Listing = Type.Object({
   id: Type.String(),
@@ -38,10 +40,29 @@ const Listing = Type.Object({
   package_price: Nullable(Money),
   sla: Type.Record(Type.String(), Type.Unknown()),
   availability: Type.Object({
-    state: State,
+    state: ListedState,
     max_concurrency: Nullable(Type.Integer()),
     until: Nullable(Type.String()),
   }),
+  external: Nullable(
+    Type.Object(
+      {
+        card_url: Type.String(),
+        card_sha256: Type.String({
+          description: 'SHA-256 (hex) of the card as listed: JCS bytes without signatures',
+        }),
+        card_changed: Type.Boolean({
+          description: 'a later fetch found another card: hiring is 409 until republished',
+        }),
+        latest_card_sha256: Type.String(),
+        signed_by_kid: Nullable(
+          Type.String({ description: 'the kid of the verified JWS signature (null: unsigned)' }),
+        ),
+        fetched_at: Nullable(Type.String()),
+      },
+      { description: 'an external A2A agent’s card (null: a built-in agent)' },
+    ),
+  ),
   created_at: Type.String(),
   updated_at: Type.String(),
 })
@@ -53,6 +74,27 @@ const LangProp = { lang: Type.Optional(Type.Union([Type.Literal('en'), Type.Lite
 const Lang = Type.Object(LangProp)
 
 const localeOf = moneyLocaleOf
+
+/** A listing's terms, for a built-in agent and an external one alike. */
+const Terms = {
+  skills: Type.Optional(Words(50)),
+  tags: Type.Optional(Words(20)),
+  languages: Type.Optional(
+    Type.Array(Type.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$' }), { maxItems: 20 }),
+  ),
+  price_fils: Fils('price per task, positive, at most 2^53-1'),
+  package_price_fils: Type.Optional(Fils('price per package')),
+  sla: Type.Optional(
+    Type.Record(
+      Type.String({ maxLength: 100 }),
+      Type.Union([Type.String({ maxLength: 500 }), Type.Number(), Type.Boolean()]),
+      {
+        maxProperties: 20,
+        description: 'the SLA terms offered (for example response_seconds, uptime)',
+      },
+    ),
+  ),
+}
 
 export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 'isOperator'>) {
   const { sessions } = deps
@@ -83,23 +125,7 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
             agent_did: Type.String({ minLength: 1, maxLength: 200 }),
             title: Type.String({ minLength: 1, maxLength: 200 }),
             description: Type.String({ minLength: 1, maxLength: 5000 }),
-            skills: Type.Optional(Words(50)),
-            tags: Type.Optional(Words(20)),
-            languages: Type.Optional(
-              Type.Array(Type.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$' }), { maxItems: 20 }),
-            ),
-            price_fils: Fils('price per task, positive, at most 2^53-1'),
-            package_price_fils: Type.Optional(Fils('price per package')),
-            sla: Type.Optional(
-              Type.Record(
-                Type.String({ maxLength: 100 }),
-                Type.Union([Type.String({ maxLength: 500 }), Type.Number(), Type.Boolean()]),
-                {
-                  maxProperties: 20,
-                  description: 'the SLA terms offered (for example response_seconds, uptime)',
-                },
-              ),
-            ),
+            ...Terms,
           },
           { additionalProperties: false },
         ),
@@ -109,6 +135,46 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
     async (request) => {
       const who = publisher(request)
       return publishListing(deps, who, request.body, actorOf(request, who), localeOf(request))
+    },
+  )
+  app.post(
+    '/api/market/listings/external',
+    {
+      ...sessions.sessionAndCsrf,
+      ...can('market:write'),
+      schema: {
+        summary:
+          'Publishes an external A2A agent named by URL (again for the same agent: updates it, re-reading its card)',
+        description:
+          'The rental fetches the A2A 1.0 agent card (`url` itself when it ends in /.well-known/agent-card.json, else that path under it; https and public addresses only outside development; 64 KiB, 5 s, 3 redirects), validates it, verifies its JWS signatures (key by `jku` and `kid`), and lists the agent with the card’s SHA-256; the agent is then hired and run as the built-in ones. The card must name the agent’s did:key (extension urn:svc:a2a:agent-result:v1) and a JSON-RPC 1.0 interface. A card that cannot be fetched, is not a valid card, or whose signature does not verify: 422.',
+        tags,
+        security: CSRF_SECURITY,
+        querystring: Lang,
+        body: Type.Object(
+          {
+            url: Type.String({
+              minLength: 1,
+              maxLength: 2000,
+              pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$',
+              description: 'the agent’s URL, or its card’s',
+            }),
+            job_ids: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+              minItems: 1,
+              maxItems: 20,
+              description: 'the jobs of the catalogue the agent serves',
+            }),
+            title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+            description: Type.Optional(Type.String({ minLength: 1, maxLength: 5000 })),
+            ...Terms,
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Listing },
+      },
+    },
+    async (request) => {
+      const who = publisher(request)
+      return publishExternal(deps, who, request.body, actorOf(request, who), localeOf(request))
     },
   )
   app.get(
@@ -182,7 +248,7 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
         response: { 200: Listing },
       },
     },
-    async (request) => listingDetail(deps, request.params.id, localeOf(request)),
+    async (request) => listingDetail(deps, request.params.id, localeOf(request), publisher(request)),
   )
   app.post(
     '/api/market/listings/:id/availability',
@@ -191,9 +257,9 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
       ...can('market:write'),
       schema: {
         summary:
-          'Sets a listing’s availability: available, limited (a concurrency cap) or unavailable (until a time, or until changed)',
+          'Sets a listing’s availability: available, limited (a concurrency cap), unavailable (until a time, or until changed) or unpublished (off the market)',
         description:
-          'Hiring the agent of an unavailable listing is 409 `listing_unavailable`. Another organization’s listing: 404.',
+          'Hiring the agent of an unavailable or unpublished listing is 409 `listing_unavailable`; a limited listing’s agent takes a new task only while fewer than `max_concurrency` of its tasks run (429 `listing_at_capacity`). Unpublished: left out of search and /market, read only by its organization; publishing it again (or setting another state) puts it back. Another organization’s listing: 404.',
         tags,
         security: CSRF_SECURITY,
         params: ListingId,
@@ -214,6 +280,7 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
             },
             { additionalProperties: false },
           ),
+          Type.Object({ state: Type.Literal('unpublished') }, { additionalProperties: false }),
         ]),
         response: { 200: Listing },
       },

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { isEd25519DidKey, money, type MoneyLocale } from '@svc/kit'
+import type { publicAgent } from '@svc/kit/http/public-fetch'
 import type { RentalContext } from '../../context.ts'
-import { inTransaction } from '../../db.ts'
+import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
@@ -10,7 +11,9 @@ import type { ListingRow, ListingSearch } from './store.ts'
 
 export interface MarketDeps extends RentalContext {
   events: EventService
-  catalogue: Pick<CatalogueService, 'isProviderOf'>
+  catalogue: Pick<CatalogueService, 'isProviderOf' | 'agentByDid' | 'registerAgent'>
+  /** The dispatcher external agents' cards and JWK Sets are fetched through (kit public-fetch). */
+  fetchAgent: ReturnType<typeof publicAgent>
 }
 
 /** The platform's own provider organization (the built-in agents are its; operators act for it). */
@@ -44,6 +47,17 @@ export function listingView(row: ListingRow, locale: MoneyLocale) {
       max_concurrency: row.max_concurrency,
       until: row.unavailable_until?.toISOString() ?? null,
     },
+    external:
+      row.card_url === null
+        ? null
+        : {
+            card_url: row.card_url,
+            card_sha256: row.card_sha256!,
+            card_changed: row.card_changed,
+            latest_card_sha256: row.card_latest_sha256!,
+            signed_by_kid: row.card_signature_kid,
+            fetched_at: row.card_fetched_at?.toISOString() ?? null,
+          },
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   }
@@ -89,6 +103,12 @@ export async function publishListing(
   input: NewListing,
   actor: Actor,
   locale: MoneyLocale,
+  external?: {
+    orgId: string
+    card: store.ListedCard
+    /** Writes in the listing's transaction, before it (the catalogue's agent). */
+    before: (trx: RentalDb) => Promise<void>
+  },
 ) {
   if (!isEd25519DidKey(input.agent_did))
     throw rentalError('invalid_agent_did', 'agent_did is not an Ed25519 did:key')
@@ -99,38 +119,55 @@ export async function publishListing(
   const price = checkFils('price_fils', input.price_fils)
   const pkg =
     input.package_price_fils === undefined ? null : checkFils('package_price_fils', input.package_price_fils)
-  const orgId = await publisherOrg(deps, who, input.agent_did)
+  const orgId = external?.orgId ?? (await publisherOrg(deps, who, input.agent_did))
   const row = await inTransaction(deps.db, async (trx) => {
-    const { inserted, ...made } = await store.upsertListing(trx, {
-      id: newListingId(),
-      org_id: orgId,
-      agent_did: input.agent_did,
-      title,
-      description,
-      skills: words(input.skills, false),
-      tags: words(input.tags, true),
-      languages: words(input.languages, true),
-      price_fils: price,
-      package_price_fils: pkg,
-      sla: input.sla ?? {},
-      created_by: actor.id,
-      created_at: new Date(),
-    })
+    await external?.before(trx)
+    const { inserted, ...made } = await store.upsertListing(
+      trx,
+      {
+        id: newListingId(),
+        org_id: orgId,
+        agent_did: input.agent_did,
+        title,
+        description,
+        skills: words(input.skills, false),
+        tags: words(input.tags, true),
+        languages: words(input.languages, true),
+        price_fils: price,
+        package_price_fils: pkg,
+        sla: input.sla ?? {},
+        created_by: actor.id,
+        created_at: new Date(),
+      },
+      external?.card,
+    )
     await deps.events.record(trx, {
       orgId,
       type: inserted ? 'listing.published' : 'listing.updated',
       subjects: { listing_id: made.id, agent_did: made.agent_did },
       actor,
-      data: { title: made.title, price_fils: price, tags: made.tags, languages: made.languages },
+      data: {
+        title: made.title,
+        price_fils: price,
+        tags: made.tags,
+        languages: made.languages,
+        ...(external ? { card_url: external.card.card_url, card_sha256: external.card.card_sha256 } : {}),
+      },
     })
     return made
   })
   return listingView(row, locale)
 }
 
-export async function listingDetail(deps: MarketDeps, id: string, locale: MoneyLocale) {
+/** Whether the listing is the member's organization's (operators: the platform's too). */
+const ownedBy = (row: ListingRow, who: Publisher) =>
+  row.org_id === who.orgId || (who.operator && row.org_id === PLATFORM_ORG)
+
+/** A listing by id; with `who` (a member reading the market), an unpublished one only to its organization. */
+export async function listingDetail(deps: MarketDeps, id: string, locale: MoneyLocale, who?: Publisher) {
   const row = await store.listingById(deps.db, id)
-  if (!row) throw rentalError('listing_not_found', `no listing ${id}`)
+  if (!row || (who && row.availability === 'unpublished' && !ownedBy(row, who)))
+    throw rentalError('listing_not_found', `no listing ${id}`)
   return listingView(row, locale)
 }
 
@@ -151,6 +188,7 @@ export type AvailabilityInput =
   | { state: 'available' }
   | { state: 'limited'; max_concurrency: number }
   | { state: 'unavailable'; until?: string | undefined }
+  | { state: 'unpublished' }
 
 /** Sets a listing's availability: by its organization's members (operators for the platform's); others 404. */
 export async function changeAvailability(
@@ -172,8 +210,7 @@ export async function changeAvailability(
     throw rentalError('invalid_request', 'max_concurrency must be an integer from 1 to 10000')
   const row = await inTransaction(deps.db, async (trx) => {
     const found = await store.listingById(trx, id, true)
-    const mine = found && (found.org_id === who.orgId || (who.operator && found.org_id === PLATFORM_ORG))
-    if (!found || !mine) throw rentalError('listing_not_found', `no listing ${id}`)
+    if (!found || !ownedBy(found, who)) throw rentalError('listing_not_found', `no listing ${id}`)
     const changed = await store.setAvailability(
       trx,
       id,
@@ -197,10 +234,23 @@ export async function changeAvailability(
   return listingView(row, locale)
 }
 
-/** Whether the agent may be hired: 409 `listing_unavailable` when its latest listing is unavailable now. */
-export async function assertHireable(deps: Pick<MarketDeps, 'db'>, agentDid: string, now = new Date()) {
-  const row = await store.listingOfAgent(deps.db, agentDid)
-  if (!row || row.availability !== 'unavailable') return
+/**
+ * Whether the agent may be hired, in the hire's transaction (its listing row shared-locked, so a
+ * change of availability waits for the hire or the hire sees it): 409 `listing_unavailable` when
+ * its latest listing is unavailable now or unpublished, `listing_card_changed` when the external
+ * agent's card changed since it was listed. No listing: hireable (a built-in agent not on the market).
+ */
+export async function assertHireable(trx: RentalDb, agentDid: string, now = new Date()) {
+  const row = await store.listingOfAgent(trx, agentDid, 'share')
+  if (!row) return
+  if (row.availability === 'unpublished')
+    throw rentalError('listing_unavailable', `the listing ${row.id} is unpublished`)
+  if (row.card_changed)
+    throw rentalError(
+      'listing_card_changed',
+      `the agent card of the listing ${row.id} changed since it was listed (sha256 ${row.card_sha256} then, ${row.card_latest_sha256} now): its provider publishes it again`,
+    )
+  if (row.availability !== 'unavailable') return
   if (row.unavailable_until !== null && row.unavailable_until <= now) return
   throw rentalError(
     'listing_unavailable',

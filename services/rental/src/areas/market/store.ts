@@ -17,10 +17,18 @@ export interface MarketTables {
     price_fils: number | string
     package_price_fils: number | string | null
     sla: Record<string, unknown>
-    availability: Generated<'available' | 'limited' | 'unavailable'>
+    availability: Generated<'available' | 'limited' | 'unavailable' | 'unpublished'>
     max_concurrency: number | null
     unavailable_until: Date | null
     search: unknown
+    /** An external agent's card (0028): all null for a built-in agent. */
+    card_url: Generated<string | null>
+    card_sha256: Generated<string | null>
+    card_latest_sha256: Generated<string | null>
+    card_changed: Generated<boolean>
+    card_signature_kid: Generated<string | null>
+    card_token_resource: Generated<string | null>
+    card_fetched_at: Generated<Date | null>
     created_by: string | null
     created_at: Generated<Date>
     updated_at: Generated<Date>
@@ -44,6 +52,13 @@ const COLUMNS = [
   'availability',
   'max_concurrency',
   'unavailable_until',
+  'card_url',
+  'card_sha256',
+  'card_latest_sha256',
+  'card_changed',
+  'card_signature_kid',
+  'card_token_resource',
+  'card_fetched_at',
   'created_by',
   'created_at',
   'updated_at',
@@ -53,14 +68,41 @@ const COLUMNS = [
 const searchVector = (title: string, skills: string[], description: string) =>
   sql`setweight(to_tsvector('simple', ${title}), 'A') || setweight(to_tsvector('simple', ${skills.join(' ')}), 'B') || setweight(to_tsvector('simple', ${description}), 'C')`
 
+type CardColumns =
+  | 'card_url'
+  | 'card_sha256'
+  | 'card_latest_sha256'
+  | 'card_changed'
+  | 'card_signature_kid'
+  | 'card_token_resource'
+  | 'card_fetched_at'
 export type NewListingRow = Omit<
   ListingRow,
-  'availability' | 'max_concurrency' | 'unavailable_until' | 'updated_at'
+  'availability' | 'max_concurrency' | 'unavailable_until' | 'updated_at' | CardColumns
 >
+/** An external agent's card as listed. */
+export interface ListedCard {
+  card_url: string
+  card_sha256: string
+  card_signature_kid: string | null
+  card_token_resource: string | null
+}
 
-/** Publishes (or, for an agent the organization listed already, updates) a listing; `inserted` tells which. */
-export const upsertListing = (db: RentalDb, row: NewListingRow) => {
+/**
+ * Publishes (or, for an agent the organization listed already, updates) a listing; `inserted` tells
+ * which. An unpublished listing published again is available again; with `card`, the card as listed
+ * now (its change flag cleared).
+ */
+export const upsertListing = (db: RentalDb, row: NewListingRow, card?: ListedCard) => {
+  const listed = card && {
+    ...card,
+    card_latest_sha256: card.card_sha256,
+    card_changed: false,
+    card_fetched_at: row.created_at,
+  }
   const changes = {
+    ...listed,
+    availability: sql<'available'>`case when rental_listings.availability = 'unpublished' then 'available' else rental_listings.availability end`,
     title: row.title,
     description: row.description,
     skills: row.skills,
@@ -74,7 +116,7 @@ export const upsertListing = (db: RentalDb, row: NewListingRow) => {
   }
   return db
     .insertInto('rental_listings')
-    .values({ ...row, ...changes })
+    .values({ ...row, ...changes, availability: 'available' })
     .onConflict((oc) => oc.columns(['agent_did', 'org_id']).doUpdateSet(changes))
     .returning(COLUMNS)
     .returning(sql<boolean>`(xmax = 0)`.as('inserted'))
@@ -88,19 +130,44 @@ export const listingById = (db: RentalDb, id: string, lock = false) => {
 }
 
 /** The latest listing of an agent (undefined when none is published). */
-export const listingOfAgent = (db: RentalDb, did: string) =>
-  db
+export const listingOfAgent = (db: RentalDb, did: string, lock: 'share' | 'update' | false = false) => {
+  const q = db
     .selectFrom('rental_listings')
     .select(COLUMNS)
     .where('agent_did', '=', did)
     .orderBy('created_at', 'desc')
-    .executeTakeFirst()
+    .limit(1)
+  return (lock === 'share' ? q.forShare() : lock === 'update' ? q.forUpdate() : q).executeTakeFirst()
+}
+
+/** Records a fetch of the listing's card: its hash now, and whether it differs from the listed one. */
+export const cardFetched = (db: RentalDb, id: string, latest: string, changed: boolean, at: Date) =>
+  db
+    .updateTable('rental_listings')
+    .set({ card_latest_sha256: latest, card_changed: changed, card_fetched_at: at, updated_at: at })
+    .where('id', '=', id)
+    .returning(COLUMNS)
+    .executeTakeFirstOrThrow()
+
+/** The token resource of the external agent reached at `url` (its endpoint is under it), or undefined. */
+export const tokenResourceOf = async (db: RentalDb, url: string) =>
+  (
+    await db
+      .selectFrom('rental_listings')
+      .select('card_token_resource')
+      .where('card_token_resource', 'is not', null)
+      .where(
+        sql<boolean>`(${url} = card_token_resource or left(${url}, length(card_token_resource) + 1) = card_token_resource || '/')`,
+      )
+      .limit(1)
+      .executeTakeFirst()
+  )?.card_token_resource ?? undefined
 
 export const setAvailability = (
   db: RentalDb,
   id: string,
   a: {
-    availability: 'available' | 'limited' | 'unavailable'
+    availability: 'available' | 'limited' | 'unavailable' | 'unpublished'
     max_concurrency: number | null
     unavailable_until: Date | null
   },
@@ -135,6 +202,7 @@ export async function searchListings(db: RentalDb, s: ListingSearch) {
   if (s.minPrice !== undefined) base = base.where('price_fils', '>=', s.minPrice)
   if (s.maxPrice !== undefined) base = base.where('price_fils', '<=', s.maxPrice)
   if (s.availability !== undefined) base = base.where('availability', '=', s.availability)
+  else base = base.where('availability', '<>', 'unpublished')
   const rank = query ? sql<number>`ts_rank(search, ${query})` : sql<number>`0::real`
   let rows = base.select(COLUMNS).select(rank.as('rank'))
   if (s.sort === 'price') rows = rows.orderBy('price_fils')

@@ -84,11 +84,17 @@ export class AgentCredentials {
   }
 }
 
-/** A fetch that sends the agents' token to the agents (and nothing to anyone else), renewed once on a 401. */
-export function authenticatingFetch(credentials: AgentCredentials): typeof fetch {
+/**
+ * A fetch that sends each agent the token for its resource (the built-in agents', or an external
+ * agent's that takes the rental's idp tokens) and nothing to anyone else, renewed once on a 401.
+ */
+export function authenticatingFetch(
+  credentialsFor: (url: string) => Promise<AgentCredentials | undefined>,
+): typeof fetch {
   return async (input, init) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url
-    if (!credentials.covers(url)) return fetch(input, init)
+    const credentials = await credentialsFor(url)
+    if (!credentials?.covers(url)) return fetch(input, init)
     const send = async () => {
       const headers = new Headers(init?.headers)
       headers.set('authorization', `Bearer ${await credentials.token()}`)

@@ -72,7 +72,7 @@ export class AgentDispatcher {
   readonly #clients = new Map<string, Promise<Client>>()
   readonly #factory: ClientFactory
 
-  constructor(credentials?: AgentCredentials) {
+  constructor(credentials?: (url: string) => Promise<AgentCredentials | undefined>) {
     this.#factory = credentials
       ? new ClientFactory(
           ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {

@@ -8,7 +8,7 @@ import { taskRoutes } from './routes.ts'
 /** A task's response schema, as every route shows a task (the trials' tasks too). */
 export { Task as TaskSchema } from './routes.ts'
 import type { Actor } from '../events/index.ts'
-import { taskEvents } from './events.ts'
+import { endRunning, taskEvents } from './events.ts'
 import { afterCommit } from '@svc/kit'
 import {
   createTask,
@@ -59,6 +59,10 @@ export interface TaskService {
     at: Date,
     actor: Actor,
   ): Promise<string[]>
+  /** The organization's tasks of an engagement (in `db`, a transaction or not), oldest first. */
+  ofEngagement(db: RentalDb, orgId: string, engagementId: string): ReturnType<typeof store.tasksOfEngagement>
+  /** Cancels the task as POST /api/tasks/{id}/cancel does, in `trx`; false when it had already ended. */
+  cancelIn(trx: RentalDb, orgId: string, id: string, reason: string, actor: Actor): Promise<boolean>
   /** The engagement's last ended tasks, newest end first, read in `db` (a transaction or not): areas/sla. */
   endedOfEngagement(
     db: RentalDb,
@@ -93,14 +97,22 @@ export interface TaskService {
  */
 export const tasksArea = defineArea({
   name: 'tasks',
-  needs: ['auth', 'engagements', 'catalogue', 'outbox', 'events'],
+  needs: ['auth', 'engagements', 'catalogue', 'outbox', 'events', 'market'],
   async mount(app, ctx, use): Promise<TaskService> {
     // the agents authenticate the rental with an idp access token for their URL (client credentials)
-    const credentials = new AgentCredentials({
-      link: use.auth.link,
-      idpClient: ctx.config.idpClient,
-      resource: ctx.topology.agents.url,
-    })
+    const credentialsOf = (resource: string) =>
+      new AgentCredentials({ link: use.auth.link, idpClient: ctx.config.idpClient, resource })
+    const builtIn = credentialsOf(ctx.topology.agents.url)
+    // external agents (market) whose card requires the rental's idp: a token for their resource each
+    const external = new Map<string, AgentCredentials>()
+    const credentials = async (url: string) => {
+      if (builtIn.covers(url)) return builtIn
+      const resource = await use.market.tokenResourceFor(url)
+      if (resource === undefined) return undefined
+      let found = external.get(resource)
+      if (!found) external.set(resource, (found = credentialsOf(resource)))
+      return found
+    }
     const { auth: _auth, ...services } = use
     const deps: TaskDeps = {
       ...ctx,
@@ -137,6 +149,13 @@ export const tasksArea = defineArea({
             error: reason,
           })
         return stopped.map((t) => t.id)
+      },
+      ofEngagement: (db, orgId, engagementId) => store.tasksOfEngagement(db, orgId, engagementId),
+      async cancelIn(trx, orgId, id, reason, actor) {
+        const end = { state: 'canceled' as const, error: reason, at: ctx.now() }
+        const canceled = await endRunning(deps, trx, id, end, actor, orgId)
+        if (canceled) await deps.approvals.taskEnded(trx, id, 'canceled', actor)
+        return canceled !== undefined
       },
       endedOfEngagement: store.endedOfEngagement,
       endedCountsSince: store.endedCountsSince,

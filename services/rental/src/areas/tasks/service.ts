@@ -7,6 +7,7 @@ import type { CatalogueService } from '../catalogue/index.ts'
 import { newId } from '../engagements/bodies.ts'
 import type { EngagementService } from '../engagements/index.ts'
 import { type Actor, type EventService, SYSTEM } from '../events/index.ts'
+import type { MarketService } from '../market/index.ts'
 import type { OutboxService } from '../outbox/index.ts'
 import { admitTask } from './capacity.ts'
 import type { AgentDispatcher, AgentReply } from './dispatch.ts'
@@ -35,6 +36,7 @@ export interface TaskDeps extends RentalContext {
   outbox: OutboxService
   events: EventService
   dispatcher: AgentDispatcher
+  market: Pick<MarketService, 'checkCapacity'>
   /** The approvals area's gate (handed over when it mounts; none holds anything before). */
   approvals: ApprovalGate
 }
@@ -70,9 +72,16 @@ export const terminal = (state: TaskRow['state']) =>
 async function engagementForTask(deps: TaskDeps, subject: string, engagementId: string) {
   const engagement = await deps.engagements.engagementOf(subject, engagementId)
   if (!engagement) throw rentalError('engagement_not_found', `no engagement ${engagementId}`)
-  if (engagement.state !== 'active')
-    throw rentalError('engagement_not_active', 'the engagement is pending: sign its SLA first')
+  checkTaskable(engagement.state)
   return engagement
+}
+
+/** 409 unless the engagement takes new tasks: `engagement_ended` once ended, else `engagement_not_active`. */
+function checkTaskable(state: string) {
+  if (state === 'ended')
+    throw rentalError('engagement_ended', 'the engagement is ended: it takes no new task')
+  if (state !== 'active')
+    throw rentalError('engagement_not_active', `the engagement is ${state}: sign its SLA first`)
 }
 
 /**
@@ -104,12 +113,16 @@ export async function createTask(
   await transaction(id, async (trx) => {
     if (engagement) {
       // the engagement row is locked: two first tasks cannot both take the package's escrow
-      await deps.engagements.engagementOf(subject, engagement.id, { trx, lock: true })
+      const locked = await deps.engagements.engagementOf(subject, engagement.id, { trx, lock: true })
+      // an end committed since the check above: no task after it
+      checkTaskable(locked?.state ?? 'ended')
       // capacity: the engagement's limits, counted under that lock (429 capacity_exceeded)
       await admitTask(deps, trx, engagement)
       // approvals: the engagement's policy may hold the task for a member's decision
       held = await deps.approvals.holds(trx, engagement, price)
     }
+    // a limited listing's cap on the agent's running tasks, trial tasks too (429 listing_at_capacity)
+    await deps.market.checkCapacity(trx, agentDid, () => taskStore.runningWith(trx, agentDid))
     const state = held ? 'input-required' : isAsync ? 'submitted' : 'working'
     await insertTask(trx, {
       id,

@@ -281,6 +281,17 @@ export const tasksOfIds = (db: RentalDb, orgId: string, ids: string[]) =>
     ? Promise.resolve([])
     : db.selectFrom('tasks').selectAll().where('org_id', '=', orgId).where('id', 'in', ids).execute()
 
+/** The organization's tasks of one engagement, oldest first (an engagement's end and export). */
+export const tasksOfEngagement = (db: RentalDb, orgId: string, engagementId: string) =>
+  db
+    .selectFrom('tasks')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('engagement_id', '=', engagementId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute()
+
 /** The states of these tasks. */
 export const statesOf = (db: RentalDb, ids: string[]) =>
   ids.length === 0
@@ -392,6 +403,19 @@ export async function taskIdPage(
     .executeTakeFirstOrThrow()
   return { ids: rows.map((r) => r.id), total: Number(total.n) }
 }
+
+/** How many of the agent's tasks (every client's) are submitted or working: a limited listing's load. */
+export const runningWith = async (db: RentalDb, agentDid: string) =>
+  Number(
+    (
+      await db
+        .selectFrom('tasks')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('agent_did', '=', agentDid)
+        .where('state', 'in', ['submitted', 'working'])
+        .executeTakeFirstOrThrow()
+    ).n,
+  )
 
 /** The engagement's last `limit` ended tasks (completed or failed), newest end first, with their receipts (areas/sla). */
 export const endedOfEngagement = (
