@@ -8,6 +8,7 @@ import type { MarketTables } from './areas/market/store.ts'
 import type { FileTables } from './areas/files/store.ts'
 import type { CatalogueTables } from './areas/catalogue/store.ts'
 import type { EngagementTables } from './areas/engagements/store.ts'
+import type { TermsTables } from './areas/engagements/terms-store.ts'
 import type { EventTables } from './areas/events/store.ts'
 import type { InvoiceTables } from './areas/invoices/store.ts'
 import type { OrgTables } from './areas/orgs/store.ts'
@@ -41,6 +42,7 @@ export type RentalTables = OrgTables &
   RailTables &
   ProviderTables &
   EngagementTables &
+  TermsTables &
   TaskTables &
   ApprovalTables &
   ScheduleTables &

@@ -288,6 +288,26 @@ export const rentalErrors = errorCatalogue({
     status: 400,
     description: 'the evidence pack names a framework the rental does not map',
   },
+  // capacity and agent versions
+  capacity_exceeded: {
+    status: 429,
+    description:
+      'the engagement is at its max_concurrent_tasks or tasks_per_minute (named): try again after Retry-After',
+  },
+  capacity_over_listing: {
+    status: 409,
+    description: 'max_concurrent_tasks is above the cap of the agent’s limited market listing (named)',
+  },
+  invalid_version: { status: 400, description: 'the version is not a SemVer 2.0.0 version' },
+  version_conflict: {
+    status: 409,
+    description: 'the version is released already, or not above the agent’s latest (named)',
+  },
+  version_not_pending: {
+    status: 409,
+    description:
+      'no newer version waits for the engagement (its version named), or the addendum is not the pending one’s',
+  },
   // public pages
   unknown_language: { status: 404, description: 'no message catalogue for that language' },
 })

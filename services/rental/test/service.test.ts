@@ -65,6 +65,7 @@ describe('rental service', () => {
       '0030_files.sql',
       '0031_ratings_incidents.sql',
       '0032_disputes_insurance.sql',
+      '0033_capacity_versions.sql',
       '0034_console_session_id_token.sql',
       '0035_sla.sql',
       '0036_engagement_end.sql',

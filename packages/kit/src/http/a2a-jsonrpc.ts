@@ -68,6 +68,11 @@ export const errorInfo = (reason: string, metadata: Record<string, string> = {})
   domain: 'a2a-protocol.org',
   metadata,
 })
+/** google.rpc.RetryInfo: when to try again (a google.protobuf.Duration in its JSON form, "5s"). */
+export const retryInfo = (seconds: number) => ({
+  '@type': 'type.googleapis.com/google.rpc.RetryInfo',
+  retryDelay: `${seconds}s`,
+})
 export const badRequest = (field: string, description: string) => ({
   '@type': 'type.googleapis.com/google.rpc.BadRequest',
   fieldViolations: [{ field, description }],

@@ -12,7 +12,12 @@ let lastWarning = 0
  * holds per instance rather than across them: it fails open, but never unlimited), with a log line
  * at most every 10 s.
  */
-async function countIn(kv: Kv, key: string, windowMs: number, request: FastifyRequest): Promise<number> {
+export async function countIn(
+  kv: Kv,
+  key: string,
+  windowMs: number,
+  request: Pick<FastifyRequest, 'log'>,
+): Promise<number> {
   try {
     return await kv.increment(key, windowMs)
   } catch (err) {

@@ -30,12 +30,13 @@ import {
 } from '@a2a-js/sdk/errors'
 import type { A2ARequestHandler, ServerCallContext, User } from '@a2a-js/sdk/server'
 import { AppError } from '@svc/kit'
-import { badRequest, errorInfo, type JsonRpcErrorObject, rethrow } from '@svc/kit/http/a2a-jsonrpc'
+import { badRequest, errorInfo, type JsonRpcErrorObject, retryInfo, rethrow } from '@svc/kit/http/a2a-jsonrpc'
 import { tokenActor } from '../events/index.ts'
 import type { VerifiedApiToken } from '../tokens/service.ts'
 import { createTask, type TaskDeps, taskIdPage } from '../tasks/service.ts'
 import { taskDetail, type TaskView } from '../tasks/views.ts'
 import { cancelTask } from '../tasks/cancel.ts'
+import { CONCURRENCY_RETRY_AFTER_S } from '../tasks/capacity.ts'
 import {
   a2aTask,
   contextOf,
@@ -98,6 +99,17 @@ export function mapRentalError(err: unknown): JsonRpcErrorObject | undefined {
       code: -32602,
       message: err.message,
       data: [errorInfo(err.reason), badRequest(err.field, err.message)],
+    }
+  // over the engagement's capacity: A2A §3.3's system errors put "rate limit exceeded" under
+  // JSON-RPC -32603 with retry guidance (google.rpc.RetryInfo: the console's Retry-After)
+  if (err instanceof AppError && err.status === 429)
+    return {
+      code: -32603,
+      message: err.message,
+      data: [
+        errorInfo(err.code.toUpperCase()),
+        retryInfo(Number(err.headers['retry-after'] ?? CONCURRENCY_RETRY_AFTER_S)),
+      ],
     }
   if (err instanceof AppError && err.status < 500)
     return {

@@ -142,7 +142,8 @@ class ItemTaken extends Error {}
 /**
  * Makes the item's task: the item is claimed (queued → running, its task id written) in the
  * task's own transaction, so a crash leaves either both or neither. A task the rules refuse
- * (the engagement ended, the agent revoked, a price over the limit) fails the item.
+ * (the engagement ended, the agent revoked, a price over the limit) fails the item; one over the
+ * engagement's capacity (429) leaves it queued: 'deferred', tried again at a later step.
  */
 async function startItem(deps: BatchDeps, batch: BatchRow, item: ItemRow) {
   try {
@@ -160,6 +161,8 @@ async function startItem(deps: BatchDeps, batch: BatchRow, item: ItemRow) {
     )
   } catch (err) {
     if (err instanceof ItemTaken) return
+    // the engagement is at its capacity (429): the item stays queued for a later step
+    if (err instanceof AppError && err.status === 429) return 'deferred'
     if (!(err instanceof AppError) || err.status >= 500) throw err
     await inTransaction(deps.db, async (trx) => {
       // the batch row first, then the item: the order a claim takes them in
@@ -249,8 +252,12 @@ export async function step(deps: BatchDeps, batchId: string): Promise<'done' | '
   }
   const free = batch.concurrency - (running.length - ended.length)
   const queued = free > 0 ? await itemsInState(deps.db, batchId, 'queued', free) : []
-  for (const item of queued) await startItem(deps, batch, item)
-  if (queued.length) moved = true
+  let started = 0
+  for (const item of queued) {
+    if ((await startItem(deps, batch, item)) === 'deferred') break
+    started++
+  }
+  if (started) moved = true
   if (!running.length && !queued.length) {
     // nothing left to run (a batch whose every item failed before its task, or a lost step)
     await inTransaction(deps.db, (trx) => progress(deps, trx, batchId))

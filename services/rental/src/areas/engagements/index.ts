@@ -4,6 +4,8 @@ import type { RentalDb } from '../../db.ts'
 import { engagementRoutes } from './routes.ts'
 import { checkTaskPrice, configOf, type EngagementConfig } from './config.ts'
 import { engagementConfigRoutes } from './config-routes.ts'
+import { engagementCapacityRoutes } from './capacity-routes.ts'
+import { engagementVersionRoutes } from './version-routes.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import { checkAgentDid, engagementDetail, escrowForTask, escrowView, hire } from './service.ts'
 import type { OrgClient } from '../orgs/permissions.ts'
@@ -95,11 +97,12 @@ export interface EngagementService {
 /**
  * Hiring: engagements with their signed SLA and offer package, the escrows that pay for tasks
  * (opened on the rail when signed), and clients' revocations of agents.
- * Tables: engagements, escrows, agent_revocations, engagement_config_versions.
+ * Tables: engagements, escrows, agent_revocations, engagement_config_versions, agent_versions,
+ * engagement_addenda (capacity and agent versions: capacity.ts, versions.ts).
  */
 export const engagementsArea = defineArea({
   name: 'engagements',
-  needs: ['catalogue', 'events', 'budgets', 'market'],
+  needs: ['catalogue', 'events', 'budgets', 'market', 'orgs'],
   mount: (_app, ctx, use): EngagementService => ({
     hire: (client, input, actor, trial) =>
       hire(
@@ -148,5 +151,7 @@ export const engagementsArea = defineArea({
     )
     engagementRoutes(app, ctx, use.catalogue, use.events, use.budgets, use.market)
     engagementConfigRoutes(app, ctx, use.events)
+    engagementCapacityRoutes(app, ctx, use.events, use.market)
+    engagementVersionRoutes(app, ctx, use.events, use.catalogue, use.orgs)
   },
 })

@@ -30,6 +30,7 @@ import {
   prefundEscrowOf,
 } from './store.ts'
 import type { EventType } from '../events/index.ts'
+import { latestVersion } from './terms-store.ts'
 
 /** The parts of the context the money rules read. */
 type MoneyContext = Pick<RentalContext, 'db' | 'rail' | 'provider' | 'config' | 'now'>
@@ -189,6 +190,8 @@ export async function hire(
     provider_did: ctx.provider.did,
     issued_at: issuedAt,
   }
+  // the engagement stays on the agent's version at hire until its client accepts a newer one
+  const version = await latestVersion(ctx.db, agent.did)
   await inTransaction(ctx.db, async (trx) => {
     // an agent whose market listing is unavailable (or unpublished, or its card changed) is not
     // hired: 409, checked on the listing row shared-locked in this transaction
@@ -206,6 +209,7 @@ export async function hire(
       state: 'pending',
       sla: JSON.stringify(sla),
       sla_hash: bodyHash(sla),
+      agent_version: version?.version ?? null,
     })
     if (price > 0) {
       await insertEscrow(trx, client.orgId, escrow)

@@ -23,6 +23,10 @@ export interface EngagementTables {
     activated_at: Date | null
     ended_at: Generated<Date | null>
     end_answer: ColumnType<unknown, string | undefined, string>
+    max_concurrent_tasks: number | null
+    tasks_per_minute: number | null
+    capacity_updated_at: Date | null
+    agent_version: string | null
   }
   escrows: {
     id: string

@@ -3,6 +3,7 @@ import { defineArea } from '../../context.ts'
 import type { RentalDb } from '../../db.ts'
 import { checkCapacity, refreshCard } from './external.ts'
 import { marketRoutes } from './routes.ts'
+import { listingOfAgent } from './store.ts'
 import { assertHireable, listingSearch, type ListingView, type MarketDeps } from './service.ts'
 import { tokenResourceOf } from './store.ts'
 
@@ -28,6 +29,8 @@ export interface MarketService {
   tokenResourceFor(url: string): Promise<string | undefined>
   /** The public page's search: listings matching `q` (all when blank), ranked, at most `limit`. */
   publicSearch(q: string | undefined, locale: 'en' | 'ar', limit: number): Promise<PublishedView[]>
+  /** The cap of the agent's listing when it is `limited`, else null (engagement capacity stays within it). */
+  listingConcurrencyOf(agentDid: string): Promise<number | null>
 }
 
 /**
@@ -53,6 +56,10 @@ export const marketArea = defineArea({
         (await listingSearch(deps, { q, sort: 'relevance', limit, offset: 0 }, locale)).listings.filter(
           (l): l is typeof l & PublishedView => l.availability.state !== 'unpublished',
         ),
+      listingConcurrencyOf: async (did) => {
+        const row = await listingOfAgent(ctx.db, did)
+        return row?.availability === 'limited' ? row.max_concurrency : null
+      },
     }
   },
   routes(app, _ctx, use, own) {

@@ -39,6 +39,7 @@ export const PERMISSIONS = [
   'incidents:write',
   'disputes:write',
   'insurance:write',
+  'versions:write',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
 

@@ -62,7 +62,8 @@ export async function fireTick(deps: ScheduleDeps, row: ScheduleRow, now: Date):
     if (err instanceof TickTaken) return 'taken'
     const error = (err as Error).message
     // the client's side of the task refused it: trying every tick would fail the same way
-    const pause = err instanceof AppError && err.status < 500
+    // capacity_exceeded (429) is a passing refusal: the tick is consumed (schedule.failed), the schedule stays active
+    const pause = err instanceof AppError && err.status < 500 && err.status !== 429
     const failed = await inTransaction(deps.db, async (trx) => {
       if (!(await store.claimTick(trx, row.id, tick, next ?? tick, now))) return false
       await store.recordFailed(trx, row.id, { error, at: now, pause: pause || !next, catchUp })

@@ -41,7 +41,11 @@ function asks(task: Task): AgentAsks | undefined {
   return { agentTaskId: task.id, contextId: task.contextId, state, question: question.slice(0, 2000) }
 }
 
-const request = (text: string, reply?: AgentReply): SendMessageRequest => ({
+const request = (
+  text: string,
+  reply?: AgentReply,
+  metadata?: Record<string, string>,
+): SendMessageRequest => ({
   tenant: '',
   message: {
     messageId: randomUUID(),
@@ -51,7 +55,7 @@ const request = (text: string, reply?: AgentReply): SendMessageRequest => ({
     parts: [
       { content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' },
     ],
-    metadata: undefined,
+    metadata,
     extensions: [],
     referenceTaskIds: [],
   },
@@ -88,15 +92,19 @@ export class AgentDispatcher {
     return client
   }
 
-  /** Sends `text` as a new task, or, with `reply`, as the next message of the agent's task. */
+  /**
+   * Sends `text` as a new task, or, with `reply`, as the next message of the agent's task;
+   * `metadata` is the message's (the agent version: `svc_agent_version`).
+   */
   async send(
     cardUrl: string,
     text: string,
     signal: AbortSignal,
     reply?: AgentReply,
+    metadata?: Record<string, string>,
   ): Promise<AgentAnswer | AgentAsks> {
     const client = await this.#client(cardUrl)
-    const result = await client.sendMessage(request(text, reply), { signal })
+    const result = await client.sendMessage(request(text, reply, metadata), { signal })
     if (!('artifacts' in result)) throw new Error('the agent answered a message, not a task')
     const asked = asks(result)
     if (asked) return asked

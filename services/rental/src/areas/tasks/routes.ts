@@ -15,6 +15,9 @@ export const Task = Type.Object({
   engagement_id: Nullable(Type.String({ description: 'null for a trial’s free task' })),
   trial_id: Nullable(Type.String({ description: 'the trial a free task belongs to (else null)' })),
   agent_did: Type.String(),
+  agent_version: Nullable(
+    Type.String({ description: 'the agent version the task went to (null: the initial one)' }),
+  ),
   state: Type.Union([
     Type.Literal('submitted'),
     Type.Literal('working'),

@@ -1,6 +1,7 @@
 import { afterCommit, idempotentWrite, replayOf } from '@svc/kit'
 import { rentalError } from '../../errors.ts'
 import type { Actor } from '../events/index.ts'
+import { admitTask } from './capacity.ts'
 import { refOf, taskEvents } from './events.ts'
 import { RUN_QUEUE, type TaskDeps } from './service.ts'
 import { taskView, type TaskView } from './views.ts'
@@ -89,6 +90,12 @@ export async function retryTask(
         'task_not_retryable',
         `the task ${id} is ${task.state}: only a failed task is retried`,
       )
+    // a retry runs the task again: the engagement's capacity counts it as a new one
+    const engagement =
+      task.engagement_id === null
+        ? undefined
+        : await deps.engagements.engagementOf(subject, task.engagement_id, { trx, lock: true })
+    if (engagement) await admitTask(deps, trx, engagement)
     if (!(await requeueFailed(trx, id)))
       throw rentalError('task_not_retryable', `the task ${id} failed before its input was kept for a retry`)
     await taskEvents(deps.events).stateChanged(trx, refOf(task), actor, {

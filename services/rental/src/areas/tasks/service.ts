@@ -9,6 +9,7 @@ import type { EngagementService } from '../engagements/index.ts'
 import { type Actor, type EventService, SYSTEM } from '../events/index.ts'
 import type { MarketService } from '../market/index.ts'
 import type { OutboxService } from '../outbox/index.ts'
+import { admitTask } from './capacity.ts'
 import type { AgentDispatcher, AgentReply } from './dispatch.ts'
 import { endRunning, failedAttempt, refOf, taskEvents } from './events.ts'
 import { type ApprovalGate, awaitAgentInput } from './gate.ts'
@@ -115,6 +116,8 @@ export async function createTask(
       const locked = await deps.engagements.engagementOf(subject, engagement.id, { trx, lock: true })
       // an end committed since the check above: no task after it
       checkTaskable(locked?.state ?? 'ended')
+      // capacity: the engagement's limits, counted under that lock (429 capacity_exceeded)
+      await admitTask(deps, trx, engagement)
       // approvals: the engagement's policy may hold the task for a member's decision
       held = await deps.approvals.holds(trx, engagement, price)
     }
@@ -133,6 +136,7 @@ export async function createTask(
       input_text: input.text,
       input_sha256: agentInputHash([input.text]),
       started_at: state === 'working' ? now : null,
+      agent_version: engagement?.agent_version ?? null,
     })
     if (engagement) await deps.engagements.escrowForTask(trx, engagement, id, now)
     await deps.events.record(trx, {
@@ -234,6 +238,8 @@ export async function runTask(
     reply?.text ?? task.input_text,
     AbortSignal.timeout(Math.max(deps.config.taskTimeoutMs, 5_000)),
     reply,
+    // the agent version the engagement had accepted when the task was made (null: the initial one)
+    task.agent_version === null ? undefined : { svc_agent_version: task.agent_version },
   )
   if ('question' in answer) return awaitAgentInput(deps, id, answer)
   const check = checkAgentArtifact(answer.artifact, {

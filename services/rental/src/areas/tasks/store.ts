@@ -31,6 +31,7 @@ export interface TaskTables {
     created_at: Generated<Date>
     started_at: Date | null
     completed_at: Date | null
+    agent_version: string | null
   }
 }
 
@@ -70,6 +71,7 @@ export async function insertTask(
     | 'input_text'
     | 'input_sha256'
     | 'started_at'
+    | 'agent_version'
   > &
     Partial<Pick<TaskRow, 'trial_id'>>,
 ) {

@@ -40,6 +40,7 @@ export async function taskView(deps: TaskDeps, row: TaskRow, around: Around) {
     engagement_id: row.engagement_id,
     trial_id: row.trial_id,
     agent_did: row.agent_did,
+    agent_version: row.agent_version,
     state: row.state,
     async: row.async,
     price_fils: Number(row.price_fils),

@@ -1,0 +1,62 @@
+import { countIn } from '@svc/kit'
+import type { RentalContext } from '../../context.ts'
+import type { RentalDb } from '../../db.ts'
+import { rentalError } from '../../errors.ts'
+import type { EngagementRow } from '../engagements/index.ts'
+import type { TaskRow } from './store.ts'
+
+/** Not ended: a task waiting on an approval (`input-required`) holds its place (the index of migration 0033). */
+const UNFINISHED: Array<TaskRow['state']> = ['submitted', 'working', 'input-required']
+
+/** The engagement's unfinished tasks (in the caller's transaction, after its lock). */
+async function unfinishedCount(db: RentalDb, engagementId: string) {
+  const row = await db
+    .selectFrom('tasks')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('engagement_id', '=', engagementId)
+    .where('state', 'in', UNFINISHED)
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+/** Retry-After when the engagement is at its concurrency: no one knows when a task ends; a few seconds. */
+export const CONCURRENCY_RETRY_AFTER_S = 5
+const MINUTE_MS = 60_000
+
+/**
+ * The engagement's capacity at a task's creation (and a retry), in the transaction that writes
+ * the task, after the engagement's row lock: so concurrent creations are counted one after the
+ * other (of twenty at once under a limit of five, exactly five pass). The limits come with the
+ * engagement's row the caller has read already: an engagement without limits costs no query.
+ * The minute's count is a fixed window in the kv (Redis when configured: shared by the rental's
+ * instances; counted in this process while Redis does not answer, as the kit's rate limits do).
+ * Over a limit: 429 `capacity_exceeded` with Retry-After.
+ */
+export async function admitTask(
+  deps: Pick<RentalContext, 'kv' | 'log' | 'now'>,
+  trx: RentalDb,
+  engagement: Pick<EngagementRow, 'id' | 'max_concurrent_tasks' | 'tasks_per_minute'>,
+) {
+  const { max_concurrent_tasks: max, tasks_per_minute: perMinute } = engagement
+  if (max === null && perMinute === null) return
+  if (max !== null) {
+    const unfinished = await unfinishedCount(trx, engagement.id)
+    if (unfinished >= max)
+      throw rentalError(
+        'capacity_exceeded',
+        `the engagement has ${unfinished} unfinished tasks: its max_concurrent_tasks is ${max}`,
+        { 'retry-after': String(CONCURRENCY_RETRY_AFTER_S) },
+      )
+  }
+  if (perMinute !== null) {
+    const now = deps.now().getTime()
+    const window = Math.floor(now / MINUTE_MS)
+    const count = await countIn(deps.kv, `capacity:${engagement.id}:${window}`, MINUTE_MS, { log: deps.log })
+    if (count > perMinute)
+      throw rentalError(
+        'capacity_exceeded',
+        `the engagement takes at most ${perMinute} new tasks a minute (its tasks_per_minute)`,
+        { 'retry-after': String(Math.max(1, Math.ceil(((window + 1) * MINUTE_MS - now) / 1000))) },
+      )
+  }
+}
