@@ -24,9 +24,19 @@ const served = (path: string): Served => {
   return { body, type: TYPES[extname(path)] ?? 'application/octet-stream', etag }
 }
 
+/**
+ * The rental package's folder: the nearest above this module holding a package.json (from the
+ * sources, `src/areas/webconsole/`; from `npm start`'s bundle, `.build/`).
+ */
+function packageFolder(): string {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir)
+  return dir
+}
+
 /** The browser code written for the console (`services/rental/console/`), by file name. */
 export function consoleAssets(): Map<string, Served> {
-  const folder = fileURLToPath(new URL('../../../console', import.meta.url))
+  const folder = join(packageFolder(), 'console')
   const files = new Map<string, Served>()
   for (const name of readdirSync(folder))
     if (TYPES[extname(name)] && /^[a-z0-9-]+\.[a-z]+$/.test(name)) files.set(name, served(join(folder, name)))
