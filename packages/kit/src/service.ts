@@ -104,11 +104,30 @@ function freePort(host: string): Promise<number> {
   })
 }
 
-/** Starts a service: config, database and migrations, kv, the HTTP app, listening. */
+/**
+ * Starts a service: config, database and migrations, kv, the HTTP app, listening. A throwaway
+ * service picks its port before it builds (its URLs name it), and an outgoing connection of any
+ * process may take that ephemeral port meanwhile: then it starts again on another.
+ */
 export async function startService<C>(
   spec: ServiceSpec<C>,
   env: NodeJS.ProcessEnv = process.env,
   options: StartOptions = {},
+): Promise<RunningService<C>> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServiceOnce(spec, env, options)
+    } catch (err) {
+      const taken = (err as NodeJS.ErrnoException).code === 'EADDRINUSE'
+      if (!options.fresh || !taken || attempt >= 3) throw err
+    }
+  }
+}
+
+async function startServiceOnce<C>(
+  spec: ServiceSpec<C>,
+  env: NodeJS.ProcessEnv,
+  options: StartOptions,
 ): Promise<RunningService<C>> {
   const common = readCommon(env)
   refuseUnsafeInProduction(common, Boolean(spec.migrations))
