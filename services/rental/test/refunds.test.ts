@@ -34,7 +34,7 @@ describe('rental refunds: requested, accepted (for less), approved once onto the
   let stranger: Client
   let key: Ed25519KeyPair
   let taskId = ''
-  let escrow: { id: string; amount_fils: number; fee_fils: number }
+  let escrow: { id: string; hash: string; amount_fils: number; fee_fils: number }
   const rail = new JournalRail()
   const wallet = () => `wallet:${s.alice.me.organization.id}`
 
@@ -66,11 +66,16 @@ describe('rental refunds: requested, accepted (for less), approved once onto the
     await releaseAndInvoice(s, engagementId, key)
     const row = await s.db
       .selectFrom('escrows')
-      .select(['id', 'amount_fils', 'fee_fils', 'state'])
+      .select(['id', 'hash', 'amount_fils', 'fee_fils', 'state'])
       .where('task_id', '=', taskId)
       .executeTakeFirstOrThrow()
     assert.equal(row.state, 'released')
-    escrow = { id: row.id, amount_fils: Number(row.amount_fils), fee_fils: Number(row.fee_fils) }
+    escrow = {
+      id: row.id,
+      hash: row.hash,
+      amount_fils: Number(row.amount_fils),
+      fee_fils: Number(row.fee_fils),
+    }
     assert.ok(escrow.amount_fils >= 4 && escrow.fee_fils > 0, JSON.stringify(escrow))
   })
   const children: ChildProcess[] = []
@@ -193,6 +198,10 @@ describe('rental refunds: requested, accepted (for less), approved once onto the
     // what is left: the escrow less the settled refunds above (and requested/accepted ones)
     const over = await ask({ escrow_id: escrow.id, amount_fils: escrow.amount_fils, reason: 'all of it' })
     assert.deepEqual([over.status, codeOf(over)], [400, 'not_refundable'])
+    // the escrow named by its body's hash is the same escrow; another client's hash is not found
+    const byHash = { escrow_hash: escrow.hash, amount_fils: escrow.amount_fils, reason: 'all of it' }
+    const overByHash = await ask(byHash)
+    assert.deepEqual([overByHash.status, codeOf(overByHash)], [400, 'not_refundable'])
     const refund = await requested(1)
     // the escrow is spent now: not one fil more
     const none = await ask({ task_id: taskId, amount_fils: 1, reason: 'one more' })
@@ -214,6 +223,8 @@ describe('rental refunds: requested, accepted (for less), approved once onto the
       reason: 'x',
     })
     assert.deepEqual([strangers.status, codeOf(strangers)], [404, 'escrow_not_found'])
+    const strangersByHash = await s.call(stranger, 'POST', '/api/refunds', { ...byHash, amount_fils: 1 })
+    assert.deepEqual([strangersByHash.status, codeOf(strangersByHash)], [404, 'escrow_not_found'])
     // requested, not accepted: an approval is 409 naming the state
     const early = await s.call(operator, 'POST', `/api/refunds/${refund.id}/approve`, {})
     assert.deepEqual([early.status, codeOf(early)], [409, 'refund_state'])
@@ -235,6 +246,8 @@ describe('rental refunds: requested, accepted (for less), approved once onto the
       { escrow_id: escrow.id, amount_fils: 1 },
       { amount_fils: 1, reason: 'r' },
       { escrow_id: escrow.id, task_id: taskId, amount_fils: 1, reason: 'r' },
+      { escrow_hash: escrow.hash, task_id: taskId, amount_fils: 1, reason: 'r' },
+      { escrow_hash: 'sha256:not-hex', amount_fils: 1, reason: 'r' },
       { escrow_id: escrow.id, amount_fils: 1, reason: 'r', extra: true },
     ]) {
       const res = await ask(body)

@@ -74,6 +74,7 @@ describe('statements: the wallet and its escrows over a period, traced to journa
     const keys = new Map<string, ReturnType<typeof key>>()
     const engagements: string[] = []
     const completed: Array<{ engagement: string; task: string }> = []
+    const released: string[] = []
     const sign = (engagement: string, body: unknown) =>
       b64uEncode(signEd25519(keys.get(engagement)!.seed, canonicalBytes(body)))
     return {
@@ -116,10 +117,27 @@ describe('statements: the wallet and its escrows over a period, traced to journa
           instruction: { body: r.instruction, signature: sign(engagement, r.instruction) },
         })
         assert.equal(res.status, 200, res.text)
+        released.push((res.body.escrow as { task_id: string }).task_id)
         return res.body as {
           transfer: { id: string }
           receipt: { leaf_hash: string }
           escrow: { task_id: string }
+        }
+      },
+      /** A refund of part of a released task, asked for by `who`, accepted and settled by `operator`. */
+      async refund(pick: number, amountFils: number, operator: Client) {
+        if (released.length === 0) return
+        const task = released.splice(pick % released.length, 1)[0]!
+        const asked = await stack.call(who, 'POST', '/api/refunds', {
+          task_id: task,
+          amount_fils: amountFils,
+          reason: 'The summary missed a point.',
+        })
+        assert.equal(asked.status, 201, asked.text)
+        const id = (asked.body as { id: string }).id
+        for (const move of ['accept', 'approve']) {
+          const res = await stack.call(operator, 'POST', `/api/refunds/${id}/${move}`, {})
+          assert.equal(res.status, 200, `${move}: ${res.text}`)
         }
       },
     }
@@ -212,25 +230,33 @@ describe('statements: the wallet and its escrows over a period, traced to journa
     )
   })
 
-  it('property: for random operations and random period cuts, opening + movements = closing = the balance', async () => {
+  it('property: for random hires, tasks, releases and refunds and random period cuts, opening + movements = closing = the balance', async () => {
     const bob = ops(stack.bob)
     const wallet = `wallet:${stack.bob.me.organization.id}`
     const Op = fc.oneof(
       fc.constant({ op: 'hire' as const, pick: 0 }),
       fc.record({ op: fc.constant('task' as const), pick: fc.nat(5) }),
       fc.record({ op: fc.constant('release' as const), pick: fc.nat(5) }),
+      fc.record({
+        op: fc.constant('refund' as const),
+        pick: fc.nat(5),
+        fils: fc.integer({ min: 1, max: 500 }),
+      }),
     )
     await fc.assert(
       fc.asyncProperty(
-        fc.array(Op, { minLength: 1, maxLength: 6 }),
+        fc.array(Op, { minLength: 1, maxLength: 8 }),
         fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 2, maxLength: 2 }),
         async (sequence, cuts) => {
           const start = new Date()
           const times: Date[] = [start]
-          for (const { op, pick } of sequence) {
+          for (const step of sequence) {
+            const { op, pick } = step
             if (op === 'hire') await bob.hire()
             else if (op === 'task') await bob.task(pick)
-            else await bob.release(pick)
+            else if (op === 'release') await bob.release(pick)
+            // bob, the demo user, is also the development's operator: he settles his own refunds
+            else await bob.refund(pick, step.fils, stack.bob)
             times.push(new Date())
           }
           const end = new Date(Date.now() + 1)
@@ -254,7 +280,21 @@ describe('statements: the wallet and its escrows over a period, traced to journa
           assert.equal(whole.closing.wallet.amount_fils, await rail.balance(stack.db, wallet))
         },
       ),
-      { numRuns: 6 },
+      {
+        numRuns: 6,
+        // one run surely refunds: a hire, a task, its release, a refund of part of it
+        examples: [
+          [
+            [
+              { op: 'hire', pick: 0 },
+              { op: 'task', pick: 0 },
+              { op: 'release', pick: 0 },
+              { op: 'refund', pick: 0, fils: 125 },
+            ],
+            [0.3, 0.8],
+          ],
+        ],
+      },
     )
   })
 

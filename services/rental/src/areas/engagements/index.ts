@@ -13,7 +13,7 @@ import type { Actor } from '../events/index.ts'
 import type { SlaTrial } from './bodies.ts'
 import * as store from './store.ts'
 import * as end from './end.ts'
-import type { EngagementRow, EscrowRow } from './store.ts'
+import type { EngagementRow, EscrowKey, EscrowRow } from './store.ts'
 
 export type { EngagementConfig, EngagementRow, EscrowRow }
 
@@ -48,7 +48,7 @@ export interface EngagementService {
   /** The organization's escrow by id or task id (refunds); `lock` takes it FOR UPDATE in `trx`. */
   escrowOfOrg(
     orgId: string,
-    by: { escrowId: string } | { taskId: string },
+    by: EscrowKey,
     at?: { trx: RentalDb; lock?: boolean },
   ): Promise<EscrowRow | undefined>
   /** The organization's opened escrows (a statement's escrow accounts). */

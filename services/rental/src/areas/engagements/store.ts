@@ -181,14 +181,17 @@ export const escrowByHash = (db: RentalDb, engagementId: string, hash: string, l
 }
 
 /** The organization's escrow by its id or its task's id (another organization's is not found); `lock` takes it FOR UPDATE. */
-export const escrowOfOrg = (
-  db: RentalDb,
-  orgId: string,
-  by: { escrowId: string } | { taskId: string },
-  lock = false,
-) => {
+/** How a caller names an escrow: its id, its body's hash, or the task it pays for. */
+export type EscrowKey = { escrowId: string } | { escrowHash: string } | { taskId: string }
+
+export const escrowOfOrg = (db: RentalDb, orgId: string, by: EscrowKey, lock = false) => {
   let query = db.selectFrom('escrows').selectAll().where('org_id', '=', orgId)
-  query = 'escrowId' in by ? query.where('id', '=', by.escrowId) : query.where('task_id', '=', by.taskId)
+  query =
+    'escrowId' in by
+      ? query.where('id', '=', by.escrowId)
+      : 'escrowHash' in by
+        ? query.where('hash', '=', by.escrowHash)
+        : query.where('task_id', '=', by.taskId)
   if (lock) query = query.forUpdate()
   return query.executeTakeFirst()
 }

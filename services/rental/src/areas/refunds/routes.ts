@@ -4,7 +4,7 @@ import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
 import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
 import { actorOfRequest, operatorActor } from '../events/index.ts'
-import { Id, Nullable, Params } from '../engagements/schemas.ts'
+import { Hash, Id, Nullable, Params } from '../engagements/schemas.ts'
 import { can, orgOf } from '../orgs/permissions.ts'
 import {
   acceptRefund,
@@ -103,7 +103,13 @@ export function refundRoutes(app: App, ctx: RentalContext, deps: RefundDeps) {
         security: CSRF_SECURITY,
         headers: IdempotencyKeyHeader,
         body: Type.Object(
-          { escrow_id: Type.Optional(Id), task_id: Type.Optional(Id), amount_fils: Fils, reason: Reason },
+          {
+            escrow_id: Type.Optional(Id),
+            escrow_hash: Type.Optional(Hash),
+            task_id: Type.Optional(Id),
+            amount_fils: Fils,
+            reason: Reason,
+          },
           { additionalProperties: false },
         ),
         response: { 201: Refund },

@@ -73,20 +73,22 @@ export type RefundView = ReturnType<typeof refundView>
 
 export interface RefundInput {
   escrow_id?: string
+  escrow_hash?: string
   task_id?: string
   amount_fils: number
   reason: string
 }
 
 function checked(input: RefundInput) {
+  const named = [input.escrow_id, input.escrow_hash, input.task_id].filter((v) => v !== undefined)
+  if (named.length !== 1)
+    throw rentalError('invalid_request', 'body: give one of escrow_id, escrow_hash or task_id')
   const by =
     input.escrow_id !== undefined
       ? { escrowId: input.escrow_id }
-      : input.task_id !== undefined
-        ? { taskId: input.task_id }
-        : undefined
-  if (!by || (input.escrow_id !== undefined && input.task_id !== undefined))
-    throw rentalError('invalid_request', 'body: give escrow_id or task_id (one of them)')
+      : input.escrow_hash !== undefined
+        ? { escrowHash: input.escrow_hash }
+        : { taskId: input.task_id! }
   if (!Number.isSafeInteger(input.amount_fils) || input.amount_fils <= 0)
     throw rentalError('invalid_request', 'body.amount_fils must be a positive integer of fils')
   return by
