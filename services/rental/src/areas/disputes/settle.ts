@@ -6,7 +6,7 @@ import type { RentalDb } from '../../db.ts'
 import { bodyHash, feeOf } from '../engagements/bodies.ts'
 import type { EscrowRow } from '../engagements/index.ts'
 import { engagementEvent, walletOf } from '../engagements/service.ts'
-import { settleDisputeRefund } from '../refunds/service.ts'
+import { settleDisputeRefund } from '../refunds/dispute-refund.ts'
 import type { Caller, DisputeDeps } from './service.ts'
 import type { DisputeRow, Outcome } from './store.ts'
 

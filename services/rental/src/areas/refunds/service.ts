@@ -168,7 +168,7 @@ async function insertRequested(
     created_at: now,
     updated_at: now,
   })
-  await record(deps, trx, caller, id, escrow.id, 'refund.requested', {
+  await recordRefundEvent(deps, trx, caller, id, escrow.id, 'refund.requested', {
     amount_fils: input.amount_fils,
     reason: input.reason,
   })
@@ -216,7 +216,7 @@ export async function acceptRefund(deps: RefundDeps, caller: Caller, id: string,
       amount_fils: amount,
       updated_at: deps.ctx.now(),
     })
-    await record(deps, trx, caller, id, row.escrow_id, 'refund.accepted', { amount_fils: amount })
+    await recordRefundEvent(deps, trx, caller, id, row.escrow_id, 'refund.accepted', { amount_fils: amount })
   })
 }
 
@@ -229,7 +229,7 @@ export async function rejectRefund(deps: RefundDeps, caller: Caller, id: string,
       reject_reason: reason,
       updated_at: deps.ctx.now(),
     })
-    await record(deps, trx, caller, id, row.escrow_id, 'refund.rejected', { reason })
+    await recordRefundEvent(deps, trx, caller, id, row.escrow_id, 'refund.rejected', { reason })
   })
 }
 
@@ -245,29 +245,46 @@ export async function approveRefund(deps: RefundDeps, caller: Caller, id: string
   return move(deps, caller, id, async (trx, row) => {
     if (!caller.operator) throw rentalError('forbidden', 'only the platform’s operators may approve a refund')
     if (row.state !== 'accepted') throw wrongState(row, 'approved')
-    const done = await settle(deps, trx, row, { orgName: org?.name ?? row.org_id, actor: caller.actor })
-    await change(trx, row, ['accepted'], {
-      state: 'settled',
-      fee_part_fils: done.feePart,
-      transfer_id: done.transferId,
-      receipt_id: done.receipt.id,
-      receipt_leaf_hash: done.receipt.leafHash,
-      body: JSON.stringify(done.body),
-      body_hash: done.hash,
-      provider_signature: done.signature,
-      credit_note_id: done.creditNote.id,
-      credit_note_number: done.creditNote.number,
-      updated_at: deps.ctx.now(),
-    })
-    await record(deps, trx, caller, id, row.escrow_id, 'refund.settled', {
-      amount_fils: Number(row.amount_fils),
-      fee_part_fils: done.feePart,
-      transfer_id: done.transferId,
-      receipt_id: done.receipt.id,
-      refund_hash: done.hash,
-      credit_note: done.creditNote.number,
-    })
+    await settleAccepted(deps, trx, caller, row, org?.name ?? row.org_id)
   })
+}
+
+/**
+ * Settles an accepted refund, its row locked (settle.ts: the signed body, the reversal transfer,
+ * the credit note, the budgets' release, the receipt), moves it to `settled` and records the event.
+ */
+export async function settleAccepted(
+  deps: RefundDeps,
+  trx: RentalDb,
+  caller: Caller,
+  row: RefundRow,
+  orgName: string,
+  data: Record<string, unknown> = {},
+) {
+  const done = await settle(deps, trx, row, { orgName, actor: caller.actor })
+  await change(trx, row, ['accepted'], {
+    state: 'settled',
+    fee_part_fils: done.feePart,
+    transfer_id: done.transferId,
+    receipt_id: done.receipt.id,
+    receipt_leaf_hash: done.receipt.leafHash,
+    body: JSON.stringify(done.body),
+    body_hash: done.hash,
+    provider_signature: done.signature,
+    credit_note_id: done.creditNote.id,
+    credit_note_number: done.creditNote.number,
+    updated_at: deps.ctx.now(),
+  })
+  await recordRefundEvent(deps, trx, caller, row.id, row.escrow_id, 'refund.settled', {
+    amount_fils: Number(row.amount_fils),
+    fee_part_fils: done.feePart,
+    transfer_id: done.transferId,
+    receipt_id: done.receipt.id,
+    refund_hash: done.hash,
+    credit_note: done.creditNote.number,
+    ...data,
+  })
+  return done
 }
 
 async function move(
@@ -293,7 +310,7 @@ async function change(
   if (!(await store.moveRefund(trx, row.id, from, to))) throw wrongState(row, to.state)
 }
 
-async function record(
+export async function recordRefundEvent(
   deps: RefundDeps,
   trx: RentalDb,
   caller: Caller,
@@ -310,129 +327,4 @@ async function record(
     actor: caller.actor,
     data,
   })
-}
-
-/**
- * A refund decided by a dispute's resolution (the disputes area), settled at once in the caller's
- * transaction and counted against what is left to refund of the escrow. For an escrow released
- * before, the row is written `accepted` and settled as an approval settles it (settle.ts: the
- * signed body, the reversal transfer, the credit note, the budgets' release, the receipt). For an
- * escrow the dispute settled itself (`heldTransferId`), the money went back from the escrow to the
- * wallet in that transfer, which the row names; nothing was paid, so nothing is credited, and the
- * spend goes down as it does for a refund.
- */
-export async function settleDisputeRefund(
-  deps: RefundDeps,
-  trx: RentalDb,
-  input: {
-    id: string
-    orgId: string
-    orgName: string
-    escrowId: string
-    amountFils: number
-    reason: string
-    disputeId: string
-    actor: Actor
-    heldTransferId?: string
-  },
-) {
-  const escrow = await deps.engagements.escrowOfOrg(
-    input.orgId,
-    { escrowId: input.escrowId },
-    { trx, lock: true },
-  )
-  if (escrow?.state !== 'released')
-    throw rentalError('not_refundable', `the escrow ${input.escrowId} is not released: nothing was paid`)
-  const amount = input.amountFils
-  const left = Number(escrow.amount_fils) - (await store.committedOf(trx, escrow.id))
-  if (amount > left)
-    throw rentalError('not_refundable', `at most ${left} fils of escrow ${escrow.id} can still be refunded`)
-  const engagement = (await deps.engagements.engagementOf(input.orgId, escrow.engagement_id, { trx }))!
-  const now = deps.ctx.now()
-  const base = {
-    id: input.id,
-    org_id: input.orgId,
-    escrow_id: escrow.id,
-    engagement_id: escrow.engagement_id,
-    task_id: escrow.task_id,
-    agent_did: engagement.agent_did,
-    currency: escrow.currency,
-    requested_fils: amount,
-    amount_fils: amount,
-    reason: input.reason,
-    requested_by: input.actor.id,
-    created_at: now,
-    updated_at: now,
-  }
-  const caller = { orgId: input.orgId, operator: true, actor: input.actor }
-  if (input.heldTransferId === undefined) {
-    await store.insertRefund(trx, { ...base, state: 'accepted' })
-    const row = (await store.refundById(trx, input.id, true))!
-    const done = await settle(deps, trx, row, { orgName: input.orgName, actor: input.actor })
-    await change(trx, row, ['accepted'], {
-      state: 'settled',
-      fee_part_fils: done.feePart,
-      transfer_id: done.transferId,
-      receipt_id: done.receipt.id,
-      receipt_leaf_hash: done.receipt.leafHash,
-      body: JSON.stringify(done.body),
-      body_hash: done.hash,
-      provider_signature: done.signature,
-      credit_note_id: done.creditNote.id,
-      credit_note_number: done.creditNote.number,
-      updated_at: now,
-    })
-    await record(deps, trx, caller, input.id, escrow.id, 'refund.settled', {
-      amount_fils: amount,
-      fee_part_fils: done.feePart,
-      transfer_id: done.transferId,
-      receipt_id: done.receipt.id,
-      refund_hash: done.hash,
-      credit_note: done.creditNote.number,
-      dispute_id: input.disputeId,
-    })
-    return { id: input.id, transferId: done.transferId, receiptId: done.receipt.id }
-  }
-  const transferId = input.heldTransferId
-  await deps.budgets.release(trx, {
-    orgId: input.orgId,
-    engagementId: escrow.engagement_id,
-    agentDid: engagement.agent_did,
-    amountFils: amount,
-    at: new Date((escrow.body as { issued_at?: string }).issued_at ?? escrow.created_at),
-  })
-  const receipt = await deps.ctx.receipts.record(trx, {
-    type: 'refund.settled',
-    subject: input.id,
-    data: {
-      org_id: input.orgId,
-      escrow_id: escrow.id,
-      engagement_id: escrow.engagement_id,
-      task_id: escrow.task_id,
-      agent_did: engagement.agent_did,
-      amount_fils: amount,
-      fee_part_fils: 0,
-      payout_part_fils: 0,
-      currency: escrow.currency,
-      transfer_id: transferId,
-      reason: input.reason,
-      dispute_id: input.disputeId,
-    },
-  })
-  await store.insertRefund(trx, {
-    ...base,
-    state: 'settled',
-    fee_part_fils: 0,
-    transfer_id: transferId,
-    receipt_id: receipt.id,
-    receipt_leaf_hash: receipt.leafHash,
-  })
-  await record(deps, trx, caller, input.id, escrow.id, 'refund.settled', {
-    amount_fils: amount,
-    fee_part_fils: 0,
-    transfer_id: transferId,
-    receipt_id: receipt.id,
-    dispute_id: input.disputeId,
-  })
-  return { id: input.id, transferId, receiptId: receipt.id }
 }
