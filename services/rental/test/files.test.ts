@@ -283,7 +283,10 @@ describe('rental files: the data room, encrypted at rest and streamed both ways'
     // (measured on PostgreSQL: 20 to 32 MiB for either: the services' own churn and buffers not yet swept)
     for (const [what, held] of Object.entries(measured)) {
       assert.ok(held.js < BIG * 0.8, `the ${what} held ${mib(held.js)} MiB of JS heap and buffers`)
-      assert.ok(held.rss < BIG * 0.8, `the ${what} grew the resident set by ${mib(held.rss)} MiB`)
+      // the resident set also keeps what the allocator has not given back (52.8 MiB seen once on an
+      // upload whose JS heap and buffers stayed small): a buffered file would hold the plaintext and
+      // its ciphertext, twice its size, so the bound is 1.5 times it
+      assert.ok(held.rss < BIG * 1.5, `the ${what} grew the resident set by ${mib(held.rss)} MiB`)
     }
     assert.equal((await chunkRows(file.id)).length, Math.ceil(BIG / 65536))
   })
