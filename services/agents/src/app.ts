@@ -1,5 +1,6 @@
 import type { ServiceSpec } from '@svc/kit'
 import { agentsArea } from './areas/agents/index.ts'
+import { toolsArea } from './areas/tools/index.ts'
 import type { RunningAgent } from './areas/agents/service.ts'
 import { type AgentsConfig, readAgentsConfig } from './config.ts'
 import { mountAreas } from './context.ts'
@@ -30,7 +31,7 @@ export const agents: ServiceSpec<AgentsConfig> = {
       config: ctx.config,
       version: VERSION,
     }
-    const mounted = await mountAreas(app, context, [agentsArea])
+    const mounted = await mountAreas(app, context, [agentsArea, toolsArea])
     started.set(ctx, mounted.agents!)
   },
   banner(ctx) {

@@ -82,17 +82,17 @@ describe('agents service over A2A (driven by the @a2a-js/sdk client)', () => {
   })
   const client = (id: string) => clients.get(id)!
 
-  it('GET /agents lists three agents with a did:key, a card URL and skills', async () => {
+  it('GET /agents lists five agents with a did:key, a card URL and skills', async () => {
     assert.deepEqual(
       directory.map((a) => a.id),
-      ['summariser', 'extractor', 'invoice-checker'],
+      ['summariser', 'extractor', 'invoice-checker', 'note-taker', 'team-lead'],
     )
     for (const agent of directory) {
       assert.match(agent.did, /^did:key:z6Mk/)
       assert.equal(agent.card_url, `${service.url}/agents/${agent.id}/.well-known/agent-card.json`)
       assert.equal(agent.skills.length, 1)
     }
-    assert.equal(new Set(directory.map((a) => a.did)).size, 3)
+    assert.equal(new Set(directory.map((a) => a.did)).size, 5)
   })
 
   it('derives the same DIDs from the same AGENTS_KEY_SEED on another start', async () => {

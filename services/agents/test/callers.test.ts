@@ -188,7 +188,7 @@ describe('the agents authenticate their callers (idp access tokens for their URL
       mediaType: '',
     }
     assert.equal(await codeOf(alice.sendMessage(send([text('hello'), data]))), -32005)
-    const markdown = { ...text('# hello'), mediaType: 'text/markdown' }
+    const markdown = { ...text('# hello'), mediaType: 'image/png' }
     assert.equal(await codeOf(alice.sendMessage(send([markdown]))), -32005)
   })
 

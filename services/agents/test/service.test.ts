@@ -39,6 +39,14 @@ describe('agents configuration', () => {
     assert.equal(readAgentsConfig({ AGENTS_KEY_SEED: seed }, common).keySeed.length, 32)
   })
 
+  it('takes the AGENTS_DELAY_MS test knob outside production only', () => {
+    const seed = Buffer.alloc(32, 1).toString('base64url')
+    const env = { AGENTS_KEY_SEED: seed, AGENTS_DELAY_MS: '250' }
+    assert.throws(() => readAgentsConfig(env, common), /AGENTS_DELAY_MS/)
+    assert.equal(readAgentsConfig(env, { ...common, nodeEnv: 'test' }).delayMs, 250)
+    assert.equal(readAgentsConfig({ AGENTS_KEY_SEED: seed }, common).delayMs, 0)
+  })
+
   it('derives a different, stable key per agent (HKDF, info = agent id)', () => {
     const seed = new Uint8Array(32).fill(1)
     assert.equal(deriveAgentKey(seed, 'summariser').did, deriveAgentKey(seed, 'summariser').did)

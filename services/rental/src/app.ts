@@ -10,6 +10,8 @@ import { auditArea } from './areas/audit/index.ts'
 import { authArea } from './areas/auth/index.ts'
 import { batchesArea } from './areas/batches/index.ts'
 import { catalogueArea } from './areas/catalogue/index.ts'
+import { connectArea } from './areas/connect/index.ts'
+import { egressArea } from './areas/egress/index.ts'
 import { consoleArea } from './areas/console/index.ts'
 import { engagementsArea } from './areas/engagements/index.ts'
 import { eventsArea } from './areas/events/index.ts'
@@ -21,7 +23,9 @@ import { publicArea } from './areas/public/index.ts'
 import { invoicesArea } from './areas/invoices/index.ts'
 import { refundsArea } from './areas/refunds/index.ts'
 import { endingArea } from './areas/ending/index.ts'
+import { erasureArea } from './areas/erasure/index.ts'
 import { ratingsArea } from './areas/ratings/index.ts'
+import { retentionArea } from './areas/retention/index.ts'
 import { incidentsArea } from './areas/incidents/index.ts'
 import { JournalRail } from './areas/rail/journal.ts'
 import { recordArea } from './areas/record/index.ts'
@@ -31,15 +35,19 @@ import { schedulesArea } from './areas/schedules/index.ts'
 import { slaArea } from './areas/sla/index.ts'
 import { budgetsArea } from './areas/budgets/index.ts'
 import { marketArea } from './areas/market/index.ts'
+import { modelsArea } from './areas/models/index.ts'
+import { onboardingArea } from './areas/onboarding/index.ts'
 import { filesArea } from './areas/files/index.ts'
 import { statementsArea } from './areas/statements/index.ts'
 import { tasksArea } from './areas/tasks/index.ts'
+import { tenantArea } from './areas/tenant/index.ts'
 import { tokensArea } from './areas/tokens/index.ts'
 import { trialsArea } from './areas/trials/index.ts'
 import { webhooksArea } from './areas/webhooks/index.ts'
 import { webConsoleArea } from './areas/webconsole/index.ts'
 import { disputesArea } from './areas/disputes/index.ts'
 import { insuranceArea } from './areas/insurance/index.ts'
+import { teamsArea } from './areas/teams/index.ts'
 import { type RentalConfig, readRentalConfig } from './config.ts'
 import { mountAreas, type RentalContext } from './context.ts'
 import type { RentalTables } from './db.ts'
@@ -68,11 +76,30 @@ export const rental: ServiceSpec<RentalConfig> = {
       name: CSRF_HEADER,
       description: 'the session’s CSRF token from GET /api/me (S+C routes)',
     },
+    teamHopBearer: {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'hop_',
+      description: 'a team task hop’s delegation credential (`svc_team_token` of the agent’s A2A message)',
+    },
     agtBearer: {
       type: 'http',
       scheme: 'bearer',
       bearerFormat: 'agt_',
       description: 'an API token from POST /api/tokens (the A2A surface)',
+    },
+    taskToolToken: {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'tct_',
+      description: 'a running task’s tool-call credential (svc_connect_token in the message its agent gets)',
+    },
+    organizationKey: {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'ork_',
+      description:
+        'an organization key from POST /v1/auth/keys (/v1 routes within its scopes, and the A2A surface)',
     },
   },
   readConfig: readRentalConfig,
@@ -88,6 +115,7 @@ export const rental: ServiceSpec<RentalConfig> = {
     const sessions = new ConsoleSessions(db, service.config.encryptionKey, {
       secureCookies: service.baseUrl.startsWith('https:'),
       ttlHours: service.config.sessionTtlHours,
+      stepUp: service.config.stepUp,
       ...(service.config.now ? { now: service.config.now } : {}),
     })
     const jobs = await Jobs.start(service.database!, {
@@ -145,8 +173,11 @@ export const rental: ServiceSpec<RentalConfig> = {
       schedulesArea,
       budgetsArea,
       marketArea,
+      modelsArea,
       filesArea,
+      retentionArea,
       trialsArea,
+      onboardingArea,
       identityArea,
       slaArea,
       a2aArea,
@@ -158,8 +189,13 @@ export const rental: ServiceSpec<RentalConfig> = {
       publicArea,
       webConsoleArea,
       disputesArea,
+      egressArea,
+      connectArea,
       insuranceArea,
       endingArea,
+      erasureArea,
+      tenantArea,
+      teamsArea,
     ])
   },
 }

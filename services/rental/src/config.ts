@@ -38,6 +38,8 @@ export interface RentalConfig {
    * In development the demo user is one.
    */
   operators: string[]
+  /** Tool servers (areas/connect): public https only outside development and tests; a call's deadline, its arguments' size, the task credential's life. */
+  connect: { allowPrivate: boolean; timeoutMs: number; maxArgumentBytes: number; tokenTtlS: number }
   /** External agents' cards: fetched from public https URLs only outside development and tests; refetched past the TTL. */
   market: { allowPrivate: boolean; cardTtlS: number }
   /** Outbound webhooks: who may be called, how long an attempt lasts, when failures are retried. */
@@ -64,6 +66,40 @@ export interface RentalConfig {
   }
   /** Seconds after a rating is made during which its organization may edit it (RENTAL_RATING_EDIT_WINDOW_S). */
   ratingEditWindowS: number
+  /** Seconds between two runs of the retention job (RENTAL_RETENTION_SWEEP_S). */
+  retentionSweepS: number
+  /**
+   * Step-up (GET /api/auth/step-up): sensitive routes ask for a second factor (`acr`
+   * urn:svc:mfa) proven within `maxAgeS`. On by default in production only (RENTAL_STEP_UP).
+   */
+  stepUp: {
+    enabled: boolean
+    /** Seconds an MFA sign-in counts for sensitive routes (RENTAL_STEP_UP_MAX_AGE_S). */
+    maxAgeS: number
+    /** Releases of more than this many fils need step-up (RENTAL_STEP_UP_RELEASE_FILS). */
+    releaseFils: number
+  }
+  /**
+   * Onboarding: whether an approved business check (KYB) is needed to publish a listing or to hire
+   * above `hireLimitFils` (RENTAL_KYB_REQUIRED: on in production, off elsewhere), and the rental's
+   * own organization key at the idp (RENTAL_IDP_ORG_KEY; unset outside production: one is signed up).
+   */
+  onboarding: {
+    kybRequired: boolean
+    hireLimitFils: number
+    idpOrgKey: string | undefined
+    /** Without a key, one is signed up at the idp (never in production). */
+    mayEnrol: boolean
+  }
+  /** Seconds a task's file URL (the A2A file part handed to its agent) stays valid (RENTAL_FILE_URL_TTL_S). */
+  fileUrlTtlS: number
+  /** The SLA: the latency target the built-in jobs offer at hire, and how often each instance posts the closed periods' credits. */
+  sla: {
+    /** p95 latency target put into each new SLA body (RENTAL_SLA_LATENCY_P95_MS). */
+    latencyP95Ms: number
+    /** Milliseconds between two looks for breaches of closed periods to credit (RENTAL_SLA_CREDIT_CHECK_MS). */
+    creditCheckMs: number
+  }
   /**
    * The rental's clock (every area's `ctx.now()`), for tests that start the service with their own
    * (as the idp's tests do); never read from the environment. Unset: the system clock.
@@ -111,6 +147,9 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
       RENTAL_WEBHOOK_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 100, maximum: 60_000 })),
       RENTAL_MAX_WEBHOOKS: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
       RENTAL_MARKET_CARD_TTL_S: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400 })),
+      RENTAL_CONNECT_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 100, maximum: 120_000 })),
+      RENTAL_CONNECT_MAX_ARGUMENT_BYTES: Type.Optional(Type.Integer({ minimum: 256, maximum: 1_048_576 })),
+      RENTAL_CONNECT_TOKEN_TTL_S: Type.Optional(Type.Integer({ minimum: 60, maximum: 86_400 })),
       RENTAL_SCHEDULE_CHECK_MS: Type.Optional(Type.Integer({ minimum: 50, maximum: 60_000 })),
       RENTAL_FILE_MAX_BYTES: Type.Optional(Type.Integer({ minimum: 1, maximum: 2 ** 40 })),
       RENTAL_ORG_FILES_MAX_BYTES: Type.Optional(Type.Integer({ minimum: 1, maximum: 2 ** 50 })),
@@ -121,6 +160,16 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
         }),
       ),
       RENTAL_RATING_EDIT_WINDOW_S: Type.Optional(Type.Integer({ minimum: 0, maximum: 31_536_000 })),
+      RENTAL_STEP_UP: Type.Optional(Type.Boolean()),
+      RENTAL_STEP_UP_MAX_AGE_S: Type.Optional(Type.Integer({ minimum: 30, maximum: 86_400 })),
+      RENTAL_STEP_UP_RELEASE_FILS: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000_000 })),
+      RENTAL_RETENTION_SWEEP_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400 })),
+      RENTAL_KYB_REQUIRED: Type.Optional(Type.Boolean()),
+      RENTAL_KYB_HIRE_LIMIT_FILS: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000_000 })),
+      RENTAL_IDP_ORG_KEY: Type.Optional(Type.String({ pattern: '^svc_org_[\\x21-\\x7e]{16,300}$' })),
+      RENTAL_FILE_URL_TTL_S: Type.Optional(Type.Integer({ minimum: 10, maximum: 86_400 })),
+      RENTAL_SLA_LATENCY_P95_MS: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600_000 })),
+      RENTAL_SLA_CREDIT_CHECK_MS: Type.Optional(Type.Integer({ minimum: 50, maximum: 86_400_000 })),
     },
     env,
   )
@@ -171,6 +220,12 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
     outputTtlS: values.RENTAL_OUTPUT_TTL_S ?? 3600,
     taskRetries: values.RENTAL_TASK_RETRIES ?? 4,
     operators: operatorsOf(values.RENTAL_OPERATORS, production),
+    connect: {
+      allowPrivate: common.nodeEnv === 'development' || common.nodeEnv === 'test',
+      timeoutMs: values.RENTAL_CONNECT_TIMEOUT_MS ?? 10_000,
+      maxArgumentBytes: values.RENTAL_CONNECT_MAX_ARGUMENT_BYTES ?? 16_384,
+      tokenTtlS: values.RENTAL_CONNECT_TOKEN_TTL_S ?? 900,
+    },
     market: {
       allowPrivate: common.nodeEnv === 'development' || common.nodeEnv === 'test',
       cardTtlS: values.RENTAL_MARKET_CARD_TTL_S ?? 300,
@@ -192,6 +247,24 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
       ),
     },
     ratingEditWindowS: values.RENTAL_RATING_EDIT_WINDOW_S ?? 86_400,
+    stepUp: {
+      enabled: values.RENTAL_STEP_UP ?? production,
+      maxAgeS: values.RENTAL_STEP_UP_MAX_AGE_S ?? 600,
+      releaseFils: values.RENTAL_STEP_UP_RELEASE_FILS ?? 100_000,
+    },
+    retentionSweepS: values.RENTAL_RETENTION_SWEEP_S ?? 3600,
+    onboarding: {
+      kybRequired: values.RENTAL_KYB_REQUIRED ?? production,
+      // 5,000 AED: a hire of a package above it needs the approved check (when one is required)
+      hireLimitFils: values.RENTAL_KYB_HIRE_LIMIT_FILS ?? 500_000,
+      idpOrgKey: values.RENTAL_IDP_ORG_KEY,
+      mayEnrol: !production,
+    },
+    fileUrlTtlS: values.RENTAL_FILE_URL_TTL_S ?? 600,
+    sla: {
+      latencyP95Ms: values.RENTAL_SLA_LATENCY_P95_MS ?? 30_000,
+      creditCheckMs: values.RENTAL_SLA_CREDIT_CHECK_MS ?? 60_000,
+    },
   }
 }
 

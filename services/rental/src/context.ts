@@ -3,13 +3,19 @@ import { areaKit } from '@svc/kit'
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import type { Kysely } from 'kysely'
 import type { Logger } from 'pino'
+import type { ApprovalService } from './areas/approvals/index.ts'
 import type { AuthService } from './areas/auth/index.ts'
+import type { ConnectService } from './areas/connect/index.ts'
+import type { EgressService } from './areas/egress/index.ts'
+import type { ModelService } from './areas/models/index.ts'
 import type { ConsoleSessions } from './areas/auth/hooks.ts'
 import type { DisputeService } from './areas/disputes/index.ts'
 import type { BatchService } from './areas/batches/index.ts'
 import type { BudgetService } from './areas/budgets/index.ts'
 import type { MarketService } from './areas/market/index.ts'
 import type { FileService } from './areas/files/index.ts'
+import type { RetentionService } from './areas/retention/index.ts'
+import type { OnboardingService } from './areas/onboarding/index.ts'
 import type { RatingService } from './areas/ratings/index.ts'
 import type { IncidentService } from './areas/incidents/index.ts'
 import type { CatalogueService } from './areas/catalogue/index.ts'
@@ -23,9 +29,14 @@ import type { PaymentRail } from './areas/rail/rail.ts'
 import type { RefundService } from './areas/refunds/index.ts'
 import type { RevocationService } from './areas/revocation/index.ts'
 import type { ScheduleService } from './areas/schedules/index.ts'
+import type { SlaService } from './areas/sla/index.ts'
 import type { TaskService } from './areas/tasks/index.ts'
+import type { TenantService } from './areas/tenant/index.ts'
 import type { TokenService } from './areas/tokens/index.ts'
+import type { StatementService } from './areas/statements/index.ts'
 import type { WebhookService } from './areas/webhooks/index.ts'
+import type { EndingService } from './areas/ending/index.ts'
+import type { ErasureService } from './areas/erasure/index.ts'
 import type { RentalConfig } from './config.ts'
 import type { RentalTables } from './db.ts'
 
@@ -69,7 +80,11 @@ export interface RentalServices {
   releases: undefined
   tasks: TaskService
   batches: BatchService
-  approvals: undefined
+  approvals: ApprovalService
+  connect: ConnectService
+  egress: EgressService
+  models: ModelService
+  tenant: TenantService
   schedules: ScheduleService
   a2a: undefined
   record: undefined
@@ -78,16 +93,20 @@ export interface RentalServices {
   invoices: InvoiceService
   refunds: RefundService
   public: undefined
-  statements: undefined
+  statements: StatementService
   webconsole: undefined
   disputes: DisputeService
   insurance: undefined
   trials: undefined
-  sla: undefined
+  sla: SlaService
   ratings: RatingService
   incidents: IncidentService
-  ending: undefined
+  ending: EndingService
+  erasure: ErasureService
   identity: undefined
+  retention: RetentionService
+  onboarding: OnboardingService
+  teams: undefined
 }
 
 export const { defineArea, mountAreas } = areaKit<RentalContext, RentalServices>()

@@ -2,6 +2,8 @@ import { type IdempotencyTables, transactionWithHooks } from '@svc/kit'
 import type { ColumnType, Kysely, Transaction } from 'kysely'
 import type { ApprovalTables } from './areas/approvals/store.ts'
 import type { AuthTables } from './areas/auth/store.ts'
+import type { ConnectTables } from './areas/connect/store.ts'
+import type { EgressTables } from './areas/egress/store.ts'
 import type { BatchTables } from './areas/batches/store.ts'
 import type { BudgetTables } from './areas/budgets/store.ts'
 import type { MarketTables } from './areas/market/store.ts'
@@ -27,6 +29,11 @@ import type { WebhookTables } from './areas/webhooks/store.ts'
 import type { DisputeTables } from './areas/disputes/store.ts'
 import type { InsuranceTables } from './areas/insurance/store.ts'
 import type { IdentityTables } from './areas/identity/store.ts'
+import type { ErasureTables } from './areas/erasure/store.ts'
+import type { RetentionTables } from './areas/retention/store.ts'
+import type { OnboardingTables } from './areas/onboarding/store.ts'
+import type { TenantTables } from './areas/tenant/secrets.ts'
+import type { TeamTables } from './areas/teams/store.ts'
 
 /** A jsonb column: read as the value, written as its JSON text. */
 export type Json = ColumnType<unknown, string, string>
@@ -36,6 +43,7 @@ export type Json = ColumnType<unknown, string, string>
  * that store queries them. `idempotent_answers` is the kit's (idempotent writes).
  */
 export type RentalTables = OrgTables &
+  TenantTables &
   AuthTables &
   CatalogueTables &
   TokenTables &
@@ -62,6 +70,12 @@ export type RentalTables = OrgTables &
   RatingTables &
   IncidentTables &
   IdentityTables &
+  ErasureTables &
+  RetentionTables &
+  OnboardingTables &
+  ConnectTables &
+  EgressTables &
+  TeamTables &
   IdempotencyTables
 
 export type RentalDb = Kysely<RentalTables> | Transaction<RentalTables>

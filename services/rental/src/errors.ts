@@ -36,8 +36,25 @@ export const rentalErrors = errorCatalogue({
   idp_unavailable: {
     status: 503,
     also: [502],
-    description: 'the identity provider has not been reached yet (503) or did not answer the sign-in (502)',
+    description:
+      'the identity provider has not been reached yet (503) or did not answer the sign-in or an onboarding check (502)',
   },
+  // step-up (a recent second factor for sensitive routes)
+  step_up_required: {
+    status: 401,
+    description:
+      'the route needs a second factor (acr urn:svc:mfa) proven recently: follow the step-up URL in the message (also in WWW-Authenticate and Link)',
+  },
+  second_factor_missing: {
+    status: 403,
+    description:
+      'the identity provider answered unmet_authentication_requirements: the account has no second factor; set one up at the idp account page named in the message',
+  },
+  step_up_failed: {
+    status: 400,
+    description: 'the step-up sign-in was not the same person, not a second factor, or not recent',
+  },
+  invalid_return_to: { status: 400, description: 'return_to is not a same-origin relative path' },
   // organizations and roles
   forbidden: {
     status: 403,
@@ -46,6 +63,16 @@ export const rentalErrors = errorCatalogue({
   member_not_found: { status: 404, description: 'no such member or invitation in the organization' },
   already_member: { status: 409, description: 'that email is already invited or a member' },
   last_owner: { status: 409, description: 'the organization’s last owner cannot be removed or demoted' },
+  role_builtin: {
+    status: 409,
+    description: 'a built-in role (owner, admin, member, billing, viewer) does not change',
+  },
+  role_in_use: {
+    status: 409,
+    description: 'members hold the role: it cannot lose members:owners (an owner stays an owner)',
+  },
+  role_taken: { status: 409, description: 'another organization’s members hold a role of that name' },
+  secret_not_found: { status: 404, description: 'no secret of that name in the organization’s vault' },
   // API tokens
   quota_exceeded: { status: 409, description: 'the client holds the most API tokens allowed' },
   // catalogue and engagements
@@ -224,6 +251,19 @@ export const rentalErrors = errorCatalogue({
     status: 400,
     description: 'the escrow is not released, or the amount is above what is left to refund (named)',
   },
+  // retention and legal holds
+  invalid_retention: {
+    status: 400,
+    description:
+      'a retention period is not an ISO 8601 duration (days, hours, minutes, seconds) or seconds, or is out of bounds (named)',
+  },
+  org_not_found: { status: 404, description: 'no such organization (operators name another organization)' },
+  hold_not_found: { status: 404, description: 'no such legal hold of the organization' },
+  hold_released: { status: 409, description: 'the legal hold was released already (when, named)' },
+  legal_hold: {
+    status: 409,
+    description: 'a legal hold (named) stands over the data: nothing of it is deleted until it is released',
+  },
   // the data room
   file_not_found: { status: 404, description: 'no such file of the organization (or it was deleted)' },
   invalid_file_name: {
@@ -236,6 +276,28 @@ export const rentalErrors = errorCatalogue({
     status: 500,
     description: 'the stored file failed its integrity check (a GCM tag): it is not sent',
   },
+  file_url_invalid: {
+    status: 403,
+    description: 'the file URL’s token is malformed or its signature is not ours (a task’s file hand-off)',
+  },
+  file_url_expired: { status: 403, description: 'the file URL has expired, or its task has ended' },
+  // onboarding
+  kyb_not_found: { status: 404, description: 'no such business check the caller may see' },
+  kyb_state: {
+    status: 409,
+    description: 'the business check’s state (named) does not allow the move',
+  },
+  kyb_required: {
+    status: 403,
+    description:
+      'the organization needs an approved business check (POST /api/onboarding/kyb) for this: a listing, or a hire above RENTAL_KYB_HIRE_LIMIT_FILS',
+  },
+  onboarding_not_configured: {
+    status: 503,
+    description:
+      'the rental has no organization key at the identity provider (RENTAL_IDP_ORG_KEY): checks cannot run',
+  },
+  reason_required: { status: 400, description: 'a rejection needs a reason' },
   // ratings and references
   task_not_rateable: {
     status: 409,
@@ -271,7 +333,7 @@ export const rentalErrors = errorCatalogue({
   escrow_frozen: {
     status: 409,
     description:
-      'the escrow is frozen by an open dispute (named): it is not released while the dispute is open',
+      'the escrow is frozen by an open dispute (named): it is not released, refunded or returned while the dispute is open',
   },
   // insurance
   policy_not_found: { status: 404, description: 'the engagement has no insurance policy' },
@@ -307,6 +369,62 @@ export const rentalErrors = errorCatalogue({
     status: 409,
     description:
       'no newer version waits for the engagement (its version named), or the addendum is not the pending one’s',
+  },
+  // erasure
+  erasure_refused: {
+    status: 409,
+    description:
+      'the organization cannot be erased now: open disputes (named) or a legal hold (named) must end first',
+  },
+  // connect: tool servers and tool calls
+  tool_server_refused: {
+    status: 400,
+    description:
+      'the tool server URL is refused, or the server refused the key, failed or did not answer in time (its own error named)',
+  },
+  tool_not_available: { status: 400, description: 'a tool named is not among those the key reaches' },
+  already_connected: { status: 409, description: 'the engagement has a connection already: revoke it first' },
+  egress_refused: { status: 403, description: 'the egress policy does not reach that host and port' },
+  invalid_policy: { status: 400, description: 'a domain both allowed and denied' },
+  tool_refused: {
+    status: 403,
+    description:
+      'the binding does not allow the tool, or the server offers none of that name (recorded as a refused action)',
+  },
+  not_connected: { status: 409, description: 'the engagement has no connection (never bound, or revoked)' },
+  action_not_found: { status: 404, description: 'no such tool-call action of the organization' },
+  action_not_refreshable: {
+    status: 409,
+    description: 'the action’s state (named) or its tool (not idempotent) does not allow a refresh',
+  },
+  invalid_tool_credential: {
+    status: 401,
+    description: 'the task’s tool-call credential is missing, unknown or expired',
+  },
+  tool_arguments_too_large: {
+    status: 413,
+    description: 'the tool call’s arguments exceed RENTAL_CONNECT_MAX_ARGUMENT_BYTES',
+  },
+  // teams
+  team_not_found: { status: 404, description: 'no team with that id in the organization' },
+  team_task_not_found: { status: 404, description: 'no task of that team with that id' },
+  invalid_team: {
+    status: 400,
+    description:
+      'the team terms do not hold: a duplicate member, the lead among its members, shares over 100 %, a delegation naming an agent outside the team (named)',
+  },
+  unknown_team_agent: { status: 404, description: 'a member (named) is not an agent in the catalogue' },
+  team_not_hired: { status: 409, description: 'the team is not hired (its state named): hire it first' },
+  team_already_hired: { status: 409, description: 'the team is hired or ended already (its state named)' },
+  team_ended: { status: 409, description: 'the team is ended (since when named)' },
+  hop_credential_invalid: {
+    status: 401,
+    description: 'the delegation credential is unknown, expired, or its hop has ended',
+  },
+  hop_refused: {
+    status: 403,
+    description:
+      'the delegation is outside the team terms: not_member, not_allowed, too_deep, over_budget or loop (named); recorded as a refused hop',
   },
   // public pages
   unknown_language: { status: 404, description: 'no message catalogue for that language' },

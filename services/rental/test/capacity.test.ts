@@ -254,7 +254,7 @@ describe('capacity: an engagement’s concurrent tasks and tasks a minute, enfor
   })
 
   it(
-    'counts across two rental instances on one PostgreSQL database and one Redis',
+    'capacity enforced under concurrency across two rental instances on PostgreSQL and Redis (one database, one kv)',
     {
       skip: shared ? false : 'two instances need a shared database and kv (PostgreSQL and Redis)',
     },

@@ -90,7 +90,7 @@ describe('rental console: CSRF, catalogue, API tokens, public pages', () => {
     }
     assert.deepEqual(
       new Set(jobs.flatMap((j) => j.agents.map((a) => a.id))),
-      new Set(['summariser', 'extractor', 'invoice-checker']),
+      new Set(['summariser', 'extractor', 'invoice-checker', 'note-taker', 'team-lead']),
     )
     assert.equal((await fetch(`${stack.rental.url}/api/jobs`)).status, 401)
   })
@@ -101,7 +101,7 @@ describe('rental console: CSRF, catalogue, API tokens, public pages', () => {
     await seedJobs(db)
     await importAgents(db, stack.agents.url, stack.rental.ctx.log)
     assert.deepEqual(await db.selectFrom('job_agents').selectAll().execute(), before)
-    assert.equal((await db.selectFrom('agents').selectAll().execute()).length, 3)
+    assert.equal((await db.selectFrom('agents').selectAll().execute()).length, 5)
   })
 
   it('refuses every S+C route without the CSRF header or with a wrong one: 403 csrf_failed', async () => {

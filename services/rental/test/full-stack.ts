@@ -58,17 +58,31 @@ export const withClock = (now: () => Date): typeof rental => ({
  */
 export async function startFullStack(
   rentalEnv: Record<string, string> = {},
-  options: { restartable?: boolean; now?: () => Date } = {},
+  options: {
+    restartable?: boolean
+    now?: () => Date
+    idpEnv?: Record<string, string>
+    agentsEnv?: Record<string, string>
+  } = {},
 ) {
   const idpService = await startService(
     idp,
-    testEnv({ IDP_ADMIN_TOKEN: ADMIN, IDP_TOKEN_RATE_PER_MIN_CLIENT: '0', IDP_TOKEN_RATE_PER_MIN_IP: '0' }),
+    testEnv({
+      IDP_ADMIN_TOKEN: ADMIN,
+      IDP_TOKEN_RATE_PER_MIN_CLIENT: '0',
+      IDP_TOKEN_RATE_PER_MIN_IP: '0',
+      ...options.idpEnv,
+    }),
     { fresh: true },
   )
   const ledgerService = await startService(ledger, testEnv({ LEDGER_BATCH_WAIT_MS: '2' }), { fresh: true })
   const agentsService = await startService(
     agents,
-    testEnv({ AGENTS_KEY_SEED: Buffer.alloc(32, 7).toString('base64url'), IDP_URL: idpService.url }),
+    testEnv({
+      AGENTS_KEY_SEED: Buffer.alloc(32, 7).toString('base64url'),
+      IDP_URL: idpService.url,
+      ...options.agentsEnv,
+    }),
     { fresh: true },
   )
   const env = testEnv({

@@ -129,6 +129,53 @@ describe('identity events from the idp', () => {
       .where('org_id', '=', erin.me.organization.id)
       .executeTakeFirstOrThrow()
     assert.equal((recorded.data as { membership?: string }).membership, 'kept_last_owner')
+    const org = await stack.db
+      .selectFrom('orgs')
+      .select('erased_at')
+      .where('id', '=', erin.me.organization.id)
+      .executeTakeFirstOrThrow()
+    assert.equal(org.erased_at, null, 'not erased: the organization did not ask for it')
+  })
+
+  it('user.deleted of the last owner erases the organization when its retention policy asks for it', async () => {
+    const gina = await stack.signInWith('gina@example.test')
+    const orgId = gina.me.organization.id
+    const asked = await stack.call(gina, 'POST', '/api/retention', { erase_on_owner_deletion: true })
+    assert.equal(asked.status, 200, asked.text)
+    assert.equal((asked.body.policy as { erase_on_owner_deletion: boolean }).erase_on_owner_deletion, true)
+    assert.equal(
+      (await accountPost(gina, '/ui/account/delete', { confirm: 'delete my account' })).status,
+      200,
+    )
+    await eventually('gina’s organization is erased', async () => {
+      const org = await stack.db
+        .selectFrom('orgs')
+        .select('erased_at')
+        .where('id', '=', orgId)
+        .executeTakeFirst()
+      return Boolean(org?.erased_at)
+    })
+    const recorded = await stack.db
+      .selectFrom('rental_events')
+      .select(['type', 'data'])
+      .where('org_id', '=', orgId)
+      .where('type', 'in', ['member.identity_event', 'client.erased'])
+      .orderBy('seq')
+      .execute()
+    assert.deepEqual(
+      recorded.map((r) => r.type),
+      ['member.identity_event', 'client.erased'],
+    )
+    assert.equal(
+      await stack.db.selectFrom('org_members').select('id').where('org_id', '=', orgId).executeTakeFirst(),
+      undefined,
+    )
+    const erasure = await stack.db
+      .selectFrom('client_erasures')
+      .selectAll()
+      .where('org_id', '=', orgId)
+      .executeTakeFirstOrThrow()
+    assert.ok(erasure)
   })
 
   it('consent.revoked ends sessions; user.email_changed updates the member (signed as the idp signs)', async () => {

@@ -70,6 +70,15 @@ describe('rental service', () => {
       '0035_sla.sql',
       '0036_engagement_end.sql',
       '0037_identity_events.sql',
+      '0038_sla_credits.sql',
+      '0040_retention.sql',
+      '0041_step_up_erasure.sql',
+      '0042_onboarding_task_files.sql',
+      '0043_tenant_api.sql',
+      '0044_teams.sql',
+      '0045_connect.sql',
+      '0046_egress_policy.sql',
+      '0047_erase_on_owner_deletion.sql',
     ])
   })
 

@@ -36,6 +36,8 @@ export async function agentsStandIn(): Promise<{
     ['summariser', 'Summariser'],
     ['extractor', 'Extractor'],
     ['invoice-checker', 'Invoice checker'],
+    ['note-taker', 'Note taker'],
+    ['team-lead', 'Team lead'],
   ] as const)
     agents.push({
       id,

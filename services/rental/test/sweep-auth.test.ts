@@ -10,9 +10,19 @@ import { aliceObjects } from './sweep-objects.ts'
 const NOT_TENANT_OWNED: Record<string, string> = {
   agents: 'agents belong to the catalogue, which every client sees (their record is public to clients)',
   i18n: 'a language code, not an object',
+  kya: 'an agent’s DID: any client may have any agent screened (its screenings are its own, GET /api/onboarding)',
   listings:
     'a published market listing is read by every client; changing one is for its organization (another’s: 404, market.test.ts)',
 }
+
+/**
+ * The /v1 tenant routes (Auth `tenant` in endpoints.tsv) take the console session (S, S+C on
+ * writes: their OpenAPI security's first set says which) or an organization key: probed as both.
+ */
+const sessionClass = (op: Operation): Operation =>
+  op.auth === 'tenant'
+    ? { ...op, auth: op.security[0]?.includes('csrfToken') ? 'S+C' : op.security[0]?.length ? 'S' : op.auth }
+    : op
 
 /** The roles the sweep gives a member of alice's organization (alice is its owner). */
 const INVITED_ROLES = ['admin', 'member', 'billing', 'viewer'] as const
@@ -20,6 +30,8 @@ const INVITED_ROLES = ['admin', 'member', 'billing', 'viewer'] as const
 describe('rental: the auth and tenancy sweep (endpoints.tsv Auth column and /openapi.json)', () => {
   let stack: FullStack
   let ids: Record<string, string> = {}
+  /** An organization key of alice's whose one scope (connections:read) no other /v1 route needs. */
+  let narrowKey = ''
   const members: Record<string, Client> = {}
   before(async () => {
     // no operators: bob (the demo user as another client) would be one in development, and an
@@ -35,6 +47,12 @@ describe('rental: the auth and tenancy sweep (endpoints.tsv Auth column and /ope
     }
     // a member of alice's organization: the object the /api/org/members/{id} routes name
     ids.members = members.viewer!.me.organization.member_id
+    const key = await stack.call(stack.alice, 'POST', '/v1/auth/keys', {
+      label: 'sweep',
+      scopes: ['connections:read'],
+    })
+    narrowKey = (key.body as { token?: string }).token ?? ''
+    if (!narrowKey) throw new Error(`no organization key: ${key.text}`)
   })
   after(async () => stack.close())
 
@@ -49,13 +67,36 @@ describe('rental: the auth and tenancy sweep (endpoints.tsv Auth column and /ope
     const ordered = [...operations].sort(
       (a, b) => Number(a.path === '/auth/logout') - Number(b.path === '/auth/logout'),
     )
-    for (const op of ordered) {
+    for (const listed of ordered) {
+      const op = sessionClass(listed)
       const owned = collectionOf(op)
       const objectIds = owned && ids[owned.collection] ? { [owned.param]: ids[owned.collection]! } : {}
       if (op.auth === 'S' || op.auth === 'S+C') {
         probes++
         failures.push(
           await probe('rental', 'api', op, base, { expect: 401, headers: {}, ids: objectIds }, 'no session'),
+        )
+      }
+      if (listed.auth === 'tenant' && op.path !== '/v1/connect/connections/health') {
+        // the other credential of /v1: an organization key, unknown (401) and of no scope (403 naming it)
+        probes += 2
+        failures.push(
+          await probe(
+            'rental',
+            'api',
+            op,
+            base,
+            { expect: 401, headers: { authorization: `Bearer ork_${'A'.repeat(43)}` }, ids: objectIds },
+            'unknown organization key',
+          ),
+          await probe(
+            'rental',
+            'api',
+            op,
+            base,
+            { expect: 403, headers: { authorization: `Bearer ${narrowKey}` }, ids: objectIds },
+            'organization key without the scope',
+          ),
         )
       }
       if (op.auth === 'S+C') {
@@ -89,7 +130,10 @@ describe('rental: the auth and tenancy sweep (endpoints.tsv Auth column and /ope
         )
         // the control: the owner reads the same object, so the 404 above is about the client, not the id
         if (op.method === 'GET') {
-          const path = op.path.replace(`{${owned.param}}`, encodeURIComponent(ids[owned.collection]!))
+          const path = op.path
+            .replace(`{${owned.param}}`, encodeURIComponent(ids[owned.collection]!))
+            // a nested object (a team's task): its id under the parameter's name
+            .replace(/\{([a-z_]+)\}/g, (whole, param: string) => ids[param] ?? whole)
           const own = await stack.call(stack.alice, 'GET', path)
           if (own.status !== 200) throw new Error(`alice reads ${path} with ${own.status}: ${own.text}`)
         }
@@ -111,7 +155,7 @@ describe('rental: the auth and tenancy sweep (endpoints.tsv Auth column and /ope
     }
     const permissionOf = (op: Operation) =>
       document.paths[op.path]?.[op.method.toLowerCase()]?.['x-permission']
-    const signedIn = operations.filter((op) => op.auth === 'S' || op.auth === 'S+C')
+    const signedIn = operations.map(sessionClass).filter((op) => op.auth === 'S' || op.auth === 'S+C')
     const failures: Failure[] = []
     let probes = 0
     for (const [role, who] of Object.entries(members)) {

@@ -5,7 +5,7 @@ import { sweepBadInput } from '@svc/kit/testing/sweep/bad-input'
 import { assertNoUnknownFailures, BAD_INPUT_PROBLEMS } from '@svc/kit/testing/sweep/known-failures'
 import { fetchOperations, type Operation } from '@svc/kit/testing/sweep/operations'
 import { type FullStack, startFullStack } from './full-stack.ts'
-import { aliceObjects } from './sweep-objects.ts'
+import { aliceObjects, toolCredential } from './sweep-objects.ts'
 
 /**
  * Sent after every other operation, each for its reason: their effect would leave the sweep
@@ -21,6 +21,8 @@ const LAST: Record<string, string> = {
 describe('rental: the bad-input sweep over every operation of /openapi.json', () => {
   let stack: FullStack
   let agentToken = ''
+  /** A tool-call credential of alice's held task (as the rental gives a running task's agent). */
+  let toolToken = ''
   /** Alice's objects, so that requests reach past the lookup of their id. */
   const ids: Record<string, string> = {}
   before(async () => {
@@ -29,14 +31,19 @@ describe('rental: the bad-input sweep over every operation of /openapi.json', ()
     agentToken = made.body.token as string
     if (!agentToken) throw new Error(`no agt_ token: ${made.text}`)
     Object.assign(ids, await aliceObjects(stack))
+    toolToken = await toolCredential(stack, ids.approvals!)
   })
   after(async () => stack.close())
 
   /** The credential the operation's Auth class (endpoints.tsv) or security scheme (OpenAPI) names. */
   const credential = (op: Operation): Record<string, string> => {
     const session = { cookie: stack.alice.jar.header(), 'x-csrf-token': stack.alice.csrf }
-    if (op.auth === 'S' || op.auth === 'S+C') return session
+    // the /v1 tenant routes take the session (or an organization key, which sweep-auth probes)
+    if (op.auth === 'S' || op.auth === 'S+C' || op.auth === 'tenant') return session
     if (op.security.some((s) => s.includes('agtBearer'))) return { authorization: `Bearer ${agentToken}` }
+    if (op.security.some((s) => s.includes('taskToolToken'))) return { authorization: `Bearer ${toolToken}` }
+    // a team hop's credential lives while its task runs: a well-formed one the rental does not know
+    if (op.security.some((s) => s.includes('teamHopBearer'))) return { authorization: 'Bearer hop_sweep' }
     if (op.auth === 'P') return {}
     throw new Error(`the sweep holds no credential for ${op.method} ${op.path} (auth ${op.auth}): add one`)
   }

@@ -1,6 +1,8 @@
 import { b64uEncode } from '@svc/trust/base64url'
+import { didKeyFromEd25519 } from '@svc/trust/did-key'
 import { type Ed25519KeyPair, signEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
+import { newNotesKey, storeToolCredential } from './connect-client.ts'
 import type { Client, FullStack } from './full-stack.ts'
 
 /** Releases every escrow of the engagement whose task completed (signed with `key`), then invoices the engagement: the invoice's id, or ''. */
@@ -22,15 +24,18 @@ export async function releaseAndInvoice(stack: FullStack, engagementId: string, 
 
 /**
  * One object of each kind alice owns, by the collection its id appears under in the paths:
- * a token (not the sweep's credential), the agent she hires, an active engagement, a task, a
+ * a token (not the sweep's credential), a secret of the /v1 vault, the agent she hires, an active engagement, a task, a
  * refund of the task's released escrow, a dispute of it, a webhook (subscribed to test events only, to a closed local port), a schedule, a batch, a budget, a file, and an
  * approval (a task on a second engagement whose policy holds every task), a trial of a listing of the agent,
- * an incident about the engagement, a policy on the engagement.
+ * an incident about the engagement, a policy on the engagement, a legal hold over the second engagement,
+ * a business check, a tool-call action (connect), a team (hired, with a task: the chain's `task_id`).
  */
 export async function aliceObjects(stack: FullStack): Promise<Record<string, string>> {
   const ids: Record<string, string> = {}
   const probed = await stack.call(stack.alice, 'POST', '/api/tokens', { label: 'probed' })
   ids.tokens = (probed.body as { id: string }).id
+  const secret = await stack.call(stack.alice, 'PUT', '/v1/secrets', { name: 'probed', value: 'the sweep’s' })
+  ids.secrets = (secret.body as { name?: string }).name ?? ''
   ids.agents = await stack.agentOf('job_summary')
   const key = stack.newClientKey()
   ids.engagements = await stack.hireAndSign(stack.alice, 'job_summary', ids.agents, key)
@@ -46,6 +51,8 @@ export async function aliceObjects(stack: FullStack): Promise<Record<string, str
     reason: 'The sweep asks for one fil back.',
   })
   ids.refunds = (refund.body as { id?: string }).id ?? ''
+  // before the dispute: a refund is not requested while a dispute freezes the escrow
+  ids['credit-notes'] = await settledCreditNote(stack, ids.tasks)
   const dispute = await stack.call(stack.alice, 'POST', '/api/disputes', {
     task_id: ids.tasks,
     amount_fils: 1,
@@ -59,7 +66,6 @@ export async function aliceObjects(stack: FullStack): Promise<Record<string, str
     covers: ['failed_task'],
     ends_at: new Date(Date.now() + 86_400_000).toISOString(),
   })
-  ids['credit-notes'] = await settledCreditNote(stack, ids.tasks)
   const batch = await stack.call(stack.alice, 'POST', '/api/batches', {
     engagement_id: ids.engagements,
     items: ['A batch of one. The ledger records every receipt.'],
@@ -96,6 +102,12 @@ export async function aliceObjects(stack: FullStack): Promise<Record<string, str
   await stack.call(stack.alice, 'POST', '/api/tasks', { engagement_id: held, text: 'Held for approval.' })
   const approvals = await stack.call(stack.alice, 'GET', '/api/approvals?state=pending')
   ids.approvals = (approvals.body.approvals as Array<{ id: string }> | undefined)?.[0]?.id ?? ''
+  // a legal hold over that second engagement only: the sweeps' deletions elsewhere go on
+  const hold = await stack.call(stack.alice, 'POST', '/api/retention/hold', {
+    engagement_id: held,
+    reason: 'The sweep’s legal hold.',
+  })
+  ids.hold = (hold.body as { id?: string }).id ?? ''
   ids.trials = await aliceTrial(stack, ids.agents)
   const incident = await stack.call(stack.alice, 'POST', '/api/incidents', {
     engagement_id: ids.engagements,
@@ -104,8 +116,52 @@ export async function aliceObjects(stack: FullStack): Promise<Record<string, str
     impact: 'None: the sweep reports it to probe the incident routes.',
   })
   ids.incidents = (incident.body as { id?: string }).id ?? ''
+  // a business check: its domain does not resolve, so it waits for it (awaiting_domain)
+  const kyb = await stack.call(stack.alice, 'POST', '/api/onboarding/kyb', {
+    domain: 'alice-sweep.invalid',
+    entity_name: 'Alice Sweep Ltd',
+    jurisdiction: 'AE',
+    registration: 'SWEEP-1',
+  })
+  ids.kyb = (kyb.body as { id?: string }).id ?? ''
+  ids.actions = await aliceAction(stack)
+  // the engagement bound too, so its connect routes have a connection to read
+  await bindNotes(stack, ids.engagements)
+  const team = await stack.call(stack.alice, 'POST', '/api/teams', {
+    name: 'Sweep team',
+    lead_did: await stack.agentOf('job_team_brief'),
+    job_id: 'job_team_brief',
+    members: [{ agent_did: ids.agents, share_bps: 1000 }],
+    max_depth: 1,
+    task_budget_fils: 0,
+  })
+  ids.teams = (team.body as { id?: string }).id ?? ''
+  ids.task_id = await teamTask(stack, ids.teams)
   for (const [name, id] of Object.entries(ids)) if (!id) throw new Error(`no ${name} object: ${task.text}`)
   return ids
+}
+
+/** Binds the engagement to a new demo notebook (every tool allowed, writes held for approval). */
+async function bindNotes(stack: FullStack, engagement: string) {
+  const key = await newNotesKey(stack)
+  const bound = await stack.call(stack.alice, 'POST', `/api/engagements/${engagement}/connect`, {
+    url: key.mcp_url,
+    api_key: key.api_key,
+  })
+  if (bound.status !== 201) throw new Error(`bind: ${bound.status} ${bound.text}`)
+}
+
+/**
+ * A tool-call action of alice's: an engagement of the note-taker bound to a demo notebook, whose
+ * task lists the notes (a call made at once) and asks to create one (held for approval).
+ */
+async function aliceAction(stack: FullStack) {
+  const did = await stack.agentOf('job_notes')
+  const engagement = await stack.hireAndSign(stack.alice, 'job_notes', did, stack.newClientKey())
+  await bindNotes(stack, engagement)
+  await stack.call(stack.alice, 'POST', '/api/tasks', { engagement_id: engagement, text: 'A note to file.' })
+  const actions = await stack.call(stack.alice, 'GET', `/api/engagements/${engagement}/connect/actions`)
+  return (actions.body.actions as Array<{ id: string }> | undefined)?.[0]?.id ?? ''
 }
 
 /**
@@ -161,4 +217,35 @@ const sweepOperator = (stack: FullStack) => {
   let ops = operators.get(stack)
   if (!ops) operators.set(stack, (ops = stack.signInWith('ops@sweep.example')))
   return ops
+}
+
+/**
+ * A tool-call credential for the task the approval holds (input-required: still running), stored
+ * as the rental stores the ones it gives agents; its engagement has no connection.
+ */
+export async function toolCredential(stack: FullStack, approvalId: string) {
+  const approval = await stack.call(stack.alice, 'GET', `/api/approvals/${approvalId}`)
+  const { task_id, engagement_id } = approval.body as { task_id: string; engagement_id: string }
+  return storeToolCredential(stack, task_id, engagement_id)
+}
+
+/** Hires the team (its SLA and escrow signed by a new client key) and runs one team task: its id. */
+async function teamTask(stack: FullStack, teamId: string) {
+  const key = stack.newClientKey()
+  const sign = (body: unknown) => b64uEncode(signEd25519(key.seed, canonicalBytes(body)))
+  const hired = await stack.call(stack.alice, 'POST', `/api/teams/${teamId}/hire`, {
+    client_did: didKeyFromEd25519(key.publicKey),
+  })
+  const pkg = hired.body.package as
+    { sla: { body: unknown }; escrows: Array<{ body: unknown; hash: string }> } | undefined
+  const engagement = (hired.body.engagement as { id?: string } | undefined)?.id
+  if (!pkg || !engagement) return ''
+  await stack.call(stack.alice, 'POST', `/api/engagements/${engagement}/signatures`, {
+    sla_signature: sign(pkg.sla.body),
+    escrow_signatures: pkg.escrows.map((e) => ({ escrow_hash: e.hash, signature: sign(e.body) })),
+  })
+  const task = await stack.call(stack.alice, 'POST', `/api/teams/${teamId}/tasks`, {
+    text: 'The ledger records every receipt. Each receipt is a leaf in a Merkle tree.',
+  })
+  return (task.body.task as { id?: string } | undefined)?.id ?? ''
 }

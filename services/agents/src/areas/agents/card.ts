@@ -66,12 +66,12 @@ export function agentCard(
       },
     },
     securityRequirements: [{ schemes: { [IDP_SCHEME]: { list: [] } } }],
-    defaultInputModes: ['text/plain'],
+    defaultInputModes: agent.inputModes ?? ['text/plain'],
     defaultOutputModes: ['text/plain', 'application/json'],
     skills: [
       {
         ...agent.skill,
-        inputModes: ['text/plain'],
+        inputModes: agent.inputModes ?? ['text/plain'],
         outputModes: ['text/plain', 'application/json'],
       },
     ],

@@ -1,7 +1,10 @@
 /** The built-in agents: what each one is called, what its card says, and the skill it runs. */
 import { extract } from '../../skills/extract.ts'
 import { checkInvoice } from '../../skills/invoice.ts'
+import { describeCall, fileNote } from '../../skills/notes.ts'
 import { summarise } from '../../skills/summarise.ts'
+import type { ReadFile } from './files.ts'
+import { TEAM_LEAD } from './team-lead.ts'
 
 export interface SkillOutput {
   /** human-readable, the artifact's text part */
@@ -15,8 +18,29 @@ export interface AgentDefinition {
   name: string
   description: string
   skill: { id: string; name: string; description: string; tags: string[]; examples: string[] }
-  /** `options` is the message's metadata (e.g. `max_sentences` for the summariser). */
-  run(text: string, options: Record<string, unknown>): SkillOutput
+  /**
+   * The media types its messages' parts may have (the card's input modes; text/plain when unset).
+   * An agent that reads files takes them as file parts by URL (`readsFiles`).
+   */
+  inputModes?: string[]
+  /** It fetches its messages' file parts (A2A `url` parts) and `run` is given their texts. */
+  readsFiles?: boolean
+  /**
+   * `options` is the message's metadata (e.g. `max_sentences` for the summariser); `files` the texts
+   * of its file parts (`readsFiles`); `env` what the agent knows of its siblings (the team lead asks
+   * them through the rental).
+   */
+  run(
+    text: string,
+    options: Record<string, unknown>,
+    files: ReadFile[],
+    env: AgentEnv,
+  ): SkillOutput | Promise<SkillOutput>
+}
+
+export interface AgentEnv {
+  /** The did:key of a built-in agent of this service, by id. */
+  didOf(id: string): string | undefined
 }
 
 const maxSentences = (options: Record<string, unknown>) => {
@@ -38,9 +62,23 @@ export const AGENTS: AgentDefinition[] = [
       tags: ['summary', 'text', 'extractive'],
       examples: ['A paragraph or a document to summarise.'],
     },
-    run(text, options) {
-      const result = summarise(text, maxSentences(options))
-      return { text: result.summary, data: { ...result } }
+    // a task's files (text, Markdown, CSV) are read from their URLs: the summary is of their text
+    inputModes: ['text/plain', 'text/markdown', 'text/csv'],
+    readsFiles: true,
+    run(text, options, files) {
+      if (files.length === 0) {
+        const result = summarise(text, maxSentences(options))
+        return { text: result.summary, data: { ...result } }
+      }
+      // the message's text is the instruction; what is summarised is the files' text
+      const result = summarise(files.map((f) => f.text).join('\n\n'), maxSentences(options))
+      return {
+        text: result.summary,
+        data: {
+          ...result,
+          files: files.map((f) => ({ filename: f.filename, sha256: f.sha256, size_bytes: f.size_bytes })),
+        },
+      }
     },
   },
   {
@@ -100,4 +138,31 @@ export const AGENTS: AgentDefinition[] = [
       return { text: summary, data: { ...check } }
     },
   },
+  {
+    id: 'note-taker',
+    name: 'Note taker',
+    description:
+      'Files the text as a note in the client’s notes tool server, through the rental’s connect path: it lists the newest notes, then asks to create one (which the client’s policy may hold for approval).',
+    skill: {
+      id: 'file-note',
+      name: 'File a note',
+      description:
+        'Needs a connection on the engagement (POST /api/engagements/{id}/connect); the first line of the text is the note’s title.',
+      tags: ['notes', 'tools', 'mcp'],
+      examples: ['Call with ACME on Monday\nThey want the revised quote by Friday.'],
+    },
+    async run(text, options) {
+      const filed = await fileNote(text, options)
+      if (!filed.connected)
+        return {
+          text: 'No tool connection was given for this task: nothing was filed.',
+          data: { connected: false, calls: [] },
+        }
+      return {
+        text: [`Filing “${filed.title}”:`, ...filed.calls.map(describeCall)].join('\n'),
+        data: { connected: true, title: filed.title, calls: filed.calls },
+      }
+    },
+  },
+  TEAM_LEAD,
 ]

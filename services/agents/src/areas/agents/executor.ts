@@ -15,7 +15,8 @@ import {
   signAgentResult,
 } from '@svc/trust/agent-result'
 import type { AgentKey } from '../../keys.ts'
-import type { AgentDefinition } from './catalogue.ts'
+import type { AgentDefinition, AgentEnv } from './catalogue.ts'
+import { type FileRules, type ReadFile, readFiles } from './files.ts'
 import { dataPart, textPart } from '@svc/kit/http/a2a-parts'
 
 /** The text parts of the user's message, in order (the routes refuse a message without one). */
@@ -32,9 +33,18 @@ export const CONFIRM_MARKER = '[confirm]'
 /**
  * Runs an agent's skill on the user's message: the task is submitted, working, then completed with
  * one artifact holding a text part, a data part, and in its metadata the signed `svc_result`.
- * The skills are synchronous and fast, so a task is never left running (nothing to cancel).
+ * The skills are synchronous and fast, so a task is never left running (nothing to cancel);
+ * `delayMs` (AGENTS_DELAY_MS, a test knob, refused in production) makes every task wait that long
+ * while working: a slowed agent, for the rental's SLA latency term.
  */
-export function agentExecutor(agent: AgentDefinition, key: AgentKey, now: () => Date): AgentExecutor {
+export function agentExecutor(
+  agent: AgentDefinition,
+  key: AgentKey,
+  now: () => Date,
+  fileRules: FileRules,
+  env: AgentEnv = { didOf: () => undefined },
+  delayMs = 0,
+): AgentExecutor {
   const status = (state: TaskState, at: Date): TaskStatus => ({
     state,
     message: undefined,
@@ -81,7 +91,28 @@ export function agentExecutor(agent: AgentDefinition, key: AgentKey, now: () => 
           metadata: undefined,
         }),
       )
-      const ran = agent.run(texts.join('\n'), first.metadata ?? {})
+      let files: ReadFile[] = []
+      if (agent.readsFiles)
+        try {
+          files = await readFiles(first.parts, fileRules)
+        } catch (err) {
+          // a file it was given and cannot read: the task fails, saying which and why
+          bus.publish(
+            AgentEvent.statusUpdate({
+              taskId,
+              contextId,
+              status: {
+                ...status(TaskState.TASK_STATE_FAILED, now()),
+                message: agentMessage(taskId, contextId, (err as Error).message),
+              },
+              metadata: undefined,
+            }),
+          )
+          bus.finished()
+          return
+        }
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs))
+      const ran = await agent.run(texts.join('\n'), first.metadata ?? {}, files, env)
       const output = asked
         ? { ...ran, data: { ...ran.data, confirmation: inputTexts(userMessage.parts).join('\n') } }
         : ran

@@ -29,15 +29,17 @@ export function startAgents(
   now: () => Date = () => new Date(),
 ): Map<string, RunningAgent> {
   const agents = new Map<string, RunningAgent>()
+  const keys = new Map(AGENTS.map((d) => [d.id, deriveAgentKey(config.keySeed, d.id)]))
+  const env = { didOf: (id: string) => keys.get(id)?.did }
   for (const definition of AGENTS) {
-    const key = deriveAgentKey(config.keySeed, definition.id)
+    const key = keys.get(definition.id)!
     const card = agentCard(definition, baseUrl, version, key.did, issuer)
     const cardBody = JSON.stringify(card)
     const store = new BoundedTaskStore(config.maxTasks)
     const handler = new DefaultRequestHandler(
       AgentCard.fromJSON(card),
       store,
-      agentExecutor(definition, key, now),
+      agentExecutor(definition, key, now, config.files, env, config.delayMs),
     )
     agents.set(definition.id, {
       definition,

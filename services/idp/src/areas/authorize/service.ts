@@ -204,8 +204,12 @@ export async function authorize(
     wantsMfa &&
     session.acr !== 'urn:svc:mfa' &&
     ((await hasTotp(db, session.user_id)) || (await passkeysService.hasPasskey(db, session.user_id)))
+  // whole seconds, as auth_time is counted: max_age=0 asks for a sign-in, and is met by the one just made
   const stale =
-    stepUp || (session && maxAge !== undefined && (Date.now() - session.auth_time.getTime()) / 1000 > maxAge)
+    stepUp ||
+    (session &&
+      maxAge !== undefined &&
+      Math.floor((Date.now() - session.auth_time.getTime()) / 1000) > maxAge)
   if (!session || stale || prompts.has('login')) {
     if (prompts.has('none')) return fail('login_required', 'the user is not signed in')
     // sign in, then come back without prompt=login (or it would ask again forever)

@@ -33,6 +33,7 @@ import { AppError } from '@svc/kit'
 import { badRequest, errorInfo, type JsonRpcErrorObject, retryInfo, rethrow } from '@svc/kit/http/a2a-jsonrpc'
 import { tokenActor } from '../events/index.ts'
 import type { VerifiedApiToken } from '../tokens/service.ts'
+import { MAX_TASK_FILES } from '../tasks/file-handoff.ts'
 import { createTask, type TaskDeps, taskIdPage } from '../tasks/service.ts'
 import { taskDetail, type TaskView } from '../tasks/views.ts'
 import { cancelTask } from '../tasks/cancel.ts'
@@ -148,6 +149,25 @@ async function guarded<T>(context: ServerCallContext, run: () => Promise<T>): Pr
 const textsOf = (message: Message) =>
   message.parts.flatMap((p) => (p.content?.$case === 'text' ? [p.content.value] : []))
 
+/**
+ * The engagement's files the message hands the agent (`metadata.file_ids`: a list of file ids, as
+ * POST /api/tasks's `file_ids`); anything else there is InvalidParams.
+ */
+function fileIdsOf(value: unknown): string[] | undefined {
+  if (value === undefined) return undefined
+  if (
+    !Array.isArray(value) ||
+    value.length > MAX_TASK_FILES ||
+    !value.every((id) => typeof id === 'string' && ID_PATTERN.test(id))
+  )
+    throw new InvalidParams(
+      `message.metadata.file_ids must be a list of at most ${MAX_TASK_FILES} file ids`,
+      'message.metadata.file_ids',
+      'INVALID_FILE_IDS',
+    )
+  return value as string[]
+}
+
 export class RentalA2AHandler implements A2ARequestHandler {
   constructor(
     private readonly deps: TaskDeps,
@@ -224,6 +244,7 @@ export class RentalA2AHandler implements A2ARequestHandler {
       {
         engagement_id: engagementId,
         text,
+        file_ids: fileIdsOf(message.metadata?.file_ids ?? params.metadata?.file_ids),
         async: forceAsync || params.configuration?.returnImmediately === true,
       },
       tokenActor(token.id),

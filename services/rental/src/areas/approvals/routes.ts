@@ -15,9 +15,10 @@ const State = Type.Union([
   Type.Literal('canceled'),
 ])
 
-const Approval = Type.Object({
+export const Approval = Type.Object({
   id: Type.String(),
-  kind: Type.Union([Type.Literal('policy'), Type.Literal('agent_input')]),
+  kind: Type.Union([Type.Literal('policy'), Type.Literal('agent_input'), Type.Literal('tool_call')]),
+  action_id: Nullable(Type.String({ description: 'tool_call: the connect action it holds' })),
   state: State,
   task_id: Type.String(),
   engagement_id: Type.String(),

@@ -7,6 +7,7 @@ import type { EngagementService } from '../engagements/index.ts'
 import { type Actor, type EventService, SYSTEM } from '../events/index.ts'
 import type { TaskService } from '../tasks/index.ts'
 import type { ApprovalGate, HeldTask } from '../tasks/gate.ts'
+import type { ToolCallDecisions } from './tool-calls.ts'
 import {
   type ApprovalRow,
   type ApprovalState,
@@ -18,6 +19,7 @@ import {
   setReceipt,
   settle,
 } from './store.ts'
+import { decideToolCall, expireToolCall } from './tool-calls.ts'
 
 export const EXPIRY_QUEUE = 'rental.approvals.expire'
 /** How long an approval waits when the engagement's policy names no `expires_s`: 24 h. */
@@ -28,6 +30,8 @@ export interface ApprovalDeps extends RentalContext {
   tasks: TaskService
   engagements: EngagementService
   events: EventService
+  /** The connect area's side of tool-call approvals (set when it mounts). */
+  toolCalls?: ToolCallDecisions
 }
 
 /** Who decides: the member (its id, kept on the approval and named in the receipt) and the event's actor. */
@@ -61,6 +65,7 @@ export const approvalView = (row: ApprovalRow, now: Date) => ({
   decided_at: row.decided_at?.toISOString() ?? null,
   note: row.note,
   receipt: row.receipt_id ? { id: row.receipt_id, leaf_hash: row.receipt_leaf_hash } : null,
+  action_id: row.action_id,
 })
 export type ApprovalView = ReturnType<typeof approvalView>
 
@@ -144,7 +149,7 @@ export const approvalGate = (deps: ApprovalDeps): ApprovalGate => ({
  * Settles the approval, records its event (in the task's stream) and, for a decision or an expiry,
  * its receipt (subject the approval id; the note only as its SHA-256: receipts are public).
  */
-async function close(
+export async function close(
   deps: ApprovalDeps,
   trx: RentalDb,
   row: ApprovalRow,
@@ -234,6 +239,7 @@ export async function decide(
     if (!row) throw rentalError('approval_not_found', `no approval ${id}`)
     if (row.state !== 'pending') throw notPending(id, row.state)
     if (row.expires_at <= deps.now()) return { overdue: true as const }
+    if (row.kind === 'tool_call') return { row: await decideToolCall(deps, trx, row, decision, who) }
     if (decision.text !== undefined && !(decision.approve && row.kind === 'agent_input'))
       throw rentalError('invalid_request', 'body.text answers an agent_input approval, and only on approve')
     // the task is locked: a task that ended meanwhile (a revocation) cancels the approval instead
@@ -302,6 +308,7 @@ export async function expire(deps: ApprovalDeps, id: string) {
     const row = await lockWithTask(deps, trx, id)
     if (!row || row.state !== 'pending') return
     const now = deps.now()
+    if (row.kind === 'tool_call') return expireToolCall(deps, trx, row, now)
     const waiting = (await deps.tasks.stateOf(row.task_id, trx)) === 'input-required'
     if (!waiting) {
       const taskState = (await deps.tasks.stateOf(row.task_id, trx)) ?? 'gone'

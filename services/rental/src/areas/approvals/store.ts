@@ -11,7 +11,7 @@ export interface ApprovalTables {
     org_id: string
     task_id: string
     engagement_id: string
-    kind: 'policy' | 'agent_input'
+    kind: 'policy' | 'agent_input' | 'tool_call'
     state: ApprovalState
     price_fils: number
     text_sha256: string
@@ -29,6 +29,8 @@ export interface ApprovalTables {
     note: string | null
     receipt_id: string | null
     receipt_leaf_hash: string | null
+    /** tool_call: the connect action it holds (migration 0045) */
+    action_id: string | null
   }
 }
 
@@ -51,6 +53,8 @@ export const pendingOfTask = (trx: RentalDb, taskId: string) =>
     .selectAll()
     .where('task_id', '=', taskId)
     .where('state', '=', 'pending')
+    // a held tool call does not hold its task (the connect area settles it)
+    .where('kind', '<>', 'tool_call')
     .forUpdate()
     .executeTakeFirst()
 

@@ -85,11 +85,12 @@ export function auditHooks(app: App, ctx: RentalContext, use: { events: EventSer
   app.addHook('onResponse', (request, reply, done) => {
     done()
     if (!request.routeOptions.config?.audited && !request.auditCaller) return
+    // a caller the route named (an A2A token, a /v1 organization key) is recorded as itself
     write(
       request,
-      request.routeOptions.config?.audited
-        ? sessionCall(request, reply)
-        : Promise.resolve().then(() => rpcCall(request, reply)),
+      request.auditCaller
+        ? Promise.resolve().then(() => rpcCall(request, reply))
+        : sessionCall(request, reply),
     )
   })
 

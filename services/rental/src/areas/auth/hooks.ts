@@ -2,6 +2,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import { rentalError } from '../../errors.ts'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { RentalDb } from '../../db.ts'
+import { stepUpGuard, type StepUpRules, type StepUpWhen } from './step-up-guard.ts'
 import { endSessionsOf, liveSession } from './store.ts'
 
 /** The console session cookie: a random id; the database keeps only its SHA-256. */
@@ -25,6 +26,9 @@ export interface ConsoleSession {
   /** Whether the idp said `email` is verified (invitations and operators by email need it). */
   emailVerified: boolean
   clientDid: string | null
+  /** The `acr` of the session's last ID token (`urn:svc:mfa`: a second factor) and its `auth_time`. */
+  acr: string | null
+  authTime: Date | null
   csrfHash: Buffer
   /** The CSRF token of this session (derived from the cookie id, never stored). */
   csrfToken: string
@@ -47,7 +51,13 @@ export class ConsoleSessions {
   constructor(
     readonly db: RentalDb,
     encryptionKey: Buffer,
-    readonly options: { secureCookies: boolean; ttlHours: number; now?: () => Date },
+    readonly options: {
+      secureCookies: boolean
+      ttlHours: number
+      now?: () => Date
+      /** The step-up rules of sensitive routes (off when not given). */
+      stepUp?: StepUpRules
+    },
   ) {
     this.#csrfKey = createHmac('sha256', encryptionKey).update('rental console csrf v1').digest()
   }
@@ -100,6 +110,8 @@ export class ConsoleSessions {
       email: row.email,
       emailVerified: row.email_verified,
       clientDid: row.client_did,
+      acr: row.acr,
+      authTime: row.auth_time,
       csrfHash: row.csrf_token_hash,
       csrfToken: this.csrfTokenOf(id),
     }
@@ -131,6 +143,15 @@ export class ConsoleSessions {
   /** Route options of S routes (with `schema.security: SESSION_SECURITY`). */
   get session() {
     return { onRequest: [this.requireSession] }
+  }
+
+  /**
+   * Route options of a sensitive S+C route, next to `sessionAndCsrf` and `can(…)`: a recent second
+   * factor (step-up) when the rules are on and `when` (default: always) says so for the request.
+   */
+  stepUp(when?: StepUpWhen) {
+    const rules = this.options.stepUp ?? { enabled: false, maxAgeS: 0 }
+    return { preHandler: [stepUpGuard(rules, () => this.now(), when)] }
   }
 
   /** Route options of S+C routes (with `schema.security: CSRF_SECURITY`). */

@@ -1,6 +1,6 @@
 import { defineArea } from '../../context.ts'
 import type { RentalDb } from '../../db.ts'
-import { endSessionsOf } from './store.ts'
+import { endSessionsOf, eraseSessionsOf } from './store.ts'
 import { IdpLink } from './idp-link.ts'
 import { authRoutes } from './routes.ts'
 
@@ -11,6 +11,11 @@ export interface AuthService {
   signInAvailable(): boolean
   /** Ends every console session of the idp subject (in the caller's transaction); how many. */
   endSessionsOf(trx: RentalDb, subject: string): Promise<number>
+  /**
+   * Erasure: the sessions of these subjects lose the profile copied from the idp and end, but for
+   * `keep` (the eraser's own, which may still read the erasure's answer); in `trx`; how many.
+   */
+  eraseSessionsOf(trx: RentalDb, subjects: string[], keep?: Buffer): Promise<number>
 }
 
 /** Sign-in through the idp, console sessions, back-channel logout. Tables: console_sessions, idp_clients. */
@@ -34,6 +39,7 @@ export const authArea = defineArea({
       link,
       signInAvailable: () => link.ready,
       endSessionsOf: (trx, subject) => endSessionsOf(trx, { subject }, ctx.now()),
+      eraseSessionsOf: (trx, subjects, keep) => eraseSessionsOf(trx, subjects, ctx.now(), keep),
     }
   },
   routes(app, ctx, use, own) {

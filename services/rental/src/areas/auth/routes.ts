@@ -3,6 +3,8 @@ import { Type } from 'typebox'
 import { SESSION_SECURITY, sessionOf } from './hooks.ts'
 import { BACKCHANNEL_PATH, CALLBACK_PATH } from './idp-link.ts'
 import { type AuthDeps, backchannelLogout, finishLogin, logout, startLogin } from './service.ts'
+import { finishStepUp, startStepUp } from './step-up.ts'
+import { STEP_UP_PATH } from './step-up-guard.ts'
 
 const tags = ['auth']
 const Param = Type.Optional(Type.String({ maxLength: 4000 }))
@@ -44,8 +46,41 @@ export function authRoutes(app: App, deps: AuthDeps) {
       },
     },
     async (request, reply) => {
-      await finishLogin(deps, request, reply)
-      return reply.header('cache-control', 'no-store').redirect('/console', 302)
+      const location = await finishLogin(deps, request, reply, (pending, exchange) =>
+        finishStepUp(deps, request, pending, exchange),
+      )
+      return reply.header('cache-control', 'no-store').redirect(location, 302)
+    },
+  )
+
+  app.get(
+    STEP_UP_PATH,
+    {
+      ...deps.sessions.session,
+      schema: {
+        summary:
+          'Step-up: 302 to the identity provider for a fresh sign-in with a second factor (acr_values urn:svc:mfa, max_age 0, PKCE); back at return_to',
+        description:
+          'On return the session keeps the ID token’s acr and auth_time; sensitive routes then pass for RENTAL_STEP_UP_MAX_AGE_S seconds. An account with no second factor gets 403 second_factor_missing naming the idp’s account page.',
+        tags,
+        security: SESSION_SECURITY,
+        querystring: Type.Object(
+          {
+            return_to: Type.Optional(
+              Type.String({
+                minLength: 1,
+                maxLength: 2000,
+                description: 'a path of this site; default /console',
+              }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request, reply) => {
+      const location = await startStepUp(deps, sessionOf(request), request.query.return_to, reply)
+      return reply.header('cache-control', 'no-store').redirect(location, 302)
     },
   )
 

@@ -14,10 +14,12 @@ const LOGIN_TTL_MS = 10 * 60_000
 const SCOPE = 'openid email profile'
 export const BACKCHANNEL_EVENT = 'http://schemas.openid.net/event/backchannel-logout'
 
-interface PendingLogin {
+export interface PendingLogin {
   state: string
   nonce: string
   verifier: string
+  /** A step-up (GET /api/auth/step-up): the session it raises (SHA-256 of its cookie id, hex) and where it returns. */
+  stepUp?: { sessionHash: string; subject: string; returnTo: string }
 }
 
 export interface AuthDeps {
@@ -34,13 +36,21 @@ const loginKey = (id: string) => `login:${sha256(id).toString('hex')}`
 const same = (a: string, b: string) =>
   a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b))
 
-/** `GET /auth/login`: a pending sign-in kept server-side, and the idp's authorization URL (PKCE S256, state, nonce). */
-export async function startLogin(deps: AuthDeps, reply: FastifyReply): Promise<string> {
+/**
+ * `GET /auth/login`: a pending sign-in kept server-side, and the idp's authorization URL (PKCE
+ * S256, state, nonce); a step-up adds its own parameters (`acr_values`, `max_age`).
+ */
+export async function startLogin(
+  deps: AuthDeps,
+  reply: FastifyReply,
+  stepUp?: { pending: NonNullable<PendingLogin['stepUp']>; params: Record<string, string> },
+): Promise<string> {
   const config = deps.link.configuration()
   const pending: PendingLogin = {
     state: oidc.randomState(),
     nonce: oidc.randomNonce(),
     verifier: oidc.randomPKCECodeVerifier(),
+    ...(stepUp ? { stepUp: stepUp.pending } : {}),
   }
   const id = randomBytes(32).toString('base64url')
   await deps.kv.set(loginKey(id), JSON.stringify(pending), LOGIN_TTL_MS)
@@ -60,6 +70,7 @@ export async function startLogin(deps: AuthDeps, reply: FastifyReply): Promise<s
       code_challenge_method: 'S256',
       state: pending.state,
       nonce: pending.nonce,
+      ...stepUp?.params,
     })
     .toString()
 }
@@ -86,7 +97,7 @@ async function takePending(deps: AuthDeps, request: FastifyRequest): Promise<Pen
 }
 
 /** Maps what openid-client throws: the idp's or the browser's answer refused is 400, the idp unreachable 502. */
-function loginError(err: unknown): AppError {
+export function loginError(err: unknown): AppError {
   if (err instanceof AppError) return err
   if (err instanceof oidc.ResponseBodyError)
     return rentalError('login_failed', `the identity provider refused the code: ${err.error}`)
@@ -103,39 +114,26 @@ function loginError(err: unknown): AppError {
   return rentalError('login_failed', `the sign-in response was refused: ${(err as Error).message}`)
 }
 
+export type Tokens = Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>
+
 /**
  * `GET /auth/callback`: the pending sign-in is taken (once), `iss` (RFC 9207) and `state` are
  * checked, then one token exchange, whose ID token openid-client validates (signature, `iss`,
- * `aud`, `exp`, nonce). The profile comes from `/userinfo`. Then a session and its cookie.
+ * `aud`, `exp`, nonce). The profile comes from `/userinfo`. Then a session and its cookie; a
+ * step-up's callback raises the current session instead (step-up.ts). Answers where to go next.
  */
 export async function finishLogin(
   deps: AuthDeps,
   request: FastifyRequest,
   reply: FastifyReply,
-): Promise<void> {
+  finishStepUp: (pending: PendingLogin, exchange: () => Promise<Tokens>) => Promise<string>,
+): Promise<string> {
   reply.clearCookie(LOGIN_COOKIE, { path: '/auth' })
-  const config = deps.link.configuration()
   const pending = await takePending(deps, request)
-  const query = request.query as Record<string, string | undefined>
-  const issuer = config.serverMetadata().issuer
-  if (typeof query.iss !== 'string' || !same(query.iss, issuer))
-    throw rentalError(
-      'invalid_issuer',
-      'the authorization response does not come from our identity provider (iss)',
-    )
-  if (typeof query.state !== 'string' || !same(query.state, pending.state))
-    throw rentalError('invalid_state', 'the authorization response does not belong to this sign-in (state)')
-  let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>
-  try {
-    tokens = await oidc.authorizationCodeGrant(config, new URL(request.url, deps.baseUrl), {
-      pkceCodeVerifier: pending.verifier,
-      expectedState: pending.state,
-      expectedNonce: pending.nonce,
-      idTokenExpected: true,
-    })
-  } catch (err) {
-    throw loginError(err)
-  }
+  const exchange = () => exchangeCode(deps, request, pending)
+  if (pending.stepUp) return finishStepUp(pending, exchange)
+  const config = deps.link.configuration()
+  const tokens = await exchange()
   const claims = tokens.claims()!
   let profile: Record<string, unknown> = {}
   try {
@@ -163,9 +161,36 @@ export async function finishLogin(
     emailVerified,
     clientDid: text(profile.did ?? claims.did),
     idToken: typeof tokens.id_token === 'string' && tokens.id_token.length <= 20_000 ? tokens.id_token : null,
+    acr: text(claims.acr),
+    authTime: typeof claims.auth_time === 'number' ? new Date(claims.auth_time * 1000) : null,
     expiresAt: new Date(now.getTime() + deps.sessions.options.ttlHours * 3_600_000),
   })
   deps.sessions.setCookie(reply, minted.id)
+  return '/console'
+}
+
+/** `iss` and `state` checked, then the one code exchange (the ID token validated by openid-client). */
+async function exchangeCode(deps: AuthDeps, request: FastifyRequest, pending: PendingLogin): Promise<Tokens> {
+  const config = deps.link.configuration()
+  const query = request.query as Record<string, string | undefined>
+  const issuer = config.serverMetadata().issuer
+  if (typeof query.iss !== 'string' || !same(query.iss, issuer))
+    throw rentalError(
+      'invalid_issuer',
+      'the authorization response does not come from our identity provider (iss)',
+    )
+  if (typeof query.state !== 'string' || !same(query.state, pending.state))
+    throw rentalError('invalid_state', 'the authorization response does not belong to this sign-in (state)')
+  try {
+    return await oidc.authorizationCodeGrant(config, new URL(request.url, deps.baseUrl), {
+      pkceCodeVerifier: pending.verifier,
+      expectedState: pending.state,
+      expectedNonce: pending.nonce,
+      idTokenExpected: true,
+    })
+  } catch (err) {
+    throw loginError(err)
+  }
 }
 
 /**

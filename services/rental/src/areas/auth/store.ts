@@ -13,6 +13,9 @@ export interface AuthTables {
     email_verified: Generated<boolean>
     client_did: string | null
     id_token: string | null
+    /** The `acr` and `auth_time` of the session's last ID token (sign-in or step-up). */
+    acr: string | null
+    auth_time: Date | null
     created_at: Generated<Date>
     expires_at: Date
     ended_at: Date | null
@@ -40,6 +43,8 @@ export interface NewSession {
   clientDid: string | null
   /** The ID token of the sign-in: the `id_token_hint` of its RP-initiated logout. */
   idToken: string | null
+  acr: string | null
+  authTime: Date | null
   expiresAt: Date
 }
 
@@ -56,6 +61,8 @@ export async function insertSession(db: RentalDb, s: NewSession) {
       email_verified: s.emailVerified,
       client_did: s.clientDid,
       id_token: s.idToken,
+      acr: s.acr,
+      auth_time: s.authTime,
       expires_at: s.expiresAt,
       ended_at: null,
     })
@@ -75,12 +82,48 @@ export function liveSession(db: RentalDb, idHash: Buffer, now: Date) {
       'email',
       'email_verified',
       'client_did',
+      'acr',
+      'auth_time',
       'expires_at',
     ])
     .where('id_hash', '=', idHash)
     .where('ended_at', 'is', null)
     .where('expires_at', '>', now)
     .executeTakeFirst()
+}
+
+/** A step-up done: the session's `acr`, `auth_time` and ID token become the step-up's. */
+export async function recordStepUp(
+  db: RentalDb,
+  idHash: Buffer,
+  step: { acr: string; authTime: Date; idToken: string | null },
+) {
+  await db
+    .updateTable('console_sessions')
+    .set({ acr: step.acr, auth_time: step.authTime, ...(step.idToken ? { id_token: step.idToken } : {}) })
+    .where('id_hash', '=', idHash)
+    .where('ended_at', 'is', null)
+    .execute()
+}
+
+/** Erasure: every session of these subjects ends, and the profile they copied from the idp is wiped. */
+export async function eraseSessionsOf(
+  db: RentalDb,
+  subjects: string[],
+  now: Date,
+  keep?: Buffer,
+): Promise<number> {
+  if (subjects.length === 0) return 0
+  const wiped = { name: null, email: null, client_did: null, id_token: null, idp_sid: null }
+  await db.updateTable('console_sessions').set(wiped).where('subject', 'in', subjects).execute()
+  let ending = db
+    .updateTable('console_sessions')
+    .set({ ended_at: now })
+    .where('subject', 'in', subjects)
+    .where('ended_at', 'is', null)
+  if (keep) ending = ending.where('id_hash', '!=', keep)
+  const result = await ending.executeTakeFirst()
+  return Number(result.numUpdatedRows)
 }
 
 /** The ID token a session was made with (its logout's `id_token_hint`), or null. */

@@ -56,4 +56,23 @@ export const DEMO_JOBS: SeedJob[] = [
     price_fils: 9_000,
     agents: ['invoice-checker', 'summariser'],
   },
+  {
+    id: 'job_notes',
+    title: 'Note filing',
+    profile: 'note-taker',
+    outcome: 'a note filed in the client’s own notes tool',
+    description: 'The text filed as a note through a connection to the client’s tool server (MCP).',
+    price_fils: 1_500,
+    agents: ['note-taker'],
+  },
+  {
+    id: 'job_team_brief',
+    title: 'Team brief',
+    profile: 'team-lead',
+    outcome: 'a brief made by a team: a summary and the facts, each by its own agent',
+    description:
+      'The team lead delegates the summary and the extraction to its members through the rental and merges their signed results.',
+    price_fils: 10_000,
+    agents: ['team-lead'],
+  },
 ]

@@ -1,11 +1,19 @@
 import { defineArea } from '../../context.ts'
 import type { RentalDb } from '../../db.ts'
 import { disputeRoutes } from './routes.ts'
-import { assertNotFrozen, type DisputeDeps } from './service.ts'
+import { assertNotFrozen, frozenBy } from './freeze.ts'
+import { type DisputeDeps, disputeView } from './service.ts'
+import { disputesOfEngagement, liveDisputesOf } from './store.ts'
 
 export interface DisputeService {
   /** 409 `escrow_frozen` naming the dispute when a live dispute covers the escrow (in the caller's transaction). */
   assertNotFrozen(trx: RentalDb, escrowId: string): Promise<void>
+  /** The organization's live (open or responded) disputes' ids, read in `db` (erasure refuses while any). */
+  liveOf(db: RentalDb, orgId: string): Promise<string[]>
+  /** The live dispute that freezes the escrow, or undefined (in the caller's transaction). */
+  frozenBy(trx: RentalDb, escrowId: string): ReturnType<typeof frozenBy>
+  /** The organization's disputes about its engagement, oldest first, as `GET /api/disputes/{id}` shows them (the export). */
+  ofEngagement(orgId: string, engagementId: string): Promise<Array<ReturnType<typeof disputeView>>>
 }
 
 /**
@@ -17,7 +25,13 @@ export interface DisputeService {
 export const disputesArea = defineArea({
   name: 'disputes',
   needs: ['engagements', 'events', 'orgs', 'catalogue', 'tasks', 'invoices', 'budgets'],
-  mount: (): DisputeService => ({ assertNotFrozen }),
+  mount: (_app, ctx): DisputeService => ({
+    assertNotFrozen,
+    liveOf: liveDisputesOf,
+    frozenBy,
+    ofEngagement: async (orgId, engagementId) =>
+      (await disputesOfEngagement(ctx.db, orgId, engagementId)).map((d) => disputeView(d.row, d.escrowIds)),
+  }),
   routes(app, ctx, use) {
     const deps: DisputeDeps = { ctx, ...use }
     disputeRoutes(app, ctx, deps)

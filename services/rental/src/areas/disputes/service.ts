@@ -385,13 +385,3 @@ function record(
     data,
   })
 }
-
-/** 409 naming the dispute when the escrow is frozen by a live one (the releases area, in its transaction). */
-export async function assertNotFrozen(trx: RentalDb, escrowId: string) {
-  const live = await store.liveDisputeOn(trx, [escrowId])
-  if (live)
-    throw rentalError(
-      'escrow_frozen',
-      `the escrow is frozen by dispute ${live.id} (${live.state}): it is not released while the dispute is open`,
-    )
-}

@@ -109,6 +109,35 @@ export async function disputesOf(
   return { rows, total: Number(count.n) }
 }
 
+/** The organization's disputes about one engagement, oldest first, each with its escrow ids. */
+export async function disputesOfEngagement(db: RentalDb, orgId: string, engagementId: string) {
+  const rows = await db
+    .selectFrom('disputes')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('engagement_id', '=', engagementId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute()
+  const links =
+    rows.length === 0
+      ? []
+      : await db
+          .selectFrom('dispute_escrows')
+          .selectAll()
+          .where(
+            'dispute_id',
+            'in',
+            rows.map((r) => r.id),
+          )
+          .orderBy('position')
+          .execute()
+  return rows.map((row) => ({
+    row,
+    escrowIds: links.filter((l) => l.dispute_id === row.id).map((l) => l.escrow_id),
+  }))
+}
+
 /** Moves the dispute only from the states it may move from: false when it had moved. */
 export async function moveDispute(
   trx: RentalDb,
@@ -124,3 +153,16 @@ export async function moveDispute(
     .executeTakeFirst()
   return Number(result.numUpdatedRows) === 1
 }
+
+/** The organization's live disputes' ids, oldest first. */
+export const liveDisputesOf = async (db: RentalDb, orgId: string) =>
+  (
+    await db
+      .selectFrom('disputes')
+      .select('id')
+      .where('org_id', '=', orgId)
+      .where('state', 'in', LIVE)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute()
+  ).map((r) => r.id)

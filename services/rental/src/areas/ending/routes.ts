@@ -7,6 +7,7 @@ import { actorOfRequest } from '../events/index.ts'
 import { Params } from '../engagements/schemas.ts'
 import { can, orgOf } from '../orgs/permissions.ts'
 import { engagementExport, type ExportDeps } from './export.ts'
+import { exportZip } from './zip.ts'
 import { type EndDeps, endEngagement } from './service.ts'
 
 const Money = Type.Object({ amount_fils: Type.Integer(), currency: Type.String(), display: Type.String() })
@@ -100,17 +101,45 @@ export function endingRoutes(app: App, ctx: RentalContext, deps: EndDeps & Expor
       ...can('engagements:read'),
       schema: {
         summary:
-          'Everything about the engagement as one JSON document: SLA and signatures, escrows, tasks, events, receipts with inclusion proofs (npm run verify checks them offline)',
+          'Everything about the engagement: SLA and signatures, addenda, escrows, tasks, statement lines, invoices and credit notes, refunds, disputes, ratings, files list, receipts with inclusion proofs (npm run verify checks them offline); JSON, or a zip with ?format=zip or Accept: application/zip',
         tags,
         security: SESSION_SECURITY,
         params: Params,
+        querystring: Type.Object(
+          { format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('zip')])) },
+          { additionalProperties: false },
+        ),
       },
     },
     async (request, reply) => {
+      const zip =
+        request.query.format === 'zip' ||
+        (request.query.format === undefined && wantsZip(request.headers.accept))
       const doc = await engagementExport(deps, orgOf(request), request.params.id)
+      if (!zip)
+        return reply
+          .header('content-disposition', `attachment; filename="${request.params.id}.export.json"`)
+          .send(doc)
       return reply
-        .header('content-disposition', `attachment; filename="${request.params.id}.export.json"`)
-        .send(doc)
+        .type('application/zip')
+        .header('content-disposition', `attachment; filename="${request.params.id}.export.zip"`)
+        .send(await exportZip(doc, deps.invoices))
     },
   )
+}
+
+/** Whether the Accept header prefers a zip to JSON (JSON stays the default: `*\/*` or none is JSON). */
+function wantsZip(accept: string | undefined) {
+  if (!accept) return false
+  const quality = (type: string) => {
+    for (const part of accept.split(',')) {
+      const [media, ...params] = part.trim().split(';')
+      if (media?.trim().toLowerCase() !== type) continue
+      const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='))
+      return q ? Number(q.slice(2)) || 0 : 1
+    }
+    return 0
+  }
+  const zip = quality('application/zip')
+  return zip > 0 && zip > quality('application/json')
 }

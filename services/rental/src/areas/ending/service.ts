@@ -29,6 +29,7 @@ type Outcome =
   | 'withdrawn' // offered, never opened: no money had moved
 
 const DONE = new Set(['failed', 'canceled', 'rejected'])
+const RUNNING = new Set(['submitted', 'working', 'input-required'])
 
 /**
  * Ends the client's active engagement, in one transaction with its row locked (of two ends, the
@@ -56,13 +57,28 @@ export async function endEngagement(
       throw rentalError('engagement_not_active', `the engagement is ${engagement.state}: nothing to end`)
     const now = deps.ctx.now()
     const canceled: string[] = []
-    if (running === 'cancel')
-      for (const task of await deps.tasks.ofEngagement(trx, orgId, id))
-        if (await deps.tasks.cancelIn(trx, orgId, task.id, 'canceled: the engagement ended', actor))
-          canceled.push(task.id)
+    const unfinished = (await deps.tasks.ofEngagement(trx, orgId, id)).filter((t) => RUNNING.has(t.state))
+    // `finish` leaves running tasks to finish, except one whose escrow is still offered: nothing
+    // holds money for it and, the engagement ended, nothing can (docs/architecture.md)
+    const unfunded = new Set(
+      (await deps.engagements.end.escrowsOf(trx, id))
+        .filter((e) => e.state === 'offered' && e.task_id !== null)
+        .map((e) => e.task_id!),
+    )
+    for (const task of unfinished) {
+      if (running === 'finish' && !unfunded.has(task.id)) continue
+      const reason =
+        running === 'cancel'
+          ? 'canceled: the engagement ended'
+          : 'canceled: the engagement ended before its escrow was signed'
+      if (await deps.tasks.cancelIn(trx, orgId, task.id, reason, actor)) canceled.push(task.id)
+    }
+    // escrows locked before the tasks' states are read: a task that failed meanwhile (its
+    // transaction locks its escrow, see returnAfterEnd) has committed, and its state is seen here
+    const locked = await deps.engagements.end.lockEscrowsOf(trx, id)
     const states = new Map((await deps.tasks.ofEngagement(trx, orgId, id)).map((t) => [t.id, t.state]))
     const escrows = []
-    for (const escrow of await deps.engagements.end.lockEscrowsOf(trx, id)) {
+    for (const escrow of locked) {
       const outcome = await settle(deps, trx, engagement, escrow, states, actor, now)
       escrows.push({
         escrow_id: escrow.id,
@@ -128,11 +144,27 @@ async function settle(
   if (escrow.state === 'open' && taskState === 'completed') return 'pending_release'
   if (taskState !== undefined && !DONE.has(taskState) && taskState !== 'completed') return 'awaiting_task'
   if (escrow.state !== 'open' && escrow.state !== 'offered') return escrow.state as Outcome
+  // a live dispute keeps its escrow: 409 escrow_frozen (settle or withdraw the dispute first)
+  if (escrow.state === 'open') await deps.disputes.assertNotFrozen(trx, escrow.id)
+  return giveBack(deps, trx, engagement, escrow, actor, now)
+}
+
+/**
+ * An unused escrow settled once: an opened one's money back to the client's wallet (a balanced
+ * rail transfer, key `end:<escrow id>`), an offered one withdrawn (no money had moved); its
+ * budgets' commitment released; an `escrow.returned` event. The caller holds the escrow's lock.
+ */
+async function giveBack(
+  deps: Pick<EndDeps, 'ctx' | 'engagements' | 'events' | 'budgets'>,
+  trx: RentalDb,
+  engagement: EngagementRow,
+  escrow: EscrowRow,
+  actor: Actor,
+  now: Date,
+): Promise<'returned' | 'withdrawn'> {
   const amount = Number(escrow.amount_fils)
   let transferId: string | null = null
   if (escrow.state === 'open') {
-    // a live dispute keeps its escrow: 409 escrow_frozen (settle or withdraw the dispute first)
-    await deps.disputes.assertNotFrozen(trx, escrow.id)
     const transfer = await deps.ctx.rail.transfer(trx, {
       idempotencyKey: `end:${escrow.id}`,
       kind: 'escrow_return',
@@ -164,6 +196,29 @@ async function settle(
     { escrow_id: escrow.id, ...(escrow.task_id ? { task_id: escrow.task_id } : {}) },
   )
   return transferId === null ? 'withdrawn' : 'returned'
+}
+
+/**
+ * A task of an ended engagement (left to finish) failed, was canceled or rejected: its escrow goes
+ * back to the client's wallet now, by the end's path (the same transfer key `end:<escrow id>`, so
+ * exactly once), in the task's transaction. The escrow row is locked before the engagement is
+ * read: an end running at the same time locks the escrows before it reads the tasks' states, so
+ * one of the two sees the other's commit and only one returns it. An escrow frozen by a live
+ * dispute stays held: the dispute's resolution settles it.
+ */
+export async function returnAfterEnd(
+  deps: Pick<EndDeps, 'ctx' | 'engagements' | 'events' | 'budgets' | 'disputes'>,
+  trx: RentalDb,
+  task: { id: string; orgId: string; engagementId: string | null },
+  actor: Actor,
+) {
+  if (task.engagementId === null) return
+  const escrow = await deps.engagements.escrowOfOrg(task.orgId, { taskId: task.id }, { trx, lock: true })
+  if (!escrow || (escrow.state !== 'open' && escrow.state !== 'offered')) return
+  const engagement = await deps.engagements.engagementOf(task.orgId, task.engagementId, { trx })
+  if (engagement?.state !== 'ended') return
+  if (escrow.state === 'open' && (await deps.disputes.frozenBy(trx, escrow.id))) return
+  await giveBack(deps, trx, engagement, escrow, actor, deps.ctx.now())
 }
 
 type Settled = { outcome: Outcome; opened: boolean; amount_fils: number; fee_fils: number }

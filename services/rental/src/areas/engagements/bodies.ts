@@ -40,6 +40,20 @@ export type SlaBody = {
   trial?: SlaTrial
   /** The measurable terms (areas/sla); an engagement signed before they existed has none: DEFAULT_SERVICE_LEVELS apply. */
   service_levels?: ServiceLevels
+  /** A team's terms (areas/teams): the engagement is on the team's lead, its members bound here. */
+  team?: SlaTeam
+}
+
+/** The team terms an SLA binds (areas/teams, docs/architecture.md "Rental: teams and delegation"). */
+export type SlaTeam = {
+  team_id: string
+  lead_did: string
+  /** each member's DID, its share of the task price (basis points) and the price of a hop to it */
+  members: Array<{ agent_did: string; share_bps: number; hop_fils: number }>
+  /** who may delegate to whom (DIDs; the lead's and members') */
+  delegation: Array<{ from: string; to: string[] }>
+  max_depth: number
+  task_budget_fils: number
 }
 
 /**

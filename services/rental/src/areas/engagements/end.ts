@@ -13,6 +13,16 @@ export const lockEscrowsOf = (trx: RentalDb, engagementId: string) =>
     .forUpdate()
     .execute()
 
+/** The engagement's escrows as `trx` sees them, unlocked (the engagement row is locked by the caller). */
+export const escrowsOf = (trx: RentalDb, engagementId: string) =>
+  trx
+    .selectFrom('escrows')
+    .selectAll()
+    .where('engagement_id', '=', engagementId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute()
+
 export async function markEnded(trx: RentalDb, id: string, answer: unknown, at: Date) {
   await trx
     .updateTable('engagements')

@@ -10,9 +10,10 @@ import type { CatalogueService } from '../catalogue/index.ts'
 import { checkAgentDid, engagementDetail, escrowForTask, escrowView, hire } from './service.ts'
 import type { OrgClient } from '../orgs/permissions.ts'
 import type { Actor } from '../events/index.ts'
-import type { SlaTrial } from './bodies.ts'
+import type { SlaTeam, SlaTrial } from './bodies.ts'
 import * as store from './store.ts'
 import * as end from './end.ts'
+import * as terms from './terms-store.ts'
 import type { EngagementRow, EscrowKey, EscrowRow } from './store.ts'
 
 export type { EngagementConfig, EngagementRow, EscrowRow }
@@ -28,6 +29,7 @@ export interface EngagementService {
     input: { job_id: string; agent_did: string; client_did?: string | undefined },
     actor: Actor,
     trial?: { body: SlaTrial; claim: (trx: RentalDb, engagementId: string) => Promise<void> },
+    team?: { body: SlaTeam; claim: (trx: RentalDb, engagementId: string) => Promise<void> },
   ): ReturnType<typeof hire>
   /** The engagement with its escrows and package, as hiring answers it (404 when not the organization's). */
   detail(orgId: string, id: string): ReturnType<typeof engagementDetail>
@@ -37,8 +39,11 @@ export interface EngagementService {
     id: string,
     at?: { trx: RentalDb; lock?: boolean },
   ): Promise<EngagementRow | undefined>
-  engagementsWith(orgId: string, agentDid: string): Promise<EngagementRow[]>
+  /** The client's engagements with the agent (read in `at.trx` when given). */
+  engagementsWith(orgId: string, agentDid: string, at?: { trx?: RentalDb }): Promise<EngagementRow[]>
   latestClientDid(orgId: string, agentDid: string): Promise<string | undefined>
+  /** The client DID of the organization's latest engagement, with any agent. */
+  latestClientDidOfOrg(orgId: string): Promise<string | undefined>
   /** Gives a new task its escrow (the package's first, or a new one to sign), in the task's transaction. */
   escrowForTask(trx: RentalDb, engagement: EngagementRow, taskId: string, now: Date): Promise<void>
   escrowOfTask(taskId: string): Promise<EscrowRow | undefined>
@@ -53,6 +58,8 @@ export interface EngagementService {
   ): Promise<EscrowRow | undefined>
   /** The organization's opened escrows (a statement's escrow accounts). */
   openedEscrowsOfOrg(orgId: string): Promise<EscrowRow[]>
+  /** The ids of the organization's engagements in one of `states`, oldest first. */
+  idsOfOrg(orgId: string, states: readonly EngagementRow['state'][]): Promise<string[]>
   escrowByHash(
     engagementId: string,
     hash: string,
@@ -85,6 +92,19 @@ export interface EngagementService {
     at: Date,
   ): Promise<{ revoked_at: Date } | undefined>
   revocationOf(orgId: string, agentDid: string): ReturnType<typeof store.revocationOf>
+  /** The engagement's signed addenda (agent versions accepted), oldest first, with bodies and signatures (the export). */
+  addendaOf(engagementId: string): Promise<
+    Array<{
+      from_version: string | null
+      to_version: string
+      card_hash: string
+      body: unknown
+      hash: string
+      signature: string
+      receipt_id: string
+      accepted_at: string
+    }>
+  >
   /** An end's writes (areas/ending), in its transaction: escrows locked, the engagement ended, an escrow returned. */
   end: typeof end
   /** The agent as the catalogue has it and the client's engagements with it; 404 unless one exists, 400 for a DID that is not Ed25519. */
@@ -102,20 +122,29 @@ export interface EngagementService {
  */
 export const engagementsArea = defineArea({
   name: 'engagements',
-  needs: ['catalogue', 'events', 'budgets', 'market', 'orgs'],
+  needs: ['catalogue', 'events', 'budgets', 'market', 'orgs', 'onboarding'],
   mount: (_app, ctx, use): EngagementService => ({
-    hire: (client, input, actor, trial) =>
+    hire: (client, input, actor, trial, team) =>
       hire(
         ctx,
         use.catalogue,
-        { client, events: use.events, budgets: use.budgets, market: use.market, actor },
+        {
+          client,
+          events: use.events,
+          budgets: use.budgets,
+          market: use.market,
+          onboarding: use.onboarding,
+          actor,
+        },
         input,
         trial,
+        team,
       ),
     detail: (orgId, id) => engagementDetail(ctx.db, orgId, id),
     engagementOf: (orgId, id, at) => store.engagementOf(at?.trx ?? ctx.db, orgId, id, at?.lock),
-    engagementsWith: (orgId, did) => store.engagementsWith(ctx.db, orgId, did),
+    engagementsWith: (orgId, did, at) => store.engagementsWith(at?.trx ?? ctx.db, orgId, did),
     latestClientDid: (orgId, did) => store.latestClientDid(ctx.db, orgId, did),
+    latestClientDidOfOrg: (orgId) => store.latestClientDidOfOrg(ctx.db, orgId),
     escrowForTask: (trx, engagement, taskId, now) => escrowForTask(use.budgets, trx, engagement, taskId, now),
     escrowOfTask: (taskId) => store.escrowOfTask(ctx.db, taskId),
     escrowsOfTasks: async (taskIds) =>
@@ -123,6 +152,7 @@ export const engagementsArea = defineArea({
     escrowsOf: (engagementId) => store.escrowsOf(ctx.db, engagementId),
     escrowOfOrg: (orgId, by, at) => store.escrowOfOrg(at?.trx ?? ctx.db, orgId, by, at?.lock),
     openedEscrowsOfOrg: (orgId) => store.openedEscrowsOfOrg(ctx.db, orgId),
+    idsOfOrg: (orgId, states) => store.engagementIdsOf(ctx.db, orgId, states),
     escrowByHash: (engagementId, hash, at) =>
       store.escrowByHash(at?.trx ?? ctx.db, engagementId, hash, at?.lock),
     markReleased: store.markReleased,
@@ -136,6 +166,17 @@ export const engagementsArea = defineArea({
       checkTaskPrice((await configOf(ctx, ctx.db, engagement.id)).config, Number(engagement.price_fils)),
     revocationOf: (orgId, did) => store.revocationOf(ctx.db, orgId, did),
     end,
+    addendaOf: async (engagementId) =>
+      (await terms.addendaOf(ctx.db, engagementId)).map((a) => ({
+        from_version: a.from_version,
+        to_version: a.to_version,
+        card_hash: a.card_hash,
+        body: a.body,
+        hash: a.hash,
+        signature: a.signature,
+        receipt_id: a.receipt_id,
+        accepted_at: a.accepted_at.toISOString(),
+      })),
     async knownAgent(orgId, did) {
       checkAgentDid(did)
       const agent = await use.catalogue.agent(did)
@@ -149,7 +190,7 @@ export const engagementsArea = defineArea({
     use.budgets.engagementsWith(
       async (orgId, id) => (await store.engagementOf(ctx.db, orgId, id)) !== undefined,
     )
-    engagementRoutes(app, ctx, use.catalogue, use.events, use.budgets, use.market)
+    engagementRoutes(app, ctx, use.catalogue, use.events, use.budgets, use.market, use.onboarding)
     engagementConfigRoutes(app, ctx, use.events)
     engagementCapacityRoutes(app, ctx, use.events, use.market)
     engagementVersionRoutes(app, ctx, use.events, use.catalogue, use.orgs)

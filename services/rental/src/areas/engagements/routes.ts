@@ -7,6 +7,7 @@ import { actorOfRequest, type EventService } from '../events/index.ts'
 import type { BudgetService } from '../budgets/index.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import type { MarketService } from '../market/index.ts'
+import type { OnboardingService } from '../onboarding/index.ts'
 import { Body, Did, Escrow, Hash, Id, Nullable, Params, Signature } from './schemas.ts'
 import { engagementDetail, engagementList, hire, sign } from './service.ts'
 
@@ -36,6 +37,7 @@ export function engagementRoutes(
   events: EventService,
   budgets: BudgetService,
   market: Pick<MarketService, 'assertHireable' | 'refreshCard'>,
+  onboarding: Pick<OnboardingService, 'assertMayHire'>,
 ) {
   const { sessions } = ctx
   const tags = ['engagements']
@@ -61,7 +63,7 @@ export function engagementRoutes(
       return hire(
         ctx,
         catalogue,
-        { client: clientOf(request), events, budgets, market, actor: actorOfRequest(request) },
+        { client: clientOf(request), events, budgets, market, onboarding, actor: actorOfRequest(request) },
         request.body,
       )
     },

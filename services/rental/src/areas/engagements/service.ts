@@ -6,6 +6,7 @@ import { rentalError } from '../../errors.ts'
 import type { BudgetService } from '../budgets/index.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import type { MarketService } from '../market/index.ts'
+import type { OnboardingService } from '../onboarding/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
 import {
   bodyHash,
@@ -14,6 +15,7 @@ import {
   newId,
   signedBy,
   type SlaBody,
+  type SlaTeam,
   type SlaTrial,
 } from './bodies.ts'
 import {
@@ -134,6 +136,8 @@ export async function hire(
     events: EventService
     budgets: Budgets
     market: Pick<MarketService, 'assertHireable'>
+    /** The onboarding gate: a hire above RENTAL_KYB_HIRE_LIMIT_FILS needs an approved business check. */
+    onboarding: Pick<OnboardingService, 'assertMayHire'>
     actor: Actor
   },
   input: { job_id: string; agent_did: string; client_did?: string | undefined },
@@ -142,6 +146,8 @@ export async function hire(
    * hire's transaction (it locks the trial; what it throws rolls the whole hire back).
    */
   trial?: { body: SlaTrial; claim: (trx: RentalDb, engagementId: string) => Promise<void> },
+  /** A team's hire (areas/teams): its terms bound in the SLA body, `claim` run last in the transaction. */
+  team?: { body: SlaTeam; claim: (trx: RentalDb, engagementId: string) => Promise<void> },
 ) {
   const { client } = who
   const { job, agent } = await catalogue.jobAndAgent(input.job_id, input.agent_did)
@@ -156,6 +162,7 @@ export async function hire(
   const engagementId = newId('eng')
   const escrowId = newId('esc')
   const price = Number(job.price_fils)
+  await who.onboarding.assertMayHire(client.orgId, price)
   const sla: SlaBody = {
     type: 'svc.sla',
     v: 1,
@@ -175,7 +182,8 @@ export async function hire(
     },
     issued_at: issuedAt,
     ...(trial ? { trial: trial.body } : {}),
-    service_levels: DEFAULT_SERVICE_LEVELS,
+    ...(team ? { team: team.body } : {}),
+    service_levels: { ...DEFAULT_SERVICE_LEVELS, latency_p95_ms: ctx.config.sla.latencyP95Ms },
   }
   const escrow: EscrowBody = {
     type: 'svc.escrow',
@@ -229,6 +237,7 @@ export async function hire(
       price_fils: price,
     })
     if (trial) await trial.claim(trx, engagementId)
+    if (team) await team.claim(trx, engagementId)
   })
   return engagementDetail(ctx.db, client.orgId, engagementId)
 }

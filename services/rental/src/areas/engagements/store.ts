@@ -152,6 +152,18 @@ export const latestClientDid = async (db: RentalDb, orgId: string, did: string) 
       .executeTakeFirst()
   )?.client_did
 
+/** The client DID of the organization's latest engagement (the DID its receipts name), if any. */
+export const latestClientDidOfOrg = async (db: RentalDb, orgId: string) =>
+  (
+    await db
+      .selectFrom('engagements')
+      .select('client_did')
+      .where('org_id', '=', orgId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .executeTakeFirst()
+  )?.client_did
+
 export const escrowsOf = (db: RentalDb, engagementId: string) =>
   db
     .selectFrom('escrows')
@@ -363,3 +375,18 @@ export const revocationOf = (db: RentalDb, orgId: string, did: string) =>
     .where('org_id', '=', orgId)
     .where('agent_did', '=', did)
     .executeTakeFirst()
+
+/** The ids of the organization's engagements in one of `states`, oldest first. */
+export const engagementIdsOf = async (db: RentalDb, orgId: string, states: readonly string[]) =>
+  states.length === 0
+    ? []
+    : (
+        await db
+          .selectFrom('engagements')
+          .select('id')
+          .where('org_id', '=', orgId)
+          .where('state', 'in', states as never[])
+          .orderBy('created_at')
+          .orderBy('id')
+          .execute()
+      ).map((r) => r.id)

@@ -17,6 +17,7 @@ export const eventsArea = defineArea({
   name: 'events',
   mount(app, ctx): EventService {
     const log = new EventLog(ctx)
+    log.startChain()
     app.addHook('preClose', async () => log.stop())
     return log
   },

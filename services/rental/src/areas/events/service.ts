@@ -4,12 +4,17 @@ import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import type { Actor } from './actor.ts'
 import type { EventType } from './types.ts'
+import { type ChainReport, chainEvents, verifyChain } from './chain.ts'
 import {
   advanceConsumer,
+  type AuditFilter,
+  auditEvents,
   type EventRow,
+  deleteExpired,
   insertEvent,
   nextForConsumer,
   orgEvents,
+  pseudonymiseEventsOf,
   streamEvents,
 } from './store.ts'
 
@@ -62,6 +67,9 @@ export type Consumer = (trx: RentalDb, events: EventView[]) => Promise<void>
 
 const BATCH = 200
 
+/** The durable consumer that chains the audit record (chain.ts). */
+export const CHAIN_CONSUMER = 'audit-chain'
+
 /** The log's writer, its stream readers, and its durable consumers' loop. */
 export class EventLog {
   readonly #committed = new EventEmitter().setMaxListeners(0)
@@ -77,6 +85,14 @@ export class EventLog {
     private readonly ctx: Pick<RentalContext, 'db' | 'log'>,
     private readonly options: { manual?: boolean } = {},
   ) {}
+
+  /**
+   * Erasure: the organization's events keep their types, times and ids, but lose who acted (a
+   * user's subject becomes `erased`), the IP and the personal fields of their data; in `trx`.
+   */
+  async eraseOrg(trx: RentalDb, orgId: string): Promise<number> {
+    return pseudonymiseEventsOf(trx, orgId)
+  }
 
   /** Appends `event` in `trx`; streams' waiters and consumers are woken once it commits. */
   async record(trx: RentalDb, event: NewEvent): Promise<{ id: string; streamSeq: number | null }> {
@@ -109,6 +125,29 @@ export class EventLog {
     return rows.map(eventView)
   }
 
+  /** A page of the organization's record (GET /v1/audit), newest first, each with its chain link. */
+  async audit(orgId: string, filter: Omit<AuditFilter, 'beforeSeq'> & { beforeSeq?: number | undefined }) {
+    const rows = await auditEvents(this.ctx.db, orgId, {
+      ...filter,
+      beforeSeq: filter.beforeSeq?.toString(),
+    })
+    return rows.map((row) => ({
+      ...eventView(row),
+      chain: row.chain_pos === null ? null : { pos: Number(row.chain_pos), hash: row.chain_hash! },
+    }))
+  }
+
+  /** Chains what has committed (the `audit-chain` consumer), then walks the organization's chain. */
+  async verifyChain(orgId: string): Promise<ChainReport> {
+    await this.drainOne(CHAIN_CONSUMER)
+    return verifyChain(this.ctx.db, orgId, eventView)
+  }
+
+  /** Starts the audit record's hash chain: every event, older ones too, is chained once committed. */
+  startChain() {
+    this.consume(CHAIN_CONSUMER, chainEvents)
+  }
+
   /**
    * Resolves when an event of `stream` commits in this process, or after `ms` (another instance's
    * events are seen by the caller's next read): what a stream reader waits on between reads.
@@ -138,6 +177,21 @@ export class EventLog {
     this.#start()
   }
 
+  /**
+   * Retention: deletes in `trx` the organization's events written before `before` that every durable
+   * consumer registered here has consumed (held engagements' skipped); answers their ids (`evt_<seq>`).
+   */
+  async deleteExpired(
+    trx: RentalDb,
+    orgId: string,
+    before: Date,
+    skipEngagements: readonly string[],
+    limit: number,
+  ): Promise<string[]> {
+    const seqs = await deleteExpired(trx, orgId, before, [...this.#consumers.keys()], skipEngagements, limit)
+    return seqs.map((seq) => `evt_${seq}`)
+  }
+
   wakeConsumers() {
     if (this.#wake) this.#wake()
     else this.#woken = true
@@ -152,7 +206,15 @@ export class EventLog {
   /** Runs every consumer until it has nothing new; answers whether any took events. */
   async drain(): Promise<boolean> {
     let took = false
-    for (const [name, consumer] of this.#consumers) {
+    for (const name of this.#consumers.keys()) if (await this.drainOne(name)) took = true
+    return took
+  }
+
+  /** Runs one consumer until it has nothing new (or another caller holds its cursor). */
+  async drainOne(name: string): Promise<boolean> {
+    const consumer = this.#consumers.get(name)
+    let took = false
+    if (consumer)
       for (;;) {
         const n = await inTransaction(this.ctx.db, async (trx) => {
           const rows = await nextForConsumer(trx, name, BATCH)
@@ -165,7 +227,6 @@ export class EventLog {
         if (n) took = true
         if (n < BATCH) break
       }
-    }
     return took
   }
 

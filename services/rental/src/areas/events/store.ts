@@ -17,6 +17,15 @@ export interface EventTables {
     request_id: string | null
     data: Json
     created_at: Generated<Date>
+    /** The event's place in its organization's audit chain, and its link (chain.ts); null until chained. */
+    chain_pos: string | null
+    chain_hash: string | null
+  }
+  rental_audit_chains: {
+    org_id: string
+    last_pos: string
+    last_hash: string
+    updated_at: Generated<Date>
   }
   rental_event_streams: { stream: string; last_seq: number }
   rental_event_cursors: {
@@ -93,6 +102,28 @@ export function orgEvents(
   return q.orderBy('seq', 'desc').limit(opts.limit).execute()
 }
 
+export interface AuditFilter {
+  types?: string[] | undefined
+  actorId?: string | undefined
+  outcome?: string | undefined
+  since?: Date | undefined
+  until?: Date | undefined
+  beforeSeq?: string | undefined
+  limit: number
+}
+
+/** A page of the organization's record, newest first, by the audit's filters (GET /v1/audit). */
+export function auditEvents(db: RentalDb, orgId: string, f: AuditFilter) {
+  let q = db.selectFrom('rental_events').selectAll().where('org_id', '=', orgId)
+  if (f.types?.length) q = q.where('type', 'in', f.types)
+  if (f.actorId) q = q.where('actor_id', '=', f.actorId)
+  if (f.outcome) q = q.where(sql`data->>'outcome'`, '=', f.outcome)
+  if (f.since) q = q.where('created_at', '>=', f.since)
+  if (f.until) q = q.where('created_at', '<', f.until)
+  if (f.beforeSeq) q = q.where('seq', '<', f.beforeSeq)
+  return q.orderBy('seq', 'desc').limit(f.limit).execute()
+}
+
 /**
  * A consumer's next events, taken under a lock on its cursor (one instance at a time; others skip):
  * those after the cursor whose transaction is older than every transaction still running, so none
@@ -131,4 +162,56 @@ export async function advanceConsumer(trx: RentalDb, name: string, last: { txid:
     .set({ txid: sql`${last.txid}::xid8`, seq: last.seq, updated_at: sql`now()` })
     .where('name', '=', name)
     .execute()
+}
+
+/** What an event's data may hold about a person (or a client's words): removed by erasure. */
+const PERSONAL_FIELDS = ['email', 'subject', 'name', 'text', 'input', 'output', 'comment', 'description']
+
+/** Erasure: the organization's events pseudonymised (user actors, IPs, personal data fields); how many. */
+export async function pseudonymiseEventsOf(trx: RentalDb, orgId: string): Promise<number> {
+  const result = await sql`
+    update rental_events
+       set actor_id = case when actor_type = 'user' then 'erased' else actor_id end,
+           ip = null,
+           data = data - ${sql.val(PERSONAL_FIELDS)}::text[]
+     where org_id = ${orgId}`.execute(trx)
+  return Number(result.numAffectedRows ?? 0n)
+}
+
+/**
+ * Retention: deletes up to `limit` of the organization's events written before `before` that every
+ * named consumer's cursor has passed (none while one of them has no cursor yet), outside the held
+ * engagements (`subjects.engagement_id`). Answers the deleted events' seqs.
+ */
+export async function deleteExpired(
+  trx: RentalDb,
+  orgId: string,
+  before: Date,
+  consumers: readonly string[],
+  skipEngagements: readonly string[],
+  limit: number,
+) {
+  let passed = sql``
+  if (consumers.length) {
+    const cursors = await trx
+      .selectFrom('rental_event_cursors')
+      .select(['name', 'txid', 'seq'])
+      .where('name', 'in', consumers)
+      .execute()
+    if (cursors.length < new Set(consumers).size) return []
+    passed = sql.join(
+      cursors.map((c) => sql`and (txid, seq) <= (${c.txid}::xid8, ${c.seq}::bigint)`),
+      sql` `,
+    )
+  }
+  const skip = skipEngagements.length
+    ? sql`and coalesce(subjects->>'engagement_id', '') not in (${sql.join(skipEngagements)})`
+    : sql``
+  const { rows } = await sql<{ seq: string }>`
+    delete from rental_events where seq in (
+      select seq from rental_events
+      where org_id = ${orgId} and created_at < ${before} ${passed} ${skip}
+      order by seq limit ${limit})
+    returning seq`.execute(trx)
+  return rows.map((r) => r.seq)
 }

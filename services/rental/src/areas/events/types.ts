@@ -14,6 +14,16 @@ export const EVENT_TYPES = [
   'approval.rejected',
   'approval.expired',
   'approval.canceled',
+  // connect: bindings and tool calls
+  'connect.bound',
+  'connect.revoked',
+  'tool.called',
+  'tool.refused',
+  'tool.held',
+  'tool.ended',
+  // egress and web-tool policies
+  'engagement.policy_changed',
+  'egress.refused',
   // engagements and money
   'engagement.created',
   'engagement.activated',
@@ -39,6 +49,11 @@ export const EVENT_TYPES = [
   // the data room
   'file.stored',
   'file.deleted',
+  'file.handed',
+  // onboarding
+  'onboarding.kyb_submitted',
+  'onboarding.kyb_reviewed',
+  'onboarding.kya_screened',
   // disputes and insurance
   'dispute.opened',
   'dispute.responded',
@@ -50,6 +65,12 @@ export const EVENT_TYPES = [
   // SLA (areas/sla records them; insurance claims read sla.breached)
   'sla.breached',
   'sla.restored',
+  // teams
+  'team.created',
+  'team.hired',
+  'team.hop',
+  'team.ended',
+  'sla.credited',
   // ratings, references and incidents
   'rating.created',
   'rating.edited',
@@ -85,6 +106,18 @@ export const EVENT_TYPES = [
   // the idp's lifecycle events about a member (POST /webhooks/svc-id), and the member's language
   'member.identity_event',
   'member.locale_changed',
+  // erasure (POST /api/clients/erase): the organization's personal data deleted
+  'client.erased',
+  // retention and legal holds
+  'retention.policy_changed',
+  'retention.hold_placed',
+  'retention.hold_released',
+  'retention.deleted',
+  // the tenant API (/v1): a member's profile, custom roles, organization keys, the secrets vault
+  'member.profile_changed',
+  'role.saved',
+  'key.issued',
+  'secret.saved',
   // webhooks
   'webhook.created',
   'webhook.deleted',

@@ -1,12 +1,50 @@
 import { defineArea } from '../../context.ts'
 import { KeyRing } from './crypt.ts'
 import { fileRoutes } from './routes.ts'
-import { type FileDeps, rewrapDataKeys } from './service.ts'
-import { dropStaleUploads, PgFileStore } from './store.ts'
+import type { RentalDb } from '../../db.ts'
+import type { Actor } from '../events/index.ts'
+import {
+  type Caller,
+  download,
+  eraseFilesOf,
+  type FileDeps,
+  fileView,
+  type HoldCheck,
+  rewrapDataKeys,
+  shredExpired,
+} from './service.ts'
+import {
+  dropStaleUploads,
+  type FileRow,
+  filesOfEngagement,
+  PgFileStore,
+  storedOfEngagement,
+} from './store.ts'
+
+export type { FileRow } from './store.ts'
 
 export interface FileService {
   /** What the files' routes work with. */
   readonly deps: FileDeps
+  /** Erasure: every file of the organization crypto-shredded as DELETE does (receipts and events), in `trx`. */
+  eraseOrg(trx: RentalDb, caller: Caller): Promise<{ files: number; bytes: number }>
+  /** Retention: crypto-shreds in `trx` the organization's files stored before `before` (held engagements skipped); their ids. */
+  shredExpired(
+    trx: RentalDb,
+    orgId: string,
+    actor: Actor,
+    before: Date,
+    skipEngagements: readonly string[],
+    limit: number,
+  ): Promise<string[]>
+  /** The retention area hands over its hold check, which DELETE then consults (it needs files; files cannot need it). */
+  holdWith(check: HoldCheck): void
+  /** The organization's stored files of the engagement among `ids`, as rows (a task's files). */
+  ofEngagement(orgId: string, engagementId: string, ids: string[]): Promise<FileRow[]>
+  /** The stored file's row and its verified plaintext stream (404 `file_not_found` as GET /api/files/{id}). */
+  open(orgId: string, id: string): ReturnType<typeof download>
+  /** The engagement's stored files as the list shows them (metadata only, no bytes), oldest first (the export). */
+  listOf(orgId: string, engagementId: string): Promise<Array<ReturnType<typeof fileView>>>
 }
 
 /** Uploads older than this that never completed (an instance stopped mid-upload) are dropped at start. */
@@ -35,7 +73,19 @@ export const filesArea = defineArea({
     const rewrapped = await rewrapDataKeys(ctx.db, keys)
     if (rewrapped.moved || rewrapped.unknown)
       ctx.log.info(rewrapped, 'files’ data keys sealed again under the current service key')
-    return { deps }
+    return {
+      deps,
+      eraseOrg: (trx, caller) => eraseFilesOf(deps, trx, caller),
+      shredExpired: (trx, orgId, actor, before, skip, limit) =>
+        shredExpired(deps, trx, { orgId, actor }, before, skip, limit),
+      holdWith: (check) => {
+        deps.hold = check
+      },
+      ofEngagement: (orgId, engagementId, ids) => storedOfEngagement(ctx.db, orgId, engagementId, ids),
+      open: (orgId, id) => download(deps, orgId, id),
+      listOf: async (orgId, engagementId) =>
+        (await filesOfEngagement(ctx.db, orgId, engagementId)).map(fileView),
+    }
   },
   routes(app, ctx, _use, own) {
     fileRoutes(app, ctx, own.deps)

@@ -18,6 +18,8 @@ export interface FileDeps {
   keys: KeyRing
   files: FileStore
   limits: { fileBytes: number; orgBytes: number }
+  /** Set by the retention area: a hold over the engagement stops DELETE. */
+  hold?: HoldCheck
 }
 
 export interface Caller {
@@ -244,24 +246,87 @@ async function* verifiedChunks(deps: FileDeps, row: FileRow, key: Buffer) {
     throw new Error(`the file ends after ${expected} of ${row.chunk_count} chunks`)
 }
 
+/** Whether a legal hold stands over an engagement's data (the retention area hands it over). */
+export type HoldCheck = (
+  trx: RentalDb,
+  orgId: string,
+  engagementId: string,
+) => Promise<{ id: string } | undefined>
+
 /**
  * Deletes a stored file: in one transaction with its row locked, the chunks are removed and the
  * sealed data key destroyed (crypto-shredding: a copy of the ciphertext elsewhere, a backup,
- * no longer opens), with the `file.deleted` event and receipt (hash and size only).
+ * no longer opens), with the `file.deleted` event and receipt (hash and size only). Under a
+ * legal hold over its engagement it is 409 `legal_hold` and nothing changes.
  */
 export async function deleteFile(deps: FileDeps, caller: Caller, id: string) {
   await inTransaction(deps.ctx.db, async (trx) => {
     const row = await store.storedFile(trx, caller.orgId, id, true)
     if (!row) throw notFound(id)
-    await deps.files.remove(id, trx)
-    await store.markDeleted(trx, id, deps.ctx.now())
+    const hold = await deps.hold?.(trx, caller.orgId, row.engagement_id)
+    if (hold)
+      throw rentalError(
+        'legal_hold',
+        `the file is under legal hold ${hold.id}: nothing of its engagement is deleted until the hold is released`,
+      )
+    await shred(deps, trx, caller, row)
+  })
+}
+
+/**
+ * Erasure: each of the organization's files (stored, or an upload left behind) shredded as
+ * `deleteFile` does, in the caller's transaction: bytes removed, data key destroyed, a
+ * `file.deleted` receipt and event for each stored one.
+ */
+export async function eraseFilesOf(deps: FileDeps, trx: RentalDb, caller: Caller) {
+  let files = 0
+  let bytes = 0
+  for (const row of await store.liveFilesOf(trx, caller.orgId)) {
+    await deps.files.remove(row.id, trx)
+    await store.markDeleted(trx, row.id, deps.ctx.now())
+    if (row.state !== 'stored') continue
+    files++
+    bytes += Number(row.size_bytes)
     await record(deps, trx, caller, 'file.deleted', {
-      id,
+      id: row.id,
       engagementId: row.engagement_id,
       sha256: row.sha256!,
       size: Number(row.size_bytes),
     })
-  })
+  }
+  return { files, bytes }
+}
+
+/** Crypto-shreds a stored file locked in `trx`: its bytes and data key go, its receipt and event are written. */
+async function shred(deps: FileDeps, trx: RentalDb, caller: Caller, row: FileRow, reason?: string) {
+  await deps.files.remove(row.id, trx)
+  await store.markDeleted(trx, row.id, deps.ctx.now())
+  await record(
+    deps,
+    trx,
+    caller,
+    'file.deleted',
+    { id: row.id, engagementId: row.engagement_id, sha256: row.sha256!, size: Number(row.size_bytes) },
+    reason,
+  )
+}
+
+/**
+ * Retention: crypto-shreds, in `trx`, up to `limit` of the organization's files stored before
+ * `before`, outside the held engagements, each as DELETE would (receipt and event, reason
+ * `retention`); answers their ids.
+ */
+export async function shredExpired(
+  deps: FileDeps,
+  trx: RentalDb,
+  caller: Caller,
+  before: Date,
+  skipEngagements: readonly string[],
+  limit: number,
+) {
+  const rows = await store.expiredFiles(trx, caller.orgId, before, skipEngagements, limit)
+  for (const row of rows) await shred(deps, trx, caller, row, 'retention')
+  return rows.map((r) => r.id)
 }
 
 async function record(
@@ -270,6 +335,7 @@ async function record(
   caller: Caller,
   type: 'file.stored' | 'file.deleted',
   file: { id: string; engagementId: string; sha256: string; size: number },
+  reason?: string,
 ) {
   const data = { sha256: `sha256:${file.sha256}`, size_bytes: file.size }
   const receipt = await deps.ctx.receipts.record(trx, {
@@ -282,7 +348,7 @@ async function record(
     type,
     subjects: { file_id: file.id, engagement_id: file.engagementId },
     actor: caller.actor,
-    data: { ...data, receipt_id: receipt.id },
+    data: { ...data, receipt_id: receipt.id, ...(reason ? { reason } : {}) },
   })
 }
 

@@ -97,8 +97,33 @@ export const storedFile = (db: RentalDb, orgId: string, id: string, lock = false
   return query.executeTakeFirst()
 }
 
+/** The organization's stored files of the engagement among `ids` (others' and deleted ones are left out). */
+export const storedOfEngagement = (db: RentalDb, orgId: string, engagementId: string, ids: string[]) =>
+  ids.length === 0
+    ? Promise.resolve([])
+    : db
+        .selectFrom('rental_files')
+        .selectAll()
+        .where('org_id', '=', orgId)
+        .where('engagement_id', '=', engagementId)
+        .where('state', '=', 'stored')
+        .where('id', 'in', ids)
+        .execute()
+
 export const fileById = (db: RentalDb, id: string) =>
   db.selectFrom('rental_files').selectAll().where('id', '=', id).executeTakeFirst()
+
+/** Every stored file of the organization's engagement, oldest first. */
+export const filesOfEngagement = (db: RentalDb, orgId: string, engagementId: string) =>
+  db
+    .selectFrom('rental_files')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('engagement_id', '=', engagementId)
+    .where('state', '=', 'stored')
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute()
 
 export async function filesOf(
   db: RentalDb,
@@ -156,6 +181,27 @@ export const markDeleted = (trx: RentalDb, id: string, at: Date) =>
     .where('id', '=', id)
     .execute()
 
+/**
+ * The organization's stored files kept since before `before` (retention), oldest first, locked
+ * (SKIP LOCKED: one a user deletes now is left to the next run), outside `skipEngagements` (held).
+ */
+export function expiredFiles(
+  trx: RentalDb,
+  orgId: string,
+  before: Date,
+  skipEngagements: readonly string[],
+  limit: number,
+) {
+  let query = trx
+    .selectFrom('rental_files')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('state', '=', 'stored')
+    .where('stored_at', '<', before)
+  if (skipEngagements.length) query = query.where('engagement_id', 'not in', skipEngagements)
+  return query.orderBy('stored_at').orderBy('id').limit(limit).forUpdate().skipLocked().execute()
+}
+
 /** Removes an upload that did not complete (its chunks go with it: on delete cascade). */
 export const dropUpload = (db: RentalDb, id: string) =>
   db.deleteFrom('rental_files').where('id', '=', id).where('state', '=', 'uploading').execute()
@@ -181,4 +227,15 @@ export const resealKey = (db: RentalDb, id: string, from: string, to: { keyId: s
     .set({ key_id: to.keyId, sealed_key: to.sealed })
     .where('id', '=', id)
     .where('key_id', '=', from)
+    .execute()
+
+/** The organization's files not yet deleted (erasure), locked FOR UPDATE. */
+export const liveFilesOf = (trx: RentalDb, orgId: string) =>
+  trx
+    .selectFrom('rental_files')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('state', '!=', 'deleted')
+    .orderBy('id')
+    .forUpdate()
     .execute()

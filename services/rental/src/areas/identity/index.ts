@@ -7,7 +7,7 @@ import { identityRoutes } from './routes.ts'
  */
 export const identityArea = defineArea({
   name: 'identity',
-  needs: ['auth', 'orgs', 'tokens', 'events'],
+  needs: ['auth', 'orgs', 'tokens', 'events', 'retention', 'erasure'],
   mount: () => undefined,
   routes(app, ctx, use) {
     identityRoutes(app, {
@@ -16,6 +16,8 @@ export const identityArea = defineArea({
       orgs: use.orgs,
       tokens: use.tokens,
       events: use.events,
+      retention: use.retention,
+      erasure: use.erasure,
       webhookSecret: () => use.auth.link.webhookSecret(),
     })
   },

@@ -3,7 +3,9 @@ import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import type { AuthService } from '../auth/index.ts'
 import { SYSTEM, type EventService } from '../events/index.ts'
+import type { ErasureService } from '../erasure/index.ts'
 import type { OrgService } from '../orgs/index.ts'
+import type { RetentionService } from '../retention/index.ts'
 import type { TokenService } from '../tokens/index.ts'
 import { firstReceipt } from './store.ts'
 
@@ -13,6 +15,8 @@ export interface IdentityDeps {
   orgs: OrgService
   tokens: TokenService
   events: EventService
+  retention: RetentionService
+  erasure: ErasureService
 }
 
 /** The idp's lifecycle events this service acts on (identity-provider.md, Lifecycle webhooks). */
@@ -85,7 +89,8 @@ export async function handleEvent(
   const email = typeof e.data.email === 'string' && e.data.email.length <= 320 ? e.data.email : null
   if (event === 'user.email_changed' && !email)
     throw rentalError('invalid_identity_event', 'data.email is missing')
-  return inTransaction(deps.db, async (trx) => {
+  let lastOwnerOf: string | null = null
+  const outcome = await inTransaction(deps.db, async (trx): Promise<IdentityOutcome> => {
     const fresh = await firstReceipt(trx, {
       body_hash: createHash('sha256').update(body).digest(),
       event,
@@ -101,8 +106,11 @@ export async function handleEvent(
     } else {
       result.sessions_ended = await deps.auth.endSessionsOf(trx, e.sub)
       result.tokens_revoked = member ? await deps.tokens.revokeCreatedBy(trx, member.id) : 0
-      if (event === 'user.deleted')
-        result.membership = (await deps.orgs.leaveByIdentity(trx, SYSTEM, e.sub)).outcome
+      if (event === 'user.deleted') {
+        const left = await deps.orgs.leaveByIdentity(trx, SYSTEM, e.sub)
+        result.membership = left.outcome
+        if (left.outcome === 'kept_last_owner') lastOwnerOf = left.orgId
+      }
     }
     await deps.events.record(trx, {
       orgId: member?.org_id ?? null,
@@ -113,4 +121,11 @@ export async function handleEvent(
     })
     return { status: 200, body: result }
   })
+  // the last owner is gone: the organization erased if it asked for that, after the event committed
+  if (lastOwnerOf && (await deps.retention.erasesOnOwnerDeletion(lastOwnerOf)))
+    (outcome.body as Record<string, unknown>).erasure = await deps.erasure.eraseForDeletedOwner(
+      lastOwnerOf,
+      SYSTEM,
+    )
+  return outcome
 }

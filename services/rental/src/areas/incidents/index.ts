@@ -1,12 +1,27 @@
 import { defineArea } from '../../context.ts'
 import { incidentRoutes } from './routes.ts'
-import { type PublicIncident, publicIncidents } from './service.ts'
+import type { RentalDb } from '../../db.ts'
+import { type IncidentResponse, type PublicIncident, publicIncidents, responseTimes } from './service.ts'
+import { unanswered } from './store.ts'
 
-export type { PublicIncident }
+export type { IncidentResponse, PublicIncident }
 
 export interface IncidentService {
   /** The open incidents as the public status shows them (no client named), newest first. */
   openPublic(limit?: number): Promise<PublicIncident[]>
+  /**
+   * Response times (reported → first provider/operator note or resolution) of the client's
+   * incidents about the engagement or its agent reported since `since`, read in `db` (areas/sla).
+   */
+  responseTimes(
+    db: RentalDb,
+    q: { orgId: string; engagementId: string; agentDid: string; since: Date; now: Date },
+  ): Promise<IncidentResponse[]>
+  /** Open client incidents nobody answered yet (at most `limit`): their organization, engagement and agent. */
+  unanswered(
+    db: RentalDb,
+    limit: number,
+  ): Promise<Array<{ org_id: string | null; engagement_id: string | null; agent_did: string | null }>>
 }
 
 /**
@@ -19,6 +34,8 @@ export const incidentsArea = defineArea({
   needs: ['engagements', 'catalogue', 'events', 'orgs'],
   mount: (_app, ctx): IncidentService => ({
     openPublic: (limit) => publicIncidents({ ctx }, limit),
+    responseTimes,
+    unanswered,
   }),
   routes(app, ctx, use) {
     incidentRoutes(

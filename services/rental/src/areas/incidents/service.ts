@@ -295,3 +295,34 @@ export async function publicIncidents(deps: Pick<IncidentDeps, 'ctx'>, limit = 5
   )
 }
 export type PublicIncident = Awaited<ReturnType<typeof publicIncidents>>[number]
+
+/** An incident's response: reported_at to the first provider or operator note, or the resolution, whichever is first. */
+export interface IncidentResponse {
+  incident_id: string
+  reported_at: Date
+  /** null while nobody answered it. */
+  responded_at: Date | null
+  /** Seconds to the response, or (unanswered) waited so far at `now`. */
+  seconds: number
+  answered: boolean
+}
+
+/** The response times of the client's incidents about the engagement or its agent reported since `since` (at most 200, newest first). */
+export async function responseTimes(
+  db: RentalDb,
+  q: { orgId: string; engagementId: string; agentDid: string; since: Date; now: Date },
+): Promise<IncidentResponse[]> {
+  const rows = await store.incidentsForResponse(db, { ...q, limit: 200 })
+  return rows.map((r) => {
+    const noted = r.first_response_at === null ? null : new Date(r.first_response_at)
+    const candidates = [noted, r.resolved_at].filter((d): d is Date => d !== null)
+    const responded = candidates.length ? new Date(Math.min(...candidates.map((d) => d.getTime()))) : null
+    return {
+      incident_id: r.id,
+      reported_at: r.created_at,
+      responded_at: responded,
+      seconds: secondsBetween(r.created_at, responded ?? q.now),
+      answered: responded !== null,
+    }
+  })
+}

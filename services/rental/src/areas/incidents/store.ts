@@ -114,3 +114,62 @@ export const openIncidents = (db: RentalDb, limit: number) =>
     .orderBy('id', 'desc')
     .limit(limit)
     .execute()
+
+/** Authors whose note answers an incident (the reporter's own notes do not). */
+const RESPONDERS: NoteAuthor[] = ['provider', 'operator']
+
+/**
+ * The client's incidents about the engagement, or about its agent without naming an engagement,
+ * reported in [since, …), newest first, with their first provider or operator note.
+ */
+export const incidentsForResponse = (
+  db: RentalDb,
+  q: { orgId: string; engagementId: string; agentDid: string; since: Date; limit: number },
+) =>
+  db
+    .selectFrom('incidents')
+    .select((eb) => [
+      'incidents.id',
+      'incidents.created_at',
+      'incidents.resolved_at',
+      eb
+        .selectFrom('incident_notes')
+        .select((n) => n.fn.min<Date | string | null>('incident_notes.created_at').as('first'))
+        .whereRef('incident_notes.incident_id', '=', 'incidents.id')
+        .where('incident_notes.author', 'in', RESPONDERS)
+        .as('first_response_at'),
+    ])
+    .where('incidents.org_id', '=', q.orgId)
+    .where((eb) =>
+      eb.or([
+        eb('incidents.engagement_id', '=', q.engagementId),
+        eb.and([eb('incidents.engagement_id', 'is', null), eb('incidents.agent_did', '=', q.agentDid)]),
+      ]),
+    )
+    .where('incidents.created_at', '>=', q.since)
+    .orderBy('incidents.created_at', 'desc')
+    .orderBy('incidents.id', 'desc')
+    .limit(q.limit)
+    .execute()
+
+/** Open client incidents no provider or operator has answered yet: what they are about. */
+export const unanswered = (db: RentalDb, limit: number) =>
+  db
+    .selectFrom('incidents')
+    .select(['org_id', 'engagement_id', 'agent_did'])
+    .where('state', '=', 'open')
+    .where('kind', '=', 'client')
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('incident_notes')
+            .select('incident_notes.id')
+            .whereRef('incident_notes.incident_id', '=', 'incidents.id')
+            .where('incident_notes.author', 'in', RESPONDERS),
+        ),
+      ),
+    )
+    .orderBy('created_at')
+    .limit(limit)
+    .execute()

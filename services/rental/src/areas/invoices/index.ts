@@ -2,7 +2,11 @@ import { defineArea } from '../../context.ts'
 import type { RentalDb } from '../../db.ts'
 import { type CreditNoteInput, issueCreditNote } from './credit-notes.ts'
 import { invoiceRoutes } from './routes.ts'
-import type { InvoiceDeps } from './service.ts'
+import { creditNotePdf } from './credit-note-render.ts'
+import { creditNoteView, type CreditNoteView } from './credit-notes.ts'
+import { invoicePdf } from './render.ts'
+import { type InvoiceDeps, invoiceView, type InvoiceView } from './service.ts'
+import * as store from './store.ts'
 
 export interface InvoiceService {
   /**
@@ -10,6 +14,16 @@ export interface InvoiceService {
    * sequence, VAT reversed half-up, naming the invoice that carries the escrow if there is one.
    */
   issueCreditNote(trx: RentalDb, input: CreditNoteInput): Promise<{ id: string; number: string }>
+  /**
+   * The organization's invoices carrying the engagement's escrows (with their credit notes) and
+   * the credit notes of its refunds, as the API shows them, oldest first (the export).
+   */
+  ofEngagement(
+    orgId: string,
+    engagementId: string,
+  ): Promise<{ invoices: InvoiceView[]; credit_notes: CreditNoteView[] }>
+  /** The invoice's or the credit note's PDF, as `GET …/pdf` answers it. */
+  pdfOf(document: InvoiceView | CreditNoteView): Promise<Buffer>
 }
 export type { CreditNoteInput }
 
@@ -25,7 +39,37 @@ export const invoicesArea = defineArea({
   needs: ['engagements', 'events', 'orgs'],
   mount(_app, ctx, use): InvoiceService {
     const deps: InvoiceDeps = { ctx, ...use }
-    return { issueCreditNote: (trx, input) => issueCreditNote(deps, trx, input) }
+    return {
+      issueCreditNote: (trx, input) => issueCreditNote(deps, trx, input),
+      async ofEngagement(orgId, engagementId) {
+        const rows = await store.invoicesOfEngagement(ctx.db, orgId, engagementId)
+        const ids = rows.map((r) => r.id)
+        const lines = await store.linesOf(ctx.db, ids)
+        const credits = await store.creditNotesOfInvoices(ctx.db, ids)
+        const notes = await store.creditNotesOfEngagement(ctx.db, orgId, engagementId)
+        const numbers = new Map(rows.map((r) => [r.id, r.number]))
+        for (const n of notes)
+          if (n.invoice_id && !numbers.has(n.invoice_id))
+            numbers.set(n.invoice_id, (await store.invoiceOf(ctx.db, orgId, n.invoice_id))?.number ?? '')
+        return {
+          invoices: rows.map((r) =>
+            invoiceView(
+              r,
+              lines.filter((l) => l.invoice_id === r.id),
+              'en',
+              credits.filter((c) => c.on_invoice === r.id),
+            ),
+          ),
+          credit_notes: notes.map((n) =>
+            creditNoteView(n, n.invoice_id ? (numbers.get(n.invoice_id) ?? null) : null),
+          ),
+        }
+      },
+      pdfOf: (document) =>
+        'kind' in document && document.kind === 'credit_note'
+          ? creditNotePdf(document)
+          : invoicePdf(document as InvoiceView),
+    }
   },
   routes(app, ctx, use) {
     invoiceRoutes(app, ctx, { ctx, ...use })

@@ -227,3 +227,34 @@ export const creditNotesOfInvoices = (db: RentalDb, invoiceIds: string[]) =>
         .orderBy('credit_notes.issued_at')
         .orderBy('credit_notes.number')
         .execute()
+
+/** The organization's invoices that carry a line of the engagement (an engagement's or a period's), oldest first. */
+export const invoicesOfEngagement = (db: RentalDb, orgId: string, engagementId: string) =>
+  db
+    .selectFrom('invoices')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where((eb) =>
+      eb.or([
+        eb('engagement_id', '=', engagementId),
+        eb(
+          'id',
+          'in',
+          eb.selectFrom('invoice_lines').select('invoice_id').where('engagement_id', '=', engagementId),
+        ),
+      ]),
+    )
+    .orderBy('issued_at')
+    .orderBy('number')
+    .execute()
+
+/** The organization's credit notes for the engagement's escrows, oldest first. */
+export const creditNotesOfEngagement = (db: RentalDb, orgId: string, engagementId: string) =>
+  db
+    .selectFrom('credit_notes')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('engagement_id', '=', engagementId)
+    .orderBy('issued_at')
+    .orderBy('number')
+    .execute()

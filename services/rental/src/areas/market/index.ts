@@ -3,7 +3,7 @@ import { defineArea } from '../../context.ts'
 import type { RentalDb } from '../../db.ts'
 import { checkCapacity, refreshCard } from './external.ts'
 import { marketRoutes } from './routes.ts'
-import { listingOfAgent } from './store.ts'
+import { listingOfAgent, publishedAgents } from './store.ts'
 import { assertHireable, listingSearch, type ListingView, type MarketDeps } from './service.ts'
 import { tokenResourceOf } from './store.ts'
 
@@ -31,6 +31,15 @@ export interface MarketService {
   publicSearch(q: string | undefined, locale: 'en' | 'ar', limit: number): Promise<PublishedView[]>
   /** The cap of the agent's listing when it is `limited`, else null (engagement capacity stays within it). */
   listingConcurrencyOf(agentDid: string): Promise<number | null>
+  /** Every published listing's agent (the models list reads their declarations). */
+  listedAgents(): Promise<ListedAgent[]>
+}
+
+export interface ListedAgent {
+  listing_id: string
+  agent_did: string
+  title: string
+  card_url: string | null
 }
 
 /**
@@ -40,12 +49,18 @@ export interface MarketService {
  */
 export const marketArea = defineArea({
   name: 'market',
-  needs: ['events', 'catalogue', 'orgs'],
+  needs: ['events', 'catalogue', 'orgs', 'onboarding'],
   mount(app, ctx, use): MarketService {
     // external agents' cards and JWK Sets: public addresses only, unless development or tests
     const fetchAgent = publicAgent({ allowPrivate: ctx.config.market.allowPrivate, connectTimeoutMs: 5_000 })
     app.addHook('onClose', async () => fetchAgent.close())
-    const deps: MarketDeps = { ...ctx, events: use.events, catalogue: use.catalogue, fetchAgent }
+    const deps: MarketDeps = {
+      ...ctx,
+      events: use.events,
+      catalogue: use.catalogue,
+      onboarding: use.onboarding,
+      fetchAgent,
+    }
     return {
       deps,
       assertHireable: (did, trx) => assertHireable(trx ?? ctx.db, did),
@@ -60,6 +75,7 @@ export const marketArea = defineArea({
         const row = await listingOfAgent(ctx.db, did)
         return row?.availability === 'limited' ? row.max_concurrency : null
       },
+      listedAgents: () => publishedAgents(ctx.db),
     }
   },
   routes(app, _ctx, use, own) {

@@ -6,6 +6,7 @@ import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
+import type { OnboardingService } from '../onboarding/index.ts'
 import * as store from './store.ts'
 import type { ListingRow, ListingSearch } from './store.ts'
 
@@ -14,6 +15,8 @@ export interface MarketDeps extends RentalContext {
   catalogue: Pick<CatalogueService, 'isProviderOf' | 'agentByDid' | 'registerAgent'>
   /** The dispatcher external agents' cards and JWK Sets are fetched through (kit public-fetch). */
   fetchAgent: ReturnType<typeof publicAgent>
+  /** The onboarding gate: publishing needs an approved business check (the platform's own listings excepted). */
+  onboarding: Pick<OnboardingService, 'assertMayPublish'>
 }
 
 /** The platform's own provider organization (the built-in agents are its; operators act for it). */
@@ -120,6 +123,7 @@ export async function publishListing(
   const pkg =
     input.package_price_fils === undefined ? null : checkFils('package_price_fils', input.package_price_fils)
   const orgId = external?.orgId ?? (await publisherOrg(deps, who, input.agent_did))
+  if (orgId !== PLATFORM_ORG) await deps.onboarding.assertMayPublish(orgId)
   const row = await inTransaction(deps.db, async (trx) => {
     await external?.before(trx)
     const { inserted, ...made } = await store.upsertListing(

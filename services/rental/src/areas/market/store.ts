@@ -214,3 +214,12 @@ export async function searchListings(db: RentalDb, s: ListingSearch) {
   ])
   return { rows: found, total: Number(count.n) }
 }
+
+/** The published listings' agents, oldest listing first. */
+export const publishedAgents = (db: RentalDb) =>
+  db
+    .selectFrom('rental_listings')
+    .select(['id as listing_id', 'agent_did', 'title', 'card_url'])
+    .where('availability', '!=', 'unpublished')
+    .orderBy('id')
+    .execute()

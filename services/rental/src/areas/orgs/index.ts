@@ -6,8 +6,11 @@ import type { Actor } from '../events/index.ts'
 import { changeEmailByIdentity, type LeaveOutcome, leaveByIdentity, memberBySubject } from './identity.ts'
 import { localeRoutes } from './locale-routes.ts'
 import { orgRoutes } from './routes.ts'
-import { ensureMembership, type SignedIn } from './service.ts'
-import { type OrgKind, orgIdOfSubject, orgsByIds } from './store.ts'
+import { type Page } from '@svc/kit'
+import { ensureMembership, invite, memberList, type Recorder, type SignedIn } from './service.ts'
+import { type ProfilePatch, setProfile } from './profile.ts'
+import { putRole, roleList } from './roles.ts'
+import { eraseOrgMembers, lockOrg, type OrgKind, orgIdOfSubject, orgIdsAfter, orgsByIds } from './store.ts'
 
 export type { OrgKind } from './store.ts'
 
@@ -23,16 +26,44 @@ export interface OrgService {
   orgIdOf(subject: string): Promise<string | null>
   /** Organizations by id, with their name and kind (unknown ids are left out). */
   orgs(ids: readonly string[]): Promise<Array<{ id: string; name: string; kind: OrgKind }>>
+  /** Organization ids after `after` (id order), `limit` at a time: for jobs that visit every organization. */
+  idsAfter(after: string, limit: number): Promise<string[]>
   /** The joined member of an idp subject, locked in the caller's transaction (or undefined). */
   memberOfSubject(trx: RentalDb, subject: string): Promise<{ id: string; org_id: string } | undefined>
   /** The idp deleted the user: the member leaves (the last owner is kept). */
-  leaveByIdentity(trx: RentalDb, actor: Actor, subject: string): Promise<{ outcome: LeaveOutcome }>
+  leaveByIdentity(
+    trx: RentalDb,
+    actor: Actor,
+    subject: string,
+  ): Promise<{ outcome: LeaveOutcome; orgId: string | null }>
+  /** Locks the organization in `trx` (its member changes, and its erasure, one at a time). */
+  lock(trx: RentalDb, orgId: string): Promise<void>
+  /** Erasure, in `trx`: members and invitations deleted, the name pseudonymised; the members' subjects. */
+  eraseOrg(trx: RentalDb, orgId: string): Promise<{ members: number; subjects: string[] }>
   /** The idp changed the user's email. */
   changeEmailByIdentity(trx: RentalDb, subject: string, email: string): Promise<void>
+  /** The organization's members and invitations, as GET /api/org/members lists them. */
+  members(orgId: string, page: Page): ReturnType<typeof memberList>
+  /** An invitation by email with a role, as POST /api/org/members makes it. */
+  invite(by: Recorder, actor: Membership, input: { email: string; role: string }): ReturnType<typeof invite>
+  /** The roles (built-in and custom), with how many of the organization's members hold each. */
+  roles(orgId: string): ReturnType<typeof roleList>
+  /** Makes or changes a custom role (PUT /v1/roles). */
+  putRole(by: Recorder, actor: Membership, input: Parameters<typeof putRole>[3]): ReturnType<typeof putRole>
+  /** The member's own profile change (PATCH /v1/users/me). */
+  setProfile(by: Recorder, actor: Membership, patch: ProfilePatch): ReturnType<typeof setProfile>
 }
 
 /** Signed-in routes any member may call: who am I, sign out, and the operators' own check. */
-const ANY_MEMBER = new Set(['/api/me', '/auth/logout', '/api/admin/operators', '/api/locale'])
+// operator-only routes check the operator list, not a role's permission
+const ANY_MEMBER = new Set([
+  '/api/me',
+  '/auth/logout',
+  '/api/admin/operators',
+  '/api/locale',
+  '/api/auth/step-up',
+  '/api/sla/credits/run',
+])
 
 /**
  * Tenants and roles: client organizations, their members and invitations, the role → permissions
@@ -50,9 +81,17 @@ export const orgsArea = defineArea({
         (who.emailVerified && who.email !== null && operators.has(who.email.toLowerCase())),
       orgIdOf: (subject) => orgIdOfSubject(ctx.db, subject),
       orgs: (ids) => orgsByIds(ctx.db, [...new Set(ids)]),
+      idsAfter: (after, limit) => orgIdsAfter(ctx.db, after, limit),
       memberOfSubject: (trx, subject) => memberBySubject(trx, subject),
       leaveByIdentity: (trx, actor, subject) => leaveByIdentity(trx, use.events, actor, subject),
       changeEmailByIdentity,
+      lock: lockOrg,
+      eraseOrg: (trx, orgId) => eraseOrgMembers(trx, orgId, ctx.now()),
+      members: (orgId, page) => memberList(ctx.db, orgId, page),
+      invite: (by, actor, input) => invite(ctx.db, by, actor, input),
+      roles: (orgId) => roleList(ctx.db, orgId),
+      putRole: (by, actor, input) => putRole(ctx.db, by, actor, input),
+      setProfile: (by, actor, patch) => setProfile(ctx.db, by, actor, patch),
     }
     app.decorateRequest('membership', null)
     // the permission is published with the route (`x-permission`), and every signed-in route declares one
@@ -68,7 +107,9 @@ export const orgsArea = defineArea({
       const session = request.consoleSession
       const needed = request.routeOptions.config?.permission
       if (!session) {
-        if (needed) throw rentalError('unauthenticated', 'sign in first: no live console session')
+        // an organization key's membership is set (and its scope checked) by the tenant area's hook
+        if (needed && !request.membership)
+          throw rentalError('unauthenticated', 'sign in first: no live console session')
         return
       }
       request.membership = await service.join(session)

@@ -40,6 +40,21 @@ export const PERMISSIONS = [
   'disputes:write',
   'insurance:write',
   'versions:write',
+  'clients:erase',
+  'retention:read',
+  'retention:write',
+  'retention:hold',
+  'onboarding:read',
+  'onboarding:write',
+  'connect:read',
+  'connect:write',
+  'keys:write',
+  'secrets:read',
+  'secrets:write',
+  'roles:write',
+  'connections:read',
+  'profile:write',
+  'teams:write',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
 

@@ -1,9 +1,16 @@
-import type { Generated } from 'kysely'
+import type { ColumnType, Generated } from 'kysely'
 import type { RentalDb } from '../../db.ts'
 
 /** The orgs area's tables: client organizations, their members (and invitations), the roles. */
 export interface OrgTables {
-  orgs: { id: string; name: string; kind: Generated<OrgKind>; created_at: Generated<Date> }
+  orgs: {
+    id: string
+    name: string
+    kind: Generated<OrgKind>
+    created_at: Generated<Date>
+    /** Set by erasure (POST /api/clients/erase): the name is then a pseudonym. */
+    erased_at: Date | null
+  }
   org_members: {
     id: string
     org_id: string
@@ -15,8 +22,12 @@ export interface OrgTables {
     invited_by: string | null
     created_at: Generated<Date>
     joined_at: Date | null
+    /** The member's own profile (PATCH /v1/users/me). */
+    display_name: Generated<string | null>
+    notifications: ColumnType<unknown, string | undefined, string>
   }
-  rental_roles: { name: string; permissions: string[]; description: string }
+  /** A role: built in (immutable) or custom (PUT /v1/roles). */
+  rental_roles: { name: string; permissions: string[]; description: string; builtin: Generated<boolean> }
 }
 
 /**
@@ -31,6 +42,12 @@ export const orgsByIds = (db: RentalDb, ids: readonly string[]) =>
   ids.length === 0
     ? Promise.resolve([])
     : db.selectFrom('orgs').select(['id', 'name', 'kind']).where('id', 'in', ids).execute()
+
+/** Organization ids after `after`, in id order, a page at a time (the retention job walks them). */
+export const orgIdsAfter = async (db: RentalDb, after: string, limit: number) =>
+  (await db.selectFrom('orgs').select('id').where('id', '>', after).orderBy('id').limit(limit).execute()).map(
+    (r) => r.id,
+  )
 
 /** A joined subject's organization id, without its role (the audit record's lookup). */
 export const orgIdOfSubject = async (db: RentalDb, subject: string) =>
@@ -138,3 +155,24 @@ export const emailTaken = async (db: RentalDb, orgId: string, email: string) =>
     .where('org_id', '=', orgId)
     .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
     .executeTakeFirst()) !== undefined
+
+/**
+ * Erasure: the organization's members and invitations deleted (their subjects answered, for their
+ * sessions), its name replaced by a pseudonym; the row stays for the money records that name it.
+ */
+export async function eraseOrgMembers(trx: RentalDb, orgId: string, at: Date) {
+  const members = await trx
+    .deleteFrom('org_members')
+    .where('org_id', '=', orgId)
+    .returning(['id', 'subject'])
+    .execute()
+  await trx
+    .updateTable('orgs')
+    .set({ name: `Erased organization ${orgId}`, erased_at: at })
+    .where('id', '=', orgId)
+    .execute()
+  return {
+    members: members.length,
+    subjects: members.flatMap((m) => (m.subject ? [m.subject] : [])),
+  }
+}

@@ -1,12 +1,19 @@
 import { defineArea } from '../../context.ts'
+import { localiseErrors } from './error-locale.ts'
 import { publicRoutes } from './routes.ts'
 import { dependencyProbe } from './status.ts'
 
-/** The public pages (landing, market, status) and the console's message catalogues. No tables. */
+/**
+ * The public pages (landing, market, status), the console's message catalogues, and every error
+ * answer in the caller's language (error-locale.ts). No tables.
+ */
 export const publicArea = defineArea({
   name: 'public',
   needs: ['catalogue', 'auth', 'market', 'incidents'],
-  mount: () => undefined,
+  mount(app) {
+    localiseErrors(app)
+    return undefined
+  },
   routes(app, ctx, use) {
     publicRoutes(app, {
       catalogue: use.catalogue,

@@ -1,12 +1,14 @@
 import { defineArea } from '../../context.ts'
 import { ratingsRoutes } from './routes.ts'
-import { agentReferences, type RatingDeps, ratingSummary } from './service.ts'
+import { agentReferences, engagementRatings, type RatingDeps, ratingSummary } from './service.ts'
 
 export interface RatingService {
   /** The agent's rating count, mean and distribution (the AgentCV's). */
   summary(agentDid: string): ReturnType<typeof ratingSummary>
   /** The agent's latest references as every client reads them (the AgentCV's). */
   references(agentDid: string, limit: number): ReturnType<typeof agentReferences>
+  /** The organization's ratings of its engagement's tasks and its reference of it (the export). */
+  ofEngagement(orgId: string, engagementId: string): ReturnType<typeof engagementRatings>
 }
 
 /**
@@ -22,6 +24,7 @@ export const ratingsArea = defineArea({
     return {
       summary: (did) => ratingSummary(deps, did),
       references: (did, limit) => agentReferences(deps, did, { limit, offset: 0 }),
+      ofEngagement: (orgId, engagementId) => engagementRatings(deps, orgId, engagementId),
     }
   },
   routes(app, ctx, use) {

@@ -190,6 +190,17 @@ export async function agentRatings(deps: RatingDeps, agentDid: string, page: Pag
   }
 }
 
+/** The organization's ratings of its engagement's tasks and its reference (null before one), for the export. */
+export async function engagementRatings(deps: RatingDeps, orgId: string, engagementId: string) {
+  const reference = await store.referenceOf(deps.ctx.db, engagementId)
+  return {
+    ratings: (await store.ratingsOfEngagement(deps.ctx.db, orgId, engagementId)).map((r) =>
+      ratingView(deps, r),
+    ),
+    reference: reference && reference.org_id === orgId ? referenceView(reference) : null,
+  }
+}
+
 function referenceView(row: ReferenceRow) {
   return {
     engagement_id: row.engagement_id,

@@ -37,6 +37,17 @@ export type ReferenceRow = Selectable<RatingTables['engagement_references']>
 export const ratingOfTask = (db: RentalDb, taskId: string) =>
   db.selectFrom('task_ratings').selectAll().where('task_id', '=', taskId).executeTakeFirst()
 
+/** The organization's ratings of its engagement's tasks, oldest first. */
+export const ratingsOfEngagement = (db: RentalDb, orgId: string, engagementId: string) =>
+  db
+    .selectFrom('task_ratings')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('engagement_id', '=', engagementId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute()
+
 /** Inserts the rating unless the task has one (the unique task_id): false when it had. */
 export async function insertRating(trx: RentalDb, row: Insertable<RatingTables['task_ratings']>) {
   const result = await trx

@@ -1,7 +1,7 @@
 import type { RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import type { Actor } from '../events/index.ts'
-import { recordRefundEvent, type RefundDeps, settleAccepted } from './service.ts'
+import { recordRefundEvent, settleAccepted, type SettleDeps } from './service.ts'
 import * as store from './store.ts'
 
 /**
@@ -14,7 +14,7 @@ import * as store from './store.ts'
  * spend goes down as it does for a refund.
  */
 export async function settleDisputeRefund(
-  deps: RefundDeps,
+  deps: SettleDeps,
   trx: RentalDb,
   input: {
     id: string

@@ -1,5 +1,6 @@
 import { defineArea } from '../../context.ts'
 import { refundRoutes } from './routes.ts'
+import { refundView, type RefundView } from './service.ts'
 import * as store from './store.ts'
 
 /** A settled refund as statements trace it: its reversal transfer, receipt and credit note. */
@@ -16,6 +17,8 @@ export interface SettledRefund {
 export interface RefundService {
   /** The settled refunds whose reversal transfers these are, by transfer id. */
   settledByTransfers(transferIds: string[]): Promise<Map<string, SettledRefund>>
+  /** The organization's refunds of its engagement's escrows, oldest first (the export). */
+  ofEngagement(orgId: string, engagementId: string): Promise<RefundView[]>
 }
 
 /**
@@ -27,8 +30,10 @@ export interface RefundService {
  */
 export const refundsArea = defineArea({
   name: 'refunds',
-  needs: ['engagements', 'events', 'orgs', 'catalogue', 'invoices', 'budgets'],
+  needs: ['engagements', 'events', 'orgs', 'catalogue', 'invoices', 'budgets', 'disputes'],
   mount: (_app, ctx): RefundService => ({
+    ofEngagement: async (orgId, engagementId) =>
+      (await store.refundsOfEngagement(ctx.db, orgId, engagementId)).map((r) => refundView(r)),
     async settledByTransfers(transferIds) {
       const rows = await store.settledByTransfers(ctx.db, transferIds)
       return new Map(

@@ -5,6 +5,7 @@ import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import type { BudgetService } from '../budgets/index.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
+import type { DisputeService } from '../disputes/index.ts'
 import type { EngagementService } from '../engagements/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
 import type { InvoiceService } from '../invoices/index.ts'
@@ -23,7 +24,11 @@ export interface RefundDeps {
   catalogue: CatalogueService
   invoices: InvoiceService
   budgets: BudgetService
+  disputes: Pick<DisputeService, 'frozenBy'>
 }
+
+/** What settling needs (a dispute's resolution settles through it too, without the disputes area's service). */
+export type SettleDeps = Omit<RefundDeps, 'disputes'>
 
 /** Who asks: their organization and whether they are one of the platform's operators. */
 export interface Caller {
@@ -143,6 +148,13 @@ async function insertRequested(
       'not_refundable',
       `body: the escrow is ${escrow.state}, not released: nothing was paid yet`,
     )
+  // money in question in a live dispute is settled by the dispute's resolution, not by a refund
+  const frozen = await deps.disputes.frozenBy(trx, escrow.id)
+  if (frozen)
+    throw rentalError(
+      'escrow_frozen',
+      `the escrow is frozen by dispute ${frozen.id} (${frozen.state}): no refund is requested while the dispute is open`,
+    )
   const paid = Number(escrow.amount_fils)
   const left = paid - (await store.committedOf(trx, escrow.id))
   if (input.amount_fils > left)
@@ -254,7 +266,7 @@ export async function approveRefund(deps: RefundDeps, caller: Caller, id: string
  * the credit note, the budgets' release, the receipt), moves it to `settled` and records the event.
  */
 export async function settleAccepted(
-  deps: RefundDeps,
+  deps: SettleDeps,
   trx: RentalDb,
   caller: Caller,
   row: RefundRow,
@@ -311,7 +323,7 @@ async function change(
 }
 
 export async function recordRefundEvent(
-  deps: RefundDeps,
+  deps: SettleDeps,
   trx: RentalDb,
   caller: Caller,
   id: string,

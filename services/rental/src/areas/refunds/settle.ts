@@ -5,7 +5,7 @@ import type { RentalDb } from '../../db.ts'
 import { bodyHash, type EscrowBody } from '../engagements/bodies.ts'
 import { walletOf } from '../engagements/service.ts'
 import type { Actor } from '../events/index.ts'
-import type { RefundDeps } from './service.ts'
+import type { SettleDeps } from './service.ts'
 import type { RefundRow } from './store.ts'
 
 /**
@@ -60,7 +60,7 @@ export interface Settlement {
  * accepted, and the next approval settles it.
  */
 export async function settle(
-  deps: RefundDeps,
+  deps: SettleDeps,
   trx: RentalDb,
   row: RefundRow,
   who: { orgName: string; actor: Actor },

@@ -55,6 +55,16 @@ export const refundById = (db: RentalDb, id: string, lock = false) => {
   return query.executeTakeFirst()
 }
 
+export const refundsOfEngagement = (db: RentalDb, orgId: string, engagementId: string) =>
+  db
+    .selectFrom('refunds')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('engagement_id', '=', engagementId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute()
+
 export async function refundsOf(db: RentalDb, orgId: string, limit: number, offset: number) {
   const rows = await db
     .selectFrom('refunds')

@@ -51,6 +51,16 @@ export function releaseRoutes(app: App, ctx: RentalContext, deps: ReleaseDeps) {
     {
       ...sessions.sessionAndCsrf,
       ...can('releases:write'),
+      // a release above RENTAL_STEP_UP_RELEASE_FILS needs a recent second factor
+      ...sessions.stepUp(async (request) => {
+        const { params, body } = request as unknown as {
+          params: { id: string }
+          body: { escrow_hash: string }
+        }
+        const engagement = await deps.engagements.engagementOf(orgOf(request), params.id)
+        const escrow = engagement && (await deps.engagements.escrowByHash(engagement.id, body.escrow_hash))
+        return escrow !== undefined && Number(escrow.amount_fils) > ctx.config.stepUp.releaseFils
+      }),
       schema: {
         summary: 'Pays an open escrow out once, on the client’s signed release instruction',
         tags,

@@ -1,19 +1,32 @@
 import { defineArea } from '../../context.ts'
+import { creditsByTransfers, type SlaCreditRow } from './store.ts'
 import { slaRoutes } from './routes.ts'
+import { startCreditJob } from './credits.ts'
 import { CONSUMER, slaConsumer } from './service.ts'
+
+export interface SlaService {
+  /** The SLA credits posted by these rail transfers, by transfer id (a statement's credit lines). */
+  creditsByTransfers(transferIds: string[]): Promise<Map<string, SlaCreditRow>>
+}
 
 /**
  * The SLA's measurable terms (in the SLA body signed at hire), measured from the engagement's
  * tasks and their receipts; the log's `sla` consumer re-measures an engagement as its tasks end
- * and records each breach and restoration once (sla.breached / sla.restored).
- * Tables: sla_states, sla_events.
+ * and records each breach and restoration once (sla.breached / sla.restored); incidents about it
+ * re-measure its incident response. Each instance's credit job credits the breaches of ended
+ * statement periods on the rail, once (sla.credited). Tables: sla_states, sla_events, sla_credits.
  */
 export const slaArea = defineArea({
   name: 'sla',
-  needs: ['engagements', 'events', 'tasks', 'outbox'],
-  mount(_app, ctx, use) {
+  needs: ['engagements', 'events', 'tasks', 'outbox', 'incidents', 'orgs'],
+  mount(app, ctx, use): SlaService {
     use.events.consume(CONSUMER, slaConsumer({ ctx, ...use }))
-    return undefined
+    const job = startCreditJob({ ctx, ...use })
+    app.addHook('preClose', async () => job.stop())
+    return {
+      creditsByTransfers: async (ids) =>
+        new Map((await creditsByTransfers(ctx.db, ids)).map((c) => [c.transfer_id!, c])),
+    }
   },
   routes(app, ctx, use) {
     slaRoutes(app, ctx, { ctx, ...use })

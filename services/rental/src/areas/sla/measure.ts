@@ -3,13 +3,24 @@ import type { ServiceLevels } from '../engagements/bodies.ts'
 export const TERMS = ['latency_p95', 'success_rate', 'availability', 'incident_response'] as const
 export type Term = (typeof TERMS)[number]
 
-/** A term's state: no ended task to measure yet (`no_data`), or nothing the rental measures it from yet. */
-export type TermStatus = 'met' | 'breached' | 'no_data' | 'not_measured'
+/** A term's state; `no_data`: nothing to measure yet (no ended task, no incident). */
+export type TermStatus = 'met' | 'breached' | 'no_data'
 
-/** What a breach names: the tasks behind the number, and the leaf hashes of their receipts (failed tasks have none). */
+/**
+ * What a breach names: the tasks behind the number, and the leaf hashes of their receipts (failed
+ * tasks have none); for incident response, the incidents.
+ */
 export interface Evidence {
   task_ids: string[]
   receipt_leaf_hashes: string[]
+  incident_ids?: string[]
+}
+
+/** An incident's response as the incidents area measures it (seconds waited so far when unanswered). */
+export interface Response {
+  incident_id: string
+  seconds: number
+  answered: boolean
 }
 
 export interface Measurement {
@@ -69,13 +80,23 @@ const statusOf = (measured: number | null, target: number, rule: Measurement['ru
  */
 export function measure(
   levels: ServiceLevels,
-  input: { completed: Ended[]; ended: Ended[]; recent: { completed: number; failed: number } },
+  input: {
+    completed: Ended[]
+    ended: Ended[]
+    recent: { completed: number; failed: number }
+    incidents: Response[]
+  },
 ): Measurement[] {
   const timed = input.completed.filter((t) => t.latencyMs !== null)
   const latency = p95(timed.map((t) => t.latencyMs!))
   const failed = input.ended.filter((t) => t.state === 'failed')
   const success = rateBps(input.ended.length - failed.length, failed.length)
   const availability = rateBps(input.recent.completed, input.recent.failed)
+  // an unanswered incident counts once it has waited past the target (it is late, however it ends)
+  const target = levels.incident_response_s
+  const responses = input.incidents.filter((r) => r.answered || r.seconds > target)
+  const slowest = responses.length ? Math.max(...responses.map((r) => r.seconds)) : null
+  const late = responses.filter((r) => r.seconds > target).sort((a, b) => b.seconds - a.seconds)
   return [
     {
       term: 'latency_p95',
@@ -116,11 +137,15 @@ export function measure(
       term: 'incident_response',
       unit: 's',
       rule: 'at_most',
-      target: levels.incident_response_s,
-      measured: null,
-      window: { observed: 0 },
-      status: 'not_measured',
-      evidence: { task_ids: [], receipt_leaf_hashes: [] },
+      target,
+      measured: slowest,
+      window: { days: levels.availability_window_days, observed: responses.length },
+      status: statusOf(slowest, target, 'at_most'),
+      evidence: {
+        task_ids: [],
+        receipt_leaf_hashes: [],
+        incident_ids: late.slice(0, EVIDENCE_MAX).map((r) => r.incident_id),
+      },
     },
   ]
 }

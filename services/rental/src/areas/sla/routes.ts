@@ -1,7 +1,9 @@
 import { type App, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
-import { SESSION_SECURITY } from '../auth/hooks.ts'
+import { rentalError } from '../../errors.ts'
+import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { creditClosedPeriods } from './credits.ts'
 import { Body, Id, Nullable, Params } from '../engagements/schemas.ts'
 import { can, orgOf } from '../orgs/permissions.ts'
 import { type SlaDeps, slaEvents, slaOf } from './service.ts'
@@ -17,7 +19,28 @@ const DateTime = Type.String({ format: 'date-time', maxLength: 40 })
 const Evidence = Type.Object({
   task_ids: Type.Array(Type.String()),
   receipt_leaf_hashes: Type.Array(Type.String()),
+  incident_ids: Type.Optional(
+    Type.Array(Type.String(), { description: 'incident response: the incidents answered late' }),
+  ),
 })
+const Credit = Type.Object(
+  {
+    id: Type.String(),
+    breach_event_id: Type.String({ description: 'the sla.breached event credited (evt_<n>)' }),
+    term: Term,
+    period: Type.Object({ from: Type.String(), to: Type.String() }),
+    fees_fils: Type.Integer({ description: 'the engagement’s fees in the period (escrows released)' }),
+    credit_bps: Type.Integer(),
+    owed_fils: Type.Integer({ description: 'credit_bps of the fees, rounded half up' }),
+    amount_fils: Type.Integer({ description: 'what was posted: owed, capped at the period’s fees' }),
+    currency: Type.String(),
+    transfer_id: Nullable(Type.String({ description: 'the rail transfer (none for 0)' })),
+    receipt_leaf_hash: Type.String({ description: 'the sla.credited receipt' }),
+    event_id: Type.String({ description: 'the sla.credited event' }),
+    created_at: Type.String(),
+  },
+  { description: 'a breach’s credit, posted on the rail after its period ended' },
+)
 const Window = Type.Object({
   tasks: Type.Optional(Type.Integer()),
   days: Type.Optional(Type.Integer()),
@@ -33,12 +56,7 @@ const Measurement = Type.Object({
   target: Type.Number(),
   measured: Nullable(Type.Number()),
   window: Window,
-  status: Type.Union([
-    Type.Literal('met'),
-    Type.Literal('breached'),
-    Type.Literal('no_data'),
-    Type.Literal('not_measured'),
-  ]),
+  status: Type.Union([Type.Literal('met'), Type.Literal('breached'), Type.Literal('no_data')]),
   evidence: Evidence,
   breached_since: Nullable(Type.String()),
 })
@@ -56,6 +74,7 @@ const SlaEvent = Type.Object({
   window: Window,
   evidence: Evidence,
   created_at: Type.String(),
+  credit: Nullable(Credit),
 })
 
 /** The engagement's SLA with its measurements, and the organization's breaches and restorations. */
@@ -88,6 +107,11 @@ export function slaRoutes(app: App, ctx: RentalContext, deps: SlaDeps) {
             }),
             measured_at: Type.String(),
             measurements: Type.Array(Measurement),
+            credits: Type.Object({
+              count: Type.Integer(),
+              total_fils: Type.Integer(),
+              items: Type.Array(Credit),
+            }),
           }),
         },
       },
@@ -124,5 +148,27 @@ export function slaRoutes(app: App, ctx: RentalContext, deps: SlaDeps) {
       },
     },
     async (request) => slaEvents(deps, orgOf(request), request.query, pageOf(request.query)),
+  )
+  app.post(
+    '/api/sla/credits/run',
+    {
+      // operators only, whatever their role (as GET /api/admin/operators): no role permission
+      ...sessions.sessionAndCsrf,
+      schema: {
+        summary:
+          'Operators: runs the credit job now (every ended period’s uncredited breaches credited once)',
+        description:
+          'The job also runs on every instance every RENTAL_SLA_CREDIT_CHECK_MS; running it again, or at once on several instances, credits each breach once.',
+        tags,
+        security: CSRF_SECURITY,
+        body: Type.Optional(Type.Object({}, { additionalProperties: false })),
+        response: { 200: Type.Object({ credited: Type.Integer() }) },
+      },
+    },
+    async (request) => {
+      if (!deps.orgs.isOperator(sessionOf(request)))
+        throw rentalError('forbidden', 'only the platform’s operators may run the SLA credit job')
+      return creditClosedPeriods(deps)
+    },
   )
 }

@@ -1,23 +1,28 @@
 import { randomUUID } from 'node:crypto'
 import type { Page } from '@svc/kit'
 import type { RentalContext } from '../../context.ts'
-import type { RentalDb } from '../../db.ts'
+import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import { DEFAULT_SERVICE_LEVELS, type ServiceLevels, type SlaBody } from '../engagements/bodies.ts'
 import type { EngagementRow, EngagementService } from '../engagements/index.ts'
 import { type Consumer, type EventService, SYSTEM } from '../events/index.ts'
+import type { IncidentService } from '../incidents/index.ts'
+import type { OrgService } from '../orgs/index.ts'
 import type { OutboxService } from '../outbox/index.ts'
 import type { TaskService } from '../tasks/index.ts'
+import { creditView } from './credit-view.ts'
 import { type Ended, measure, type Measurement } from './measure.ts'
 import * as store from './store.ts'
-import type { SlaEventRow, SlaEventType } from './store.ts'
+import type { SlaCreditRow, SlaEventRow, SlaEventType } from './store.ts'
 
 export interface SlaDeps {
-  ctx: Pick<RentalContext, 'db' | 'now'>
+  ctx: Pick<RentalContext, 'db' | 'now' | 'rail' | 'receipts' | 'log' | 'config'>
   engagements: EngagementService
   events: EventService
   tasks: TaskService
   outbox: OutboxService
+  incidents: IncidentService
+  orgs: OrgService
 }
 
 /** The consumer's name in the event log (its cursor). */
@@ -44,7 +49,9 @@ function latencyOf(envelope: unknown): number | null {
 /** The engagement's terms measured now, read in `db` (the consumer's transaction, or the pool). */
 export async function measureEngagement(deps: SlaDeps, db: RentalDb, engagement: EngagementRow) {
   const { levels } = levelsOf(engagement.sla as SlaBody)
-  const [completedRows, endedRows, recent] = await Promise.all([
+  const now = deps.ctx.now()
+  const windowStart = new Date(now.getTime() - levels.availability_window_days * DAY_MS)
+  const [completedRows, endedRows, recent, incidents] = await Promise.all([
     deps.tasks.endedOfEngagement(db, engagement.id, {
       limit: levels.latency_window_tasks,
       states: ['completed'],
@@ -53,11 +60,14 @@ export async function measureEngagement(deps: SlaDeps, db: RentalDb, engagement:
       limit: levels.success_window_tasks,
       states: ['completed', 'failed'],
     }),
-    deps.tasks.endedCountsSince(
-      db,
-      engagement.id,
-      new Date(deps.ctx.now().getTime() - levels.availability_window_days * DAY_MS),
-    ),
+    deps.tasks.endedCountsSince(db, engagement.id, windowStart),
+    deps.incidents.responseTimes(db, {
+      orgId: engagement.org_id,
+      engagementId: engagement.id,
+      agentDid: engagement.agent_did,
+      since: windowStart,
+      now,
+    }),
   ])
   const receipts = new Map(
     (
@@ -73,7 +83,12 @@ export async function measureEngagement(deps: SlaDeps, db: RentalDb, engagement:
     leafHash: t.receipt_leaf_hash,
     latencyMs: t.receipt_id && receipts.has(t.receipt_id) ? latencyOf(receipts.get(t.receipt_id)) : null,
   })
-  return measure(levels, { completed: completedRows.map(ended), ended: endedRows.map(ended), recent })
+  return measure(levels, {
+    completed: completedRows.map(ended),
+    ended: endedRows.map(ended),
+    recent,
+    incidents,
+  })
 }
 
 /** The event's data: what was measured against what, over which window, and the tasks and receipts behind it. */
@@ -91,8 +106,12 @@ const eventData = (engagementId: string, m: Measurement) => ({
 /**
  * Re-measures the engagement and records each change of a term's state once: `sla.breached`
  * when a met (or never measured) term is breached, `sla.restored` when a breached one is met again.
+ * The engagement's row is locked first, so the consumer and the sweep of unanswered incidents
+ * record one change once.
  */
-async function remeasure(deps: SlaDeps, trx: RentalDb, engagement: EngagementRow) {
+export async function remeasure(deps: SlaDeps, trx: RentalDb, orgId: string, engagementId: string) {
+  const engagement = await deps.engagements.engagementOf(orgId, engagementId, { trx, lock: true })
+  if (!engagement) return
   const states = new Map(
     (await store.statesOf(trx, engagement.id, true)).map((s) => [s.term, s.breached] as const),
   )
@@ -127,21 +146,49 @@ async function remeasure(deps: SlaDeps, trx: RentalDb, engagement: EngagementRow
   }
 }
 
-/** The log's `sla` consumer: every task of an engagement that completes or fails re-measures its engagement (once a batch). */
+const INCIDENT_EVENTS = new Set(['incident.reported', 'incident.noted', 'incident.resolved'])
+
+/**
+ * The log's `sla` consumer: every task of an engagement that completes or fails, and every report,
+ * note and resolution of an incident about it (or about its agent), re-measures the engagement
+ * (once a batch).
+ */
 export function slaConsumer(deps: SlaDeps): Consumer {
   return async (trx, events) => {
     const touched = new Map<string, string>()
     for (const e of events) {
       const to = (e.data as { to?: unknown } | null)?.to
       const engagementId = e.subjects.engagement_id
-      if (e.type !== 'task.state_changed' || (to !== 'completed' && to !== 'failed')) continue
-      if (engagementId && e.org_id) touched.set(engagementId, e.org_id)
+      if (!e.org_id) continue
+      if (e.type === 'task.state_changed' && (to === 'completed' || to === 'failed')) {
+        if (engagementId) touched.set(engagementId, e.org_id)
+      } else if (INCIDENT_EVENTS.has(e.type)) {
+        if (engagementId) touched.set(engagementId, e.org_id)
+        else if (e.subjects.agent_did)
+          for (const g of await deps.engagements.engagementsWith(e.org_id, e.subjects.agent_did, { trx }))
+            touched.set(g.id, e.org_id)
+      }
     }
-    for (const [engagementId, orgId] of touched) {
-      const engagement = await deps.engagements.engagementOf(orgId, engagementId, { trx })
-      if (engagement) await remeasure(deps, trx, engagement)
-    }
+    for (const [engagementId, orgId] of touched) await remeasure(deps, trx, orgId, engagementId)
   }
+}
+
+/**
+ * An unanswered incident breaches the term once it waited past the target, with no event to
+ * re-measure on: the credit job's pass re-measures the engagements of open unanswered incidents
+ * (each in its own transaction).
+ */
+export async function remeasureUnanswered(deps: SlaDeps, limit = 100) {
+  const touched = new Map<string, string>()
+  for (const i of await deps.incidents.unanswered(deps.ctx.db, limit)) {
+    if (!i.org_id) continue
+    if (i.engagement_id) touched.set(i.engagement_id, i.org_id)
+    else if (i.agent_did)
+      for (const g of await deps.engagements.engagementsWith(i.org_id, i.agent_did))
+        touched.set(g.id, i.org_id)
+  }
+  for (const [engagementId, orgId] of touched)
+    await inTransaction(deps.ctx.db, (trx) => remeasure(deps, trx, orgId, engagementId))
 }
 
 const notFound = (id: string) => rentalError('engagement_not_found', `no engagement ${id}`)
@@ -153,6 +200,7 @@ export async function slaOf(deps: SlaDeps, orgId: string, id: string) {
   const body = engagement.sla as SlaBody
   const { levels, defaulted } = levelsOf(body)
   const states = new Map((await store.statesOf(deps.ctx.db, id)).map((s) => [s.term, s] as const))
+  const credits = (await store.creditsOfEngagement(deps.ctx.db, id)).map(creditView)
   const measurements = (await measureEngagement(deps, deps.ctx.db, engagement)).map((m) => {
     const state = states.get(m.term)
     return { ...m, breached_since: state?.breached ? state.since.toISOString() : null }
@@ -171,10 +219,15 @@ export async function slaOf(deps: SlaDeps, orgId: string, id: string) {
     defaulted,
     measured_at: deps.ctx.now().toISOString(),
     measurements,
+    credits: {
+      count: credits.length,
+      total_fils: credits.reduce((sum, c) => sum + c.amount_fils, 0),
+      items: credits,
+    },
   }
 }
 
-export function slaEventView(row: SlaEventRow) {
+export function slaEventView(row: SlaEventRow, credit?: SlaCreditRow) {
   const data = row.measurement as ReturnType<typeof eventData>
   return {
     id: row.id,
@@ -189,6 +242,8 @@ export function slaEventView(row: SlaEventRow) {
     window: data.window,
     evidence: data.evidence,
     created_at: row.created_at.toISOString(),
+    // a breach's credit once its period ended and the job posted it; a restoration has none
+    credit: credit ? creditView(credit) : null,
   }
 }
 
@@ -221,5 +276,18 @@ export async function slaEvents(deps: SlaDeps, orgId: string, query: SlaEventQue
     page.limit,
     page.offset,
   )
-  return { events: rows.map(slaEventView), total, limit: page.limit, offset: page.offset }
+  const credits = new Map(
+    (
+      await store.creditsOfBreaches(
+        deps.ctx.db,
+        rows.map((r) => r.id),
+      )
+    ).map((c) => [c.sla_event_id, c]),
+  )
+  return {
+    events: rows.map((r) => slaEventView(r, credits.get(r.id))),
+    total,
+    limit: page.limit,
+    offset: page.offset,
+  }
 }

@@ -1,7 +1,7 @@
 import type { Insertable, Selectable } from 'kysely'
 import type { Json, RentalDb } from '../../db.ts'
 
-/** The SLA area's tables (migration 0035). */
+/** The SLA area's tables (migrations 0035, 0038). */
 export interface SlaTables {
   sla_states: { engagement_id: string; term: string; breached: boolean; since: Date }
   sla_events: {
@@ -16,11 +16,31 @@ export interface SlaTables {
     event_id: string
     created_at: Date
   }
+  sla_credits: {
+    id: string
+    sla_event_id: string
+    event_id: string
+    org_id: string
+    engagement_id: string
+    term: string
+    period_from: Date
+    period_to: Date
+    fees_fils: number
+    credit_bps: number
+    owed_fils: number
+    amount_fils: number
+    transfer_id: string | null
+    receipt_id: string
+    receipt_leaf_hash: string
+    credited_event_id: string
+    created_at: Date
+  }
 }
 
 export type SlaEventType = 'sla.breached' | 'sla.restored'
 export type SlaEventRow = Selectable<SlaTables['sla_events']>
 export type SlaStateRow = Selectable<SlaTables['sla_states']>
+export type SlaCreditRow = Selectable<SlaTables['sla_credits']>
 
 /** The engagement's term states, locked FOR UPDATE (one consumer writes at a time anyway). */
 export const statesOf = (trx: RentalDb, engagementId: string, lock = false) => {
@@ -66,3 +86,67 @@ export async function slaEventsOf(db: RentalDb, filter: SlaEventFilter, limit: n
   const count = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
   return { rows, total: Number(count.n) }
 }
+
+export const slaEventById = (db: RentalDb, id: string) =>
+  db.selectFrom('sla_events').selectAll().where('id', '=', id).executeTakeFirst()
+
+/** Breaches recorded before `before` (the current period's start) not credited yet, oldest first. */
+export const uncreditedBreaches = (db: RentalDb, before: Date, limit: number) =>
+  db
+    .selectFrom('sla_events')
+    .select(['id', 'org_id', 'engagement_id'])
+    .where('type', '=', 'sla.breached')
+    .where('created_at', '<', before)
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('sla_credits')
+            .select('sla_credits.id')
+            .whereRef('sla_credits.sla_event_id', '=', 'sla_events.id'),
+        ),
+      ),
+    )
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute()
+
+export const creditOfBreach = (db: RentalDb, slaEventId: string) =>
+  db.selectFrom('sla_credits').selectAll().where('sla_event_id', '=', slaEventId).executeTakeFirst()
+
+/** What the engagement's breaches of the period starting at `from` were credited already (the cap's running sum). */
+export async function creditedInPeriod(db: RentalDb, engagementId: string, from: Date) {
+  const row = await db
+    .selectFrom('sla_credits')
+    .select((eb) => eb.fn.sum<number | string | null>('amount_fils').as('sum'))
+    .where('engagement_id', '=', engagementId)
+    .where('period_from', '=', from)
+    .executeTakeFirstOrThrow()
+  return Number(row.sum ?? 0)
+}
+
+export const insertCredit = (trx: RentalDb, row: Insertable<SlaTables['sla_credits']>) =>
+  trx.insertInto('sla_credits').values(row).execute()
+
+/** The engagement's credits, newest first. */
+export const creditsOfEngagement = (db: RentalDb, engagementId: string) =>
+  db
+    .selectFrom('sla_credits')
+    .selectAll()
+    .where('engagement_id', '=', engagementId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute()
+
+/** The credits of these breaches (sla_events ids). */
+export const creditsOfBreaches = (db: RentalDb, slaEventIds: string[]) =>
+  slaEventIds.length === 0
+    ? Promise.resolve([] as SlaCreditRow[])
+    : db.selectFrom('sla_credits').selectAll().where('sla_event_id', 'in', slaEventIds).execute()
+
+/** The credits posted by these rail transfers (a statement's lines). */
+export const creditsByTransfers = (db: RentalDb, transferIds: string[]) =>
+  transferIds.length === 0
+    ? Promise.resolve([] as SlaCreditRow[])
+    : db.selectFrom('sla_credits').selectAll().where('transfer_id', 'in', transferIds).execute()

@@ -35,6 +35,7 @@ const Movement = Type.Object({
         Type.Literal('escrow.released'),
         Type.Literal('task.completed'),
         Type.Literal('refund.settled'),
+        Type.Literal('sla.credited'),
       ]),
       leaf_hash: Type.String(),
     }),
@@ -47,6 +48,12 @@ const Movement = Type.Object({
         credit_note: Nullable(Type.Object({ id: Type.String(), number: Type.String() })),
       },
       { description: 'a refund line’s refund and the credit note it issued' },
+    ),
+  ),
+  sla_credit: Nullable(
+    Type.Object(
+      { id: Type.String(), breach_event_id: Type.String(), term: Type.String() },
+      { description: 'an SLA credit line’s credit (transfer kind sla_credit): the breach it credits' },
     ),
   ),
 })

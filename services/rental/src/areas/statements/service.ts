@@ -5,12 +5,14 @@ import type { EngagementService } from '../engagements/index.ts'
 import { walletOf } from '../engagements/service.ts'
 import type { RailMovement } from '../rail/rail.ts'
 import type { RefundService } from '../refunds/index.ts'
+import type { SlaService } from '../sla/index.ts'
 import type { TaskService } from '../tasks/index.ts'
 
 export interface StatementDeps extends RentalContext {
   engagements: EngagementService
   tasks: TaskService
   refunds: RefundService
+  sla: SlaService
 }
 
 /** The longest period one statement covers. */
@@ -21,7 +23,7 @@ export const LINE_KINDS = ['funding', 'escrow_hold', 'release', 'fee', 'refund',
 export type LineKind = (typeof LINE_KINDS)[number]
 
 export interface Receipt {
-  type: 'escrow.released' | 'task.completed' | 'refund.settled'
+  type: 'escrow.released' | 'task.completed' | 'refund.settled' | 'sla.credited'
   leaf_hash: string
 }
 
@@ -44,6 +46,8 @@ export interface Line {
   receipts: Receipt[]
   /** A refund line's refund, its signed body's hash and its credit note. */
   refund: { id: string; hash: string | null; credit_note: { id: string; number: string } | null } | null
+  /** An SLA credit line's credit: the breach it credits (the log's sla.breached event id) and its term. */
+  sla_credit: { id: string; breach_event_id: string; term: string } | null
 }
 
 export interface Statement {
@@ -91,6 +95,8 @@ const kindOfAccount = (account: string) => account.slice(0, account.indexOf(':')
 
 function classify(transfer: RailMovement, counter: string | null, walletFils: number): LineKind {
   if (/refund/.test(transfer.kind)) return 'refund'
+  // an SLA credit pays back from the payout and the fee: an adjustment, not a release
+  if (transfer.kind === 'sla_credit') return 'adjustment'
   if (counter === null) return walletFils < 0 ? 'escrow_hold' : 'adjustment'
   const kind = kindOfAccount(counter)
   if (kind === 'external' && walletFils > 0) return 'funding'
@@ -129,6 +135,9 @@ export async function statementOf(
     ),
   )
   const refunds = await deps.refunds.settledByTransfers(transfers.map((t) => t.id))
+  const credits = await deps.sla.creditsByTransfers(
+    transfers.filter((t) => t.kind === 'sla_credit').map((t) => t.id),
+  )
   const lines: Line[] = []
   for (const transfer of transfers) {
     const ours = transfer.postings.filter((p) => p.account === wallet || escrows.has(p.account))
@@ -140,6 +149,7 @@ export async function statementOf(
     const escrow =
       ours.map((p) => escrows.get(p.account)).find((e) => e !== undefined) ??
       (refund ? escrows.get(`escrow:${refund.escrow_id}`) : undefined)
+    const credit = credits.get(transfer.id)
     const released = (escrow?.release_answer as { receipt?: { leaf_hash?: string } } | null)?.receipt
       ?.leaf_hash
     const line = (counter: string | null, wallet_fils: number, held_fils: number): Line => {
@@ -152,6 +162,7 @@ export async function statementOf(
         receipts.push({ type: 'task.completed', leaf_hash: taskLeaf })
       if (kind === 'refund' && refund?.receipt_leaf_hash)
         receipts.push({ type: 'refund.settled', leaf_hash: refund.receipt_leaf_hash })
+      if (credit) receipts.push({ type: 'sla.credited', leaf_hash: credit.receipt_leaf_hash })
       return {
         transfer_id: transfer.id,
         transfer_kind: transfer.kind,
@@ -163,12 +174,13 @@ export async function statementOf(
         counter_account_kind: counter ? kindOfAccount(counter) : null,
         escrow_id: escrow?.id ?? refund?.escrow_id ?? null,
         escrow_hash: escrow?.hash ?? null,
-        engagement_id: escrow?.engagement_id ?? refund?.engagement_id ?? null,
+        engagement_id: escrow?.engagement_id ?? refund?.engagement_id ?? credit?.engagement_id ?? null,
         task_id: escrow?.task_id ?? refund?.task_id ?? null,
         receipts,
         refund: refund
           ? { id: refund.refund_id, hash: refund.refund_hash, credit_note: refund.credit_note }
           : null,
+        sla_credit: credit ? { id: credit.id, breach_event_id: credit.event_id, term: credit.term } : null,
       }
     }
     if (others.length === 0) lines.push(line(null, walletFils, heldFils))
@@ -183,6 +195,35 @@ export async function statementOf(
     opening: { wallet: openingWallet, held: openingHeld },
     closing: { wallet: closingWallet, held: closingHeld },
     lines,
+  }
+}
+
+/**
+ * The engagement's lines of its organization's statement, from its hire to `to` (the export): the
+ * wallet's and escrows' movements that concern it (holds, releases and fees, returns, refunds),
+ * with the receipts that back them. The organization-wide opening and closing balances are not
+ * the engagement's, so they are left out.
+ */
+export async function engagementStatement(
+  deps: StatementDeps,
+  orgId: string,
+  engagement: { id: string; created_at: Date },
+  to: Date,
+) {
+  const from = engagement.created_at
+  const s = await statementOf(deps, orgId, { from, to })
+  const view = statementView(
+    orgId,
+    { ...s, lines: s.lines.filter((l) => l.engagement_id === engagement.id) },
+    'en',
+  )
+  return {
+    engagement_id: engagement.id,
+    currency: view.currency,
+    from: view.from,
+    to: view.to,
+    movements: view.movements,
+    totals: view.totals,
   }
 }
 
@@ -233,5 +274,6 @@ function lineFields(l: Line) {
     task_id: l.task_id,
     receipts: l.receipts,
     refund: l.refund,
+    sla_credit: l.sla_credit,
   }
 }

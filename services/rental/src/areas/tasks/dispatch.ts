@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto'
-import { Artifact, Role, type SendMessageRequest, type Task, TaskState, taskStateToJSON } from '@a2a-js/sdk'
+import {
+  Artifact,
+  type Part,
+  Role,
+  type SendMessageRequest,
+  type Task,
+  TaskState,
+  taskStateToJSON,
+} from '@a2a-js/sdk'
 import { type Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client'
 import { type AgentCredentials, authenticatingFetch } from './agent-credentials.ts'
 
@@ -45,6 +53,7 @@ const request = (
   text: string,
   reply?: AgentReply,
   metadata?: Record<string, string>,
+  files: Part[] = [],
 ): SendMessageRequest => ({
   tenant: '',
   message: {
@@ -54,6 +63,7 @@ const request = (
     role: Role.ROLE_USER,
     parts: [
       { content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' },
+      ...files,
     ],
     metadata,
     extensions: [],
@@ -94,7 +104,8 @@ export class AgentDispatcher {
 
   /**
    * Sends `text` as a new task, or, with `reply`, as the next message of the agent's task;
-   * `metadata` is the message's (the agent version: `svc_agent_version`).
+   * `metadata` is the message's (the agent version: `svc_agent_version`); `files`, file parts
+   * (A2A 1.0 `url` parts) after the text.
    */
   async send(
     cardUrl: string,
@@ -102,17 +113,21 @@ export class AgentDispatcher {
     signal: AbortSignal,
     reply?: AgentReply,
     metadata?: Record<string, string>,
+    files: Part[] = [],
   ): Promise<AgentAnswer | AgentAsks> {
     const client = await this.#client(cardUrl)
-    const result = await client.sendMessage(request(text, reply, metadata), { signal })
+    const result = await client.sendMessage(request(text, reply, metadata, files), { signal })
     if (!('artifacts' in result)) throw new Error('the agent answered a message, not a task')
     const asked = asks(result)
     if (asked) return asked
     const artifact = result.artifacts[0]
-    if (!artifact) throw new Error(`the agent's task ${result.id} has no artifact`)
     const said = (result.status?.message?.parts ?? []).flatMap((p) =>
       p.content?.$case === 'text' ? [p.content.value] : [],
     )
+    if (!artifact)
+      throw new Error(
+        `the agent's task ${result.id} has no artifact${said.length ? `: ${said.join(' ').slice(0, 500)}` : ''}`,
+      )
     return {
       agentTaskId: result.id,
       status: {

@@ -83,7 +83,7 @@ export async function failedAttempt(
  * conditional update that answers the state it left. Undefined when the task had already ended.
  */
 export async function endRunning(
-  deps: Pick<TaskDeps, 'events'>,
+  deps: Pick<TaskDeps, 'events' | 'ended'>,
   trx: RentalDb,
   id: string,
   end: { state: 'failed' | 'canceled'; error: string; at: Date },
@@ -98,5 +98,6 @@ export async function endRunning(
     to: end.state,
     error: end.error,
   })
+  await deps.ended(trx, { ...task, state: end.state }, actor)
   return task
 }

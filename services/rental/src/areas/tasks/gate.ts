@@ -22,6 +22,15 @@ export interface ApprovalGate {
   taskEnded(trx: RentalDb, taskId: string, state: 'canceled', actor: Actor): Promise<void>
 }
 
+/** A task of an engagement that ended unpaid (failed, canceled or rejected), in its transaction. */
+export type TaskEndHook = (
+  trx: RentalDb,
+  task: { id: string; orgId: string; engagementId: string | null; state: 'failed' | 'canceled' | 'rejected' },
+  actor: Actor,
+) => Promise<void>
+
+export const NO_END_HOOK: TaskEndHook = async () => {}
+
 export interface HeldTask {
   id: string
   orgId: string

@@ -2,7 +2,7 @@ import { defineArea } from '../../context.ts'
 import type { RentalDb } from '../../db.ts'
 import { AgentCredentials } from './agent-credentials.ts'
 import { AgentDispatcher, type AgentReply } from './dispatch.ts'
-import { type ApprovalGate, moved, NO_APPROVALS } from './gate.ts'
+import { type ApprovalGate, moved, NO_APPROVALS, NO_END_HOOK, type TaskEndHook } from './gate.ts'
 import { taskRoutes } from './routes.ts'
 
 /** A task's response schema, as every route shows a task (the trials' tasks too). */
@@ -16,11 +16,14 @@ import {
   type NewTrialTask,
   RUN_QUEUE,
   startTaskRunner,
+  type HeldScope,
   type TaskDeps,
   type TaskTransaction,
 } from './service.ts'
 import { taskDetail, taskView, type TaskView } from './views.ts'
+import { clearTexts, eraseTexts } from './retention.ts'
 import * as store from './store.ts'
+import { type ExecutionFilter, executionPage, usageSince } from './executions.ts'
 
 export interface TaskService {
   /** What the A2A surface passes to createTask, taskDetail and cancelTask (its code calls them directly). */
@@ -71,8 +74,32 @@ export interface TaskService {
   ): ReturnType<typeof store.endedOfEngagement>
   /** Completed and failed counts of the engagement's tasks ended since `since` (areas/sla). */
   endedCountsSince(db: RentalDb, engagementId: string, since: Date): ReturnType<typeof store.endedCountsSince>
+  /** Erasure: the organization's task texts and outputs wiped (hashes and receipts kept), in `trx`; how many tasks. */
+  eraseTexts(trx: RentalDb, orgId: string): Promise<number>
+  /** Retention: removes in `trx` the texts of the organization's tasks ended before `before` (held engagements skipped); their ids. */
+  clearTexts(
+    trx: RentalDb,
+    orgId: string,
+    before: Date,
+    skipEngagements: readonly string[],
+    limit: number,
+  ): Promise<string[]>
+  /** The retention area hands over what legal holds cover: outputs there are not purged (RENTAL_OUTPUT_TTL_S). */
+  heldWith(held: HeldScope): void
+  /** A keyset page of the organization's tasks, newest first (GET /v1/executions). */
+  executions(
+    orgId: string,
+    filter: ExecutionFilter,
+    page: { limit: number; cursor?: string | undefined },
+  ): ReturnType<typeof executionPage>
+  /** The organization's tasks and spend since `since` (GET /v1/org's usage this month). */
+  usageSince(orgId: string, since: Date): ReturnType<typeof usageSince>
   /** The approvals area hands its gate over when it mounts (it needs tasks; tasks cannot need it). */
   gateWith(gate: ApprovalGate): void
+  /** Adds to the message an agent gets for a task (connect: its tool-call credential; teams: its delegation credential). */
+  metadataWith(add: TaskDeps['messageMetadata'][number]): void
+  /** The ending area hands over what happens when an engagement's task ends unpaid (it needs tasks). */
+  onEnded(hook: TaskEndHook): void
   /** The task (any organization's) in `trx`, locked FOR UPDATE when asked. */
   taskById(trx: RentalDb, id: string, lock?: boolean): ReturnType<typeof store.taskById>
   /**
@@ -97,7 +124,7 @@ export interface TaskService {
  */
 export const tasksArea = defineArea({
   name: 'tasks',
-  needs: ['auth', 'engagements', 'catalogue', 'outbox', 'events', 'market'],
+  needs: ['auth', 'engagements', 'catalogue', 'outbox', 'events', 'market', 'files'],
   async mount(app, ctx, use): Promise<TaskService> {
     // the agents authenticate the rental with an idp access token for their URL (client credentials)
     const credentialsOf = (resource: string) =>
@@ -119,6 +146,8 @@ export const tasksArea = defineArea({
       ...services,
       dispatcher: new AgentDispatcher(credentials),
       approvals: NO_APPROVALS,
+      messageMetadata: [],
+      ended: NO_END_HOOK,
     }
     const runner = await startTaskRunner(deps)
     app.addHook('onClose', async () => runner.stop())
@@ -148,6 +177,12 @@ export const tasksArea = defineArea({
             to: 'failed',
             error: reason,
           })
+        for (const t of stopped)
+          await deps.ended(
+            trx,
+            { id: t.id, orgId: subject, engagementId: t.engagement_id, state: 'failed' },
+            actor,
+          )
         return stopped.map((t) => t.id)
       },
       ofEngagement: (db, orgId, engagementId) => store.tasksOfEngagement(db, orgId, engagementId),
@@ -158,9 +193,22 @@ export const tasksArea = defineArea({
         return canceled !== undefined
       },
       endedOfEngagement: store.endedOfEngagement,
+      executions: (orgId, filter, page) => executionPage(ctx.db, orgId, filter, page),
+      usageSince: (orgId, since) => usageSince(ctx.db, orgId, since),
       endedCountsSince: store.endedCountsSince,
+      clearTexts: (trx, orgId, before, skip, limit) => clearTexts(trx, orgId, before, skip, limit, ctx.now()),
+      heldWith: (held) => {
+        deps.held = held
+      },
       gateWith: (gate) => {
         deps.approvals = gate
+      },
+      eraseTexts: (trx, orgId) => eraseTexts(trx, orgId, ctx.now()),
+      metadataWith: (add) => {
+        deps.messageMetadata.push(add)
+      },
+      onEnded: (hook) => {
+        deps.ended = hook
       },
       taskById: (trx, id, lock) => store.taskById(trx, id, lock),
       async resume(trx, id, actor, reply) {
@@ -175,6 +223,11 @@ export const tasksArea = defineArea({
         const task = await store.endWaiting(trx, id, end)
         if (!task) return false
         await moved(use.events, trx, task, actor, { from: 'input-required', to: end.state, error: end.error })
+        await deps.ended(
+          trx,
+          { id: task.id, orgId: task.org_id, engagementId: task.engagement_id, state: end.state },
+          actor,
+        )
         return true
       },
     }

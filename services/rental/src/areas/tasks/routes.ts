@@ -5,6 +5,7 @@ import { actorOfRequest } from '../events/index.ts'
 import { can, orgOf } from '../orgs/permissions.ts'
 import { Escrow, Nullable } from '../engagements/schemas.ts'
 import { cancelTaskRoute } from './cancel.ts'
+import { fileHandoffRoutes, MAX_TASK_FILES } from './file-handoff.ts'
 import { retryTask, taskRuns } from './runs.ts'
 import { createTask, type TaskDeps } from './service.ts'
 import { taskDetail, taskList } from './views.ts'
@@ -50,6 +51,7 @@ export const Task = Type.Object({
   runs: Nullable(
     Type.Array(Type.Object({ attempt: Type.Integer(), at: Type.String(), error: Type.String() })),
   ),
+  file_ids: Type.Array(Type.String(), { description: 'the engagement’s files handed to the agent' }),
   created_at: Type.String(),
   started_at: Nullable(Type.String()),
   completed_at: Nullable(Type.String()),
@@ -90,6 +92,13 @@ export function taskRoutes(app: App, deps: TaskDeps) {
             engagement_id: Type.String({ minLength: 1, maxLength: 100 }),
             text: Type.String({ minLength: 1, maxLength: 20_000 }),
             async: Type.Optional(Type.Boolean()),
+            file_ids: Type.Optional(
+              Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+                maxItems: MAX_TASK_FILES,
+                description:
+                  'files of the engagement handed to the agent as A2A file parts (short-lived signed URLs); another engagement’s: 404 file_not_found',
+              }),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -196,4 +205,5 @@ export function taskRoutes(app: App, deps: TaskDeps) {
       ),
   )
   taskEventRoutes(app, deps)
+  fileHandoffRoutes(app, deps)
 }

@@ -95,6 +95,12 @@ export async function retryTask(
       task.engagement_id === null
         ? undefined
         : await deps.engagements.engagementOf(subject, task.engagement_id, { trx, lock: true })
+    // an ended engagement takes no new run (its escrow may have gone back to the wallet)
+    if (engagement?.state === 'ended')
+      throw rentalError(
+        'engagement_ended',
+        `the engagement is ended (since ${engagement.ended_at?.toISOString()}): the task is not retried`,
+      )
     if (engagement) await admitTask(deps, trx, engagement)
     if (!(await requeueFailed(trx, id)))
       throw rentalError('task_not_retryable', `the task ${id} failed before its input was kept for a retry`)

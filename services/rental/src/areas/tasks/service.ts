@@ -6,24 +6,26 @@ import { rentalError } from '../../errors.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import { newId } from '../engagements/bodies.ts'
 import type { EngagementService } from '../engagements/index.ts'
+import type { FileService } from '../files/index.ts'
 import { type Actor, type EventService, SYSTEM } from '../events/index.ts'
 import type { MarketService } from '../market/index.ts'
 import type { OutboxService } from '../outbox/index.ts'
 import { admitTask } from './capacity.ts'
 import type { AgentDispatcher, AgentReply } from './dispatch.ts'
 import { endRunning, failedAttempt, refOf, taskEvents } from './events.ts'
-import { type ApprovalGate, awaitAgentInput } from './gate.ts'
+import { filesOfRun, taskFiles } from './file-handoff.ts'
+import { type ApprovalGate, awaitAgentInput, type TaskEndHook } from './gate.ts'
 import {
   completeTask,
   endTask,
   insertTask,
   markWorking,
-  purgeOutputs,
   setAsync,
   type TaskRow,
   taskById,
   taskOf,
 } from './store.ts'
+import { purgeOutputs } from './retention.ts'
 import * as taskStore from './store.ts'
 import { taskView } from './views.ts'
 
@@ -37,15 +39,28 @@ export interface TaskDeps extends RentalContext {
   events: EventService
   dispatcher: AgentDispatcher
   market: Pick<MarketService, 'checkCapacity'>
+  /** The engagement's files a task hands its agent (file_ids). */
+  files: Pick<FileService, 'ofEngagement' | 'open'>
   /** The approvals area's gate (handed over when it mounts; none holds anything before). */
   approvals: ApprovalGate
+  /** What legal holds cover (handed over by the retention area; none before): their outputs are not purged. */
+  held?: HeldScope
+  /** More of the message's metadata for a task's run: the tool-call credential (areas/connect), a team task's delegation credential (areas/teams). */
+  messageMetadata: Array<(task: TaskRow) => Promise<Record<string, string> | undefined>>
+  /** Called in the task's transaction when an engagement's task fails, is canceled or rejected (areas/ending hands it over). */
+  ended: TaskEndHook
 }
+
+/** The organizations and engagements legal holds cover now. */
+export type HeldScope = () => Promise<{ orgs: string[]; engagements: string[] }>
 
 /** What a new task is: its engagement and text; async runs it by a job, sync waits for it a while. */
 export interface NewTask {
   engagement_id: string
   text: string
   async?: boolean | undefined
+  /** Files of the engagement handed to the agent as A2A file parts (signed, short-lived URLs). */
+  file_ids?: string[] | undefined
 }
 
 /**
@@ -105,6 +120,8 @@ export async function createTask(
     throw rentalError('agent_revoked', `you revoked ${agentDid}: it takes no new task`)
   if (engagement) await deps.engagements.checkTaskPrice(engagement)
   if (input.text.length === 0) throw rentalError('invalid_text', 'text is empty')
+  const fileIds = 'file_ids' in input && input.file_ids?.length ? [...new Set(input.file_ids)] : []
+  if (engagement && fileIds.length) await taskFiles(deps, subject, engagement.id, fileIds)
   const id = newId('tsk')
   const now = deps.now()
   const isAsync = input.async === true
@@ -137,6 +154,7 @@ export async function createTask(
       input_sha256: agentInputHash([input.text]),
       started_at: state === 'working' ? now : null,
       agent_version: engagement?.agent_version ?? null,
+      file_ids: fileIds,
     })
     if (engagement) await deps.engagements.escrowForTask(trx, engagement, id, now)
     await deps.events.record(trx, {
@@ -233,13 +251,17 @@ export async function runTask(
       if (await markWorking(trx, id, deps.now()))
         await events.stateChanged(trx, refOf(task), actor, { from: 'submitted', to: 'working', attempt })
     })
+  // the task's files as A2A file parts, each a fresh signed URL (a deleted one fails the task)
+  const files = await filesOfRun(deps, task, actor)
+  if (!files) return
   const answer = await deps.dispatcher.send(
     cardUrl,
     reply?.text ?? task.input_text,
     AbortSignal.timeout(Math.max(deps.config.taskTimeoutMs, 5_000)),
     reply,
-    // the agent version the engagement had accepted when the task was made (null: the initial one)
-    task.agent_version === null ? undefined : { svc_agent_version: task.agent_version },
+    // the agent version the engagement had accepted when the task was made, the tool-call credential
+    await messageMetadata(deps, task),
+    reply ? [] : files,
   )
   if ('question' in answer) return awaitAgentInput(deps, id, answer)
   const check = checkAgentArtifact(answer.artifact, {
@@ -267,6 +289,7 @@ export async function runTask(
       const error = `the agent's result does not verify: ${check.reason}`
       await endTask(trx, id, { state: 'failed', error, at: now })
       await events.stateChanged(trx, refOf(locked), actor, { from: locked.state, to: 'failed', error })
+      await deps.ended(trx, { ...refOf(locked), state: 'failed' }, actor)
       deps.log.warn({ task: id, attempt, reason: check.reason }, 'agent result refused')
       return
     }
@@ -285,6 +308,15 @@ export async function runTask(
       leaf_hash: receipt.leafHash,
     })
   })
+}
+
+/** The message's metadata: the agent version the engagement had accepted when the task was made (null: the initial one), and what other areas add. */
+async function messageMetadata(deps: TaskDeps, task: TaskRow) {
+  const metadata = {
+    ...(task.agent_version === null ? {} : { svc_agent_version: task.agent_version }),
+  }
+  for (const add of deps.messageMetadata) Object.assign(metadata, await add(task))
+  return Object.keys(metadata).length ? metadata : undefined
 }
 
 /** Completes the task and records its `task.completed` receipt in the same transaction. */
@@ -383,8 +415,8 @@ export async function startTaskRunner(deps: TaskDeps) {
   // outputs past their time are removed here (and on read)
   const sweep = setInterval(
     () =>
-      void purgeOutputs(deps.db, deps.now()).catch((err: Error) =>
-        deps.log.warn({ err: err.message }, 'output purge failed'),
+      void (async () => purgeOutputs(deps.db, deps.now(), undefined, await deps.held?.()))().catch(
+        (err: Error) => deps.log.warn({ err: err.message }, 'output purge failed'),
       ),
     Math.min(deps.config.outputTtlS, 60) * 1000,
   )

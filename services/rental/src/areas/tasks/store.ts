@@ -32,6 +32,8 @@ export interface TaskTables {
     started_at: Date | null
     completed_at: Date | null
     agent_version: string | null
+    /** the engagement's files handed to the agent (ids of rental_files); null: none */
+    file_ids: Json | null
   }
 }
 
@@ -73,9 +75,13 @@ export async function insertTask(
     | 'started_at'
     | 'agent_version'
   > &
-    Partial<Pick<TaskRow, 'trial_id'>>,
+    Partial<Pick<TaskRow, 'trial_id'>> & { file_ids?: string[] | undefined },
 ) {
-  await trx.insertInto('tasks').values(row).execute()
+  const { file_ids, ...rest } = row
+  await trx
+    .insertInto('tasks')
+    .values({ ...rest, file_ids: file_ids?.length ? JSON.stringify(file_ids) : null })
+    .execute()
 }
 
 /** The task carries on by the job; answers what its events name (undefined when it is gone). */
@@ -241,18 +247,6 @@ export const endWaiting = (
     .where('state', '=', 'input-required')
     .returning(['id', 'org_id', 'engagement_id'])
     .executeTakeFirst()
-
-/** Removes the outputs whose time is up; the receipt and hashes stay. */
-export async function purgeOutputs(db: RentalDb, now: Date, id?: string) {
-  let query = db
-    .updateTable('tasks')
-    .set({ output: null, output_text: null, output_removed_at: now })
-    .where('output_expires_at', '<=', now)
-    .where('output_removed_at', 'is', null)
-  if (id) query = query.where('id', '=', id)
-  const result = await query.executeTakeFirst()
-  return Number(result.numUpdatedRows)
-}
 
 /** A trial's tasks, oldest first, with their receipts (areas/trials: the views and the converted SLA). */
 export const tasksOfTrial = (db: RentalDb, trialId: string) =>

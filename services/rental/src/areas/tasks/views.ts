@@ -1,7 +1,9 @@
+import { fileIdsOf } from './file-handoff.ts'
 import type { Page } from '@svc/kit'
 import { rentalError } from '../../errors.ts'
 import type { TaskDeps } from './service.ts'
-import { purgeOutputs, type TaskRow, taskOf, tasksOf } from './store.ts'
+import { purgeOutputs } from './retention.ts'
+import { type TaskRow, taskOf, tasksOf } from './store.ts'
 
 /** What a task's view reads besides its row: its receipt's ledger index and its escrow. */
 interface Around {
@@ -30,8 +32,15 @@ export async function taskView(deps: TaskDeps, row: TaskRow, around: Around) {
   const now = deps.now()
   let output = row.output === null ? null : { text: row.output_text, data: row.output }
   if (output && row.output_expires_at && row.output_expires_at <= now) {
-    await purgeOutputs(deps.db, now, row.id)
-    output = null
+    // past its time the output goes, unless a legal hold covers it
+    const held = await deps.held?.()
+    const covered =
+      held &&
+      (held.orgs.includes(row.org_id) || (row.engagement_id && held.engagements.includes(row.engagement_id)))
+    if (!covered) {
+      await purgeOutputs(deps.db, now, row.id)
+      output = null
+    }
   }
   const expired = row.state === 'completed' && output === null
   const { ledgerIndex, escrow } = around
@@ -65,6 +74,7 @@ export async function taskView(deps: TaskDeps, row: TaskRow, around: Around) {
     agent_signature: row.agent_signature,
     error: row.error,
     runs: row.runs as Array<{ attempt: number; at: string; error: string }> | null,
+    file_ids: fileIdsOf(row),
     created_at: row.created_at.toISOString(),
     started_at: row.started_at?.toISOString() ?? null,
     completed_at: row.completed_at?.toISOString() ?? null,

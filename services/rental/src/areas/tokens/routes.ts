@@ -8,7 +8,7 @@ import { issueToken, revokeToken, rotateToken, setPolicy, tokensOf } from './ser
 
 const Nullable = <T extends import('typebox').TSchema>(t: T) => Type.Union([t, Type.Null()])
 
-const ApiToken = Type.Object({
+export const ApiToken = Type.Object({
   id: Type.String(),
   label: Type.String(),
   prefix: Type.String({ description: 'the first characters of the plaintext, to recognise it' }),
@@ -17,8 +17,11 @@ const ApiToken = Type.Object({
   expires_at: Nullable(Type.String()),
   created_at: Type.String(),
   rotated_at: Nullable(Type.String()),
+  kind: Type.Union([Type.Literal('agt'), Type.Literal('org')], {
+    description: 'agt: an A2A token; org: an organization key (POST /v1/auth/keys)',
+  }),
 })
-const IssuedToken = Type.Object({
+export const IssuedToken = Type.Object({
   ...ApiToken.properties,
   token: Type.String({ description: 'the plaintext agt_… token: shown this once' }),
 })
@@ -33,6 +36,8 @@ export function tokenRoutes(app: App, db: RentalDb, sessions: ConsoleSessions, m
     {
       ...sessions.sessionAndCsrf,
       ...can('tokens:write'),
+      // a new token (or a new plaintext) holds the write scope: a recent second factor
+      ...sessions.stepUp(),
       schema: {
         summary: 'Issues an agt_ API token for the A2A surface; the plaintext is shown once',
         tags,
@@ -81,6 +86,10 @@ export function tokenRoutes(app: App, db: RentalDb, sessions: ConsoleSessions, m
     {
       ...sessions.sessionAndCsrf,
       ...can('tokens:write'),
+      // granting a write scope needs a recent second factor
+      ...sessions.stepUp((request) =>
+        ((request.body as { scopes?: string[] }).scopes ?? []).some((scope) => scope.endsWith(':write')),
+      ),
       schema: {
         summary: 'Sets the token’s policy: scopes, the engagements it may act on, its expiry',
         tags,
@@ -104,6 +113,8 @@ export function tokenRoutes(app: App, db: RentalDb, sessions: ConsoleSessions, m
     {
       ...sessions.sessionAndCsrf,
       ...can('tokens:write'),
+      // a new token (or a new plaintext) holds the write scope: a recent second factor
+      ...sessions.stepUp(),
       schema: {
         summary: 'A new plaintext for the token, shown once; the old one stops working at once',
         tags,

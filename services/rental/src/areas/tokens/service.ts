@@ -6,18 +6,27 @@ import { DEFAULT_SCOPES } from './scopes.ts'
 
 /** Who issues or narrows a token: a member of the organization, with its role's permissions. */
 export type TokenActor = Pick<Membership, 'orgId' | 'memberId' | 'permissions'>
-import { countLiveTokens, insertToken, listTokens, tokenByHash, updateToken } from './store.ts'
+import {
+  countLiveTokens,
+  insertToken,
+  listTokens,
+  tokenByHash,
+  type TokenKind,
+  updateToken,
+} from './store.ts'
 
 /** API tokens are `agt_` and 32 random bytes (base64url); the database keeps their SHA-256. */
 export const TOKEN_PREFIX = 'agt_'
-const TOKEN_PATTERN = /^agt_[A-Za-z0-9_-]{43}$/
+/** Organization keys (POST /v1/auth/keys) are `ork_` and 32 random bytes, kept the same way. */
+export const ORG_KEY_PREFIX = 'ork_'
+const TOKEN_PATTERN = /^(agt|ork)_[A-Za-z0-9_-]{43}$/
 /** How much of the plaintext the list shows: the prefix and four characters. */
 const SHOWN = TOKEN_PREFIX.length + 4
 
 const hashOf = (token: string) => createHash('sha256').update(token, 'utf8').digest()
 
-function mintToken() {
-  const plaintext = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`
+function mintToken(prefix: string = TOKEN_PREFIX) {
+  const plaintext = `${prefix}${randomBytes(32).toString('base64url')}`
   return { plaintext, hash: hashOf(plaintext), prefix: plaintext.slice(0, SHOWN) }
 }
 
@@ -32,6 +41,7 @@ const view = (row: Row) => ({
   expires_at: row.expires_at?.toISOString() ?? null,
   created_at: row.created_at.toISOString(),
   rotated_at: row.rotated_at?.toISOString() ?? null,
+  kind: row.kind,
 })
 
 const unknownToken = (id: string) => rentalError('not_found', `no API token ${id}`)
@@ -58,8 +68,40 @@ export async function issueToken(db: RentalDb, creator: TokenActor, label: strin
   return { ...view(row), token: minted.plaintext }
 }
 
-export async function tokensOf(db: RentalDb, owner: string) {
-  return (await listTokens(db, owner)).map(view)
+export async function tokensOf(db: RentalDb, owner: string, kind?: TokenKind) {
+  return (await listTokens(db, owner, kind)).map(view)
+}
+
+/**
+ * An organization key: its scopes are given (each one the issuer's role holds), it may expire.
+ * Kept, counted, listed and revoked as the `agt_` tokens are (GET and DELETE /api/tokens too).
+ */
+export async function issueOrgKey(
+  db: RentalDb,
+  creator: TokenActor,
+  input: { label: string; scopes: readonly string[]; expiresAt: Date | null },
+  max: number,
+  now: Date,
+) {
+  const beyond = input.scopes.find((scope) => !creator.permissions.includes(scope))
+  if (beyond) throw refuse(beyond)
+  if (input.expiresAt && input.expiresAt <= now)
+    throw rentalError('invalid_request', 'expires_at must be a date-time in the future')
+  if ((await countLiveTokens(db, creator.orgId)) >= max)
+    throw rentalError('quota_exceeded', `at most ${max} API tokens and keys at once: revoke one first`)
+  const minted = mintToken(ORG_KEY_PREFIX)
+  const row = await insertToken(db, {
+    id: `tok_${randomBytes(12).toString('base64url')}`,
+    owner: creator.orgId,
+    createdBy: creator.memberId,
+    scopes: [...new Set(input.scopes)],
+    label: input.label,
+    hash: minted.hash,
+    prefix: minted.prefix,
+    kind: 'org',
+    expiresAt: input.expiresAt,
+  })
+  return { ...view(row), token: minted.plaintext }
 }
 
 export async function revokeToken(db: RentalDb, owner: string, id: string, now: Date) {
@@ -108,7 +150,9 @@ export async function setPolicy(db: RentalDb, actor: TokenActor, id: string, pol
 
 /** A new plaintext for the same token (its id and policy kept); the old plaintext stops working at once. */
 export async function rotateToken(db: RentalDb, owner: string, id: string, now: Date) {
-  const minted = mintToken()
+  // an organization key stays one: its new plaintext is ork_ too
+  const kind = (await listTokens(db, owner)).find((t) => t.id === id)?.kind
+  const minted = mintToken(kind === 'org' ? ORG_KEY_PREFIX : TOKEN_PREFIX)
   const row = await updateToken(db, owner, id, {
     token_hash: minted.hash,
     prefix: minted.prefix,
@@ -126,6 +170,9 @@ export interface VerifiedApiToken {
   /** The engagements the token may act on; null: any of the owner's. */
   engagementIds: string[] | null
   expiresAt: Date | null
+  kind: TokenKind
+  /** The member who issued it (null for tokens older than organizations). */
+  createdBy: string | null
 }
 
 /**
@@ -150,5 +197,7 @@ export async function verifyApiToken(
     scopes: row.scopes,
     engagementIds: row.engagement_ids,
     expiresAt: row.expires_at,
+    kind: row.kind,
+    createdBy: row.created_by,
   }
 }

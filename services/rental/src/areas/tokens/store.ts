@@ -16,8 +16,12 @@ export interface TokenTables {
     created_at: Generated<Date>
     rotated_at: Date | null
     revoked_at: Date | null
+    /** `agt`: an A2A token (POST /api/tokens); `org`: an organization key (POST /v1/auth/keys). */
+    kind: Generated<TokenKind>
   }
 }
+
+export type TokenKind = 'agt' | 'org'
 
 const COLUMNS = [
   'id',
@@ -28,6 +32,7 @@ const COLUMNS = [
   'expires_at',
   'created_at',
   'rotated_at',
+  'kind',
 ] as const
 
 export async function insertToken(
@@ -40,6 +45,8 @@ export async function insertToken(
     label: string
     hash: Buffer
     prefix: string
+    kind?: TokenKind
+    expiresAt?: Date | null
   },
 ) {
   return db
@@ -53,7 +60,8 @@ export async function insertToken(
       prefix: row.prefix,
       scopes: [...row.scopes],
       engagement_ids: null,
-      expires_at: null,
+      expires_at: row.expiresAt ?? null,
+      kind: row.kind ?? 'agt',
       rotated_at: null,
       revoked_at: null,
     })
@@ -71,15 +79,10 @@ export async function countLiveTokens(db: RentalDb, owner: string): Promise<numb
   return Number(row.n)
 }
 
-export function listTokens(db: RentalDb, owner: string) {
-  return db
-    .selectFrom('api_tokens')
-    .select(COLUMNS)
-    .where('org_id', '=', owner)
-    .where('revoked_at', 'is', null)
-    .orderBy('created_at', 'desc')
-    .orderBy('id')
-    .execute()
+export function listTokens(db: RentalDb, owner: string, kind?: TokenKind) {
+  let query = db.selectFrom('api_tokens').select(COLUMNS).where('org_id', '=', owner)
+  if (kind) query = query.where('kind', '=', kind)
+  return query.where('revoked_at', 'is', null).orderBy('created_at', 'desc').orderBy('id').execute()
 }
 
 /** Every change is scoped to the owner and to live tokens: another client's token, or a revoked one, is not found. */
@@ -110,7 +113,17 @@ export function updateToken(
 export function tokenByHash(db: RentalDb, hash: Buffer) {
   return db
     .selectFrom('api_tokens')
-    .select(['id', 'org_id', 'token_hash', 'scopes', 'engagement_ids', 'expires_at', 'revoked_at'])
+    .select([
+      'id',
+      'org_id',
+      'created_by',
+      'kind',
+      'token_hash',
+      'scopes',
+      'engagement_ids',
+      'expires_at',
+      'revoked_at',
+    ])
     .where('token_hash', '=', hash)
     .executeTakeFirst()
 }
@@ -124,4 +137,10 @@ export async function revokeCreatedBy(db: RentalDb, memberId: string, now: Date)
     .where('revoked_at', 'is', null)
     .executeTakeFirst()
   return Number(result.numUpdatedRows)
+}
+
+/** Erasure: the organization's tokens deleted (their labels are the client's words). */
+export async function deleteTokensOf(trx: RentalDb, orgId: string): Promise<number> {
+  const result = await trx.deleteFrom('api_tokens').where('org_id', '=', orgId).executeTakeFirst()
+  return Number(result.numDeletedRows)
 }

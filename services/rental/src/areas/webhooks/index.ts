@@ -1,10 +1,15 @@
 import { publicAgent } from '@svc/kit/http/public-fetch'
 import { defineArea } from '../../context.ts'
 import { CONSUMER, startDeliveries, webhookConsumer } from './deliver.ts'
+import type { RentalDb } from '../../db.ts'
 import { webhookRoutes } from './routes.ts'
+import { deleteWebhooksOf } from './store.ts'
 
-/** Outbound webhooks offer nothing to other areas: they read the event log. */
-export type WebhookService = undefined
+/** Outbound webhooks read the event log; other areas only erase an organization's. */
+export interface WebhookService {
+  /** Erasure: the organization's webhooks and their deliveries (payloads) deleted, in `trx`; how many webhooks. */
+  eraseOrg(trx: RentalDb, orgId: string): Promise<number>
+}
 
 /**
  * Outbound webhooks: an organization subscribes https URLs to event types; the log's `webhooks`
@@ -25,7 +30,7 @@ export const webhooksArea = defineArea({
     const deps = { ...ctx, ...use }
     await startDeliveries({ ...deps, agent })
     use.events.consume(CONSUMER, webhookConsumer(deps))
-    return undefined
+    return { eraseOrg: deleteWebhooksOf }
   },
   routes(app, ctx, use) {
     webhookRoutes(app, { ...ctx, ...use }, ctx.sessions)

@@ -76,6 +76,7 @@ export function webhookRoutes(app: App, deps: WebhookDeps, sessions: ConsoleSess
     {
       ...sessions.sessionAndCsrf,
       ...can('webhooks:write'),
+      ...sessions.stepUp(),
       schema: {
         summary: 'Subscribes an https URL to event types; the signing secret is shown once',
         tags,
@@ -113,6 +114,7 @@ export function webhookRoutes(app: App, deps: WebhookDeps, sessions: ConsoleSess
     {
       ...sessions.sessionAndCsrf,
       ...can('webhooks:write'),
+      ...sessions.stepUp(),
       schema: {
         summary: 'Deletes a webhook: its pending deliveries stop',
         tags,
@@ -128,6 +130,7 @@ export function webhookRoutes(app: App, deps: WebhookDeps, sessions: ConsoleSess
     {
       ...sessions.sessionAndCsrf,
       ...can('webhooks:write'),
+      ...sessions.stepUp(),
       schema: {
         summary: 'Sends a webhook.test event to this webhook only; answers the delivery',
         tags,

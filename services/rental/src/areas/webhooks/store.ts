@@ -180,3 +180,10 @@ export async function recordAttempt(
     .where('id', '=', id)
     .execute()
 }
+
+/** Erasure: the organization's deliveries (their payloads) and webhooks deleted; how many webhooks. */
+export async function deleteWebhooksOf(trx: RentalDb, orgId: string): Promise<number> {
+  await trx.deleteFrom('webhook_deliveries').where('org_id', '=', orgId).execute()
+  const result = await trx.deleteFrom('webhooks').where('org_id', '=', orgId).executeTakeFirst()
+  return Number(result.numDeletedRows)
+}

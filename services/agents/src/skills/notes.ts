@@ -1,0 +1,88 @@
+/**
+ * The note-taker's skill: it files the text as a note in the client's notes tool server, through
+ * the rental (the only way it reaches a tool): it lists the newest notes (a read-only call), then
+ * asks to create one (a write the client's policy may hold for approval). The rental's URL and the
+ * task's credential come in the message metadata (`svc_connect_url`, `svc_connect_token`).
+ */
+export interface ToolCallOutcome {
+  tool: string
+  status: number
+  action_id: string | null
+  state: string | null
+  approval_id: string | null
+  error: string | null
+  result: unknown
+}
+
+const CALLS_PATH = '/api/connect/calls'
+const TIMEOUT_MS = 20_000
+
+/** The rental's tool-call URL from the metadata, if it is one (no other URL is ever called). */
+export function callsUrl(options: Record<string, unknown>): string | undefined {
+  const url = options.svc_connect_url
+  if (typeof url !== 'string') return undefined
+  try {
+    const parsed = new URL(url)
+    return /^https?:$/.test(parsed.protocol) && parsed.pathname === CALLS_PATH && !parsed.search
+      ? parsed.href
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
+export async function callTool(
+  url: string,
+  token: string,
+  tool: string,
+  args: Record<string, unknown>,
+): Promise<ToolCallOutcome> {
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ tool, arguments: args }),
+      redirect: 'error',
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    })
+    const body = (await res.json().catch(() => ({}))) as Record<string, unknown>
+    const error = body.error as { message?: string } | undefined
+    return {
+      tool,
+      status: res.status,
+      action_id: typeof body.id === 'string' ? body.id : null,
+      state: typeof body.state === 'string' ? body.state : null,
+      approval_id: typeof body.approval_id === 'string' ? body.approval_id : null,
+      error: error?.message ?? null,
+      result: body.result ?? null,
+    }
+  } catch (err) {
+    return {
+      tool,
+      status: 0,
+      action_id: null,
+      state: null,
+      approval_id: null,
+      error: (err as Error).message,
+      result: null,
+    }
+  }
+}
+
+export async function fileNote(text: string, options: Record<string, unknown>) {
+  const url = callsUrl(options)
+  const token = options.svc_connect_token
+  if (!url || typeof token !== 'string')
+    return { connected: false, calls: [] as ToolCallOutcome[], title: null as string | null }
+  const title = (text.split('\n').find((l) => l.trim()) ?? 'Note').trim().slice(0, 200)
+  const listed = await callTool(url, token, 'notes.list', { limit: 5 })
+  const created = await callTool(url, token, 'notes.create', { title, body: text.slice(0, 10_000) })
+  return { connected: true, calls: [listed, created], title }
+}
+
+export const describeCall = (c: ToolCallOutcome) =>
+  c.error
+    ? `${c.tool}: refused or failed (${c.status}): ${c.error}`
+    : c.state === 'pending_approval'
+      ? `${c.tool}: waiting for the client's approval (action ${c.action_id})`
+      : `${c.tool}: ${c.state} (action ${c.action_id})`

@@ -1,0 +1,194 @@
+import { rowById } from '@svc/kit'
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely'
+import type { RentalDb } from '../../db.ts'
+import type { ToolInfo } from './mcp-client.ts'
+
+export type ActionState =
+  | 'pending_approval'
+  | 'approved'
+  | 'running'
+  | 'completed'
+  | 'failed'
+  | 'timed_out'
+  | 'refused'
+  | 'rejected'
+  | 'canceled'
+
+export interface AllowedTool {
+  name: string
+  approval: 'never' | 'always'
+}
+
+/** The connect area's tables (migration 0045). */
+export interface ConnectTables {
+  connections: {
+    id: string
+    org_id: string
+    engagement_id: string
+    url: string
+    auth_mode: 'api_key'
+    key_sealed: Buffer
+    key_hint: string
+    server_name: string | null
+    server_version: string | null
+    tools: ToolInfo[]
+    allowed: AllowedTool[]
+    calls: Generated<number>
+    failures: Generated<number>
+    last_success_at: Date | null
+    last_error_at: Date | null
+    last_error: string | null
+    last_latency_ms: number | null
+    created_by: string | null
+    created_at: Date
+  }
+  connect_actions: {
+    id: string
+    org_id: string
+    engagement_id: string
+    connection_id: string
+    task_id: string
+    agent_did: string
+    tool: string
+    arguments: Record<string, unknown> | null
+    arguments_sha256: string
+    state: ActionState
+    reason: string | null
+    approval_id: string | null
+    decided_by: string | null
+    result: unknown
+    result_sha256: string | null
+    latency_ms: number | null
+    attempts: Generated<number>
+    requested_at: Date
+    ended_at: Date | null
+    receipt_id: string | null
+    receipt_leaf_hash: string | null
+  }
+  connect_task_tokens: {
+    token_sha256: string
+    task_id: string
+    org_id: string
+    engagement_id: string
+    expires_at: Date
+  }
+}
+
+export type ConnectionRow = Selectable<ConnectTables['connections']>
+export type ActionRow = Selectable<ConnectTables['connect_actions']>
+
+const json = (value: unknown) => JSON.stringify(value)
+
+export async function insertConnection(trx: RentalDb, row: Insertable<ConnectTables['connections']>) {
+  // jsonb columns take their JSON text
+  await trx
+    .insertInto('connections')
+    .values({ ...row, tools: json(row.tools) as never, allowed: json(row.allowed) as never })
+    .execute()
+}
+
+export const connectionOf = (db: RentalDb, engagementId: string, lock = false) => {
+  let query = db.selectFrom('connections').selectAll().where('engagement_id', '=', engagementId)
+  if (lock) query = query.forUpdate()
+  return query.executeTakeFirst()
+}
+
+export const connectionById = (db: RentalDb, id: string) => rowById(db, 'connections', id)
+
+export const connectionsOfOrg = (db: RentalDb, orgId: string) =>
+  db.selectFrom('connections').selectAll().where('org_id', '=', orgId).orderBy('created_at', 'desc').execute()
+
+export const deleteConnection = (trx: RentalDb, id: string) =>
+  trx.deleteFrom('connections').where('id', '=', id).executeTakeFirst()
+
+/** A call's outcome on the connection's health: counts, last success or error, latency. */
+export async function noteHealth(
+  trx: RentalDb,
+  id: string,
+  outcome: { ok: boolean; at: Date; latencyMs: number; error?: string },
+) {
+  await trx
+    .updateTable('connections')
+    .set((eb) => ({
+      calls: eb('calls', '+', 1),
+      ...(outcome.ok
+        ? { last_success_at: outcome.at }
+        : { failures: eb('failures', '+', 1), last_error_at: outcome.at, last_error: outcome.error ?? null }),
+      last_latency_ms: outcome.latencyMs,
+    }))
+    .where('id', '=', id)
+    .execute()
+}
+
+export async function insertAction(trx: RentalDb, row: Insertable<ConnectTables['connect_actions']>) {
+  await trx
+    .insertInto('connect_actions')
+    .values({
+      ...row,
+      arguments: row.arguments === null ? null : (json(row.arguments) as never),
+      result: row.result === undefined ? null : (json(row.result) as never),
+    })
+    .execute()
+}
+
+export async function updateAction(
+  trx: RentalDb,
+  id: string,
+  set: Updateable<ConnectTables['connect_actions']>,
+) {
+  const values = { ...set }
+  if (values.result !== undefined)
+    values.result = values.result === null ? null : (json(values.result) as never)
+  if (values.arguments !== undefined && values.arguments !== null)
+    values.arguments = json(values.arguments) as never
+  return trx.updateTable('connect_actions').set(values).where('id', '=', id).returningAll().executeTakeFirst()
+}
+
+export const actionOf = (db: RentalDb, orgId: string, id: string, lock = false) =>
+  rowById(db, 'connect_actions', id, { match: { org_id: orgId }, lock })
+
+export const actionById = (db: RentalDb, id: string, lock = false) =>
+  rowById(db, 'connect_actions', id, { lock })
+
+export async function actionsOf(
+  db: RentalDb,
+  engagementId: string,
+  filter: { limit: number; offset: number; states?: ActionState[] | undefined },
+) {
+  let query = db.selectFrom('connect_actions').where('engagement_id', '=', engagementId)
+  if (filter.states) query = query.where('state', 'in', filter.states)
+  const [rows, total] = await Promise.all([
+    query
+      .selectAll()
+      .orderBy('requested_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(filter.limit)
+      .offset(filter.offset)
+      .execute(),
+    query.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+  ])
+  return { rows, total: Number(total.n) }
+}
+
+/** The engagement's actions not ended yet (held or approved), locked: a revoke ends them. */
+export const openActionsOf = (trx: RentalDb, engagementId: string) =>
+  trx
+    .selectFrom('connect_actions')
+    .selectAll()
+    .where('engagement_id', '=', engagementId)
+    .where('state', 'in', ['pending_approval', 'approved'])
+    .forUpdate()
+    .execute()
+
+export async function insertTaskToken(
+  db: RentalDb,
+  row: Insertable<ConnectTables['connect_task_tokens']>,
+  now: Date,
+) {
+  await db.insertInto('connect_task_tokens').values(row).execute()
+  // expired credentials are dropped as new ones are made
+  await db.deleteFrom('connect_task_tokens').where('expires_at', '<', now).execute()
+}
+
+export const taskTokenOf = (db: RentalDb, sha256: string) =>
+  db.selectFrom('connect_task_tokens').selectAll().where('token_sha256', '=', sha256).executeTakeFirst()

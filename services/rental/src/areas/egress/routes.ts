@@ -1,0 +1,130 @@
+import type { App } from '@svc/kit'
+import { type TSchema, Type } from 'typebox'
+import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { expectedVersion } from '../engagements/config.ts'
+import { Nullable, Params } from '../engagements/schemas.ts'
+import { actorOfRequest } from '../events/index.ts'
+import { can, orgOf } from '../orgs/permissions.ts'
+import { type EgressDeps, type EgressPolicy, policyDetail, setPolicy, type WebPolicy } from './service.ts'
+import type { PolicyKind } from './store.ts'
+
+const Strict = { additionalProperties: false } as const
+/** A DNS name, or `*.` and one: letters, digits, hyphens and dots; or an IP address literal. */
+const Host = Type.String({
+  minLength: 1,
+  maxLength: 253,
+  pattern:
+    '^(\\*\\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$|^[0-9A-Fa-f:.]+$',
+})
+const Domains = Type.Array(Host, { maxItems: 200 })
+
+export const WebPolicySchema = Type.Object(
+  {
+    allowed_domains: Domains,
+    denied_domains: Domains,
+    max_fetches_per_task: Nullable(Type.Integer({ minimum: 0, maximum: 10_000 })),
+    max_bytes: Nullable(Type.Integer({ minimum: 1, maximum: 1_073_741_824 })),
+  },
+  Strict,
+)
+export const EgressPolicySchema = Type.Object(
+  {
+    allow: Type.Array(
+      Type.Object(
+        {
+          host: Host,
+          ports: Type.Optional(
+            Type.Array(Type.Integer({ minimum: 1, maximum: 65_535 }), {
+              minItems: 1,
+              maxItems: 50,
+              description: 'absent: any port',
+            }),
+          ),
+        },
+        Strict,
+      ),
+      { maxItems: 200 },
+    ),
+  },
+  Strict,
+)
+
+const View = (policy: TSchema) =>
+  Type.Object({
+    engagement_id: Type.String(),
+    version: Type.Integer({ description: '0 before a policy is set' }),
+    policy: Nullable(policy),
+    updated_at: Nullable(Type.String()),
+  })
+
+const ABOUT: Record<PolicyKind, { summary: string; set: string; schema: TSchema }> = {
+  web: {
+    summary:
+      'The engagement’s web-tool policy (allowed and denied domains, fetches per task, bytes) and its version',
+    set: 'Sets the engagement’s web-tool policy as a new version (If-Match: "<version>" to replace only that version)',
+    schema: WebPolicySchema,
+  },
+  egress: {
+    summary:
+      'The engagement’s egress policy (the hosts and ports its outbound calls may reach; null: anywhere public)',
+    set: 'Sets the engagement’s egress policy as a new version: once set, outbound calls outside its allow-list are refused',
+    schema: EgressPolicySchema,
+  },
+}
+
+export function egressRoutes(app: App, deps: EgressDeps) {
+  const { sessions } = deps
+  const tags = ['egress']
+  for (const kind of ['web', 'egress'] as const) {
+    const about = ABOUT[kind]
+    app.get(
+      `/api/engagements/:id/${kind}`,
+      {
+        ...sessions.session,
+        ...can('engagements:read'),
+        schema: {
+          summary: about.summary,
+          tags,
+          security: SESSION_SECURITY,
+          params: Params,
+          response: { 200: View(about.schema) },
+        },
+      },
+      async (request, reply) => {
+        const view = await policyDetail(deps, orgOf(request), request.params.id, kind)
+        void reply.header('etag', `"${view.version}"`)
+        return view
+      },
+    )
+    app.post(
+      `/api/engagements/:id/${kind}`,
+      {
+        ...sessions.sessionAndCsrf,
+        ...can('engagements:write'),
+        schema: {
+          summary: about.set,
+          description:
+            'Hosts match exactly, or `*.example.com` matches its subdomains. 409 `engagement_ended` once the engagement ended; 412 `precondition_failed` when If-Match names another version. Recorded as `engagement.policy_changed`.',
+          tags,
+          security: CSRF_SECURITY,
+          params: Params,
+          headers: Type.Object({ 'if-match': Type.Optional(Type.String({ maxLength: 20 })) }),
+          body: about.schema,
+          response: { 200: View(about.schema) },
+        },
+      },
+      async (request, reply) => {
+        const view = await setPolicy(
+          deps,
+          { orgId: orgOf(request), subject: sessionOf(request).subject, actor: actorOfRequest(request) },
+          request.params.id,
+          kind,
+          request.body as WebPolicy & EgressPolicy,
+          expectedVersion(request.headers['if-match']),
+        )
+        void reply.header('etag', `"${view.version}"`)
+        return view
+      },
+    )
+  }
+}

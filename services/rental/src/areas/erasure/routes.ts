@@ -1,0 +1,66 @@
+import type { App } from '@svc/kit'
+import { Type } from 'typebox'
+import type { RentalContext } from '../../context.ts'
+import { CSRF_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { actorOfRequest } from '../events/index.ts'
+import { can, orgOf } from '../orgs/permissions.ts'
+import { type ErasureDeps, eraseClient } from './service.ts'
+
+const Count = Type.Integer({ minimum: 0 })
+const ErasureAnswer = Type.Object({
+  org_id: Type.String(),
+  state: Type.Literal('erased'),
+  erased_at: Type.String({ format: 'date-time' }),
+  engagements_ended: Type.Array(
+    Type.Object({ engagement_id: Type.String(), returned_fils: Count, receipt_id: Type.String() }),
+  ),
+  deleted: Type.Object({
+    members: Count,
+    sessions: Count,
+    api_tokens: Count,
+    webhooks: Count,
+    files: Count,
+    file_bytes: Count,
+    task_texts: Count,
+    events_pseudonymised: Count,
+  }),
+  kept: Type.Array(Type.String()),
+  receipt: Type.Object({ id: Type.String(), leaf_hash: Type.String() }),
+})
+
+export function erasureRoutes(app: App, ctx: RentalContext, deps: ErasureDeps) {
+  const { sessions } = ctx
+  app.post(
+    '/api/clients/erase',
+    {
+      ...sessions.sessionAndCsrf,
+      ...can('clients:erase'),
+      ...sessions.stepUp(),
+      schema: {
+        summary:
+          'Erases the client: personal data deleted, money records and receipts kept under a pseudonym (owner, after step-up)',
+        description:
+          'Refused (409 erasure_refused) under a legal hold, with live disputes or escrows of completed tasks still to release, all named. Active engagements end first (open escrows back to the wallet). A data.erased receipt. The same session calling again gets the first answer; signing in again starts a new organization.',
+        tags: ['orgs'],
+        security: CSRF_SECURITY,
+        body: Type.Object(
+          {
+            confirm: Type.String({
+              minLength: 1,
+              maxLength: 100,
+              description: 'the organization’s id, typed again: erasure cannot be undone',
+            }),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: ErasureAnswer },
+      },
+    },
+    async (request) =>
+      eraseClient(
+        deps,
+        { orgId: orgOf(request), sessionHash: sessionOf(request).idHash, actor: actorOfRequest(request) },
+        request.body.confirm,
+      ),
+  )
+}

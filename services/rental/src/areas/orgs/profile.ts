@@ -1,0 +1,64 @@
+import { inTransaction, type RentalDb } from '../../db.ts'
+import { rentalError } from '../../errors.ts'
+import type { Membership } from './permissions.ts'
+import type { Recorder } from './service.ts'
+
+export interface ProfilePatch {
+  display_name?: string | null | undefined
+  locale?: 'en' | 'ar' | null | undefined
+  notifications?: Record<string, boolean> | undefined
+}
+
+const profileOf = (row: {
+  id: string
+  email: string | null
+  role: string
+  display_name: string | null
+  locale: 'en' | 'ar' | null
+  notifications: unknown
+}) => ({
+  member_id: row.id,
+  email: row.email,
+  role: row.role,
+  display_name: row.display_name,
+  locale: row.locale,
+  notifications: (row.notifications ?? {}) as Record<string, boolean>,
+})
+
+/** The member's own profile: display name, language, notification choices (merged into those kept). */
+export async function setProfile(db: RentalDb, by: Recorder, actor: Membership, patch: ProfilePatch) {
+  if (patch.display_name === undefined && patch.locale === undefined && patch.notifications === undefined)
+    throw rentalError('invalid_request', 'give display_name, locale or notifications: the change is empty')
+  return inTransaction(db, async (trx) => {
+    const row = await trx
+      .selectFrom('org_members')
+      .select(['id', 'email', 'role', 'display_name', 'locale', 'notifications'])
+      .where('id', '=', actor.memberId)
+      .where('org_id', '=', actor.orgId)
+      .forUpdate()
+      .executeTakeFirst()
+    if (!row) throw rentalError('member_not_found', 'you are no longer a member of the organization')
+    const notifications = {
+      ...(row.notifications as Record<string, boolean>),
+      ...(patch.notifications ?? {}),
+    }
+    const changed = await trx
+      .updateTable('org_members')
+      .set({
+        ...(patch.display_name !== undefined ? { display_name: patch.display_name } : {}),
+        ...(patch.locale !== undefined ? { locale: patch.locale } : {}),
+        notifications: JSON.stringify(notifications),
+      })
+      .where('id', '=', row.id)
+      .returning(['id', 'email', 'role', 'display_name', 'locale', 'notifications'])
+      .executeTakeFirstOrThrow()
+    await by.events.record(trx, {
+      orgId: actor.orgId,
+      type: 'member.profile_changed',
+      subjects: { member_id: row.id },
+      actor: by.actor,
+      data: { fields: Object.keys(patch).filter((k) => patch[k as keyof ProfilePatch] !== undefined) },
+    })
+    return profileOf(changed)
+  })
+}

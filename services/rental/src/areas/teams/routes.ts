@@ -1,0 +1,224 @@
+import { type App, pageOf, pageQuery } from '@svc/kit'
+import { Type } from 'typebox'
+import { rentalError } from '../../errors.ts'
+import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
+import { Did, Id, Nullable, Params } from '../engagements/schemas.ts'
+import { actorOfRequest } from '../events/index.ts'
+import type { OutboxService } from '../outbox/index.ts'
+import { can, clientOf, orgOf } from '../orgs/permissions.ts'
+import { chainOf, endTeam } from './chain.ts'
+import { DELEGATE_PATH, delegate } from './hops.ts'
+import { createTeam, hireTeam, teamDetail, type TeamDeps, teamList, teamTask, teamView } from './service.ts'
+
+const Bps = Type.Integer({ minimum: 0, maximum: 10_000, description: 'basis points (10000 = 100 %)' })
+const Fils = Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'AED fils' })
+const Member = Type.Object(
+  {
+    agent_did: Did,
+    share_bps: Bps,
+    hop_fils: Type.Optional({ ...Fils, description: 'what a hop to this member costs the task budget' }),
+  },
+  { additionalProperties: false },
+)
+const Rule = Type.Object(
+  { from: Did, to: Type.Array(Did, { maxItems: 20 }) },
+  { additionalProperties: false },
+)
+const Terms = Type.Object({
+  members: Type.Array(
+    Type.Object({ agent_did: Type.String(), share_bps: Type.Integer(), hop_fils: Type.Integer() }),
+  ),
+  delegation: Type.Array(Type.Object({ from: Type.String(), to: Type.Array(Type.String()) })),
+  max_depth: Type.Integer(),
+  task_budget_fils: Type.Integer(),
+})
+const Team = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  state: Type.Union([Type.Literal('draft'), Type.Literal('hired'), Type.Literal('ended')]),
+  lead_did: Type.String(),
+  job_id: Type.String(),
+  terms: Terms,
+  terms_hash: Type.String(),
+  engagement_id: Nullable(Type.String()),
+  created_at: Type.String(),
+  hired_at: Nullable(Type.String()),
+  ended_at: Nullable(Type.String()),
+})
+const Any = Type.Record(Type.String(), Type.Unknown())
+const TaskParams = Type.Object({ id: Id, task_id: Id })
+
+/** Teams: a lead and members bound by terms, one engagement on the lead, tasks delegated hop by hop. */
+export function teamRoutes(app: App, deps: TeamDeps & { outbox: OutboxService }) {
+  const { sessions } = deps.ctx
+  const tags = ['teams']
+  app.post(
+    '/api/teams',
+    {
+      ...sessions.sessionAndCsrf,
+      ...can('teams:write'),
+      schema: {
+        summary: 'Creates a team: a lead agent and members with the team terms',
+        description:
+          'Shares are basis points of the price released to the lead (at most 10000 together); `delegation` (default: the lead to every member) says who may delegate to whom; `max_depth` bounds the hops from the lead; `task_budget_fils` bounds the sum of `hop_fils` of a task’s hops. No lead, a duplicate member, the lead among its members, shares over 100 %: 400.',
+        tags,
+        security: CSRF_SECURITY,
+        body: Type.Object(
+          {
+            name: Type.String({ minLength: 1, maxLength: 200 }),
+            lead_did: Did,
+            job_id: Id,
+            members: Type.Array(Member, { minItems: 1, maxItems: 20 }),
+            delegation: Type.Optional(Type.Array(Rule, { maxItems: 21 })),
+            max_depth: Type.Integer({ minimum: 0, maximum: 5 }),
+            task_budget_fils: Fils,
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Team },
+      },
+    },
+    async (request, reply) =>
+      reply.code(201).send(await createTeam(deps, orgOf(request), request.body, actorOfRequest(request))),
+  )
+  app.get(
+    '/api/teams',
+    {
+      ...sessions.session,
+      ...can('engagements:read'),
+      schema: {
+        summary: 'The organization’s teams, newest first',
+        tags,
+        security: SESSION_SECURITY,
+        querystring: pageQuery(),
+        response: {
+          200: Type.Object({
+            teams: Type.Array(Team),
+            total: Type.Integer(),
+            limit: Type.Integer(),
+            offset: Type.Integer(),
+          }),
+        },
+      },
+    },
+    async (request) => teamList(deps, orgOf(request), pageOf(request.query)),
+  )
+  app.get(
+    '/api/teams/:id',
+    {
+      ...sessions.session,
+      ...can('engagements:read'),
+      schema: {
+        summary: 'A team with its terms, state and engagement',
+        tags,
+        security: SESSION_SECURITY,
+        params: Params,
+        response: { 200: Team },
+      },
+    },
+    async (request) => teamView(await teamDetail(deps, orgOf(request), request.params.id)),
+  )
+  app.post(
+    '/api/teams/:id/hire',
+    {
+      ...sessions.sessionAndCsrf,
+      ...can('teams:write'),
+      schema: {
+        summary: 'Hires the team: one engagement on the lead, the team terms bound into its SLA body',
+        description:
+          'Answers as POST /api/engagements does (the pending engagement and its package, whose SLA body has `team`); sign it at POST /api/engagements/{id}/signatures. Once: a hired or ended team is 409 `team_already_hired`.',
+        tags,
+        security: CSRF_SECURITY,
+        params: Params,
+        body: Type.Object({ client_did: Type.Optional(Did) }, { additionalProperties: false }),
+        response: { 200: Type.Object({ team: Team, engagement: Any, package: Any }) },
+      },
+    },
+    async (request) =>
+      hireTeam(deps, clientOf(request), request.params.id, request.body, actorOfRequest(request)),
+  )
+  app.post(
+    '/api/teams/:id/tasks',
+    {
+      ...sessions.sessionAndCsrf,
+      ...can('tasks:write'),
+      schema: {
+        summary: 'A team task: sent to the lead, which delegates to members through the rental',
+        description:
+          'A task of the team’s engagement (escrow, approvals and capacity as POST /api/tasks); the lead’s A2A message carries `svc_team_delegate_url` and `svc_team_token`, the credential of the task’s root hop.',
+        tags,
+        security: CSRF_SECURITY,
+        params: Params,
+        body: Type.Object(
+          { text: Type.String({ minLength: 1, maxLength: 100_000 }), async: Type.Optional(Type.Boolean()) },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({
+            team_id: Type.String(),
+            task: Any,
+            escrow: Nullable(Any),
+            message: Type.Optional(Type.String()),
+          }),
+        },
+      },
+    },
+    async (request) =>
+      teamTask(deps, orgOf(request), request.params.id, request.body, actorOfRequest(request)),
+  )
+  app.get(
+    '/api/teams/:id/tasks/:task_id/chain',
+    {
+      ...sessions.session,
+      ...can('tasks:read'),
+      schema: {
+        summary: 'The delegation tree of a team task: each hop’s agent, hashes, signature, receipt and state',
+        tags,
+        security: SESSION_SECURITY,
+        params: TaskParams,
+        response: { 200: Any },
+      },
+    },
+    async (request) => chainOf(deps, orgOf(request), request.params.id, request.params.task_id),
+  )
+  app.post(
+    '/api/teams/:id/end',
+    {
+      ...sessions.sessionAndCsrf,
+      ...can('teams:write'),
+      schema: {
+        summary: 'Ends the team: its engagement ended, each member paid its share once',
+        tags,
+        security: CSRF_SECURITY,
+        params: Params,
+        response: { 200: Any },
+      },
+    },
+    async (request) => endTeam(deps, orgOf(request), request.params.id, actorOfRequest(request)),
+  )
+  const bearerOf = (header: string | undefined) =>
+    header?.startsWith('Bearer ') ? header.slice('Bearer '.length) : ''
+  app.post(
+    DELEGATE_PATH,
+    {
+      // no credential: 401 before the body is read
+      onRequest: async (request) => {
+        if (!bearerOf(request.headers.authorization))
+          throw rentalError('hop_credential_invalid', 'send the hop credential as a Bearer token')
+      },
+      schema: {
+        summary: 'A team task’s agent delegates a sub-task to a member (the hop’s credential as bearer)',
+        description:
+          'Authorised against the team terms (a refusal is recorded as a refused hop and answered 403 `hop_refused`), sent to the member over A2A, its signed result checked, receipted as `team.hop`. The credential is the one the agent’s own message carried (`svc_team_token`).',
+        tags,
+        security: [{ teamHopBearer: [] }],
+        body: Type.Object(
+          { agent_did: Did, text: Type.String({ minLength: 1, maxLength: 100_000 }) },
+          { additionalProperties: false },
+        ),
+        response: { 200: Any },
+      },
+    },
+    async (request) => delegate(deps, bearerOf(request.headers.authorization), request.body),
+  )
+}

@@ -1,0 +1,316 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { b64uEncode } from '@svc/trust/base64url'
+import { didKeyFromEd25519 } from '@svc/trust/did-key'
+import { signEd25519 } from '@svc/trust/ed25519'
+import { canonicalBytes } from '@svc/trust/jcs'
+import { verifyAgentResult } from '@svc/trust/agent-result'
+import { sql } from 'kysely'
+import { type Answer, type FullStack, startFullStack } from './full-stack.ts'
+import { releaseAndInvoice } from './sweep-objects.ts'
+
+const codeOf = (a: Answer) => (a.body.error as { code?: string } | undefined)?.code
+
+interface Hop {
+  hop_id: string
+  depth: number
+  agent_did: string
+  state: string
+  refusal: string | null
+  input_sha256: string | null
+  output_sha256: string | null
+  agent_result: { agent_did: string; output_sha256: string } | null
+  agent_signature: string | null
+  signature_verified: boolean | null
+  receipt: { id: string; leaf_hash: string } | null
+  children: Hop[]
+}
+
+const TEXT =
+  'The supplier confirmed the order on 12/03/2025. Please pay AED 12,500.00 to ops@example.com. ' +
+  'Delivery follows within two weeks. The warehouse in Jebel Ali will receive the pallets.'
+
+describe('rental teams: a lead delegating to members through the rental, hop by hop', () => {
+  let s: FullStack
+  let lead = ''
+  let summariser = ''
+  let extractor = ''
+
+  const newTeam = (body: Record<string, unknown>) =>
+    s.call(s.alice, 'POST', '/api/teams', {
+      name: 'Brief team',
+      lead_did: lead,
+      job_id: 'job_team_brief',
+      max_depth: 1,
+      task_budget_fils: 1000,
+      ...body,
+    })
+
+  /** Hires the team and signs its SLA (and escrow) as the client: the engagement's id. */
+  const hireAndSign = async (teamId: string) => {
+    const key = s.newClientKey()
+    const sign = (body: unknown) => b64uEncode(signEd25519(key.seed, canonicalBytes(body)))
+    const hired = await s.call(s.alice, 'POST', `/api/teams/${teamId}/hire`, {
+      client_did: didKeyFromEd25519(key.publicKey),
+    })
+    assert.equal(hired.status, 200, hired.text)
+    const pkg = hired.body.package as {
+      sla: { body: { team?: { members: Array<{ agent_did: string }> }; agent_did: string } }
+      escrows: Array<{ body: unknown; hash: string }>
+    }
+    const id = (hired.body.engagement as { id: string }).id
+    const signed = await s.call(s.alice, 'POST', `/api/engagements/${id}/signatures`, {
+      sla_signature: sign(pkg.sla.body),
+      escrow_signatures: pkg.escrows.map((e) => ({ escrow_hash: e.hash, signature: sign(e.body) })),
+    })
+    assert.equal(signed.status, 200, signed.text)
+    return { engagementId: id, sla: pkg.sla.body, key }
+  }
+
+  before(async () => {
+    s = await startFullStack({ RENTAL_TASK_TIMEOUT_MS: '25000' })
+    lead = await s.agentOf('job_team_brief')
+    summariser = await s.agentOf('job_summary')
+    extractor = await s.agentOf('job_extraction')
+  })
+  after(async () => s?.close())
+
+  it('refuses bad teams: no lead, duplicate members, the lead as a member, shares over 100 %, bad input', async () => {
+    const member = { agent_did: summariser, share_bps: 1000 }
+    const cases: Array<[Record<string, unknown>, number, string?]> = [
+      [{ lead_did: undefined, members: [member] }, 400],
+      [{ lead_did: '', members: [member] }, 400],
+      [{ members: [] }, 400],
+      [{ members: [member, member] }, 400, 'invalid_team'],
+      [{ members: [member, { agent_did: lead, share_bps: 0 }] }, 400, 'invalid_team'],
+      [
+        {
+          members: [
+            { agent_did: summariser, share_bps: 6000 },
+            { agent_did: extractor, share_bps: 4001 },
+          ],
+        },
+        400,
+        'invalid_team',
+      ],
+      [{ members: [{ agent_did: summariser, share_bps: 10_001 }] }, 400],
+      [{ members: [member], max_depth: -1 }, 400],
+      [{ members: [member], task_budget_fils: 1.5 }, 400],
+      [{ members: [member], extra: true }, 400],
+      [{ members: [member], delegation: [{ from: extractor, to: [summariser] }] }, 400, 'invalid_team'],
+      [{ members: [member], job_id: 'job_nope' }, 404, 'job_not_found'],
+    ]
+    for (const [body, status, code] of cases) {
+      const res = await newTeam(body)
+      assert.equal(res.status, status, `${JSON.stringify(body).slice(0, 120)}: ${res.text}`)
+      if (code) assert.equal(codeOf(res), code, res.text)
+    }
+    const { rows } = await sql<{ n: string }>`select count(*) as n from teams`.execute(s.db)
+    assert.equal(Number(rows[0]!.n), 0)
+  })
+
+  it('runs a team task across two hops, each signed by its member and receipted; the chain verifies offline', async () => {
+    const made = await newTeam({
+      members: [
+        { agent_did: summariser, share_bps: 3000, hop_fils: 100 },
+        { agent_did: extractor, share_bps: 2000, hop_fils: 100 },
+      ],
+    })
+    assert.equal(made.status, 201, made.text)
+    const team = made.body as { id: string; state: string; terms_hash: string }
+    assert.equal(team.state, 'draft')
+    // not hired yet: no task, no end
+    const early = await s.call(s.alice, 'POST', `/api/teams/${team.id}/tasks`, { text: TEXT })
+    assert.deepEqual([early.status, codeOf(early)], [409, 'team_not_hired'])
+    const { engagementId, sla, key } = await hireAndSign(team.id)
+    // the SLA the client signed binds the team terms
+    assert.equal(sla.agent_did, lead)
+    assert.deepEqual(
+      sla.team?.members.map((m) => m.agent_did),
+      [summariser, extractor],
+    )
+    const again = await s.call(s.alice, 'POST', `/api/teams/${team.id}/hire`, {})
+    assert.deepEqual([again.status, codeOf(again)], [409, 'team_already_hired'])
+
+    const ran = await s.call(s.alice, 'POST', `/api/teams/${team.id}/tasks`, { text: TEXT })
+    assert.equal(ran.status, 200, ran.text)
+    const task = ran.body.task as { id: string; state: string; output?: { data?: Record<string, unknown> } }
+    assert.equal(task.state, 'completed', ran.text)
+
+    const chain = await s.call(s.alice, 'GET', `/api/teams/${team.id}/tasks/${task.id}/chain`)
+    assert.equal(chain.status, 200, chain.text)
+    const root = chain.body.root as Hop
+    assert.equal(root.agent_did, lead)
+    assert.equal(root.state, 'completed')
+    assert.equal(root.children.length, 2)
+    const hops = [root, ...root.children]
+    for (const hop of hops) {
+      // checked here offline: the agent's own signature over its result, by the hop's agent
+      assert.ok(verifyAgentResult(hop.agent_result, hop.agent_signature), hop.hop_id)
+      assert.equal(hop.agent_result!.agent_did, hop.agent_did)
+      assert.equal(hop.agent_result!.output_sha256, hop.output_sha256)
+      assert.equal(hop.signature_verified, true)
+      assert.ok(hop.receipt?.leaf_hash)
+    }
+    assert.deepEqual(
+      root.children.map((h) => [h.agent_did, h.depth, h.state]),
+      [
+        [summariser, 1, 'completed'],
+        [extractor, 1, 'completed'],
+      ],
+    )
+    // each hop's receipt is in the outbox, with the hop's signed result in it
+    const receipts = await s.db
+      .selectFrom('receipt_outbox')
+      .select(['id', 'receipt_type', 'envelope'])
+      .where(
+        'id',
+        'in',
+        hops.map((h) => h.receipt!.id),
+      )
+      .execute()
+    assert.deepEqual(receipts.map((r) => r.receipt_type).sort(), ['task.completed', 'team.hop', 'team.hop'])
+    for (const r of receipts.filter((r) => r.receipt_type === 'team.hop')) {
+      const text = JSON.stringify(r.envelope)
+      assert.match(text, new RegExp(team.terms_hash.slice(7)))
+    }
+    // the lead merged what its members signed
+    const data = task.output?.data as { delegated: Array<{ verified: boolean }> }
+    assert.deepEqual(
+      data.delegated.map((d) => d.verified),
+      [true, true],
+    )
+
+    // the hop credential of a finished task is dead; a made-up one too
+    const bogus = await fetch(`${s.rental.url}/api/team-hops`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer hop_nothing', 'content-type': 'application/json' },
+      body: JSON.stringify({ agent_did: summariser, text: 'x' }),
+    })
+    assert.equal(bogus.status, 401)
+
+    // another organization sees none of it
+    for (const [method, path] of [
+      ['GET', `/api/teams/${team.id}`],
+      ['GET', `/api/teams/${team.id}/tasks/${task.id}/chain`],
+      ['POST', `/api/teams/${team.id}/end`],
+      ['POST', `/api/teams/${team.id}/tasks`],
+    ] as const) {
+      const res = await s.call(
+        s.bob,
+        method,
+        path,
+        method === 'POST' && path.endsWith('tasks') ? { text: 'x' } : undefined,
+      )
+      assert.deepEqual([res.status, codeOf(res)], [404, 'team_not_found'], `${path}: ${res.text}`)
+    }
+    const bobs = await s.call(s.bob, 'GET', '/api/teams')
+    assert.equal((bobs.body.teams as unknown[]).length, 0)
+    const listed = await s.call(s.alice, 'GET', '/api/teams')
+    assert.ok((listed.body.teams as Array<{ id: string }>).some((t) => t.id === team.id))
+
+    // the client releases the task's escrow to the lead; the end pays each member its share once
+    await releaseAndInvoice(s, engagementId, key)
+    const ended = await s.call(s.alice, 'POST', `/api/teams/${team.id}/end`)
+    assert.equal(ended.status, 200, ended.text)
+    const shares = ended.body.shares as Array<{ agent_did: string; amount_fils: number }>
+    const net = ended.body.released_net_fils as number
+    assert.ok(net > 0, ended.text)
+    assert.deepEqual(
+      shares.map((x) => x.amount_fils),
+      [Math.floor((net * 3000) / 10_000), Math.floor((net * 2000) / 10_000)],
+    )
+    const twice = await s.call(s.alice, 'POST', `/api/teams/${team.id}/end`)
+    assert.deepEqual([twice.status, codeOf(twice)], [409, 'team_ended'])
+    const paid = await sql<{
+      n: string
+    }>`select count(*) as n from rail_transfers where kind = 'team_share'`.execute(s.db)
+    assert.equal(Number(paid.rows[0]!.n), 2)
+    const after = await s.call(s.alice, 'POST', `/api/teams/${team.id}/tasks`, { text: TEXT })
+    assert.deepEqual([after.status, codeOf(after)], [409, 'team_ended'])
+  })
+
+  it('refuses hops outside the terms (a non-member, a loop back to the lead) and records them in the chain', async () => {
+    const made = await newTeam({ members: [{ agent_did: summariser, share_bps: 5000, hop_fils: 10 }] })
+    assert.equal(made.status, 201, made.text)
+    const teamId = (made.body as { id: string }).id
+    await hireAndSign(teamId)
+    const ran = await s.call(s.alice, 'POST', `/api/teams/${teamId}/tasks`, { text: `${TEXT} [ask-lead]` })
+    const task = ran.body.task as { id: string; state: string }
+    assert.equal(task.state, 'completed', ran.text)
+    const chain = await s.call(s.alice, 'GET', `/api/teams/${teamId}/tasks/${task.id}/chain`)
+    const root = chain.body.root as Hop
+    assert.deepEqual(
+      root.children.map((h) => [h.agent_did, h.state, h.refusal]),
+      [
+        [summariser, 'completed', null],
+        [extractor, 'refused', 'not_member'],
+        [lead, 'refused', 'loop'],
+      ],
+    )
+    for (const refused of root.children.slice(1)) {
+      assert.ok(refused.receipt?.leaf_hash, 'a refusal is receipted')
+      assert.equal(refused.agent_result, null)
+    }
+    assert.equal(chain.body.refused, 2)
+    // another team's task id under this team: not found
+    const other = await s.call(s.alice, 'GET', `/api/teams/${teamId}/tasks/tsk_nope/chain`)
+    assert.deepEqual([other.status, codeOf(other)], [404, 'team_task_not_found'])
+  })
+
+  it('refuses a hop the delegation rules do not name, and one over the task budget', async () => {
+    const ruled = await newTeam({
+      members: [
+        { agent_did: summariser, share_bps: 0, hop_fils: 600 },
+        { agent_did: extractor, share_bps: 0, hop_fils: 600 },
+      ],
+      delegation: [{ from: lead, to: [summariser] }],
+      task_budget_fils: 10_000,
+    })
+    const budgeted = await newTeam({
+      members: [
+        { agent_did: summariser, share_bps: 0, hop_fils: 600 },
+        { agent_did: extractor, share_bps: 0, hop_fils: 600 },
+      ],
+      task_budget_fils: 1000,
+    })
+    for (const [made, refusal] of [
+      [ruled, 'not_allowed'],
+      [budgeted, 'over_budget'],
+    ] as const) {
+      assert.equal(made.status, 201, made.text)
+      const teamId = (made.body as { id: string }).id
+      await hireAndSign(teamId)
+      const ran = await s.call(s.alice, 'POST', `/api/teams/${teamId}/tasks`, { text: TEXT })
+      const task = ran.body.task as { id: string; state: string }
+      assert.equal(task.state, 'completed', ran.text)
+      const chain = await s.call(s.alice, 'GET', `/api/teams/${teamId}/tasks/${task.id}/chain`)
+      const root = chain.body.root as Hop & { cost_fils?: number }
+      assert.deepEqual(
+        root.children.map((h) => [h.agent_did, h.state, h.refusal]),
+        [
+          [summariser, 'completed', null],
+          [extractor, 'refused', refusal],
+        ],
+      )
+    }
+  })
+
+  it('refuses every hop past max_depth', async () => {
+    const made = await newTeam({ members: [{ agent_did: summariser, share_bps: 0 }], max_depth: 0 })
+    const teamId = (made.body as { id: string }).id
+    await hireAndSign(teamId)
+    const ran = await s.call(s.alice, 'POST', `/api/teams/${teamId}/tasks`, { text: TEXT })
+    const task = ran.body.task as { id: string; state: string }
+    assert.equal(task.state, 'completed', ran.text)
+    const chain = await s.call(s.alice, 'GET', `/api/teams/${teamId}/tasks/${task.id}/chain`)
+    const root = chain.body.root as Hop
+    assert.deepEqual(
+      root.children.map((h) => [h.agent_did, h.state, h.refusal]),
+      [
+        [summariser, 'refused', 'too_deep'],
+        [extractor, 'refused', 'not_member'],
+      ],
+    )
+  })
+})
