@@ -210,10 +210,18 @@ async function startServiceOnce<C>(
   }
   const address = app.server.address() as AddressInfo
   const url = tag ? `http://${common.host}:${address.port}` : ctx.baseUrl
+  // requests still open after the grace period (a client that went away mid-answer, a stream) are
+  // cut, so that closing never waits on them; a throwaway test service gives them a second
+  const graceMs = tag ? Math.min(1_000, ctx.common.shutdownGraceMs) : ctx.common.shutdownGraceMs
   const close = async () => {
     app.lifecycle.draining = true
     app.lifecycle.closing = true
-    await app.close()
+    const cut = setTimeout(() => app.server.closeAllConnections(), graceMs)
+    try {
+      await app.close()
+    } finally {
+      clearTimeout(cut)
+    }
   }
   return { app, ctx, url, close }
 }
