@@ -2,6 +2,7 @@
 // the statement of a month (opening, every movement, closing; CSV download).
 import { useState } from 'preact/hooks'
 import { api } from './api.js'
+import { useLoadAgain } from './reload.js'
 import { ActionButton, Empty, ErrorText, html, Loading, useLoad, When } from './ui.js'
 
 const money = (m) => html`<bdi class="money">${m.display}</bdi>`
@@ -29,7 +30,7 @@ function IssueInvoice({ t, onIssued }) {
 
 export function Invoices({ t, lang }) {
   const [issued, setIssued] = useState(0)
-  const list = useLoad(`/api/invoices?lang=${lang}&limit=100&_=${issued}`)
+  const list = useLoadAgain(`/api/invoices?lang=${lang}&limit=100`, issued)
   const rows = list.data?.invoices
   return html`<h1>${t('nav.invoices')}</h1>
     <${IssueInvoice} t=${t} onIssued=${() => setIssued((n) => n + 1)} />

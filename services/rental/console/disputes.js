@@ -3,6 +3,7 @@
 import { useState } from 'preact/hooks'
 import { api } from './api.js'
 import { formatNumber } from './i18n.js'
+import { useLoadAgain } from './reload.js'
 import { ActionButton, Did, Empty, ErrorText, html, Loading, useLoad, When } from './ui.js'
 
 /** "12.5" (AED, at most two decimals) as fils, exactly; null when it is not an amount. */
@@ -17,7 +18,7 @@ const LIVE = new Set(['open', 'responded'])
 /** Disputes, newest first (those of `taskId` only when given), each live one with its withdrawal. */
 function DisputeRows({ t, lang, taskId, reloadKey = 0 }) {
   const [again, setAgain] = useState(0)
-  const list = useLoad(`/api/disputes?limit=100&lang=${lang}&_=${reloadKey}.${again}`)
+  const list = useLoadAgain(`/api/disputes?limit=100&lang=${lang}`, `${reloadKey}.${again}`)
   const rows = (list.data?.disputes ?? []).filter((d) => !taskId || d.task_id === taskId)
   const withdraw = async (d) => {
     await api('POST', `/api/disputes/${encodeURIComponent(d.id)}/withdraw`, {})
@@ -161,7 +162,7 @@ function ReportIncident({ t, onReported }) {
 
 export function Incidents({ t, lang }) {
   const [reported, setReported] = useState(0)
-  const list = useLoad(`/api/incidents?limit=100&_=${reported}`)
+  const list = useLoadAgain('/api/incidents?limit=100', reported)
   const rows = list.data?.incidents
   return html`<h1>${t('nav.incidents')}</h1>
     <${ReportIncident} t=${t} onReported=${() => setReported((n) => n + 1)} />

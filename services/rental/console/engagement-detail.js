@@ -7,13 +7,14 @@ import { Signable } from './engagements.js'
 import { formatNumber } from './i18n.js'
 import { currentKey, signBody } from './keys.js'
 import { Receipts } from './receipts.js'
-import { ActionButton, Empty, ErrorText, Fils, html, Loading, useLoad, When } from './ui.js'
+import { useLoadAgain } from './reload.js'
+import { ActionButton, Empty, ErrorText, Fils, html, Loading, When } from './ui.js'
 
 const base = (id) => `/api/engagements/${encodeURIComponent(id)}`
 
 /** A card loading `path`: its error in words, else `children(data)`. */
 function Card({ title, path, t, testid, children, reloadKey = 0 }) {
-  const loaded = useLoad(`${path}${path.includes('?') ? '&' : '?'}_=${reloadKey}`)
+  const loaded = useLoadAgain(path, reloadKey)
   const slug = testid ?? title
   return html`<section class="card" aria-labelledby=${`${slug}-title`} data-testid=${testid}>
     <h2 id=${`${slug}-title`}>${t(title)}</h2>
@@ -33,8 +34,7 @@ function measure(value, unit, lang) {
 
 function Sla({ id, t, lang }) {
   return html`<${Card} title="sla.title" testid="sla" path=${`${base(id)}/sla`} t=${t}>${(sla) => html`
-    <p class="hint">${sla.defaulted ? t('sla.defaulted') : t('sla.signed_terms')} · ${t('sla.measured_at')}
-      <${When} iso=${sla.measured_at} lang=${lang} /></p>
+    <p class="hint">${sla.defaulted ? t('sla.defaulted') : t('sla.signed_terms')} · ${t('sla.measured_at')}${' '}<${When} iso=${sla.measured_at} lang=${lang} /></p>
     ${
       sla.measurements.length === 0
         ? html`<${Empty}>${t('sla.no_terms')}<//>`
@@ -143,39 +143,74 @@ function Connections({ id, t, lang }) {
           )}</tbody></table>`}<//>`
 }
 
-/** The releases to sign: each completed task's escrow, paid out on the instruction this browser signs. */
+/**
+ * The money to sign: escrows offered for new tasks (signed here, they open on the rail), and each
+ * completed task's escrow, paid out on the release instruction this browser signs.
+ */
 function Releases({ id, engagement, t, lang, onReleased }) {
   const [reload, setReload] = useState(0)
   const [key, setKey] = useState(undefined)
   useEffect(() => void currentKey().then(setKey, () => setKey(null)), [])
+  const done = () => {
+    setReload((n) => n + 1)
+    onReleased()
+  }
   const release = async (r) => {
     const signature = await signBody(key, r.instruction)
     await api('POST', `${base(id)}/releases`, {
       escrow_hash: r.escrow.hash,
       instruction: { body: r.instruction, signature },
     })
-    setReload((n) => n + 1)
-    onReleased()
+    done()
   }
+  const signEscrows = async (escrows) => {
+    const escrow_signatures = []
+    for (const e of escrows)
+      escrow_signatures.push({ escrow_hash: e.hash, signature: await signBody(key, e.body) })
+    await api('POST', `${base(id)}/signatures`, { escrow_signatures })
+    done()
+  }
+  const mine = key?.did === engagement.client_did
+  const notMine = () =>
+    html`<p class="warning">${t('sign.other_key', { did: engagement.client_did, mine: key?.did ?? '—' })}</p>`
   return html`<${Card} title="release.title" testid="releases" path=${`${base(id)}/releases/pending`} t=${t} reloadKey=${reload}>${(
     p,
-  ) =>
-    p.releases.length === 0
-      ? html`<${Empty}>${t('release.empty')}<//>`
-      : html`<ul class="releases">${p.releases.map(
-          (r) => html`<li key=${r.escrow.id} data-escrow=${r.escrow.id}>
+  ) => html`
+    ${
+      p.escrows_to_sign.length > 0
+        ? html`<div class="to-sign" data-testid="escrows-to-sign"><h3>${t('release.escrows_to_sign')}</h3>
+            ${p.escrows_to_sign.map(
+              (e, i) =>
+                html`<${Signable} key=${e.hash} title=${t('sign.escrow', { n: i + 1 })} signed=${e} t=${t} lang=${lang} />`,
+            )}
+            ${
+              mine
+                ? html`<${ActionButton} kind="primary" label=${t('release.sign_escrows')} busy=${t('sign.signing')} t=${t}
+                    action=${() => signEscrows(p.escrows_to_sign)} />`
+                : notMine()
+            }</div>`
+        : null
+    }
+    ${
+      p.releases.length === 0
+        ? p.escrows_to_sign.length === 0
+          ? html`<${Empty}>${t('release.empty')}<//>`
+          : null
+        : html`<ul class="releases">${p.releases.map(
+            (r) => html`<li key=${r.escrow.id} data-escrow=${r.escrow.id}>
             <p><${Fils} fils=${r.escrow.amount_fils} currency=${r.escrow.currency} lang=${lang} /> ·
               <a href=${`#/tasks/${r.task.id}`}><code dir="ltr">${r.task.id}</code></a> ·
               <${When} iso=${r.task.completed_at} lang=${lang} /></p>
             <${Signable} title=${t('release.instruction')} signed=${{ body: r.instruction, hash: null }} t=${t} lang=${lang} />
             ${
-              key?.did === engagement.client_did
+              mine
                 ? html`<${ActionButton} kind="primary" label=${t('release.button')} busy=${t('sign.signing')} t=${t}
                     action=${() => release(r)} />`
-                : html`<p class="warning">${t('sign.other_key', { did: engagement.client_did, mine: key?.did ?? '—' })}</p>`
+                : notMine()
             }
           </li>`,
-        )}</ul>`}<//>`
+          )}</ul>`
+    }`}<//>`
 }
 
 /** Ending: a second, explicit confirmation, then the result as the rental settled it. */

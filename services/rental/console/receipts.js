@@ -2,7 +2,8 @@
 // ledger's checkpoint and log key: verified, or not and why.
 import { useEffect, useState } from 'preact/hooks'
 import { verifyReceipt } from './verify.js'
-import { Empty, ErrorText, html, Loading, useLoad, When } from './ui.js'
+import { useLoadAgain } from './reload.js'
+import { Empty, ErrorText, html, Loading, When } from './ui.js'
 
 /** A receipt type in words, or as it is when the console has no words for it. */
 function typeName(type, t) {
@@ -26,7 +27,7 @@ function ReceiptRow({ receipt, checkpoint, logKey, t, lang }) {
     void verifyReceipt(receipt, checkpoint, logKey).then(setVerdict, (e) =>
       setVerdict({ ok: false, checks: [{ check: 'signature', ok: false, detail: e.message }] }),
     )
-  }, [receipt.id, checkpoint, logKey])
+  }, [receipt, checkpoint, logKey])
   return html`<li class="receipt" data-receipt=${receipt.id} data-type=${receipt.type}>
     <div><strong>${typeName(receipt.type, t)}</strong> · <${When} iso=${receipt.issued_at} lang=${lang} />
       ${receipt.ledger_index !== null ? html` · ${t('receipt.index', { n: receipt.ledger_index })}` : null}</div>
@@ -49,7 +50,10 @@ function ReceiptRow({ receipt, checkpoint, logKey, t, lang }) {
  */
 export function Receipts({ did, taskIds = [], escrowIds = [], t, lang, reloadKey = 0 }) {
   const [again, setAgain] = useState(0)
-  const list = useLoad(`/api/agents/${encodeURIComponent(did)}/receipts?limit=100&_=${reloadKey}.${again}`)
+  const list = useLoadAgain(
+    `/api/agents/${encodeURIComponent(did)}/receipts?limit=100`,
+    `${reloadKey}.${again}`,
+  )
   const data = list.data
   const mine = (data?.receipts ?? []).filter(
     (r) => (r.task_id && taskIds.includes(r.task_id)) || (r.escrow_id && escrowIds.includes(r.escrow_id)),

@@ -3,6 +3,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api } from './api.js'
 import { formatNumber } from './i18n.js'
+import { useLoadAgain } from './reload.js'
 import { ActionButton, Did, Empty, ErrorText, Fils, html, Loading, StateBadge, useLoad, When } from './ui.js'
 
 const percent = (bps, lang) =>
@@ -142,7 +143,7 @@ function NewBatch({ t, onMade }) {
 
 export function Batches({ t, lang }) {
   const [made, setMade] = useState(0)
-  const list = useLoad(`/api/batches?limit=50&_=${made}`)
+  const list = useLoadAgain('/api/batches?limit=50', made)
   const rows = list.data?.batches
   return html`<h1>${t('nav.batches')}</h1>
     <${NewBatch} t=${t} onMade=${() => setMade((n) => n + 1)} />
