@@ -20,11 +20,27 @@ function Verdict({ verdict, t }) {
         ${t(`receipt.check.${failed.check}`)} — <span dir="auto">${failed.detail}</span></span>`
 }
 
+const PIN = 'console.log_key'
+
+/**
+ * The log key this browser saw first (trust on first use, kept in localStorage): a rental naming
+ * another later fails the check instead of vouching for a log of its own choosing.
+ */
+function pinnedLogKey(key) {
+  try {
+    const kept = localStorage.getItem(PIN)
+    if (!kept && key) localStorage.setItem(PIN, key)
+    return kept ?? key
+  } catch {
+    return undefined
+  }
+}
+
 function ReceiptRow({ receipt, checkpoint, logKey, t, lang }) {
   const [verdict, setVerdict] = useState(null)
   useEffect(() => {
     setVerdict(null)
-    void verifyReceipt(receipt, checkpoint, logKey).then(setVerdict, (e) =>
+    void verifyReceipt(receipt, checkpoint, logKey, pinnedLogKey(logKey)).then(setVerdict, (e) =>
       setVerdict({ ok: false, checks: [{ check: 'signature', ok: false, detail: e.message }] }),
     )
   }, [receipt, checkpoint, logKey])

@@ -103,10 +103,10 @@ async function rootFromPath(leaf, index, size, path) {
 
 /**
  * Checks one receipt (as `GET /api/agents/{did}/receipts` gives it) against the checkpoint note and
- * the log's verifier key. Answers `{ok, checks: [{check, ok, detail}]}`: the checks run in order and
+ * the log's verifier key, which must be `pinnedKey` when one is given (the key this browser kept). Answers `{ok, checks: [{check, ok, detail}]}`: the checks run in order and
  * stop at the first that fails, whose `detail` says why.
  */
-export async function verifyReceipt(receipt, checkpointNote, logKey) {
+export async function verifyReceipt(receipt, checkpointNote, logKey, pinnedKey) {
   const checks = []
   const step = async (check, run) => {
     if (checks.some((c) => !c.ok)) return
@@ -143,8 +143,12 @@ export async function verifyReceipt(receipt, checkpointNote, logKey) {
   })
   await step('log_key', async () => {
     must(logKey, 'the rental gave no log key')
+    must(
+      !pinnedKey || pinnedKey === logKey,
+      `the rental names another log key than the one this browser first saw (${pinnedKey})`,
+    )
     verifier = await verifierOf(logKey)
-    return logKey
+    return `${logKey} (${pinnedKey ? 'as first seen by this browser' : 'not pinned'})`
   })
   await step('checkpoint', async () => {
     must(checkpointNote, 'the rental gave no checkpoint')

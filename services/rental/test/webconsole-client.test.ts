@@ -87,18 +87,32 @@ describe('the web console’s client screens in Chromium: receipts verified in t
       assert.equal(await receipt.locator('.checks li.ok').count(), 6, 'every check passed')
       await shot('1-task-receipt-verified')
 
-      // the same answer with one hash of the audit path altered: not verified, and why
-      await page.route('**/api/agents/*/receipts?*', async (route) => {
-        const answer = await route.fetch()
-        const body = (await answer.json()) as { receipts: Array<{ proof: { hashes: string[] } | null }> }
-        for (const r of body.receipts)
-          if (r.proof?.hashes.length) r.proof.hashes[0] = Buffer.alloc(32, 1).toString('base64')
-          else if (r.proof) r.proof.hashes.push(Buffer.alloc(32, 1).toString('base64'))
-        await route.fulfill({ response: answer, json: body })
+      // the same answer altered: one hash of the audit path, then the log key (another than the one
+      // this browser kept when it first checked): not verified, and why
+      type Answer = {
+        receipts: Array<{ proof: { hashes: string[] } | null }>
+        log_key: { verifier_key: string }
+      }
+      const tamper = (change: (body: Answer) => void) =>
+        page.route('**/api/agents/*/receipts?*', async (route) => {
+          const answer = await route.fetch()
+          const body = (await answer.json()) as Answer
+          change(body)
+          await route.fulfill({ response: answer, json: body })
+        })
+      const refused = async (why: string) => {
+        await page.getByRole('button', { name: 'Check again' }).click()
+        await receipt.locator('[data-verdict=not-verified]', { hasText: why }).waitFor()
+        await page.unroute('**/api/agents/*/receipts?*')
+      }
+      await tamper((body) => {
+        for (const r of body.receipts) if (r.proof) r.proof.hashes[0] = Buffer.alloc(32, 1).toString('base64')
       })
-      await page.getByRole('button', { name: 'Check again' }).click()
-      await receipt.locator('[data-verdict=not-verified]', { hasText: 'inclusion proof' }).waitFor()
-      await page.unroute('**/api/agents/*/receipts?*')
+      await refused('inclusion proof')
+      await tamper((body) => {
+        body.log_key.verifier_key = body.log_key.verifier_key.replace(/^[^+]+/, 'another-log')
+      })
+      await refused('log key')
 
       // the release: the instruction signed in this browser, the escrow paid out, its receipt verified
       await go(`engagements/${engagementId}`)
