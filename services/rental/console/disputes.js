@@ -45,31 +45,51 @@ function DisputeRows({ t, lang, taskId, reloadKey = 0 }) {
     )}</tbody></table>`
 }
 
-/** Opens a dispute on a task: how much of what was held or paid for it, and why. */
-function OpenDispute({ task, t, lang, onOpened }) {
+/**
+ * Asks for money back on a task: a dispute (`kind` "dispute": what was held or paid is frozen while
+ * it is open) or a refund of its released payment (`kind` "refund"). An amount typed as a decimal,
+ * and a reason.
+ */
+function AmountForm({ kind, path, task, t, lang, onDone }) {
   const [amount, setAmount] = useState((task.price_fils / 100).toFixed(2))
   const [reason, setReason] = useState('')
   const [open, setOpen] = useState(false)
   const submit = async () => {
     const fils = filsOf(amount)
     if (fils === null || fils <= 0) throw new Error(t('amount.invalid'))
-    if (!reason.trim()) throw new Error(t('dispute.reason_needed'))
-    await api('POST', '/api/disputes', { task_id: task.id, amount_fils: fils, reason: reason.trim() })
+    if (!reason.trim()) throw new Error(t(`${kind}.reason_needed`))
+    await api('POST', path, { task_id: task.id, amount_fils: fils, reason: reason.trim() })
     setReason('')
     setOpen(false)
-    onOpened()
+    onDone()
   }
   if (!open)
-    return html`<button type="button" onClick=${() => setOpen(true)}>${t('dispute.open_button')}</button>`
+    return html`<button type="button" onClick=${() => setOpen(true)}>${t(`${kind}.open_button`)}</button>`
   return html`<form class="form" onSubmit=${(e) => e.preventDefault()}>
-    <label for="dispute-amount">${t('dispute.amount', { currency: task.currency })}</label>
-    <input id="dispute-amount" inputmode="decimal" dir="ltr" value=${amount} onInput=${(e) => setAmount(e.currentTarget.value)} />
-    <p class="hint">${t('dispute.amount_hint', { max: formatNumber(task.price_fils / 100, lang, { style: 'currency', currency: task.currency }) })}</p>
-    <label for="dispute-reason">${t('col.reason')}</label>
-    <textarea id="dispute-reason" rows="3" maxlength="2000" value=${reason} onInput=${(e) => setReason(e.currentTarget.value)}></textarea>
-    <div class="actions"><${ActionButton} kind="primary" label=${t('dispute.submit')} busy=${t('loading')} t=${t} action=${submit} />
+    <label for=${`${kind}-amount`}>${t('dispute.amount', { currency: task.currency })}</label>
+    <input id=${`${kind}-amount`} inputmode="decimal" dir="ltr" value=${amount} onInput=${(e) => setAmount(e.currentTarget.value)} />
+    <p class="hint">${t(`${kind}.amount_hint`, { max: formatNumber(task.price_fils / 100, lang, { style: 'currency', currency: task.currency }) })}</p>
+    <label for=${`${kind}-reason`}>${t('col.reason')}</label>
+    <textarea id=${`${kind}-reason`} rows="3" maxlength="2000" value=${reason} onInput=${(e) => setReason(e.currentTarget.value)}></textarea>
+    <div class="actions"><${ActionButton} kind="primary" label=${t(`${kind}.submit`)} busy=${t('loading')} t=${t} action=${submit} />
       <button type="button" onClick=${() => setOpen(false)}>${t('cancel')}</button></div>
   </form>`
+}
+
+/** The refunds asked on a task, with their state (the provider accepts or rejects them). */
+function RefundRows({ taskId, t, lang, reloadKey }) {
+  const list = useLoadAgain(`/api/refunds?limit=100&lang=${lang}`, reloadKey)
+  const rows = (list.data?.refunds ?? []).filter((r) => r.task_id === taskId)
+  if (list.error && !list.data) return html`<${ErrorText} error=${list.error} t=${t} />`
+  if (!list.data) return html`<${Loading} t=${t} />`
+  if (rows.length === 0) return html`<${Empty}>${t('refund.none_here')}<//>`
+  return html`<table class="list" data-testid="refunds"><thead><tr><th>${t('col.created')}</th><th>${t('col.amount')}</th>
+      <th>${t('col.reason')}</th><th>${t('col.state')}</th></tr></thead>
+    <tbody>${rows.map(
+      (r) => html`<tr key=${r.id} data-state=${r.state}><td><${When} iso=${r.created_at} lang=${lang} /></td>
+        <td><bdi class="money">${r.requested.display}</bdi></td><td dir="auto">${r.reject_reason ?? r.reason}</td>
+        <td>${t(`refund.${r.state}`)}</td></tr>`,
+    )}</tbody></table>`
 }
 
 /** A completed task's rating: 1 to 5 and a comment, once (the rental refuses a second in words). */
@@ -99,6 +119,7 @@ function Rate({ task, t }) {
 /** Below a task: its rating (completed), its disputes and how to open one. */
 export function TaskMoney({ task, t, lang }) {
   const [opened, setOpened] = useState(0)
+  const [asked, setAsked] = useState(0)
   return html`${
     task.state === 'completed'
       ? html`<section class="card" aria-labelledby="rating-title"><h2 id="rating-title">${t('rating.title')}</h2>
@@ -108,8 +129,18 @@ export function TaskMoney({ task, t, lang }) {
     <section class="card" aria-labelledby="disputes-title" data-testid="task-disputes">
       <h2 id="disputes-title">${t('nav.disputes')}</h2>
       <${DisputeRows} t=${t} lang=${lang} taskId=${task.id} reloadKey=${opened} />
-      <${OpenDispute} task=${task} t=${t} lang=${lang} onOpened=${() => setOpened((n) => n + 1)} />
-    </section>`
+      <${AmountForm} kind="dispute" path="/api/disputes" task=${task} t=${t} lang=${lang} onDone=${() => setOpened((n) => n + 1)} />
+    </section>
+    ${
+      task.state === 'completed'
+        ? html`<section class="card" aria-labelledby="refunds-title" data-testid="task-refunds">
+            <h2 id="refunds-title">${t('nav.refunds')}</h2>
+            <p class="hint">${t('refund.intro')}</p>
+            <${RefundRows} taskId=${task.id} t=${t} lang=${lang} reloadKey=${asked} />
+            <${AmountForm} kind="refund" path="/api/refunds" task=${task} t=${t} lang=${lang} onDone=${() => setAsked((n) => n + 1)} />
+          </section>`
+        : null
+    }`
 }
 
 export const Disputes = ({ t, lang }) => html`<h1>${t('nav.disputes')}</h1>

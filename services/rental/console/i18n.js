@@ -1,6 +1,7 @@
 // The console's words in English and Arabic, the person's language (remembered), and how amounts
 // and dates are written for it.
-import { CLIENT_AR, CLIENT_EN } from './i18n-client.js'
+import { CLIENT_EN } from './i18n-client.js'
+import { CLIENT_AR } from './i18n-client-ar.js'
 
 const en = {
   title: 'Console',

@@ -55,7 +55,7 @@ describe('the web console’s client screens in Chromium: receipts verified in t
     })
 
   it(
-    'a person sees a task’s receipt verified (and a tampered proof refused), releases, opens and withdraws a dispute, downloads an invoice, reads it in Arabic',
+    'a person sees a task’s receipt verified (and a tampered proof refused), releases, opens and withdraws a dispute, asks a refund, downloads an invoice, reads it in Arabic',
     { skip: executable ? false : NO_CHROMIUM },
     async () => {
       const agentDid = await stack.agentOf('job_summary')
@@ -158,6 +158,12 @@ describe('the web console’s client screens in Chromium: receipts verified in t
       await shot('3-dispute-open')
       await dispute('open').getByRole('button', { name: 'Withdraw' }).click()
       await dispute('withdrawn').waitFor()
+      // a refund of part of the released payment, asked from the same page
+      await page.getByRole('button', { name: 'Ask for a refund…' }).click()
+      await page.fill('#refund-amount', '0.25')
+      await page.fill('#refund-reason', 'One sentence of two was summarized.')
+      await page.getByRole('button', { name: 'Ask for the refund' }).click()
+      await page.locator('[data-testid=task-refunds] tr[data-state=requested]', { hasText: 'AED' }).waitFor()
 
       // an invoice for the engagement's released payment, its PDF downloaded
       await go('invoices')
