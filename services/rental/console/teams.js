@@ -48,7 +48,7 @@ function Chain({ team, taskId, t, lang }) {
   const chain = useLoad(`/api/teams/${encodeURIComponent(team)}/tasks/${encodeURIComponent(taskId)}/chain`)
   if (chain.error) return html`<${ErrorText} error=${chain.error} t=${t} />`
   if (!chain.data) return html`<${Loading} t=${t} />`
-  return html`<ul class="tree" role="tree" aria-label=${t('chain.title')}><${Hop} node=${chain.data.root} t=${t} lang=${lang} /></ul>`
+  return html`<ul class="tree" aria-label=${t('chain.title')}><${Hop} node=${chain.data.root} t=${t} lang=${lang} /></ul>`
 }
 
 export function Team({ id, t, lang }) {
