@@ -24,7 +24,8 @@ describe('the web console’s client screens in Chromium: receipts verified in t
   const errors: string[] = []
 
   before(async () => {
-    stack = await startFullStack()
+    // bob (the demo user as another client) is an operator: he releases versions of the platform's agents
+    stack = await startFullStack({ RENTAL_OPERATORS: 'another-client' })
     if (!executable) return
     shots = mkdtempSync(join(tmpdir(), 'console-client-screens-'))
     console.log(`screenshots of the client screens: ${shots}`)
@@ -133,6 +134,25 @@ describe('the web console’s client screens in Chromium: receipts verified in t
         await page.getByTestId(section).locator('dl, table, .empty, .hint').first().waitFor()
       assert.equal(await page.locator('main .error').count(), 0)
       await shot('2-engagement-detail')
+
+      // a newer version of the agent: its addendum shown and signed in the browser, then accepted
+      const released = await stack.call(
+        stack.bob,
+        'POST',
+        `/api/agents/${encodeURIComponent(agentDid)}/versions`,
+        {
+          version: '1.1.0',
+          changelog: 'Shorter summaries.',
+          card_hash: `sha256:${'2'.repeat(64)}`,
+        },
+      )
+      assert.equal(released.status, 200, released.text)
+      await page.reload()
+      await page.getByTestId('version').locator('.signable .ok').waitFor()
+      await page.getByRole('button', { name: 'Sign the addendum and accept' }).click()
+      await page.getByTestId('version').locator('strong', { hasText: '1.1.0' }).waitFor()
+      const version = (await stack.call(stack.alice, 'GET', `/api/engagements/${engagementId}/version`)).body
+      assert.equal(version.version, '1.1.0')
 
       // a dispute on the task: opened with an amount and a reason, then withdrawn
       await go(`tasks/${taskId}`)
