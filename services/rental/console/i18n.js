@@ -1,5 +1,7 @@
 // The console's words in English and Arabic, the person's language (remembered), and how amounts
 // and dates are written for it.
+import { CLIENT_EN } from './i18n-client.js'
+import { CLIENT_AR } from './i18n-client-ar.js'
 
 const en = {
   title: 'Console',
@@ -142,6 +144,8 @@ const en = {
   'role.member': 'member',
   'role.billing': 'billing',
   'role.viewer': 'viewer',
+  // the client screens' words
+  ...CLIENT_EN,
 }
 
 const ar = {
@@ -284,6 +288,8 @@ const ar = {
   'role.member': 'عضو',
   'role.billing': 'الفوترة',
   'role.viewer': 'مشاهد',
+  // the client screens' words
+  ...CLIENT_AR,
 }
 
 export const CATALOGUES = { en, ar }
@@ -348,4 +354,10 @@ export function formatDate(iso, lang) {
   return new Intl.DateTimeFormat(locale(lang), { dateStyle: 'medium', timeStyle: 'short' }).format(
     new Date(iso),
   )
+}
+
+// ---- client screens: numbers (counts, percentages, units) written for the language
+/** A number in the language's digits and conventions (`options` as Intl.NumberFormat's). */
+export function formatNumber(value, lang, options = {}) {
+  return new Intl.NumberFormat(locale(lang), options).format(value)
 }
