@@ -1,12 +1,16 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { b64uEncode } from '@svc/trust/base64url'
-import { didKeyFromEd25519 } from '@svc/trust/did-key'
-import { signEd25519 } from '@svc/trust/ed25519'
+import { b64Decode, b64Encode, b64uDecode, b64uEncode } from '@svc/trust/base64url'
+import { parseCheckpoint } from '@svc/trust/checkpoint'
+import { didKeyFromEd25519, ed25519FromDidKey } from '@svc/trust/did-key'
+import { signEd25519, verifyEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
+import { leafHash, verifyInclusion } from '@svc/trust/merkle'
+import { openNote, verifierFromKey } from '@svc/trust/note'
 import { verifyAgentResult } from '@svc/trust/agent-result'
 import { sql } from 'kysely'
 import { type Answer, type FullStack, startFullStack } from './full-stack.ts'
+import { eventually } from './stack.ts'
 import { releaseAndInvoice } from './sweep-objects.ts'
 
 const codeOf = (a: Answer) => (a.body.error as { code?: string } | undefined)?.code
@@ -22,8 +26,74 @@ interface Hop {
   agent_result: { agent_did: string; output_sha256: string } | null
   agent_signature: string | null
   signature_verified: boolean | null
-  receipt: { id: string; leaf_hash: string } | null
+  receipt: {
+    id: string
+    leaf_hash: string
+    ledger_index: number | null
+    envelope: { receipt: { issuer: string; type: string; data: Record<string, unknown> }; signature: string }
+    proof: { tree_size: number; hashes: string[] } | null
+    verified: boolean
+    pending: boolean
+  } | null
   children: Hop[]
+}
+
+interface Chain {
+  terms_hash: string
+  checkpoint: { note: string; size: number } | null
+  root: Hop
+}
+
+const hopsOf = (hop: Hop): Hop[] => [hop, ...hop.children.flatMap(hopsOf)]
+
+/**
+ * The chain checked offline end to end, trusting only the ledger's log key: each hop's agent
+ * signed its result, each receipt is the provider's and holds what the hop says, its leaf hash is
+ * the envelope's, and its inclusion proof leads to the root of the checkpoint the log key signed.
+ */
+function verifyChainOffline(chain: Chain, logKey: string) {
+  const checkpoint = parseCheckpoint(openNote(chain.checkpoint!.note, [verifierFromKey(logKey)]).text)
+  for (const hop of hopsOf(chain.root)) {
+    const receipt = hop.receipt!
+    const { envelope } = receipt
+    assert.ok(
+      verifyEd25519(
+        ed25519FromDidKey(envelope.receipt.issuer),
+        canonicalBytes(envelope.receipt),
+        b64uDecode(envelope.signature),
+      ),
+      `${hop.hop_id}: the receipt's signature`,
+    )
+    const leaf = leafHash(canonicalBytes(envelope))
+    assert.equal(b64Encode(leaf), receipt.leaf_hash, hop.hop_id)
+    assert.equal(receipt.pending, false, hop.hop_id)
+    assert.equal(receipt.proof!.tree_size, checkpoint.size)
+    assert.ok(
+      verifyInclusion(
+        leaf,
+        receipt.ledger_index!,
+        checkpoint.size,
+        receipt.proof!.hashes.map(b64Decode),
+        checkpoint.rootHash,
+      ),
+      `${hop.hop_id}: the inclusion proof`,
+    )
+    const data = envelope.receipt.data
+    if (envelope.receipt.type === 'team.hop') {
+      assert.deepEqual(
+        [data.hop_id, data.agent_did, data.terms_hash, data.state],
+        [hop.hop_id, hop.agent_did, chain.terms_hash, hop.state],
+      )
+      if (hop.state === 'completed') {
+        assert.deepEqual(data.agent_result, hop.agent_result)
+        assert.equal(data.agent_signature, hop.agent_signature)
+      }
+    } else {
+      // the root: the lead's run, receipted as the task's completion with the lead's signed result
+      assert.equal(envelope.receipt.type, 'task.completed')
+      assert.equal(data.agent_did, hop.agent_did)
+    }
+  }
 }
 
 const TEXT =
@@ -159,6 +229,36 @@ describe('rental teams: a lead delegating to members through the rental, hop by 
         [extractor, 1, 'completed'],
       ],
     )
+    // every receipt reaches the ledger; until then it is pending, never an error
+    const hopCount = hops.length
+    let proved = chain.body as unknown as Chain
+    await eventually('the chain’s receipts are on the ledger', async () => {
+      const now = await s.call(s.alice, 'GET', `/api/teams/${team.id}/tasks/${task.id}/chain`)
+      assert.equal(now.status, 200, now.text)
+      proved = now.body as unknown as Chain
+      const receipts = hopsOf(proved.root).map((h) => h.receipt!)
+      for (const r of receipts) if (r.pending) assert.equal(r.proof, null)
+      return receipts.every((r) => !r.pending)
+    })
+    assert.equal(hopsOf(proved.root).length, hopCount)
+    assert.ok(hopsOf(proved.root).every((h) => h.receipt!.verified))
+    const logKey = ((await (await fetch(`${s.ledger.url}/v1/key`)).json()) as { verifier_key: string })
+      .verifier_key
+    verifyChainOffline(proved, logKey)
+    // a proof against another root does not verify
+    const first = proved.root.children[0]!.receipt!
+    const checkpoint = parseCheckpoint(openNote(proved.checkpoint!.note, [verifierFromKey(logKey)]).text)
+    assert.equal(
+      verifyInclusion(
+        leafHash(canonicalBytes(first.envelope)),
+        first.ledger_index!,
+        checkpoint.size,
+        first.proof!.hashes.map(b64Decode),
+        checkpoint.rootHash.map((b, i) => (i === 0 ? b ^ 1 : b)),
+      ),
+      false,
+    )
+
     // each hop's receipt is in the outbox, with the hop's signed result in it
     const receipts = await s.db
       .selectFrom('receipt_outbox')
@@ -253,6 +353,16 @@ describe('rental teams: a lead delegating to members through the rental, hop by 
       assert.equal(refused.agent_result, null)
     }
     assert.equal(chain.body.refused, 2)
+    // refusals are receipted and proved like any hop
+    let proved = chain.body as unknown as Chain
+    await eventually('the refusals’ receipts are on the ledger', async () => {
+      proved = (await s.call(s.alice, 'GET', `/api/teams/${teamId}/tasks/${task.id}/chain`))
+        .body as unknown as Chain
+      return hopsOf(proved.root).every((h) => !h.receipt!.pending)
+    })
+    const logKey = ((await (await fetch(`${s.ledger.url}/v1/key`)).json()) as { verifier_key: string })
+      .verifier_key
+    verifyChainOffline(proved, logKey)
     // another team's task id under this team: not found
     const other = await s.call(s.alice, 'GET', `/api/teams/${teamId}/tasks/tsk_nope/chain`)
     assert.deepEqual([other.status, codeOf(other)], [404, 'team_task_not_found'])

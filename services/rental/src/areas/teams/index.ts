@@ -11,7 +11,7 @@ import type { TeamDeps } from './service.ts'
  */
 export const teamsArea = defineArea({
   name: 'teams',
-  needs: ['engagements', 'catalogue', 'tasks', 'events', 'ending', 'outbox'],
+  needs: ['engagements', 'catalogue', 'tasks', 'events', 'ending', 'record'],
   mount(_app, ctx, use) {
     const deps: TeamDeps = { ctx, ...use }
     use.tasks.metadataWith((task) => metadataForTask(deps, task))

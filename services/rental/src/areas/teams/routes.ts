@@ -4,7 +4,7 @@ import { rentalError } from '../../errors.ts'
 import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
 import { Did, Id, Nullable, Params } from '../engagements/schemas.ts'
 import { actorOfRequest } from '../events/index.ts'
-import type { OutboxService } from '../outbox/index.ts'
+import type { RecordService } from '../record/index.ts'
 import { can, clientOf, orgOf } from '../orgs/permissions.ts'
 import { chainOf, endTeam } from './chain.ts'
 import { DELEGATE_PATH, delegate } from './hops.ts'
@@ -49,7 +49,7 @@ const Any = Type.Record(Type.String(), Type.Unknown())
 const TaskParams = Type.Object({ id: Id, task_id: Id })
 
 /** Teams: a lead and members bound by terms, one engagement on the lead, tasks delegated hop by hop. */
-export function teamRoutes(app: App, deps: TeamDeps & { outbox: OutboxService }) {
+export function teamRoutes(app: App, deps: TeamDeps & { record: RecordService }) {
   const { sessions } = deps.ctx
   const tags = ['teams']
   app.post(
