@@ -7,6 +7,14 @@ import type { CatalogueService } from './index.ts'
 /** The provider organization that publishes an agent (the built-in agents: the platform's, org_platform). */
 export const Provider = Type.Object({ id: Type.String(), name: Type.String() })
 
+/** A model an agent's operator declared at the idp (a claim of the operator, not checked). */
+export const DeclaredModel = Type.Object({
+  id: Type.String(),
+  version: Type.Union([Type.String(), Type.Null()]),
+  provider: Type.Union([Type.String(), Type.Null()]),
+  declared_by: Type.Literal('operator'),
+})
+
 export const Job = Type.Object({
   id: Type.String(),
   title: Type.String(),
@@ -24,6 +32,9 @@ export const Job = Type.Object({
       card_url: Type.String(),
       skills: Type.Array(Type.Unknown()),
       provider: Provider,
+      models: Type.Array(DeclaredModel, {
+        description: 'the models the agent’s operator declared at the idp (its registry profile)',
+      }),
     }),
   ),
 })
@@ -35,12 +46,22 @@ export function catalogueRoutes(app: App, catalogue: CatalogueService, sessions:
       ...sessions.session,
       ...can('org:read'),
       schema: {
-        summary: 'The catalogue: jobs pairing a profile with an outcome, their price and serving agents',
+        summary:
+          'The catalogue: jobs pairing a profile with an outcome, their price and serving agents (with their declared models)',
         tags: ['catalogue'],
         security: SESSION_SECURITY,
         response: { 200: Type.Object({ jobs: Type.Array(Job) }) },
       },
     },
-    async () => ({ jobs: (await catalogue.catalogue()) as Array<Static<typeof Job>> }),
+    async () => {
+      const jobs = await catalogue.catalogue()
+      const models = await catalogue.modelsOf(jobs.flatMap((j) => j.agents.map((a) => a.did)))
+      return {
+        jobs: jobs.map((job) => ({
+          ...job,
+          agents: job.agents.map((a) => ({ ...a, models: models.get(a.did) ?? [] })),
+        })) as Array<Static<typeof Job>>,
+      }
+    },
   )
 }
