@@ -1,19 +1,12 @@
 import type { App } from '@svc/kit'
 import { type Static, Type } from 'typebox'
 import { type ConsoleSessions, SESSION_SECURITY } from '../auth/hooks.ts'
+import { DeclaredModel } from '../models/index.ts'
 import { can } from '../orgs/permissions.ts'
 import type { CatalogueService } from './index.ts'
 
 /** The provider organization that publishes an agent (the built-in agents: the platform's, org_platform). */
 export const Provider = Type.Object({ id: Type.String(), name: Type.String() })
-
-/** A model an agent's operator declared at the idp (a claim of the operator, not checked). */
-export const DeclaredModel = Type.Object({
-  id: Type.String(),
-  version: Type.Union([Type.String(), Type.Null()]),
-  provider: Type.Union([Type.String(), Type.Null()]),
-  declared_by: Type.Literal('operator'),
-})
 
 export const Job = Type.Object({
   id: Type.String(),

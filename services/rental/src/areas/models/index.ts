@@ -1,8 +1,17 @@
+import { Type } from 'typebox'
 import { defineArea } from '../../context.ts'
 import { modelRoutes } from './routes.ts'
 import { Declarations, listModels, type ModelDeps, type ModelsOf } from './service.ts'
 
-export type { DeclaredModel, ModelsOf } from './service.ts'
+export type { ModelsOf } from './service.ts'
+
+/** A model an agent's operator declared at the idp (a claim of the operator, not checked). */
+export const DeclaredModel = Type.Object({
+  id: Type.String(),
+  version: Type.Union([Type.String(), Type.Null()]),
+  provider: Type.Union([Type.String(), Type.Null()]),
+  declared_by: Type.Literal('operator'),
+})
 
 export interface ModelService {
   /** The models the listed agents declare (what `GET /api/models` answers). */
