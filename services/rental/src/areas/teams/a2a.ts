@@ -143,7 +143,15 @@ export function hopTask(hop: HopAnswer): Task {
   }
 }
 
-const parsed = (value: unknown) => (typeof value === 'string' ? (JSON.parse(value) as unknown) : value)
+/** A JSON column as read (PGlite and PostgreSQL give objects; a driver may give the text). */
+const parsed = (value: unknown) => {
+  if (typeof value !== 'string') return value
+  try {
+    return JSON.parse(value) as unknown
+  } catch {
+    return value
+  }
+}
 
 /** A stored hop (GetTask) in the form of a delegation's outcome. */
 function answerOfRow(row: HopRow): HopAnswer {
