@@ -417,15 +417,6 @@ export const rentalErrors = errorCatalogue({
   team_not_hired: { status: 409, description: 'the team is not hired (its state named): hire it first' },
   team_already_hired: { status: 409, description: 'the team is hired or ended already (its state named)' },
   team_ended: { status: 409, description: 'the team is ended (since when named)' },
-  hop_credential_invalid: {
-    status: 401,
-    description: 'the delegation credential is unknown, expired, or its hop has ended',
-  },
-  hop_refused: {
-    status: 403,
-    description:
-      'the delegation is outside the team terms: not_member, not_allowed, too_deep, over_budget or loop (named); recorded as a refused hop',
-  },
   // public pages
   unknown_language: { status: 404, description: 'no message catalogue for that language' },
 })
