@@ -8,6 +8,8 @@ import { applyLang, initialLang, remember, roleName, translator } from './i18n.j
 import { Budgets, Invoices, Refunds, Schedules, Webhooks } from './lists.js'
 import { Market } from './market.js'
 import { Task, Tasks } from './tasks.js'
+// the tenant screens (organization, operations, members, profile, danger zone)
+import { tenantScreen } from './tenant.js'
 import { Empty, ErrorText, html, Loading } from './ui.js'
 
 const routeOf = () => (location.hash.replace(/^#\/?/, '') || 'home').split('/').map(decodeURIComponent)
@@ -22,6 +24,9 @@ function Screen({ route, me, t, lang }) {
   if (name === 'tasks') return id ? html`<${Task} id=${id} ...${props} />` : html`<${Tasks} ...${props} />`
   const list = LISTS[name]
   if (list) return html`<${list} ...${props} />`
+  // the tenant screens
+  const tenant = tenantScreen(name, props)
+  if (tenant) return tenant
   return html`<${Empty}>${t('not_found')}<//>`
 }
 
@@ -64,6 +69,7 @@ function App() {
       <nav aria-label=${t('nav.main')}>
         ${link('home', t('nav.home'))}${link('market', t('nav.market'))}${link('engagements', t('nav.engagements'))}${link('tasks', t('nav.tasks'))}
         ${Object.keys(LISTS).map((name) => link(name, t(`nav.${name}`)))}
+        ${link('org', t('nav.org'))}
       </nav>
       <div class="who">
         ${

@@ -1,6 +1,8 @@
 // The console's words in English and Arabic, the person's language (remembered), and how amounts
 // and dates are written for it.
 
+import { TENANT_AR, TENANT_EN } from './i18n-tenant.js'
+
 const en = {
   title: 'Console',
   loading: 'Loading…',
@@ -285,6 +287,10 @@ const ar = {
   'role.billing': 'الفوترة',
   'role.viewer': 'مشاهد',
 }
+
+// the tenant screens' words (i18n-tenant.js)
+Object.assign(en, TENANT_EN)
+Object.assign(ar, TENANT_AR)
 
 export const CATALOGUES = { en, ar }
 const KEY = 'console.lang'

@@ -18,6 +18,8 @@ export interface TenantDeps {
   sealer: Sealer
   now: () => Date
   ledgerUrl: string
+  /** The identity provider: its account pages change passwords and second factors. */
+  idpUrl: string
   /** The rental's did:key: the issuer of its receipts (audit anchors read back from the ledger). */
   providerDid: string
   auth: TenantAuth

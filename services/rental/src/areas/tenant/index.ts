@@ -31,6 +31,7 @@ export const tenantArea = defineArea({
       sealer: ctx.sealer,
       now: ctx.now,
       ledgerUrl: ctx.topology.ledger.url,
+      idpUrl: ctx.topology.idp.url,
       providerDid: ctx.provider.did,
       auth: tenantAuth(use.tokens, ctx.sessions),
       events: use.events,
