@@ -136,12 +136,14 @@ function Delete({ me, t }) {
     if (!matches) return setError(new Error(t('danger.mismatch')))
     setBusy(true)
     setError(null)
+    setStepUp(false)
     try {
       await api('POST', '/api/clients/erase', { confirm: typed.trim() })
       setDone(true)
     } catch (err) {
+      // a 401 of its own: the session stands, a second factor is asked (said below, with the way)
       if (err instanceof ApiError && err.code === 'step_up_required') setStepUp(true)
-      setError(err)
+      else setError(err)
     } finally {
       setBusy(false)
     }
@@ -158,7 +160,7 @@ function Delete({ me, t }) {
     <${ErrorText} error=${error} t=${t} />
     ${
       stepUp
-        ? html`<p>${t('danger.step_up')} <a href=${`/api/auth/step-up?return_to=${encodeURIComponent('/console#/danger')}`}>${t('danger.step_up_link')}</a></p>`
+        ? html`<p role="alert" data-testid="step-up">${t('danger.step_up')} <a href=${`/api/auth/step-up?return_to=${encodeURIComponent('/console#/danger')}`}>${t('danger.step_up_link')}</a></p>`
         : null
     }
   </form>`

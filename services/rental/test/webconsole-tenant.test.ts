@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { sha256 } from '../src/areas/auth/hooks.ts'
+import { MFA_ACR } from '../src/areas/auth/step-up-guard.ts'
 import { chromiumPath, launchChromium, NO_CHROMIUM } from '../../idp/test/chromium.ts'
 import { type Client, type FullStack, startFullStack } from './full-stack.ts'
 
@@ -40,7 +42,8 @@ describe(
       page.screenshot({ path: join(shots, `${name}.png`), fullPage: true })
 
     before(async () => {
-      stack = await startFullStack()
+      // step-up on: the deletion asks for a second factor first
+      stack = await startFullStack({ RENTAL_STEP_UP: 'true' })
       console.log(`tenant console screenshots: ${shots}`)
       const owner = stack.alice
       const agentDid = await stack.agentOf('job_summary')
@@ -155,7 +158,7 @@ describe(
       await context.close()
     })
 
-    it('exports the organization to an archive, and deletes it only after the typed confirmation', async () => {
+    it('exports the organization to an archive, and deletes it only after the typed confirmation and a step-up', async () => {
       // bob: an owner of an organization with nothing to settle (erasure goes through)
       const bob = stack.bob
       const { context, page } = await pageOf(bob)
@@ -181,6 +184,18 @@ describe(
       await page.fill('#confirm-org', bob.me.organization.id)
       assert.equal(await erase.isDisabled(), false)
       await shot(page, 'owner-danger')
+      await erase.click()
+      // no second factor proven yet: the API's words, and the way to the step-up
+      const stepUp = page.getByRole('link', { name: 'confirm with my second factor' })
+      await stepUp.waitFor()
+      assert.equal(await stepUp.getAttribute('href'), '/api/auth/step-up?return_to=%2Fconsole%23%2Fdanger')
+      assert.match((await page.getByTestId('step-up').textContent())!, /second factor/)
+      // the step-up itself (TOTP at the idp) is step-up.test.ts's: here the session is marked as stepped up
+      await stack.db
+        .updateTable('console_sessions')
+        .set({ acr: MFA_ACR, auth_time: new Date() })
+        .where('id_hash', '=', sha256(bob.jar.get('rental_session')!))
+        .execute()
       await erase.click()
       await page.getByText('The organization is erased').waitFor()
       const org = await stack.db
