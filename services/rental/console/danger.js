@@ -113,7 +113,7 @@ function Export({ me, t }) {
     <${ErrorText} error=${error} t=${t} />
     ${
       archive
-        ? html`<p class="ok" role="status">${t('danger.exported', { file: archive.file, sections: archive.count })}
+        ? html`<p class="ok" role="status">${t('danger.exported', { file: archive.file, sections: archive.count })}${' '}
             <a href=${archive.url} download=${archive.file} data-testid="export-download">${t('danger.download')}</a></p>
           ${archive.skipped.length ? html`<p class="hint">${t('danger.skipped', { sections: archive.skipped.join(', ') })}</p>` : null}`
         : null

@@ -67,8 +67,7 @@ function Overview({ t, lang }) {
               })}<${Fils} fils=${o.usage.spend_fils} currency=${o.usage.currency} lang=${lang} /></dd>
               <dt>${t('org.did')}</dt><dd>${o.did ? html`<${Did} did=${o.did} />` : t('org.no_did')}</dd>
               <dt>${t('org.ledger')}</dt>
-              <dd><a href=${o.ledger.url} rel="noopener" dir="ltr">${o.ledger.url}</a>
-                · <a href=${o.ledger.checkpoint_url} rel="noopener">${t('org.checkpoint')}</a></dd>
+              <dd><a href=${o.ledger.url} rel="noopener" dir="ltr">${o.ledger.url}</a>${' · '}<a href=${o.ledger.checkpoint_url} rel="noopener">${t('org.checkpoint')}</a></dd>
             </dl>
           </section>
           <section class="card" aria-labelledby="onboarding-title">
