@@ -12,6 +12,8 @@ import { Disputes, Incidents } from './disputes.js'
 import { Batches, Team, Teams } from './teams.js'
 import { Market } from './market.js'
 import { Task, Tasks } from './tasks.js'
+// the tenant screens (organization, operations, members, profile, danger zone)
+import { tenantScreen } from './tenant.js'
 import { Empty, ErrorText, html, Loading } from './ui.js'
 
 const routeOf = () => (location.hash.replace(/^#\/?/, '') || 'home').split('/').map(decodeURIComponent)
@@ -31,6 +33,9 @@ function Screen({ route, me, t, lang }) {
       : html`<${client.list} ...${props} />`
   const list = LISTS[name]
   if (list) return html`<${list} ...${props} />`
+  // the tenant screens
+  const tenant = tenantScreen(name, props)
+  if (tenant) return tenant
   return html`<${Empty}>${t('not_found')}<//>`
 }
 
@@ -86,6 +91,7 @@ function App() {
         ${link('home', t('nav.home'))}${link('market', t('nav.market'))}${link('engagements', t('nav.engagements'))}${link('tasks', t('nav.tasks'))}
         ${Object.keys(LISTS).map((name) => link(name, t(`nav.${name}`)))}
         ${CLIENT_NAV.map((name) => link(name, t(`nav.${name}`)))}
+        ${link('org', t('nav.org'))}
       </nav>
       <div class="who">
         ${

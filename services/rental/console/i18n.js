@@ -3,6 +3,8 @@
 import { CLIENT_EN } from './i18n-client.js'
 import { CLIENT_AR } from './i18n-client-ar.js'
 
+import { TENANT_AR, TENANT_EN } from './i18n-tenant.js'
+
 const en = {
   title: 'Console',
   loading: 'Loading…',
@@ -291,6 +293,10 @@ const ar = {
   // the client screens' words
   ...CLIENT_AR,
 }
+
+// the tenant screens' words (i18n-tenant.js)
+Object.assign(en, TENANT_EN)
+Object.assign(ar, TENANT_AR)
 
 export const CATALOGUES = { en, ar }
 const KEY = 'console.lang'

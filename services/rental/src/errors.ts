@@ -71,7 +71,7 @@ export const rentalErrors = errorCatalogue({
     status: 409,
     description: 'members hold the role: it cannot lose members:owners (an owner stays an owner)',
   },
-  role_taken: { status: 409, description: 'another organization’s members hold a role of that name' },
+  role_not_found: { status: 404, description: 'no built-in or organization’s custom role of that name' },
   secret_not_found: { status: 404, description: 'no secret of that name in the organization’s vault' },
   // API tokens
   quota_exceeded: { status: 409, description: 'the client holds the most API tokens allowed' },
