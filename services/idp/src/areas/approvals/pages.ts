@@ -1,4 +1,5 @@
 import { html } from '@svc/kit'
+import { formatWhen, type Lang, t } from '../ui/i18n.ts'
 import type { ApprovalRow, pendingOf } from './store.ts'
 
 const STATUS: Record<ApprovalRow['status'], string> = {
@@ -37,13 +38,13 @@ export const approvalPage = (row: ApprovalRow, clientName: string, csrf: string)
     }`
 
 /** The account page's list of requests waiting for an answer. */
-export const pendingSection = (pending: Awaited<ReturnType<typeof pendingOf>>) =>
-  html`<h2>Requests waiting for you</h2>
-    ${pending.length === 0 ? html`<p>No app is waiting for your approval.</p>` : ''}
+export const pendingSection = (lang: Lang, pending: Awaited<ReturnType<typeof pendingOf>>) =>
+  html`<h2>${t(lang, 'Requests waiting for you')}</h2>
+    ${pending.length === 0 ? html`<p>${t(lang, 'No app is waiting for your approval.')}</p>` : ''}
     ${pending.map(
       (a) =>
         html`<p>
-          <strong>${a.client_name}</strong>: <a href="/ui/approvals/${a.id}">${a.action}</a> (until
-          ${a.expires_at.toISOString()})
+          <strong>${a.client_name}</strong>: <a href="/ui/approvals/${a.id}">${a.action}</a>
+          (${t(lang, 'until {until}', { until: formatWhen(lang, a.expires_at) })})
         </p>`,
     )}`

@@ -1,18 +1,19 @@
 import { html } from '@svc/kit'
 import QRCode from 'qrcode'
+import { type Lang, t } from '../ui/i18n.ts'
 import type { createOffer } from './offers.ts'
 
 /** The account page's section: offer the identity credential to a wallet. */
-export const offerSection = (csrf: string) =>
-  html`<h2>Wallet credential</h2>
+export const offerSection = (lang: Lang, csrf: string) =>
+  html`<h2>${t(lang, 'Wallet credential')}</h2>
     <form method="post" action="/ui/credentials/offer">
       <input type="hidden" name="csrf" value="${csrf}" />
-      <p>Put your svc identity (your DID, email address and name) in a digital wallet.</p>
+      <p>${t(lang, 'Put your svc identity (your DID, email address and name) in a digital wallet.')}</p>
       <label
-        ><input type="checkbox" name="tx_code" value="on" checked style="width:auto" /> Protect it with a
-        six-digit code</label
+        ><input type="checkbox" name="tx_code" value="on" checked style="width:auto" />
+        ${t(lang, 'Protect it with a six-digit code')}</label
       >
-      <button type="submit">Offer it to my wallet</button>
+      <button type="submit">${t(lang, 'Offer it to my wallet')}</button>
     </form>`
 
 /**
