@@ -123,9 +123,15 @@ export function accountChangeRoutes(app: App, deps: ChangeDeps & { origin: strin
         return sendLocalMessage(reply, 400, 'Address not changed', 'Enter a valid email address.')
       // the same answer whether or not the address is taken: no account is revealed
       if (!(await userByEmail(deps.db, email))) await requestEmailChange(deps, session.user_id, email)
-      return sendLocalMessage(reply, 200, 'Check your inbox', 'Follow the link sent to {email} to confirm it.', {
-        email,
-      })
+      return sendLocalMessage(
+        reply,
+        200,
+        'Check your inbox',
+        'Follow the link sent to {email} to confirm it.',
+        {
+          email,
+        },
+      )
     },
   )
 
@@ -141,7 +147,9 @@ export function accountChangeRoutes(app: App, deps: ChangeDeps & { origin: strin
     async (request, reply) => {
       try {
         const email = await confirmEmailChange(deps, request.query.token)
-        return sendLocalMessage(reply, 200, 'Address changed', 'Your account’s address is now {email}.', { email })
+        return sendLocalMessage(reply, 200, 'Address changed', 'Your account’s address is now {email}.', {
+          email,
+        })
       } catch (err) {
         if (!(err instanceof AppError)) throw err
         return sendMessage(

@@ -87,7 +87,9 @@ export function accountRoutes(
   const tags = ['pages']
 
   app.get('/ui/register', { schema: { summary: 'The registration page', tags } }, async (request, reply) =>
-    reply.type('text/html; charset=utf-8').send(registerForm(request, csrfToken(request, reply, secureCookies))),
+    reply
+      .type('text/html; charset=utf-8')
+      .send(registerForm(request, csrfToken(request, reply, secureCookies))),
   )
 
   app.post(

@@ -46,7 +46,12 @@ export function mfaRoutes(app: App, { db, receipts, kv, sealer, origin, secureCo
         reply,
         200,
         'Second factor',
-        codeForm(lang, '/ui/mfa', csrfToken(request, reply, secureCookies), html`<h1>${t(lang, 'Second factor')}</h1>`),
+        codeForm(
+          lang,
+          '/ui/mfa',
+          csrfToken(request, reply, secureCookies),
+          html`<h1>${t(lang, 'Second factor')}</h1>`,
+        ),
       )
     },
   )

@@ -1,4 +1,4 @@
-import { type App, html } from '@svc/kit'
+import type { App } from '@svc/kit'
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import { Type } from 'typebox'
 import { recordEvent, requestContext } from '../accounts/service.ts'
@@ -67,7 +67,12 @@ export function passkeyRoutes(app: App, options: PasskeyOptions) {
         () => undefined,
       )
       if (!userId)
-        return sendLocalMessage(reply, 401, 'Sign in', 'This passkey was not accepted. Go back and try again.')
+        return sendLocalMessage(
+          reply,
+          401,
+          'Sign in',
+          'This passkey was not accepted. Go back and try again.',
+        )
       // user verification was required: the passkey is possession and a PIN or biometric at once
       return completeSignIn({ db, receipts }, request, reply, {
         userId,
@@ -96,7 +101,8 @@ export function passkeyRoutes(app: App, options: PasskeyOptions) {
         session.user_id,
         parseCredential(request.body.credential),
       ).catch(() => false)
-      if (!added) return sendLocalMessage(reply, 400, 'Passkeys', 'This passkey could not be added. Try again.')
+      if (!added)
+        return sendLocalMessage(reply, 400, 'Passkeys', 'This passkey could not be added. Try again.')
       await recordEvent(db, session.user_id, 'passkey_added', requestContext(request))
       return reply.redirect('/ui/account', 303)
     },
@@ -120,7 +126,12 @@ export function passkeyRoutes(app: App, options: PasskeyOptions) {
         return sendLocalMessage(reply, 404, 'Passkeys', 'There is no such passkey.')
       // never the last way in
       if (!user?.password_hash && passkeys.length === 1)
-        return sendLocalMessage(reply, 409, 'Passkeys', 'This is your only way to sign in: set a password first.')
+        return sendLocalMessage(
+          reply,
+          409,
+          'Passkeys',
+          'This is your only way to sign in: set a password first.',
+        )
       await deletePasskey(db, session.user_id, request.body.id)
       await recordEvent(db, session.user_id, 'passkey_removed', requestContext(request))
       return reply.redirect('/ui/account', 303)

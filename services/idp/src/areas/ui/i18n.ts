@@ -121,23 +121,21 @@ export function formatRelative(lang: Lang, when: Date, now = new Date()): string
 /** Browser and system of a User-Agent as people name them: "Chrome on Linux". */
 export function describeDevice(lang: Lang, userAgent: string | null | undefined): string {
   if (!userAgent) return t(lang, 'Unknown device')
-  const browser =
-    [
-      [/Edg(e|A|iOS)?\//, 'Edge'],
-      [/OPR\/|Opera/, 'Opera'],
-      [/Firefox\/|FxiOS\//, 'Firefox'],
-      [/Chrome\/|CriOS\/|Chromium\//, 'Chrome'],
-      [/Safari\//, 'Safari'],
-    ].find(([pattern]) => (pattern as RegExp).test(userAgent))?.[1] as string | undefined
-  const system =
-    [
-      [/iPhone|iPad|iPod/, 'iOS'],
-      [/Android/, 'Android'],
-      [/CrOS/, 'ChromeOS'],
-      [/Windows/, 'Windows'],
-      [/Mac OS X|Macintosh/, 'macOS'],
-      [/Linux|X11/, 'Linux'],
-    ].find(([pattern]) => (pattern as RegExp).test(userAgent))?.[1] as string | undefined
+  const browser = [
+    [/Edg(e|A|iOS)?\//, 'Edge'],
+    [/OPR\/|Opera/, 'Opera'],
+    [/Firefox\/|FxiOS\//, 'Firefox'],
+    [/Chrome\/|CriOS\/|Chromium\//, 'Chrome'],
+    [/Safari\//, 'Safari'],
+  ].find(([pattern]) => (pattern as RegExp).test(userAgent))?.[1] as string | undefined
+  const system = [
+    [/iPhone|iPad|iPod/, 'iOS'],
+    [/Android/, 'Android'],
+    [/CrOS/, 'ChromeOS'],
+    [/Windows/, 'Windows'],
+    [/Mac OS X|Macintosh/, 'macOS'],
+    [/Linux|X11/, 'Linux'],
+  ].find(([pattern]) => (pattern as RegExp).test(userAgent))?.[1] as string | undefined
   if (browser && system) return t(lang, '{browser} on {system}', { browser, system })
   if (browser ?? system) return (browser ?? system)!
   // a program rather than a browser (curl, a library): its first product token

@@ -16,7 +16,11 @@ export const uiArea = defineArea({
       origin: ctx.origin,
       secureCookies: ctx.secureCookies,
     })
-    sessionsRoutes(app, { db: ctx.db, origin: ctx.origin, onSessionEnd: (session) => logout.announce(session) })
+    sessionsRoutes(app, {
+      db: ctx.db,
+      origin: ctx.origin,
+      onSessionEnd: (session) => logout.announce(session),
+    })
     return undefined
   },
 })

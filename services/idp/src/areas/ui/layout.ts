@@ -25,7 +25,12 @@ export function page(title: string, body: Html, scripts: string[] = []): string 
  * A hosted page in the request's language (./i18n.ts, `langOf`), right to left in Arabic, with the
  * switch to the other language. `title` is a phrase, or text already in the page's language.
  */
-export function localPage(request: FastifyRequest, title: Phrase | string, body: Html, scripts: string[] = []) {
+export function localPage(
+  request: FastifyRequest,
+  title: Phrase | string,
+  body: Html,
+  scripts: string[] = [],
+) {
   const lang = langOf(request)
   // a form's answer has no address to come back to: the switch goes to the account (or sign-in)
   const returnTo = request.method === 'GET' ? safeReturnTo(request.url) : '/ui/account'
@@ -116,7 +121,10 @@ export const sendMessage = (reply: FastifyReply, status: number, title: string, 
 
 /** Answers with a page in the request's language. */
 export function sendLocalPage(reply: FastifyReply, status: number, title: Phrase, body: Html): FastifyReply {
-  return reply.code(status).type('text/html; charset=utf-8').send(localPage(reply.request, title, body))
+  return reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .send(localPage(reply.request, title, body))
 }
 
 /** A heading and a sentence, both phrases, in the request's language (`vars` fill the sentence's slots). */
