@@ -284,4 +284,18 @@ describe('rental console: CSRF, catalogue, API tokens, public pages', () => {
     const arabic = await (await fetch(`${stack.rental.url}/market?lang=ar`)).text()
     assert.match(arabic, /<html lang="ar" dir="rtl">/)
   })
+
+  it('the root answers JSON for Accept: application/json, and the landing page for a browser', async () => {
+    const json = await fetch(`${stack.rental.url}/`, { headers: { accept: 'application/json' } })
+    assert.equal(json.status, 200)
+    assert.match(json.headers.get('vary')!, /Accept/)
+    const body = (await json.json()) as { service: string; links: Record<string, string> }
+    assert.equal(body.service, 'rental')
+    assert.equal(body.links.console, `${stack.rental.url}/console`)
+    assert.equal(body.links.discovery, `${stack.idp.url}/.well-known/openid-configuration`)
+    const browser = await fetch(`${stack.rental.url}/`, {
+      headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' },
+    })
+    assert.match(browser.headers.get('content-type')!, /text\/html/)
+  })
 })

@@ -12,6 +12,13 @@ export const ceilingText = (ceiling: Record<string, unknown> | null) =>
         .join(', ')
     : ''
 
+const usesLeft = (lang: Lang, task: LiveTask) =>
+  t(lang, '{left} of {max} uses left, until {until}', {
+    left: task.max_uses - task.uses,
+    max: task.max_uses,
+    until: formatWhen(lang, task.expires_at),
+  })
+
 /** The account page's list of task grants that can still issue tokens, each with a way to end it. */
 export const taskSection = (lang: Lang, csrf: string, tasks: LiveTask[]) =>
   html`<h2>${t(lang, 'Tasks you allowed')}</h2>
@@ -22,12 +29,9 @@ export const taskSection = (lang: Lang, csrf: string, tasks: LiveTask[]) =>
           <input type="hidden" name="csrf" value="${csrf}" />
           <input type="hidden" name="task_id" value="${task.id}" />
           <p>
-            <strong>${task.client_name}</strong>: ${task.purpose}.
-            ${t(lang, '{left} of {max} uses left, until {until}', {
-              left: task.max_uses - task.uses,
-              max: task.max_uses,
-              until: formatWhen(lang, task.expires_at),
-            })}${task.ceiling ? html`; ${t(lang, 'limits')}: ${ceilingText(task.ceiling)}` : ''}
+            <strong>${task.client_name}</strong>: ${task.purpose}. ${usesLeft(lang, task)}${
+              task.ceiling ? html`; ${t(lang, 'limits')}: ${ceilingText(task.ceiling)}` : ''
+            }
             <button type="submit">${t(lang, 'End this task')}</button>
           </p>
         </form>`,

@@ -104,7 +104,7 @@ export function formatWhen(lang: Lang, when: Date): string {
   }).format(when)
 }
 
-/** "5 minutes ago", "in 3 hours", "yesterday": the nearest unit, in `lang`. */
+/** "now", "5 minutes ago", "in 3 hours", "yesterday": the nearest unit, in `lang`. */
 export function formatRelative(lang: Lang, when: Date, now = new Date()): string {
   const seconds = Math.round((when.getTime() - now.getTime()) / 1000)
   const units: Array<[Intl.RelativeTimeFormatUnit, number]> = [
@@ -115,7 +115,8 @@ export function formatRelative(lang: Lang, when: Date, now = new Date()): string
   const format = new Intl.RelativeTimeFormat(DATE_LOCALE[lang], { numeric: 'auto' })
   for (const [unit, size] of units)
     if (Math.abs(seconds) >= size) return format.format(Math.round(seconds / size), unit)
-  return format.format(0, 'minute')
+  // under a minute is "now", not a count of seconds
+  return format.format(0, 'second')
 }
 
 /** Browser and system of a User-Agent as people name them: "Chrome on Linux". */
