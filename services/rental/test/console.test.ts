@@ -291,8 +291,9 @@ describe('rental console: CSRF, catalogue, API tokens, public pages', () => {
     assert.match(json.headers.get('vary')!, /Accept/)
     const body = (await json.json()) as { service: string; links: Record<string, string> }
     assert.equal(body.service, 'rental')
-    assert.equal(body.links.console, `${stack.rental.url}/console`)
-    assert.equal(body.links.discovery, `${stack.idp.url}/.well-known/openid-configuration`)
+    const { baseUrl, topology } = stack.rental.ctx
+    assert.equal(body.links.console, `${baseUrl}/console`)
+    assert.equal(body.links.discovery, `${topology.idp.url}/.well-known/openid-configuration`)
     const browser = await fetch(`${stack.rental.url}/`, {
       headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' },
     })
