@@ -20,18 +20,20 @@ export const offerSection = (lang: Lang, csrf: string) =>
  * The offer for the wallet to scan, or open on this device: the QR code and the link carry the
  * offer by value; the transaction code is shown beside them, never inside.
  */
-export async function offerPage(offer: Awaited<ReturnType<typeof createOffer>>) {
+export async function offerPage(lang: Lang, offer: Awaited<ReturnType<typeof createOffer>>) {
   const qr = Buffer.from(await QRCode.toString(offer.uri, { type: 'svg' })).toString('base64')
-  return html`<h1>Your credential offer</h1>
-    <p>Scan this with your wallet within ${Math.round(offer.expiresIn / 60)} minutes. It works once.</p>
-    <img src="data:image/svg+xml;base64,${qr}" alt="QR code of the credential offer" width="256" height="256" />
-    <p><a href="${offer.uri}" data-offer="${offer.uri}">Open in a wallet on this device</a></p>
+  return html`<h1>${t(lang, 'Your credential offer')}</h1>
+    <p>
+      ${t(lang, 'Scan this with your wallet within {n} minutes. It works once.', { n: Math.round(offer.expiresIn / 60) })}
+    </p>
+    <img src="data:image/svg+xml;base64,${qr}" alt="${t(lang, 'QR code of the credential offer')}" width="256" height="256" />
+    <p><a href="${offer.uri}" data-offer="${offer.uri}">${t(lang, 'Open in a wallet on this device')}</a></p>
     ${
       offer.txCode
         ? html`<p>
-          When the wallet asks, enter this code: <strong data-tx-code="${offer.txCode}">${offer.txCode}</strong>
+          ${t(lang, 'When the wallet asks, enter this code:')} <strong dir="ltr" data-tx-code="${offer.txCode}">${offer.txCode}</strong>
         </p>`
         : ''
     }
-    <p><a href="/ui/account">Back to your account</a></p>`
+    <p><a href="/ui/account">${t(lang, 'Back to your account')}</a></p>`
 }
