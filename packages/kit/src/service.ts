@@ -9,6 +9,7 @@ import { migratedSnapshot } from './db/snapshot.ts'
 import { ConfigError } from './errors.ts'
 import type { ErrorShape } from './http/errors.ts'
 import type { HealthCheck } from './http/health.ts'
+import { type HomeLink, registerHome } from './http/home.ts'
 import { type App, createHttpServer, type HttpOptions } from './http/server.ts'
 import { type Kv, openKv } from './kv/index.ts'
 import { repoRoot } from './paths.ts'
@@ -66,6 +67,11 @@ export interface ServiceSpec<C> {
   metricsGuard?(ctx: ServiceContext<C>): (request: import('fastify').FastifyRequest) => void
   /** Registers the service's areas on the app. */
   build(app: App, ctx: ServiceContext<C>): Promise<void>
+  /**
+   * The links of the service's root page (`GET /`: a page, or JSON for `Accept: application/json`);
+   * `/docs` is always first. Omit it for a service that serves its own `/`.
+   */
+  home?(ctx: ServiceContext<C>): HomeLink[]
   /** Printed once the service listens (the idp's generated dev admin token, say). */
   banner?(ctx: ServiceContext<C>): string[]
 }
@@ -203,6 +209,11 @@ async function startServiceOnce<C>(
   })
   try {
     await spec.build(app, ctx)
+    if (spec.home) {
+      const links = [{ rel: 'docs', title: 'API reference', href: '/docs' }, ...spec.home(ctx)]
+      const home = { service: spec.name, version: spec.version, description: spec.description, links }
+      registerHome(app, home, ctx.baseUrl)
+    }
     await app.listen({ host: common.host, port: port ?? topology[spec.name].port })
   } catch (err) {
     await app.close()

@@ -24,6 +24,15 @@ export const agents: ServiceSpec<AgentsConfig> = {
     },
   },
   readConfig: readAgentsConfig,
+  home: (ctx) => [
+    { rel: 'agents', title: 'The agents and their A2A cards', href: '/agents' },
+    {
+      rel: 'console',
+      title: 'Hire them in the rental’s console',
+      href: `${ctx.topology.rental.url}/console`,
+    },
+    { rel: 'issuer', title: 'The idp that signs their callers’ tokens', href: ctx.topology.idp.url },
+  ],
   async build(app, ctx) {
     const context = {
       baseUrl: ctx.baseUrl,

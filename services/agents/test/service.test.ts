@@ -26,6 +26,15 @@ describe('agents service', () => {
     const doc = await request(`${service.url}/openapi.json`)
     assert.equal((doc.body.info as { title: string }).title, 'agents')
   })
+
+  it('answers its root with a page saying what it is, or JSON for Accept: application/json', async () => {
+    const page = await fetch(`${service.url}/`)
+    assert.equal(page.status, 200)
+    assert.match(await page.text(), /href="\/agents"/)
+    const json = await request(`${service.url}/`, { headers: { accept: 'application/json' } })
+    assert.equal(json.body.service, 'agents')
+    assert.equal((json.body.links as Record<string, string>).agents, `${service.ctx.baseUrl}/agents`)
+  })
 })
 
 describe('agents configuration', () => {

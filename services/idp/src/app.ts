@@ -89,6 +89,13 @@ export const idp: ServiceSpec<IdpConfig> = {
     organizationKey: { type: 'http', scheme: 'bearer', description: 'the organization API key, svc_org_…' },
   },
   readConfig: readIdpConfig,
+  home: (ctx) => [
+    { rel: 'discovery', title: 'OpenID Connect discovery', href: '/.well-known/openid-configuration' },
+    { rel: 'sign_in', title: 'Sign in', href: '/ui/login' },
+    { rel: 'account', title: 'Your account', href: '/ui/account' },
+    { rel: 'register', title: 'Create an account', href: '/ui/register' },
+    { rel: 'console', title: 'The rental’s console', href: `${ctx.topology.rental.url}/console` },
+  ],
   metricsGuard: (ctx) => (request) => requireAdmin(request, ctx.config.adminToken),
   banner: (ctx) => [
     ...(ctx.config.adminTokenGenerated

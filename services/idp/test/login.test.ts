@@ -50,7 +50,7 @@ describe('idp sign-in pages', () => {
     assert.equal(account.status, 200)
     const text = await account.text()
     assert.match(text, new RegExp(`Signed in as <strong>${DEMO_EMAIL}</strong>`))
-    assert.match(text, /<td>login<\/td>/)
+    assert.match(text, /<td data-event="login">Signed in<\/td>/)
   })
 
   it('keeps the password as argon2id', async () => {

@@ -25,6 +25,15 @@ export const ledger: ServiceSpec<LedgerConfig> = {
     writer: { type: 'http', scheme: 'bearer', description: 'a writer token from LEDGER_WRITERS' },
   },
   readConfig: readLedgerConfig,
+  home: (ctx) => [
+    { rel: 'checkpoint', title: 'The latest signed checkpoint', href: '/checkpoint' },
+    { rel: 'key', title: 'The log’s public key', href: '/v1/key' },
+    {
+      rel: 'console',
+      title: 'The rental’s console (receipts verified in the browser)',
+      href: `${ctx.topology.rental.url}/console`,
+    },
+  ],
   async build(app, service) {
     const jobs = await Jobs.start(service.database!, {
       maintenanceIntervalSeconds: service.common.jobsMaintenanceS,

@@ -29,4 +29,17 @@ describe('ledger service', () => {
     const doc = await request(`${service.url}/openapi.json`)
     assert.equal((doc.body.info as { title: string }).title, 'ledger')
   })
+
+  it('answers its root with a page saying what it is, or JSON for Accept: application/json', async () => {
+    const page = await fetch(`${service.url}/`)
+    assert.equal(page.status, 200)
+    const text = await page.text()
+    assert.match(text, /<h1>svc ledger<\/h1>/)
+    assert.match(text, /href="\/docs"/)
+    assert.match(text, /href="\/checkpoint"/)
+    const json = await request(`${service.url}/`, { headers: { accept: 'application/json' } })
+    assert.equal(json.body.service, 'ledger')
+    assert.equal((json.body.links as Record<string, string>).docs, `${service.ctx.baseUrl}/docs`)
+    assert.match((json.body.links as Record<string, string>).console!, /\/console$/)
+  })
 })

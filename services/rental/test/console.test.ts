@@ -270,7 +270,7 @@ describe('rental console: CSRF, catalogue, API tokens, public pages', () => {
     const landing = await fetch(`${stack.rental.url}/`)
     assert.equal(landing.status, 200)
     assert.match(landing.headers.get('content-security-policy')!, /default-src 'none'/)
-    assert.match(await landing.text(), /href="\/auth\/login"/)
+    assert.match(await landing.text(), /href="\/auth\/login\?ui_locales=en"/)
     await db
       .updateTable('jobs')
       .set({ description: '<script>alert(1)</script>' })
@@ -283,5 +283,28 @@ describe('rental console: CSRF, catalogue, API tokens, public pages', () => {
     assert.match(market, /did:key:z6Mk/)
     const arabic = await (await fetch(`${stack.rental.url}/market?lang=ar`)).text()
     assert.match(arabic, /<html lang="ar" dir="rtl">/)
+    // signing in from an Arabic page asks the idp for Arabic pages
+    assert.match(arabic, /href="\/auth\/login\?ui_locales=ar"/)
+    const login = await fetch(`${stack.rental.url}/auth/login?ui_locales=ar`, { redirect: 'manual' })
+    const authorize = new URL(login.headers.get('location')!)
+    assert.equal(authorize.searchParams.get('ui_locales'), 'ar')
+    const idpPage = await fetch(authorize, { redirect: 'manual' })
+    const signIn = await fetch(new URL(idpPage.headers.get('location')!, authorize), { redirect: 'manual' })
+    assert.match(await signIn.text(), /<html lang="ar" dir="rtl">/)
+  })
+
+  it('the root answers JSON for Accept: application/json, and the landing page for a browser', async () => {
+    const json = await fetch(`${stack.rental.url}/`, { headers: { accept: 'application/json' } })
+    assert.equal(json.status, 200)
+    assert.match(json.headers.get('vary')!, /Accept/)
+    const body = (await json.json()) as { service: string; links: Record<string, string> }
+    assert.equal(body.service, 'rental')
+    const { baseUrl, topology } = stack.rental.ctx
+    assert.equal(body.links.console, `${baseUrl}/console`)
+    assert.equal(body.links.discovery, `${topology.idp.url}/.well-known/openid-configuration`)
+    const browser = await fetch(`${stack.rental.url}/`, {
+      headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' },
+    })
+    assert.match(browser.headers.get('content-type')!, /text\/html/)
   })
 })

@@ -2,7 +2,8 @@ import { type App, AppError, html, type Sealer } from '@svc/kit'
 import { Type } from 'typebox'
 import { pageHooks, sessionOf } from '../sessions/pages.ts'
 import { endSession } from '../sessions/service.ts'
-import { sendMessage } from '../ui/layout.ts'
+import { type Lang, t } from '../ui/i18n.ts'
+import { sendLocalMessage, sendMessage } from '../ui/layout.ts'
 import {
   type ChangeDeps,
   changePassword,
@@ -19,41 +20,43 @@ const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]{2,}$/
 const CONFIRM_DELETE = 'delete my account'
 
 /** The account page's forms for changing the password or the address, and for deleting the account. */
-export const changeForms = (csrf: string) =>
-  html`<h2>Password and address</h2>
+export const changeForms = (lang: Lang, csrf: string) =>
+  html`<h2>${t(lang, 'Password and address')}</h2>
     <form method="post" action="/ui/account/password">
       <input type="hidden" name="csrf" value="${csrf}" />
-      <label for="current_password">Current password</label>
+      <label for="current_password">${t(lang, 'Current password')}</label>
       <input id="current_password" name="current_password" type="password" autocomplete="current-password" required />
-      <label for="new_password">New password (at least ${MIN_PASSWORD} characters)</label>
+      <label for="new_password">${t(lang, 'New password (at least {n} characters)', { n: MIN_PASSWORD })}</label>
       <input id="new_password" name="new_password" type="password" autocomplete="new-password" required minlength="${MIN_PASSWORD}" />
-      <button type="submit">Change password</button>
+      <button type="submit">${t(lang, 'Change password')}</button>
     </form>
     <form method="post" action="/ui/account/email">
       <input type="hidden" name="csrf" value="${csrf}" />
-      <label for="new_email">New email address</label>
+      <label for="new_email">${t(lang, 'New email address')}</label>
       <input id="new_email" name="email" type="email" autocomplete="email" required />
-      <button type="submit">Change address</button>
+      <button type="submit">${t(lang, 'Change address')}</button>
     </form>
-    <h2>Back up your key</h2>
+    <h2>${t(lang, 'Back up your key')}</h2>
     <p>
-      Download your account’s key (its did:key) encrypted under a passphrase of your choice: a JWE
-      (PBES2-HS512+A256KW, A256GCM) holding the private JWK. Keep the passphrase apart from the file.
+      ${t(
+        lang,
+        'Download your account’s key (its did:key) encrypted under a passphrase of your choice: a JWE (PBES2-HS512+A256KW, A256GCM) holding the private JWK. Keep the passphrase apart from the file.',
+      )}
     </p>
     <form method="post" action="/ui/account/key-backup">
       <input type="hidden" name="csrf" value="${csrf}" />
-      <label for="backup_password">Current password (if your account has one)</label>
+      <label for="backup_password">${t(lang, 'Current password (if your account has one)')}</label>
       <input id="backup_password" name="current_password" type="password" autocomplete="current-password" />
-      <label for="passphrase">Passphrase for the backup (at least ${MIN_PASSPHRASE} characters)</label>
+      <label for="passphrase">${t(lang, 'Passphrase for the backup (at least {n} characters)', { n: MIN_PASSPHRASE })}</label>
       <input id="passphrase" name="passphrase" type="password" autocomplete="new-password" required minlength="${MIN_PASSPHRASE}" />
-      <button type="submit">Download the backup</button>
+      <button type="submit">${t(lang, 'Download the backup')}</button>
     </form>
-    <h2>Delete your account</h2>
+    <h2>${t(lang, 'Delete your account')}</h2>
     <form method="post" action="/ui/account/delete">
       <input type="hidden" name="csrf" value="${csrf}" />
-      <label for="confirm">Type “${CONFIRM_DELETE}” to confirm</label>
+      <label for="confirm">${t(lang, 'Type “{phrase}” to confirm', { phrase: CONFIRM_DELETE })}</label>
       <input id="confirm" name="confirm" required />
-      <button type="submit">Delete my account</button>
+      <button type="submit">${t(lang, 'Delete my account')}</button>
     </form>`
 
 /** Changes the signed-in user makes to the account; each one tells the clients (lifecycle webhooks). */
@@ -78,22 +81,23 @@ export function accountChangeRoutes(app: App, deps: ChangeDeps & { origin: strin
     async (request, reply) => {
       const session = sessionOf(request)
       if (request.body.new_password.length < MIN_PASSWORD)
-        return sendMessage(
+        return sendLocalMessage(
           reply,
           400,
           'Password too short',
-          `Choose a password of at least ${MIN_PASSWORD} characters.`,
+          'Choose a password of at least {n} characters.',
+          { n: MIN_PASSWORD },
         )
       try {
         await checkCurrentPassword(deps.db, session.user_id, request.body.current_password)
       } catch {
-        return sendMessage(reply, 400, 'Password not changed', 'The current password is not right.')
+        return sendLocalMessage(reply, 400, 'Password not changed', 'The current password is not right.')
       }
       await changePassword(deps, session.user_id, request.body.new_password, 'account', {
         ip: request.ip,
         keepSid: session.sid,
       })
-      return sendMessage(
+      return sendLocalMessage(
         reply,
         200,
         'Password changed',
@@ -116,10 +120,18 @@ export function accountChangeRoutes(app: App, deps: ChangeDeps & { origin: strin
       const session = sessionOf(request)
       const email = request.body.email.trim()
       if (!EMAIL.test(email))
-        return sendMessage(reply, 400, 'Address not changed', 'Enter a valid email address.')
+        return sendLocalMessage(reply, 400, 'Address not changed', 'Enter a valid email address.')
       // the same answer whether or not the address is taken: no account is revealed
       if (!(await userByEmail(deps.db, email))) await requestEmailChange(deps, session.user_id, email)
-      return sendMessage(reply, 200, 'Check your inbox', `Follow the link sent to ${email} to confirm it.`)
+      return sendLocalMessage(
+        reply,
+        200,
+        'Check your inbox',
+        'Follow the link sent to {email} to confirm it.',
+        {
+          email,
+        },
+      )
     },
   )
 
@@ -135,7 +147,9 @@ export function accountChangeRoutes(app: App, deps: ChangeDeps & { origin: strin
     async (request, reply) => {
       try {
         const email = await confirmEmailChange(deps, request.query.token)
-        return sendMessage(reply, 200, 'Address changed', `Your account’s address is now ${email}.`)
+        return sendLocalMessage(reply, 200, 'Address changed', 'Your account’s address is now {email}.', {
+          email,
+        })
       } catch (err) {
         if (!(err instanceof AppError)) throw err
         return sendMessage(
@@ -200,17 +214,19 @@ export function accountChangeRoutes(app: App, deps: ChangeDeps & { origin: strin
     async (request, reply) => {
       const session = sessionOf(request)
       if (request.body.confirm.trim().toLowerCase() !== CONFIRM_DELETE)
-        return sendMessage(reply, 400, 'Account not deleted', `Type “${CONFIRM_DELETE}” to confirm.`)
+        return sendLocalMessage(reply, 400, 'Account not deleted', 'Type “{phrase}” to confirm', {
+          phrase: CONFIRM_DELETE,
+        })
       const outcome = await deleteAccount(deps, session.user_id, { ip: request.ip })
       await endSession(deps.db, request, reply)
       if (outcome === 'deferred')
-        return sendMessage(
+        return sendLocalMessage(
           reply,
           200,
           'Account closed',
           'Your account is closed and signed out everywhere. A legal hold requires its data to be kept for now; it will be deleted as soon as the hold ends.',
         )
-      return sendMessage(
+      return sendLocalMessage(
         reply,
         200,
         'Account deleted',

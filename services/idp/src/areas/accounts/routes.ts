@@ -1,10 +1,12 @@
 import { type App, html, type Kv, rateLimit, type Sealer } from '@svc/kit'
+import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import type { Mailer } from '../email/mailer.ts'
 import { consumeEmailToken, issueEmailToken, outbox } from '../email/service.ts'
 import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
-import { page, sendMessage } from '../ui/layout.ts'
+import { type Lang, langOf, type Phrase, t } from '../ui/i18n.ts'
+import { langField, localPage, page, sendLocalMessage } from '../ui/layout.ts'
 import { type ChangeDeps, changePassword } from './changes.ts'
 import { createUser, recordEvent } from './service.ts'
 import { markEmailVerified, userByEmail } from './store.ts'
@@ -28,22 +30,44 @@ interface AccountOptions {
   changes: ChangeDeps
 }
 
-const registerForm = (csrf: string, values: { email?: string; name?: string } = {}, error?: string) =>
-  page(
+const registerForm = (
+  request: FastifyRequest,
+  csrf: string,
+  values: { email?: string; name?: string } = {},
+  error?: Phrase,
+) => {
+  const lang = langOf(request)
+  return localPage(
+    request,
     'Create an account',
-    html`<h1>Create an account</h1>
-      ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+    html`<h1>${t(lang, 'Create an account')}</h1>
+      ${error ? html`<p class="error" role="alert">${t(lang, error, { n: MIN_PASSWORD })}</p>` : ''}
       <form method="post" action="/ui/register">
         <input type="hidden" name="csrf" value="${csrf}" />
-        <label for="name">Name</label>
+        ${langField(lang)}
+        <label for="name">${t(lang, 'Name')}</label>
         <input id="name" name="name" autocomplete="name" value="${values.name ?? ''}" />
-        <label for="email">Email</label>
+        <label for="email">${t(lang, 'Email')}</label>
         <input id="email" name="email" type="email" autocomplete="email" required value="${values.email ?? ''}" />
-        <label for="password">Password (at least ${MIN_PASSWORD} characters)</label>
+        <label for="password">${t(lang, 'Password (at least {n} characters)', { n: MIN_PASSWORD })}</label>
         <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${MIN_PASSWORD}" />
-        <button type="submit">Create account</button>
-      </form>`,
+        <button type="submit">${t(lang, 'Create account')}</button>
+      </form>
+      <p><a href="/ui/login?ui_locales=${lang}">${t(lang, 'I already have an account: sign in')}</a></p>`,
   )
+}
+
+const emailForm = (lang: Lang, csrf: string) =>
+  html`<h1>${t(lang, 'Forgot your password')}</h1>
+    <p>${t(lang, 'Enter your address: if it has an account, we send it a link to choose a new password.')}</p>
+    <form method="post" action="/ui/forgot">
+      <input type="hidden" name="csrf" value="${csrf}" />
+      ${langField(lang)}
+      <label for="email">${t(lang, 'Email')}</label>
+      <input id="email" name="email" type="email" autocomplete="email" required />
+      <button type="submit">${t(lang, 'Send a reset link')}</button>
+    </form>
+    <p><a href="/ui/login?ui_locales=${lang}">${t(lang, 'Back to sign in')}</a></p>`
 
 export function accountRoutes(
   app: App,
@@ -63,7 +87,9 @@ export function accountRoutes(
   const tags = ['pages']
 
   app.get('/ui/register', { schema: { summary: 'The registration page', tags } }, async (request, reply) =>
-    reply.type('text/html; charset=utf-8').send(registerForm(csrfToken(request, reply, secureCookies))),
+    reply
+      .type('text/html; charset=utf-8')
+      .send(registerForm(request, csrfToken(request, reply, secureCookies))),
   )
 
   app.post(
@@ -85,14 +111,13 @@ export function accountRoutes(
       checkCsrf(request, request.body.csrf, origin)
       const { email, password } = request.body
       const name = request.body.name?.trim() || undefined
-      const refuse = (error: string) =>
+      const refuse = (error: Phrase) =>
         reply
           .code(400)
           .type('text/html; charset=utf-8')
-          .send(registerForm(csrfToken(request, reply, secureCookies), { email, name }, error))
+          .send(registerForm(request, csrfToken(request, reply, secureCookies), { email, name }, error))
       if (!EMAIL.test(email)) return refuse('Enter a valid email address.')
-      if (password.length < MIN_PASSWORD)
-        return refuse(`Choose a password of at least ${MIN_PASSWORD} characters.`)
+      if (password.length < MIN_PASSWORD) return refuse('Choose a password of at least {n} characters.')
       // the same answer whether or not the address has an account: its owner is told by email instead
       await db.transaction().execute(async (trx) => {
         if (await userByEmail(trx, email)) {
@@ -112,11 +137,12 @@ export function accountRoutes(
         })
         await recordEvent(trx, userId, 'register', { ip: request.ip })
       })
-      return sendMessage(
+      return sendLocalMessage(
         reply,
         200,
         'Check your email',
-        `We sent a message to ${email}. Follow its link to confirm your address.`,
+        'We sent a message to {email}. Follow its link to confirm your address.',
+        { email },
       )
     },
   )
@@ -133,10 +159,10 @@ export function accountRoutes(
     async (request, reply) => {
       const userId = await consumeEmailToken(db, request.query.token, 'verify_email')
       if (!userId)
-        return sendMessage(reply, 400, 'Link not valid', 'This link has expired or was already used.')
+        return sendLocalMessage(reply, 400, 'Link not valid', 'This link has expired or was already used.')
       await markEmailVerified(db, userId)
       await recordEvent(db, userId, 'email_verified', { ip: request.ip })
-      return sendMessage(reply, 200, 'Email confirmed', 'Your address is confirmed. You can sign in.')
+      return sendLocalMessage(reply, 200, 'Email confirmed', 'Your address is confirmed. You can sign in.')
     },
   )
 
@@ -160,18 +186,15 @@ export function accountRoutes(
     '/ui/forgot',
     { schema: { summary: 'Ask for a password reset link', tags } },
     async (request, reply) =>
-      reply.type('text/html; charset=utf-8').send(
-        page(
-          'Forgot your password',
-          html`<h1>Forgot your password</h1>
-          <form method="post" action="/ui/forgot">
-            <input type="hidden" name="csrf" value="${csrfToken(request, reply, secureCookies)}" />
-            <label for="email">Email</label>
-            <input id="email" name="email" type="email" autocomplete="email" required />
-            <button type="submit">Send a reset link</button>
-          </form>`,
+      reply
+        .type('text/html; charset=utf-8')
+        .send(
+          localPage(
+            request,
+            'Forgot your password',
+            emailForm(langOf(request), csrfToken(request, reply, secureCookies)),
+          ),
         ),
-      ),
   )
 
   app.post(
@@ -196,7 +219,7 @@ export function accountRoutes(
             text: `Choose a new password: ${issuer}/ui/reset?token=${token}\nThe link works once, for one hour. If you did not ask, ignore this message.`,
           })
         })
-      return sendMessage(
+      return sendLocalMessage(
         reply,
         200,
         'Check your email',
@@ -214,20 +237,24 @@ export function accountRoutes(
         querystring: Type.Object({ token: Type.String({ maxLength: 100 }) }),
       },
     },
-    async (request, reply) =>
-      reply.type('text/html; charset=utf-8').send(
-        page(
+    async (request, reply) => {
+      const lang = langOf(request)
+      return reply.type('text/html; charset=utf-8').send(
+        localPage(
+          request,
           'Choose a new password',
-          html`<h1>Choose a new password</h1>
+          html`<h1>${t(lang, 'Choose a new password')}</h1>
             <form method="post" action="/ui/reset">
               <input type="hidden" name="csrf" value="${csrfToken(request, reply, secureCookies)}" />
               <input type="hidden" name="token" value="${request.query.token}" />
-              <label for="password">New password (at least ${MIN_PASSWORD} characters)</label>
+              ${langField(lang)}
+              <label for="password">${t(lang, 'New password (at least {n} characters)', { n: MIN_PASSWORD })}</label>
               <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${MIN_PASSWORD}" />
-              <button type="submit">Change password</button>
+              <button type="submit">${t(lang, 'Change password')}</button>
             </form>`,
         ),
-      ),
+      )
+    },
   )
 
   app.post(
@@ -246,18 +273,19 @@ export function accountRoutes(
     async (request, reply) => {
       checkCsrf(request, request.body.csrf, origin)
       if (request.body.password.length < MIN_PASSWORD)
-        return sendMessage(
+        return sendLocalMessage(
           reply,
           400,
           'Password too short',
-          `Choose a password of at least ${MIN_PASSWORD} characters.`,
+          'Choose a password of at least {n} characters.',
+          { n: MIN_PASSWORD },
         )
       const userId = await consumeEmailToken(db, request.body.token, 'reset_password')
       if (!userId)
-        return sendMessage(reply, 400, 'Link not valid', 'This link has expired or was already used.')
+        return sendLocalMessage(reply, 400, 'Link not valid', 'This link has expired or was already used.')
       // whoever knew the old password is signed out everywhere, and the clients are told
       await changePassword(changes, userId, request.body.password, 'reset', { ip: request.ip })
-      return sendMessage(
+      return sendLocalMessage(
         reply,
         200,
         'Password changed',

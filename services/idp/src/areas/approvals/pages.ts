@@ -1,16 +1,17 @@
 import { html } from '@svc/kit'
+import { formatWhen, type Lang, type Phrase, t } from '../ui/i18n.ts'
 import type { ApprovalRow, pendingOf } from './store.ts'
 
-const STATUS: Record<ApprovalRow['status'], string> = {
-  pending: 'waiting for your answer',
-  approved: 'approved',
-  denied: 'refused',
-  expired: 'expired without an answer (a refusal)',
+const STATUS: Record<ApprovalRow['status'], Phrase> = {
+  pending: 'This request is waiting for your answer.',
+  approved: 'This request is approved.',
+  denied: 'This request is refused.',
+  expired: 'This request expired without an answer (a refusal).',
 }
 
 /** One request, with its detail and, while it is open, the two answers. */
-export const approvalPage = (row: ApprovalRow, clientName: string, csrf: string) =>
-  html`<h1>${clientName} asks you to approve</h1>
+export const approvalPage = (lang: Lang, row: ApprovalRow, clientName: string, csrf: string) =>
+  html`<h1>${t(lang, '{client} asks you to approve', { client: clientName })}</h1>
     <p><strong>${row.action}</strong></p>
     ${
       row.detail
@@ -27,23 +28,25 @@ export const approvalPage = (row: ApprovalRow, clientName: string, csrf: string)
     }
     ${
       row.status === 'pending'
-        ? html`<p>Answer before ${row.expires_at.toISOString()}; no answer is a refusal.</p>
+        ? html`<p>
+              ${t(lang, 'Answer before {until}; no answer is a refusal.', { until: formatWhen(lang, row.expires_at) })}
+            </p>
           <form method="post" action="/ui/approvals/${row.id}">
             <input type="hidden" name="csrf" value="${csrf}" />
-            <button type="submit" name="decision" value="approve">Approve</button>
-            <button type="submit" name="decision" value="refuse">Refuse</button>
+            <button type="submit" name="decision" value="approve">${t(lang, 'Approve')}</button>
+            <button type="submit" name="decision" value="refuse">${t(lang, 'Refuse')}</button>
           </form>`
-        : html`<p>This request is ${STATUS[row.status]}.</p>`
+        : html`<p>${t(lang, STATUS[row.status])}</p>`
     }`
 
 /** The account page's list of requests waiting for an answer. */
-export const pendingSection = (pending: Awaited<ReturnType<typeof pendingOf>>) =>
-  html`<h2>Requests waiting for you</h2>
-    ${pending.length === 0 ? html`<p>No app is waiting for your approval.</p>` : ''}
+export const pendingSection = (lang: Lang, pending: Awaited<ReturnType<typeof pendingOf>>) =>
+  html`<h2>${t(lang, 'Requests waiting for you')}</h2>
+    ${pending.length === 0 ? html`<p>${t(lang, 'No app is waiting for your approval.')}</p>` : ''}
     ${pending.map(
       (a) =>
         html`<p>
-          <strong>${a.client_name}</strong>: <a href="/ui/approvals/${a.id}">${a.action}</a> (until
-          ${a.expires_at.toISOString()})
+          <strong>${a.client_name}</strong>: <a href="/ui/approvals/${a.id}">${a.action}</a>
+          (${t(lang, 'until {until}', { until: formatWhen(lang, a.expires_at) })})
         </p>`,
     )}`

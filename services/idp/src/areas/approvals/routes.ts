@@ -8,7 +8,8 @@ import { type PresentedTokenDeps, userOfToken } from '../../oauth/presented-toke
 import { csrfToken } from '../sessions/csrf.ts'
 import { pageHooks, sessionOf } from '../sessions/pages.ts'
 import { clientById } from '../clients/index.ts'
-import { page, sendMessage } from '../ui/layout.ts'
+import { langOf } from '../ui/i18n.ts'
+import { localPage, sendLocalMessage } from '../ui/layout.ts'
 import { approvalPage } from './pages.ts'
 import { type ApprovalDeps, createApproval, decideApproval, pollApproval } from './service.ts'
 import { approvalById } from './store.ts'
@@ -116,11 +117,13 @@ export function approvalRoutes(app: App, deps: Deps) {
     async (request, reply) => {
       const session = sessionOf(request)
       const found = await ownApproval(session.user_id, request.params.id)
-      if (!found) return sendMessage(reply, 404, 'Approval', 'There is no such request for you.')
+      if (!found) return sendLocalMessage(reply, 404, 'Approval', 'There is no such request for you.')
       const csrf = csrfToken(request, reply, deps.secureCookies)
       return reply
         .type('text/html; charset=utf-8')
-        .send(page('Approval', approvalPage(found.row, found.clientName, csrf)))
+        .send(
+          localPage(request, 'Approval', approvalPage(langOf(request), found.row, found.clientName, csrf)),
+        )
     },
   )
 
@@ -141,10 +144,10 @@ export function approvalRoutes(app: App, deps: Deps) {
     async (request, reply) => {
       const session = sessionOf(request)
       const found = await ownApproval(session.user_id, request.params.id)
-      if (!found) return sendMessage(reply, 404, 'Approval', 'There is no such request for you.')
+      if (!found) return sendLocalMessage(reply, 404, 'Approval', 'There is no such request for you.')
       const decision = request.body.decision === 'approve' ? 'approved' : 'denied'
       if (!(await decideApproval(deps, session.user_id, request.params.id, decision)))
-        return sendMessage(reply, 409, 'Approval', 'This request was already answered or has expired.')
+        return sendLocalMessage(reply, 409, 'Approval', 'This request was already answered or has expired.')
       return reply.redirect(`/ui/approvals/${request.params.id}`, 303)
     },
   )

@@ -6,7 +6,8 @@ import { withParams } from '../../oauth/redirect.ts'
 import { parseScope } from '../../oauth/scopes.ts'
 import { csrfToken } from '../sessions/csrf.ts'
 import { pageHooks, sessionOf } from '../sessions/pages.ts'
-import { page, sendMessage } from '../ui/layout.ts'
+import { type Lang, langOf, type Phrase, t } from '../ui/i18n.ts'
+import { langField, localPage, sendLocalMessage } from '../ui/layout.ts'
 import { expandPushed } from '../par/service.ts'
 import { requestContext } from '../accounts/service.ts'
 import type { LifecycleDeps } from '../lifecycle/service.ts'
@@ -16,7 +17,7 @@ import { parseTask } from '../tasks/service.ts'
 import { clientRow } from '../clients/index.ts'
 import { consentOf } from './consent-store.ts'
 
-export const DESCRIPTIONS: Record<string, string> = {
+export const DESCRIPTIONS: Record<string, Phrase> = {
   openid: 'Know who you are (always shared)',
   profile: 'See your name',
   email: 'See your email address',
@@ -24,12 +25,16 @@ export const DESCRIPTIONS: Record<string, string> = {
   organization: 'See your role in its organization',
 }
 
-const duration = (seconds: number) =>
+/** A scope as the person reads it: its description, or the scope itself when it has none. */
+export const describeScope = (lang: Lang, scope: string) =>
+  DESCRIPTIONS[scope] ? t(lang, DESCRIPTIONS[scope]) : scope
+
+const duration = (lang: Lang, seconds: number) =>
   seconds >= 86_400
-    ? `${Math.round(seconds / 86_400)} days`
+    ? t(lang, '{n} days', { n: Math.round(seconds / 86_400) })
     : seconds >= 3600
-      ? `${Math.round(seconds / 3600)} hours`
-      : `${Math.round(seconds / 60)} minutes`
+      ? t(lang, '{n} hours', { n: Math.round(seconds / 3600) })
+      : t(lang, '{n} minutes', { n: Math.round(seconds / 60) })
 
 interface ConsentOptions {
   db: IdpDb
@@ -87,19 +92,22 @@ export function consentRoutes(
     async (request, reply) => {
       const session = sessionOf(request)
       const asked = await requestOf(db, request.query.return_to)
-      if (!asked) return sendMessage(reply, 400, 'Consent', 'This consent request is not valid.')
+      if (!asked) return sendLocalMessage(reply, 400, 'Consent', 'This consent request is not valid.')
       const csrf = csrfToken(request, reply, secureCookies)
       const granted = (await consentOf(db, session.user_id, asked.client.client_id)).granted
+      const lang = langOf(request)
+      const task = asked.task
       return reply.type('text/html; charset=utf-8').send(
-        page(
+        localPage(
+          request,
           'Consent',
-          html`<h1>${asked.client.client_name} asks to</h1>
+          html`<h1>${t(lang, '{client} asks to', { client: asked.client.client_name })}</h1>
             ${
-              asked.task
+              task
                 ? html`<p>
-                  For one task: <strong>${asked.task.purpose}</strong>, at most ${asked.task.maxUses} uses,
-                  for ${duration(asked.task.ttlS)}${
-                    asked.task.ceiling ? html`, within ${ceilingText(asked.task.ceiling)}` : ''
+                  ${t(lang, 'For one task:')} <strong>${task.purpose}</strong>,
+                  ${t(lang, 'at most {n} uses, for {duration}', { n: task.maxUses, duration: duration(lang, task.ttlS) })}${
+                    task.ceiling ? html`, ${t(lang, 'within')} ${ceilingText(task.ceiling)}` : ''
                   }.
                 </p>`
                 : ''
@@ -107,13 +115,14 @@ export function consentRoutes(
             <form method="post" action="/ui/consent">
               <input type="hidden" name="csrf" value="${csrf}" />
               <input type="hidden" name="return_to" value="${request.query.return_to}" />
+              ${langField(lang)}
               ${asked.scopes.map((scope) =>
                 scope === 'openid'
-                  ? html`<p><label><input type="checkbox" checked disabled /> ${DESCRIPTIONS.openid}</label></p>`
-                  : html`<p><label><input type="checkbox" name="scope" value="${scope}" ${granted.includes(scope) || !granted.length ? html`checked` : ''} /> ${DESCRIPTIONS[scope] ?? scope}</label></p>`,
+                  ? html`<p><label><input type="checkbox" checked disabled /> ${describeScope(lang, 'openid')}</label></p>`
+                  : html`<p><label><input type="checkbox" name="scope" value="${scope}" ${granted.includes(scope) || !granted.length ? html`checked` : ''} /> ${describeScope(lang, scope)}</label></p>`,
               )}
-              <button type="submit" name="decision" value="approve">Allow</button>
-              <button type="submit" name="decision" value="deny">Deny</button>
+              <button type="submit" name="decision" value="approve">${t(lang, 'Allow')}</button>
+              <button type="submit" name="decision" value="deny">${t(lang, 'Deny')}</button>
             </form>`,
         ),
       )
@@ -143,7 +152,7 @@ export function consentRoutes(
     async (request, reply) => {
       const session = sessionOf(request)
       const asked = await requestOf(db, request.body.return_to)
-      if (!asked) return sendMessage(reply, 400, 'Consent', 'This consent request is not valid.')
+      if (!asked) return sendLocalMessage(reply, 400, 'Consent', 'This consent request is not valid.')
       if (request.body.decision === 'deny')
         return reply.redirect(
           withParams(asked.redirectUri, {
@@ -183,7 +192,7 @@ export function consentRoutes(
           requestContext(request),
         ))
       )
-        return sendMessage(reply, 404, 'Connected apps', 'This app has no access to withdraw.')
+        return sendLocalMessage(reply, 404, 'Connected apps', 'This app has no access to withdraw.')
       return reply.redirect('/ui/account', 303)
     },
   )

@@ -1,7 +1,7 @@
-import { type App, html } from '@svc/kit'
+import type { App } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
-import { page } from '../ui/layout.ts'
+import { sendLocalMessage } from '../ui/layout.ts'
 import { AUTHORIZE_PARAMETERS, authorize } from './service.ts'
 
 const Param = Type.Optional(Type.String({ maxLength: 2000 }))
@@ -23,10 +23,7 @@ export function authorizeRoutes(app: App, db: IdpDb, issuer: string) {
     async (request, reply) => {
       const outcome = await authorize(db, issuer, request, request.query)
       if (outcome.kind === 'redirect') return reply.redirect(outcome.location, 302)
-      return reply
-        .code(outcome.status)
-        .type('text/html; charset=utf-8')
-        .send(page(outcome.title, html`<h1>${outcome.title}</h1><p>${outcome.message}</p>`))
+      return sendLocalMessage(reply, outcome.status, outcome.title, outcome.message)
     },
   )
 }

@@ -14,11 +14,13 @@ import { parService } from '../par/service.ts'
 import { memberNeedsMfa } from '../orgs/members.ts'
 import { createTask, parseTask, TASK_PARAMETERS } from '../tasks/service.ts'
 import { clientsService } from '../clients/service.ts'
+import type { Phrase } from '../ui/i18n.ts'
 import {
   clientIdsOfSession,
   clientIdsOfUser,
   codeExchange,
   consumeCode,
+  firstPartyAppsOf,
   insertCode,
   recordCodeExchange,
   redeemCodeAtOnce,
@@ -42,6 +44,8 @@ export const AUTHORIZE_PARAMETERS = [
   'acr_values',
   'resource',
   'dpop_jkt',
+  // OIDC Core §3.1.2.1: the languages of the sign-in and consent pages (ui/i18n.ts)
+  'ui_locales',
   ...TASK_PARAMETERS,
 ] as const
 
@@ -61,6 +65,7 @@ export interface AuthorizeQuery {
   resource?: string
   request_uri?: string
   dpop_jkt?: string
+  ui_locales?: string
   purpose?: string
   max_uses?: string
   grant_ttl?: string
@@ -69,7 +74,7 @@ export interface AuthorizeQuery {
 
 /** What /authorize answers: an error page on our own domain, or a redirect (to the client, or to sign in). */
 export type Outcome =
-  { kind: 'page'; status: number; title: string; message: string } | { kind: 'redirect'; location: string }
+  { kind: 'page'; status: number; title: Phrase; message: Phrase } | { kind: 'redirect'; location: string }
 
 const PROMPTS = new Set(['none', 'login', 'consent'])
 
@@ -216,6 +221,8 @@ export async function authorize(
     const login = new URLSearchParams({ return_to: `/authorize?${without(query, prompts, 'login')}` })
     // login_hint prefills the email; anything that is not an email is ignored (identity-provider.md)
     if (query.login_hint && EMAIL.test(query.login_hint)) login.set('login_hint', query.login_hint)
+    // a pushed request's ui_locales is not in its return_to: the page is told directly
+    if (query.ui_locales) login.set('ui_locales', query.ui_locales)
     return { kind: 'redirect', location: `/ui/login?${login}` }
   }
   if (wantsMfa && session.acr !== 'urn:svc:mfa')
@@ -231,10 +238,9 @@ export async function authorize(
       if (prompts.has('none')) return fail('consent_required', 'the user has not consented to this request')
       // ask, then come back without prompt=consent (or it would ask again forever)
       const back = without(query, prompts, 'consent')
-      return {
-        kind: 'redirect',
-        location: `/ui/consent?${new URLSearchParams({ return_to: `/authorize?${back}` })}`,
-      }
+      const consent = new URLSearchParams({ return_to: `/authorize?${back}` })
+      if (query.ui_locales) consent.set('ui_locales', query.ui_locales)
+      return { kind: 'redirect', location: `/ui/consent?${consent}` }
     }
     // openid is always present; everything else only as granted (identity-provider.md, /authorize 3)
     granted = scopes.filter((s) => s === 'openid' || consent.granted.includes(s))
@@ -283,6 +289,8 @@ export const authorizeService = {
   clientIdsOfSession,
   /** The clients the user consented to or redeemed a code at. */
   clientIdsOfUser,
+  /** The first-party apps the user signed in to, with the last time (the account page). */
+  firstPartyAppsOf,
   consentOf,
   consentsToExport,
   forgetUser: deleteConsentsOf,

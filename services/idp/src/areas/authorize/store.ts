@@ -143,3 +143,19 @@ export async function clientIdsOfUser(db: IdpDb, userId: string) {
     .execute()
   return rows.map((row) => row.client_id)
 }
+
+/** The first-party apps the user signed in to (a code redeemed), with the last time, newest first. */
+export async function firstPartyAppsOf(db: IdpDb, userId: string) {
+  return db
+    .selectFrom('authorization_codes')
+    .innerJoin('clients', 'clients.client_id', 'authorization_codes.client_id')
+    .select(['clients.client_id', 'clients.client_name'])
+    .select((eb) => eb.fn.max('authorization_codes.used_at').as('last_used_at'))
+    .where('authorization_codes.user_id', '=', userId)
+    .where('authorization_codes.used_at', 'is not', null)
+    .where('clients.first_party', '=', true)
+    .where('clients.deleted_at', 'is', null)
+    .groupBy(['clients.client_id', 'clients.client_name'])
+    .orderBy('last_used_at', 'desc')
+    .execute()
+}

@@ -2,7 +2,8 @@ import { type App, rateLimit } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { pageHooks, sessionOf } from '../sessions/pages.ts'
-import { sendPage } from '../ui/layout.ts'
+import { langOf } from '../ui/i18n.ts'
+import { sendLocalPage } from '../ui/layout.ts'
 import { BATCH_SIZE, issuerMetadata } from './metadata.ts'
 import { issueNonce } from './nonce.ts'
 import { createOffer } from './offers.ts'
@@ -118,7 +119,7 @@ export function credentialRoutes(
         now: deps.now(),
       })
       reply.header('cache-control', 'no-store')
-      return sendPage(reply, 200, 'Credential offer', await offerPage(offer))
+      return sendLocalPage(reply, 200, 'Credential offer', await offerPage(langOf(request), offer))
     },
   )
 }

@@ -2,11 +2,12 @@ import { type App, AppError, html, type Kv, rateLimit } from '@svc/kit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { requestContext } from '../accounts/service.ts'
-import { DESCRIPTIONS } from '../authorize/consent-routes.ts'
+import { describeScope } from '../authorize/consent-routes.ts'
 import { csrfToken } from '../sessions/csrf.ts'
 import { pageHooks, sessionOf } from '../sessions/pages.ts'
 import type { Session } from '../sessions/service.ts'
-import { sendMessage, sendPage } from '../ui/layout.ts'
+import { langOf, type Phrase, t } from '../ui/i18n.ts'
+import { langField, sendLocalMessage, sendLocalPage } from '../ui/layout.ts'
 import { answerDevice, type DeviceDeps, type PendingRequest, pendingRequest } from './service.ts'
 import { displayUserCode } from './user-code.ts'
 
@@ -18,44 +19,48 @@ export interface PageDeps extends DeviceDeps {
   userCodesPerMinute: number
 }
 
-function codeForm(reply: FastifyReply, status: number, typed = '', error?: string) {
-  return sendPage(
+function codeForm(reply: FastifyReply, status: number, typed = '', error?: Phrase) {
+  const lang = langOf(reply.request)
+  return sendLocalPage(
     reply,
     status,
     'Connect a device',
-    html`<h1>Connect a device</h1>
-      ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+    html`<h1>${t(lang, 'Connect a device')}</h1>
+      ${error ? html`<p class="error" role="alert">${t(lang, error)}</p>` : ''}
       <form method="get" action="/device">
-        <label for="user_code">The code your device shows</label>
+        <label for="user_code">${t(lang, 'The code your device shows')}</label>
         <input id="user_code" name="user_code" autocomplete="off" required value="${typed}" />
-        <button type="submit">Continue</button>
+        <button type="submit">${t(lang, 'Continue')}</button>
       </form>`,
   )
 }
 
 function confirmation(reply: FastifyReply, csrf: string, request: PendingRequest) {
   const code = displayUserCode(request.user_code)
-  return sendPage(
+  const lang = langOf(reply.request)
+  const client = request.client_name
+  return sendLocalPage(
     reply,
     200,
     'Connect a device',
-    html`<h1>Connect ${request.client_name}?</h1>
-      <p>Continue only if your device shows the code <strong>${code}</strong>.</p>
-      <p>${request.client_name} asks to:</p>
+    html`<h1>${t(lang, 'Connect {client}?', { client })}</h1>
+      <p>${t(lang, 'Continue only if your device shows the code')} <strong dir="ltr">${code}</strong>.</p>
+      <p>${t(lang, '{client} asks to:', { client })}</p>
       <ul>
-        ${request.scope.map((scope) => html`<li>${DESCRIPTIONS[scope] ?? scope}</li>`)}
+        ${request.scope.map((scope) => html`<li>${describeScope(lang, scope)}</li>`)}
       </ul>
       <form method="post" action="/device">
         <input type="hidden" name="csrf" value="${csrf}" />
         <input type="hidden" name="user_code" value="${code}" />
-        <button type="submit" name="decision" value="approve">Allow</button>
-        <button type="submit" name="decision" value="deny">Deny</button>
+        ${langField(lang)}
+        <button type="submit" name="decision" value="approve">${t(lang, 'Allow')}</button>
+        <button type="submit" name="decision" value="deny">${t(lang, 'Deny')}</button>
       </form>`,
   )
 }
 
-const WRONG_CODE = 'This code is wrong, expired or already used. Check the code on your device.'
-const TOO_MANY = 'Too many codes were tried: wait a minute, then try again.'
+const WRONG_CODE: Phrase = 'This code is wrong, expired or already used. Check the code on your device.'
+const TOO_MANY: Phrase = 'Too many codes were tried: wait a minute, then try again.'
 
 /** The user's side (RFC 8628 §3.3): sign in, enter or confirm the code, allow or deny. */
 export function devicePages(app: App, deps: PageDeps) {
@@ -128,14 +133,12 @@ export function devicePages(app: App, deps: PageDeps) {
       const approve = request.body.decision === 'approve'
       if (!(await answerDevice(deps, pending, session, approve, requestContext(request))))
         return codeForm(reply, 400, typed, WRONG_CODE)
+      const client = pending.client_name
       return approve
-        ? sendMessage(
-            reply,
-            200,
-            'Device connected',
-            `${pending.client_name} is connected: return to your device.`,
-          )
-        : sendMessage(reply, 200, 'Device not connected', `${pending.client_name} was refused access.`)
+        ? sendLocalMessage(reply, 200, 'Device connected', '{client} is connected: return to your device.', {
+            client,
+          })
+        : sendLocalMessage(reply, 200, 'Device not connected', '{client} was refused access.', { client })
     },
   )
 }

@@ -73,6 +73,8 @@ export function metadata(issuer: string) {
     acr_values_supported: ['urn:svc:pwd', 'urn:svc:mfa'],
     prompt_values_supported: ['none', 'login', 'consent'],
     authorization_response_iss_parameter_supported: true,
+    // OIDC Discovery §3: the languages of the hosted pages (ui_locales, Accept-Language, the switch)
+    ui_locales_supported: ['en', 'ar'],
     claims_parameter_supported: false,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,

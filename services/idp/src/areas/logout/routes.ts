@@ -1,10 +1,10 @@
-import { type App, html } from '@svc/kit'
+import type { App } from '@svc/kit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { withParams } from '../../oauth/redirect.ts'
 import { clientsService } from '../clients/service.ts'
 import { currentSession, endSession } from '../sessions/service.ts'
-import { page, signedOut } from '../ui/layout.ts'
+import { sendLocalMessage, signedOut } from '../ui/layout.ts'
 import { announceLogout, type LogoutDeps } from './service.ts'
 
 const Param = Type.Optional(Type.String({ maxLength: 4000 }))
@@ -13,6 +13,8 @@ const LogoutQuery = Type.Object({
   post_logout_redirect_uri: Param,
   state: Param,
   client_id: Param,
+  // RP-Initiated Logout 1.0 §2: the languages of the pages shown
+  ui_locales: Param,
 })
 
 /** OpenID Connect RP-Initiated Logout 1.0. */
@@ -34,10 +36,7 @@ export function logoutRoutes(app: App, deps: LogoutDeps) {
         if (clientId && clientId !== aud) throw new Error('client_id differs from the hint')
         clientId = aud
       } catch {
-        return reply
-          .code(400)
-          .type('text/html; charset=utf-8')
-          .send(page('Sign-out failed', html`<h1>Sign-out failed</h1><p>The sign-out link is not valid.</p>`))
+        return sendLocalMessage(reply, 400, 'Sign-out failed', 'The sign-out link is not valid.')
       }
     }
     let redirect: string | undefined
@@ -46,21 +45,18 @@ export function logoutRoutes(app: App, deps: LogoutDeps) {
         ? await clientsService.anyById(deps.db, clientId, ['post_logout_redirect_uris'])
         : undefined
       if (!client || !client.post_logout_redirect_uris.includes(params.post_logout_redirect_uri))
-        return reply
-          .code(400)
-          .type('text/html; charset=utf-8')
-          .send(
-            page(
-              'Sign-out failed',
-              html`<h1>Sign-out failed</h1><p>The return address is not registered for this application.</p>`,
-            ),
-          )
+        return sendLocalMessage(
+          reply,
+          400,
+          'Sign-out failed',
+          'The return address is not registered for this application.',
+        )
       redirect = withParams(params.post_logout_redirect_uri, { state: params.state })
     }
     const session = await currentSession(deps.db, request)
     await endSession(deps.db, request, reply)
     const frames = session ? await announceLogout(deps, session) : []
-    return reply.type('text/html; charset=utf-8').send(signedOut(frames, redirect))
+    return reply.type('text/html; charset=utf-8').send(signedOut(request, frames, redirect))
   }
   const schema = {
     summary: 'RP-initiated logout: ends the session, tells every client, returns to an allow-listed URI',

@@ -6,7 +6,8 @@ import { recordEvent, requestContext } from '../accounts/service.ts'
 import { userById } from '../accounts/index.ts'
 import { CsrfOnly, checkCsrf, csrfToken } from '../sessions/csrf.ts'
 import { pageHooks, sessionOf } from '../sessions/pages.ts'
-import { sendPage } from '../ui/layout.ts'
+import { type Lang, langOf, t } from '../ui/i18n.ts'
+import { sendLocalMessage, sendLocalPage } from '../ui/layout.ts'
 import { completeSignIn } from '../ui/sign-in.ts'
 import { endSecondFactor, failSecondFactor, pendingOf } from './pending.ts'
 import { beginEnrolment, verifyTotp } from './totp.ts'
@@ -20,13 +21,13 @@ interface MfaOptions {
   secureCookies: boolean
 }
 
-const codeForm = (action: string, csrf: string, intro: unknown, error?: string) =>
+const codeForm = (lang: Lang, action: string, csrf: string, intro: unknown, error?: string) =>
   html`${intro}${error ? html`<p class="error" role="alert">${error}</p>` : ''}
     <form method="post" action="${action}">
       <input type="hidden" name="csrf" value="${csrf}" />
-      <label for="code">Six-digit code from your authenticator app</label>
+      <label for="code">${t(lang, 'Six-digit code from your authenticator app')}</label>
       <input id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" required />
-      <button type="submit">Continue</button>
+      <button type="submit">${t(lang, 'Continue')}</button>
     </form>`
 
 const Code = Type.Object({ csrf: Type.String({ maxLength: 100 }), code: Type.String({ maxLength: 10 }) })
@@ -40,11 +41,17 @@ export function mfaRoutes(app: App, { db, receipts, kv, sealer, origin, secureCo
     { schema: { summary: 'The second-factor step of sign-in', tags } },
     async (request, reply) => {
       if (!(await pendingOf(kv, request))) return reply.redirect('/ui/login', 303)
-      return sendPage(
+      const lang = langOf(request)
+      return sendLocalPage(
         reply,
         200,
         'Second factor',
-        codeForm('/ui/mfa', csrfToken(request, reply, secureCookies), html`<h1>Second factor</h1>`),
+        codeForm(
+          lang,
+          '/ui/mfa',
+          csrfToken(request, reply, secureCookies),
+          html`<h1>${t(lang, 'Second factor')}</h1>`,
+        ),
       )
     },
   )
@@ -59,13 +66,15 @@ export function mfaRoutes(app: App, { db, receipts, kv, sealer, origin, secureCo
       if (!(await verifyTotp(db, sealer, pending.userId, request.body.code))) {
         const over = await failSecondFactor(kv, pending.id)
         if (over) return reply.redirect('/ui/login', 303)
+        const lang = langOf(request)
         const form = codeForm(
+          lang,
           '/ui/mfa',
           csrfToken(request, reply, secureCookies),
-          html`<h1>Second factor</h1>`,
-          'That code is not right, or was already used.',
+          html`<h1>${t(lang, 'Second factor')}</h1>`,
+          t(lang, 'That code is not right, or was already used.'),
         )
-        return sendPage(reply, 401, 'Second factor', form)
+        return sendLocalPage(reply, 401, 'Second factor', form)
       }
       await endSecondFactor(kv, reply, pending.id)
       return completeSignIn({ db, receipts }, request, reply, {
@@ -97,15 +106,16 @@ export function mfaRoutes(app: App, { db, receipts, kv, sealer, origin, secureCo
         session.user_id,
         user?.email ?? session.user_id,
       )
-      const intro = html`<h1>Set up an authenticator</h1>
-        <p>Add this key to your authenticator app, then enter the code it shows.</p>
+      const lang = langOf(request)
+      const intro = html`<h1>${t(lang, 'Set up an authenticator')}</h1>
+        <p>${t(lang, 'Add this key to your authenticator app, then enter the code it shows.')}</p>
         <p><code data-secret>${secret}</code></p>
         <p><a href="${uri}" data-otpauth>${uri}</a></p>`
-      return sendPage(
+      return sendLocalPage(
         reply,
         200,
         'Authenticator',
-        codeForm('/ui/account/totp/confirm', csrfToken(request, reply, secureCookies), intro),
+        codeForm(lang, '/ui/account/totp/confirm', csrfToken(request, reply, secureCookies), intro),
       )
     },
   )
@@ -116,18 +126,18 @@ export function mfaRoutes(app: App, { db, receipts, kv, sealer, origin, secureCo
     async (request, reply) => {
       const session = sessionOf(request)
       if (!(await verifyTotp(db, sealer, session.user_id, request.body.code, true)))
-        return sendPage(
+        return sendLocalMessage(
           reply,
           400,
           'Authenticator',
-          html`<h1>Authenticator</h1><p>That code is not right. Start again from your account page.</p>`,
+          'That code is not right. Start again from your account page.',
         )
       await recordEvent(db, session.user_id, 'totp_enrolled', requestContext(request))
-      return sendPage(
+      return sendLocalMessage(
         reply,
         200,
-        'Authenticator',
-        html`<h1>Authenticator enabled</h1><p>Sign-in now asks for a code from your app.</p>`,
+        'Authenticator enabled',
+        'Sign-in now asks for a code from your app.',
       )
     },
   )

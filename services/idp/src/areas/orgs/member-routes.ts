@@ -3,7 +3,8 @@ import { Type } from 'typebox'
 import { accountsService } from '../accounts/service.ts'
 import { checkCsrf, csrfToken } from '../sessions/csrf.ts'
 import { currentSession } from '../sessions/service.ts'
-import { page, sendMessage } from '../ui/layout.ts'
+import { langOf, t } from '../ui/i18n.ts'
+import { langField, localPage, sendLocalMessage, sendMessage } from '../ui/layout.ts'
 import { accept, invitation, invite, type MemberDeps, members, removeMember } from './members.ts'
 import { orgKey, orgOf } from './auth.ts'
 import { NoContent } from '../../responses.ts'
@@ -83,17 +84,20 @@ export function memberRoutes(app: App, deps: MemberDeps & { origin: string; secu
       if (!session) return reply.redirect(`/ui/login?${new URLSearchParams({ return_to: request.url })}`, 303)
       const found = await invitation(db, request.query.token)
       if (!found)
-        return sendMessage(reply, 400, 'Invitation', 'This invitation has expired or was already used.')
+        return sendLocalMessage(reply, 400, 'Invitation', 'This invitation has expired or was already used.')
       const csrf = csrfToken(request, reply, deps.secureCookies)
+      const lang = langOf(request)
       return reply.type('text/html; charset=utf-8').send(
-        page(
+        localPage(
+          request,
           'Invitation',
-          html`<h1>Join ${found.organization_name}</h1>
-            <p>You are invited as <strong>${found.role}</strong>.</p>
+          html`<h1>${t(lang, 'Join {organization}', { organization: found.organization_name })}</h1>
+            <p>${t(lang, 'You are invited as')} <strong>${found.role}</strong>.</p>
             <form method="post" action="/ui/orgs/accept">
               <input type="hidden" name="csrf" value="${csrf}" />
               <input type="hidden" name="token" value="${request.query.token}" />
-              <button type="submit">Join</button>
+              ${langField(lang)}
+              <button type="submit">${t(lang, 'Join')}</button>
             </form>`,
         ),
       )
@@ -115,12 +119,10 @@ export function memberRoutes(app: App, deps: MemberDeps & { origin: string; secu
       const user = (await accountsService.byId(db, session.user_id))!
       try {
         const joined = await accept(db, request.body.token, user)
-        return sendMessage(
-          reply,
-          200,
-          'Invitation',
-          `You joined ${joined.organization_name} as ${joined.role}.`,
-        )
+        return sendLocalMessage(reply, 200, 'Invitation', 'You joined {organization} as {role}.', {
+          organization: joined.organization_name,
+          role: joined.role,
+        })
       } catch (err) {
         if (!(err instanceof AppError)) throw err
         return sendMessage(

@@ -1,11 +1,11 @@
-import { type App, html } from '@svc/kit'
+import type { App } from '@svc/kit'
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import { Type } from 'typebox'
 import { recordEvent, requestContext } from '../accounts/service.ts'
 import { removePassword, userById } from '../accounts/index.ts'
 import { CsrfOnly, checkCsrf } from '../sessions/csrf.ts'
 import { pageHooks, sessionOf } from '../sessions/pages.ts'
-import { safeReturnTo, sendMessage, sendPage } from '../ui/layout.ts'
+import { safeReturnTo, sendLocalMessage } from '../ui/layout.ts'
 import { completeSignIn } from '../ui/sign-in.ts'
 import { PASSKEY_SCRIPT_PATH } from './pages.ts'
 import { PASSKEY_SCRIPT } from './script.ts'
@@ -67,7 +67,12 @@ export function passkeyRoutes(app: App, options: PasskeyOptions) {
         () => undefined,
       )
       if (!userId)
-        return sendMessage(reply, 401, 'Sign in', 'This passkey was not accepted. Go back and try again.')
+        return sendLocalMessage(
+          reply,
+          401,
+          'Sign in',
+          'This passkey was not accepted. Go back and try again.',
+        )
       // user verification was required: the passkey is possession and a PIN or biometric at once
       return completeSignIn({ db, receipts }, request, reply, {
         userId,
@@ -96,7 +101,8 @@ export function passkeyRoutes(app: App, options: PasskeyOptions) {
         session.user_id,
         parseCredential(request.body.credential),
       ).catch(() => false)
-      if (!added) return sendMessage(reply, 400, 'Passkeys', 'This passkey could not be added. Try again.')
+      if (!added)
+        return sendLocalMessage(reply, 400, 'Passkeys', 'This passkey could not be added. Try again.')
       await recordEvent(db, session.user_id, 'passkey_added', requestContext(request))
       return reply.redirect('/ui/account', 303)
     },
@@ -117,10 +123,15 @@ export function passkeyRoutes(app: App, options: PasskeyOptions) {
       const user = await userById(db, session.user_id)
       const passkeys = await passkeysOf(db, session.user_id)
       if (!passkeys.some((p) => p.id === request.body.id))
-        return sendMessage(reply, 404, 'Passkeys', 'There is no such passkey.')
+        return sendLocalMessage(reply, 404, 'Passkeys', 'There is no such passkey.')
       // never the last way in
       if (!user?.password_hash && passkeys.length === 1)
-        return sendMessage(reply, 409, 'Passkeys', 'This is your only way to sign in: set a password first.')
+        return sendLocalMessage(
+          reply,
+          409,
+          'Passkeys',
+          'This is your only way to sign in: set a password first.',
+        )
       await deletePasskey(db, session.user_id, request.body.id)
       await recordEvent(db, session.user_id, 'passkey_removed', requestContext(request))
       return reply.redirect('/ui/account', 303)
@@ -140,12 +151,11 @@ export function passkeyRoutes(app: App, options: PasskeyOptions) {
     async (request, reply) => {
       const session = sessionOf(request)
       if (!session.amr.includes('webauthn') || !(await hasPasskey(db, session.user_id)))
-        return sendPage(
+        return sendLocalMessage(
           reply,
           403,
           'Password',
-          html`<h1>Password</h1>
-            <p>Sign in with a passkey to remove your password: it proves you can sign in without it.</p>`,
+          'Sign in with a passkey to remove your password: it proves you can sign in without it.',
         )
       await removePassword(db, session.user_id)
       await recordEvent(db, session.user_id, 'password_removed', requestContext(request))

@@ -11,4 +11,7 @@ export const sessionsService = {
   liveUserOf: store.liveSessionUser,
   toExport: store.sessionsToExport,
   forgetDevicesOf: store.forgetDevicesOf,
+  liveOf: store.liveSessionsOf,
+  /** Ends one live session (the account page's "sign out other sessions"). */
+  endOne: store.endSessionBySid,
 }

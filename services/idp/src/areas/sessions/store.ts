@@ -90,3 +90,27 @@ export async function sessionsToExport(db: IdpDb, userId: string) {
 export async function forgetDevicesOf(db: IdpDb, userId: string) {
   await db.deleteFrom('known_devices').where('user_id', '=', userId).execute()
 }
+
+/** The account's live sessions, newest first, for the account page. */
+export async function liveSessionsOf(db: IdpDb, userId: string) {
+  return db
+    .selectFrom('sessions')
+    .select(['sid', 'user_id', 'auth_time', 'created_at', 'ip', 'user_agent'])
+    .where('user_id', '=', userId)
+    .where('ended_at', 'is', null)
+    .where('expires_at', '>', new Date())
+    .orderBy('created_at', 'desc')
+    .execute()
+}
+
+/** Ends one live session of the account by its `sid`: false when it was not live. */
+export async function endSessionBySid(db: IdpDb, userId: string, sid: string) {
+  const ended = await db
+    .updateTable('sessions')
+    .set({ ended_at: new Date() })
+    .where('user_id', '=', userId)
+    .where('sid', '=', sid)
+    .where('ended_at', 'is', null)
+    .executeTakeFirst()
+  return ended.numUpdatedRows > 0n
+}

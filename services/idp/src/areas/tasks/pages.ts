@@ -1,4 +1,5 @@
 import { html } from '@svc/kit'
+import { formatWhen, type Lang, t } from '../ui/i18n.ts'
 import type { liveTasksOf } from './store.ts'
 
 type LiveTask = Awaited<ReturnType<typeof liveTasksOf>>[number]
@@ -11,19 +12,27 @@ export const ceilingText = (ceiling: Record<string, unknown> | null) =>
         .join(', ')
     : ''
 
+const usesLeft = (lang: Lang, task: LiveTask) =>
+  t(lang, '{left} of {max} uses left, until {until}', {
+    left: task.max_uses - task.uses,
+    max: task.max_uses,
+    until: formatWhen(lang, task.expires_at),
+  })
+
 /** The account page's list of task grants that can still issue tokens, each with a way to end it. */
-export const taskSection = (csrf: string, tasks: LiveTask[]) =>
-  html`<h2>Tasks you allowed</h2>
-    ${tasks.length === 0 ? html`<p>No app holds a task grant.</p>` : ''}
+export const taskSection = (lang: Lang, csrf: string, tasks: LiveTask[]) =>
+  html`<h2>${t(lang, 'Tasks you allowed')}</h2>
+    ${tasks.length === 0 ? html`<p>${t(lang, 'No app holds a task grant.')}</p>` : ''}
     ${tasks.map(
-      (t) =>
+      (task) =>
         html`<form method="post" action="/ui/account/tasks/end">
           <input type="hidden" name="csrf" value="${csrf}" />
-          <input type="hidden" name="task_id" value="${t.id}" />
+          <input type="hidden" name="task_id" value="${task.id}" />
           <p>
-            <strong>${t.client_name}</strong>: ${t.purpose}. ${t.max_uses - t.uses} of ${t.max_uses} uses
-            left, until ${t.expires_at.toISOString()}${t.ceiling ? html`; limits: ${ceilingText(t.ceiling)}` : ''}
-            <button type="submit">End this task</button>
+            <strong>${task.client_name}</strong>: ${task.purpose}. ${usesLeft(lang, task)}${
+              task.ceiling ? html`; ${t(lang, 'limits')}: ${ceilingText(task.ceiling)}` : ''
+            }
+            <button type="submit">${t(lang, 'End this task')}</button>
           </p>
         </form>`,
     )}`

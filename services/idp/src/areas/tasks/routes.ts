@@ -2,7 +2,7 @@ import { type App } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import { pageHooks, sessionOf } from '../sessions/pages.ts'
-import { sendMessage } from '../ui/layout.ts'
+import { sendLocalMessage } from '../ui/layout.ts'
 import { endTask } from './store.ts'
 
 /** The user ends a task grant: its next token request is refused, and its tokens stop working. */
@@ -23,7 +23,7 @@ export function taskRoutes(app: App, { db, origin }: { db: IdpDb; origin: string
     async (request, reply) => {
       const session = sessionOf(request)
       if (!(await endTask(db, session.user_id, request.body.task_id)))
-        return sendMessage(reply, 404, 'Tasks', 'You have no such task grant running.')
+        return sendLocalMessage(reply, 404, 'Tasks', 'You have no such task grant running.')
       return reply.redirect('/ui/account', 303)
     },
   )

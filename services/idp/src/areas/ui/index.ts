@@ -1,5 +1,6 @@
 import { defineArea } from '../../context.ts'
 import { uiRoutes } from './routes.ts'
+import { sessionsRoutes } from './sessions-routes.ts'
 
 /** The user's pages: sign-in, home, sessions, consents, security. */
 export const uiArea = defineArea({
@@ -14,6 +15,11 @@ export const uiArea = defineArea({
       kv: ctx.kv,
       origin: ctx.origin,
       secureCookies: ctx.secureCookies,
+    })
+    sessionsRoutes(app, {
+      db: ctx.db,
+      origin: ctx.origin,
+      onSessionEnd: (session) => logout.announce(session),
     })
     return undefined
   },

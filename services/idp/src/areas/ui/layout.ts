@@ -1,9 +1,45 @@
 import { type Html, html } from '@svc/kit'
-import type { FastifyReply } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { type Lang, langOf, type Phrase, t } from './i18n.ts'
 
+/** The other language's link: the switch remembers the choice, then comes back to this page. */
+function languageSwitch(lang: Lang, returnTo: string) {
+  const other: Lang = lang === 'ar' ? 'en' : 'ar'
+  const href = `/ui/lang?${new URLSearchParams({ lang: other, return_to: returnTo })}`
+  return html`<nav aria-label="${t(lang, 'Language')}">
+    <a href="${href}" lang="${other}" hreflang="${other}" data-lang-switch="${other}"
+      >${other === 'ar' ? 'العربية' : 'English'}</a
+    >
+  </nav>`
+}
+
+/** Keeps a form's answer in the page's language (read back as `ui_locales` by `langOf`). */
+export const langField = (lang: Lang) => html`<input type="hidden" name="ui_locales" value="${lang}" />`
+
+/** A page in English only (the pages not yet translated; no language switch). */
 export function page(title: string, body: Html, scripts: string[] = []): string {
+  return document('en', title, body, scripts)
+}
+
+/**
+ * A hosted page in the request's language (./i18n.ts, `langOf`), right to left in Arabic, with the
+ * switch to the other language. `title` is a phrase, or text already in the page's language.
+ */
+export function localPage(
+  request: FastifyRequest,
+  title: Phrase | string,
+  body: Html,
+  scripts: string[] = [],
+) {
+  const lang = langOf(request)
+  // a form's answer has no address to come back to: the switch goes to the account (or sign-in)
+  const returnTo = request.method === 'GET' ? safeReturnTo(request.url) : '/ui/account'
+  return document(lang, t(lang, title as Phrase), body, scripts, languageSwitch(lang, returnTo))
+}
+
+function document(lang: Lang, title: string, body: Html, scripts: string[], nav: Html | string = '') {
   return html`<!doctype html>
-    <html lang="en">
+    <html lang="${lang}" dir="${lang === 'ar' ? 'rtl' : 'ltr'}">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
@@ -30,6 +66,9 @@ export function page(title: string, body: Html, scripts: string[] = []): string 
             margin-top: 1rem;
             padding: 0.5rem 1rem;
           }
+          nav {
+            text-align: end;
+          }
           .error {
             color: #a00;
           }
@@ -46,6 +85,7 @@ export function page(title: string, body: Html, scripts: string[] = []): string 
         ${scripts.map((src) => html`<script src="${src}" defer></script>`)}
       </head>
       <body>
+        ${nav}
         <main>${body}</main>
       </body>
     </html>`.value
@@ -58,21 +98,43 @@ export function safeReturnTo(value: string | undefined, fallback = '/ui/account'
 }
 
 /** The signed-out page: hidden front-channel frames, then the post-logout redirect about two seconds later. */
-export function signedOut(frames: string[], redirect?: string) {
-  return page(
+export function signedOut(request: FastifyRequest, frames: string[], redirect?: string) {
+  const lang = langOf(request)
+  return localPage(
+    request,
     'Signed out',
     html`${redirect ? html`<meta http-equiv="refresh" content="2;url=${redirect}" />` : ''}
-      <h1>You are signed out</h1>
+      <h1>${t(lang, 'You are signed out')}</h1>
       ${frames.map((src) => html`<iframe src="${src}" hidden title="sign-out"></iframe>`)}
-      ${redirect ? html`<p>Returning to the application…</p>` : ''}`,
+      ${redirect ? html`<p>${t(lang, 'Returning to the application…')}</p>` : html`<p><a href="/ui/login">${t(lang, 'Sign in')}</a></p>`}`,
   )
 }
 
-/** Answers with a page: the status, the title, and a body already made safe by `html`. */
+/** Answers with an English page: the status, the title, and a body already made safe by `html`. */
 export function sendPage(reply: FastifyReply, status: number, title: string, body: Html): FastifyReply {
   return reply.code(status).type('text/html; charset=utf-8').send(page(title, body))
 }
 
-/** A page that is only a heading and a sentence. */
+/** An English page that is only a heading and a sentence. */
 export const sendMessage = (reply: FastifyReply, status: number, title: string, text: string) =>
   sendPage(reply, status, title, html`<h1>${title}</h1><p>${text}</p>`)
+
+/** Answers with a page in the request's language. */
+export function sendLocalPage(reply: FastifyReply, status: number, title: Phrase, body: Html): FastifyReply {
+  return reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .send(localPage(reply.request, title, body))
+}
+
+/** A heading and a sentence, both phrases, in the request's language (`vars` fill the sentence's slots). */
+export function sendLocalMessage(
+  reply: FastifyReply,
+  status: number,
+  title: Phrase,
+  text: Phrase,
+  vars: Record<string, string | number> = {},
+): FastifyReply {
+  const lang = langOf(reply.request)
+  return sendLocalPage(reply, status, title, html`<h1>${t(lang, title)}</h1><p>${t(lang, text, vars)}</p>`)
+}

@@ -1,28 +1,20 @@
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import { type App, html, type Kv, KvUnavailable, rateLimit } from '@svc/kit'
+import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import { exportAccount } from '../accounts/export.ts'
 import { beginSecondFactor } from '../mfa/pending.ts'
 import { hasTotp } from '../mfa/totp.ts'
 import { authenticate, recordEvent, requestContext } from '../accounts/service.ts'
-import { recentEvents, userById } from '../accounts/index.ts'
-import { consentsOf } from '../authorize/consent-store.ts'
-import { PASSKEY_SCRIPT_PATH, passkeySection, passkeySignInForm } from '../passkeys/pages.ts'
-import { type RelyingParty, registrationOptions, signInOptions } from '../passkeys/service.ts'
-import { passkeysOf } from '../passkeys/index.ts'
-import { changeForms } from '../accounts/change-routes.ts'
-import { activitySection } from '../activity/pages.ts'
-import { activityOf } from '../activity/service.ts'
-import { pendingSection } from '../approvals/pages.ts'
-import { pendingOf } from '../approvals/index.ts'
-import { taskSection } from '../tasks/pages.ts'
-import { offerSection } from '../credentials/pages.ts'
-import { liveTasksOf } from '../tasks/index.ts'
+import { PASSKEY_SCRIPT_PATH, passkeySignInForm } from '../passkeys/pages.ts'
+import { type RelyingParty, signInOptions } from '../passkeys/service.ts'
 import { CsrfOnly, checkCsrf, csrfToken } from '../sessions/csrf.ts'
 import { pageHooks, sessionOf } from '../sessions/pages.ts'
 import { currentSession, endSession } from '../sessions/service.ts'
-import { page, safeReturnTo, signedOut } from './layout.ts'
+import { accountPage } from './account-page.ts'
+import { langOf, type Phrase, rememberLang, t } from './i18n.ts'
+import { langField, localPage, safeReturnTo, signedOut } from './layout.ts'
 import { completeSignIn } from './sign-in.ts'
 
 interface UiOptions {
@@ -52,32 +44,41 @@ async function passkeyOptionsIfAvailable(rp: RelyingParty) {
 }
 
 const loginForm = (
+  request: FastifyRequest,
   csrf: string,
   returnTo: string,
   passkeyOptions: object | undefined,
   email = '',
-  error?: string,
-) =>
-  page(
+  error?: Phrase,
+) => {
+  const lang = langOf(request)
+  return localPage(
+    request,
     'Sign in',
-    html`<h1>Sign in</h1>
-      ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+    html`<h1>${t(lang, 'Sign in')}</h1>
+      ${error ? html`<p class="error" role="alert">${t(lang, error)}</p>` : ''}
       <form method="post" action="/ui/login">
         <input type="hidden" name="csrf" value="${csrf}" />
         <input type="hidden" name="return_to" value="${returnTo}" />
-        <label for="email">Email</label>
+        ${langField(lang)}
+        <label for="email">${t(lang, 'Email')}</label>
         <input id="email" name="email" type="email" autocomplete="username" required value="${email}" />
-        <label for="password">Password</label>
+        <label for="password">${t(lang, 'Password')}</label>
         <input id="password" name="password" type="password" autocomplete="current-password" required />
-        <button type="submit">Sign in</button>
+        <button type="submit">${t(lang, 'Sign in')}</button>
       </form>
+      <p>
+        <a href="/ui/forgot?ui_locales=${lang}" data-link="forgot">${t(lang, 'Forgot your password?')}</a>
+        · <a href="/ui/register?ui_locales=${lang}" data-link="register">${t(lang, 'Create an account')}</a>
+      </p>
       ${
         passkeyOptions
-          ? passkeySignInForm(csrf, returnTo, passkeyOptions)
-          : html`<p>Passkey sign-in is unavailable for a moment: sign in with your password.</p>`
+          ? passkeySignInForm(lang, csrf, returnTo, passkeyOptions)
+          : html`<p>${t(lang, 'Passkey sign-in is unavailable for a moment: sign in with your password.')}</p>`
       }`,
     [PASSKEY_SCRIPT_PATH],
   )
+}
 
 export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies, onSessionEnd }: UiOptions) {
   const tags = ['pages']
@@ -97,12 +98,31 @@ export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies
     async (request, reply) => {
       const returnTo = safeReturnTo(request.query.return_to)
       const form = loginForm(
+        request,
         csrfToken(request, reply, secureCookies),
         returnTo,
         await passkeyOptionsIfAvailable(rp),
         request.query.login_hint ?? '',
       )
       return reply.type('text/html; charset=utf-8').send(form)
+    },
+  )
+
+  app.get(
+    '/ui/lang',
+    {
+      schema: {
+        summary: 'The hosted pages’ language switch: remembers the language (a cookie), then goes back',
+        tags,
+        querystring: Type.Object({
+          lang: Type.Union([Type.Literal('en'), Type.Literal('ar')]),
+          return_to: Type.Optional(Type.String({ maxLength: 4000 })),
+        }),
+      },
+    },
+    async (request, reply) => {
+      rememberLang(reply, request.query.lang, secureCookies)
+      return reply.redirect(safeReturnTo(request.query.return_to, '/ui/login'), 303)
     },
   )
 
@@ -133,6 +153,7 @@ export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies
       if (!user) {
         // one message for an unknown email and a wrong password: no account enumeration
         const form = loginForm(
+          request,
           csrfToken(request, reply, secureCookies),
           returnTo,
           await passkeyOptionsIfAvailable(rp),
@@ -159,74 +180,13 @@ export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies
     '/ui/account',
     {
       ...pages.signedIn(() => `/ui/login?return_to=${encodeURIComponent('/ui/account')}`),
-      schema: { summary: 'The account page: who is signed in, and recent security activity', tags },
+      schema: { summary: 'The account page: who is signed in, where, and recent security activity', tags },
     },
     async (request, reply) => {
-      const session = sessionOf(request)
-      const user = await userById(db, session.user_id)
-      const events = await recentEvents(db, session.user_id)
-      const apps = await consentsOf(db, session.user_id)
-      const passkeys = await passkeysOf(db, session.user_id)
       const csrf = csrfToken(request, reply, secureCookies)
-      return reply.type('text/html; charset=utf-8').send(
-        page(
-          'Account',
-          html`<h1>Your account</h1>
-            <p>Signed in as <strong>${user?.email}</strong>${user?.name ? html` (${user.name})` : ''}.</p>
-            <h2>Recent security activity</h2>
-            <table aria-label="Recent security activity">
-              ${events.map(
-                (e) =>
-                  html`<tr>
-                    <td>${e.created_at.toISOString()}</td>
-                    <td>${e.type}</td>
-                    <td>${e.ip ?? ''}</td>
-                    <td>${e.user_agent ?? ''}</td>
-                  </tr>`,
-              )}
-            </table>
-            <h2>Connected apps</h2>
-            ${apps.length === 0 ? html`<p>No app has access to your account.</p>` : ''}
-            ${apps.map(
-              (a) =>
-                html`<form method="post" action="/ui/account/consents/withdraw">
-                  <input type="hidden" name="csrf" value="${csrf}" />
-                  <input type="hidden" name="client_id" value="${a.client_id}" />
-                  <p>
-                    <strong>${a.client_name}</strong>: ${a.granted.join(', ')}
-                    <button type="submit">Withdraw access</button>
-                  </p>
-                </form>`,
-            )}
-            ${pendingSection(await pendingOf(db, session.user_id))}
-            ${activitySection(await activityOf(db, session.user_id))}
-            ${taskSection(csrf, await liveTasksOf(db, session.user_id))}
-            ${offerSection(csrf)}
-            ${changeForms(csrf)}
-            ${passkeySection(csrf, await registrationOptions(rp, user!), passkeys)}
-            ${
-              user?.password_hash && session.amr.includes('webauthn')
-                ? html`<form method="post" action="/ui/account/password/remove">
-                  <input type="hidden" name="csrf" value="${csrf}" />
-                  <button type="submit">Remove my password (sign in with passkeys only)</button>
-                </form>`
-                : ''
-            }
-            <form method="post" action="/ui/account/totp">
-            <input type="hidden" name="csrf" value="${csrf}" />
-            <button type="submit">Set up an authenticator app</button>
-          </form>
-          <form method="post" action="/ui/account/export">
-            <input type="hidden" name="csrf" value="${csrf}" />
-            <button type="submit">Download my data</button>
-          </form>
-          <form method="post" action="/ui/logout">
-              <input type="hidden" name="csrf" value="${csrf}" />
-              <button type="submit">Sign out</button>
-            </form>`,
-          [PASSKEY_SCRIPT_PATH],
-        ),
-      )
+      return reply
+        .type('text/html; charset=utf-8')
+        .send(await accountPage({ db, rp }, request, sessionOf(request), csrf))
     },
   )
 
@@ -269,7 +229,7 @@ export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies
       await recordEvent(db, session.user_id, 'logout', requestContext(request))
       const frames = await onSessionEnd(session)
       if (frames.length === 0) return reply.redirect('/ui/login', 303)
-      return reply.type('text/html; charset=utf-8').send(signedOut(frames, '/ui/login'))
+      return reply.type('text/html; charset=utf-8').send(signedOut(request, frames, '/ui/login'))
     },
   )
 }

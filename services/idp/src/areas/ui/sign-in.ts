@@ -5,7 +5,7 @@ import { recordEvent, requestContext } from '../accounts/service.ts'
 import { userById } from '../accounts/index.ts'
 import { recognizeDevice } from '../sessions/devices.ts'
 import { startSession } from '../sessions/service.ts'
-import { sendMessage } from './layout.ts'
+import { sendLocalMessage } from './layout.ts'
 
 export interface SignInDeps {
   db: IdpDb
@@ -25,7 +25,7 @@ export async function completeSignIn(
   const context = requestContext(request)
   // every way in ends here, so a disabled account is stopped here, whatever it proved
   if ((await userById(db, signIn.userId))?.disabled_at)
-    return sendMessage(reply, 403, 'Account disabled', 'This account is disabled. Contact the operator.')
+    return sendLocalMessage(reply, 403, 'Account disabled', 'This account is disabled. Contact the operator.')
   await db.transaction().execute(async (trx) => {
     await startSession(trx, reply, { ...signIn, ...context })
     await recordEvent(trx, signIn.userId, 'login', context)

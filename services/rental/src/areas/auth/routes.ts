@@ -16,10 +16,17 @@ export function authRoutes(app: App, deps: AuthDeps) {
       schema: {
         summary: 'Starts the sign-in: 302 to the identity provider (code flow, PKCE S256, state, nonce)',
         tags,
+        querystring: Type.Object({
+          // passed on to the idp (OIDC Core §3.1.2.1): its pages then speak the page's language
+          ui_locales: Type.Optional(
+            Type.String({ maxLength: 100, pattern: '^[A-Za-z0-9-]+( [A-Za-z0-9-]+)*$' }),
+          ),
+        }),
       },
     },
-    async (_request, reply) => {
-      const location = await startLogin(deps, reply)
+    async (request, reply) => {
+      const uiLocales = request.query.ui_locales
+      const location = await startLogin(deps, reply, undefined, uiLocales ? { ui_locales: uiLocales } : {})
       return reply.header('cache-control', 'no-store').redirect(location, 302)
     },
   )

@@ -44,6 +44,7 @@ export async function startLogin(
   deps: AuthDeps,
   reply: FastifyReply,
   stepUp?: { pending: NonNullable<PendingLogin['stepUp']>; params: Record<string, string> },
+  extra: { ui_locales?: string } = {},
 ): Promise<string> {
   const config = deps.link.configuration()
   const pending: PendingLogin = {
@@ -70,6 +71,7 @@ export async function startLogin(
       code_challenge_method: 'S256',
       state: pending.state,
       nonce: pending.nonce,
+      ...extra,
       ...stepUp?.params,
     })
     .toString()

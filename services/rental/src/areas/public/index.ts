@@ -20,6 +20,7 @@ export const publicArea = defineArea({
       market: use.market,
       incidents: use.incidents,
       version: ctx.version,
+      urls: { rental: ctx.baseUrl, idp: ctx.topology.idp.url, ledger: ctx.topology.ledger.url },
       idpLinked: () => use.auth.signInAvailable(),
       signedIn: async (request) => (await ctx.sessions.find(request)) !== null,
       dependencies: dependencyProbe({

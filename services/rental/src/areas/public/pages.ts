@@ -19,7 +19,7 @@ export const PAGE_HEADERS = {
 const account = (lang: Lang, signedIn: boolean) =>
   signedIn
     ? html`<a href="/console?lang=${lang}">${t(lang, 'nav.console')}</a>`
-    : html`<a href="/auth/login">${t(lang, 'nav.sign_in')}</a>`
+    : html`<a href="/auth/login?ui_locales=${lang}">${t(lang, 'nav.sign_in')}</a>`
 
 export function layout(lang: Lang, title: string, body: Html, signedIn = false): string {
   const { dir, messages: t } = CATALOGUES[lang]

@@ -1,4 +1,4 @@
-import type { App } from '@svc/kit'
+import { type App, prefersJson, sendHome } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { rentalError } from '../../errors.ts'
@@ -13,6 +13,8 @@ export interface PublicDeps {
   market: Pick<MarketService, 'publicSearch'>
   incidents: Pick<IncidentService, 'openPublic'>
   version: string
+  /** Public base URLs, for the root's JSON answer (`Accept: application/json`). */
+  urls?: { rental: string; idp: string; ledger: string }
   /** Whether the console's idp client is linked (sign-in possible). */
   idpLinked: () => boolean
   dependencies: () => Promise<Record<string, { url: string; reachable: boolean; status?: number }>>
@@ -55,6 +57,22 @@ const Status = Type.Object({
   ),
 })
 
+/** The rental's root in JSON: the same places the landing page links to. */
+const home = ({ version, urls }: PublicDeps) => ({
+  service: 'rental',
+  version,
+  description: 'The agent rental service: hire agents for jobs, sign SLAs and escrows, run tasks, pay once.',
+  links: [
+    { rel: 'docs', title: 'API reference', href: '/docs' },
+    { rel: 'console', title: 'The console', href: '/console' },
+    { rel: 'market', title: 'The market', href: '/market' },
+    { rel: 'status', title: 'Status', href: '/status' },
+    { rel: 'sign_in', title: 'Sign in', href: '/auth/login' },
+    { rel: 'discovery', title: 'The idp’s discovery', href: `${urls!.idp}/.well-known/openid-configuration` },
+    { rel: 'ledger', title: 'The receipts ledger', href: urls!.ledger },
+  ],
+})
+
 export function publicRoutes(app: App, deps: PublicDeps) {
   const signedIn = async (request: FastifyRequest) => (await deps.signedIn?.(request)) ?? false
   const status = async () => {
@@ -72,11 +90,20 @@ export function publicRoutes(app: App, deps: PublicDeps) {
 
   app.get(
     '/',
-    { schema: { summary: 'Landing page', tags, querystring: PageQuery } },
-    async (request, reply) =>
-      reply
-        .headers({ ...PAGE_HEADERS, 'cache-control': 'no-store' })
-        .send(landingPage(langOf(request.query), await signedIn(request))),
+    {
+      schema: {
+        summary: 'Landing page (or, for `Accept: application/json`, what the service is and where to go)',
+        tags,
+        querystring: PageQuery,
+      },
+    },
+    async (request, reply) => {
+      if (deps.urls && prefersJson(request.headers.accept))
+        return sendHome(request, reply, home(deps), deps.urls.rental)
+      return reply
+        .headers({ ...PAGE_HEADERS, 'cache-control': 'no-store', vary: 'Accept' })
+        .send(landingPage(langOf(request.query), await signedIn(request)))
+    },
   )
   app.get(
     '/market',
