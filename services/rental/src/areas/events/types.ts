@@ -8,6 +8,8 @@ export const EVENT_TYPES = [
   'task.state_changed',
   // a cancel and a retry are task.state_changed (to canceled; failed to submitted, retry: true)
   'task.trace',
+  // the rental ended a task its agent held, and the agent's A2A CancelTask failed past its retries
+  'task.agent_cancel_failed',
   // approvals
   'approval.requested',
   'approval.approved',

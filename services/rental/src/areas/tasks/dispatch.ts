@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import {
   Artifact,
+  type Message,
   type Part,
   Role,
   type SendMessageRequest,
@@ -9,6 +10,7 @@ import {
   taskStateToJSON,
 } from '@a2a-js/sdk'
 import { type Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client'
+import { TaskNotCancelableError } from '@a2a-js/sdk/errors'
 import { type AgentCredentials, authenticatingFetch } from './agent-credentials.ts'
 
 /** One A2A call's outcome: the task's first artifact in its wire (ProtoJSON) form, and its final status. */
@@ -105,7 +107,10 @@ export class AgentDispatcher {
   /**
    * Sends `text` as a new task, or, with `reply`, as the next message of the agent's task;
    * `metadata` is the message's (the agent version: `svc_agent_version`); `files`, file parts
-   * (A2A 1.0 `url` parts) after the text.
+   * (A2A 1.0 `url` parts) after the text. With `onTask`, the message is streamed
+   * (SendStreamingMessage; the SDK falls back to SendMessage when the card has no streaming) and
+   * `onTask` learns the agent's task as soon as the agent names it, so that the task can be
+   * canceled at the agent while it runs; without, one blocking SendMessage.
    */
   async send(
     cardUrl: string,
@@ -114,9 +119,13 @@ export class AgentDispatcher {
     reply?: AgentReply,
     metadata?: Record<string, string>,
     files: Part[] = [],
+    onTask?: (agentTask: AgentReply) => Promise<void>,
   ): Promise<AgentAnswer | AgentAsks> {
     const client = await this.#client(cardUrl)
-    const result = await client.sendMessage(request(text, reply, metadata, files), { signal })
+    const message = request(text, reply, metadata, files)
+    const result = onTask
+      ? await streamed(client, message, signal, onTask)
+      : await client.sendMessage(message, { signal })
     if (!('artifacts' in result)) throw new Error('the agent answered a message, not a task')
     const asked = asks(result)
     if (asked) return asked
@@ -137,4 +146,61 @@ export class AgentDispatcher {
       artifact: Artifact.toJSON(artifact) as AgentAnswer['artifact'],
     }
   }
+
+  /**
+   * A2A CancelTask of the agent's task: `canceled` when the agent canceled it, `ended` when it
+   * answers that the task cannot be canceled (it had ended); any other error throws.
+   */
+  async cancel(cardUrl: string, agentTaskId: string, signal: AbortSignal): Promise<'canceled' | 'ended'> {
+    const client = await this.#client(cardUrl)
+    try {
+      const task = await client.cancelTask({ tenant: '', id: agentTaskId, metadata: undefined }, { signal })
+      return task.status?.state === TaskState.TASK_STATE_CANCELED ? 'canceled' : 'ended'
+    } catch (err) {
+      if (err instanceof TaskNotCancelableError) return 'ended'
+      throw err
+    }
+  }
+}
+
+/**
+ * The streamed answer folded into the task it describes (its last status, its artifacts), the
+ * agent's task told to `onTask` at its first event.
+ */
+async function streamed(
+  client: Client,
+  message: SendMessageRequest,
+  signal: AbortSignal,
+  onTask: (agentTask: AgentReply) => Promise<void>,
+): Promise<Task | Message> {
+  let task: Task | undefined
+  let told = false
+  for await (const event of client.sendMessageStream(message, { signal })) {
+    const payload = event.payload
+    if (!payload) continue
+    if (payload.$case === 'message') return payload.value
+    if (payload.$case === 'task') task = payload.value
+    else if (!task) {
+      const { taskId: id, contextId } = payload.value
+      task = { id, contextId, status: undefined, artifacts: [], history: [], metadata: undefined }
+    }
+    if (!told) {
+      told = true
+      await onTask({ agentTaskId: task.id, contextId: task.contextId })
+    }
+    if (payload.$case === 'statusUpdate') task.status = payload.value.status
+    if (payload.$case === 'artifactUpdate' && payload.value.artifact) {
+      const artifact = payload.value.artifact
+      const at = task.artifacts.findIndex((a) => a.artifactId === artifact.artifactId)
+      if (at < 0) task.artifacts.push(artifact)
+      else if (payload.value.append)
+        task.artifacts[at] = {
+          ...task.artifacts[at]!,
+          parts: [...task.artifacts[at]!.parts, ...artifact.parts],
+        }
+      else task.artifacts[at] = artifact
+    }
+  }
+  if (!task) throw new Error('the agent ended its stream without a task')
+  return task
 }

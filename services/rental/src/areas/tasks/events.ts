@@ -3,6 +3,7 @@ import type { Actor, EventService } from '../events/index.ts'
 import type { TaskDeps } from './service.ts'
 import { endTask, recordFailedRun, type TaskRow } from './store.ts'
 import type { EventType } from '../events/index.ts'
+import { tellAgent } from './agent-cancel.ts'
 
 type TaskState = TaskRow['state']
 
@@ -80,10 +81,10 @@ export async function failedAttempt(
 
 /**
  * Ends a task that has not ended (failed or canceled) and records the change, in `trx`: one
- * conditional update that answers the state it left. Undefined when the task had already ended.
+ * conditional update that answers the state it left; the agent's task is canceled after the commit. Undefined when the task had already ended.
  */
 export async function endRunning(
-  deps: Pick<TaskDeps, 'events' | 'ended'>,
+  deps: Pick<TaskDeps, 'events' | 'ended' | 'jobs'>,
   trx: RentalDb,
   id: string,
   end: { state: 'failed' | 'canceled'; error: string; at: Date },
@@ -99,5 +100,7 @@ export async function endRunning(
     error: end.error,
   })
   await deps.ended(trx, { ...task, state: end.state }, actor)
+  // the agent may hold a task for it (running, or asking): it is told once this commits
+  await tellAgent(deps, trx, id)
   return task
 }

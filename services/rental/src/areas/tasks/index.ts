@@ -10,6 +10,7 @@ export { Task as TaskSchema } from './routes.ts'
 import type { Actor } from '../events/index.ts'
 import { endRunning, taskEvents } from './events.ts'
 import { afterCommit } from '@svc/kit'
+import { startAgentCancels, tellAgent } from './agent-cancel.ts'
 import {
   createTask,
   type NewTask,
@@ -150,6 +151,7 @@ export const tasksArea = defineArea({
       ended: NO_END_HOOK,
     }
     const runner = await startTaskRunner(deps)
+    await startAgentCancels(deps)
     app.addHook('onClose', async () => runner.stop())
     return {
       deps,
@@ -183,6 +185,7 @@ export const tasksArea = defineArea({
             { id: t.id, orgId: subject, engagementId: t.engagement_id, state: 'failed' },
             actor,
           )
+        for (const t of stopped) await tellAgent(deps, trx, t.id)
         return stopped.map((t) => t.id)
       },
       ofEngagement: (db, orgId, engagementId) => store.tasksOfEngagement(db, orgId, engagementId),
@@ -228,6 +231,7 @@ export const tasksArea = defineArea({
           { id: task.id, orgId: task.org_id, engagementId: task.engagement_id, state: end.state },
           actor,
         )
+        await tellAgent(deps, trx, id)
         return true
       },
     }

@@ -11,6 +11,7 @@ import { type Actor, type EventService, SYSTEM } from '../events/index.ts'
 import type { MarketService } from '../market/index.ts'
 import type { OutboxService } from '../outbox/index.ts'
 import { admitTask } from './capacity.ts'
+import { agentTaskStarted } from './agent-cancel.ts'
 import type { AgentDispatcher, AgentReply } from './dispatch.ts'
 import { endRunning, failedAttempt, refOf, taskEvents } from './events.ts'
 import { filesOfRun, taskFiles } from './file-handoff.ts'
@@ -254,15 +255,28 @@ export async function runTask(
   // the task's files as A2A file parts, each a fresh signed URL (a deleted one fails the task)
   const files = await filesOfRun(deps, task, actor)
   if (!files) return
-  const answer = await deps.dispatcher.send(
-    cardUrl,
-    reply?.text ?? task.input_text,
-    AbortSignal.timeout(Math.max(deps.config.taskTimeoutMs, 5_000)),
-    reply,
-    // the agent version the engagement had accepted when the task was made, the tool-call credential
-    await messageMetadata(deps, task),
-    reply ? [] : files,
-  )
+  let answer: Awaited<ReturnType<TaskDeps['dispatcher']['send']>>
+  try {
+    answer = await deps.dispatcher.send(
+      cardUrl,
+      reply?.text ?? task.input_text,
+      AbortSignal.timeout(Math.max(deps.config.taskTimeoutMs, 5_000)),
+      reply,
+      // the agent version the engagement had accepted when the task was made, the tool-call credential
+      await messageMetadata(deps, task),
+      reply ? [] : files,
+      // the agent's task, kept as soon as it is named: a cancel meanwhile reaches the agent
+      (started) =>
+        agentTaskStarted(deps, id, started.agentTaskId).catch((err: Error) =>
+          deps.log.warn({ task: id, err: err.message }, 'agent task id not kept'),
+        ),
+    )
+  } catch (err) {
+    // the rental ended the task meanwhile (and told the agent, which stopped): not a failed attempt
+    const now = await taskById(deps.db, id)
+    if (now && terminal(now.state)) return
+    throw err
+  }
   if ('question' in answer) return awaitAgentInput(deps, id, answer)
   const check = checkAgentArtifact(answer.artifact, {
     agentDid: task.agent_did,
