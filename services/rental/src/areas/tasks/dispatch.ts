@@ -110,7 +110,7 @@ export class AgentDispatcher {
    * (A2A 1.0 `url` parts) after the text. With `onTask`, the message is streamed
    * (SendStreamingMessage; the SDK falls back to SendMessage when the card has no streaming) and
    * `onTask` learns the agent's task as soon as the agent names it, so that the task can be
-   * canceled at the agent while it runs; without, one blocking SendMessage.
+   * canceled at the agent while it runs; without (or with `reply`), one blocking SendMessage.
    */
   async send(
     cardUrl: string,
@@ -123,9 +123,11 @@ export class AgentDispatcher {
   ): Promise<AgentAnswer | AgentAsks> {
     const client = await this.#client(cardUrl)
     const message = request(text, reply, metadata, files)
-    const result = onTask
-      ? await streamed(client, message, signal, onTask)
-      : await client.sendMessage(message, { signal })
+    // an answer on the agent's task: its id is known already, and its stream may begin with a status update
+    const result =
+      onTask && !reply
+        ? await streamed(client, message, signal, onTask)
+        : await client.sendMessage(message, { signal })
     if (!('artifacts' in result)) throw new Error('the agent answered a message, not a task')
     const asked = asks(result)
     if (asked) return asked
