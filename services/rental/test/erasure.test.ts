@@ -31,6 +31,7 @@ describe('rental: erasing a client (POST /api/clients/erase)', () => {
   let doneTask = ''
   let heldTask = ''
   let fileId = ''
+  let incidentId = ''
   const email = 'carol@erase.example'
   const rail = new JournalRail()
   const orgId = () => carol.me.organization.id
@@ -133,6 +134,36 @@ describe('rental: erasing a client (POST /api/clients/erase)', () => {
     assert.match(messageOf(refused)!, new RegExp(disputeId))
     const withdrawn = await s.call(carol, 'POST', `/api/disputes/${disputeId}/withdraw`, {})
     assert.equal(withdrawn.status, 200, withdrawn.text)
+    // Carol's words elsewhere: a rating's comment (edited: both comments in its event), a
+    // reference, an incident she reported and her note on it
+    const rated = await s.call(carol, 'POST', `/api/tasks/${doneTask}/rating`, {
+      score: 4,
+      comment: 'Carol liked it.',
+    })
+    assert.equal(rated.status, 200, rated.text)
+    const edited = await s.call(carol, 'POST', `/api/tasks/${doneTask}/rating`, {
+      score: 5,
+      comment: 'Carol loved it.',
+      edit: true,
+    })
+    assert.equal(edited.status, 200, edited.text)
+    const reference = await s.call(carol, 'POST', `/api/engagements/${engagement}/reference`, {
+      statement: 'Carol recommends this agent.',
+      show_organization: true,
+    })
+    assert.equal(reference.status, 200, reference.text)
+    const incident = await s.call(carol, 'POST', '/api/incidents', {
+      severity: 'sev3',
+      summary: 'Carol saw a slow answer',
+      impact: 'Carol waited.',
+      engagement_id: engagement,
+    })
+    assert.equal(incident.status, 201, incident.text)
+    incidentId = (incident.body as { id: string }).id
+    const note = await s.call(carol, 'POST', `/api/incidents/${incidentId}/note`, {
+      text: 'Carol adds a note.',
+    })
+    assert.equal(note.status, 200, note.text)
   })
 
   let answer: Erased
@@ -159,6 +190,11 @@ describe('rental: erasing a client (POST /api/clients/erase)', () => {
         files: 1,
         file_bytes: Buffer.byteLength('Carol’s contract, in plain words.'),
         task_texts: 2,
+        rating_comments: 1,
+        references: 1,
+        incident_texts: 1,
+        incident_notes: 1,
+        dispute_reasons: 1,
         events_pseudonymised: 0,
       },
     )
@@ -215,7 +251,55 @@ describe('rental: erasing a client (POST /api/clients/erase)', () => {
       .select(['data', 'actor_id'])
       .where('org_id', '=', orgId())
       .execute()
-    assert.doesNotMatch(JSON.stringify(events), /erase\.example/)
+    assert.doesNotMatch(JSON.stringify(events), /erase\.example|Carol/)
+    // free texts she wrote: replaced by [erased] (scores, states and receipts kept), her reference gone
+    const rating = await db
+      .selectFrom('task_ratings')
+      .selectAll()
+      .where('task_id', '=', doneTask)
+      .executeTakeFirstOrThrow()
+    assert.deepEqual([rating.comment, rating.score], ['[erased]', 5])
+    const done = await db
+      .selectFrom('tasks')
+      .select('receipt_leaf_hash')
+      .where('id', '=', doneTask)
+      .executeTakeFirstOrThrow()
+    assert.equal(
+      rating.receipt_leaf_hash,
+      done.receipt_leaf_hash,
+      'the rating stays bound to the task’s receipt',
+    )
+    assert.equal(
+      (
+        await db
+          .selectFrom('engagement_references')
+          .select('engagement_id')
+          .where('org_id', '=', orgId())
+          .execute()
+      ).length,
+      0,
+    )
+    const reported = await db
+      .selectFrom('incidents')
+      .selectAll()
+      .where('id', '=', incidentId)
+      .executeTakeFirstOrThrow()
+    assert.deepEqual([reported.summary, reported.impact, reported.severity], ['[erased]', '[erased]', 'sev3'])
+    const notes = await db
+      .selectFrom('incident_notes')
+      .select('text')
+      .where('incident_id', '=', incidentId)
+      .execute()
+    assert.deepEqual(
+      notes.map((n) => n.text),
+      ['[erased]'],
+    )
+    const disputes = await db
+      .selectFrom('disputes')
+      .select(['reason', 'state'])
+      .where('org_id', '=', orgId())
+      .execute()
+    assert.deepEqual(disputes, [{ reason: '[erased]', state: 'withdrawn' }])
     // money records stay: the escrows and the released one's transfer
     const escrows = await db.selectFrom('escrows').select(['state']).where('org_id', '=', orgId()).execute()
     assert.ok(escrows.some((e) => e.state === 'released'))

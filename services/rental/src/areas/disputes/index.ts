@@ -3,9 +3,11 @@ import type { RentalDb } from '../../db.ts'
 import { disputeRoutes } from './routes.ts'
 import { assertNotFrozen, frozenBy } from './freeze.ts'
 import { type DisputeDeps, disputeView } from './service.ts'
-import { disputesOfEngagement, liveDisputesOf } from './store.ts'
+import { disputesOfEngagement, eraseReasonsOf, liveDisputesOf } from './store.ts'
 
 export interface DisputeService {
+  /** Erasure: the reasons of the organization's disputes wiped in `trx`; how many. */
+  eraseReasonsOf(trx: RentalDb, orgId: string): Promise<number>
   /** 409 `escrow_frozen` naming the dispute when a live dispute covers the escrow (in the caller's transaction). */
   assertNotFrozen(trx: RentalDb, escrowId: string): Promise<void>
   /** The organization's live (open or responded) disputes' ids, read in `db` (erasure refuses while any). */
@@ -28,6 +30,7 @@ export const disputesArea = defineArea({
   mount: (_app, ctx): DisputeService => ({
     assertNotFrozen,
     liveOf: liveDisputesOf,
+    eraseReasonsOf,
     frozenBy,
     ofEngagement: async (orgId, engagementId) =>
       (await disputesOfEngagement(ctx.db, orgId, engagementId)).map((d) => disputeView(d.row, d.escrowIds)),

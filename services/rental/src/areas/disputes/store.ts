@@ -166,3 +166,16 @@ export const liveDisputesOf = async (db: RentalDb, orgId: string) =>
       .orderBy('id')
       .execute()
   ).map((r) => r.id)
+
+/**
+ * Erasure: the reasons of the organization's disputes replaced by `[erased]` (none is live: erasure
+ * refuses then). The provider's response and the signed resolution (amounts and hashes, no text) stay.
+ */
+export async function eraseReasonsOf(trx: RentalDb, orgId: string) {
+  const result = await trx
+    .updateTable('disputes')
+    .set({ reason: '[erased]' })
+    .where('org_id', '=', orgId)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows)
+}

@@ -26,6 +26,8 @@ export const erasureArea = defineArea({
     'tasks',
     'engagements',
     'disputes',
+    'ratings',
+    'incidents',
     'ending',
     'events',
     'outbox',

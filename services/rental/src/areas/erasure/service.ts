@@ -8,6 +8,8 @@ import type { EndingService } from '../ending/index.ts'
 import type { EngagementService } from '../engagements/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
 import type { FileService } from '../files/index.ts'
+import type { IncidentService } from '../incidents/index.ts'
+import type { RatingService } from '../ratings/index.ts'
 import type { OrgService } from '../orgs/index.ts'
 import type { TaskService } from '../tasks/index.ts'
 import type { TokenService } from '../tokens/index.ts'
@@ -25,6 +27,8 @@ export interface ErasureDeps {
   tasks: TaskService
   engagements: EngagementService
   disputes: DisputeService
+  ratings: RatingService
+  incidents: IncidentService
   ending: EndingService
   events: EventService
   retention: RetentionService
@@ -44,6 +48,8 @@ export const KEPT = [
   'invoices, credit notes, refunds, disputes and their resolutions (the law keeps invoices)',
   'receipts and the ledger’s journal (hashes and amounts, no personal data)',
   'task rows with their hashes, prices and receipts (their texts and outputs deleted)',
+  'ratings (scores, comments replaced by [erased]), incidents and disputes (texts the organization wrote replaced by [erased])',
+  'refund reasons: part of the refund body the provider signed, of its receipt and of its credit note',
 ]
 
 const refused = (message: string) => rentalError('erasure_refused', message)
@@ -115,6 +121,10 @@ export async function eraseClient(
     const taskTexts = await deps.tasks.eraseTexts(trx, eraser.orgId)
     const apiTokens = await deps.tokens.eraseOrg(trx, eraser.orgId)
     const webhooks = await deps.webhooks.eraseOrg(trx, eraser.orgId)
+    // free texts the organization wrote, replaced by [erased]: receipts hold their hashes, not them
+    const ratings = await deps.ratings.eraseOrg(trx, eraser.orgId)
+    const incidents = await deps.incidents.eraseOrg(trx, eraser.orgId)
+    const disputeReasons = await deps.disputes.eraseReasonsOf(trx, eraser.orgId)
     const members = await deps.orgs.eraseOrg(trx, eraser.orgId)
     const sessions = await deps.auth.eraseSessionsOf(trx, members.subjects, eraser.sessionHash)
     const counts = {
@@ -125,6 +135,11 @@ export async function eraseClient(
       files: files.files,
       file_bytes: files.bytes,
       task_texts: taskTexts,
+      rating_comments: ratings.comments,
+      references: ratings.references,
+      incident_texts: incidents.incidents,
+      incident_notes: incidents.notes,
+      dispute_reasons: disputeReasons,
     }
     const receipt = await deps.ctx.receipts.record(trx, {
       type: 'data.erased',

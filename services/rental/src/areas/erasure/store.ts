@@ -47,6 +47,11 @@ export interface ErasureAnswer {
     files: number
     file_bytes: number
     task_texts: number
+    rating_comments: number
+    references: number
+    incident_texts: number
+    incident_notes: number
+    dispute_reasons: number
     events_pseudonymised: number
   }
   kept: string[]

@@ -165,15 +165,28 @@ export async function advanceConsumer(trx: RentalDb, name: string, last: { txid:
 }
 
 /** What an event's data may hold about a person (or a client's words): removed by erasure. */
-const PERSONAL_FIELDS = ['email', 'subject', 'name', 'text', 'input', 'output', 'comment', 'description']
+const PERSONAL_FIELDS = [
+  'email',
+  'subject',
+  'name',
+  'text',
+  'input',
+  'output',
+  'comment',
+  'description',
+  'statement',
+  'summary',
+  'impact',
+  'reason',
+]
 
-/** Erasure: the organization's events pseudonymised (user actors, IPs, personal data fields); how many. */
+/** Erasure: the organization's events pseudonymised (user actors, IPs, personal data fields, a rating edit's comments); how many. */
 export async function pseudonymiseEventsOf(trx: RentalDb, orgId: string): Promise<number> {
   const result = await sql`
     update rental_events
        set actor_id = case when actor_type = 'user' then 'erased' else actor_id end,
            ip = null,
-           data = data - ${sql.val(PERSONAL_FIELDS)}::text[]
+           data = (data - ${sql.val(PERSONAL_FIELDS)}::text[]) #- '{from,comment}' #- '{to,comment}'
      where org_id = ${orgId}`.execute(trx)
   return Number(result.numAffectedRows ?? 0n)
 }

@@ -2,11 +2,13 @@ import { defineArea } from '../../context.ts'
 import { incidentRoutes } from './routes.ts'
 import type { RentalDb } from '../../db.ts'
 import { type IncidentResponse, type PublicIncident, publicIncidents, responseTimes } from './service.ts'
-import { unanswered } from './store.ts'
+import { eraseOrg, unanswered } from './store.ts'
 
 export type { IncidentResponse, PublicIncident }
 
 export interface IncidentService {
+  /** Erasure: the texts the organization wrote (its incidents' summary and impact, its notes) wiped in `trx`; how many. */
+  eraseOrg(trx: RentalDb, orgId: string): ReturnType<typeof eraseOrg>
   /** The open incidents as the public status shows them (no client named), newest first. */
   openPublic(limit?: number): Promise<PublicIncident[]>
   /**
@@ -34,6 +36,7 @@ export const incidentsArea = defineArea({
   needs: ['engagements', 'catalogue', 'events', 'orgs'],
   mount: (_app, ctx): IncidentService => ({
     openPublic: (limit) => publicIncidents({ ctx }, limit),
+    eraseOrg,
     responseTimes,
     unanswered,
   }),

@@ -173,3 +173,23 @@ export const unanswered = (db: RentalDb, limit: number) =>
     .orderBy('created_at')
     .limit(limit)
     .execute()
+
+/**
+ * Erasure: what the organization wrote replaced by `[erased]`: the summary and impact of the
+ * incidents it reported, and its notes on any incident (as reporter or as a provider). A
+ * resolution is the resolver's, and stays.
+ */
+export async function eraseOrg(trx: RentalDb, orgId: string) {
+  const incidents = await trx
+    .updateTable('incidents')
+    .set({ summary: '[erased]', impact: '[erased]' })
+    .where('kind', '=', 'client')
+    .where('org_id', '=', orgId)
+    .executeTakeFirst()
+  const notes = await trx
+    .updateTable('incident_notes')
+    .set({ text: '[erased]' })
+    .where('org_id', '=', orgId)
+    .executeTakeFirst()
+  return { incidents: Number(incidents.numUpdatedRows), notes: Number(notes.numUpdatedRows) }
+}

@@ -1,8 +1,12 @@
 import { defineArea } from '../../context.ts'
+import type { RentalDb } from '../../db.ts'
+import * as store from './store.ts'
 import { ratingsRoutes } from './routes.ts'
 import { agentReferences, engagementRatings, type RatingDeps, ratingSummary } from './service.ts'
 
 export interface RatingService {
+  /** Erasure: the organization's rating comments wiped, its references deleted, in `trx`; how many. */
+  eraseOrg(trx: RentalDb, orgId: string): ReturnType<typeof store.eraseOrg>
   /** The agent's rating count, mean and distribution (the AgentCV's). */
   summary(agentDid: string): ReturnType<typeof ratingSummary>
   /** The agent's latest references as every client reads them (the AgentCV's). */
@@ -23,6 +27,7 @@ export const ratingsArea = defineArea({
     const deps: RatingDeps = { ctx, ...use }
     return {
       summary: (did) => ratingSummary(deps, did),
+      eraseOrg: store.eraseOrg,
       references: (did, limit) => agentReferences(deps, did, { limit, offset: 0 }),
       ofEngagement: (orgId, engagementId) => engagementRatings(deps, orgId, engagementId),
     }

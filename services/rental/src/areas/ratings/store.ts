@@ -136,3 +136,21 @@ export async function referencesOfAgent(db: RentalDb, agentDid: string, limit: n
     .executeTakeFirstOrThrow()
   return { rows, total: Number(count.n) }
 }
+
+/** Erasure: the organization's rating comments replaced by `[erased]` (scores and receipts kept), its references deleted. */
+export async function eraseOrg(trx: RentalDb, orgId: string) {
+  const comments = await trx
+    .updateTable('task_ratings')
+    .set({ comment: ERASED })
+    .where('org_id', '=', orgId)
+    .where('comment', 'is not', null)
+    .executeTakeFirst()
+  const references = await trx
+    .deleteFrom('engagement_references')
+    .where('org_id', '=', orgId)
+    .executeTakeFirst()
+  return { comments: Number(comments.numUpdatedRows), references: Number(references.numDeletedRows) }
+}
+
+/** What erasure leaves in place of a text written by the erased party. */
+export const ERASED = '[erased]'
