@@ -130,6 +130,11 @@ export const rentalErrors = errorCatalogue({
     status: 409,
     description: 'the approval is no longer pending (its state named: approved, rejected, expired, canceled)',
   },
+  approval_self_decision: {
+    status: 403,
+    description:
+      'the engagement’s approval policy asks for a separate approver (separate_approver): the member who made the task cannot approve it',
+  },
   agent_revoked: { status: 409, description: 'the client revoked the agent: it takes no new task' },
   // outbound webhooks
   webhook_not_found: { status: 404, description: 'no such webhook in the organization' },

@@ -36,6 +36,7 @@ describe('approvals: tasks held for a member’s decision', () => {
   let did: string
   let viewer: Client
   let member: Client
+  let admin: Client
   let always: string
 
   const call = (who: Client, method: string, path: string, body?: unknown) =>
@@ -92,12 +93,14 @@ describe('approvals: tasks held for a member’s decision', () => {
     for (const [email, role] of [
       ['vera@example.test', 'viewer'],
       ['mia@example.test', 'member'],
+      ['ada@example.test', 'admin'],
     ] as const) {
       const invited = await call(stack.alice, 'POST', '/api/org/members', { email, role })
       assert.equal(invited.status, 201, invited.text)
     }
     viewer = await stack.signInWith('vera@example.test')
     member = await stack.signInWith('mia@example.test')
+    admin = await stack.signInWith('ada@example.test')
   })
   after(async () => {
     await stack.close()
@@ -354,5 +357,39 @@ describe('approvals: tasks held for a member’s decision', () => {
     const types = stream.map((e) => e.type)
     assert.ok(types.includes('approval.requested') && types.includes('approval.approved'), types.join())
     assert.ok(stream.some((e) => e.type === 'task.state_changed' && e.data.to === 'input-required'))
+  })
+
+  it('four eyes (separate_approver): the member who made a held task cannot approve it, another can', async () => {
+    const engagement = await hire()
+    await configure(engagement, { mode: 'always', separate_approver: true })
+    const config = await call(stack.alice, 'GET', `/api/engagements/${engagement}/config`)
+    assert.equal((config.body.approval as { separate_approver?: boolean }).separate_approver, true)
+    const held = await post(engagement)
+    const asked = await approvalOfTask(held.id)
+    const own = await call(stack.alice, 'POST', `/api/approvals/${asked.id}/approve`, {})
+    assert.equal(own.status, 403, own.text)
+    assert.equal(code(own), 'approval_self_decision')
+    assert.equal((await approval(asked.id)).state, 'pending')
+    const other = await call(admin, 'POST', `/api/approvals/${asked.id}/approve`, {})
+    assert.equal(other.status, 200, other.text)
+    assert.equal((await settled(held.id, 'completed')).state, 'completed')
+    // rejecting one's own task stays allowed; without the option (the default) one approves one's own
+    const second = await post(engagement)
+    const rejected = await call(
+      stack.alice,
+      'POST',
+      `/api/approvals/${(await approvalOfTask(second.id)).id}/reject`,
+      {},
+    )
+    assert.equal(rejected.status, 200, rejected.text)
+    await configure(engagement, { mode: 'always' })
+    const third = await post(engagement)
+    const mine = await call(
+      stack.alice,
+      'POST',
+      `/api/approvals/${(await approvalOfTask(third.id)).id}/approve`,
+      {},
+    )
+    assert.equal(mine.status, 200, mine.text)
   })
 })

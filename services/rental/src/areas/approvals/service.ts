@@ -221,6 +221,26 @@ const notPending = (id: string, state: ApprovalState, why = '') =>
   rentalError('approval_not_pending', `the approval ${id} is ${state}${why}: it can no longer be decided`)
 
 /**
+ * Four eyes (the engagement's `approval.separate_approver`): the member who made the held task
+ * (the approval's requester, a console user) cannot approve it; rejecting it stays theirs to do.
+ */
+async function checkSeparateApprover(
+  deps: ApprovalDeps,
+  trx: RentalDb,
+  row: { engagement_id: string; requested_by_type: string; requested_by_id: string | null },
+  who: Decider,
+) {
+  if (row.requested_by_type !== 'user' || row.requested_by_id === null) return
+  if (who.actor.type !== 'user' || who.actor.id !== row.requested_by_id) return
+  const { approval } = await deps.engagements.configOf(trx, row.engagement_id)
+  if (approval.separate_approver === true)
+    throw rentalError(
+      'approval_self_decision',
+      'the engagement’s approval policy asks for a separate approver: you made this task, another member approves it',
+    )
+}
+
+/**
  * Approve or reject, in one transaction with the approval row locked: of concurrent decisions one
  * settles it, the others find it settled (409 naming its state). An approval past its time is
  * expired first (its own transaction, so the 409 does not undo it). Approving moves the task back
@@ -242,6 +262,7 @@ export async function decide(
     if (row.kind === 'tool_call') return { row: await decideToolCall(deps, trx, row, decision, who) }
     if (decision.text !== undefined && !(decision.approve && row.kind === 'agent_input'))
       throw rentalError('invalid_request', 'body.text answers an agent_input approval, and only on approve')
+    if (decision.approve) await checkSeparateApprover(deps, trx, row, who)
     // the task is locked: a task that ended meanwhile (a revocation) cancels the approval instead
     const waiting = (await deps.tasks.stateOf(row.task_id, trx)) ?? 'gone'
     if (waiting !== 'input-required') {

@@ -19,6 +19,12 @@ const Approval = Type.Object(
         description: 'how long an approval waits for a decision (default 86400: 24 h)',
       }),
     ),
+    separate_approver: Type.Optional(
+      Type.Boolean({
+        description:
+          'four eyes: the member who made a held task cannot approve it (403 approval_self_decision); default false',
+      }),
+    ),
   },
   { additionalProperties: false },
 )

@@ -97,6 +97,8 @@ export const AR_ERRORS: Record<RentalErrorCode, string> = {
   batch_not_found: 'لا توجد دفعة مهام بهذا المعرّف لدى مؤسستك.',
   approval_not_found: 'لا توجد موافقة بهذا المعرّف في المؤسسة.',
   approval_not_pending: 'لم تعد الموافقة معلّقة.',
+  approval_self_decision:
+    'تشترط سياسة الموافقة في هذا التعاقد موافِقًا آخر: لا يمكن للعضو الذي أنشأ المهمة أن يوافق عليها.',
   agent_revoked: 'ألغى العميل هذا الوكيل: لا يقبل مهام جديدة.',
   webhook_not_found: 'لا يوجد خطاف ويب بهذا المعرّف في المؤسسة.',
   webhook_limit: 'بلغت المؤسسة الحد الأقصى من خطافات الويب: احذف واحدًا أولًا.',
