@@ -133,4 +133,41 @@ describe('tasks: the agent is told when the rental ends its task', () => {
       .execute()
     assert.deepEqual(failed, [])
   })
+
+  it('an agent that cannot be reached: after its retries the failure is recorded as an event', async () => {
+    const id = await post(`${TEXT} [confirm]`)
+    await eventually('the agent asks', async () => (await row(id)).state === 'input-required')
+    // the agent's card now points where nothing answers (its catalogue entry moved)
+    await stack.db
+      .updateTable('agents')
+      .set({ card_url: 'http://127.0.0.1:9/agent-card.json' })
+      .where('did', '=', did)
+      .execute()
+    const canceled = await stack.call(stack.alice, 'POST', `/api/tasks/${id}/cancel`)
+    assert.equal(canceled.status, 200, canceled.text)
+    let failure: { data: unknown } | undefined
+    await eventually(
+      'the failure is recorded',
+      async () =>
+        (failure = await stack.db
+          .selectFrom('rental_events')
+          .select('data')
+          .where('stream', '=', id)
+          .where('type', '=', 'task.agent_cancel_failed')
+          .executeTakeFirst()) !== undefined,
+    )
+    const data = failure!.data as {
+      agent_did: string
+      agent_task_id: string
+      attempts: number
+      error: string
+    }
+    assert.deepEqual(
+      [data.agent_did, data.agent_task_id, data.attempts],
+      [did, (await row(id)).agent_task_id, 4],
+    )
+    assert.ok(data.error.length > 0)
+    // the rental's task is canceled whatever the agent answered
+    assert.equal((await row(id)).state, 'canceled')
+  })
 })
