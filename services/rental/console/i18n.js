@@ -26,9 +26,32 @@ const en = {
   'home.no_tasks': 'No tasks yet. Hire an agent in the Market, then run a task from its engagement.',
   'key.title': 'Your signing key',
   'key.where':
-    'Made in this browser with WebCrypto (Ed25519), kept in its IndexedDB, never exportable: it never leaves this browser.',
-  'key.none': 'This browser holds no signing key yet. One is made the first time you hire.',
-  'key.make': 'Make my key',
+    'Made in this browser with WebCrypto (Ed25519), kept in its IndexedDB, its private half not extractable: it never leaves this browser unencrypted.',
+  'key.none':
+    'This browser holds no signing key yet. Make one with a backup now (recommended); otherwise one is made, without a backup, the first time you hire.',
+  'key.make': 'Make my key without a backup',
+  'key.without_backup': 'Or, if you accept losing it with this browser’s data:',
+  'key.backup_intro':
+    'Choose a passphrase of at least {n} characters. The key’s backup is a file encrypted with it; keep both apart. A key can be backed up only when it is made.',
+  'key.passphrase': 'Passphrase',
+  'key.passphrase_again': 'The passphrase again',
+  'key.make_backed_up': 'Make my key with a backup',
+  'key.backed_up': 'Backed up when it was made:',
+  'key.no_backup':
+    'This key has no backup: it lives only in this browser. If this browser’s data is cleared, you can no longer sign releases for the engagements it signed. Keys can be backed up only as they are made.',
+  'key.backup_ready': 'Your key is made and kept here. Download its backup now and keep it somewhere safe:',
+  'key.backup_download': 'Download the backup',
+  'key.restore': 'Restore a key from its backup',
+  'key.restore_replaces':
+    'Restoring replaces the key this browser holds: unless it has a backup, it is lost.',
+  'key.backup_file': 'Backup file',
+  'key.restore_button': 'Restore the key',
+  'key.error.passphrase_short': 'The passphrase is too short: use at least 12 characters.',
+  'key.error.passphrase_mismatch': 'The two passphrases differ: type the same one twice.',
+  'key.error.backup_missing': 'Choose the backup file first.',
+  'key.error.backup_invalid': 'This file is not a backup of a signing key from this console.',
+  'key.error.backup_passphrase': 'The passphrase does not open this backup: check it and try again.',
+  'key.error.unsupported': 'This browser could not make the key (WebCrypto Ed25519 or IndexedDB is missing).',
   'key.unsupported':
     'This browser cannot keep a signing key (it lacks WebCrypto Ed25519 or IndexedDB): hiring needs another browser.',
   'market.title': 'Market',
@@ -171,9 +194,32 @@ const ar = {
   'home.no_tasks': 'لا توجد مهام بعد. استأجر وكيلاً من السوق، ثم شغّل مهمة من تعاقده.',
   'key.title': 'مفتاح التوقيع الخاص بك',
   'key.where':
-    'أُنشئ في هذا المتصفح عبر WebCrypto (Ed25519) ويُحفظ في IndexedDB ولا يمكن تصديره: لا يغادر هذا المتصفح أبداً.',
-  'key.none': 'لا يحمل هذا المتصفح مفتاح توقيع بعد. يُنشأ مفتاح عند أول استئجار.',
-  'key.make': 'أنشئ مفتاحي',
+    'أُنشئ في هذا المتصفح عبر WebCrypto (Ed25519) ويُحفظ في IndexedDB، ونصفه الخاص غير قابل للاستخراج: لا يغادر هذا المتصفح دون تشفير.',
+  'key.none':
+    'لا يحمل هذا المتصفح مفتاح توقيع بعد. أنشئ مفتاحاً مع نسخة احتياطية الآن (موصى به)، وإلا يُنشأ مفتاح بلا نسخة احتياطية عند أول استئجار.',
+  'key.make': 'أنشئ مفتاحي بلا نسخة احتياطية',
+  'key.without_backup': 'أو، إن قبلت فقدانه مع بيانات هذا المتصفح:',
+  'key.backup_intro':
+    'اختر عبارة مرور من {n} حرفاً على الأقل. النسخة الاحتياطية للمفتاح ملف مشفّر بها؛ احفظهما منفصلين. لا يمكن نسخ المفتاح احتياطياً إلا عند إنشائه.',
+  'key.passphrase': 'عبارة المرور',
+  'key.passphrase_again': 'عبارة المرور مرة أخرى',
+  'key.make_backed_up': 'أنشئ مفتاحي مع نسخة احتياطية',
+  'key.backed_up': 'نُسخ احتياطياً عند إنشائه:',
+  'key.no_backup':
+    'لا توجد نسخة احتياطية لهذا المفتاح: إنه موجود في هذا المتصفح فقط. إن مُسحت بيانات المتصفح فلن تستطيع توقيع الدفعات للتعاقدات التي وقّعها. لا يمكن نسخ المفاتيح احتياطياً إلا عند إنشائها.',
+  'key.backup_ready': 'أُنشئ مفتاحك وحُفظ هنا. نزّل نسخته الاحتياطية الآن واحفظها في مكان آمن:',
+  'key.backup_download': 'نزّل النسخة الاحتياطية',
+  'key.restore': 'استعد مفتاحاً من نسخته الاحتياطية',
+  'key.restore_replaces':
+    'الاستعادة تستبدل المفتاح الذي يحمله هذا المتصفح: إن لم تكن له نسخة احتياطية فسيُفقد.',
+  'key.backup_file': 'ملف النسخة الاحتياطية',
+  'key.restore_button': 'استعد المفتاح',
+  'key.error.passphrase_short': 'عبارة المرور قصيرة جداً: استخدم 12 حرفاً على الأقل.',
+  'key.error.passphrase_mismatch': 'عبارتا المرور مختلفتان: اكتب العبارة نفسها مرتين.',
+  'key.error.backup_missing': 'اختر ملف النسخة الاحتياطية أولاً.',
+  'key.error.backup_invalid': 'هذا الملف ليس نسخة احتياطية لمفتاح توقيع من هذه الوحدة.',
+  'key.error.backup_passphrase': 'عبارة المرور لا تفتح هذه النسخة الاحتياطية: تحقق منها وحاول مجدداً.',
+  'key.error.unsupported': 'تعذّر على هذا المتصفح إنشاء المفتاح (لا يدعم Ed25519 أو IndexedDB).',
   'key.unsupported':
     'لا يستطيع هذا المتصفح حفظ مفتاح توقيع (لا يدعم Ed25519 أو IndexedDB): استخدم متصفحاً آخر للاستئجار.',
   'market.title': 'السوق',
