@@ -1,6 +1,7 @@
 import { defineArea } from '../../context.ts'
 import { type CallDeps, decided, startCalls, taskCredential } from './calls.ts'
 import { ToolServers } from './mcp-client.ts'
+import { ResourceTokens } from './resource-tokens.ts'
 import { connectRoutes } from './routes.ts'
 import { health } from './service.ts'
 
@@ -20,7 +21,7 @@ export interface ConnectService {
  */
 export const connectArea = defineArea({
   name: 'connect',
-  needs: ['engagements', 'events', 'approvals', 'tasks', 'egress'],
+  needs: ['engagements', 'events', 'approvals', 'tasks', 'egress', 'auth'],
   async mount(_app, ctx, use): Promise<ConnectService> {
     const deps: CallDeps = {
       ...ctx,
@@ -33,6 +34,7 @@ export const connectArea = defineArea({
         allowPrivate: ctx.config.connect.allowPrivate,
         timeoutMs: ctx.config.connect.timeoutMs,
       }),
+      tokens: new ResourceTokens(use.auth.link),
     }
     use.approvals.onToolCall({
       decided: (trx, id, outcome, by, actor) => decided(deps, trx, id, outcome, by, actor),

@@ -14,21 +14,26 @@ export type ActionState =
   | 'rejected'
   | 'canceled'
 
+/** api_key: the client's key, sealed; idp_resource: a token from the idp for the server's registered resource. */
+export type AuthMode = 'api_key' | 'idp_resource'
+
 export interface AllowedTool {
   name: string
   approval: 'never' | 'always'
 }
 
-/** The connect area's tables (migration 0045). */
+/** The connect area's tables (migrations 0045 and 0049). */
 export interface ConnectTables {
   connections: {
     id: string
     org_id: string
     engagement_id: string
     url: string
-    auth_mode: 'api_key'
-    key_sealed: Buffer
-    key_hint: string
+    auth_mode: AuthMode
+    key_sealed: Buffer | null
+    key_hint: string | null
+    /** idp_resource: the RFC 8707 resource identifier the idp's tokens are asked for. */
+    resource: string | null
     server_name: string | null
     server_version: string | null
     tools: ToolInfo[]

@@ -1,20 +1,21 @@
 import { defineArea } from '../../context.ts'
 import type { Actor } from '../events/index.ts'
 import { egressRoutes } from './routes.ts'
-import { checkEgress, type EgressDeps } from './service.ts'
+import { checkEgress, type EgressCheck, type EgressDeps } from './service.ts'
 
 export type { EgressTables } from './store.ts'
 
 export interface EgressService {
   /**
    * Throws 403 `egress_refused` (recorded as `egress.refused`) when the engagement's egress policy
-   * does not let its outbound calls reach `url`; call outside any transaction.
+   * does not let its outbound calls reach `url`; call outside any transaction. Answers the
+   * addresses the name resolved to and were checked, for the connection to be pinned to.
    */
   checkEgress(
     engagementId: string,
     url: string,
     options: { allowPrivate: boolean; actor: Actor },
-  ): Promise<void>
+  ): Promise<EgressCheck>
 }
 
 /**

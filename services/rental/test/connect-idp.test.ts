@@ -1,0 +1,160 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { sql } from 'kysely'
+import { storeToolCredential } from './connect-client.ts'
+import { type Answer, type FullStack, startFullStack } from './full-stack.ts'
+import { ADMIN, eventually } from './stack.ts'
+
+const codeOf = (a: { body: Record<string, unknown> }) => (a.body.error as { code?: string } | undefined)?.code
+
+describe('connect with idp tokens, held calls read later, tool actions among executions', () => {
+  let s: FullStack
+  let did: string
+  let mcpUrl: string
+  let engagement: string
+  const call = (method: string, path: string, body?: unknown, who = s.alice): Promise<Answer> =>
+    s.call(who, method, path, body)
+  const hire = () => s.hireAndSign(s.alice, 'job_notes', did, s.newClientKey())
+  const asAgent = (token: string, method: string, path: string, body?: unknown) =>
+    fetch(`${s.rental.url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    }).then(async (res) => ({ status: res.status, body: (await res.json()) as Record<string, unknown> }))
+  /** A task held by its engagement's policy (input-required) keeps its credential live. */
+  const heldTask = async (eng: string) => {
+    const config = await call('POST', `/api/engagements/${eng}/config`, {
+      approval: { mode: 'above_price', above_fils: 0 },
+    })
+    assert.equal(config.status, 200, config.text)
+    const posted = await call('POST', '/api/tasks', { engagement_id: eng, text: 'held' })
+    const taskId = (posted.body.task as { id: string }).id
+    return { taskId, token: await storeToolCredential(s, taskId, eng) }
+  }
+
+  before(async () => {
+    s = await startFullStack({ RENTAL_CONNECT_TIMEOUT_MS: '4000' })
+    did = await s.agentOf('job_notes')
+    mcpUrl = `${s.agents.url}/tools/notes/mcp`
+    engagement = await hire()
+  })
+  after(async () => s?.close())
+
+  it('the demo notes server publishes its RFC 9728 metadata and names it in its 401', async () => {
+    const res = await fetch(mcpUrl, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    })
+    assert.equal(res.status, 401)
+    const challenge = res.headers.get('www-authenticate') ?? ''
+    const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenge)?.[1]
+    assert.equal(metadataUrl, `${s.agents.url}/.well-known/oauth-protected-resource/tools/notes/mcp`)
+    const metadata = (await (await fetch(metadataUrl!)).json()) as Record<string, unknown>
+    assert.equal(metadata.resource, mcpUrl)
+    assert.deepEqual(metadata.authorization_servers, [s.idp.url])
+  })
+
+  it('binding with auth idp_resource: an unregistered resource is 400; registered, the idp’s token reaches the tools and nothing secret is stored', async () => {
+    const body = { url: mcpUrl, auth: { type: 'idp_resource' } }
+    const unregistered = await call('POST', `/api/engagements/${engagement}/connect/preview`, body)
+    assert.equal(unregistered.status, 400, unregistered.text)
+    assert.equal(codeOf(unregistered), 'tool_server_refused')
+    assert.match(unregistered.text, /invalid_target/)
+    // the client registers its tool server at the idp as a resource (here by the operator)
+    const registered = await fetch(`${s.idp.url}/manage/v1/resources`, {
+      method: 'POST',
+      headers: { 'x-admin-token': ADMIN, 'content-type': 'application/json' },
+      body: JSON.stringify({ identifier: mcpUrl, name: 'demo notes', mcp: true }),
+    })
+    assert.equal(registered.status, 201, await registered.text())
+    const preview = await call('POST', `/api/engagements/${engagement}/connect/preview`, body)
+    assert.equal(preview.status, 200, preview.text)
+    assert.equal(preview.body.resource, mcpUrl)
+    assert.deepEqual(
+      (preview.body.tools as Array<{ name: string }>).map((t) => t.name),
+      ['notes.list', 'notes.create', 'notes.delete', 'notes.wait'],
+    )
+    const both = await call('POST', `/api/engagements/${engagement}/connect/preview`, {
+      ...body,
+      api_key: 'nk_write_something',
+    })
+    assert.equal(both.status, 400, both.text)
+    const none = await call('POST', `/api/engagements/${engagement}/connect/preview`, { url: mcpUrl })
+    assert.equal(none.status, 400, none.text)
+    const bound = await call('POST', `/api/engagements/${engagement}/connect`, body)
+    assert.equal(bound.status, 201, bound.text)
+    assert.equal(bound.body.auth_mode, 'idp_resource')
+    assert.equal(bound.body.resource, mcpUrl)
+    assert.equal(bound.body.key_hint, null)
+    const { rows } = await sql<{
+      key_sealed: Buffer | null
+    }>`select key_sealed from connections where engagement_id = ${engagement}`.execute(s.db)
+    assert.equal(rows[0]!.key_sealed, null)
+  })
+
+  let heldAction = ''
+  let heldToken = ''
+  it('an agent’s call is made with the idp’s token; a held call is read later at GET /api/connect/calls/{id}', async () => {
+    const { token, taskId } = await heldTask(engagement)
+    heldToken = token
+    const listed = await asAgent(token, 'POST', '/api/connect/calls', {
+      tool: 'notes.list',
+      arguments: { limit: 1 },
+    })
+    assert.equal(listed.status, 200, JSON.stringify(listed))
+    assert.equal(listed.body.state, 'completed')
+    const created = await asAgent(token, 'POST', '/api/connect/calls', {
+      tool: 'notes.create',
+      arguments: { title: 'from the idp path' },
+    })
+    assert.equal(created.status, 202, JSON.stringify(created))
+    heldAction = created.body.id as string
+    const waiting = await asAgent(token, 'GET', `/api/connect/calls/${heldAction}`)
+    assert.equal(waiting.status, 200, JSON.stringify(waiting))
+    assert.equal(waiting.body.state, 'pending_approval')
+    assert.equal(waiting.body.result, null)
+    const approved = await call('POST', `/api/approvals/${created.body.approval_id}/approve`, {})
+    assert.equal(approved.status, 200, approved.text)
+    await eventually('the approved call is made', async () => {
+      const now = await asAgent(token, 'GET', `/api/connect/calls/${heldAction}`)
+      return now.body.state === 'completed'
+    })
+    const done = await asAgent(token, 'GET', `/api/connect/calls/${heldAction}`)
+    const result = done.body.result as { structuredContent: { note: { title: string } } }
+    assert.equal(result.structuredContent.note.title, 'from the idp path')
+    // the token's client has its notebook at the server: the note is there
+    const again = await asAgent(token, 'POST', '/api/connect/calls', { tool: 'notes.list' })
+    const notes = (again.body.result as { structuredContent: { notes: Array<{ title: string }> } })
+      .structuredContent.notes
+    assert.ok(notes.some((n) => n.title === 'from the idp path'))
+    // the idp's token is not the client's either: the demo server refuses a token for another audience
+    const client = new McpClient({ name: 't', version: '1' })
+    await assert.rejects(
+      client.connect(
+        new StreamableHTTPClientTransport(new URL(mcpUrl), {
+          requestInit: { headers: { authorization: 'Bearer eyJhbGciOiJub25lIn0.e30.' } },
+        }),
+      ),
+    )
+    assert.ok(taskId)
+  })
+
+  it('another task’s credential, an unknown id, no credential: 404 or 401', async () => {
+    const other = await hire()
+    await call('POST', `/api/engagements/${other}/connect`, { url: mcpUrl, auth: { type: 'idp_resource' } })
+    const { token } = await heldTask(other)
+    const foreign = await asAgent(token, 'GET', `/api/connect/calls/${heldAction}`)
+    assert.equal(foreign.status, 404, JSON.stringify(foreign))
+    assert.equal(codeOf(foreign), 'action_not_found')
+    const unknown = await asAgent(heldToken, 'GET', '/api/connect/calls/act_AAAAAAAAAAAAAAAA')
+    assert.equal(unknown.status, 404)
+    const res = await fetch(`${s.rental.url}/api/connect/calls/${heldAction}`)
+    assert.equal(res.status, 401)
+  })
+})
