@@ -157,4 +157,50 @@ describe('connect with idp tokens, held calls read later, tool actions among exe
     const res = await fetch(`${s.rental.url}/api/connect/calls/${heldAction}`)
     assert.equal(res.status, 401)
   })
+
+  it('GET /v1/executions lists tasks and tool actions, newest first across both, filtered and paged by cursor', async () => {
+    type Execution = {
+      kind: string
+      id: string
+      created_at: string
+      tool: string | null
+      task_id: string | null
+    }
+    const all = await call('GET', `/v1/executions?engagement=${engagement}&limit=100`)
+    assert.equal(all.status, 200, all.text)
+    const rows = all.body.executions as Execution[]
+    const kinds = new Set(rows.map((r) => r.kind))
+    assert.deepEqual([...kinds].sort(), ['task', 'tool_action'])
+    const action = rows.find((r) => r.id === heldAction)!
+    assert.equal(action.tool, 'notes.create')
+    assert.ok(rows.some((r) => r.kind === 'task' && r.id === action.task_id))
+    const times = rows.map((r) => Date.parse(r.created_at))
+    assert.deepEqual(
+      times,
+      [...times].sort((a, b) => b - a),
+    )
+    // two at a time: the same rows, in the same order, with no repeat
+    const paged: Execution[] = []
+    let cursor: string | null = null
+    do {
+      const page: Answer = await call(
+        'GET',
+        `/v1/executions?engagement=${engagement}&limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+      )
+      assert.equal(page.status, 200, page.text)
+      paged.push(...(page.body.executions as Execution[]))
+      cursor = page.body.next_cursor as string | null
+    } while (cursor)
+    assert.deepEqual(
+      paged.map((r) => r.id),
+      rows.map((r) => r.id),
+    )
+    const actions = await call('GET', `/v1/executions?kind=tool_action&state=completed&limit=100`)
+    const only = actions.body.executions as Array<Execution & { state: string }>
+    assert.ok(only.length >= 3, actions.text)
+    assert.ok(only.every((r) => r.kind === 'tool_action' && r.state === 'completed'))
+    const tasks = await call('GET', `/v1/executions?kind=task&engagement=${engagement}`)
+    assert.ok((tasks.body.executions as Execution[]).every((r) => r.kind === 'task'))
+    assert.equal((await call('GET', '/v1/executions?kind=other')).status, 400)
+  })
 })

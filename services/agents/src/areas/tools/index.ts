@@ -147,7 +147,7 @@ export const toolsArea = defineArea({
               jsonRpcError(
                 -32001,
                 found.why ??
-                  'an API key of the notes server or an access token of the idp is required (Bearer)',
+                  'an API key of the notes server is required (Bearer), or an access token of the idp for it',
               ) as never,
             )
         const server = notesServer(opened.notebook, opened.scope, ctx.version)

@@ -4,12 +4,16 @@ import { ToolServers } from './mcp-client.ts'
 import { ResourceTokens } from './resource-tokens.ts'
 import { connectRoutes } from './routes.ts'
 import { health } from './service.ts'
+import type { ExecutionSource } from '../tasks/index.ts'
+import { actionExecutions } from './store.ts'
 
 export type { ConnectTables } from './store.ts'
 
 export interface ConnectService {
   /** Every connection of the organization with its health (the tenant console's /v1 helper). */
   health(orgId: string): ReturnType<typeof health>
+  /** The organization's tool actions as a source of GET /v1/executions (with the tasks). */
+  executions: ExecutionSource
 }
 
 /**
@@ -42,7 +46,11 @@ export const connectArea = defineArea({
     use.tasks.metadataWith((task) => taskCredential(deps, task))
     await startCalls(deps)
     connectDeps.set(ctx, deps)
-    return { health: (orgId) => health(deps, orgId) }
+    return {
+      health: (orgId) => health(deps, orgId),
+      executions: (db, orgId, filter, after, limit) =>
+        actionExecutions(db, orgId, filter, after, limit) as unknown as ReturnType<ExecutionSource>,
+    }
   },
   routes(app, ctx) {
     connectRoutes(app, connectDeps.get(ctx)!)
