@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { sql } from 'kysely'
 import { storeToolCredential } from './connect-client.ts'
+import { ToolServers } from '../src/areas/connect/mcp-client.ts'
 import { type Answer, type FullStack, startFullStack } from './full-stack.ts'
 import { ADMIN, eventually } from './stack.ts'
 
@@ -202,5 +206,145 @@ describe('connect with idp tokens, held calls read later, tool actions among exe
     const tasks = await call('GET', `/v1/executions?kind=task&engagement=${engagement}`)
     assert.ok((tasks.body.executions as Execution[]).every((r) => r.kind === 'task'))
     assert.equal((await call('GET', '/v1/executions?kind=other')).status, 400)
+  })
+
+  describe('the web tool: pages fetched through the rental under the web and egress policies', () => {
+    const PAGE =
+      '<html><head><style>p{}</style></head><body><p>The harbour opens at dawn.</p><p>Ships unload grain at the harbour every morning.</p><p>Grain prices at the harbour fell this week.</p></body></html>'
+    let pages: Server
+    let port = 0
+    let summaryEngagement = ''
+    const hits: string[] = []
+    const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex')
+    before(async () => {
+      pages = createServer((req, res) => {
+        hits.push(req.url ?? '')
+        if (req.url === '/page') return res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE)
+        if (req.url === '/big') return res.writeHead(200).end('x'.repeat(6000))
+        if (req.url === '/hop') return res.writeHead(302, { location: '/page' }).end()
+        if (req.url === '/escape')
+          return res.writeHead(302, { location: `http://localhost:${port}/page` }).end()
+        res.writeHead(404).end()
+      })
+      await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve))
+      port = (pages.address() as AddressInfo).port
+      summaryEngagement = await s.hireAndSign(
+        s.alice,
+        'job_summary',
+        await s.agentOf('job_summary'),
+        s.newClientKey(),
+      )
+    })
+    after(() => new Promise<void>((resolve) => pages.close(() => resolve())))
+    const page = (path: string) => `http://127.0.0.1:${port}${path}`
+
+    it('the summariser reads a URL with the web tool once the engagement has a web policy: a receipt with the content hash', async () => {
+      const set = await call('POST', `/api/engagements/${summaryEngagement}/web`, {
+        allowed_domains: ['127.0.0.1'],
+        denied_domains: ['*.blocked.example'],
+        max_fetches_per_task: 2,
+        max_bytes: 5000,
+      })
+      assert.equal(set.status, 200, set.text)
+      const posted = await call('POST', '/api/tasks', {
+        engagement_id: summaryEngagement,
+        text: page('/page'),
+      })
+      assert.equal(posted.status, 200, posted.text)
+      const id = (posted.body.task as { id: string }).id
+      await eventually('the task ends', async () =>
+        ['completed', 'failed'].includes((await call('GET', `/api/tasks/${id}`)).body.state as string),
+      )
+      const task = (await call('GET', `/api/tasks/${id}`)).body as {
+        state: string
+        output: { text: string; data: { fetched: { content_sha256: string; receipt: { id: string } } } }
+      }
+      assert.equal(task.state, 'completed', JSON.stringify(task))
+      assert.match(task.output.text, /harbour/)
+      assert.doesNotMatch(task.output.text, /<p>/)
+      assert.equal(task.output.data.fetched.content_sha256, sha(PAGE))
+      const { rows } = await sql<{
+        receipt_type: string
+        subject: string
+      }>`select receipt_type, subject from receipt_outbox where receipt_type = 'web.fetched'`.execute(s.db)
+      assert.equal(rows.length, 1)
+      const events = await sql<{ type: string }>`select type from rental_events where stream = ${id}`.execute(
+        s.db,
+      )
+      assert.ok(events.rows.some((e) => e.type === 'web.fetched'))
+    })
+
+    it('refuses domains outside the policy, redirects that escape it, egress, and past the fetches per task; bounded in bytes', async () => {
+      const { token, taskId } = await heldTask(summaryEngagement)
+      const fetchPage = (url: string) => asAgent(token, 'POST', '/api/web/fetch', { url })
+      const ok = await fetchPage(page('/hop'))
+      assert.equal(ok.status, 200, JSON.stringify(ok))
+      assert.equal(ok.body.state, 'fetched')
+      assert.equal(ok.body.final_url, page('/page'))
+      assert.equal(ok.body.text, PAGE)
+      assert.ok(ok.body.receipt)
+      const pageHits = () => hits.filter((h) => h === '/page').length
+      const reached = pageHits()
+      for (const [url, why] of [
+        [`http://localhost:${port}/page`, /outside the engagement's allowed web domains/],
+        [page('/escape'), /localhost is outside the engagement's allowed web domains/],
+        ['http://a.blocked.example/', /denied by the engagement's web policy/],
+      ] as const) {
+        const refused = await fetchPage(url)
+        assert.equal(refused.status, 403, `${url}: ${JSON.stringify(refused)}`)
+        assert.equal(codeOf(refused), 'web_refused')
+        assert.match((refused.body.error as { message: string }).message, why)
+      }
+      assert.equal(pageHits(), reached, 'the escape’s target was never fetched')
+      // the egress policy too: a host it does not allow is refused before any connection
+      await call('POST', `/api/engagements/${summaryEngagement}/egress`, {
+        allow: [{ host: 'tools.example.com' }],
+      })
+      const egress = await fetchPage(page('/page'))
+      assert.equal(egress.status, 403, JSON.stringify(egress))
+      assert.match((egress.body.error as { message: string }).message, /egress allow-list/)
+      await call('POST', `/api/engagements/${summaryEngagement}/egress`, { allow: [{ host: '127.0.0.1' }] })
+      const big = await fetchPage(page('/big'))
+      assert.equal(big.status, 200, JSON.stringify(big))
+      assert.equal(big.body.state, 'failed')
+      assert.match(big.body.error as string, /more than 5000 bytes/)
+      const spent = await fetchPage(page('/page'))
+      assert.equal(spent.status, 403, JSON.stringify(spent))
+      assert.match((spent.body.error as { message: string }).message, /fetched its 2 page\(s\) already/)
+      const events = await sql<{
+        type: string
+      }>`select type from rental_events where stream = ${taskId} and type like 'web.%' order by stream_seq`.execute(
+        s.db,
+      )
+      assert.deepEqual(
+        events.rows.map((e) => e.type),
+        [
+          'web.fetched',
+          'web.refused',
+          'web.refused',
+          'web.refused',
+          'web.refused',
+          'web.failed',
+          'web.refused',
+        ],
+      )
+      assert.equal((await asAgent(token, 'POST', '/api/web/fetch', { url: 'not a url' })).status, 400)
+      const none = await fetch(`${s.rental.url}/api/web/fetch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ url: page('/page') }),
+      })
+      assert.equal(none.status, 401)
+    })
+  })
+
+  it('outside development a tool server’s name resolving to 127.0.0.1 is refused before any connection', async () => {
+    const servers = new ToolServers({ allowPrivate: false, timeoutMs: 2000 })
+    await assert.rejects(
+      servers.listTools('https://localhost:1/mcp', 'nk_x'),
+      /127\.0\.0\.1, not a public address|not a public address/,
+    )
+    await assert.rejects(servers.resourceOf('https://localhost:1/mcp'), /not a public address/)
+    await assert.rejects(servers.listTools('http://example.com/mcp', 'nk_x'), /must be https/)
   })
 })

@@ -285,7 +285,7 @@ export async function getFromPublicUrl(
     maxRedirects?: number
     headers?: Record<string, string>
   },
-): Promise<{ status: number; text: string; url: string }> {
+): Promise<{ status: number; text: string; url: string; location: string | null; contentType: string | null }> {
   let target = await checkPublicUrl(url, { allowPrivate: init.allowPrivate })
   const maxBytes = init.maxBytes ?? 256 * 1024
   // one deadline for the whole exchange, redirects included
@@ -331,7 +331,15 @@ export async function getFromPublicUrl(
         read > maxBytes ? `answered more than ${maxBytes} bytes` : `could not be read: ${describe(err)}`,
       )
     }
-    return { status: res.statusCode, text: Buffer.concat(chunks).toString('utf8'), url: target.href }
+    const type = res.headers['content-type']
+    return {
+      status: res.statusCode,
+      text: Buffer.concat(chunks).toString('utf8'),
+      url: target.href,
+      // a redirect not followed (no maxRedirects): where it points
+      location: typeof location === 'string' ? location : null,
+      contentType: typeof type === 'string' ? type : null,
+    }
   }
 }
 

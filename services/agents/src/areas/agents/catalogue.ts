@@ -3,6 +3,7 @@ import { extract } from '../../skills/extract.ts'
 import { checkInvoice } from '../../skills/invoice.ts'
 import { describeCall, fileNote } from '../../skills/notes.ts'
 import { summarise } from '../../skills/summarise.ts'
+import { fetchPage, onlyUrl, pageText, webToolOf } from '../../skills/web.ts'
 import type { ReadFile } from './files.ts'
 import { TEAM_LEAD } from './team-lead.ts'
 
@@ -58,14 +59,28 @@ export const AGENTS: AgentDefinition[] = [
       id: 'summarise',
       name: 'Extractive summary',
       description:
-        'Returns the top sentences (3 by default; message metadata max_sentences, 1-50) in their original order.',
+        'Returns the top sentences (3 by default; message metadata max_sentences, 1-50) in their original order. A message that is only a URL is read with the rental’s web tool when the engagement has a web policy.',
       tags: ['summary', 'text', 'extractive'],
       examples: ['A paragraph or a document to summarise.'],
     },
     // a task's files (text, Markdown, CSV) are read from their URLs: the summary is of their text
     inputModes: ['text/plain', 'text/markdown', 'text/csv'],
     readsFiles: true,
-    run(text, options, files) {
+    async run(text, options, files) {
+      // a message that is only a URL, with the web tool given: the page is read through the rental
+      const web = webToolOf(options)
+      const pageUrl = onlyUrl(text)
+      if (files.length === 0 && web && pageUrl) {
+        const page = await fetchPage(web, pageUrl)
+        if (page.state !== 'fetched' || page.text === null)
+          return {
+            text: `The page could not be read: ${page.error ?? `the rental answered ${page.status}`}`,
+            data: { fetched: null, web_error: page.error, web_status: page.status },
+          }
+        const result = summarise(pageText(page.text), maxSentences(options))
+        const { text: _t, ...fetched } = page
+        return { text: result.summary, data: { ...result, fetched: { url: pageUrl, ...fetched } } }
+      }
       if (files.length === 0) {
         const result = summarise(text, maxSentences(options))
         return { text: result.summary, data: { ...result } }

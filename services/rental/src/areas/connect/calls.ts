@@ -41,14 +41,19 @@ const hashOf = (value: unknown) => sha256(canonicalize(value ?? null))
 
 /**
  * The credential a task's agent calls tools with: random, kept as its SHA-256, valid for
- * RENTAL_CONNECT_TOKEN_TTL_S and only while the task runs. Given (with the URL to call) in the
- * message the agent gets, when the task's engagement has a connection.
+ * RENTAL_CONNECT_TOKEN_TTL_S and only while the task runs. Given (with the URLs to call) in the
+ * message the agent gets, when the task's engagement has a connection or a web policy (the web
+ * tool, `svc_web_url`).
  */
 export async function taskCredential(
   deps: CallDeps,
   task: { id: string; org_id: string; engagement_id: string | null },
 ) {
-  if (!task.engagement_id || !(await connectionOf(deps.db, task.engagement_id))) return undefined
+  if (!task.engagement_id) return undefined
+  const connected = (await connectionOf(deps.db, task.engagement_id)) !== undefined
+  // the web tool is offered once the client set a web policy for the engagement
+  const web = (await deps.egress.webPolicy(task.engagement_id)) !== undefined
+  if (!connected && !web) return undefined
   const token = `tct_${randomBytes(32).toString('base64url')}`
   const now = deps.now()
   await insertTaskToken(
@@ -62,7 +67,12 @@ export async function taskCredential(
     },
     now,
   )
-  return { svc_connect_url: `${deps.baseUrl.replace(/\/+$/, '')}${CALLS_PATH}`, svc_connect_token: token }
+  const base = deps.baseUrl.replace(/\/+$/, '')
+  return {
+    svc_connect_url: `${base}${CALLS_PATH}`,
+    svc_connect_token: token,
+    ...(web ? { svc_web_url: `${base}/api/web/fetch` } : {}),
+  }
 }
 
 const RUNNING = new Set(['submitted', 'working', 'input-required'])

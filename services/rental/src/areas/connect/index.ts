@@ -3,6 +3,7 @@ import { type CallDeps, decided, startCalls, taskCredential } from './calls.ts'
 import { ToolServers } from './mcp-client.ts'
 import { ResourceTokens } from './resource-tokens.ts'
 import { connectRoutes } from './routes.ts'
+import { webRoutes } from './web-routes.ts'
 import { health } from './service.ts'
 import type { ExecutionSource } from '../tasks/index.ts'
 import { actionExecutions } from './store.ts'
@@ -54,6 +55,7 @@ export const connectArea = defineArea({
   },
   routes(app, ctx) {
     connectRoutes(app, connectDeps.get(ctx)!)
+    webRoutes(app, connectDeps.get(ctx)!)
   },
 })
 

@@ -2,6 +2,7 @@ import { rowById } from '@svc/kit'
 import { type Generated, type Insertable, type Selectable, type Updateable, sql } from 'kysely'
 import type { RentalDb } from '../../db.ts'
 import type { ToolInfo } from './mcp-client.ts'
+import type { WebTables } from './web-store.ts'
 
 export type ActionState =
   | 'pending_approval'
@@ -23,7 +24,7 @@ export interface AllowedTool {
 }
 
 /** The connect area's tables (migrations 0045 and 0049). */
-export interface ConnectTables {
+export interface ConnectTables extends WebTables {
   connections: {
     id: string
     org_id: string
