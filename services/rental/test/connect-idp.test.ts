@@ -42,7 +42,10 @@ describe('connect with idp tokens, held calls read later, tool actions among exe
   }
 
   before(async () => {
-    s = await startFullStack({ RENTAL_CONNECT_TIMEOUT_MS: '4000' })
+    s = await startFullStack(
+      { RENTAL_CONNECT_TIMEOUT_MS: '4000' },
+      { agentsEnv: { AGENTS_TOOL_WAIT_MS: '15000' } },
+    )
     did = await s.agentOf('job_notes')
     mcpUrl = `${s.agents.url}/tools/notes/mcp`
     engagement = await hire()
@@ -147,6 +150,34 @@ describe('connect with idp tokens, held calls read later, tool actions among exe
       ),
     )
     assert.ok(taskId)
+  })
+
+  it('the note-taker waits for its held call: approved meanwhile, it answers the call’s outcome', async () => {
+    const eng = await hire()
+    const bound = await call('POST', `/api/engagements/${eng}/connect`, {
+      url: mcpUrl,
+      auth: { type: 'idp_resource' },
+    })
+    assert.equal(bound.status, 201, bound.text)
+    const posting = call('POST', '/api/tasks', { engagement_id: eng, text: 'Waited for\nuntil approved' })
+    let approvalId = ''
+    await eventually('the note-taker’s write is held', async () => {
+      const held = await call('GET', `/api/engagements/${eng}/connect/approvals`)
+      approvalId = (held.body.actions as Array<{ approval_id: string }> | undefined)?.[0]?.approval_id ?? ''
+      return approvalId !== ''
+    })
+    assert.equal((await call('POST', `/api/approvals/${approvalId}/approve`, {})).status, 200)
+    const id = ((await posting).body.task as { id: string }).id
+    await eventually('the task ends', async () =>
+      ['completed', 'failed'].includes((await call('GET', `/api/tasks/${id}`)).body.state as string),
+    )
+    const task = (await call('GET', `/api/tasks/${id}`)).body as {
+      output: { text: string; data: { calls: Array<{ state: string; waited?: boolean }> } }
+    }
+    const created = task.output.data.calls[1]!
+    assert.equal(created.state, 'completed', JSON.stringify(task.output))
+    assert.equal(created.waited, true)
+    assert.match(task.output.text, /completed after the client’s decision/)
   })
 
   it('another task’s credential, an unknown id, no credential: 404 or 401', async () => {

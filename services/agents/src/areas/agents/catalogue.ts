@@ -42,6 +42,8 @@ export interface AgentDefinition {
 export interface AgentEnv {
   /** The did:key of a built-in agent of this service, by id. */
   didOf(id: string): string | undefined
+  /** How long a held tool call's outcome is waited for (AGENTS_TOOL_WAIT_MS); 0: not waited for. */
+  toolWaitMs: number
 }
 
 const maxSentences = (options: Record<string, unknown>) => {
@@ -157,7 +159,7 @@ export const AGENTS: AgentDefinition[] = [
     id: 'note-taker',
     name: 'Note taker',
     description:
-      'Files the text as a note in the client’s notes tool server, through the rental’s connect path: it lists the newest notes, then asks to create one (which the client’s policy may hold for approval).',
+      'Files the text as a note in the client’s notes tool server, through the rental’s connect path: it lists the newest notes, then asks to create one (which the client’s policy may hold for approval: it waits a while for the outcome).',
     skill: {
       id: 'file-note',
       name: 'File a note',
@@ -166,8 +168,8 @@ export const AGENTS: AgentDefinition[] = [
       tags: ['notes', 'tools', 'mcp'],
       examples: ['Call with ACME on Monday\nThey want the revised quote by Friday.'],
     },
-    async run(text, options) {
-      const filed = await fileNote(text, options)
+    async run(text, options, _files, env) {
+      const filed = await fileNote(text, options, env.toolWaitMs)
       if (!filed.connected)
         return {
           text: 'No tool connection was given for this task: nothing was filed.',

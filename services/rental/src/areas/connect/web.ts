@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import { AppError } from '@svc/kit'
-import { getFromPublicUrl, pinnedAgent, publicAgent, resolvePublic } from '@svc/kit/http/public-fetch'
+import {
+  getFromPublicUrl,
+  pinnedAgent,
+  PublicUrlError,
+  publicAgent,
+  resolvePublic,
+} from '@svc/kit/http/public-fetch'
 import type { Agent } from 'undici'
 import { inTransaction } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
@@ -27,16 +33,16 @@ function webRefusal(deps: CallDeps, policy: WebPolicy, host: string): string | n
 }
 
 /** The dispatcher one hop uses: pinned to the addresses checked (egress's, or resolved here). */
-async function agentFor(
+function agentFor(
   deps: CallDeps,
   url: string,
   checked: Awaited<ReturnType<CallDeps['egress']['checkEgress']>>,
 ) {
   const allowPrivate = deps.config.connect.allowPrivate
   if (allowPrivate) return { agent: publicAgent({ allowPrivate: true }), close: true }
-  const addresses = checked.addresses ?? (await resolvePublic(url, { allowPrivate }))
-  return addresses
-    ? { agent: pinnedAgent(new URL(url).hostname, addresses), close: true }
+  // an address literal has nothing to pin: the guarded agent refuses a private one
+  return checked.addresses
+    ? { agent: pinnedAgent(new URL(url).hostname, checked.addresses), close: true }
     : { agent: publicAgent({ allowPrivate }) as Agent, close: true }
 }
 
@@ -90,13 +96,19 @@ export async function webFetch(deps: CallDeps, credential: Credential, input: { 
       return refuse(`${url.protocol} is not fetched`, version)
     const why = webRefusal(deps, policy, url.hostname)
     if (why) return refuse(why, version)
+    const allowPrivate = deps.config.connect.allowPrivate
     try {
-      return await deps.egress.checkEgress(credential.engagement_id, url.href, {
-        allowPrivate: deps.config.connect.allowPrivate,
+      const checked = await deps.egress.checkEgress(credential.engagement_id, url.href, {
+        allowPrivate,
         actor,
       })
+      if (allowPrivate || checked.addresses) return checked
+      // no egress policy resolved it: https and public addresses only, checked here (and pinned)
+      const addresses = await resolvePublic(url.href, { allowPrivate })
+      return addresses ? { addresses } : {}
     } catch (err) {
       if (err instanceof AppError && err.code === 'egress_refused') return refuse(err.message, version)
+      if (err instanceof PublicUrlError) return refuse(`${url.host}: ${err.message}`, version)
       throw err
     }
   }
@@ -117,7 +129,7 @@ export async function webFetch(deps: CallDeps, credential: Credential, input: { 
   for (let hop = 0; ; hop++) {
     let hopAgent: { agent: Agent; close: boolean } | undefined
     try {
-      hopAgent = await agentFor(deps, target.href, checked)
+      hopAgent = agentFor(deps, target.href, checked)
       answer = await getFromPublicUrl(target.href, {
         agent: hopAgent.agent,
         allowPrivate: deps.config.connect.allowPrivate,
