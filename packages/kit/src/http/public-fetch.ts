@@ -285,7 +285,13 @@ export async function getFromPublicUrl(
     maxRedirects?: number
     headers?: Record<string, string>
   },
-): Promise<{ status: number; text: string; url: string; location: string | null; contentType: string | null }> {
+): Promise<{
+  status: number
+  text: string
+  url: string
+  location: string | null
+  contentType: string | null
+}> {
   let target = await checkPublicUrl(url, { allowPrivate: init.allowPrivate })
   const maxBytes = init.maxBytes ?? 256 * 1024
   // one deadline for the whole exchange, redirects included
