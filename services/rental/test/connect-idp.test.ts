@@ -253,6 +253,26 @@ describe('connect with idp tokens, held calls read later, tool actions among exe
         if (req.url === '/page') return res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE)
         if (req.url === '/big') return res.writeHead(200).end('x'.repeat(6000))
         if (req.url === '/hop') return res.writeHead(302, { location: '/page' }).end()
+        // a tool server whose metadata lives elsewhere, or names another resource or idp
+        if (req.url === '/mcp-elsewhere')
+          return res
+            .writeHead(401, {
+              'www-authenticate': `Bearer resource_metadata="http://localhost:${port}/meta-other"`,
+            })
+            .end()
+        if (req.url === '/meta-other')
+          return res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ resource: 'http://127.0.0.1:1/else', authorization_servers: [s.idp.url] }))
+        if (req.url === '/mcp-foreign')
+          return res.writeHead(401, { 'www-authenticate': 'Bearer realm="x"' }).end()
+        if (req.url === '/.well-known/oauth-protected-resource/mcp-foreign')
+          return res.writeHead(200, { 'content-type': 'application/json' }).end(
+            JSON.stringify({
+              resource: `http://127.0.0.1:${port}/mcp-foreign`,
+              authorization_servers: ['https://idp.elsewhere.example'],
+            }),
+          )
         if (req.url === '/escape')
           return res.writeHead(302, { location: `http://localhost:${port}/page` }).end()
         res.writeHead(404).end()
@@ -303,6 +323,26 @@ describe('connect with idp tokens, held calls read later, tool actions among exe
         s.db,
       )
       assert.ok(events.rows.some((e) => e.type === 'web.fetched'))
+    })
+
+    it('idp_resource metadata: another resource, another idp, or a metadata host outside egress are refused', async () => {
+      const eng = await hire()
+      const preview = (path: string) =>
+        call('POST', `/api/engagements/${eng}/connect/preview`, {
+          url: page(path),
+          auth: { type: 'idp_resource' },
+        })
+      const other = await preview('/mcp-elsewhere')
+      assert.equal(other.status, 400, other.text)
+      assert.match(other.text, /names the resource http:\/\/127.0.0.1:1\/else, which is not/)
+      const foreign = await preview('/mcp-foreign')
+      assert.equal(foreign.status, 400, foreign.text)
+      assert.match(foreign.text, /not this platform’s idp|not this platform's idp/)
+      await call('POST', `/api/engagements/${eng}/egress`, { allow: [{ host: '127.0.0.1' }] })
+      const egress = await preview('/mcp-elsewhere')
+      assert.equal(egress.status, 403, egress.text)
+      assert.equal(codeOf(egress), 'egress_refused')
+      assert.match(egress.text, /localhost is outside/)
     })
 
     it('refuses domains outside the policy, redirects that escape it, egress, and past the fetches per task; bounded in bytes', async () => {

@@ -29,8 +29,14 @@ function asClientError(err: unknown): never {
  * URL), checked: its `resource` covers the URL and its `authorization_servers` include our idp;
  * then a token from the idp for that resource (client credentials, `resource=`).
  */
-async function resourceToken(deps: ConnectDeps, url: string, pins: Pins) {
-  const metadata = await deps.servers.resourceOf(url, pins)
+async function resourceToken(
+  deps: ConnectDeps,
+  url: string,
+  pins: Pins,
+  admit: (url: string) => Promise<unknown>,
+) {
+  // the metadata may live on another host: the engagement's egress policy must reach it too
+  const metadata = await deps.servers.resourceOf(url, pins, admit)
   const issuer = deps.tokens.issuer
   if (!metadata.authorization_servers.some((s) => s.replace(/\/+$/, '') === issuer))
     throw new ToolServerError(
@@ -51,16 +57,15 @@ export async function reach(
   auth: BindAuth,
   actor: Actor,
 ) {
-  const { addresses } = await deps.egress.checkEgress(engagementId, url, {
-    allowPrivate: deps.config.connect.allowPrivate,
-    actor,
-  })
+  const admit = (target: string) =>
+    deps.egress.checkEgress(engagementId, target, { allowPrivate: deps.config.connect.allowPrivate, actor })
+  const { addresses } = await admit(url)
   try {
     const checked = await deps.servers.checkUrl(url)
     const credential =
       auth.type === 'api_key'
         ? { resource: null, token: auth.api_key }
-        : await resourceToken(deps, checked, addresses)
+        : await resourceToken(deps, checked, addresses, admit)
     const listed = await deps.servers.listTools(checked, credential.token, addresses)
     return { url: checked, resource: credential.resource, ...listed }
   } catch (err) {

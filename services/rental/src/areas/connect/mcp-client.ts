@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { LookupAddress } from 'node:dns'
+import { AppError } from '@svc/kit'
 import { checkPublicUrl, pinnedAgent, publicAgent, resolvePublic } from '@svc/kit/http/public-fetch'
 import { type Agent, fetch as undiciFetch } from 'undici'
 import { discoverResource } from './resource-metadata.ts'
@@ -93,7 +94,7 @@ export class ToolServers {
   }
 
   /** The tool server's RFC 9728 metadata (how to get a token for it), fetched over the session's rules. */
-  async resourceOf(url: string, pins?: Pins) {
+  async resourceOf(url: string, pins?: Pins, admit?: (url: string) => Promise<unknown>) {
     const { agent, pinned } = await this.#agentFor(url, pins)
     try {
       return await discoverResource(url, {
@@ -101,8 +102,11 @@ export class ToolServers {
         metadataAgent: this.#agent,
         allowPrivate: this.options.allowPrivate,
         timeoutMs: this.options.timeoutMs,
+        ...(admit ? { admit } : {}),
       })
     } catch (err) {
+      // a refusal of the metadata URL by the caller's policy is the caller's answer
+      if (err instanceof AppError) throw err
       throw new ToolServerError(`the tool server ${(err as Error).message}`)
     } finally {
       if (pinned) void agent.close()

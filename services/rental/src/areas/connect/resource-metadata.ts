@@ -59,13 +59,20 @@ export function covers(resource: string, url: string): boolean {
 /**
  * Finds the tool server's RFC 9728 metadata: the `resource_metadata` its 401 names (an MCP
  * initialize sent without a token), else its well-known URLs. The metadata is read over the kit's
- * public fetch rules (https and public addresses outside development, each redirect checked), its
+ * public fetch rules (https and public addresses outside development, no redirect followed), its
  * `resource` must cover the server's URL and `authorization_servers` must be a list. Throws an
  * `Error` naming what is wrong.
  */
 export async function discoverResource(
   url: string,
-  options: { serverAgent: Agent; metadataAgent: Agent; allowPrivate: boolean; timeoutMs: number },
+  options: {
+    serverAgent: Agent
+    metadataAgent: Agent
+    allowPrivate: boolean
+    timeoutMs: number
+    /** Checks a metadata URL before it is fetched (the engagement's egress policy); throws to refuse. */
+    admit?: (url: string) => Promise<unknown>
+  },
 ): Promise<ResourceMetadata> {
   let named: string | undefined
   try {
@@ -90,13 +97,13 @@ export async function discoverResource(
   let last = ''
   for (const candidate of candidates) {
     let answer: { status: number; text: string; url: string }
+    await options.admit?.(candidate)
     try {
       answer = await getFromPublicUrl(candidate, {
         agent: options.metadataAgent,
         allowPrivate: options.allowPrivate,
         timeoutMs: options.timeoutMs,
         maxBytes: MAX_METADATA_BYTES,
-        maxRedirects: 2,
         headers: { accept: 'application/json' },
       })
     } catch (err) {
