@@ -5,9 +5,15 @@ import { api, loadMe } from './api.js'
 import { Engagement, Engagements } from './engagements.js'
 import { Home } from './home.js'
 import { applyLang, initialLang, remember, roleName, translator } from './i18n.js'
-import { Budgets, Invoices, Refunds, Schedules, Webhooks } from './lists.js'
+import { Budgets, Invoices as InvoiceList, Refunds, Schedules, Webhooks } from './lists.js'
+// the client screens
+import { Invoices, Statements } from './billing.js'
+import { Disputes, Incidents } from './disputes.js'
+import { Batches, Team, Teams } from './teams.js'
 import { Market } from './market.js'
 import { Task, Tasks } from './tasks.js'
+// the tenant screens (organization, operations, members, profile, danger zone)
+import { tenantScreen } from './tenant.js'
 import { Empty, ErrorText, html, Loading } from './ui.js'
 
 const routeOf = () => (location.hash.replace(/^#\/?/, '') || 'home').split('/').map(decodeURIComponent)
@@ -20,18 +26,38 @@ function Screen({ route, me, t, lang }) {
   if (name === 'engagements')
     return id ? html`<${Engagement} id=${id} ...${props} />` : html`<${Engagements} ...${props} />`
   if (name === 'tasks') return id ? html`<${Task} id=${id} ...${props} />` : html`<${Tasks} ...${props} />`
+  const client = CLIENT_SCREENS[name]
+  if (client)
+    return id && client.detail
+      ? html`<${client.detail} id=${id} ...${props} />`
+      : html`<${client.list} ...${props} />`
   const list = LISTS[name]
   if (list) return html`<${list} ...${props} />`
+  // the tenant screens
+  const tenant = tenantScreen(name, props)
+  if (tenant) return tenant
   return html`<${Empty}>${t('not_found')}<//>`
 }
 
 const LISTS = {
   budgets: Budgets,
-  invoices: Invoices,
+  invoices: InvoiceList,
   refunds: Refunds,
   schedules: Schedules,
   webhooks: Webhooks,
 }
+
+// The client screens (money, disputes, incidents, teams, batches): they come before LISTS (the
+// console's invoices screen replaces the read-only list); those not in LISTS get a link of their own.
+const CLIENT_SCREENS = {
+  invoices: { list: Invoices },
+  statements: { list: Statements },
+  disputes: { list: Disputes },
+  incidents: { list: Incidents },
+  teams: { list: Teams, detail: Team },
+  batches: { list: Batches },
+}
+const CLIENT_NAV = Object.keys(CLIENT_SCREENS).filter((name) => !LISTS[name])
 
 /** Ends the session here, then at the idp (RP-initiated logout), which sends the browser back to `/`. */
 async function signOut() {
@@ -64,6 +90,8 @@ function App() {
       <nav aria-label=${t('nav.main')}>
         ${link('home', t('nav.home'))}${link('market', t('nav.market'))}${link('engagements', t('nav.engagements'))}${link('tasks', t('nav.tasks'))}
         ${Object.keys(LISTS).map((name) => link(name, t(`nav.${name}`)))}
+        ${CLIENT_NAV.map((name) => link(name, t(`nav.${name}`)))}
+        ${link('org', t('nav.org'))}
       </nav>
       <div class="who">
         ${

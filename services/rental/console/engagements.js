@@ -2,6 +2,7 @@
 // (in this browser, with its key, showing what is signed) and a new task on an active one.
 import { useEffect, useState } from 'preact/hooks'
 import { api } from './api.js'
+import { EngagementMore } from './engagement-detail.js'
 import { canonicalOf, currentKey, signBody } from './keys.js'
 import { ActionButton, Did, Empty, ErrorText, Fils, html, Loading, useLoad, When } from './ui.js'
 
@@ -29,7 +30,7 @@ export function Engagements({ t, lang }) {
 }
 
 /** A signed body as a person reads it: its fields, then its canonical bytes and their SHA-256. */
-function Signable({ title, signed, t, lang }) {
+export function Signable({ title, signed, t, lang }) {
   const [canon, setCanon] = useState(null)
   useEffect(() => {
     void canonicalOf(signed.body).then(setCanon)
@@ -48,7 +49,7 @@ function Signable({ title, signed, t, lang }) {
     <details><summary>${t('sign.bytes')}</summary><pre dir="ltr" class="jcs">${canon?.text}</pre></details>
     <p>${t('sign.hash')}: <code dir="ltr" class="hash">${canon ? `sha256:${canon.sha256}` : '…'}</code>
       ${
-        canon
+        canon && signed.hash
           ? matches
             ? html` <span class="ok">✓ ${t('sign.hash_ok')}</span>`
             : html` <span class="error" role="alert">${t('sign.hash_bad', { hash: signed.hash })}</span>`
@@ -124,13 +125,16 @@ export function Engagement({ id, t, lang }) {
       <ul>${e.escrows.map(
         (
           x,
-        ) => html`<li key=${x.id}><${Fils} fils=${x.amount_fils} currency=${x.currency} lang=${lang} /> · ${x.state}
+        ) => html`<li key=${x.id}><${Fils} fils=${x.amount_fils} currency=${x.currency} lang=${lang} /> · ${t(`escrow.${x.state}`)}
           ${x.task_id ? html` · <a href=${`#/tasks/${x.task_id}`}>${x.task_id}</a>` : null}</li>`,
       )}</ul>
     </section>
     ${
       e.state === 'pending'
         ? html`<${SignPanel} detail=${detail} t=${t} lang=${lang} onSigned=${setDetail} />`
-        : html`<${NewTask} engagement=${e} t=${t} />`
-    }`
+        : e.state === 'active'
+          ? html`<${NewTask} engagement=${e} t=${t} />`
+          : null
+    }
+    <${EngagementMore} detail=${detail} t=${t} lang=${lang} onChange=${() => void loaded.reload()} />`
 }

@@ -1,5 +1,9 @@
 // The console's words in English and Arabic, the person's language (remembered), and how amounts
 // and dates are written for it.
+import { CLIENT_EN } from './i18n-client.js'
+import { CLIENT_AR } from './i18n-client-ar.js'
+
+import { TENANT_AR, TENANT_EN } from './i18n-tenant.js'
 
 const en = {
   title: 'Console',
@@ -142,6 +146,8 @@ const en = {
   'role.member': 'member',
   'role.billing': 'billing',
   'role.viewer': 'viewer',
+  // the client screens' words
+  ...CLIENT_EN,
 }
 
 const ar = {
@@ -284,7 +290,13 @@ const ar = {
   'role.member': 'عضو',
   'role.billing': 'الفوترة',
   'role.viewer': 'مشاهد',
+  // the client screens' words
+  ...CLIENT_AR,
 }
+
+// the tenant screens' words (i18n-tenant.js)
+Object.assign(en, TENANT_EN)
+Object.assign(ar, TENANT_AR)
 
 export const CATALOGUES = { en, ar }
 const KEY = 'console.lang'
@@ -348,4 +360,10 @@ export function formatDate(iso, lang) {
   return new Intl.DateTimeFormat(locale(lang), { dateStyle: 'medium', timeStyle: 'short' }).format(
     new Date(iso),
   )
+}
+
+// ---- client screens: numbers (counts, percentages, units) written for the language
+/** A number in the language's digits and conventions (`options` as Intl.NumberFormat's). */
+export function formatNumber(value, lang, options = {}) {
+  return new Intl.NumberFormat(locale(lang), options).format(value)
 }

@@ -2,7 +2,9 @@
 // (GET /api/tasks/{id}/events through EventSource), its output, and cancel and retry.
 import { useEffect, useState } from 'preact/hooks'
 import { api } from './api.js'
+import { TaskMoney } from './disputes.js'
 import { TaskRows } from './home.js'
+import { Receipts } from './receipts.js'
 import { ActionButton, Did, Empty, ErrorText, html, Loading, StateBadge, useLoad, When } from './ui.js'
 
 const TERMINAL = new Set(['completed', 'failed', 'canceled', 'rejected'])
@@ -108,5 +110,8 @@ export function Task({ id, t, lang }) {
           ? html`<pre class="output" data-testid="output">${task.output.text ?? JSON.stringify(task.output.data, null, 2)}</pre>`
           : html`<${Empty}>${task.output_expired ? t('task.output_expired') : t('task.no_output')}<//>`
       }
-    </section>`
+    </section>
+    <${Receipts} did=${task.agent_did} taskIds=${[task.id]} escrowIds=${task.escrow_id ? [task.escrow_id] : []}
+      t=${t} lang=${lang} reloadKey=${task.state} />
+    <${TaskMoney} task=${task} t=${t} lang=${lang} />`
 }

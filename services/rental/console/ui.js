@@ -67,3 +67,7 @@ export function ActionButton({ label, busy, action, t, kind = '' }) {
     <${ErrorText} error=${error} t=${t} />
   </span>`
 }
+
+// the tenant screens: whether the signed-in member's role holds a permission (write controls are
+// shown only then; the API refuses anyway)
+export const allowed = (me, permission) => me.organization.permissions.includes(permission)

@@ -68,6 +68,8 @@ export interface RentalConfig {
   ratingEditWindowS: number
   /** Seconds between two runs of the retention job (RENTAL_RETENTION_SWEEP_S). */
   retentionSweepS: number
+  /** Seconds between two publications of the audit chains' heads to the ledger (RENTAL_AUDIT_ANCHOR_S). */
+  auditAnchorS: number
   /**
    * Step-up (GET /api/auth/step-up): sensitive routes ask for a second factor (`acr`
    * urn:svc:mfa) proven within `maxAgeS`. On by default in production only (RENTAL_STEP_UP).
@@ -164,6 +166,7 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
       RENTAL_STEP_UP_MAX_AGE_S: Type.Optional(Type.Integer({ minimum: 30, maximum: 86_400 })),
       RENTAL_STEP_UP_RELEASE_FILS: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000_000 })),
       RENTAL_RETENTION_SWEEP_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400 })),
+      RENTAL_AUDIT_ANCHOR_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 604_800 })),
       RENTAL_KYB_REQUIRED: Type.Optional(Type.Boolean()),
       RENTAL_KYB_HIRE_LIMIT_FILS: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000_000 })),
       RENTAL_IDP_ORG_KEY: Type.Optional(Type.String({ pattern: '^svc_org_[\\x21-\\x7e]{16,300}$' })),
@@ -253,6 +256,7 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
       releaseFils: values.RENTAL_STEP_UP_RELEASE_FILS ?? 100_000,
     },
     retentionSweepS: values.RENTAL_RETENTION_SWEEP_S ?? 3600,
+    auditAnchorS: values.RENTAL_AUDIT_ANCHOR_S ?? 3600,
     onboarding: {
       kybRequired: values.RENTAL_KYB_REQUIRED ?? production,
       // 5,000 AED: a hire of a package above it needs the approved check (when one is required)

@@ -8,6 +8,7 @@ import type { AuthService } from './areas/auth/index.ts'
 import type { ConnectService } from './areas/connect/index.ts'
 import type { EgressService } from './areas/egress/index.ts'
 import type { ModelService } from './areas/models/index.ts'
+import type { RecordService } from './areas/record/index.ts'
 import type { ConsoleSessions } from './areas/auth/hooks.ts'
 import type { DisputeService } from './areas/disputes/index.ts'
 import type { BatchService } from './areas/batches/index.ts'
@@ -87,7 +88,7 @@ export interface RentalServices {
   tenant: TenantService
   schedules: ScheduleService
   a2a: undefined
-  record: undefined
+  record: RecordService
   revocation: RevocationService
   webhooks: WebhookService
   invoices: InvoiceService

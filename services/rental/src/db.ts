@@ -11,6 +11,7 @@ import type { FileTables } from './areas/files/store.ts'
 import type { CatalogueTables } from './areas/catalogue/store.ts'
 import type { EngagementTables } from './areas/engagements/store.ts'
 import type { TermsTables } from './areas/engagements/terms-store.ts'
+import type { AnchorTables } from './areas/events/anchor.ts'
 import type { EventTables } from './areas/events/store.ts'
 import type { InvoiceTables } from './areas/invoices/store.ts'
 import type { OrgTables } from './areas/orgs/store.ts'
@@ -55,6 +56,7 @@ export type RentalTables = OrgTables &
   ApprovalTables &
   ScheduleTables &
   EventTables &
+  AnchorTables &
   BatchTables &
   BudgetTables &
   MarketTables &

@@ -71,7 +71,7 @@ export const rentalErrors = errorCatalogue({
     status: 409,
     description: 'members hold the role: it cannot lose members:owners (an owner stays an owner)',
   },
-  role_taken: { status: 409, description: 'another organization’s members hold a role of that name' },
+  role_not_found: { status: 404, description: 'no built-in or organization’s custom role of that name' },
   secret_not_found: { status: 404, description: 'no secret of that name in the organization’s vault' },
   // API tokens
   quota_exceeded: { status: 409, description: 'the client holds the most API tokens allowed' },
@@ -422,15 +422,6 @@ export const rentalErrors = errorCatalogue({
   team_not_hired: { status: 409, description: 'the team is not hired (its state named): hire it first' },
   team_already_hired: { status: 409, description: 'the team is hired or ended already (its state named)' },
   team_ended: { status: 409, description: 'the team is ended (since when named)' },
-  hop_credential_invalid: {
-    status: 401,
-    description: 'the delegation credential is unknown, expired, or its hop has ended',
-  },
-  hop_refused: {
-    status: 403,
-    description:
-      'the delegation is outside the team terms: not_member, not_allowed, too_deep, over_budget or loop (named); recorded as a refused hop',
-  },
   // public pages
   unknown_language: { status: 404, description: 'no message catalogue for that language' },
 })

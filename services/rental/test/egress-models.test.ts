@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import { sql } from 'kysely'
 import { asOrg, signUpOrg } from '../../idp/test/org-api.ts'
 import { type NotesKey, newNotesKey, storeToolCredential } from './connect-client.ts'
+import { Declarations } from '../src/areas/models/service.ts'
 import { type Answer, type FullStack, startFullStack } from './full-stack.ts'
 
 interface Model {
@@ -20,7 +21,11 @@ describe('rental models: what the listed agents’ operators declare at the idp'
   const declared = { gpt: '', claude: '', none: '' }
 
   before(async () => {
-    s = await startFullStack({ RENTAL_OPERATORS: 'demo@svc.local' })
+    // the test reads the idp's registry itself, beside the rental: no per-IP limit between the two
+    s = await startFullStack(
+      { RENTAL_OPERATORS: 'demo@svc.local' },
+      { idpEnv: { IDP_REGISTRY_RATE_PER_MIN: '0' } },
+    )
     const org = asOrg(s.idp, (await signUpOrg(s.idp, 'Modelshop')).api_key)
     const agent = async (name: string, model?: Record<string, string>) => {
       const made = await org('POST', '/orgs/clients', {
@@ -99,6 +104,86 @@ describe('rental models: what the listed agents’ operators declare at the idp'
     assert.equal((page.body.models as Model[])[0]!.model, 'claude-sonnet')
     const none = await s.call(s.alice, 'GET', '/api/models?provider=Nobody')
     assert.deepEqual([none.body.models, none.body.total], [[], 0])
+  })
+
+  /** What the idp's registry says the agent's operator declared, read from the idp itself. */
+  const idpDeclares = async (did: string) => {
+    const res = await fetch(`${s.idp.url}/agents/${encodeURIComponent(did)}/profile.json`)
+    if (res.status === 404) return []
+    assert.equal(res.status, 200)
+    const agent = ((await res.json()) as { agent: Record<string, string | undefined> | null }).agent
+    return agent
+      ? [
+          {
+            id: agent.model,
+            version: agent.version ?? null,
+            provider: agent.provider ?? null,
+            declared_by: 'operator',
+          },
+        ]
+      : []
+  }
+
+  it('the catalogue and the listings show each agent’s declared models, as the idp declares them', async () => {
+    const search = await s.call(s.alice, 'GET', '/api/market/listings?limit=100')
+    assert.equal(search.status, 200, search.text)
+    const listings = search.body.listings as Array<{ id: string; agent_did: string; models: unknown[] }>
+    assert.equal(listings.length, 4)
+    for (const listing of listings)
+      assert.deepEqual(listing.models, await idpDeclares(listing.agent_did), listing.id)
+    const gpt = listings.find((l) => l.agent_did === declared.gpt)!
+    assert.deepEqual(gpt.models, [
+      { id: 'gpt-5', version: '2025-08', provider: 'OpenAI', declared_by: 'operator' },
+    ])
+    assert.deepEqual(listings.find((l) => l.agent_did === declared.none)!.models, [])
+    const detail = await s.call(s.alice, 'GET', `/api/market/listings/${gpt.id}`)
+    assert.deepEqual(detail.body.models, gpt.models)
+    // the catalogue's agents (the built-in ones: their operator declared no model at the idp)
+    const jobs = (await s.call(s.alice, 'GET', '/api/jobs')).body.jobs as Array<{
+      agents: Array<{ did: string; models: unknown[] }>
+    }>
+    const agents = jobs.flatMap((j) => j.agents)
+    assert.ok(agents.length > 0)
+    for (const agent of agents) assert.deepEqual(agent.models, await idpDeclares(agent.did), agent.did)
+  })
+
+  it('keeps declarations a minute, then serves them while it refreshes them in the background', async () => {
+    let clock = 0
+    let reads = 0
+    let idpDown = false
+    const counted: typeof fetch = (input, init) => {
+      reads += 1
+      return idpDown ? Promise.reject(new Error('connection refused')) : fetch(input, init)
+    }
+    const declarations = new Declarations(s.idp.url, () => clock, counted)
+    // an agent never read: the request waits for the idp, once however many ask
+    const [first, again] = await Promise.all([
+      declarations.of(declared.claude),
+      declarations.of(declared.claude),
+    ])
+    assert.equal(first?.model, 'claude-sonnet')
+    assert.equal(again, first)
+    assert.equal(reads, 1)
+    clock += 59_000
+    assert.equal((await declarations.of(declared.claude))?.model, 'claude-sonnet')
+    assert.equal(reads, 1, 'fresh: no read')
+    // stale: answered at once from what was kept, refreshed in the background
+    clock += 2_000
+    const stale = declarations.of(declared.claude)
+    assert.ok(declarations.refreshing(declared.claude), 'a refresh is under way')
+    assert.equal((await stale)?.model, 'claude-sonnet')
+    await declarations.refreshing(declared.claude)
+    assert.equal(reads, 2)
+    // an idp that does not answer: what was known is kept
+    idpDown = true
+    clock += 61_000
+    assert.equal((await declarations.of(declared.claude))?.model, 'claude-sonnet')
+    assert.equal((await declarations.refreshing(declared.claude))?.model, 'claude-sonnet')
+    assert.equal(reads, 3)
+    idpDown = false
+    const models = await declarations.modelsOf([declared.claude, declared.none])
+    assert.deepEqual(models.get(declared.none), [])
+    assert.equal(models.get(declared.claude)?.[0]?.provider, 'Anthropic')
   })
 
   it('refuses bad input with 400', async () => {

@@ -252,7 +252,7 @@ describe('rental: client organizations, members and roles', () => {
   it('refuses bad member requests with 4XX and changes nothing', async () => {
     const before = await members(owner)
     const cases: Array<[string, string, unknown, number, string]> = [
-      ['POST', '/api/org/members', { email: 'x@example.test', role: 'emperor' }, 400, 'invalid_request'],
+      ['POST', '/api/org/members', { email: 'x@example.test', role: 'emperor' }, 404, 'role_not_found'],
       ['POST', '/api/org/members', { email: 'not-an-email', role: 'member' }, 400, 'invalid_request'],
       [
         'POST',

@@ -74,7 +74,7 @@ describe('rental: the bad-input sweep over every operation of /openapi.json', ()
     const { operations, spec } = await fetchOperations(stack.rental.url, 'rental')
     if (!spec) t.diagnostic('endpoints.tsv not found: Auth classes come from the OpenAPI security only')
     const started = Date.now()
-    const { failures, sent } = await sweepBadInput({
+    const { failures, sent, slowest } = await sweepBadInput({
       service: 'rental',
       baseUrl: stack.rental.url,
       shape: 'api',
@@ -87,6 +87,7 @@ describe('rental: the bad-input sweep over every operation of /openapi.json', ()
       runs: 24,
     })
     t.diagnostic(`${operations.length} operations, ${sent} requests in ${Date.now() - started} ms`)
+    t.diagnostic(`slowest operations: ${slowest.join(', ')}`)
     assertNoUnknownFailures('rental', BAD_INPUT_PROBLEMS, failures, (l) => t.diagnostic(l))
   })
 })

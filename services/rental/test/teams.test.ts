@@ -1,12 +1,19 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { b64uEncode } from '@svc/trust/base64url'
-import { didKeyFromEd25519 } from '@svc/trust/did-key'
-import { signEd25519 } from '@svc/trust/ed25519'
+import { b64Decode, b64Encode, b64uDecode, b64uEncode } from '@svc/trust/base64url'
+import { parseCheckpoint } from '@svc/trust/checkpoint'
+import { didKeyFromEd25519, ed25519FromDidKey } from '@svc/trust/did-key'
+import { signEd25519, verifyEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
+import { leafHash, verifyInclusion } from '@svc/trust/merkle'
+import { openNote, verifierFromKey } from '@svc/trust/note'
 import { verifyAgentResult } from '@svc/trust/agent-result'
+import { createHash, randomBytes, randomUUID } from 'node:crypto'
+import { Role, type SendMessageRequest, TaskState } from '@a2a-js/sdk'
+import { type Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client'
 import { sql } from 'kysely'
 import { type Answer, type FullStack, startFullStack } from './full-stack.ts'
+import { eventually } from './stack.ts'
 import { releaseAndInvoice } from './sweep-objects.ts'
 
 const codeOf = (a: Answer) => (a.body.error as { code?: string } | undefined)?.code
@@ -22,8 +29,93 @@ interface Hop {
   agent_result: { agent_did: string; output_sha256: string } | null
   agent_signature: string | null
   signature_verified: boolean | null
-  receipt: { id: string; leaf_hash: string } | null
+  receipt: {
+    id: string
+    leaf_hash: string
+    ledger_index: number | null
+    envelope: { receipt: { issuer: string; type: string; data: Record<string, unknown> }; signature: string }
+    proof: { tree_size: number; hashes: string[] } | null
+    verified: boolean
+    pending: boolean
+  } | null
   children: Hop[]
+}
+
+interface Chain {
+  terms_hash: string
+  checkpoint: { note: string; size: number } | null
+  root: Hop
+}
+
+const hopsOf = (hop: Hop): Hop[] => [hop, ...hop.children.flatMap(hopsOf)]
+
+/** A SendMessage of a hop: the text for the member, the member named in the metadata. */
+const hopMessage = (agentDid: string, text: string): SendMessageRequest => ({
+  tenant: '',
+  message: {
+    messageId: randomUUID(),
+    contextId: '',
+    taskId: '',
+    role: Role.ROLE_USER,
+    parts: [
+      { content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' },
+    ],
+    metadata: { svc_team_agent_did: agentDid },
+    extensions: [],
+    referenceTaskIds: [],
+  },
+  configuration: undefined,
+  metadata: undefined,
+})
+
+/**
+ * The chain checked offline end to end, trusting only the ledger's log key: each hop's agent
+ * signed its result, each receipt is the provider's and holds what the hop says, its leaf hash is
+ * the envelope's, and its inclusion proof leads to the root of the checkpoint the log key signed.
+ */
+function verifyChainOffline(chain: Chain, logKey: string) {
+  const checkpoint = parseCheckpoint(openNote(chain.checkpoint!.note, [verifierFromKey(logKey)]).text)
+  for (const hop of hopsOf(chain.root)) {
+    const receipt = hop.receipt!
+    const { envelope } = receipt
+    assert.ok(
+      verifyEd25519(
+        ed25519FromDidKey(envelope.receipt.issuer),
+        canonicalBytes(envelope.receipt),
+        b64uDecode(envelope.signature),
+      ),
+      `${hop.hop_id}: the receipt's signature`,
+    )
+    const leaf = leafHash(canonicalBytes(envelope))
+    assert.equal(b64Encode(leaf), receipt.leaf_hash, hop.hop_id)
+    assert.equal(receipt.pending, false, hop.hop_id)
+    assert.equal(receipt.proof!.tree_size, checkpoint.size)
+    assert.ok(
+      verifyInclusion(
+        leaf,
+        receipt.ledger_index!,
+        checkpoint.size,
+        receipt.proof!.hashes.map(b64Decode),
+        checkpoint.rootHash,
+      ),
+      `${hop.hop_id}: the inclusion proof`,
+    )
+    const data = envelope.receipt.data
+    if (envelope.receipt.type === 'team.hop') {
+      assert.deepEqual(
+        [data.hop_id, data.agent_did, data.terms_hash, data.state],
+        [hop.hop_id, hop.agent_did, chain.terms_hash, hop.state],
+      )
+      if (hop.state === 'completed') {
+        assert.deepEqual(data.agent_result, hop.agent_result)
+        assert.equal(data.agent_signature, hop.agent_signature)
+      }
+    } else {
+      // the root: the lead's run, receipted as the task's completion with the lead's signed result
+      assert.equal(envelope.receipt.type, 'task.completed')
+      assert.equal(data.agent_did, hop.agent_did)
+    }
+  }
 }
 
 const TEXT =
@@ -74,6 +166,22 @@ describe('rental teams: a lead delegating to members through the rental, hop by 
     extractor = await s.agentOf('job_extraction')
   })
   after(async () => s?.close())
+
+  /** An A2A client of the delegation endpoint, from its card, its calls carrying `token`. */
+  const delegationClient = (token: string): Promise<Client> =>
+    new ClientFactory(
+      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+        transports: [
+          new JsonRpcTransportFactory({
+            fetchImpl: (input, init) => {
+              const headers = new Headers(init?.headers)
+              if (token) headers.set('authorization', `Bearer ${token}`)
+              return fetch(input, { ...init, headers })
+            },
+          }),
+        ],
+      }),
+    ).createFromUrl(`${s.rental.url}/api/team-hops/agent-card.json`, '')
 
   it('refuses bad teams: no lead, duplicate members, the lead as a member, shares over 100 %, bad input', async () => {
     const member = { agent_did: summariser, share_bps: 1000 }
@@ -159,6 +267,36 @@ describe('rental teams: a lead delegating to members through the rental, hop by 
         [extractor, 1, 'completed'],
       ],
     )
+    // every receipt reaches the ledger; until then it is pending, never an error
+    const hopCount = hops.length
+    let proved = chain.body as unknown as Chain
+    await eventually('the chain’s receipts are on the ledger', async () => {
+      const now = await s.call(s.alice, 'GET', `/api/teams/${team.id}/tasks/${task.id}/chain`)
+      assert.equal(now.status, 200, now.text)
+      proved = now.body as unknown as Chain
+      const receipts = hopsOf(proved.root).map((h) => h.receipt!)
+      for (const r of receipts) if (r.pending) assert.equal(r.proof, null)
+      return receipts.every((r) => !r.pending)
+    })
+    assert.equal(hopsOf(proved.root).length, hopCount)
+    assert.ok(hopsOf(proved.root).every((h) => h.receipt!.verified))
+    const logKey = ((await (await fetch(`${s.ledger.url}/v1/key`)).json()) as { verifier_key: string })
+      .verifier_key
+    verifyChainOffline(proved, logKey)
+    // a proof against another root does not verify
+    const first = proved.root.children[0]!.receipt!
+    const checkpoint = parseCheckpoint(openNote(proved.checkpoint!.note, [verifierFromKey(logKey)]).text)
+    assert.equal(
+      verifyInclusion(
+        leafHash(canonicalBytes(first.envelope)),
+        first.ledger_index!,
+        checkpoint.size,
+        first.proof!.hashes.map(b64Decode),
+        checkpoint.rootHash.map((b, i) => (i === 0 ? b ^ 1 : b)),
+      ),
+      false,
+    )
+
     // each hop's receipt is in the outbox, with the hop's signed result in it
     const receipts = await s.db
       .selectFrom('receipt_outbox')
@@ -181,13 +319,21 @@ describe('rental teams: a lead delegating to members through the rental, hop by 
       [true, true],
     )
 
-    // the hop credential of a finished task is dead; a made-up one too
-    const bogus = await fetch(`${s.rental.url}/api/team-hops`, {
+    // the delegation endpoint is an A2A agent; a finished task's hop credential is dead, a made-up one too
+    const card = await fetch(`${s.rental.url}/api/team-hops/agent-card.json`)
+    assert.equal(card.status, 200)
+    const cardBody = (await card.json()) as { supportedInterfaces: Array<{ url: string }> }
+    assert.equal(cardBody.supportedInterfaces[0]!.url, `${s.rental.url}/api/team-hops/a2a`)
+    const bogus = await fetch(`${s.rental.url}/api/team-hops/a2a`, {
       method: 'POST',
       headers: { authorization: 'Bearer hop_nothing', 'content-type': 'application/json' },
-      body: JSON.stringify({ agent_did: summariser, text: 'x' }),
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: {} }),
     })
     assert.equal(bogus.status, 401)
+    assert.match(bogus.headers.get('www-authenticate') ?? '', /invalid_token/)
+    assert.equal(((await bogus.json()) as { error: { code: number } }).error.code, -31401)
+    const noToken = await delegationClient('')
+    await assert.rejects(noToken.sendMessage(hopMessage(summariser, 'x')))
 
     // another organization sees none of it
     for (const [method, path] of [
@@ -253,9 +399,70 @@ describe('rental teams: a lead delegating to members through the rental, hop by 
       assert.equal(refused.agent_result, null)
     }
     assert.equal(chain.body.refused, 2)
+    // refusals are receipted and proved like any hop
+    let proved = chain.body as unknown as Chain
+    await eventually('the refusals’ receipts are on the ledger', async () => {
+      proved = (await s.call(s.alice, 'GET', `/api/teams/${teamId}/tasks/${task.id}/chain`))
+        .body as unknown as Chain
+      return hopsOf(proved.root).every((h) => !h.receipt!.pending)
+    })
+    const logKey = ((await (await fetch(`${s.ledger.url}/v1/key`)).json()) as { verifier_key: string })
+      .verifier_key
+    verifyChainOffline(proved, logKey)
     // another team's task id under this team: not found
     const other = await s.call(s.alice, 'GET', `/api/teams/${teamId}/tasks/tsk_nope/chain`)
     assert.deepEqual([other.status, codeOf(other)], [404, 'team_task_not_found'])
+
+    // the A2A leg as any A2A client sees it: the task made to run again with a credential of our own
+    // on its root hop (what the lead's message carries), then hops asked with the @a2a-js/sdk client
+    const token = `hop_${randomBytes(32).toString('base64url')}`
+    await s.db.updateTable('tasks').set({ state: 'working' }).where('id', '=', task.id).execute()
+    await s.db
+      .updateTable('team_hops')
+      .set({
+        state: 'running',
+        token_hash: createHash('sha256').update(token).digest(),
+        token_expires_at: new Date(Date.now() + 60_000),
+      })
+      .where('task_id', '=', task.id)
+      .where('parent_id', 'is', null)
+      .execute()
+    const client = await delegationClient(token)
+    const asked = await client.sendMessage(hopMessage(summariser, TEXT))
+    assert.ok('artifacts' in asked)
+    assert.equal(asked.status?.state, TaskState.TASK_STATE_COMPLETED)
+    const artifact = asked.artifacts[0]!
+    assert.ok(verifyAgentResult(artifact.metadata?.svc_result, artifact.metadata?.svc_signature as string))
+    assert.equal((artifact.metadata?.svc_result as { agent_did: string }).agent_did, summariser)
+    assert.equal((asked.metadata?.svc_receipt as { leaf_hash: string }).leaf_hash.length > 0, true)
+    const read = await client.getTask({ tenant: '', id: asked.id, historyLength: undefined })
+    assert.deepEqual([read.id, read.status?.state], [asked.id, TaskState.TASK_STATE_COMPLETED])
+    const rejected = await client.sendMessage(hopMessage(extractor, TEXT))
+    assert.ok('artifacts' in rejected)
+    assert.equal(rejected.status?.state, TaskState.TASK_STATE_REJECTED)
+    assert.equal(rejected.metadata?.svc_refusal, 'not_member')
+    assert.deepEqual(rejected.artifacts, [])
+    // bad input: no member, a member that is no did:key, a follow-up on a hop, an unknown hop
+    const noMember = hopMessage(summariser, TEXT)
+    noMember.message!.metadata = {}
+    await assert.rejects(client.sendMessage(noMember), /svc_team_agent_did/)
+    await assert.rejects(client.sendMessage(hopMessage('did:web:example.com', TEXT)), /svc_team_agent_did/)
+    const followUp = hopMessage(summariser, TEXT)
+    followUp.message!.taskId = asked.id
+    await assert.rejects(client.sendMessage(followUp), /new hop/)
+    await assert.rejects(client.getTask({ tenant: '', id: 'hop_nope', historyLength: undefined }))
+    const afterAll = (await s.call(s.alice, 'GET', `/api/teams/${teamId}/tasks/${task.id}/chain`))
+      .body as unknown as Chain
+    assert.deepEqual(
+      afterAll.root.children.slice(2).map((h) => [h.agent_did, h.state, h.refusal]),
+      [
+        [lead, 'refused', 'loop'],
+        [summariser, 'completed', null],
+        [extractor, 'refused', 'not_member'],
+      ],
+    )
+    await s.db.updateTable('tasks').set({ state: 'completed' }).where('id', '=', task.id).execute()
+    await assert.rejects(client.sendMessage(hopMessage(summariser, TEXT)), /unknown, expired or ended/)
   })
 
   it('refuses a hop the delegation rules do not name, and one over the task budget', async () => {

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { Sealer } from '@svc/kit'
 import { sql } from 'kysely'
+import { linkOf } from '../src/areas/events/chain.ts'
+import { eventView } from '../src/areas/events/service.ts'
 import { type Answer, type Client, type FullStack, startFullStack } from './full-stack.ts'
 import { eventually } from './stack.ts'
 
@@ -34,7 +36,7 @@ describe('rental: the tenant API (/v1), by session and by organization key', () 
   let clientDid = ''
   const taskIds: string[] = []
   before(async () => {
-    stack = await startFullStack()
+    stack = await startFullStack({ RENTAL_AUDIT_ANCHOR_S: '1' })
     owner = stack.alice
     agentDid = await stack.agentOf('job_summary')
     const key = stack.newClientKey()
@@ -406,12 +408,30 @@ describe('rental: the tenant API (/v1), by session and by organization key', () 
     const builtin = await stack.call(owner, 'PUT', '/v1/roles', { name: 'viewer', permissions: ['org:read'] })
     assert.equal(builtin.status, 409)
     assert.equal(errorOf(builtin).code, 'role_builtin')
-    // another organization may not take over the role's name
-    const taken = await stack.call(stack.bob, 'PUT', '/v1/roles', {
+    // custom roles are the organization's own: another one neither sees nor assigns them, and may
+    // make its own role of the same name without touching this one
+    const bobsRoles = await stack.call(stack.bob, 'GET', '/v1/roles')
+    const bobsNames = (bobsRoles.body.roles as Array<{ name: string }>).map((r) => r.name)
+    assert.ok(bobsNames.includes('viewer') && !bobsNames.includes('v1-keeper'), bobsRoles.text)
+    const foreign = await stack.call(stack.bob, 'POST', '/v1/users', {
+      email: 'stranger@v1.example',
+      role: 'v1-keeper',
+    })
+    assert.equal(foreign.status, 404, foreign.text)
+    assert.equal(errorOf(foreign).code, 'role_not_found')
+    const same = await stack.call(stack.bob, 'PUT', '/v1/roles', {
       name: 'v1-auditor',
       permissions: ['org:read'],
     })
-    assert.equal(taken.status, 409)
+    assert.equal(same.status, 200, same.text)
+    assert.equal(same.body.created, true)
+    assert.equal(same.body.members, 0)
+    const mine = (await stack.call(owner, 'GET', '/v1/roles')).body.roles as Array<{
+      name: string
+      permissions: string[]
+    }>
+    assert.deepEqual(mine.find((r) => r.name === 'v1-auditor')?.permissions, ['audit:read', 'org:read'])
+    assert.equal((await stack.call(auditor, 'GET', '/v1/audit')).status, 200, 'alice’s role kept its grants')
     for (const body of [
       { name: 'Bad', permissions: [] },
       { name: 'v1-x', permissions: ['fly:write'] },
@@ -434,6 +454,10 @@ describe('rental: the tenant API (/v1), by session and by organization key', () 
     assert.equal(changed.body.display_name, 'Alice Owner')
     assert.equal(changed.body.locale, 'ar')
     assert.deepEqual(changed.body.notifications, { task_completed: false, weekly_summary: true })
+    const mine = await stack.call(owner, 'GET', '/v1/users/me')
+    assert.equal(mine.status, 200, mine.text)
+    assert.equal(mine.body.display_name, 'Alice Owner')
+    assert.equal(mine.body.account_url, `${stack.idp.url}/ui/account`)
     const locale = await stack.call(owner, 'GET', '/api/locale')
     assert.equal(locale.body.locale, 'ar')
     const merged = await stack.call(owner, 'PATCH', '/v1/users/me', {
@@ -495,5 +519,56 @@ describe('rental: the tenant API (/v1), by session and by organization key', () 
     )
     assert.deepEqual((await stack.call(stack.bob, 'GET', '/v1/tools/approvals')).body.approvals, [])
     assert.equal((await stack.call(owner, 'GET', '/v1/tools/approvals?limit=0')).status, 400)
+  })
+
+  it('publishes the chain’s head to the ledger; a chain rewritten whole is caught against it', async () => {
+    const bobOrg = stack.bob.me.organization.id
+    interface Anchored {
+      ok: boolean
+      head: { pos: number }
+      problem: { problem: string; pos: number } | null
+      anchor: { pos: number; state: string; ledger_index: number | null; message: string } | null
+    }
+    let report: Anchored | undefined
+    await eventually('bob’s head is anchored on the ledger', async () => {
+      report = (await stack.call(stack.bob, 'GET', '/v1/audit/verify')).body as unknown as Anchored
+      return report.anchor?.state === 'matches' && report.anchor.pos === report.head.pos
+    })
+    assert.equal(report!.ok, true)
+    const entry = await fetch(`${stack.ledger.url}/v1/entries/${report!.anchor!.ledger_index}`)
+    const published = (await entry.json()) as { receipt: { type: string; subject: string; data: unknown } }
+    assert.equal(published.receipt.type, 'audit.anchored')
+    assert.equal(published.receipt.subject, `audit:${bobOrg}`)
+
+    // rewrite the whole chain consistently (an entry edited, every link and the head recomputed):
+    // the walk alone finds nothing, the ledger's head does
+    const rows = await stack.db
+      .selectFrom('rental_events')
+      .selectAll()
+      .where('org_id', '=', bobOrg)
+      .where('chain_pos', 'is not', null)
+      .orderBy('chain_pos')
+      .execute()
+    let prev = '0'.repeat(64)
+    for (const [i, row] of rows.entries()) {
+      const data = i === 0 ? { ...(row.data as object), rewritten: true } : row.data
+      const link = linkOf(prev, Number(row.chain_pos), eventView({ ...row, data }))
+      await stack.db
+        .updateTable('rental_events')
+        .set({ data: JSON.stringify(data), chain_hash: link })
+        .where('seq', '=', row.seq)
+        .execute()
+      prev = link
+    }
+    await stack.db
+      .updateTable('rental_audit_chains')
+      .set({ last_hash: prev })
+      .where('org_id', '=', bobOrg)
+      .execute()
+    const caught = (await stack.call(stack.bob, 'GET', '/v1/audit/verify')).body as unknown as Anchored
+    assert.equal(caught.ok, false, JSON.stringify(caught))
+    assert.equal(caught.problem?.problem, 'anchor_mismatch')
+    assert.equal(caught.anchor?.state, 'mismatch')
+    assert.match(caught.anchor!.message, /rewritten/)
   })
 })

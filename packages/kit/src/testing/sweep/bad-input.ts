@@ -322,14 +322,16 @@ export async function check(
 /** Runs the sweep over every operation; answers every failure found (none means the service held). */
 export async function sweepBadInput(
   options: BadInputOptions,
-): Promise<{ failures: Failure[]; sent: number }> {
+): Promise<{ failures: Failure[]; sent: number; slowest: string[] }> {
   const last = options.last ?? {}
   const lastKeys = Object.keys(last)
   const first = options.operations.filter((op) => !lastKeys.includes(key(op.method, op.path)))
   const ordered = lastKeys.flatMap((k) => options.operations.filter((op) => key(op.method, op.path) === k))
   const failures: Failure[] = []
   let sent = 0
+  const timings: Array<[string, number]> = []
   const runOne = async (op: Operation) => {
+    const started = performance.now()
     const mustAuthenticate = options.requiresCredential(op)
     const credential = await options.credential(op)
     for (const req of requestsFor(op, options)) {
@@ -339,6 +341,7 @@ export async function sweepBadInput(
       const failure = await check(options, op, req, mustAuthenticate)
       if (failure) failures.push(failure)
     }
+    timings.push([key(op.method, op.path), performance.now() - started])
   }
   const queue = [...first]
   const workers = Array.from({ length: options.concurrency ?? 4 }, async () => {
@@ -346,7 +349,11 @@ export async function sweepBadInput(
   })
   await Promise.all(workers)
   for (const op of ordered) await runOne(op)
-  return { failures, sent }
+  const slowest = timings
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 5)
+    .map(([k, ms]) => `${k} ${Math.round(ms)} ms`)
+  return { failures, sent, slowest }
 }
 
 export type { Schema }

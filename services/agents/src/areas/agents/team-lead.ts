@@ -1,26 +1,20 @@
 /**
  * The team lead: a built-in agent that really delegates. Run as a team task by the rental, its
- * message metadata carries `svc_team_delegate_url` and `svc_team_token` (a credential bound to the
- * task, docs/architecture.md "Rental: teams and delegation"); it asks the summariser and the
- * extractor through that endpoint, checks their signed results and merges them. A text holding
- * `[ask-lead]` also asks the lead itself (a loop the rental refuses: a way to see a refusal).
+ * message metadata carries `svc_team_card_url` (the A2A card of the rental's delegation endpoint)
+ * and `svc_team_token` (a credential bound to the task, docs/architecture.md "Rental: teams and
+ * delegation"); it asks the summariser and the extractor over A2A through that endpoint (the
+ * @a2a-js/sdk client, the member named in the message metadata), checks their signed results and
+ * merges them. A text holding `[ask-lead]` also asks the lead itself (a loop the rental refuses: a
+ * way to see a refusal).
  */
+import { randomUUID } from 'node:crypto'
+import { Role, type Task, TaskState } from '@a2a-js/sdk'
+import { type Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client'
 import { verifyAgentResult } from '@svc/trust/agent-result'
 import type { AgentDefinition, AgentEnv, SkillOutput } from './catalogue.ts'
 
 const LOOP_MARKER = '[ask-lead]'
-
-/** What the rental answers a hop: its outcome, and for a completed one the member's signed result. */
-interface HopAnswer {
-  hop_id?: string
-  state?: string
-  agent_did?: string
-  output?: { text: string | null; data: unknown }
-  agent_result?: unknown
-  agent_signature?: string
-  receipt?: { id: string; leaf_hash: string }
-  error?: { code: string; message: string }
-}
+const HOP_TIMEOUT_MS = 20_000
 
 interface Asked {
   asked: string
@@ -35,48 +29,90 @@ interface Asked {
   receipt_leaf_hash: string | null
 }
 
-async function ask(
-  url: string,
-  token: string,
-  agentDid: string,
-  text: string,
-  asked: string,
-): Promise<Asked> {
-  let status = 0
-  let answer: HopAnswer = {}
-  try {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ agent_did: agentDid, text }),
-      signal: AbortSignal.timeout(20_000),
-    })
-    status = res.status
-    answer = (await res.json()) as HopAnswer
-  } catch (err) {
-    answer = { error: { code: 'unreachable', message: (err as Error).message } }
+const STATES = new Map<TaskState, string>([
+  [TaskState.TASK_STATE_COMPLETED, 'completed'],
+  [TaskState.TASK_STATE_FAILED, 'failed'],
+  [TaskState.TASK_STATE_REJECTED, 'refused'],
+])
+
+/** An A2A client of the delegation endpoint, its calls carrying the hop credential. */
+function delegationClient(cardUrl: string, token: string): Promise<Client> {
+  const fetchImpl: typeof fetch = (input, init) => {
+    const headers = new Headers(init?.headers)
+    headers.set('authorization', `Bearer ${token}`)
+    return fetch(input, { ...init, headers })
   }
-  const completed = status === 200 && answer.state === 'completed'
-  // the member's result is checked here too: the lead merges only what its member signed
-  const verified = completed && verifyAgentResult(answer.agent_result, answer.agent_signature)
+  const factory = new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({ fetchImpl })],
+    }),
+  )
+  return factory.createFromUrl(cardUrl, '')
+}
+
+/** One hop: SendMessage with the member named in the metadata; the answer is the hop as a Task. */
+async function ask(client: Client, agentDid: string, text: string, asked: string): Promise<Asked> {
+  let task: Task | undefined
+  let reason: string | null = null
+  try {
+    const answer = await client.sendMessage(
+      {
+        tenant: '',
+        message: {
+          messageId: randomUUID(),
+          contextId: '',
+          taskId: '',
+          role: Role.ROLE_USER,
+          parts: [
+            {
+              content: { $case: 'text', value: text },
+              metadata: undefined,
+              filename: '',
+              mediaType: 'text/plain',
+            },
+          ],
+          metadata: { svc_team_agent_did: agentDid },
+          extensions: [],
+          referenceTaskIds: [],
+        },
+        configuration: undefined,
+        metadata: undefined,
+      },
+      { signal: AbortSignal.timeout(HOP_TIMEOUT_MS) },
+    )
+    if ('artifacts' in answer) task = answer
+    else reason = 'the delegation endpoint answered a message, not a hop'
+  } catch (err) {
+    reason = (err as Error).message.slice(0, 500)
+  }
+  const state = (task?.status && STATES.get(task.status.state)) ?? 'refused'
+  const said = (task?.status?.message?.parts ?? []).flatMap((p) =>
+    p.content?.$case === 'text' ? [p.content.value] : [],
+  )
+  const artifact = task?.artifacts[0]
+  const data = artifact?.parts.find((p) => p.content?.$case === 'data')?.content
+  const metadata = (artifact?.metadata ?? {}) as { svc_result?: unknown; svc_signature?: string }
+  const completed = state === 'completed'
+  const receipt = task?.metadata?.svc_receipt as { leaf_hash?: string } | undefined
   return {
     asked,
     agent_did: agentDid,
-    state: answer.state ?? 'refused',
-    hop_id: answer.hop_id ?? null,
-    verified,
-    reason: answer.error ? `${answer.error.code}: ${answer.error.message}` : null,
-    data: completed ? (answer.output?.data ?? null) : null,
-    agent_result: answer.agent_result ?? null,
-    agent_signature: answer.agent_signature ?? null,
-    receipt_leaf_hash: answer.receipt?.leaf_hash ?? null,
+    state,
+    hop_id: task?.id ?? null,
+    // the member's result is checked here too: the lead merges only what its member signed
+    verified: completed && verifyAgentResult(metadata.svc_result, metadata.svc_signature),
+    reason: reason ?? (said.length ? said.join(' ') : null),
+    data: completed && data?.$case === 'data' ? data.value : null,
+    agent_result: metadata.svc_result ?? null,
+    agent_signature: metadata.svc_signature ?? null,
+    receipt_leaf_hash: receipt?.leaf_hash ?? null,
   }
 }
 
 async function lead(text: string, options: Record<string, unknown>, env: AgentEnv): Promise<SkillOutput> {
-  const url = options.svc_team_delegate_url
+  const cardUrl = options.svc_team_card_url
   const token = options.svc_team_token
-  if (typeof url !== 'string' || typeof token !== 'string')
+  if (typeof cardUrl !== 'string' || typeof token !== 'string')
     return {
       text: 'Not run as a team task: no delegation credential, nothing delegated.',
       data: { delegated: [], summary: null, facts: null },
@@ -89,8 +125,17 @@ async function lead(text: string, options: Record<string, unknown>, env: AgentEn
       : []),
   ]
   const delegated: Asked[] = []
+  let client: Client
+  try {
+    client = await delegationClient(cardUrl, token)
+  } catch (err) {
+    return {
+      text: `The delegation endpoint could not be reached: ${(err as Error).message.slice(0, 300)}`,
+      data: { delegated: [], summary: null, facts: null },
+    }
+  }
   // one after another: the rental counts each hop against the task's budget in order
-  for (const [id, did] of wanted) if (did) delegated.push(await ask(url, token, did, text, id))
+  for (const [id, did] of wanted) if (did) delegated.push(await ask(client, did, text, id))
   const from = (id: string) =>
     delegated.find((d) => d.asked === id && d.verified)?.data as Record<string, unknown> | undefined
   const summary = from('summariser')

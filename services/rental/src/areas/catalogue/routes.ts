@@ -1,6 +1,7 @@
 import type { App } from '@svc/kit'
 import { type Static, Type } from 'typebox'
 import { type ConsoleSessions, SESSION_SECURITY } from '../auth/hooks.ts'
+import { DeclaredModel } from '../models/index.ts'
 import { can } from '../orgs/permissions.ts'
 import type { CatalogueService } from './index.ts'
 
@@ -24,6 +25,9 @@ export const Job = Type.Object({
       card_url: Type.String(),
       skills: Type.Array(Type.Unknown()),
       provider: Provider,
+      models: Type.Array(DeclaredModel, {
+        description: 'the models the agent’s operator declared at the idp (its registry profile)',
+      }),
     }),
   ),
 })
@@ -35,12 +39,22 @@ export function catalogueRoutes(app: App, catalogue: CatalogueService, sessions:
       ...sessions.session,
       ...can('org:read'),
       schema: {
-        summary: 'The catalogue: jobs pairing a profile with an outcome, their price and serving agents',
+        summary:
+          'The catalogue: jobs pairing a profile with an outcome, their price and serving agents (with their declared models)',
         tags: ['catalogue'],
         security: SESSION_SECURITY,
         response: { 200: Type.Object({ jobs: Type.Array(Job) }) },
       },
     },
-    async () => ({ jobs: (await catalogue.catalogue()) as Array<Static<typeof Job>> }),
+    async () => {
+      const jobs = await catalogue.catalogue()
+      const models = await catalogue.modelsOf(jobs.flatMap((j) => j.agents.map((a) => a.did)))
+      return {
+        jobs: jobs.map((job) => ({
+          ...job,
+          agents: job.agents.map((a) => ({ ...a, models: models.get(a.did) ?? [] })),
+        })) as Array<Static<typeof Job>>,
+      }
+    },
   )
 }

@@ -4,6 +4,7 @@ import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import type { Actor } from './actor.ts'
 import type { EventType } from './types.ts'
+import { type Anchor, latestAnchor, linkAt } from './anchor.ts'
 import { type ChainReport, chainEvents, verifyChain } from './chain.ts'
 import {
   advanceConsumer,
@@ -141,6 +142,15 @@ export class EventLog {
   async verifyChain(orgId: string): Promise<ChainReport> {
     await this.drainOne(CHAIN_CONSUMER)
     return verifyChain(this.ctx.db, orgId, eventView)
+  }
+
+  /** The organization's latest published chain head (anchor.ts), and the stored link at a place. */
+  latestAnchor(orgId: string): Promise<Anchor | null> {
+    return latestAnchor(this.ctx.db, orgId)
+  }
+
+  linkAt(orgId: string, pos: number): Promise<string | null> {
+    return linkAt(this.ctx.db, orgId, pos)
   }
 
   /** Starts the audit record's hash chain: every event, older ones too, is chained once committed. */

@@ -1,5 +1,6 @@
 import { publicAgent } from '@svc/kit/http/public-fetch'
 import { defineArea } from '../../context.ts'
+import type { ModelsOf } from '../models/index.ts'
 import type { RentalDb } from '../../db.ts'
 import { checkCapacity, refreshCard } from './external.ts'
 import { marketRoutes } from './routes.ts'
@@ -33,6 +34,8 @@ export interface MarketService {
   listingConcurrencyOf(agentDid: string): Promise<number | null>
   /** Every published listing's agent (the models list reads their declarations). */
   listedAgents(): Promise<ListedAgent[]>
+  /** The models area's lookup of agents' declared models, given at its mount (listings show them). */
+  showModelsWith(modelsOf: ModelsOf): void
 }
 
 export interface ListedAgent {
@@ -60,6 +63,7 @@ export const marketArea = defineArea({
       catalogue: use.catalogue,
       onboarding: use.onboarding,
       fetchAgent,
+      models: { of: async () => new Map() },
     }
     return {
       deps,
@@ -76,6 +80,9 @@ export const marketArea = defineArea({
         return row?.availability === 'limited' ? row.max_concurrency : null
       },
       listedAgents: () => publishedAgents(ctx.db),
+      showModelsWith: (modelsOf) => {
+        deps.models.of = modelsOf
+      },
     }
   },
   routes(app, _ctx, use, own) {

@@ -2,6 +2,7 @@ import { type App, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { DeclaredModel } from '../models/index.ts'
 import { Nullable } from '../engagements/schemas.ts'
 import { actorOfRequest, operatorActor } from '../events/index.ts'
 import type { OrgService } from '../orgs/index.ts'
@@ -14,6 +15,7 @@ import {
   type MarketDeps,
   type Publisher,
   publishListing,
+  withModels,
 } from './service.ts'
 import { publishExternal } from './external.ts'
 
@@ -63,6 +65,9 @@ const Listing = Type.Object({
       { description: 'an external A2A agent’s card (null: a built-in agent)' },
     ),
   ),
+  models: Type.Array(DeclaredModel, {
+    description: 'the models the agent’s operator declared at the idp (its registry profile)',
+  }),
   created_at: Type.String(),
   updated_at: Type.String(),
 })
@@ -134,7 +139,10 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
     },
     async (request) => {
       const who = publisher(request)
-      return publishListing(deps, who, request.body, actorOf(request, who), localeOf(request))
+      const [view] = await withModels(deps, [
+        await publishListing(deps, who, request.body, actorOf(request, who), localeOf(request)),
+      ])
+      return view!
     },
   )
   app.post(
@@ -174,7 +182,10 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
     },
     async (request) => {
       const who = publisher(request)
-      return publishExternal(deps, who, request.body, actorOf(request, who), localeOf(request))
+      const [view] = await withModels(deps, [
+        await publishExternal(deps, who, request.body, actorOf(request, who), localeOf(request)),
+      ])
+      return view!
     },
   )
   app.get(
@@ -217,7 +228,7 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
     async (request) => {
       const q = request.query
       const page = pageOf(q)
-      return listingSearch(
+      const found = await listingSearch(
         deps,
         {
           q: q.q,
@@ -232,6 +243,7 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
         },
         localeOf(request),
       )
+      return { ...found, listings: await withModels(deps, found.listings) }
     },
   )
   app.get(
@@ -248,7 +260,12 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
         response: { 200: Listing },
       },
     },
-    async (request) => listingDetail(deps, request.params.id, localeOf(request), publisher(request)),
+    async (request) =>
+      (
+        await withModels(deps, [
+          await listingDetail(deps, request.params.id, localeOf(request), publisher(request)),
+        ])
+      )[0]!,
   )
   app.post(
     '/api/market/listings/:id/availability',
@@ -287,7 +304,7 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
     },
     async (request) => {
       const who = publisher(request)
-      return changeAvailability(
+      const changed = await changeAvailability(
         deps,
         who,
         request.params.id,
@@ -295,6 +312,7 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
         actorOf(request, who),
         localeOf(request),
       )
+      return (await withModels(deps, [changed]))[0]!
     },
   )
 }

@@ -6,6 +6,7 @@ import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
+import type { ModelsOf } from '../models/index.ts'
 import type { OnboardingService } from '../onboarding/index.ts'
 import * as store from './store.ts'
 import type { ListingRow, ListingSearch } from './store.ts'
@@ -17,6 +18,8 @@ export interface MarketDeps extends RentalContext {
   fetchAgent: ReturnType<typeof publicAgent>
   /** The onboarding gate: publishing needs an approved business check (the platform's own listings excepted). */
   onboarding: Pick<OnboardingService, 'assertMayPublish'>
+  /** The agents' declared models the listings show (the models area's lookup, given at its mount). */
+  models: { of: ModelsOf }
 }
 
 /** The platform's own provider organization (the built-in agents are its; operators act for it). */
@@ -66,6 +69,12 @@ export function listingView(row: ListingRow, locale: MoneyLocale) {
   }
 }
 export type ListingView = ReturnType<typeof listingView>
+
+/** Listings with their agents' declared models (one lookup for all). */
+export async function withModels<L extends { agent_did: string }>(deps: MarketDeps, listings: L[]) {
+  const models = await deps.models.of(listings.map((l) => l.agent_did))
+  return listings.map((l) => ({ ...l, models: models.get(l.agent_did) ?? [] }))
+}
 
 export interface NewListing {
   agent_did: string

@@ -8,7 +8,7 @@ import { localeRoutes } from './locale-routes.ts'
 import { orgRoutes } from './routes.ts'
 import { type Page } from '@svc/kit'
 import { ensureMembership, invite, memberList, type Recorder, type SignedIn } from './service.ts'
-import { type ProfilePatch, setProfile } from './profile.ts'
+import { type ProfilePatch, profile, setProfile } from './profile.ts'
 import { putRole, roleList } from './roles.ts'
 import { eraseOrgMembers, lockOrg, type OrgKind, orgIdOfSubject, orgIdsAfter, orgsByIds } from './store.ts'
 
@@ -52,6 +52,8 @@ export interface OrgService {
   putRole(by: Recorder, actor: Membership, input: Parameters<typeof putRole>[3]): ReturnType<typeof putRole>
   /** The member's own profile change (PATCH /v1/users/me). */
   setProfile(by: Recorder, actor: Membership, patch: ProfilePatch): ReturnType<typeof setProfile>
+  /** The member's own profile (GET /v1/users/me). */
+  profile(actor: Membership): ReturnType<typeof profile>
 }
 
 /** Signed-in routes any member may call: who am I, sign out, and the operators' own check. */
@@ -92,6 +94,7 @@ export const orgsArea = defineArea({
       roles: (orgId) => roleList(ctx.db, orgId),
       putRole: (by, actor, input) => putRole(ctx.db, by, actor, input),
       setProfile: (by, actor, patch) => setProfile(ctx.db, by, actor, patch),
+      profile: (actor) => profile(ctx.db, actor),
     }
     app.decorateRequest('membership', null)
     // the permission is published with the route (`x-permission`), and every signed-in route declares one

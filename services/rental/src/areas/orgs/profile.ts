@@ -25,6 +25,18 @@ const profileOf = (row: {
   notifications: (row.notifications ?? {}) as Record<string, boolean>,
 })
 
+/** The member's own profile as it stands (GET /v1/users/me). */
+export async function profile(db: RentalDb, actor: Membership) {
+  const row = await db
+    .selectFrom('org_members')
+    .select(['id', 'email', 'role', 'display_name', 'locale', 'notifications'])
+    .where('id', '=', actor.memberId)
+    .where('org_id', '=', actor.orgId)
+    .executeTakeFirst()
+  if (!row) throw rentalError('member_not_found', 'no member profile: the caller is no member')
+  return profileOf(row)
+}
+
 /** The member's own profile: display name, language, notification choices (merged into those kept). */
 export async function setProfile(db: RentalDb, by: Recorder, actor: Membership, patch: ProfilePatch) {
   if (patch.display_name === undefined && patch.locale === undefined && patch.notifications === undefined)

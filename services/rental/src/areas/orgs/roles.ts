@@ -1,6 +1,7 @@
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import { type Membership, refuse } from './permissions.ts'
+import { lockOrg } from './store.ts'
 import type { Recorder } from './service.ts'
 
 /** The permission that makes an owner an owner: a role in use never loses it (PUT /v1/roles). */
@@ -15,6 +16,7 @@ export interface RoleView {
   members: number
 }
 
+/** The built-in roles and the organization's own custom ones (another organization's are not listed). */
 export async function roleList(db: RentalDb, orgId: string): Promise<RoleView[]> {
   const rows = await db
     .selectFrom('rental_roles as r')
@@ -27,6 +29,7 @@ export async function roleList(db: RentalDb, orgId: string): Promise<RoleView[]>
         .select((c) => c.fn.countAll<number>().as('n'))
         .as('members'),
     )
+    .where((eb) => eb.or([eb('r.org_id', 'is', null), eb('r.org_id', '=', orgId)]))
     .orderBy('r.builtin', 'desc')
     .orderBy('r.name')
     .execute()
@@ -37,8 +40,8 @@ export async function roleList(db: RentalDb, orgId: string): Promise<RoleView[]>
  * Makes or changes a custom role: a named set of existing permissions, each one the setter's role
  * holds (no one grants what they lack). Built-in roles do not change (409 `role_builtin`); a role
  * members hold keeps `members:owners` if it has it (409 `role_in_use`): an owner stays an owner.
- * Roles are shared by the platform's organizations (rental_roles has no organization), so a custom
- * role's name is taken once; a role another organization's members hold is changed by none else.
+ * A custom role is its organization's (migration 0048): another organization's role of the same
+ * name is neither seen nor changed here, and two organizations may each have one.
  */
 export async function putRole(
   db: RentalDb,
@@ -50,21 +53,23 @@ export async function putRole(
   const beyond = permissions.find((p) => !actor.permissions.includes(p))
   if (beyond) throw refuse(beyond)
   return inTransaction(db, async (trx) => {
+    // the organization's lock: two saves of a new name make one row
+    await lockOrg(trx, actor.orgId)
     const found = await trx
       .selectFrom('rental_roles')
       .selectAll()
       .where('name', '=', input.name)
+      .where((eb) => eb.or([eb('org_id', 'is', null), eb('org_id', '=', actor.orgId)]))
       .forUpdate()
       .executeTakeFirst()
-    if (found?.builtin)
+    if (found?.builtin || (found && found.org_id === null))
       throw rentalError('role_builtin', `${input.name} is a built-in role: built-in roles do not change`)
     const holders = await trx
       .selectFrom('org_members')
-      .select(['org_id'])
+      .select(['id'])
+      .where('org_id', '=', actor.orgId)
       .where('role', '=', input.name)
       .execute()
-    if (holders.some((h) => h.org_id !== actor.orgId))
-      throw rentalError('role_taken', `the role ${input.name} is another organization’s: choose another name`)
     if (found && holders.length > 0 && found.permissions.includes(OWNER_PERMISSION))
       if (!permissions.includes(OWNER_PERMISSION))
         throw rentalError(
@@ -72,11 +77,18 @@ export async function putRole(
           `the role ${input.name} is held by ${holders.length} member(s) and cannot lose ${OWNER_PERMISSION}`,
         )
     const description = input.description ?? found?.description ?? `custom role ${input.name}`
-    await trx
-      .insertInto('rental_roles')
-      .values({ name: input.name, permissions, description, builtin: false })
-      .onConflict((oc) => oc.column('name').doUpdateSet({ permissions, description }))
-      .execute()
+    if (found)
+      await trx
+        .updateTable('rental_roles')
+        .set({ permissions, description })
+        .where('name', '=', input.name)
+        .where('org_id', '=', actor.orgId)
+        .execute()
+    else
+      await trx
+        .insertInto('rental_roles')
+        .values({ name: input.name, permissions, description, builtin: false, org_id: actor.orgId })
+        .execute()
     await by.events.record(trx, {
       orgId: actor.orgId,
       type: 'role.saved',

@@ -127,7 +127,8 @@ export async function memberList(db: RentalDb, orgId: string, page: Page) {
 const memberNotFound = (id: string) => rentalError('member_not_found', `no member ${id} in your organization`)
 
 async function checkRole(db: RentalDb, actor: Membership, role: string) {
-  if (!(await roleExists(db, role))) throw rentalError('invalid_request', `no role named ${role}`)
+  if (!(await roleExists(db, actor.orgId, role)))
+    throw rentalError('role_not_found', `no role named ${role} in your organization`)
   if (role === 'owner' && !actor.permissions.includes('members:owners')) throw refuse('members:owners')
 }
 

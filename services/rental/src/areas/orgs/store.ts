@@ -26,8 +26,14 @@ export interface OrgTables {
     display_name: Generated<string | null>
     notifications: ColumnType<unknown, string | undefined, string>
   }
-  /** A role: built in (immutable) or custom (PUT /v1/roles). */
-  rental_roles: { name: string; permissions: string[]; description: string; builtin: Generated<boolean> }
+  /** A role: built in (immutable, org_id null) or an organization's custom one (PUT /v1/roles). */
+  rental_roles: {
+    name: string
+    permissions: string[]
+    description: string
+    builtin: Generated<boolean>
+    org_id: ColumnType<string | null, string | null | undefined, string | null>
+  }
 }
 
 /**
@@ -58,14 +64,23 @@ export const orgIdOfSubject = async (db: RentalDb, subject: string) =>
 export const membershipBySubject = (db: RentalDb, subject: string) =>
   db
     .selectFrom('org_members as m')
-    .innerJoin('rental_roles as r', 'r.name', 'm.role')
+    .innerJoin('rental_roles as r', (join) =>
+      join
+        .onRef('r.name', '=', 'm.role')
+        .on((eb) => eb.or([eb('r.org_id', 'is', null), eb('r.org_id', '=', eb.ref('m.org_id'))])),
+    )
     .select(['m.id', 'm.org_id', 'm.role', 'm.locale', 'r.permissions'])
     .where('m.subject', '=', subject)
     .executeTakeFirst()
 
-export const roleExists = async (db: RentalDb, name: string) =>
-  (await db.selectFrom('rental_roles').select('name').where('name', '=', name).executeTakeFirst()) !==
-  undefined
+/** Whether `name` is a built-in role or one of the organization's own (another organization's is not). */
+export const roleExists = async (db: RentalDb, orgId: string, name: string) =>
+  (await db
+    .selectFrom('rental_roles')
+    .select('name')
+    .where('name', '=', name)
+    .where((eb) => eb.or([eb('org_id', 'is', null), eb('org_id', '=', orgId)]))
+    .executeTakeFirst()) !== undefined
 
 /** The oldest invitation waiting for this email (case-insensitive), locked to be taken once. */
 export const invitationFor = (db: RentalDb, email: string) =>

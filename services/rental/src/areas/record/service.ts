@@ -1,9 +1,6 @@
 import type { OrgClient } from '../orgs/permissions.ts'
-import { b64Encode } from '@svc/trust/base64url'
 import { createEddsaJcs2022Proof, verifyEddsaJcs2022Proof } from '@svc/trust/data-integrity'
 import { didKeyVerificationMethod } from '@svc/trust/did-key'
-import { canonicalBytes } from '@svc/trust/jcs'
-import { leafHash } from '@svc/trust/merkle'
 import type { RentalContext } from '../../context.ts'
 import type { EngagementService } from '../engagements/index.ts'
 import { checkAgentDid } from '../engagements/service.ts'
@@ -13,6 +10,7 @@ import { clientRef } from '../provider/identity.ts'
 import type { RevocationService } from '../revocation/index.ts'
 import type { TaskService } from '../tasks/index.ts'
 import { type CheckpointView, type LedgerReader, type LogKey, mapLimited } from './ledger.ts'
+import { ledgerView, proveRow } from './proofs.ts'
 
 /** What the record (receipts, CV, evidence) reads: the context and the areas that hold the facts. */
 export interface RecordDeps {
@@ -76,35 +74,19 @@ export async function receiptsSlice(
   const chosen = rows.slice(page.offset, page.offset + page.limit)
   const snapshot = await deps.ledger.snapshot()
   const receipts = await mapLimited(chosen, 8, async (row): Promise<ReceiptItem> => {
-    const envelope = row.envelope as ReceiptItem['envelope']
-    const index = row.ledger_index === null ? null : Number(row.ledger_index)
-    const base = {
-      id: row.id,
+    const { pending: _pending, ...proved } = await proveRow(deps.ledger, snapshot, row)
+    const envelope = proved.envelope
+    return {
+      ...proved,
       type: row.receipt_type,
       subject: row.subject,
       ...context.get(row.id)!,
       issued_at: String(envelope.receipt.issued_at),
-      leaf_hash: b64Encode(row.leaf_hash),
-      ledger_index: index,
-      envelope,
     }
-    // the stored leaf hash is the one of the stored envelope, or nothing about it can be vouched for
-    const computed = leafHash(canonicalBytes(envelope))
-    if (!Buffer.from(computed).equals(row.leaf_hash))
-      return { ...base, proof: null, verified: false, problem: 'the envelope does not match its leaf hash' }
-    if (index === null) return { ...base, proof: null, verified: false, problem: 'not yet on the ledger' }
-    if (!snapshot.reachable)
-      return { ...base, proof: null, verified: false, problem: 'the ledger is unreachable' }
-    const check = await deps.ledger.inclusion(snapshot, index, computed)
-    return { ...base, ...check }
   })
   return {
     agent_did: did,
-    ledger: snapshot.reachable
-      ? { url: snapshot.url, reachable: true }
-      : { url: snapshot.url, reachable: false, error: snapshot.error },
-    checkpoint: snapshot.reachable ? snapshot.checkpoint : null,
-    log_key: snapshot.reachable ? snapshot.key : null,
+    ...ledgerView(snapshot),
     receipts,
     total: rows.length,
     limit: page.limit,

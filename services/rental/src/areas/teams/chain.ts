@@ -3,7 +3,7 @@ import { inTransaction } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import type { SlaTeam } from '../engagements/bodies.ts'
 import type { Actor } from '../events/index.ts'
-import type { OutboxService } from '../outbox/index.ts'
+import type { ProvedReceipt, RecordService } from '../record/index.ts'
 import { teamDetail, teamEvent, type TeamDeps } from './service.ts'
 import * as store from './store.ts'
 import type { HopRow } from './store.ts'
@@ -22,8 +22,9 @@ function nodeOf(
     created_at: Date
     ended_at: Date | null
   },
-  ledger: Map<string, number>,
+  proofs: Map<string, ProvedReceipt>,
 ) {
+  const proved = hop.receipt_id ? proofs.get(hop.receipt_id) : undefined
   return {
     hop_id: hop.id,
     parent_hop_id: hop.parent_id,
@@ -43,11 +44,17 @@ function nodeOf(
         ? verifyAgentResult(hop.agent_result, hop.agent_signature) &&
           (hop.agent_result as { agent_did?: string }).agent_did === hop.agent_did
         : null,
+    // the receipt as the ledger holds it (its envelope) and its inclusion proof, or pending
     receipt: hop.receipt_id
       ? {
           id: hop.receipt_id,
           leaf_hash: hop.receipt_leaf_hash!,
-          ledger_index: ledger.get(hop.receipt_id) ?? null,
+          ledger_index: proved?.ledger_index ?? null,
+          envelope: proved?.envelope ?? null,
+          proof: proved?.proof ?? null,
+          verified: proved?.verified ?? false,
+          pending: proved?.pending ?? true,
+          ...(proved?.problem ? { problem: proved.problem } : {}),
         }
       : null,
     created_at: hop.created_at.toISOString(),
@@ -57,10 +64,12 @@ function nodeOf(
 
 /**
  * The delegation tree of a team task: the root is the lead's run of the task (its signed result
- * and `task.completed` receipt are the task's), each child a hop with its `team.hop` receipt.
+ * and `task.completed` receipt are the task's), each child a hop with its `team.hop` receipt; each
+ * receipt with its inclusion proof against one ledger checkpoint, given with the log key, so the
+ * whole tree is checked offline.
  */
 export async function chainOf(
-  deps: TeamDeps & { outbox: OutboxService },
+  deps: TeamDeps & { record: RecordService },
   orgId: string,
   teamId: string,
   taskId: string,
@@ -72,7 +81,7 @@ export async function chainOf(
   if (!root || root.team_id !== team.id || !task || task.org_id !== orgId)
     throw rentalError('team_task_not_found', `no task ${taskId} of team ${teamId}`)
   const ids = [task.receipt_id, ...hops.map((h) => h.receipt_id)].filter((r): r is string => r !== null)
-  const ledger = await deps.outbox.ledgerIndexesOf(ids)
+  const { receipts: proofs, ...ledger } = await deps.record.proofs(ids)
   const nodes = new Map<string, Node>()
   nodes.set(root.id, {
     ...nodeOf(
@@ -86,11 +95,11 @@ export async function chainOf(
         receipt_leaf_hash: task.receipt_leaf_hash,
         ended_at: task.completed_at ?? null,
       },
-      ledger,
+      proofs,
     ),
     children: [],
   })
-  for (const hop of hops) if (hop.id !== root.id) nodes.set(hop.id, { ...nodeOf(hop, ledger), children: [] })
+  for (const hop of hops) if (hop.id !== root.id) nodes.set(hop.id, { ...nodeOf(hop, proofs), children: [] })
   for (const hop of hops) if (hop.parent_id) nodes.get(hop.parent_id)?.children.push(nodes.get(hop.id)!)
   return {
     team_id: team.id,
@@ -99,6 +108,7 @@ export async function chainOf(
     terms_hash: team.terms_hash,
     hops: hops.length,
     refused: hops.filter((h) => h.state === 'refused').length,
+    ...ledger,
     root: nodes.get(root.id)!,
   }
 }

@@ -9,8 +9,12 @@ import { teamEvent, type TeamDeps } from './service.ts'
 import * as store from './store.ts'
 import type { HopRow, TeamRow } from './store.ts'
 
-/** The path a team task's agents call to delegate (docs/architecture.md "Rental: teams and delegation"). */
-export const DELEGATE_PATH = '/api/team-hops'
+/**
+ * Where a team task's agents delegate (docs/architecture.md "Rental: teams and delegation"): an
+ * A2A 1.0 JSON-RPC endpoint, named by its agent card, that the hop's credential opens.
+ */
+export const TEAM_A2A_PATH = '/api/team-hops/a2a'
+export const TEAM_CARD_PATH = '/api/team-hops/agent-card.json'
 const TOKEN_PREFIX = 'hop_'
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest()
@@ -20,10 +24,10 @@ const newHopId = () => `hop_${randomBytes(12).toString('base64url')}`
 /** How long a hop's credential lasts: the agent call's bound, and a margin. */
 const tokenLifetimeMs = (deps: TeamDeps) => Math.max(deps.ctx.config.taskTimeoutMs, 5_000) * 2 + 10_000
 
-/** What a hop's agent is given to delegate further: the endpoint and its credential, as message metadata. */
+/** What a hop's agent is given to delegate further: the delegation agent's card and its credential, as message metadata. */
 const delegationMetadata = (deps: TeamDeps, token: string, teamId: string) => ({
   svc_team_id: teamId,
-  svc_team_delegate_url: `${deps.ctx.baseUrl}${DELEGATE_PATH}`,
+  svc_team_card_url: `${deps.ctx.baseUrl}${TEAM_CARD_PATH}`,
   svc_team_token: token,
 })
 
@@ -113,20 +117,49 @@ async function hopReceipt(
 }
 
 /**
- * A delegation asked by the agent holding the parent hop's credential: authorised against the
- * team terms (a refusal is recorded: a `refused` hop with its receipt, then 403 `hop_refused`),
- * sent to the member over A2A, its signed result checked, and the hop ended with its receipt.
+ * The running hop whose credential `token` is, while its task runs; else undefined (unknown,
+ * expired, ended, or its task no longer running).
  */
-export async function delegate(deps: TeamDeps, token: string, input: { agent_did: string; text: string }) {
-  const found = token.startsWith(TOKEN_PREFIX)
-    ? await store.hopByToken(deps.ctx.db, hashToken(token))
-    : undefined
-  const now = deps.ctx.now()
-  if (!found || !found.token_expires_at || found.token_expires_at <= now || found.state !== 'running')
-    throw rentalError('hop_credential_invalid', 'the delegation credential is unknown, expired or ended')
+export async function hopOfCredential(deps: TeamDeps, token: string): Promise<HopRow | undefined> {
+  if (!token.startsWith(TOKEN_PREFIX)) return undefined
+  const found = await store.hopByToken(deps.ctx.db, hashToken(token))
+  if (!found?.token_expires_at || found.token_expires_at <= deps.ctx.now() || found.state !== 'running')
+    return undefined
   const taskState = await deps.tasks.stateOf(found.task_id)
-  if (taskState !== 'working' && taskState !== 'submitted')
-    throw rentalError('hop_credential_invalid', `the team task is ${taskState}: its credentials have ended`)
+  return taskState === 'working' || taskState === 'submitted' ? found : undefined
+}
+
+/** A hop of the task that `parent` delegated, or undefined. */
+export async function childHop(deps: TeamDeps, parent: HopRow, hopId: string) {
+  const hop = await store.hopById(deps.ctx.db, hopId)
+  return hop?.parent_id === parent.id ? hop : undefined
+}
+
+/** What a delegation comes to: the hop, its state and receipt, and the member's signed result or the refusal. */
+export interface HopOutcome {
+  hop_id: string
+  parent_hop_id: string
+  state: 'completed' | 'failed' | 'refused'
+  agent_did: string
+  output: { text: string | null; data: unknown } | null
+  agent_result: unknown
+  agent_signature: string | null
+  refusal: Refusal | null
+  error: string | null
+  receipt: { id: string; leaf_hash: string }
+}
+
+/**
+ * A delegation asked by the agent holding the parent hop's credential: authorised against the
+ * team terms (a refusal is recorded as a `refused` hop with its receipt), sent to the member over
+ * A2A, its signed result checked, and the hop ended with its receipt.
+ */
+export async function delegate(
+  deps: TeamDeps,
+  found: HopRow,
+  input: { agent_did: string; text: string },
+): Promise<HopOutcome> {
+  const now = deps.ctx.now()
   const hopId = newHopId()
   const childToken = newToken()
   const decided = await inTransaction(deps.ctx.db, async (trx) => {
@@ -184,23 +217,35 @@ export async function delegate(deps: TeamDeps, token: string, input: { agent_did
         },
         { task_id: found.task_id },
       )
-      return { team, refused: verdict }
+      return { team, refused: { ...verdict, receipt } }
     }
     await store.insertHop(trx, row)
     return { team, refused: undefined }
   })
   if (decided.refused)
-    throw rentalError('hop_refused', `${decided.refused.refusal}: ${decided.refused.why} (hop ${hopId})`)
-  return runHop(deps, decided.team, hopId, input, childToken)
+    return {
+      hop_id: hopId,
+      parent_hop_id: found.id,
+      state: 'refused',
+      agent_did: input.agent_did,
+      output: null,
+      agent_result: null,
+      agent_signature: null,
+      refusal: decided.refused.refusal,
+      error: decided.refused.why,
+      receipt: { id: decided.refused.receipt.id, leaf_hash: decided.refused.receipt.leafHash },
+    }
+  return runHop(deps, decided.team, found.id, hopId, input, childToken)
 }
 
 async function runHop(
   deps: TeamDeps,
   team: TeamRow,
+  parentId: string,
   hopId: string,
   input: { agent_did: string; text: string },
   childToken: string,
-) {
+): Promise<HopOutcome> {
   let outcome:
     | { ok: true; data: unknown; text: string | null; result: unknown; signature: string }
     | { ok: false; error: string }
@@ -275,11 +320,13 @@ async function runHop(
   })
   return {
     hop_id: hopId,
+    parent_hop_id: parentId,
     state: ended.state,
     agent_did: input.agent_did,
     output: outcome.ok ? { text: outcome.text, data: outcome.data } : null,
     agent_result: outcome.ok ? outcome.result : null,
     agent_signature: outcome.ok ? outcome.signature : null,
+    refusal: null,
     error: outcome.ok ? null : outcome.error,
     receipt: { id: ended.receipt.id, leaf_hash: ended.receipt.leafHash },
   }

@@ -5,13 +5,13 @@ import type { TeamDeps } from './service.ts'
 
 /**
  * Teams: a lead agent and members bound by team terms, hired as one engagement on the lead whose
- * SLA binds the terms; a team task's delegations go through the rental (POST /api/team-hops), each
+ * SLA binds the terms; a team task's delegations go through the rental over A2A (/api/team-hops/a2a), each
  * hop authorised, run over A2A, signed by its agent and receipted (`team.hop`).
  * Tables: teams, team_hops.
  */
 export const teamsArea = defineArea({
   name: 'teams',
-  needs: ['engagements', 'catalogue', 'tasks', 'events', 'ending', 'outbox'],
+  needs: ['engagements', 'catalogue', 'tasks', 'events', 'ending', 'record'],
   mount(_app, ctx, use) {
     const deps: TeamDeps = { ctx, ...use }
     use.tasks.metadataWith((task) => metadataForTask(deps, task))

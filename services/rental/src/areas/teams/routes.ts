@@ -1,13 +1,12 @@
 import { type App, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
-import { rentalError } from '../../errors.ts'
 import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
 import { Did, Id, Nullable, Params } from '../engagements/schemas.ts'
 import { actorOfRequest } from '../events/index.ts'
-import type { OutboxService } from '../outbox/index.ts'
+import type { RecordService } from '../record/index.ts'
 import { can, clientOf, orgOf } from '../orgs/permissions.ts'
 import { chainOf, endTeam } from './chain.ts'
-import { DELEGATE_PATH, delegate } from './hops.ts'
+import { teamHopA2aRoutes } from './a2a-routes.ts'
 import { createTeam, hireTeam, teamDetail, type TeamDeps, teamList, teamTask, teamView } from './service.ts'
 
 const Bps = Type.Integer({ minimum: 0, maximum: 10_000, description: 'basis points (10000 = 100 %)' })
@@ -49,7 +48,7 @@ const Any = Type.Record(Type.String(), Type.Unknown())
 const TaskParams = Type.Object({ id: Id, task_id: Id })
 
 /** Teams: a lead and members bound by terms, one engagement on the lead, tasks delegated hop by hop. */
-export function teamRoutes(app: App, deps: TeamDeps & { outbox: OutboxService }) {
+export function teamRoutes(app: App, deps: TeamDeps & { record: RecordService }) {
   const { sessions } = deps.ctx
   const tags = ['teams']
   app.post(
@@ -145,7 +144,7 @@ export function teamRoutes(app: App, deps: TeamDeps & { outbox: OutboxService })
       schema: {
         summary: 'A team task: sent to the lead, which delegates to members through the rental',
         description:
-          'A task of the team’s engagement (escrow, approvals and capacity as POST /api/tasks); the lead’s A2A message carries `svc_team_delegate_url` and `svc_team_token`, the credential of the task’s root hop.',
+          'A task of the team’s engagement (escrow, approvals and capacity as POST /api/tasks); the lead’s A2A message carries `svc_team_card_url` (the delegation endpoint’s A2A card) and `svc_team_token`, the credential of the task’s root hop.',
         tags,
         security: CSRF_SECURITY,
         params: Params,
@@ -196,29 +195,5 @@ export function teamRoutes(app: App, deps: TeamDeps & { outbox: OutboxService })
     },
     async (request) => endTeam(deps, orgOf(request), request.params.id, actorOfRequest(request)),
   )
-  const bearerOf = (header: string | undefined) =>
-    header?.startsWith('Bearer ') ? header.slice('Bearer '.length) : ''
-  app.post(
-    DELEGATE_PATH,
-    {
-      // no credential: 401 before the body is read
-      onRequest: async (request) => {
-        if (!bearerOf(request.headers.authorization))
-          throw rentalError('hop_credential_invalid', 'send the hop credential as a Bearer token')
-      },
-      schema: {
-        summary: 'A team task’s agent delegates a sub-task to a member (the hop’s credential as bearer)',
-        description:
-          'Authorised against the team terms (a refusal is recorded as a refused hop and answered 403 `hop_refused`), sent to the member over A2A, its signed result checked, receipted as `team.hop`. The credential is the one the agent’s own message carried (`svc_team_token`).',
-        tags,
-        security: [{ teamHopBearer: [] }],
-        body: Type.Object(
-          { agent_did: Did, text: Type.String({ minLength: 1, maxLength: 100_000 }) },
-          { additionalProperties: false },
-        ),
-        response: { 200: Any },
-      },
-    },
-    async (request) => delegate(deps, bearerOf(request.headers.authorization), request.body),
-  )
+  teamHopA2aRoutes(app, deps)
 }

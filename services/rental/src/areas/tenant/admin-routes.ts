@@ -60,6 +60,15 @@ const Notifications = Type.Object(
 )
 const Locale = Type.Union([Type.Literal('en'), Type.Literal('ar')])
 
+const Profile = Type.Object({
+  member_id: Type.String(),
+  email: Nullable(Type.String()),
+  role: Type.String(),
+  display_name: Nullable(Type.String()),
+  locale: Nullable(Locale),
+  notifications: Type.Record(Type.String(), Type.Boolean()),
+})
+
 const Org = Type.Object({
   id: Type.String(),
   name: Type.String(),
@@ -274,6 +283,23 @@ export function adminRoutes(app: App, deps: TenantDeps) {
     },
     async (request) => deps.orgs.putRole(by(request), membershipOf(request), request.body),
   )
+  app.get(
+    '/v1/users/me',
+    {
+      ...auth.read('org:read'),
+      schema: {
+        summary:
+          'The signed-in member’s own profile, and the identity provider’s account page (password, second factor)',
+        tags,
+        security: TENANT_READ_SECURITY,
+        response: { 200: Type.Object({ ...Profile.properties, account_url: Type.String() }) },
+      },
+    },
+    async (request) => ({
+      ...(await deps.orgs.profile(membershipOf(request))),
+      account_url: `${deps.idpUrl.replace(/\/+$/, '')}/ui/account`,
+    }),
+  )
   app.patch(
     '/v1/users/me',
     {
@@ -290,16 +316,7 @@ export function adminRoutes(app: App, deps: TenantDeps) {
           },
           { additionalProperties: false },
         ),
-        response: {
-          200: Type.Object({
-            member_id: Type.String(),
-            email: Nullable(Type.String()),
-            role: Type.String(),
-            display_name: Nullable(Type.String()),
-            locale: Nullable(Locale),
-            notifications: Type.Record(Type.String(), Type.Boolean()),
-          }),
-        },
+        response: { 200: Profile },
       },
     },
     async (request) =>

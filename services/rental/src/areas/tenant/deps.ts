@@ -6,6 +6,7 @@ import type { ConnectService } from '../connect/index.ts'
 import type { EngagementService } from '../engagements/index.ts'
 import type { EventService } from '../events/index.ts'
 import type { OnboardingService } from '../onboarding/index.ts'
+import type { OutboxService } from '../outbox/index.ts'
 import type { OrgService } from '../orgs/index.ts'
 import type { TaskService } from '../tasks/index.ts'
 import type { TokenService } from '../tokens/index.ts'
@@ -17,6 +18,10 @@ export interface TenantDeps {
   sealer: Sealer
   now: () => Date
   ledgerUrl: string
+  /** The identity provider: its account pages change passwords and second factors. */
+  idpUrl: string
+  /** The rental's did:key: the issuer of its receipts (audit anchors read back from the ledger). */
+  providerDid: string
   auth: TenantAuth
   events: EventService
   orgs: OrgService
@@ -26,6 +31,7 @@ export interface TenantDeps {
   engagements: EngagementService
   connect: ConnectService
   onboarding: OnboardingService
+  outbox: OutboxService
 }
 
 export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()])

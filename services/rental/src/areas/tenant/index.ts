@@ -20,7 +20,7 @@ export interface TenantService {
  */
 export const tenantArea = defineArea({
   name: 'tenant',
-  needs: ['orgs', 'events', 'tokens', 'tasks', 'approvals', 'engagements', 'connect', 'onboarding'],
+  needs: ['orgs', 'events', 'tokens', 'tasks', 'approvals', 'engagements', 'connect', 'onboarding', 'outbox'],
   mount(app, ctx): TenantService {
     app.decorateRequest('orgKey', null)
     return { resolveSecret: (orgId, reference) => resolveSecret(ctx.db, ctx.sealer, orgId, reference) }
@@ -31,6 +31,8 @@ export const tenantArea = defineArea({
       sealer: ctx.sealer,
       now: ctx.now,
       ledgerUrl: ctx.topology.ledger.url,
+      idpUrl: ctx.topology.idp.url,
+      providerDid: ctx.provider.did,
       auth: tenantAuth(use.tokens, ctx.sessions),
       events: use.events,
       orgs: use.orgs,
@@ -40,6 +42,7 @@ export const tenantArea = defineArea({
       engagements: use.engagements,
       connect: use.connect,
       onboarding: use.onboarding,
+      outbox: use.outbox,
     }
     opsRoutes(app, deps)
     adminRoutes(app, deps)

@@ -5,6 +5,7 @@ import { ApprovalSchema as Approval } from '../approvals/index.ts'
 import type { ConnectService } from '../connect/index.ts'
 import { orgOf } from '../orgs/permissions.ts'
 import { TENANT_READ_SECURITY } from './auth.ts'
+import { verifyWithAnchor } from './anchor-check.ts'
 import { DateTime, dateOf, type TenantDeps, Nullable } from './deps.ts'
 
 const tags = ['tenant']
@@ -85,9 +86,38 @@ const ChainReport = Type.Object({
     Type.Object({
       pos: Type.Integer(),
       seq: Nullable(Type.Integer()),
-      problem: Type.Union([Type.Literal('edited'), Type.Literal('removed'), Type.Literal('head_mismatch')]),
+      problem: Type.Union([
+        Type.Literal('edited'),
+        Type.Literal('removed'),
+        Type.Literal('head_mismatch'),
+        Type.Literal('anchor_mismatch'),
+      ]),
       message: Type.String(),
     }),
+  ),
+  anchor: Nullable(
+    Type.Object(
+      {
+        pos: Type.Integer({ description: 'the anchored head’s place in the chain' }),
+        receipt_id: Type.String(),
+        anchored_at: Type.String(),
+        ledger_index: Nullable(Type.Integer()),
+        state: Type.Union(
+          [
+            Type.Literal('matches'),
+            Type.Literal('mismatch'),
+            Type.Literal('pending'),
+            Type.Literal('ledger_unreachable'),
+          ],
+          {
+            description:
+              'matches: the ledger’s head is the chain’s link at that place; mismatch: it is not (or the ledger’s entry is no anchor of ours); pending: not on the ledger yet',
+          },
+        ),
+        message: Type.String(),
+      },
+      { description: 'the latest head published to the ledger (RENTAL_AUDIT_ANCHOR_S), read back from it' },
+    ),
   ),
 })
 
@@ -313,6 +343,6 @@ export function opsRoutes(app: App, deps: TenantDeps) {
         response: { 200: ChainReport },
       },
     },
-    async (request) => deps.events.verifyChain(orgOf(request)),
+    async (request) => verifyWithAnchor(deps, orgOf(request)),
   )
 }

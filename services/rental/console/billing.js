@@ -1,0 +1,104 @@
+// Money on paper: invoices (issue one for an engagement's released payments, download its PDF) and
+// the statement of a month (opening, every movement, closing; CSV download).
+import { useState } from 'preact/hooks'
+import { api } from './api.js'
+import { useLoadAgain } from './reload.js'
+import { ActionButton, Empty, ErrorText, html, Loading, useLoad, When } from './ui.js'
+
+const money = (m) => html`<bdi class="money">${m.display}</bdi>`
+
+function IssueInvoice({ t, onIssued }) {
+  const engagements = useLoad('/api/engagements?limit=50')
+  const [engagement, setEngagement] = useState('')
+  const list = (engagements.data?.engagements ?? []).filter((e) => e.state !== 'pending')
+  if (engagements.data && list.length === 0) return null
+  const issue = async () => {
+    if (!engagement) throw new Error(t('invoice.pick'))
+    await api('POST', '/api/invoices', { engagement_id: engagement })
+    onIssued()
+  }
+  return html`<form class="form card" onSubmit=${(e) => e.preventDefault()}>
+    <h2>${t('invoice.issue_title')}</h2>
+    <label for="invoice-engagement">${t('incident.engagement')}</label>
+    <select id="invoice-engagement" value=${engagement} onChange=${(e) => setEngagement(e.currentTarget.value)}>
+      <option value="">—</option>
+      ${list.map((e) => html`<option key=${e.id} value=${e.id}>${e.job_id} · ${e.id}</option>`)}
+    </select>
+    <${ActionButton} kind="primary" label=${t('invoice.issue')} busy=${t('loading')} t=${t} action=${issue} />
+  </form>`
+}
+
+export function Invoices({ t, lang }) {
+  const [issued, setIssued] = useState(0)
+  const list = useLoadAgain(`/api/invoices?lang=${lang}&limit=100`, issued)
+  const rows = list.data?.invoices
+  return html`<h1>${t('nav.invoices')}</h1>
+    <${IssueInvoice} t=${t} onIssued=${() => setIssued((n) => n + 1)} />
+    <${ErrorText} error=${list.error} t=${t} />
+    ${
+      !rows
+        ? list.error
+          ? null
+          : html`<${Loading} t=${t} />`
+        : rows.length === 0
+          ? html`<${Empty}>${t('invoices.empty_console')}<//>`
+          : html`<table class="list" data-testid="invoices"><thead><tr><th>${t('col.number')}</th><th>${t('col.issued')}</th>
+              <th>${t('col.total')}</th><th>${t('col.state')}</th><th>${t('col.document')}</th></tr></thead>
+            <tbody>${rows.map(
+              (i) => html`<tr key=${i.id} data-invoice=${i.id}><td><code dir="ltr">${i.number}</code></td>
+                <td><${When} iso=${i.issued_at} lang=${lang} /></td>
+                <td>${money(i.totals.gross)} <small>${t('invoice.vat', { vat: i.totals.vat.display })}</small></td>
+                <td>${t(`invoice.${i.state}`)}</td>
+                <td><a href=${`/api/invoices/${encodeURIComponent(i.id)}?format=pdf&lang=${lang}`}
+                  download=${`${i.number}.pdf`}>${t('invoice.pdf_download', { number: i.number })}</a></td></tr>`,
+            )}</tbody></table>`
+    }`
+}
+
+/** The first day of this month and of the next, in UTC (the statement's default period). */
+function thisMonth() {
+  const now = new Date()
+  const from = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1))
+  const to = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1))
+  return { from: from.toISOString().slice(0, 10), to: to.toISOString().slice(0, 10) }
+}
+
+export function Statements({ t, lang }) {
+  const [period, setPeriod] = useState(thisMonth)
+  const query = `from=${period.from}&to=${period.to}&lang=${lang}`
+  const statement = useLoad(`/api/statements?${query}`)
+  const s = statement.data
+  const field = (name) =>
+    html`<label for=${`statement-${name}`}>${t(`statement.${name}`)}</label>
+      <input id=${`statement-${name}`} type="date" dir="ltr" value=${period[name]}
+        onChange=${(e) => e.currentTarget.value && setPeriod({ ...period, [name]: e.currentTarget.value })} />`
+  return html`<h1>${t('nav.statements')}</h1>
+    <form class="form inline" onSubmit=${(e) => e.preventDefault()}>${field('from')}${field('to')}
+      <a href=${`/api/statements?${query}&format=csv`} download="statement.csv">${t('statement.csv')}</a></form>
+    <${ErrorText} error=${statement.error} t=${t} />
+    ${
+      !s
+        ? statement.error
+          ? null
+          : html`<${Loading} t=${t} />`
+        : html`<section class="card"><dl>
+            <dt>${t('statement.opening')}</dt><dd>${money(s.opening.wallet)} · ${t('held')} ${money(s.opening.held)}</dd>
+            <dt>${t('statement.closing')}</dt><dd data-testid="closing">${money(s.closing.wallet)} · ${t('held')} ${money(s.closing.held)}</dd>
+            <dt>${t('statement.reconciles')}</dt><dd>${s.reconciles ? html`<span class="ok">✓</span>` : html`<span class="error">✗</span>`}</dd>
+          </dl></section>
+          ${
+            s.movements.length === 0
+              ? html`<${Empty}>${t('statement.empty')}<//>`
+              : html`<table class="list" data-testid="movements"><thead><tr><th>${t('statement.at')}</th>
+                  <th>${t('statement.kind')}</th><th>${t('wallet')}</th><th>${t('held')}</th><th>${t('task.title')}</th></tr></thead>
+                <tbody>${s.movements.map(
+                  (
+                    m,
+                    i,
+                  ) => html`<tr key=${`${m.transfer_id}-${i}`}><td><${When} iso=${m.at} lang=${lang} /></td>
+                    <td>${t(`statement.kind.${m.kind}`)}</td><td>${money(m.wallet)}</td><td>${money(m.held)}</td>
+                    <td>${m.task_id ? html`<a href=${`#/tasks/${m.task_id}`}><code dir="ltr">${m.task_id}</code></a>` : '—'}</td></tr>`,
+                )}</tbody></table>`
+          }`
+    }`
+}

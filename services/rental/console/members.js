@@ -1,0 +1,134 @@
+// Members (added by email with a role) and roles (built-in ones, and the organization's custom
+// ones made here as named sets of permissions). Write controls show only to roles that may write.
+import { useState } from 'preact/hooks'
+import { api } from './api.js'
+import { roleName } from './i18n.js'
+import { Field, Loaded } from './tenant-ui.js'
+import { allowed, ErrorText, html, useLoad, When } from './ui.js'
+
+function AddMember({ roles, t, lang, done }) {
+  const [email, setEmail] = useState('')
+  const [role, setRole] = useState('member')
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState(null)
+  const [added, setAdded] = useState('')
+  const submit = async (e) => {
+    e.preventDefault()
+    setBusy(true)
+    setError(null)
+    try {
+      await api('POST', '/v1/users', { email, role })
+      setAdded(email)
+      setEmail('')
+      await done()
+    } catch (err) {
+      setError(err)
+    } finally {
+      setBusy(false)
+    }
+  }
+  return html`<form class="card" data-testid="add-member" onSubmit=${submit}>
+    <h2>${t('members.add')}</h2>
+    <${Field} id="member-email" type="email" label=${t('members.email')} value=${email} onInput=${setEmail}
+      required=${true} autocomplete="off" />
+    <p class="field"><label for="member-role">${t('members.role')}</label>
+      <select id="member-role" value=${role} onChange=${(e) => setRole(e.currentTarget.value)}>
+        ${roles.map((r) => html`<option key=${r.name} value=${r.name}>${roleName(r.name, lang)}</option>`)}
+      </select></p>
+    <button type="submit" disabled=${busy}>${busy ? t('members.adding') : t('members.add')}</button>
+    <${ErrorText} error=${error} t=${t} />
+    ${added ? html`<p class="ok" role="status">${t('members.added', { email: added })}</p>` : null}
+  </form>`
+}
+
+function RoleForm({ me, t, done }) {
+  const mine = me.organization.permissions
+  const [name, setName] = useState('')
+  const [description, setDescription] = useState('')
+  const [chosen, setChosen] = useState(() => new Set())
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState(null)
+  const [saved, setSaved] = useState('')
+  const toggle = (p) => {
+    const next = new Set(chosen)
+    if (next.has(p)) next.delete(p)
+    else next.add(p)
+    setChosen(next)
+  }
+  const submit = async (e) => {
+    e.preventDefault()
+    setBusy(true)
+    setError(null)
+    try {
+      await api('PUT', '/v1/roles', {
+        name,
+        permissions: [...chosen],
+        ...(description ? { description } : {}),
+      })
+      setSaved(name)
+      await done()
+    } catch (err) {
+      setError(err)
+    } finally {
+      setBusy(false)
+    }
+  }
+  // no one grants what they lack: the choices are the member's own permissions
+  return html`<form class="card" data-testid="role-form" onSubmit=${submit}>
+    <h2>${t('roles.new')}</h2>
+    <${Field} id="role-name" label=${t('roles.name')} value=${name} onInput=${setName} required=${true} />
+    <${Field} id="role-description" label=${t('roles.description')} value=${description} onInput=${setDescription} />
+    <fieldset class="permissions"><legend>${t('roles.permissions')}</legend>
+      ${mine.map(
+        (p) => html`<label key=${p} class="check"><input type="checkbox" checked=${chosen.has(p)}
+          onChange=${() => toggle(p)} /> <code dir="ltr">${p}</code></label>`,
+      )}
+    </fieldset>
+    <button type="submit" disabled=${busy}>${busy ? t('roles.saving') : t('roles.save')}</button>
+    <${ErrorText} error=${error} t=${t} />
+    ${saved ? html`<p class="ok" role="status">${t('roles.saved', { name: saved })}</p>` : null}
+  </form>`
+}
+
+export function Members({ me, t, lang }) {
+  const members = useLoad('/v1/users?limit=100')
+  const roles = useLoad('/v1/roles')
+  const mayInvite = allowed(me, 'members:write')
+  const mayRole = allowed(me, 'roles:write')
+  return html`<h1>${t('members.title')}</h1>
+    ${mayInvite || mayRole ? null : html`<p class="hint" data-testid="readonly">${t('readonly')}</p>`}
+    <${Loaded} load=${members} rows=${members.data?.members} t=${t} empty=${t('members.empty')}>
+      ${(rows) => html`<table class="list" data-testid="members">
+        <thead><tr><th>${t('members.email')}</th><th>${t('members.role')}</th><th>${t('members.state')}</th>
+          <th>${t('col.created')}</th></tr></thead>
+        <tbody>${rows.map(
+          (m) => html`<tr key=${m.id}>
+            <td><bdi>${m.email ?? m.subject}</bdi></td>
+            <td>${roleName(m.role, lang)}</td>
+            <td>${t(m.state === 'joined' ? 'members.joined' : 'members.invited')}</td>
+            <td><${When} iso=${m.created_at} lang=${lang} /></td>
+          </tr>`,
+        )}</tbody>
+      </table>`}
+    <//>
+    ${
+      mayInvite && roles.data
+        ? html`<${AddMember} roles=${roles.data.roles} t=${t} lang=${lang} done=${members.reload} />`
+        : null
+    }
+    <h2>${t('roles.title')}</h2>
+    <${Loaded} load=${roles} rows=${roles.data?.roles} t=${t} empty="">
+      ${(rows) => html`<table class="list" data-testid="roles">
+        <thead><tr><th>${t('col.name')}</th><th>${t('roles.holders')}</th><th>${t('roles.permissions')}</th></tr></thead>
+        <tbody>${rows.map(
+          (r) => html`<tr key=${r.name}>
+            <td>${roleName(r.name, lang)} <small>${t(r.builtin ? 'roles.builtin' : 'roles.custom')}</small>
+              <br /><small>${r.description}</small></td>
+            <td>${r.members}</td>
+            <td class="perms">${r.permissions.map((p) => html`<code key=${p} dir="ltr">${p}</code> `)}</td>
+          </tr>`,
+        )}</tbody>
+      </table>`}
+    <//>
+    ${mayRole ? html`<${RoleForm} me=${me} t=${t} done=${roles.reload} />` : null}`
+}

@@ -1,0 +1,102 @@
+// Receipts of a task or an engagement, each checked in this browser (verify.js) against the
+// ledger's checkpoint and log key: verified, or not and why.
+import { useEffect, useState } from 'preact/hooks'
+import { verifyReceipt } from './verify.js'
+import { useLoadAgain } from './reload.js'
+import { Empty, ErrorText, html, Loading, When } from './ui.js'
+
+/** A receipt type in words, or as it is when the console has no words for it. */
+function typeName(type, t) {
+  const words = t(`receipt.type.${type}`)
+  return words === `receipt.type.${type}` ? type : words
+}
+
+function Verdict({ verdict, t }) {
+  if (!verdict) return html`<span class="loading">${t('receipt.checking')}</span>`
+  const failed = verdict.checks.find((c) => !c.ok)
+  return verdict.ok
+    ? html`<span class="ok" data-verdict="verified">✓ ${t('receipt.verified')}</span>`
+    : html`<span class="error" data-verdict="not-verified">✗ ${t('receipt.not_verified')}:
+        ${t(`receipt.check.${failed.check}`)} — <span dir="auto">${failed.detail}</span></span>`
+}
+
+const PIN = 'console.log_key'
+
+/**
+ * The log key this browser saw first (trust on first use, kept in localStorage): a rental naming
+ * another later fails the check instead of vouching for a log of its own choosing.
+ */
+function pinnedLogKey(key) {
+  try {
+    const kept = localStorage.getItem(PIN)
+    if (!kept && key) localStorage.setItem(PIN, key)
+    return kept ?? key
+  } catch {
+    return undefined
+  }
+}
+
+function ReceiptRow({ receipt, checkpoint, logKey, t, lang }) {
+  const [verdict, setVerdict] = useState(null)
+  useEffect(() => {
+    setVerdict(null)
+    void verifyReceipt(receipt, checkpoint, logKey, pinnedLogKey(logKey)).then(setVerdict, (e) =>
+      setVerdict({ ok: false, checks: [{ check: 'signature', ok: false, detail: e.message }] }),
+    )
+  }, [receipt, checkpoint, logKey])
+  return html`<li class="receipt" data-receipt=${receipt.id} data-type=${receipt.type}>
+    <div><strong>${typeName(receipt.type, t)}</strong> · <${When} iso=${receipt.issued_at} lang=${lang} />
+      ${receipt.ledger_index !== null ? html` · ${t('receipt.index', { n: receipt.ledger_index })}` : null}</div>
+    <div><${Verdict} verdict=${verdict} t=${t} /></div>
+    <details><summary>${t('receipt.checks')}</summary>
+      <ul class="checks">${(verdict?.checks ?? []).map(
+        (
+          c,
+        ) => html`<li key=${c.check} class=${c.ok ? 'ok' : 'error'}>${c.ok ? '✓' : '✗'} ${t(`receipt.check.${c.check}`)}:
+          <code dir="ltr">${c.detail}</code></li>`,
+      )}</ul>
+      <p>${t('receipt.leaf')}: <code dir="ltr" class="hash">${receipt.leaf_hash}</code></p>
+    </details>
+  </li>`
+}
+
+/**
+ * The receipts the agent `did` issued for this organization that belong here: those of `taskIds`
+ * or `escrowIds` (a task's completion, an escrow's release). Each is checked on its own.
+ */
+export function Receipts({ did, taskIds = [], escrowIds = [], t, lang, reloadKey = 0 }) {
+  const [again, setAgain] = useState(0)
+  const list = useLoadAgain(
+    `/api/agents/${encodeURIComponent(did)}/receipts?limit=100`,
+    `${reloadKey}.${again}`,
+  )
+  const data = list.data
+  const mine = (data?.receipts ?? []).filter(
+    (r) => (r.task_id && taskIds.includes(r.task_id)) || (r.escrow_id && escrowIds.includes(r.escrow_id)),
+  )
+  return html`<section class="card" aria-labelledby="receipts-title" data-testid="receipts">
+    <h2 id="receipts-title">${t('receipt.title')}</h2>
+    <p class="hint">${t('receipt.intro')}</p>
+    <button type="button" onClick=${() => setAgain((n) => n + 1)}>${t('receipt.again')}</button>
+    <${ErrorText} error=${list.error} t=${t} />
+    ${
+      !data
+        ? list.error
+          ? null
+          : html`<${Loading} t=${t} />`
+        : html`${
+            data.ledger.reachable
+              ? html`<p class="hint">${t('receipt.log_key')}: <code dir="ltr">${data.log_key?.verifier_key}</code></p>`
+              : html`<p class="warning" role="alert">${t('receipt.ledger_down')}</p>`
+          }
+          ${
+            mine.length === 0
+              ? html`<${Empty}>${t('receipt.empty')}<//>`
+              : html`<ul class="receipts">${mine.map(
+                  (r) => html`<${ReceiptRow} key=${r.id} receipt=${r} checkpoint=${data.checkpoint?.note}
+                    logKey=${data.log_key?.verifier_key} t=${t} lang=${lang} />`,
+                )}</ul>`
+          }`
+    }
+  </section>`
+}

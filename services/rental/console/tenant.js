@@ -1,0 +1,181 @@
+// The tenant screens' frame (a section menu) and the operations views: the organization, its
+// connections' health, recent executions and the approvals waiting for a decision.
+import { useState } from 'preact/hooks'
+import { api } from './api.js'
+import { Automation } from './automation.js'
+import { Danger } from './danger.js'
+import { Members } from './members.js'
+import { Profile } from './profile.js'
+import { Loaded } from './tenant-ui.js'
+import { Usage } from './usage.js'
+import {
+  ActionButton,
+  allowed,
+  Did,
+  ErrorText,
+  Fils,
+  html,
+  Loading,
+  StateBadge,
+  useLoad,
+  When,
+} from './ui.js'
+
+const SECTIONS = [
+  'org',
+  'connections',
+  'executions',
+  'approvals',
+  'usage',
+  'automation',
+  'members',
+  'profile',
+  'danger',
+]
+
+/** The organization's section menu above each tenant screen. */
+function Frame({ t, current, children }) {
+  return html`<nav class="tenant-nav" aria-label=${t('tenant.nav')}>
+      ${SECTIONS.map(
+        (name) =>
+          html`<a key=${name} href=${`#/${name}`} aria-current=${name === current ? 'page' : undefined}>${t(`tenant.${name}`)}</a>`,
+      )}
+    </nav>
+    ${children}`
+}
+
+function Overview({ t, lang }) {
+  const org = useLoad('/v1/org')
+  const o = org.data
+  return html`<h1>${t('tenant.org')}</h1>
+    <${ErrorText} error=${org.error} t=${t} />
+    ${
+      !o
+        ? org.error
+          ? null
+          : html`<${Loading} t=${t} />`
+        : html`<section class="card summary" data-testid="org">
+            <dl>
+              <dt>${t('org.name')}</dt><dd>${o.name}</dd>
+              <dt>${t('organization')}</dt><dd><code dir="ltr">${o.id}</code></dd>
+              <dt>${t('org.plan')}</dt><dd>${o.plan.name} <small>${o.plan.description}</small></dd>
+              <dt>${t('org.usage')}</dt>
+              <dd>${t('org.usage_line', {
+                tasks: o.usage.tasks,
+                completed: o.usage.completed,
+                spend: '',
+              })}<${Fils} fils=${o.usage.spend_fils} currency=${o.usage.currency} lang=${lang} /></dd>
+              <dt>${t('org.did')}</dt><dd>${o.did ? html`<${Did} did=${o.did} />` : t('org.no_did')}</dd>
+              <dt>${t('org.ledger')}</dt>
+              <dd><a href=${o.ledger.url} rel="noopener" dir="ltr">${o.ledger.url}</a>${' · '}<a href=${o.ledger.checkpoint_url} rel="noopener">${t('org.checkpoint')}</a></dd>
+            </dl>
+          </section>
+          <section class="card" aria-labelledby="onboarding-title">
+            <h2 id="onboarding-title">${t('org.onboarding')}: ${t(`onboarding.${o.onboarding.state}`)}</h2>
+            ${o.onboarding.required ? html`<p class="hint">${t('onboarding.required')}</p>` : null}
+            <ul class="steps">${o.onboarding.steps.map(
+              (s) =>
+                html`<li key=${s.name} class=${s.done ? 'done' : 'todo'}>${t(`step.${s.name}`)}: ${t(s.done ? 'step.done' : 'step.todo')}</li>`,
+            )}</ul>
+          </section>`
+    }`
+}
+
+function Connections({ t, lang }) {
+  const health = useLoad('/v1/connect/connections/health')
+  return html`<h1>${t('tenant.connections')}</h1>
+    <${Loaded} load=${health} rows=${health.data?.connections} t=${t} empty=${t('conn.empty')}>
+      ${(rows) => html`<table class="list" data-testid="connections">
+        <thead><tr><th>${t('conn.provider')}</th><th>${t('conn.health')}</th><th>${t('conn.checked')}</th>
+          <th>${t('conn.latency')}</th><th>${t('conn.error')}</th></tr></thead>
+        <tbody>${rows.map(
+          (c) => html`<tr key=${c.id}>
+            <td><code dir="ltr">${c.provider}</code> <a href=${`#/engagements/${c.engagement_id}`}>${t('eng.open')}</a></td>
+            <td><span class=${`state health-${c.state}`}>${t(`health.${c.state}`)}</span></td>
+            <td><${When} iso=${c.checked_at} lang=${lang} /></td>
+            <td>${c.latency_ms === null ? '—' : html`<bdi>${new Intl.NumberFormat(lang).format(c.latency_ms)} ms</bdi>`}</td>
+            <td>${c.last_error ?? '—'}</td>
+          </tr>`,
+        )}</tbody>
+      </table>`}
+    <//>`
+}
+
+function Executions({ t, lang }) {
+  const [cursor, setCursor] = useState('')
+  const page = useLoad(`/v1/executions?limit=25${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)
+  return html`<h1>${t('tenant.executions')}</h1>
+    <${Loaded} load=${page} rows=${page.data?.executions} t=${t} empty=${t('exec.empty')}>
+      ${(rows) => html`<table class="list" data-testid="executions">
+          <thead><tr><th>${t('task.title')}</th><th>${t('task.state')}</th><th>${t('eng.agent')}</th>
+            <th>${t('exec.price')}</th><th>${t('task.created')}</th></tr></thead>
+          <tbody>${rows.map(
+            (x) => html`<tr key=${x.id}>
+              <td><a href=${`#/tasks/${x.id}`}><code dir="ltr">${x.id}</code></a></td>
+              <td><${StateBadge} state=${x.state} t=${t} /></td>
+              <td><${Did} did=${x.agent_did} /></td>
+              <td><${Fils} fils=${x.price_fils} lang=${lang} /></td>
+              <td><${When} iso=${x.created_at} lang=${lang} /></td>
+            </tr>`,
+          )}</tbody>
+        </table>
+        ${
+          page.data.next_cursor
+            ? html`<button type="button" onClick=${() => setCursor(page.data.next_cursor)}>${t('exec.more')}</button>`
+            : null
+        }`}
+    <//>`
+}
+
+function Approvals({ me, t, lang }) {
+  const pending = useLoad('/v1/tools/approvals')
+  const mayDecide = allowed(me, 'approvals:write')
+  const decide = (id, verb) => async () => {
+    await api('POST', `/api/approvals/${encodeURIComponent(id)}/${verb}`, {})
+    await pending.reload()
+  }
+  return html`<h1>${t('tenant.approvals')}</h1>
+    ${mayDecide ? null : html`<p class="hint">${t('readonly')}</p>`}
+    <${Loaded} load=${pending} rows=${pending.data?.approvals} t=${t} empty=${t('appr.empty')}>
+      ${(rows) => html`<table class="list" data-testid="approvals">
+        <thead><tr><th>${t('appr.task')}</th><th>${t('appr.text')}</th><th>${t('exec.price')}</th>
+          <th>${t('appr.expires')}</th>${mayDecide ? html`<th></th>` : null}</tr></thead>
+        <tbody>${rows.map(
+          (a) => html`<tr key=${a.id}>
+            <td><a href=${`#/tasks/${a.task_id}`}><code dir="ltr">${a.task_id}</code></a>
+              <small>${t(`appr.kind.${a.kind}`)}</small></td>
+            <td>${a.question ?? a.text_preview}</td>
+            <td><${Fils} fils=${a.price_fils} currency=${a.currency} lang=${lang} /></td>
+            <td><${When} iso=${a.expires_at} lang=${lang} /></td>
+            ${
+              mayDecide
+                ? html`<td class="actions">
+                  <${ActionButton} label=${t('appr.approve')} busy=${t('appr.working')} t=${t} action=${decide(a.id, 'approve')} />
+                  <${ActionButton} label=${t('appr.reject')} busy=${t('appr.working')} t=${t} kind="danger" action=${decide(a.id, 'reject')} />
+                </td>`
+                : null
+            }
+          </tr>`,
+        )}</tbody>
+      </table>`}
+    <//>`
+}
+
+const SCREENS = {
+  org: Overview,
+  connections: Connections,
+  executions: Executions,
+  approvals: Approvals,
+  usage: Usage,
+  automation: Automation,
+  members: Members,
+  profile: Profile,
+  danger: Danger,
+}
+
+/** The tenant screen of a route name, in its frame; undefined for another name. */
+export function tenantScreen(name, props) {
+  const Screen = SCREENS[name]
+  if (!Screen) return undefined
+  return html`<${Frame} t=${props.t} current=${name}><${Screen} ...${props} /><//>`
+}
