@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -9,6 +7,7 @@ import { sql } from 'kysely'
 import { storeToolCredential } from './connect-client.ts'
 import { ToolServers } from '../src/areas/connect/mcp-client.ts'
 import { type Answer, type FullStack, startFullStack } from './full-stack.ts'
+import { type LocalPages, PAGE, startLocalPages } from './local-pages.ts'
 import { ADMIN, eventually } from './stack.ts'
 
 const codeOf = (a: { body: Record<string, unknown> }) => (a.body.error as { code?: string } | undefined)?.code
@@ -240,45 +239,11 @@ describe('connect with idp tokens, held calls read later, tool actions among exe
   })
 
   describe('the web tool: pages fetched through the rental under the web and egress policies', () => {
-    const PAGE =
-      '<html><head><style>p{}</style></head><body><p>The harbour opens at dawn.</p><p>Ships unload grain at the harbour every morning.</p><p>Grain prices at the harbour fell this week.</p></body></html>'
-    let pages: Server
-    let port = 0
+    let pages: LocalPages
     let summaryEngagement = ''
-    const hits: string[] = []
     const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex')
     before(async () => {
-      pages = createServer((req, res) => {
-        hits.push(req.url ?? '')
-        if (req.url === '/page') return res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE)
-        if (req.url === '/big') return res.writeHead(200).end('x'.repeat(6000))
-        if (req.url === '/hop') return res.writeHead(302, { location: '/page' }).end()
-        // a tool server whose metadata lives elsewhere, or names another resource or idp
-        if (req.url === '/mcp-elsewhere')
-          return res
-            .writeHead(401, {
-              'www-authenticate': `Bearer resource_metadata="http://localhost:${port}/meta-other"`,
-            })
-            .end()
-        if (req.url === '/meta-other')
-          return res
-            .writeHead(200, { 'content-type': 'application/json' })
-            .end(JSON.stringify({ resource: 'http://127.0.0.1:1/else', authorization_servers: [s.idp.url] }))
-        if (req.url === '/mcp-foreign')
-          return res.writeHead(401, { 'www-authenticate': 'Bearer realm="x"' }).end()
-        if (req.url === '/.well-known/oauth-protected-resource/mcp-foreign')
-          return res.writeHead(200, { 'content-type': 'application/json' }).end(
-            JSON.stringify({
-              resource: `http://127.0.0.1:${port}/mcp-foreign`,
-              authorization_servers: ['https://idp.elsewhere.example'],
-            }),
-          )
-        if (req.url === '/escape')
-          return res.writeHead(302, { location: `http://localhost:${port}/page` }).end()
-        res.writeHead(404).end()
-      })
-      await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve))
-      port = (pages.address() as AddressInfo).port
+      pages = await startLocalPages(s.idp.url)
       summaryEngagement = await s.hireAndSign(
         s.alice,
         'job_summary',
@@ -286,8 +251,8 @@ describe('connect with idp tokens, held calls read later, tool actions among exe
         s.newClientKey(),
       )
     })
-    after(() => new Promise<void>((resolve) => pages.close(() => resolve())))
-    const page = (path: string) => `http://127.0.0.1:${port}${path}`
+    after(() => pages.close())
+    const page = (path: string) => pages.url(path)
 
     it('the summariser reads a URL with the web tool once the engagement has a web policy: a receipt with the content hash', async () => {
       const set = await call('POST', `/api/engagements/${summaryEngagement}/web`, {
@@ -354,10 +319,10 @@ describe('connect with idp tokens, held calls read later, tool actions among exe
       assert.equal(ok.body.final_url, page('/page'))
       assert.equal(ok.body.text, PAGE)
       assert.ok(ok.body.receipt)
-      const pageHits = () => hits.filter((h) => h === '/page').length
+      const pageHits = () => pages.hits.filter((h) => h === '/page').length
       const reached = pageHits()
       for (const [url, why] of [
-        [`http://localhost:${port}/page`, /outside the engagement's allowed web domains/],
+        [`http://localhost:${pages.port}/page`, /outside the engagement's allowed web domains/],
         [page('/escape'), /localhost is outside the engagement's allowed web domains/],
         ['http://a.blocked.example/', /denied by the engagement's web policy/],
       ] as const) {
