@@ -12,6 +12,8 @@ export interface AgentsConfig {
   files: FileRules
   /** A test knob: each skill waits this long before completing (a slowed agent; 0 = none). */
   delayMs: number
+  /** How long the note-taker waits for a held tool call's outcome (polling the rental), in ms; 0: it does not wait. */
+  toolWaitMs: number
 }
 
 export function readAgentsConfig(env: NodeJS.ProcessEnv, common: CommonConfig): AgentsConfig {
@@ -22,6 +24,7 @@ export function readAgentsConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
       AGENTS_FILE_MAX_BYTES: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 * 1024 * 1024 })),
       AGENTS_FILE_ORIGINS: Type.Optional(Type.String({ maxLength: 10_000 })),
       AGENTS_DELAY_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 120_000 })),
+      AGENTS_TOOL_WAIT_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
     },
     env,
   )
@@ -40,6 +43,7 @@ export function readAgentsConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
     keySeed,
     maxTasks: values.AGENTS_MAX_TASKS ?? 1000,
     delayMs: values.AGENTS_DELAY_MS ?? 0,
+    toolWaitMs: values.AGENTS_TOOL_WAIT_MS ?? 20_000,
     files: {
       maxBytes: values.AGENTS_FILE_MAX_BYTES ?? 1024 * 1024,
       origins: originsOf(values.AGENTS_FILE_ORIGINS, common.nodeEnv === 'production'),

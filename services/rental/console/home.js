@@ -1,35 +1,7 @@
 // Home: the organization, the member's role, the wallet and the recent tasks; the signing key.
-import { useEffect, useState } from 'preact/hooks'
 import { roleName } from './i18n.js'
-import { currentKey, ensureKey, supported } from './keys.js'
-import { ActionButton, Did, Empty, ErrorText, html, Loading, StateBadge, useLoad, When } from './ui.js'
-
-/** The browser's signing key: its did:key, or how to make one, or why this browser cannot. */
-export function KeyPanel({ t }) {
-  const [key, setKey] = useState(undefined)
-  const [ok, setOk] = useState(true)
-  useEffect(() => {
-    void supported().then(async (yes) => {
-      setOk(yes)
-      setKey(yes ? await currentKey() : null)
-    })
-  }, [])
-  return html`<section class="card" aria-labelledby="key-title">
-    <h2 id="key-title">${t('key.title')}</h2>
-    ${
-      !ok
-        ? html`<p class="warning" role="alert">${t('key.unsupported')}</p>`
-        : key === undefined
-          ? html`<${Loading} t=${t} />`
-          : key
-            ? html`<p><${Did} did=${key.did} /></p>`
-            : html`<p>${t('key.none')}</p>
-              <${ActionButton} label=${t('key.make')} busy=${t('loading')} t=${t}
-                action=${async () => setKey(await ensureKey())} />`
-    }
-    <p class="hint">${t('key.where')}</p>
-  </section>`
-}
+import { KeyPanel } from './key-panel.js'
+import { Empty, ErrorText, html, Loading, StateBadge, useLoad, When } from './ui.js'
 
 export function TaskRows({ tasks, t, lang }) {
   return html`<table class="list">
@@ -70,5 +42,5 @@ export function Home({ me, t, lang }) {
             : html`<${TaskRows} tasks=${tasks.data.tasks} t=${t} lang=${lang} />`
       }
     </section>
-    <${KeyPanel} t=${t} />`
+    <${KeyPanel} t=${t} lang=${lang} />`
 }

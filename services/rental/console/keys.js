@@ -22,10 +22,10 @@ function open() {
   return request(req)
 }
 
-async function stored() {
+async function stored(id = ID) {
   const db = await open()
   try {
-    return await request(db.transaction(STORE).objectStore(STORE).get(ID))
+    return await request(db.transaction(STORE).objectStore(STORE).get(id))
   } finally {
     db.close()
   }
@@ -47,21 +47,23 @@ export async function didOf(publicKey) {
   return `did:key:z${base58.encode(new Uint8Array([...ED25519_PUB, ...raw]))}`
 }
 
-/** The key this browser holds, `{did, pair}`, or null. */
+const META = 'client-meta'
+
+/** The key this browser holds, `{did, pair, backedUpAt}` (backedUpAt null when it has no backup), or null. */
 export async function currentKey() {
   const pair = await stored()
-  return pair ? { did: await didOf(pair.publicKey), pair } : null
+  if (!pair) return null
+  const meta = await stored(META)
+  return { did: await didOf(pair.publicKey), pair, backedUpAt: meta?.backed_up_at ?? null }
 }
 
-/** The key this browser holds, made (non-extractable) and kept on first use. */
-export async function ensureKey() {
-  const existing = await currentKey()
-  if (existing) return existing
-  const pair = await crypto.subtle.generateKey({ name: 'Ed25519' }, false, ['sign', 'verify'])
+/** Keeps the pair (its private half not extractable) and what is known of its backup, replacing any. */
+export async function keep(pair, meta = {}) {
   const db = await open()
   try {
     const tx = db.transaction(STORE, 'readwrite')
     tx.objectStore(STORE).put(pair, ID)
+    tx.objectStore(STORE).put(meta, META)
     await new Promise((resolve, reject) => {
       tx.oncomplete = resolve
       tx.onerror = () => reject(tx.error)
@@ -69,7 +71,15 @@ export async function ensureKey() {
   } finally {
     db.close()
   }
-  return { did: await didOf(pair.publicKey), pair }
+}
+
+/** The key this browser holds, made (non-extractable, without a backup) and kept on first use. */
+export async function ensureKey() {
+  const existing = await currentKey()
+  if (existing) return existing
+  const pair = await crypto.subtle.generateKey({ name: 'Ed25519' }, false, ['sign', 'verify'])
+  await keep(pair)
+  return { did: await didOf(pair.publicKey), pair, backedUpAt: null }
 }
 
 /** What signing a body means: its canonical text and bytes, and their SHA-256 in hex. */

@@ -1,7 +1,7 @@
 // The market: the catalogue's jobs with their agents (hire one, with this browser's key) and the
 // providers' published listings.
 import { api } from './api.js'
-import { KeyPanel } from './home.js'
+import { KeyPanel } from './key-panel.js'
 import { ensureKey } from './keys.js'
 import { ActionButton, Did, Empty, ErrorText, Fils, html, Loading, useLoad } from './ui.js'
 
@@ -62,5 +62,5 @@ export function Market({ t, lang }) {
             )}</ul>`
       }
     </section>
-    <${KeyPanel} t=${t} />`
+    <${KeyPanel} t=${t} lang=${lang} />`
 }

@@ -111,7 +111,12 @@ function Executions({ t, lang }) {
             <th>${t('exec.price')}</th><th>${t('task.created')}</th></tr></thead>
           <tbody>${rows.map(
             (x) => html`<tr key=${x.id}>
-              <td><a href=${`#/tasks/${x.id}`}><code dir="ltr">${x.id}</code></a></td>
+              <td>${
+                x.kind === 'tool_action'
+                  ? html`${t('exec.tool_action')} <code dir="ltr">${x.tool}</code>
+                      <a href=${`#/tasks/${x.task_id}`}><code dir="ltr">${x.task_id}</code></a>`
+                  : html`<a href=${`#/tasks/${x.id}`}><code dir="ltr">${x.id}</code></a>`
+              }</td>
               <td><${StateBadge} state=${x.state} t=${t} /></td>
               <td><${Did} did=${x.agent_did} /></td>
               <td><${Fils} fils=${x.price_fils} lang=${lang} /></td>

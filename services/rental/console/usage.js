@@ -31,13 +31,14 @@ function Chart({ days, t, lang, month }) {
   const maxTasks = Math.max(1, ...days.map((d) => d.tasks))
   const inner = { w: W - 2 * PAD.side, h: H - PAD.top - PAD.bottom }
   const step = inner.w / days.length
+  // in Arabic the days run right to left, as the page reads
+  const rtl = lang === 'ar'
+  const at = (i) => PAD.side + (rtl ? days.length - 1 - i : i) * step
   const barW = Math.max(2, step * 0.6)
   // the bars' heights in the SVG's units; BigInt ratio kept exact before the last division
   const barH = (fils) => (Number((fils * 1000n) / maxFils) / 1000) * inner.h
   const y = (h) => PAD.top + inner.h - h
-  const points = days
-    .map((d, i) => `${PAD.side + i * step + step / 2},${y((d.tasks / maxTasks) * inner.h)}`)
-    .join(' ')
+  const points = days.map((d, i) => `${at(i) + step / 2},${y((d.tasks / maxTasks) * inner.h)}`).join(' ')
   const number = new Intl.NumberFormat(lang === 'ar' ? 'ar-AE-u-nu-arab' : 'en-AE')
   const label = t('usage.chart', { month })
   return html`<figure class="chart">
@@ -45,17 +46,17 @@ function Chart({ days, t, lang, month }) {
       direction="ltr">
       <title id="usage-chart-title">${label}</title>
       <line class="axis" x1=${PAD.side} y1=${y(0)} x2=${W - PAD.side} y2=${y(0)} />
-      <text class="tick" x=${PAD.side} y="14" text-anchor="start">${t('usage.spend')}: ${formatFils(maxFils, 'AED', lang)}</text>
-      <text class="tick" x=${W - PAD.side} y="14" text-anchor="end">${t('usage.tasks')}: ${number.format(maxTasks)}</text>
+      <text class="tick" x=${rtl ? W - PAD.side : PAD.side} y="14" text-anchor=${rtl ? 'end' : 'start'}>${t('usage.spend')}: ${formatFils(maxFils, 'AED', lang)}</text>
+      <text class="tick" x=${rtl ? PAD.side : W - PAD.side} y="14" text-anchor=${rtl ? 'start' : 'end'}>${t('usage.tasks')}: ${number.format(maxTasks)}</text>
       ${days.map(
         (d, i) => html`<g key=${d.day} data-day=${d.day}>
-          <rect class="bar-spend" x=${PAD.side + i * step + (step - barW) / 2} y=${y(barH(d.fils))}
+          <rect class="bar-spend" x=${at(i) + (step - barW) / 2} y=${y(barH(d.fils))}
             width=${barW} height=${barH(d.fils)}>
             <title>${t('usage.day', { day: number.format(d.day), spend: formatFils(d.fils, 'AED', lang), tasks: number.format(d.tasks) })}</title>
           </rect>
           ${
             d.day === 1 || d.day % 5 === 0
-              ? html`<text class="tick" x=${PAD.side + i * step + step / 2} y=${H - 8} text-anchor="middle">${number.format(d.day)}</text>`
+              ? html`<text class="tick" x=${at(i) + step / 2} y=${H - 8} text-anchor="middle">${number.format(d.day)}</text>`
               : null
           }
         </g>`,
@@ -63,7 +64,7 @@ function Chart({ days, t, lang, month }) {
       <polyline class="line-tasks" points=${points} fill="none" />
       ${days.map(
         (d, i) =>
-          html`<circle key=${`c${d.day}`} class="dot-tasks" r="3" cx=${PAD.side + i * step + step / 2}
+          html`<circle key=${`c${d.day}`} class="dot-tasks" r="3" cx=${at(i) + step / 2}
             cy=${y((d.tasks / maxTasks) * inner.h)} />`,
       )}
     </svg>

@@ -390,6 +390,11 @@ export const rentalErrors = errorCatalogue({
   tool_not_available: { status: 400, description: 'a tool named is not among those the key reaches' },
   already_connected: { status: 409, description: 'the engagement has a connection already: revoke it first' },
   egress_refused: { status: 403, description: 'the egress policy does not reach that host and port' },
+  web_refused: {
+    status: 403,
+    description:
+      'the engagement’s web or egress policy refuses the page (domain, fetches per task, no policy set; recorded)',
+  },
   invalid_policy: { status: 400, description: 'a domain both allowed and denied' },
   tool_refused: {
     status: 403,

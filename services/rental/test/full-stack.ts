@@ -81,6 +81,8 @@ export async function startFullStack(
     testEnv({
       AGENTS_KEY_SEED: Buffer.alloc(32, 7).toString('base64url'),
       IDP_URL: idpService.url,
+      // the note-taker answers at once with its held call (tests that wait for it say so)
+      AGENTS_TOOL_WAIT_MS: '0',
       ...options.agentsEnv,
     }),
     { fresh: true },

@@ -80,6 +80,7 @@ describe('rental service', () => {
       '0046_egress_policy.sql',
       '0047_erase_on_owner_deletion.sql',
       '0048_org_roles_audit_anchors.sql',
+      '0049_connect_auth_web.sql',
     ])
   })
 

@@ -9,6 +9,8 @@ import { aliceObjects } from './sweep-objects.ts'
 /** Id parameters that name no client's object, with the reason; every other one is probed across clients. */
 const NOT_TENANT_OWNED: Record<string, string> = {
   agents: 'agents belong to the catalogue, which every client sees (their record is public to clients)',
+  calls:
+    'a tool call read with its task’s tool-call credential, not a session: another task’s credential gets 404 (connect-idp.test.ts)',
   i18n: 'a language code, not an object',
   kya: 'an agent’s DID: any client may have any agent screened (its screenings are its own, GET /api/onboarding)',
   listings:

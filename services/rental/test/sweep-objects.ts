@@ -125,6 +125,8 @@ export async function aliceObjects(stack: FullStack): Promise<Record<string, str
   })
   ids.kyb = (kyb.body as { id?: string }).id ?? ''
   ids.actions = await aliceAction(stack)
+  // GET /api/connect/calls/{id}: the same action, read with a task credential (another task's: 404)
+  ids.calls = ids.actions
   // the engagement bound too, so its connect routes have a connection to read
   await bindNotes(stack, ids.engagements)
   const team = await stack.call(stack.alice, 'POST', '/api/teams', {

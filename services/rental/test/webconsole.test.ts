@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
-import { mkdirSync } from 'node:fs'
+import { createDecipheriv, createPrivateKey, createPublicKey, pbkdf2Sync } from 'node:crypto'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { b64uDecode } from '@svc/trust/base64url'
@@ -209,6 +210,114 @@ describe('the web console (/console) in Chromium: sign-in, hire signed in the br
       await page.goto(`${stack.rental.url}/auth/login`)
       await page.waitForURL(/\/ui\/login/)
       assert.ok(await page.locator('#password').isVisible(), 'the idp asks to sign in again')
+      assert.deepEqual(errors, [])
+    },
+  )
+
+  it(
+    'makes a key with an encrypted backup, which opens outside the browser and restores the same key in another',
+    { skip: executable ? false : NO_CHROMIUM },
+    async () => {
+      const PASSPHRASE = 'a long passphrase kept apart'
+      /** A fresh browser profile (no key in its IndexedDB), signed in as the demo account. */
+      const freshPage = async () => {
+        const fresh = await (await browser!.newContext({ acceptDownloads: true })).newPage()
+        fresh.setDefaultTimeout(10_000)
+        fresh.on('pageerror', (e) => errors.push(e.message))
+        await fresh.goto(`${stack.rental.url}/console`)
+        await fresh.waitForURL(/\/ui\/login/)
+        await fresh.fill('#email', DEMO_EMAIL)
+        await fresh.fill('#password', stack.idp.ctx.config.demoPassword)
+        await fresh.click('button[type=submit]')
+        await fresh.waitForURL(`${stack.rental.url}/console`)
+        await fresh.getByTestId('key-panel').waitFor()
+        return fresh
+      }
+      const first = await freshPage()
+      const form = first.getByTestId('key-backup-form')
+      await form.locator('#key-pass').fill(PASSPHRASE)
+      await form.locator('#key-pass-again').fill(`${PASSPHRASE}!`)
+      await form.getByRole('button').click()
+      assert.match((await form.locator('.error').textContent())!, /passphrases differ/)
+      await form.locator('#key-pass-again').fill(PASSPHRASE)
+      await form.getByRole('button').click()
+      await first.getByTestId('key-backed-up').waitFor()
+      const did = (await first.locator('[data-testid=key-panel] code.did').textContent())!
+      const [download] = await Promise.all([
+        first.waitForEvent('download'),
+        first.getByTestId('key-backup-download').click(),
+      ])
+      const file = readFileSync((await download.path())!, 'utf8')
+      const backup = JSON.parse(file) as {
+        did: string
+        kdf: { iterations: number; salt: string }
+        cipher: { iv: string }
+        ciphertext: string
+      }
+      assert.equal(backup.did, did)
+      assert.ok(!file.includes(PASSPHRASE))
+      // opened here with Node's own crypto: PBKDF2-SHA-256 into AES-256-GCM, the did:key as associated data
+      const sealed = Buffer.from(backup.ciphertext, 'base64url')
+      const decipher = createDecipheriv(
+        'aes-256-gcm',
+        pbkdf2Sync(
+          PASSPHRASE,
+          Buffer.from(backup.kdf.salt, 'base64url'),
+          backup.kdf.iterations,
+          32,
+          'sha256',
+        ),
+        Buffer.from(backup.cipher.iv, 'base64url'),
+      )
+      decipher.setAAD(Buffer.from(did))
+      decipher.setAuthTag(sealed.subarray(sealed.length - 16))
+      const pkcs8 = Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - 16)), decipher.final()])
+      const publicJwk = createPublicKey(
+        createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' }),
+      ).export({
+        format: 'jwk',
+      })
+      assert.deepEqual(Buffer.from(publicJwk.x!, 'base64url'), Buffer.from(ed25519FromDidKey(did)))
+      // kept here non-extractable all the same
+      const extractable = await first.evaluate(`new Promise((resolve) => {
+        const open = indexedDB.open('rental-console')
+        open.onsuccess = () => {
+          const get = open.result.transaction('keys').objectStore('keys').get('client')
+          get.onsuccess = () => resolve(get.result.privateKey.extractable)
+        }
+      })`)
+      assert.equal(extractable, false)
+      await first.screenshot({ path: `${SHOTS}6-key-backup.png`, fullPage: true })
+      await first.context().close()
+
+      // another browser: a wrong passphrase is said in words; the right one restores the same key
+      const second = await freshPage()
+      await second.getByText('Restore a key from its backup').click()
+      const restore = second.getByTestId('key-restore-form')
+      await restore
+        .locator('#key-file')
+        .setInputFiles({ name: 'backup.json', mimeType: 'application/json', buffer: Buffer.from(file) })
+      await restore.locator('#key-restore-pass').fill('not the passphrase at all')
+      await restore.getByRole('button', { name: 'Restore the key' }).click()
+      assert.match((await restore.locator('.error').textContent())!, /does not open this backup/)
+      await restore.locator('#key-restore-pass').fill(PASSPHRASE)
+      await restore.getByRole('button', { name: 'Restore the key' }).click()
+      await second.getByTestId('key-backed-up').waitFor()
+      assert.equal(await second.locator('[data-testid=key-panel] code.did').textContent(), did)
+      // the restored key signs for that did:key
+      const signed = (await second.evaluate(`import('/console/assets/keys.js').then(async (keys) => {
+        const key = await keys.currentKey()
+        return { did: key.did, signature: await keys.signBody(key, { check: 'restored' }) }
+      })`)) as { did: string; signature: string }
+      assert.equal(signed.did, did)
+      assert.ok(
+        verifyEd25519(
+          ed25519FromDidKey(did),
+          canonicalBytes({ check: 'restored' }),
+          b64uDecode(signed.signature),
+        ),
+      )
+      await second.context().close()
       assert.deepEqual(errors, [])
     },
   )

@@ -9,7 +9,9 @@ import {
   isPrivateAddress,
   postToPublicUrl,
   PublicUrlError,
+  pinnedAgent,
   publicAgent,
+  resolvePublic,
 } from './public-fetch.ts'
 
 /** A resolver that answers what a test says, as a DNS server under an attacker's control would. */
@@ -191,6 +193,47 @@ describe('kit: public-address fetch (client-named URLs)', () => {
       getFromPublicUrl(`http://127.0.0.1:${port}/big`, { agent, allowPrivate: true, maxBytes: 1000 }),
       /more than 1000 bytes/,
     )
+    await agent.close()
+  })
+
+  it('pins a connection to the addresses checked: a later DNS answer is never asked', async () => {
+    let answer = '93.184.215.14'
+    const lookup = ((host: string, options: unknown, callback: never) =>
+      fakeDns({ 'pinned.example': [answer] })(
+        host,
+        options as never,
+        callback,
+      )) as unknown as typeof dnsLookup
+    const checked = await resolvePublic(`https://pinned.example:${port}/`, { allowPrivate: false, lookup })
+    assert.deepEqual(checked, [{ address: '93.184.215.14', family: 4 }])
+    await assert.rejects(
+      resolvePublic('https://pinned.example/', {
+        allowPrivate: false,
+        lookup: fakeDns({ 'pinned.example': ['127.0.0.1'] }),
+      }),
+      /resolves to 127\.0\.0\.1, not a public address/,
+    )
+    assert.equal(await resolvePublic('https://93.184.215.14/', { allowPrivate: false }), null)
+    // the name no DNS knows reaches the address it was pinned to (here our local server) and only it
+    answer = '10.0.0.1'
+    const agent = pinnedAgent('pinned.example', [{ address: '127.0.0.1', family: 4 }])
+    const before = hits.length
+    const ok = await postToPublicUrl(`http://pinned.example:${port}/pinned`, {
+      body: '{}',
+      headers: {},
+      agent,
+      allowPrivate: true,
+    })
+    assert.deepEqual([ok.status, ok.error], [204, null])
+    assert.equal(hits.length, before + 1)
+    const other = await postToPublicUrl(`http://other.example:${port}/pinned`, {
+      body: '{}',
+      headers: {},
+      agent,
+      allowPrivate: true,
+    })
+    assert.equal(other.status, null)
+    assert.match(other.error ?? '', /not the pinned host/)
     await agent.close()
   })
 })

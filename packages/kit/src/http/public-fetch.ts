@@ -114,6 +114,30 @@ export async function checkPublicUrl(url: string, options: PublicUrlOptions): Pr
   return target
 }
 
+/**
+ * The addresses a URL's host resolves to, each checked public (unless `allowPrivate`): what a
+ * connection is then pinned to (`pinnedAgent`). Null for an address literal or when private
+ * addresses are allowed (nothing to pin: the connection resolves as usual). Throws `PublicUrlError`.
+ */
+export async function resolvePublic(url: string, options: PublicUrlOptions): Promise<LookupAddress[] | null> {
+  if (options.allowPrivate) return (await checkPublicUrl(url, options), null)
+  // the URL's shape checked here, its name resolved once below (the answer is what gets pinned)
+  const target = await checkPublicUrl(url, { ...options, allowPrivate: true })
+  if (target.protocol !== 'https:') throw new PublicUrlError('must be https')
+  const host = target.hostname.replace(/^\[|\]$/g, '')
+  if (isIP(host)) {
+    if (isPrivateAddress(host)) throw new PublicUrlError(`${target.hostname} is not a public address`)
+    return null
+  }
+  const addresses = await resolveAll(host, options.lookup ?? dnsLookup).catch(() => {
+    throw new PublicUrlError(`${host} does not resolve`)
+  })
+  if (!addresses.length) throw new PublicUrlError(`${host} does not resolve`)
+  const refused = addresses.find((a) => isPrivateAddress(a.address))
+  if (refused) throw new PublicUrlError(`${host} resolves to ${refused.address}, not a public address`)
+  return addresses
+}
+
 type LookupCallback = (
   err: NodeJS.ErrnoException | null,
   address: string | LookupAddress[],
@@ -161,6 +185,32 @@ export function publicAgent(options: PublicUrlOptions & { connectTimeoutMs?: num
       ...(options.allowPrivate ? {} : { lookup: guardedLookup(options.lookup) }),
     },
     keepAliveTimeout: 4_000,
+  })
+}
+
+/**
+ * An undici dispatcher whose connections go to the addresses already checked for `host` (DNS
+ * pinning: no second answer, so no rebinding window between the check and the connection); any
+ * other host is refused. Close it after use.
+ */
+export function pinnedAgent(
+  host: string,
+  addresses: LookupAddress[],
+  options: { connectTimeoutMs?: number } = {},
+): Agent {
+  const pinned = host.toLowerCase().replace(/^\[|\]$/g, '')
+  const lookup = (hostname: string, opts: { all?: boolean } | number, callback: LookupCallback) => {
+    if (hostname.toLowerCase() !== pinned || !addresses.length) {
+      const error: NodeJS.ErrnoException = new PublicUrlError(`${hostname} is not the pinned host ${pinned}`)
+      error.code = 'ENOTPUBLIC'
+      return callback(error, [])
+    }
+    if (typeof opts === 'object' && opts?.all) return callback(null, addresses)
+    callback(null, addresses[0]!.address, addresses[0]!.family)
+  }
+  return new Agent({
+    connect: { timeout: options.connectTimeoutMs ?? 10_000, lookup },
+    keepAliveTimeout: 1_000,
   })
 }
 
@@ -235,7 +285,13 @@ export async function getFromPublicUrl(
     maxRedirects?: number
     headers?: Record<string, string>
   },
-): Promise<{ status: number; text: string; url: string }> {
+): Promise<{
+  status: number
+  text: string
+  url: string
+  location: string | null
+  contentType: string | null
+}> {
   let target = await checkPublicUrl(url, { allowPrivate: init.allowPrivate })
   const maxBytes = init.maxBytes ?? 256 * 1024
   // one deadline for the whole exchange, redirects included
@@ -281,7 +337,15 @@ export async function getFromPublicUrl(
         read > maxBytes ? `answered more than ${maxBytes} bytes` : `could not be read: ${describe(err)}`,
       )
     }
-    return { status: res.statusCode, text: Buffer.concat(chunks).toString('utf8'), url: target.href }
+    const type = res.headers['content-type']
+    return {
+      status: res.statusCode,
+      text: Buffer.concat(chunks).toString('utf8'),
+      url: target.href,
+      // a redirect not followed (no maxRedirects): where it points
+      location: typeof location === 'string' ? location : null,
+      contentType: typeof type === 'string' ? type : null,
+    }
   }
 }
 

@@ -12,6 +12,8 @@ export interface ToolCallOutcome {
   approval_id: string | null
   error: string | null
   result: unknown
+  /** Held, then waited for: the state is its outcome read later. */
+  waited?: boolean
 }
 
 const CALLS_PATH = '/api/connect/calls'
@@ -69,14 +71,53 @@ export async function callTool(
   }
 }
 
-export async function fileNote(text: string, options: Record<string, unknown>) {
+const ENDED = new Set(['completed', 'failed', 'timed_out', 'refused', 'rejected', 'canceled'])
+
+/**
+ * A held call's outcome, read at GET {calls URL}/{action id} with backoff (0.25 s doubling up to
+ * 4 s) until it ended, the credential ended with the task (401), or `waitMs` passed.
+ */
+export async function awaitOutcome(
+  url: string,
+  token: string,
+  held: ToolCallOutcome,
+  waitMs: number,
+  sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms)),
+): Promise<ToolCallOutcome> {
+  if (!held.action_id || held.status !== 202 || waitMs <= 0) return held
+  const deadline = Date.now() + waitMs
+  let pause = 250
+  let last = held
+  while (Date.now() + pause <= deadline) {
+    await sleep(pause)
+    pause = Math.min(pause * 2, 4000)
+    try {
+      const res = await fetch(`${url}/${encodeURIComponent(held.action_id)}`, {
+        headers: { authorization: `Bearer ${token}` },
+        redirect: 'error',
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      })
+      if (res.status === 401 || res.status === 404) return last
+      const body = (await res.json().catch(() => ({}))) as Record<string, unknown>
+      if (res.status !== 200 || typeof body.state !== 'string') continue
+      last = { ...last, state: body.state, result: body.result ?? null }
+      if (ENDED.has(body.state)) return { ...last, waited: true }
+    } catch {
+      // the rental did not answer this time: asked again after the pause
+    }
+  }
+  return last
+}
+
+export async function fileNote(text: string, options: Record<string, unknown>, waitMs = 0) {
   const url = callsUrl(options)
   const token = options.svc_connect_token
   if (!url || typeof token !== 'string')
     return { connected: false, calls: [] as ToolCallOutcome[], title: null as string | null }
   const title = (text.split('\n').find((l) => l.trim()) ?? 'Note').trim().slice(0, 200)
   const listed = await callTool(url, token, 'notes.list', { limit: 5 })
-  const created = await callTool(url, token, 'notes.create', { title, body: text.slice(0, 10_000) })
+  const asked = await callTool(url, token, 'notes.create', { title, body: text.slice(0, 10_000) })
+  const created = await awaitOutcome(url, token, asked, waitMs)
   return { connected: true, calls: [listed, created], title }
 }
 
@@ -85,4 +126,4 @@ export const describeCall = (c: ToolCallOutcome) =>
     ? `${c.tool}: refused or failed (${c.status}): ${c.error}`
     : c.state === 'pending_approval'
       ? `${c.tool}: waiting for the client's approval (action ${c.action_id})`
-      : `${c.tool}: ${c.state} (action ${c.action_id})`
+      : `${c.tool}: ${c.state}${c.waited ? ' after the client’s decision' : ''} (action ${c.action_id})`

@@ -3,6 +3,7 @@ import { extract } from '../../skills/extract.ts'
 import { checkInvoice } from '../../skills/invoice.ts'
 import { describeCall, fileNote } from '../../skills/notes.ts'
 import { summarise } from '../../skills/summarise.ts'
+import { fetchPage, onlyUrl, pageText, webToolOf } from '../../skills/web.ts'
 import type { ReadFile } from './files.ts'
 import { TEAM_LEAD } from './team-lead.ts'
 
@@ -41,6 +42,8 @@ export interface AgentDefinition {
 export interface AgentEnv {
   /** The did:key of a built-in agent of this service, by id. */
   didOf(id: string): string | undefined
+  /** How long a held tool call's outcome is waited for (AGENTS_TOOL_WAIT_MS); 0: not waited for. */
+  toolWaitMs: number
 }
 
 const maxSentences = (options: Record<string, unknown>) => {
@@ -58,14 +61,28 @@ export const AGENTS: AgentDefinition[] = [
       id: 'summarise',
       name: 'Extractive summary',
       description:
-        'Returns the top sentences (3 by default; message metadata max_sentences, 1-50) in their original order.',
+        'Returns the top sentences (3 by default; message metadata max_sentences, 1-50) in their original order. A message that is only a URL is read with the rental’s web tool when the engagement has a web policy.',
       tags: ['summary', 'text', 'extractive'],
       examples: ['A paragraph or a document to summarise.'],
     },
     // a task's files (text, Markdown, CSV) are read from their URLs: the summary is of their text
     inputModes: ['text/plain', 'text/markdown', 'text/csv'],
     readsFiles: true,
-    run(text, options, files) {
+    async run(text, options, files) {
+      // a message that is only a URL, with the web tool given: the page is read through the rental
+      const web = webToolOf(options)
+      const pageUrl = onlyUrl(text)
+      if (files.length === 0 && web && pageUrl) {
+        const page = await fetchPage(web, pageUrl)
+        if (page.state !== 'fetched' || page.text === null)
+          return {
+            text: `The page could not be read: ${page.error ?? `the rental answered ${page.status}`}`,
+            data: { fetched: null, web_error: page.error, web_status: page.status },
+          }
+        const result = summarise(pageText(page.text), maxSentences(options))
+        const { text: _t, ...fetched } = page
+        return { text: result.summary, data: { ...result, fetched: { url: pageUrl, ...fetched } } }
+      }
       if (files.length === 0) {
         const result = summarise(text, maxSentences(options))
         return { text: result.summary, data: { ...result } }
@@ -142,7 +159,7 @@ export const AGENTS: AgentDefinition[] = [
     id: 'note-taker',
     name: 'Note taker',
     description:
-      'Files the text as a note in the client’s notes tool server, through the rental’s connect path: it lists the newest notes, then asks to create one (which the client’s policy may hold for approval).',
+      'Files the text as a note in the client’s notes tool server, through the rental’s connect path: it lists the newest notes, then asks to create one (which the client’s policy may hold for approval: it waits a while for the outcome).',
     skill: {
       id: 'file-note',
       name: 'File a note',
@@ -151,8 +168,8 @@ export const AGENTS: AgentDefinition[] = [
       tags: ['notes', 'tools', 'mcp'],
       examples: ['Call with ACME on Monday\nThey want the revised quote by Friday.'],
     },
-    async run(text, options) {
-      const filed = await fileNote(text, options)
+    async run(text, options, _files, env) {
+      const filed = await fileNote(text, options, env.toolWaitMs)
       if (!filed.connected)
         return {
           text: 'No tool connection was given for this task: nothing was filed.',

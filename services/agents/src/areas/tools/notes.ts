@@ -48,6 +48,18 @@ export class NoteStore {
     for (const [hash, entry] of this.#keys) if (entry.notebook.id === id) this.#keys.delete(hash)
   }
 
+  /** The notebook of an idp client (its tokens' `client_id`), made on first use; tokens may write. */
+  openForClient(clientId: string): { notebook: Notebook; scope: NoteScope } {
+    const id = `nb_client_${sha256(clientId).slice(0, 16)}`
+    let notebook = this.#notebooks.get(id)
+    if (!notebook) {
+      notebook = { id, notes: new Map() }
+      this.#notebooks.set(id, notebook)
+      while (this.#notebooks.size > this.maxNotebooks) this.#forget(this.#notebooks.keys().next().value!)
+    }
+    return { notebook, scope: 'write' }
+  }
+
   /** The notebook and scope a key opens (looked up by its hash), or undefined. */
   open(key: string): { notebook: Notebook; scope: NoteScope } | undefined {
     return this.#keys.get(sha256(key))

@@ -6,6 +6,7 @@ import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import type { Actor } from '../events/index.ts'
 import type { TaskService } from '../tasks/index.ts'
+import { bearerOf } from './auth-modes.ts'
 import { ToolServerError } from './mcp-client.ts'
 import { actionView, type ConnectDeps, endAction, sha256 } from './service.ts'
 import {
@@ -40,14 +41,19 @@ const hashOf = (value: unknown) => sha256(canonicalize(value ?? null))
 
 /**
  * The credential a task's agent calls tools with: random, kept as its SHA-256, valid for
- * RENTAL_CONNECT_TOKEN_TTL_S and only while the task runs. Given (with the URL to call) in the
- * message the agent gets, when the task's engagement has a connection.
+ * RENTAL_CONNECT_TOKEN_TTL_S and only while the task runs. Given (with the URLs to call) in the
+ * message the agent gets, when the task's engagement has a connection or a web policy (the web
+ * tool, `svc_web_url`).
  */
 export async function taskCredential(
   deps: CallDeps,
   task: { id: string; org_id: string; engagement_id: string | null },
 ) {
-  if (!task.engagement_id || !(await connectionOf(deps.db, task.engagement_id))) return undefined
+  if (!task.engagement_id) return undefined
+  const connected = (await connectionOf(deps.db, task.engagement_id)) !== undefined
+  // the web tool is offered once the client set a web policy for the engagement
+  const web = (await deps.egress.webPolicy(task.engagement_id)) !== undefined
+  if (!connected && !web) return undefined
   const token = `tct_${randomBytes(32).toString('base64url')}`
   const now = deps.now()
   await insertTaskToken(
@@ -61,7 +67,12 @@ export async function taskCredential(
     },
     now,
   )
-  return { svc_connect_url: `${deps.baseUrl.replace(/\/+$/, '')}${CALLS_PATH}`, svc_connect_token: token }
+  const base = deps.baseUrl.replace(/\/+$/, '')
+  return {
+    svc_connect_url: `${base}${CALLS_PATH}`,
+    svc_connect_token: token,
+    ...(web ? { svc_web_url: `${base}/api/web/fetch` } : {}),
+  }
 }
 
 const RUNNING = new Set(['submitted', 'working', 'input-required'])
@@ -175,6 +186,14 @@ export async function requestCall(
   return { status: 200 as const, action: await makeCall(deps, outcome.run, id, actor) }
 }
 
+/** A call the task's agent asked for, as it stands now (its result once made); another task's is 404. */
+export async function callOf(deps: CallDeps, credential: Credential, id: string) {
+  const action = await actionById(deps.db, id)
+  if (!action || action.task_id !== credential.task_id)
+    throw rentalError('action_not_found', `no action ${id} of this task`)
+  return actionView(action)
+}
+
 /**
  * Makes the call of a `running` action with the connection's sealed key and records its outcome:
  * completed (or failed: the tool's own error, or the server's), or timed_out when the server did
@@ -183,14 +202,24 @@ export async function requestCall(
  */
 async function makeCall(deps: CallDeps, connection: ConnectionRow, actionId: string, actor: Actor) {
   const action = (await actionById(deps.db, actionId))!
-  const key = deps.sealer.open(connection.key_sealed, `connection:${connection.id}`).toString('utf8')
   const started = Date.now()
   let result: CallToolResult | undefined
   let failure: ToolServerError | undefined
   try {
     // an approved call made later: the egress policy may have changed since it was asked for
-    await deps.egress.checkEgress(connection.engagement_id, connection.url, egressOptions(deps, actor))
-    result = await deps.servers.callTool(connection.url, key, action.tool, action.arguments ?? {})
+    const { addresses } = await deps.egress.checkEgress(
+      connection.engagement_id,
+      connection.url,
+      egressOptions(deps, actor),
+    )
+    const bearer = await bearerOf(deps, connection)
+    result = await deps.servers.callTool(
+      connection.url,
+      bearer,
+      action.tool,
+      action.arguments ?? {},
+      addresses,
+    )
   } catch (err) {
     if (err instanceof AppError && err.code === 'egress_refused')
       failure = new ToolServerError(`egress refused: ${err.message}`)
@@ -198,6 +227,8 @@ async function makeCall(deps: CallDeps, connection: ConnectionRow, actionId: str
     else failure = err
   }
   const latencyMs = Date.now() - started
+  // a server refusing the idp's token: the next call asks the idp for another
+  if (failure && !failure.timedOut && connection.resource) deps.tokens.invalidate(connection.resource)
   const now = deps.now()
   const state = failure
     ? failure.timedOut

@@ -1,14 +1,20 @@
 import { defineArea } from '../../context.ts'
 import { type CallDeps, decided, startCalls, taskCredential } from './calls.ts'
 import { ToolServers } from './mcp-client.ts'
+import { ResourceTokens } from './resource-tokens.ts'
 import { connectRoutes } from './routes.ts'
+import { webRoutes } from './web-routes.ts'
 import { health } from './service.ts'
+import type { ExecutionSource } from '../tasks/index.ts'
+import { actionExecutions } from './store.ts'
 
 export type { ConnectTables } from './store.ts'
 
 export interface ConnectService {
   /** Every connection of the organization with its health (the tenant console's /v1 helper). */
   health(orgId: string): ReturnType<typeof health>
+  /** The organization's tool actions as a source of GET /v1/executions (with the tasks). */
+  executions: ExecutionSource
 }
 
 /**
@@ -20,7 +26,7 @@ export interface ConnectService {
  */
 export const connectArea = defineArea({
   name: 'connect',
-  needs: ['engagements', 'events', 'approvals', 'tasks', 'egress'],
+  needs: ['engagements', 'events', 'approvals', 'tasks', 'egress', 'auth'],
   async mount(_app, ctx, use): Promise<ConnectService> {
     const deps: CallDeps = {
       ...ctx,
@@ -33,6 +39,7 @@ export const connectArea = defineArea({
         allowPrivate: ctx.config.connect.allowPrivate,
         timeoutMs: ctx.config.connect.timeoutMs,
       }),
+      tokens: new ResourceTokens(use.auth.link),
     }
     use.approvals.onToolCall({
       decided: (trx, id, outcome, by, actor) => decided(deps, trx, id, outcome, by, actor),
@@ -40,10 +47,15 @@ export const connectArea = defineArea({
     use.tasks.metadataWith((task) => taskCredential(deps, task))
     await startCalls(deps)
     connectDeps.set(ctx, deps)
-    return { health: (orgId) => health(deps, orgId) }
+    return {
+      health: (orgId) => health(deps, orgId),
+      executions: (db, orgId, filter, after, limit) =>
+        actionExecutions(db, orgId, filter, after, limit) as unknown as ReturnType<ExecutionSource>,
+    }
   },
   routes(app, ctx) {
     connectRoutes(app, connectDeps.get(ctx)!)
+    webRoutes(app, connectDeps.get(ctx)!)
   },
 })
 

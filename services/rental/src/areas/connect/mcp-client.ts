@@ -1,8 +1,14 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
-import { checkPublicUrl, publicAgent } from '@svc/kit/http/public-fetch'
+import type { LookupAddress } from 'node:dns'
+import { AppError } from '@svc/kit'
+import { checkPublicUrl, pinnedAgent, publicAgent, resolvePublic } from '@svc/kit/http/public-fetch'
 import { type Agent, fetch as undiciFetch } from 'undici'
+import { discoverResource } from './resource-metadata.ts'
+
+/** The addresses a tool server's name was checked to resolve to (egress), to connect to them only. */
+export type Pins = LookupAddress[] | undefined
 
 /** A tool server's refusal or failure, in its own words where it gave any (a 4XX for the client). */
 export class ToolServerError extends Error {
@@ -50,8 +56,9 @@ const MAX_TOOLS = 200
 /**
  * The rental's side of MCP (Streamable HTTP, the official SDK client): each use opens a session
  * with the key as a Bearer token, does its one thing within `timeoutMs` (a server that hangs is
- * cut there) and closes. Connections go through `publicAgent` (public addresses only unless
- * `allowPrivate`, the checked address pinned) and never follow a redirect.
+ * cut there) and closes. Unless `allowPrivate`, the server's name is resolved once, each address
+ * checked public, and the session's connections go to those addresses only (DNS pinning: no
+ * rebinding window between the check and the connection); redirects are never followed.
  */
 export class ToolServers {
   readonly #agent: Agent
@@ -70,9 +77,50 @@ export class ToolServers {
     }
   }
 
-  async #session<T>(url: string, key: string, work: (client: Client, signal: AbortSignal) => Promise<T>) {
+  /** The dispatcher a session uses: pinned to the checked addresses (given, or resolved here). */
+  async #agentFor(url: string, pins: Pins): Promise<{ agent: Agent; pinned: boolean }> {
+    if (this.options.allowPrivate) return { agent: this.#agent, pinned: false }
+    let addresses: LookupAddress[] | null | undefined = pins
+    if (!addresses) {
+      try {
+        addresses = await resolvePublic(url, { allowPrivate: false })
+      } catch (err) {
+        throw new ToolServerError(`the tool server URL is refused: ${(err as Error).message}`)
+      }
+    }
+    if (!addresses) return { agent: this.#agent, pinned: false }
+    const host = new URL(url).hostname
+    return { agent: pinnedAgent(host, addresses, { connectTimeoutMs: this.options.timeoutMs }), pinned: true }
+  }
+
+  /** The tool server's RFC 9728 metadata (how to get a token for it), fetched over the session's rules. */
+  async resourceOf(url: string, pins?: Pins, admit?: (url: string) => Promise<unknown>) {
+    const { agent, pinned } = await this.#agentFor(url, pins)
+    try {
+      return await discoverResource(url, {
+        serverAgent: agent,
+        metadataAgent: this.#agent,
+        allowPrivate: this.options.allowPrivate,
+        timeoutMs: this.options.timeoutMs,
+        ...(admit ? { admit } : {}),
+      })
+    } catch (err) {
+      // a refusal of the metadata URL by the caller's policy is the caller's answer
+      if (err instanceof AppError) throw err
+      throw new ToolServerError(`the tool server ${(err as Error).message}`)
+    } finally {
+      if (pinned) void agent.close()
+    }
+  }
+
+  async #session<T>(
+    url: string,
+    key: string,
+    work: (client: Client, signal: AbortSignal) => Promise<T>,
+    pins: Pins,
+  ) {
     const signal = AbortSignal.timeout(this.options.timeoutMs)
-    const agent = this.#agent
+    const { agent, pinned } = await this.#agentFor(url, pins)
     const transport = new StreamableHTTPClientTransport(new URL(url), {
       requestInit: { headers: { authorization: `Bearer ${key}` } },
       fetch: (input, init) =>
@@ -93,29 +141,35 @@ export class ToolServers {
       throw new ToolServerError(describe(err))
     } finally {
       await client.close().catch(() => undefined)
+      if (pinned) void agent.close()
     }
   }
 
   /** The tools the key reaches (tools/list, every page up to 200 tools) and the server's name. */
-  async listTools(url: string, key: string) {
-    const { value, server } = await this.#session(url, key, async (client, signal) => {
-      const tools: Tool[] = []
-      let cursor: string | undefined
-      do {
-        const page = await client.listTools(cursor ? { cursor } : {}, {
-          signal,
-          timeout: this.options.timeoutMs,
-        })
-        tools.push(...page.tools)
-        cursor = page.nextCursor
-      } while (cursor && tools.length < MAX_TOOLS)
-      return tools.slice(0, MAX_TOOLS).map(toolInfo)
-    })
+  async listTools(url: string, key: string, pins?: Pins) {
+    const { value, server } = await this.#session(
+      url,
+      key,
+      async (client, signal) => {
+        const tools: Tool[] = []
+        let cursor: string | undefined
+        do {
+          const page = await client.listTools(cursor ? { cursor } : {}, {
+            signal,
+            timeout: this.options.timeoutMs,
+          })
+          tools.push(...page.tools)
+          cursor = page.nextCursor
+        } while (cursor && tools.length < MAX_TOOLS)
+        return tools.slice(0, MAX_TOOLS).map(toolInfo)
+      },
+      pins,
+    )
     return { tools: value, server: server ? { name: server.name, version: server.version } : null }
   }
 
   /** One tools/call; the tool's own error (`isError`) is an answer, not a failure. */
-  async callTool(url: string, key: string, name: string, args: Record<string, unknown>) {
+  async callTool(url: string, key: string, name: string, args: Record<string, unknown>, pins?: Pins) {
     const { value } = await this.#session(
       url,
       key,
@@ -124,6 +178,7 @@ export class ToolServers {
           signal,
           timeout: this.options.timeoutMs,
         })) as CallToolResult,
+      pins,
     )
     return value
   }

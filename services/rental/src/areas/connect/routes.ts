@@ -8,6 +8,7 @@ import {
   type CallDeps,
   CALLS_PATH,
   type Credential,
+  callOf,
   refresh,
   requestCall,
   taskOfCredential,
@@ -35,10 +36,22 @@ const ApiKey = Type.String({
 })
 const Approval = Type.Union([Type.Literal('never'), Type.Literal('always')])
 const ToolName = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.\\-/]+$' })
+const Auth = Type.Union([
+  Type.Object({ type: Type.Literal('api_key'), api_key: ApiKey }, { additionalProperties: false }),
+  Type.Object(
+    { type: Type.Literal('idp_resource') },
+    {
+      additionalProperties: false,
+      description:
+        'a token the rental obtains from the idp for the server’s registered resource (RFC 9728 metadata discovered from the server, RFC 8707 `resource=`): nothing secret is stored',
+    },
+  ),
+])
 const BindBody = Type.Object(
   {
     url: Url,
-    api_key: ApiKey,
+    api_key: Type.Optional(ApiKey),
+    auth: Type.Optional(Auth),
     tools: Type.Optional(
       Type.Array(
         Type.Object(
@@ -83,8 +96,11 @@ const Connection = Type.Object({
   id: Type.String(),
   engagement_id: Type.String(),
   url: Type.String(),
-  auth_mode: Type.Literal('api_key'),
-  key_hint: Type.String({ description: 'the key’s last four characters' }),
+  auth_mode: Type.Union([Type.Literal('api_key'), Type.Literal('idp_resource')]),
+  key_hint: Nullable(Type.String({ description: 'the key’s last four characters (api_key)' })),
+  resource: Nullable(
+    Type.String({ description: 'idp_resource: the resource identifier the idp’s tokens are for' }),
+  ),
   server: Server,
   allowed_tools: Type.Array(Type.Object({ name: Type.String(), approval: Approval })),
   created_at: Type.String(),
@@ -156,6 +172,7 @@ export function connectRoutes(app: App, deps: CallDeps) {
         response: {
           200: Type.Object({
             url: Type.String(),
+            resource: Nullable(Type.String()),
             server: Server,
             tools: Type.Array(Type.Object({ ...ToolFields, would_allow: Type.Boolean() })),
             stored: Type.Literal(false),
@@ -300,17 +317,37 @@ export function connectRoutes(app: App, deps: CallDeps) {
   )
   // the credential is checked before the body is read (a request without one is 401 whatever it holds)
   const credentials = new WeakMap<object, Credential>()
+  const withCredential = async (
+    request: { headers: { authorization?: string | undefined } },
+    reply: { header(name: string, value: string): unknown },
+  ) => {
+    try {
+      credentials.set(request, await taskOfCredential(deps, request.headers.authorization))
+    } catch (err) {
+      reply.header('www-authenticate', 'Bearer realm="rental-tool-calls", error="invalid_token"')
+      throw err
+    }
+  }
+  app.get(
+    `${CALLS_PATH}/:id`,
+    {
+      onRequest: withCredential,
+      schema: {
+        summary: 'A tool call the task’s agent asked for, as it stands (a held call’s outcome, read later)',
+        description:
+          'Authorization: Bearer <the task’s tool-call credential>, as for POST /api/connect/calls. Answers the action: its state, and once the call was made its `result` (the MCP CallToolResult). An action of another task is 404 `action_not_found`.',
+        tags,
+        security: [{ taskToolToken: [] }],
+        params: ActionParams,
+        response: { 200: Action },
+      },
+    },
+    async (request) => callOf(deps, credentials.get(request)!, request.params.id),
+  )
   app.post(
     CALLS_PATH,
     {
-      onRequest: async (request, reply) => {
-        try {
-          credentials.set(request, await taskOfCredential(deps, request.headers.authorization))
-        } catch (err) {
-          reply.header('www-authenticate', 'Bearer realm="rental-tool-calls", error="invalid_token"')
-          throw err
-        }
-      },
+      onRequest: withCredential,
       bodyLimit: deps.config.connect.maxArgumentBytes + 64 * 1024,
       schema: {
         summary:

@@ -6,7 +6,9 @@ import type { ApprovalService } from '../approvals/index.ts'
 import type { EgressService } from '../egress/index.ts'
 import type { EngagementService } from '../engagements/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
-import { type ToolInfo, ToolServerError, type ToolServers } from './mcp-client.ts'
+import { authOf, type BindAuth, reach } from './auth-modes.ts'
+import type { ToolInfo, ToolServers } from './mcp-client.ts'
+import type { ResourceTokens } from './resource-tokens.ts'
 import {
   type ActionRow,
   type ActionState,
@@ -27,6 +29,7 @@ export interface ConnectDeps extends RentalContext {
   approvals: ApprovalService
   egress: EgressService
   servers: ToolServers
+  tokens: ResourceTokens
 }
 
 export const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex')
@@ -44,6 +47,7 @@ export const connectionView = (row: ConnectionRow) => ({
   url: row.url,
   auth_mode: row.auth_mode,
   key_hint: row.key_hint,
+  resource: row.resource,
   server: row.server_name ? { name: row.server_name, version: row.server_version } : null,
   allowed_tools: row.allowed,
   created_at: row.created_at.toISOString(),
@@ -88,21 +92,6 @@ async function ownEngagement(deps: ConnectDeps, orgId: string, id: string) {
   return engagement
 }
 
-/**
- * The server's tools for a key, or 400 naming the server's own error; 403 `egress_refused` first
- * when the engagement's egress policy does not reach the server (before any connection).
- */
-async function reach(deps: ConnectDeps, engagementId: string, url: string, key: string, actor: Actor) {
-  await deps.egress.checkEgress(engagementId, url, { allowPrivate: deps.config.connect.allowPrivate, actor })
-  try {
-    const checked = await deps.servers.checkUrl(url)
-    return { url: checked, ...(await deps.servers.listTools(checked, key)) }
-  } catch (err) {
-    if (err instanceof ToolServerError) throw rentalError('tool_server_refused', err.message)
-    throw err
-  }
-}
-
 /** The tools a binding would allow: those named (each must be reachable), else all with their default approval. */
 function allowedOf(
   tools: ToolInfo[],
@@ -121,7 +110,8 @@ function allowedOf(
 
 export interface BindInput {
   url: string
-  api_key: string
+  api_key?: string | undefined
+  auth?: BindAuth | undefined
   tools?: Array<{ name: string; approval?: AllowedTool['approval'] | undefined }> | undefined
 }
 
@@ -134,10 +124,11 @@ export async function preview(
   actor: Actor,
 ) {
   await ownEngagement(deps, orgId, engagementId)
-  const reached = await reach(deps, engagementId, input.url, input.api_key, actor)
+  const reached = await reach(deps, engagementId, input.url, authOf(input), actor)
   const allowed = allowedOf(reached.tools, input.tools)
   return {
     url: reached.url,
+    resource: reached.resource,
     server: reached.server,
     tools: reached.tools.map((t) => {
       const allow = allowed.find((a) => a.name === t.name)
@@ -163,7 +154,8 @@ export async function bind(
       'already_connected',
       `the engagement ${engagementId} is connected already: revoke it first`,
     )
-  const reached = await reach(deps, engagementId, input.url, input.api_key, actor)
+  const auth = authOf(input)
+  const reached = await reach(deps, engagementId, input.url, auth, actor)
   const allowed = allowedOf(reached.tools, input.tools)
   const id = `con_${randomBytes(12).toString('base64url')}`
   const now = deps.now()
@@ -180,9 +172,11 @@ export async function bind(
       org_id: orgId,
       engagement_id: engagementId,
       url: reached.url,
-      auth_mode: 'api_key',
-      key_sealed: deps.sealer.seal(input.api_key, `connection:${id}`),
-      key_hint: hintOf(input.api_key),
+      auth_mode: auth.type,
+      // idp_resource: no secret at all, the resource its tokens are asked for
+      key_sealed: auth.type === 'api_key' ? deps.sealer.seal(auth.api_key, `connection:${id}`) : null,
+      key_hint: auth.type === 'api_key' ? hintOf(auth.api_key) : null,
+      resource: reached.resource,
       server_name: reached.server?.name ?? null,
       server_version: reached.server?.version ?? null,
       tools: reached.tools,
@@ -196,7 +190,7 @@ export async function bind(
       stream: engagementId,
       subjects: { engagement_id: engagementId, connection_id: id },
       actor,
-      data: { url: reached.url, auth_mode: 'api_key', allowed_tools: allowed },
+      data: { url: reached.url, auth_mode: auth.type, resource: reached.resource, allowed_tools: allowed },
     })
     return (await connectionOf(trx, engagementId))!
   })

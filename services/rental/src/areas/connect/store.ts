@@ -1,7 +1,8 @@
 import { rowById } from '@svc/kit'
-import type { Generated, Insertable, Selectable, Updateable } from 'kysely'
+import { type Generated, type Insertable, type Selectable, type Updateable, sql } from 'kysely'
 import type { RentalDb } from '../../db.ts'
 import type { ToolInfo } from './mcp-client.ts'
+import type { WebTables } from './web-store.ts'
 
 export type ActionState =
   | 'pending_approval'
@@ -14,21 +15,26 @@ export type ActionState =
   | 'rejected'
   | 'canceled'
 
+/** api_key: the client's key, sealed; idp_resource: a token from the idp for the server's registered resource. */
+export type AuthMode = 'api_key' | 'idp_resource'
+
 export interface AllowedTool {
   name: string
   approval: 'never' | 'always'
 }
 
-/** The connect area's tables (migration 0045). */
-export interface ConnectTables {
+/** The connect area's tables (migrations 0045 and 0049). */
+export interface ConnectTables extends WebTables {
   connections: {
     id: string
     org_id: string
     engagement_id: string
     url: string
-    auth_mode: 'api_key'
-    key_sealed: Buffer
-    key_hint: string
+    auth_mode: AuthMode
+    key_sealed: Buffer | null
+    key_hint: string | null
+    /** idp_resource: the RFC 8707 resource identifier the idp's tokens are asked for. */
+    resource: string | null
     server_name: string | null
     server_version: string | null
     tools: ToolInfo[]
@@ -192,3 +198,49 @@ export async function insertTaskToken(
 
 export const taskTokenOf = (db: RentalDb, sha256: string) =>
   db.selectFrom('connect_task_tokens').selectAll().where('token_sha256', '=', sha256).executeTakeFirst()
+
+/**
+ * The organization's tool actions as executions (GET /v1/executions, with the tasks): newest first
+ * by (requested_at, id), after the cursor when given, at most `limit`.
+ */
+export function actionExecutions(
+  db: RentalDb,
+  orgId: string,
+  filter: {
+    state?: string | undefined
+    agentDid?: string | undefined
+    engagementId?: string | undefined
+    since?: Date | undefined
+    until?: Date | undefined
+  },
+  after: [string, string] | undefined,
+  limit: number,
+) {
+  let query = db
+    .selectFrom('connect_actions')
+    .select([
+      sql<'tool_action'>`'tool_action'`.as('kind'),
+      'id',
+      'engagement_id',
+      sql<string | null>`null::text`.as('trial_id'),
+      'agent_did',
+      'state',
+      sql<number>`0::int8`.as('price_fils'),
+      'reason as error',
+      'receipt_id',
+      'requested_at as created_at',
+      sql<Date | null>`null::timestamptz`.as('started_at'),
+      'ended_at as completed_at',
+      sql<string>`requested_at::text`.as('created_text'),
+      'tool',
+      'task_id',
+    ])
+    .where('org_id', '=', orgId)
+  if (filter.state) query = query.where('state', '=', filter.state as ActionState)
+  if (filter.agentDid) query = query.where('agent_did', '=', filter.agentDid)
+  if (filter.engagementId) query = query.where('engagement_id', '=', filter.engagementId)
+  if (filter.since) query = query.where('requested_at', '>=', filter.since)
+  if (filter.until) query = query.where('requested_at', '<', filter.until)
+  if (after) query = query.where(sql<boolean>`(requested_at, id) < (${after[0]}::timestamptz, ${after[1]})`)
+  return query.orderBy('requested_at', 'desc').orderBy('id', 'desc').limit(limit)
+}

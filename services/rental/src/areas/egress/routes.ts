@@ -72,59 +72,64 @@ const ABOUT: Record<PolicyKind, { summary: string; set: string; schema: TSchema 
   },
 }
 
-export function egressRoutes(app: App, deps: EgressDeps) {
+/** The policy routes of one kind, registered at the paths given literally below. */
+function policyRoutes(app: App, deps: EgressDeps, kind: PolicyKind, path: string) {
   const { sessions } = deps
   const tags = ['egress']
-  for (const kind of ['web', 'egress'] as const) {
-    const about = ABOUT[kind]
-    app.get(
-      `/api/engagements/:id/${kind}`,
-      {
-        ...sessions.session,
-        ...can('engagements:read'),
-        schema: {
-          summary: about.summary,
-          tags,
-          security: SESSION_SECURITY,
-          params: Params,
-          response: { 200: View(about.schema) },
-        },
+  const about = ABOUT[kind]
+  app.get(
+    path,
+    {
+      ...sessions.session,
+      ...can('engagements:read'),
+      schema: {
+        summary: about.summary,
+        tags,
+        security: SESSION_SECURITY,
+        params: Params,
+        response: { 200: View(about.schema) },
       },
-      async (request, reply) => {
-        const view = await policyDetail(deps, orgOf(request), request.params.id, kind)
-        void reply.header('etag', `"${view.version}"`)
-        return view
+    },
+    async (request, reply) => {
+      const view = await policyDetail(deps, orgOf(request), (request.params as { id: string }).id, kind)
+      void reply.header('etag', `"${view.version}"`)
+      return view
+    },
+  )
+  app.post(
+    path,
+    {
+      ...sessions.sessionAndCsrf,
+      ...can('engagements:write'),
+      schema: {
+        summary: about.set,
+        description:
+          'Hosts match exactly, or `*.example.com` matches its subdomains. 409 `engagement_ended` once the engagement ended; 412 `precondition_failed` when If-Match names another version. Recorded as `engagement.policy_changed`.',
+        tags,
+        security: CSRF_SECURITY,
+        params: Params,
+        headers: Type.Object({ 'if-match': Type.Optional(Type.String({ maxLength: 20 })) }),
+        body: about.schema,
+        response: { 200: View(about.schema) },
       },
-    )
-    app.post(
-      `/api/engagements/:id/${kind}`,
-      {
-        ...sessions.sessionAndCsrf,
-        ...can('engagements:write'),
-        schema: {
-          summary: about.set,
-          description:
-            'Hosts match exactly, or `*.example.com` matches its subdomains. 409 `engagement_ended` once the engagement ended; 412 `precondition_failed` when If-Match names another version. Recorded as `engagement.policy_changed`.',
-          tags,
-          security: CSRF_SECURITY,
-          params: Params,
-          headers: Type.Object({ 'if-match': Type.Optional(Type.String({ maxLength: 20 })) }),
-          body: about.schema,
-          response: { 200: View(about.schema) },
-        },
-      },
-      async (request, reply) => {
-        const view = await setPolicy(
-          deps,
-          { orgId: orgOf(request), subject: sessionOf(request).subject, actor: actorOfRequest(request) },
-          request.params.id,
-          kind,
-          request.body as WebPolicy & EgressPolicy,
-          expectedVersion(request.headers['if-match']),
-        )
-        void reply.header('etag', `"${view.version}"`)
-        return view
-      },
-    )
-  }
+    },
+    async (request, reply) => {
+      const view = await setPolicy(
+        deps,
+        { orgId: orgOf(request), subject: sessionOf(request).subject, actor: actorOfRequest(request) },
+        (request.params as { id: string }).id,
+        kind,
+        request.body as WebPolicy & EgressPolicy,
+        expectedVersion((request.headers as Record<string, string | undefined>)['if-match']),
+      )
+      void reply.header('etag', `"${view.version}"`)
+      return view
+    },
+  )
+}
+
+export function egressRoutes(app: App, deps: EgressDeps) {
+  // GET and POST /api/engagements/:id/web, GET and POST /api/engagements/:id/egress
+  policyRoutes(app, deps, 'web', '/api/engagements/:id/web')
+  policyRoutes(app, deps, 'egress', '/api/engagements/:id/egress')
 }

@@ -1,3 +1,4 @@
+import type { LookupAddress } from 'node:dns'
 import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import { checkPublicUrl, PublicUrlError } from '@svc/kit/http/public-fetch'
@@ -18,6 +19,10 @@ export interface WebPolicy {
   denied_domains: string[]
   max_fetches_per_task: number | null
   max_bytes: number | null
+}
+/** What an egress check allowed: the addresses the URL's name resolved to and were checked, if any. */
+export interface EgressCheck {
+  addresses?: LookupAddress[]
 }
 export interface EgressPolicy {
   allow: Array<{ host: string; ports?: number[] | undefined }>
@@ -126,49 +131,62 @@ export async function setPolicy<K extends PolicyKind>(
   })
 }
 
-/** Why the egress policy refuses `url`, or null when it allows it. */
-async function refusal(deps: EgressDeps, policy: EgressPolicy, url: string, allowPrivate: boolean) {
+/**
+ * Why the egress policy refuses `url` (`why`), or null when it allows it, with the addresses its
+ * name resolved to and were checked (the connection is pinned to them).
+ */
+async function refusal(
+  policy: EgressPolicy,
+  url: string,
+  allowPrivate: boolean,
+): Promise<{ why: string | null; addresses?: LookupAddress[] }> {
   let target: URL
   try {
     target = await checkPublicUrl(url, { allowPrivate })
   } catch (err) {
-    if (err instanceof PublicUrlError) return `the URL is refused: ${err.message}`
-    return 'the URL is refused'
+    return {
+      why: err instanceof PublicUrlError ? `the URL is refused: ${err.message}` : 'the URL is refused',
+    }
   }
   const host = target.hostname.replace(/^\[|\]$/g, '')
   const port = defaultPort(target)
   const entries = policy.allow.filter((a) => hostMatches(a.host, host))
-  if (entries.length === 0) return `${host} is outside the engagement's egress allow-list`
+  if (entries.length === 0) return { why: `${host} is outside the engagement's egress allow-list` }
   if (!entries.some((a) => a.ports === undefined || a.ports.includes(port)))
-    return `port ${port} of ${host} is outside the engagement's egress allow-list`
+    return { why: `port ${port} of ${host} is outside the engagement's egress allow-list` }
   // the addresses the name resolves to: none private unless the deployment allows private addresses
   if (!allowPrivate && !isIP(host)) {
     try {
       const addresses = await lookup(host, { all: true, verbatim: true })
+      if (!addresses.length) throw new PublicUrlError(`${host} does not resolve`)
       for (const { address } of addresses)
         await checkPublicUrl(`https://${address.includes(':') ? `[${address}]` : address}/`, { allowPrivate })
+      return { why: null, addresses }
     } catch (err) {
-      return `${host} does not resolve to a public address${err instanceof PublicUrlError ? `: ${err.message}` : ''}`
+      return {
+        why: `${host} does not resolve to a public address${err instanceof PublicUrlError ? `: ${err.message}` : ''}`,
+      }
     }
   }
-  return null
+  return { why: null }
 }
 
 /**
  * Whether the engagement's outbound calls may reach `url`: anywhere public before an egress policy
  * is set; once set, only its allow-list (hosts, wildcards, ports). A refusal is an `egress.refused`
- * event and a 403 `egress_refused`. Called outside any transaction (it records its own).
+ * event and a 403 `egress_refused`. Called outside any transaction (it records its own). Answers
+ * the addresses checked (when a name was resolved): the caller connects to those (DNS pinning).
  */
 export async function checkEgress(
   deps: EgressDeps,
   engagementId: string,
   url: string,
   options: { allowPrivate: boolean; actor: Actor },
-) {
+): Promise<EgressCheck> {
   const row = await latestPolicy(deps.db, engagementId, 'egress')
-  if (!row) return
-  const why = await refusal(deps, row.policy as EgressPolicy, url, options.allowPrivate)
-  if (why === null) return
+  if (!row) return {}
+  const { why, addresses } = await refusal(row.policy as EgressPolicy, url, options.allowPrivate)
+  if (why === null) return addresses ? { addresses } : {}
   let host = ''
   try {
     host = new URL(url).host

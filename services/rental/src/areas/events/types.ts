@@ -26,6 +26,10 @@ export const EVENT_TYPES = [
   // egress and web-tool policies
   'engagement.policy_changed',
   'egress.refused',
+  // the web tool (an agent's page fetched through the rental)
+  'web.fetched',
+  'web.refused',
+  'web.failed',
   // engagements and money
   'engagement.created',
   'engagement.activated',

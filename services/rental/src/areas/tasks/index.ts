@@ -24,7 +24,8 @@ import {
 import { taskDetail, taskView, type TaskView } from './views.ts'
 import { clearTexts, eraseTexts } from './retention.ts'
 import * as store from './store.ts'
-import { type ExecutionFilter, executionPage, usageSince } from './executions.ts'
+export type { ExecutionRow, ExecutionSource } from './executions.ts'
+import { type ExecutionFilter, type ExecutionSource, executionPage, usageSince } from './executions.ts'
 
 export interface TaskService {
   /** What the A2A surface passes to createTask, taskDetail and cancelTask (its code calls them directly). */
@@ -87,11 +88,12 @@ export interface TaskService {
   ): Promise<string[]>
   /** The retention area hands over what legal holds cover: outputs there are not purged (RENTAL_OUTPUT_TTL_S). */
   heldWith(held: HeldScope): void
-  /** A keyset page of the organization's tasks, newest first (GET /v1/executions). */
+  /** A keyset page of the organization's tasks and `also` sources' rows, newest first (GET /v1/executions). */
   executions(
     orgId: string,
     filter: ExecutionFilter,
     page: { limit: number; cursor?: string | undefined },
+    also?: ExecutionSource[],
   ): ReturnType<typeof executionPage>
   /** The organization's tasks and spend since `since` (GET /v1/org's usage this month). */
   usageSince(orgId: string, since: Date): ReturnType<typeof usageSince>
@@ -196,7 +198,7 @@ export const tasksArea = defineArea({
         return canceled !== undefined
       },
       endedOfEngagement: store.endedOfEngagement,
-      executions: (orgId, filter, page) => executionPage(ctx.db, orgId, filter, page),
+      executions: (orgId, filter, page, also) => executionPage(ctx.db, orgId, filter, page, also),
       usageSince: (orgId, since) => usageSince(ctx.db, orgId, since),
       endedCountsSince: store.endedCountsSince,
       clearTexts: (trx, orgId, before, skip, limit) => clearTexts(trx, orgId, before, skip, limit, ctx.now()),

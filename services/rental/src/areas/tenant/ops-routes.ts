@@ -10,14 +10,28 @@ import { DateTime, dateOf, type TenantDeps, Nullable } from './deps.ts'
 
 const tags = ['tenant']
 const TaskState = Type.Union(
-  ['submitted', 'working', 'input-required', 'completed', 'failed', 'canceled', 'rejected'].map((s) =>
-    Type.Literal(s),
-  ),
+  [
+    'submitted',
+    'working',
+    'input-required',
+    'completed',
+    'failed',
+    'canceled',
+    'rejected',
+    // a tool action's own states (completed, failed, canceled and rejected are shared)
+    'pending_approval',
+    'approved',
+    'running',
+    'timed_out',
+    'refused',
+  ].map((s) => Type.Literal(s)),
 )
 const Id = Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_:.-]+$' })
 
 const Execution = Type.Object({
-  kind: Type.Literal('task', { description: 'task (tool actions join when the tools area lands)' }),
+  kind: Type.Union([Type.Literal('task'), Type.Literal('tool_action')], {
+    description: 'a task, or a tool call an agent asked for during one (connect)',
+  }),
   id: Type.String(),
   state: Type.String(),
   agent_did: Type.String(),
@@ -29,6 +43,8 @@ const Execution = Type.Object({
   created_at: Type.String(),
   started_at: Nullable(Type.String()),
   completed_at: Nullable(Type.String()),
+  tool: Nullable(Type.String({ description: 'tool_action: the tool called' })),
+  task_id: Nullable(Type.String({ description: 'tool_action: the task it was asked for in' })),
 })
 
 const Connection = Type.Object({
@@ -144,11 +160,12 @@ export function opsRoutes(app: App, deps: TenantDeps) {
       ...auth.read('tasks:read'),
       schema: {
         summary:
-          'The organization’s executions (its tasks; tool actions to come), newest first, by state, agent, engagement, period; cursor paging',
+          'The organization’s executions (its tasks and tool actions), newest first across both, by kind, state, agent, engagement, period; cursor paging',
         tags,
         security: TENANT_READ_SECURITY,
         querystring: Type.Object(
           {
+            kind: Type.Optional(Type.Union([Type.Literal('task'), Type.Literal('tool_action')])),
             state: Type.Optional(TaskState),
             agent: Type.Optional(Type.String({ minLength: 1, maxLength: 300, pattern: '^did:[a-z0-9]+:' })),
             engagement: Type.Optional(Id),
@@ -175,16 +192,20 @@ export function opsRoutes(app: App, deps: TenantDeps) {
       const { rows, nextCursor } = await deps.tasks.executions(
         orgOf(request),
         {
-          state: q.state as Parameters<TenantDeps['tasks']['executions']>[1]['state'],
+          kind: q.kind,
+          state: q.state,
           agentDid: q.agent,
           engagementId: q.engagement,
           ...periodOf(q),
         },
         { limit: q.limit, cursor: q.cursor },
+        [deps.connect.executions],
       )
       return {
         executions: rows.map((r) => ({
-          kind: 'task' as const,
+          kind: r.kind,
+          tool: r.tool,
+          task_id: r.task_id,
           id: r.id,
           state: r.state,
           agent_did: r.agent_did,
