@@ -3,6 +3,7 @@
 import { CLIENT_EN } from './i18n-client.js'
 import { CLIENT_AR } from './i18n-client-ar.js'
 
+import { MARKET_AR, MARKET_EN } from './i18n-market.js'
 import { TENANT_AR, TENANT_EN } from './i18n-tenant.js'
 
 const en = {
@@ -353,6 +354,8 @@ const ar = {
 // the tenant screens' words (i18n-tenant.js)
 Object.assign(en, TENANT_EN)
 Object.assign(ar, TENANT_AR)
+Object.assign(en, MARKET_EN)
+Object.assign(ar, MARKET_AR)
 
 export const CATALOGUES = { en, ar }
 const KEY = 'console.lang'
