@@ -4,7 +4,8 @@
 import { useState } from 'preact/hooks'
 import { api, ApiError } from './api.js'
 import { filsOf } from './disputes.js'
-import { ErrorText, html, useLoad, When } from './ui.js'
+import { formatDate } from './i18n.js'
+import { ErrorText, html, useLoad } from './ui.js'
 
 /** A form that posts what `send` makes of its fields; a refusal in words, `onDone(answer)` after. */
 function CreateForm({ id, title, t, send, onDone, children, submit }) {
@@ -161,7 +162,7 @@ export function ScheduleForm({ t, lang, reload }) {
       reset()
       await reload()
     }}>
-    <label for="schedule-engagement">${t('nav.engagements')}</label>
+    <label for="schedule-engagement">${t('schedule.engagement')}</label>
     <select id="schedule-engagement" value=${engagement} onChange=${(e) => bind('engagement').set(e.currentTarget.value)}>
       ${active.map((e) => html`<option value=${e.id}>${e.job_id} · ${e.id}</option>`)}
     </select>
@@ -174,7 +175,10 @@ export function ScheduleForm({ t, lang, reload }) {
     ${
       created
         ? html`<div role="status" data-testid="schedule-next"><p>${t('schedule.created_next', { cron: created.cron, zone: created.timezone })}</p>
-            <ul>${created.next_runs.map((iso) => html`<li key=${iso}><${When} iso=${iso} lang=${lang} /></li>`)}</ul></div>`
+            <ul>${created.next_runs.map(
+              (iso) =>
+                html`<li key=${iso}><time datetime=${iso}>${formatDate(iso, lang, { dateStyle: 'full', timeZone: created.timezone })}</time></li>`,
+            )}</ul></div>`
         : null
     }
   <//>`

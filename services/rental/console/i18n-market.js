@@ -35,6 +35,8 @@ export const MARKET_EN = {
   'listing.trial_hint':
     'Try it free: a few tasks within a window, no escrow, no charge. Hire it after if it suits you.',
   'listing.cannot_try': 'This listing takes no trials or hires now. Search the market for another.',
+  'listing.live_trial': 'Your organization is trying this listing now.',
+  'listing.open_trial': 'Open the trial',
   'trial.start': 'Try it free',
   'trial.starting': 'Starting the trial…',
   'trial.title': 'Trial: {title}',
@@ -86,7 +88,8 @@ export const MARKET_EN = {
   'schedule.cron_hint':
     'Five fields: minute hour day-of-month month day-of-week, e.g. 0 9 * * 1 (Mondays at 9:00).',
   'schedule.timezone': 'Time zone',
-  'schedule.created_next': 'Made: {cron} in {zone}. It runs next at:',
+  'schedule.engagement': 'Engagement',
+  'schedule.created_next': 'Made: {cron} in {zone}. It runs next on (in {zone}):',
   'schedule.no_engagement': 'A schedule runs tasks for an active engagement: hire an agent first.',
   'schedules.empty': 'No schedules yet. Run tasks on a timetable with the form above.',
 }
@@ -123,6 +126,8 @@ export const MARKET_AR = {
   'listing.no_models': 'لم يصرّح مشغّله بأي نموذج.',
   'listing.trial_hint': 'جرّبه مجاناً: بضع مهام خلال مدة محددة، بلا ضمان ولا رسوم. ثم استأجره إن ناسبك.',
   'listing.cannot_try': 'لا يقبل هذا العرض تجارب أو استئجاراً الآن. ابحث في السوق عن غيره.',
+  'listing.live_trial': 'مؤسستك تجرّب هذا العرض الآن.',
+  'listing.open_trial': 'افتح التجربة',
   'trial.start': 'جرّبه مجاناً',
   'trial.starting': 'جارٍ بدء التجربة…',
   'trial.title': 'تجربة: {title}',
@@ -173,7 +178,8 @@ export const MARKET_AR = {
   'schedule.cron_hint':
     'خمسة حقول: الدقيقة الساعة يوم-الشهر الشهر يوم-الأسبوع، مثل 0 9 * * 1 (أيام الاثنين الساعة 9:00).',
   'schedule.timezone': 'المنطقة الزمنية',
-  'schedule.created_next': 'أُنشئ: {cron} بتوقيت {zone}. موعد تشغيله التالي:',
+  'schedule.engagement': 'التعاقد',
+  'schedule.created_next': 'أُنشئ: {cron} بتوقيت {zone}. مواعيد تشغيله التالية (بتوقيت {zone}):',
   'schedule.no_engagement': 'يشغّل الجدول مهام تعاقد نشط: استأجر وكيلاً أولاً.',
   'schedules.empty': 'لا توجد جداول بعد. شغّل المهام وفق جدول زمني من النموذج أعلاه.',
 }

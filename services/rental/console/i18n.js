@@ -413,12 +413,11 @@ export function formatFils(fils, currency, lang) {
   return new Intl.NumberFormat(locale(lang), { style: 'currency', currency }).format(decimal)
 }
 
-/** A date and time in the person's own time zone (the browser's), in their language. */
-export function formatDate(iso, lang) {
+/** A date and time in the browser's time zone (or `options`' own), in the person's language. */
+export function formatDate(iso, lang, options = {}) {
   if (!iso) return ''
-  return new Intl.DateTimeFormat(locale(lang), { dateStyle: 'medium', timeStyle: 'short' }).format(
-    new Date(iso),
-  )
+  const style = { dateStyle: 'medium', timeStyle: 'short', ...options }
+  return new Intl.DateTimeFormat(locale(lang), style).format(new Date(iso))
 }
 
 // ---- client screens: numbers (counts, percentages, units) written for the language

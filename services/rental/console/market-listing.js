@@ -31,6 +31,18 @@ async function startTrial(listing) {
   location.hash = `#/trials/${trial.id}`
 }
 
+/** "Try it free", or the way back to the organization's live trial of the listing. */
+function TryIt({ listing, t, lang }) {
+  const trials = useLoad(`/api/trials?state=active&limit=100&lang=${lang}`)
+  if (!trials.data && !trials.error) return html`<${Loading} t=${t} />`
+  const live = trials.data?.trials.find((x) => x.listing.id === listing.id)
+  if (live)
+    return html`<p data-testid="live-trial">${t('listing.live_trial')} <a href=${`#/trials/${live.id}`}>${t('listing.open_trial')}</a></p>`
+  return html`<p class="hint">${t('listing.trial_hint')}</p>
+    <${ActionButton} kind="primary" t=${t} label=${t('trial.start')} busy=${t('trial.starting')}
+      action=${() => startTrial(listing)} />`
+}
+
 export function ListingDetail({ id, t, lang }) {
   const loaded = useLoad(`/api/market/listings/${encodeURIComponent(id)}?lang=${lang}`)
   const l = loaded.data
@@ -75,9 +87,7 @@ export function ListingDetail({ id, t, lang }) {
       ${
         l.availability.state === 'unavailable' || l.availability.state === 'unpublished'
           ? html`<p class="hint">${t('listing.cannot_try')}</p>`
-          : html`<p class="hint">${t('listing.trial_hint')}</p>
-            <${ActionButton} kind="primary" t=${t} label=${t('trial.start')} busy=${t('trial.starting')}
-              action=${() => startTrial(l)} />`
+          : html`<${TryIt} listing=${l} t=${t} lang=${lang} />`
       }
     </section>`
 }
