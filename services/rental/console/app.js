@@ -11,6 +11,7 @@ import { Invoices, Statements } from './billing.js'
 import { Disputes, Incidents } from './disputes.js'
 import { Batches, Team, Teams } from './teams.js'
 import { Market } from './market.js'
+import { ListingDetail, Trial } from './market-listing.js'
 import { Task, Tasks } from './tasks.js'
 // the tenant screens (organization, operations, members, profile, danger zone)
 import { tenantScreen } from './tenant.js'
@@ -19,10 +20,14 @@ import { Empty, ErrorText, html, Loading } from './ui.js'
 const routeOf = () => (location.hash.replace(/^#\/?/, '') || 'home').split('/').map(decodeURIComponent)
 
 function Screen({ route, me, t, lang }) {
-  const [name, id] = route
-  const props = { me, t, lang, key: `${name}/${id ?? ''}/${lang}` }
+  const [name, id, sub] = route
+  const props = { me, t, lang, key: `${name}/${id ?? ''}/${sub ?? ''}/${lang}` }
   if (name === 'home') return html`<${Home} ...${props} />`
-  if (name === 'market') return html`<${Market} ...${props} />`
+  if (name === 'market')
+    return id === 'listings' && sub
+      ? html`<${ListingDetail} id=${sub} ...${props} />`
+      : html`<${Market} ...${props} />`
+  if (name === 'trials' && id) return html`<${Trial} id=${id} ...${props} />`
   if (name === 'engagements')
     return id ? html`<${Engagement} id=${id} ...${props} />` : html`<${Engagements} ...${props} />`
   if (name === 'tasks') return id ? html`<${Task} id=${id} ...${props} />` : html`<${Tasks} ...${props} />`

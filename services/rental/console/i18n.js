@@ -3,6 +3,7 @@
 import { CLIENT_EN } from './i18n-client.js'
 import { CLIENT_AR } from './i18n-client-ar.js'
 
+import { MARKET_AR, MARKET_EN } from './i18n-market.js'
 import { TENANT_AR, TENANT_EN } from './i18n-tenant.js'
 
 const en = {
@@ -353,6 +354,8 @@ const ar = {
 // the tenant screens' words (i18n-tenant.js)
 Object.assign(en, TENANT_EN)
 Object.assign(ar, TENANT_AR)
+Object.assign(en, MARKET_EN)
+Object.assign(ar, MARKET_AR)
 
 export const CATALOGUES = { en, ar }
 const KEY = 'console.lang'
@@ -410,12 +413,11 @@ export function formatFils(fils, currency, lang) {
   return new Intl.NumberFormat(locale(lang), { style: 'currency', currency }).format(decimal)
 }
 
-/** A date and time in the person's own time zone (the browser's), in their language. */
-export function formatDate(iso, lang) {
+/** A date and time in the browser's time zone (or `options`' own), in the person's language. */
+export function formatDate(iso, lang, options = {}) {
   if (!iso) return ''
-  return new Intl.DateTimeFormat(locale(lang), { dateStyle: 'medium', timeStyle: 'short' }).format(
-    new Date(iso),
-  )
+  const style = { dateStyle: 'medium', timeStyle: 'short', ...options }
+  return new Intl.DateTimeFormat(locale(lang), style).format(new Date(iso))
 }
 
 // ---- client screens: numbers (counts, percentages, units) written for the language

@@ -1,12 +1,15 @@
-// The organization's money and automation, read-only: budgets, invoices (with their PDF),
-// refunds, schedules and webhooks. Each list says what to do when it is empty.
+// The organization's money and automation: budgets, invoices (with their PDF), refunds, schedules
+// and webhooks; budgets, schedules and webhooks made here too (forms.js). Each list says what to do
+// when it is empty.
+import { BudgetForm, ScheduleForm, WebhookForm } from './forms.js'
 import { Did, Empty, ErrorText, html, Loading, useLoad, When } from './ui.js'
 
 /** A list screen: the GET, its rows' key, its columns, and the words of its empty state. */
-function ListScreen({ t, path, field, title, empty, columns }) {
+function ListScreen({ t, lang, path, field, title, empty, columns, form }) {
   const list = useLoad(path)
   const rows = list.data?.[field]
   return html`<h1>${t(title)}</h1>
+    ${form ? html`<${form} t=${t} lang=${lang} reload=${list.reload} />` : null}
     <${ErrorText} error=${list.error} t=${t} />
     ${
       list.error && !rows
@@ -29,7 +32,7 @@ const money = (m) => html`<bdi class="money">${m.display}</bdi>`
 const code = (text) => (text ? html`<code dir="ltr">${text}</code>` : '—')
 
 export const Budgets = ({ t, lang }) =>
-  html`<${ListScreen} t=${t} path=${`/api/budgets?lang=${lang}&limit=100`} field="budgets" title="nav.budgets"
+  html`<${ListScreen} t=${t} lang=${lang} form=${BudgetForm} path=${`/api/budgets?lang=${lang}&limit=100`} field="budgets" title="nav.budgets"
     empty="budgets.empty" columns=${[
       ['col.name', (b) => b.name ?? t(`budgets.scope.${b.scope}`)],
       ['col.limit', (b) => money(b.limit)],
@@ -67,7 +70,7 @@ export const Refunds = ({ t, lang }) =>
     ]} />`
 
 export const Schedules = ({ t, lang }) =>
-  html`<${ListScreen} t=${t} path="/api/schedules?limit=100" field="schedules" title="nav.schedules"
+  html`<${ListScreen} t=${t} lang=${lang} form=${ScheduleForm} path="/api/schedules?limit=100" field="schedules" title="nav.schedules"
     empty="schedules.empty" columns=${[
       ['col.name', (s) => s.name ?? code(s.id)],
       ['col.cron', (s) => html`${code(s.cron)} <small>${s.timezone}</small>`],
@@ -81,7 +84,7 @@ export const Schedules = ({ t, lang }) =>
     ]} />`
 
 export const Webhooks = ({ t, lang }) =>
-  html`<${ListScreen} t=${t} path="/api/webhooks" field="webhooks" title="nav.webhooks"
+  html`<${ListScreen} t=${t} lang=${lang} form=${WebhookForm} path="/api/webhooks" field="webhooks" title="nav.webhooks"
     empty="webhooks.empty" columns=${[
       ['col.url', (w) => code(w.url)],
       ['col.events', (w) => w.event_types.join(', ')],

@@ -1,6 +1,8 @@
-// The market: the catalogue's jobs with their agents (hire one, with this browser's key) and the
-// providers' published listings.
+// The market: the catalogue's jobs with their agents (hire one, with this browser's key) and a
+// search over the providers' published listings (each opens its detail: market-listing.js).
+import { useState } from 'preact/hooks'
 import { api } from './api.js'
+import { filsOf } from './disputes.js'
 import { KeyPanel } from './key-panel.js'
 import { ensureKey } from './keys.js'
 import { ActionButton, Did, Empty, ErrorText, Fils, html, Loading, useLoad } from './ui.js'
@@ -18,7 +20,6 @@ async function hire(job, agent) {
 
 export function Market({ t, lang }) {
   const jobs = useLoad('/api/jobs')
-  const listings = useLoad(`/api/market/listings?lang=${lang}&limit=20`)
   return html`<h1>${t('market.title')}</h1>
     <p>${t('market.intro')}</p>
     <${ErrorText} error=${jobs.error} t=${t} />
@@ -47,20 +48,87 @@ export function Market({ t, lang }) {
             </li>`,
             )}</ul>`
     }
-    <section aria-labelledby="listings-title">
-      <h2 id="listings-title">${t('market.listings')}</h2>
-      <${ErrorText} error=${listings.error} t=${t} />
-      ${
-        listings.data?.listings?.length === 0
-          ? html`<${Empty}>${t('market.no_listings')}<//>`
-          : html`<ul class="cards">${(listings.data?.listings ?? []).map(
-              (l) => html`<li class="card" key=${l.id}>
-              <h3>${l.title}</h3><p>${l.description}</p>
+    <${ListingSearch} t=${t} lang=${lang} />
+    <${KeyPanel} t=${t} lang=${lang} />`
+}
+
+const SORTS = ['relevance', 'price', 'newest']
+const AVAILABILITY = ['', 'available', 'limited', 'unavailable']
+
+/** The search's query string: only the filled fields, prices in fils (null: a price is not an amount). */
+function queryOf(form, lang) {
+  const query = new URLSearchParams({ lang, limit: '20', sort: form.sort })
+  for (const name of ['q', 'tag', 'language', 'availability'])
+    if (form[name].trim()) query.set(name, form[name].trim())
+  for (const name of ['min_price', 'max_price']) {
+    if (!form[name].trim()) continue
+    const fils = filsOf(form[name])
+    if (fils === null) return null
+    query.set(name, String(fils))
+  }
+  return query.toString()
+}
+
+function ListingSearch({ t, lang }) {
+  const blank = {
+    q: '',
+    tag: '',
+    language: '',
+    min_price: '',
+    max_price: '',
+    availability: '',
+    sort: 'relevance',
+  }
+  const [form, setForm] = useState(blank)
+  const [query, setQuery] = useState(() => queryOf(blank, lang))
+  const [invalid, setInvalid] = useState(false)
+  const listings = useLoad(`/api/market/listings?${query}`)
+  const set = (name) => (e) => setForm({ ...form, [name]: e.currentTarget.value })
+  const search = (e) => {
+    e.preventDefault()
+    const next = queryOf(form, lang)
+    setInvalid(next === null)
+    if (next !== null) setQuery(next)
+  }
+  const field = (
+    name,
+    extra = {},
+  ) => html`<p class="field"><label for=${`ls-${name}`}>${t(`search.${name}`)}</label>
+    <input id=${`ls-${name}`} value=${form[name]} onInput=${set(name)} ...${extra} /></p>`
+  const rows = listings.data?.listings
+  return html`<section aria-labelledby="listings-title">
+    <h2 id="listings-title">${t('market.listings')}</h2>
+    <form class="form inline" role="search" data-testid="listing-search" onSubmit=${search}>
+      ${field('q', { type: 'search' })}${field('tag')}${field('language', { dir: 'ltr', size: 6 })}
+      ${field('min_price', { inputmode: 'decimal', size: 8 })}${field('max_price', { inputmode: 'decimal', size: 8 })}
+      <p class="field"><label for="ls-availability">${t('search.availability')}</label>
+        <select id="ls-availability" value=${form.availability} onChange=${set('availability')}>
+          ${AVAILABILITY.map((a) => html`<option value=${a}>${t(a ? `availability.${a}` : 'search.any')}</option>`)}
+        </select></p>
+      <p class="field"><label for="ls-sort">${t('search.sort')}</label>
+        <select id="ls-sort" value=${form.sort} onChange=${set('sort')}>
+          ${SORTS.map((s) => html`<option value=${s}>${t(`search.sort.${s}`)}</option>`)}
+        </select></p>
+      <button type="submit" class="primary">${t('search.button')}</button>
+    </form>
+    ${invalid ? html`<p class="error" role="alert">${t('amount.invalid')}</p>` : null}
+    <${ErrorText} error=${listings.error} t=${t} />
+    ${
+      !rows
+        ? listings.error
+          ? null
+          : html`<${Loading} t=${t} />`
+        : rows.length === 0
+          ? html`<${Empty}>${t(query === queryOf(blank, lang) ? 'market.no_listings' : 'search.none')}<//>`
+          : html`<p class="hint" aria-live="polite">${t('search.found', { n: listings.data.total })}</p>
+            <ul class="cards" data-testid="listings">${rows.map(
+              (l) => html`<li class="card" key=${l.id} data-listing=${l.id}>
+              <h3><a href=${`#/market/listings/${encodeURIComponent(l.id)}`}>${l.title}</a></h3><p>${l.description}</p>
               <p><bdi class="money">${l.price.display}</bdi> ${t('market.per_task')}</p>
+              <p class="hint">${t(`availability.${l.availability.state}`)}${l.tags.length ? ` · ${l.tags.join(', ')}` : ''}</p>
               <${Did} did=${l.agent_did} />
             </li>`,
             )}</ul>`
-      }
-    </section>
-    <${KeyPanel} t=${t} lang=${lang} />`
+    }
+  </section>`
 }

@@ -235,4 +235,119 @@ describe('the web console’s client screens in Chromium: receipts verified in t
       assert.deepEqual(errors, [])
     },
   )
+
+  it(
+    'a person searches the market, opens a listing, tries it free, hires it from the trial, and creates a budget, a webhook and a schedule (refusals in words), in English and Arabic',
+    { skip: executable ? false : NO_CHROMIUM },
+    async () => {
+      const agentDid = await stack.agentOf('job_summary')
+      // bob, an operator, publishes a listing of the summary agent with two free tasks
+      const published = await stack.call(stack.bob, 'POST', '/api/market/listings', {
+        agent_did: agentDid,
+        title: 'Kestrel summaries',
+        description: 'Short summaries of long texts.',
+        price_fils: 2500,
+        tags: ['writing'],
+        sla: { trial_tasks: 2, response_seconds: 60 },
+      })
+      assert.equal(published.status, 200, published.text)
+      const listingId = (published.body as { id: string }).id
+      errors.length = 0
+
+      // the search: a word of the title, a price range in AED
+      await page.selectOption('#lang', 'en')
+      await go('market')
+      await page.fill('#ls-q', 'kestrel')
+      await page.fill('#ls-max_price', '30')
+      await page.getByTestId('listing-search').getByRole('button', { name: 'Search' }).click()
+      await page.locator(`[data-testid=listings] [data-listing="${listingId}"]`).waitFor()
+      await page.fill('#ls-max_price', '10')
+      await page.getByTestId('listing-search').getByRole('button', { name: 'Search' }).click()
+      await page.locator('main .empty', { hasText: 'No listing matches' }).waitFor()
+      await page.fill('#ls-max_price', '')
+      await page.getByTestId('listing-search').getByRole('button', { name: 'Search' }).click()
+      await page.getByRole('link', { name: 'Kestrel summaries' }).click()
+      await page.waitForURL(new RegExp(`#/market/listings/${listingId}$`))
+      const listing = page.getByTestId('listing')
+      await listing.locator('.money', { hasText: 'AED' }).first().waitFor()
+      await page.getByTestId('terms').locator('dt', { hasText: 'trial_tasks' }).waitFor()
+      await page.getByTestId('rating').waitFor()
+      await shot('7-listing')
+
+      // the trial: started here, a free task run with its output, then hired and signed
+      await page.getByRole('button', { name: 'Try it free' }).click()
+      await page.waitForURL(/#\/trials\/trl_|#\/trials\//)
+      await page.getByTestId('tasks-left').filter({ hasText: '2 of 2' }).waitFor()
+      await page.fill('#trial-text', 'The trial runs a free task. Its output is shown here.')
+      await page.getByRole('button', { name: 'Run the free task' }).click()
+      await page.getByTestId('trial-output').waitFor()
+      await page.getByTestId('tasks-left').filter({ hasText: '1 of 2' }).waitFor()
+      await shot('8-trial')
+      // the listing now leads back to its live trial instead of starting another
+      await go(`market/listings/${listingId}`)
+      await page.getByTestId('live-trial').getByRole('link').click()
+      await page.getByTestId('tasks-left').filter({ hasText: '1 of 2' }).waitFor()
+      await page.getByRole('button', { name: 'Hire', exact: true }).click()
+      await page.waitForURL(/#\/engagements\/eng_/)
+      await page.getByRole('button', { name: /Sign the agreement/ }).click()
+      await page.getByTestId('engagement-state').filter({ hasText: 'active' }).waitFor()
+      const engagementId = page.url().split('/').pop()!
+
+      // a budget: the API's refusal in words (an engagement it does not know), then made and listed
+      await go('budgets')
+      await page.fill('#budget-limit', '120.50')
+      await page.selectOption('#budget-scope', 'engagement')
+      await page.fill('#budget-target', 'eng_not_here')
+      await page.getByRole('button', { name: 'Create the budget' }).click()
+      await page.getByTestId('budget-form').locator('.error').waitFor()
+      await page.selectOption('#budget-scope', 'organization')
+      await page.fill('#budget-name', 'Monthly cap')
+      await page.getByRole('button', { name: 'Create the budget' }).click()
+      await page.getByTestId('budgets').locator('tr', { hasText: 'Monthly cap' }).waitFor()
+
+      // a webhook: a refused address, then one made, its secret shown once
+      await go('webhooks')
+      await page.fill('#webhook-url', 'ftp://hooks.example/in')
+      await page.getByRole('button', { name: 'Create the webhook' }).click()
+      await page.getByTestId('webhook-form').locator('.error').waitFor()
+      await page.fill('#webhook-url', `${stack.rental.url}/hook`)
+      await page.fill('#webhook-events', 'sla.breached, budget.threshold')
+      await page.getByRole('button', { name: 'Create the webhook' }).click()
+      const secret = page.getByTestId('webhook-secret')
+      await secret
+        .filter({ hasText: 'will not be shown again' })
+        .locator('code', { hasText: /^whsec_/ })
+        .waitFor()
+      await page.getByTestId('webhooks').locator('tr', { hasText: '/hook' }).waitFor()
+
+      // a schedule on the hired engagement: a bad expression refused, then its next runs
+      await go('schedules')
+      await page.selectOption('#schedule-engagement', engagementId)
+      await page.fill('#schedule-text', 'A weekly summary.')
+      await page.fill('#schedule-cron', 'every monday')
+      await page.getByRole('button', { name: 'Create the schedule' }).click()
+      await page.getByTestId('schedule-form').locator('.error').waitFor()
+      await page.fill('#schedule-cron', '0 9 * * 1')
+      await page.fill('#schedule-timezone', 'Asia/Dubai')
+      await page.getByRole('button', { name: 'Create the schedule' }).click()
+      await page.getByTestId('schedule-next').filter({ hasText: 'Monday' }).waitFor()
+      assert.equal(await page.getByTestId('schedule-next').locator('li time').count(), 5)
+      await page.getByTestId('schedules').locator('tr', { hasText: '0 9 * * 1' }).waitFor()
+      await shot('9-schedules')
+
+      // Arabic: the listing right to left, its price in Arabic digits
+      await page.selectOption('#lang', 'ar')
+      await go(`market/listings/${listingId}`)
+      assert.equal(await page.getAttribute('html', 'dir'), 'rtl')
+      await page.getByTestId('listing').locator('.money').filter({ hasText: ARABIC_DIGIT }).first().waitFor()
+      await page.getByRole('button', { name: 'جرّبه مجاناً' }).waitFor()
+      await shot('10-listing-arabic')
+      await page.selectOption('#lang', 'en')
+      // only the refusals asked for answered an error
+      assert.deepEqual(
+        errors.map((e) => e.replace(/ http.*\/api\//, ' /api/')),
+        ['404 /api/budgets?lang=en', '400 /api/webhooks', '400 /api/schedules'],
+      )
+    },
+  )
 })
