@@ -67,6 +67,8 @@ export const eventView = (row: EventRow): EventView => ({
 export type Consumer = (trx: RentalDb, events: EventView[]) => Promise<void>
 
 const BATCH = 200
+/** How long a woken consumer loop waits for more events before it reads them. */
+const GATHER_MS = 50
 
 /** The durable consumer that chains the audit record (chain.ts). */
 export const CHAIN_CONSUMER = 'audit-chain'
@@ -75,6 +77,8 @@ export const CHAIN_CONSUMER = 'audit-chain'
 export class EventLog {
   readonly #committed = new EventEmitter().setMaxListeners(0)
   readonly #consumers = new Map<string, Consumer>()
+  /** The consumers whose cursor row this process has made (or found) once. */
+  readonly #cursorsMade = new Set<string>()
   #running = false
   #stopped = false
   #wake: (() => void) | undefined
@@ -226,14 +230,17 @@ export class EventLog {
     let took = false
     if (consumer)
       for (;;) {
+        const ensure = !this.#cursorsMade.has(name)
         const n = await inTransaction(this.ctx.db, async (trx) => {
-          const rows = await nextForConsumer(trx, name, BATCH)
+          const rows = await nextForConsumer(trx, name, BATCH, ensure)
           if (!rows?.length) return 0
           await consumer(trx, rows.map(eventView))
           const last = rows[rows.length - 1]!
           await advanceConsumer(trx, name, { txid: last.txid, seq: last.seq })
           return rows.length
         })
+        // committed: the cursor row exists from now on
+        this.#cursorsMade.add(name)
         if (n) took = true
         if (n < BATCH) break
       }
@@ -251,6 +258,9 @@ export class EventLog {
           this.ctx.log.warn({ err: (err as Error).message }, 'event consumer failed; retried')
         }
         await this.#sleep(1000)
+        // woken by a commit: events committed in the next moment are taken in the same batch, so
+        // that a busy rental runs its consumers a few times a second, not once per event
+        if (!this.#stopped) await new Promise((r) => setTimeout(r, GATHER_MS).unref())
       }
     })()
   }

@@ -127,12 +127,14 @@ export function auditEvents(db: RentalDb, orgId: string, f: AuditFilter) {
 /**
  * A consumer's next events, taken under a lock on its cursor (one instance at a time; others skip):
  * those after the cursor whose transaction is older than every transaction still running, so none
- * can appear later before them. Undefined when another instance holds the cursor.
+ * can appear later before them. Undefined when another instance holds the cursor. `ensure` makes
+ * the cursor first (needed once per consumer and process).
  */
-export async function nextForConsumer(trx: RentalDb, name: string, limit: number) {
-  await sql`insert into rental_event_cursors (name) values (${name}) on conflict (name) do nothing`.execute(
-    trx,
-  )
+export async function nextForConsumer(trx: RentalDb, name: string, limit: number, ensure = true) {
+  if (ensure)
+    await sql`insert into rental_event_cursors (name) values (${name}) on conflict (name) do nothing`.execute(
+      trx,
+    )
   const cursor = await trx
     .selectFrom('rental_event_cursors')
     .select(['txid', 'seq'])
@@ -141,14 +143,11 @@ export async function nextForConsumer(trx: RentalDb, name: string, limit: number
     .skipLocked()
     .executeTakeFirst()
   if (!cursor) return undefined
-  const { rows } = await sql<{ horizon: string }>`
-    select pg_snapshot_xmin(pg_current_snapshot())::text as horizon`.execute(trx)
-  const horizon = rows[0]!.horizon
   const events = await trx
     .selectFrom('rental_events')
     .selectAll()
     .where(sql<boolean>`(txid, seq) > (${cursor.txid}::xid8, ${cursor.seq}::bigint)`)
-    .where(sql<boolean>`txid < ${horizon}::xid8`)
+    .where(sql<boolean>`txid < pg_snapshot_xmin(pg_current_snapshot())`)
     .orderBy('txid')
     .orderBy('seq')
     .limit(limit)
