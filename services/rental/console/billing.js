@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks'
 import { api } from './api.js'
 import { useLoadAgain } from './reload.js'
-import { ActionButton, Empty, ErrorText, html, Loading, useLoad, When } from './ui.js'
+import { ActionButton, Empty, ErrorText, html, Loading, useLoad, When, listBody } from './ui.js'
 
 const money = (m) => html`<bdi class="money">${m.display}</bdi>`
 
@@ -35,14 +35,12 @@ export function Invoices({ t, lang }) {
   return html`<h1>${t('nav.invoices')}</h1>
     <${IssueInvoice} t=${t} onIssued=${() => setIssued((n) => n + 1)} />
     <${ErrorText} error=${list.error} t=${t} />
-    ${
-      !rows
-        ? list.error
-          ? null
-          : html`<${Loading} t=${t} />`
-        : rows.length === 0
-          ? html`<${Empty}>${t('invoices.empty_console')}<//>`
-          : html`<table class="list" data-testid="invoices"><thead><tr><th>${t('col.number')}</th><th>${t('col.issued')}</th>
+    ${listBody(
+      list,
+      rows,
+      t,
+      'invoices.empty_console',
+      () => html`<table class="list" data-testid="invoices"><thead><tr><th>${t('col.number')}</th><th>${t('col.issued')}</th>
               <th>${t('col.total')}</th><th>${t('col.state')}</th><th>${t('col.document')}</th></tr></thead>
             <tbody>${rows.map(
               (i) => html`<tr key=${i.id} data-invoice=${i.id}><td><code dir="ltr">${i.number}</code></td>
@@ -51,8 +49,8 @@ export function Invoices({ t, lang }) {
                 <td>${t(`invoice.${i.state}`)}</td>
                 <td><a href=${`/api/invoices/${encodeURIComponent(i.id)}?format=pdf&lang=${lang}`}
                   download=${`${i.number}.pdf`}>${t('invoice.pdf_download', { number: i.number })}</a></td></tr>`,
-            )}</tbody></table>`
-    }`
+            )}</tbody></table>`,
+    )}`
 }
 
 /** The first day of this month and of the next, in UTC (the statement's default period). */

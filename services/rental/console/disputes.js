@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks'
 import { api } from './api.js'
 import { formatNumber } from './i18n.js'
 import { useLoadAgain } from './reload.js'
-import { ActionButton, Did, Empty, ErrorText, html, Loading, useLoad, When } from './ui.js'
+import { ActionButton, Did, Empty, ErrorText, html, Loading, useLoad, When, listBody } from './ui.js'
 
 /** "12.5" (AED, at most two decimals) as fils, exactly; null when it is not an amount. */
 export function filsOf(text) {
@@ -198,20 +198,18 @@ export function Incidents({ t, lang }) {
   return html`<h1>${t('nav.incidents')}</h1>
     <${ReportIncident} t=${t} onReported=${() => setReported((n) => n + 1)} />
     <${ErrorText} error=${list.error} t=${t} />
-    ${
-      !rows
-        ? list.error
-          ? null
-          : html`<${Loading} t=${t} />`
-        : rows.length === 0
-          ? html`<${Empty}>${t('incident.empty')}<//>`
-          : html`<table class="list" data-testid="incidents"><thead><tr><th>${t('col.created')}</th>
+    ${listBody(
+      list,
+      rows,
+      t,
+      'incident.empty',
+      () => html`<table class="list" data-testid="incidents"><thead><tr><th>${t('col.created')}</th>
               <th>${t('incident.summary')}</th><th>${t('col.state')}</th><th>${t('eng.agent')}</th></tr></thead>
             <tbody>${rows.map(
               (i) => html`<tr key=${i.id}><td><${When} iso=${i.created_at} lang=${lang} /></td>
                 <td dir="auto"><strong>${i.summary}</strong><br /><small>${i.impact}</small></td>
                 <td>${t(i.resolved_at ? 'incident.resolved' : 'incident.open')}${i.resolution ? html`<br /><small>${i.resolution}</small>` : null}</td>
                 <td>${i.agent_did ? html`<${Did} did=${i.agent_did} />` : '—'}</td></tr>`,
-            )}</tbody></table>`
-    }`
+            )}</tbody></table>`,
+    )}`
 }

@@ -4,7 +4,19 @@ import { useEffect, useState } from 'preact/hooks'
 import { api } from './api.js'
 import { formatNumber } from './i18n.js'
 import { useLoadAgain } from './reload.js'
-import { ActionButton, Did, Empty, ErrorText, Fils, html, Loading, StateBadge, useLoad, When } from './ui.js'
+import {
+  ActionButton,
+  Did,
+  Empty,
+  ErrorText,
+  Fils,
+  html,
+  Loading,
+  StateBadge,
+  useLoad,
+  When,
+  listBody,
+} from './ui.js'
 
 const percent = (bps, lang) =>
   formatNumber(bps / 10_000, lang, { style: 'percent', maximumFractionDigits: 2 })
@@ -14,21 +26,19 @@ export function Teams({ t, lang }) {
   const rows = list.data?.teams
   return html`<h1>${t('nav.teams')}</h1>
     <${ErrorText} error=${list.error} t=${t} />
-    ${
-      !rows
-        ? list.error
-          ? null
-          : html`<${Loading} t=${t} />`
-        : rows.length === 0
-          ? html`<${Empty}>${t('teams.empty')}<//>`
-          : html`<table class="list" data-testid="teams"><thead><tr><th>${t('col.name')}</th><th>${t('col.state')}</th>
+    ${listBody(
+      list,
+      rows,
+      t,
+      'teams.empty',
+      () => html`<table class="list" data-testid="teams"><thead><tr><th>${t('col.name')}</th><th>${t('col.state')}</th>
               <th>${t('teams.members')}</th><th>${t('col.created')}</th></tr></thead>
             <tbody>${rows.map(
               (team) => html`<tr key=${team.id}><td><a href=${`#/teams/${team.id}`}>${team.name}</a></td>
                 <td>${t(`team.${team.state}`)}</td><td>${formatNumber(team.terms.members.length, lang)}</td>
                 <td><${When} iso=${team.created_at} lang=${lang} /></td></tr>`,
-            )}</tbody></table>`
-    }`
+            )}</tbody></table>`,
+    )}`
 }
 
 /** One hop of a chain and the hops it delegated to, nested. */
@@ -148,15 +158,13 @@ export function Batches({ t, lang }) {
   return html`<h1>${t('nav.batches')}</h1>
     <${NewBatch} t=${t} onMade=${() => setMade((n) => n + 1)} />
     <${ErrorText} error=${list.error} t=${t} />
-    ${
-      !rows
-        ? list.error
-          ? null
-          : html`<${Loading} t=${t} />`
-        : rows.length === 0
-          ? html`<${Empty}>${t('batch.empty')}<//>`
-          : html`<table class="list" data-testid="batches"><thead><tr><th>${t('col.name')}</th><th>${t('batch.progress')}</th>
+    ${listBody(
+      list,
+      rows,
+      t,
+      'batch.empty',
+      () => html`<table class="list" data-testid="batches"><thead><tr><th>${t('col.name')}</th><th>${t('batch.progress')}</th>
               <th>${t('col.state')}</th><th>${t('col.created')}</th></tr></thead>
-            <tbody>${rows.map((b) => html`<${BatchProgress} key=${b.id} batch=${b} t=${t} lang=${lang} />`)}</tbody></table>`
-    }`
+            <tbody>${rows.map((b) => html`<${BatchProgress} key=${b.id} batch=${b} t=${t} lang=${lang} />`)}</tbody></table>`,
+    )}`
 }

@@ -34,6 +34,16 @@ export const Empty = ({ children }) => html`<p class="empty">${children}</p>`
 
 export const Loading = ({ t }) => html`<p class="loading" aria-live="polite">${t('loading')}</p>`
 
+/** A loaded list's body: loading (nothing when its error says why), the empty state's words, or `table(rows)`. */
+export const listBody = (list, rows, t, empty, table) =>
+  !rows
+    ? list.error
+      ? null
+      : html`<${Loading} t=${t} />`
+    : rows.length === 0
+      ? html`<${Empty}>${t(empty)}<//>`
+      : table(rows)
+
 /** An amount of `price_fils`, formatted as the kit's money (the routes that give no `display`). */
 export const Fils = ({ fils, currency = 'AED', lang }) =>
   html`<bdi class="money">${formatFils(fils, currency, lang)}</bdi>`

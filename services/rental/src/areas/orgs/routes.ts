@@ -5,23 +5,9 @@ import { rentalError } from '../../errors.ts'
 import { type ConsoleSessions, CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
 import { can, membershipOf } from './permissions.ts'
 import { actorOfRequest, type EventService } from '../events/index.ts'
+import { InvitationSchema, MemberSchema, RoleNameSchema } from './schemas.ts'
 import { changeRole, invite, memberList, removeMember } from './service.ts'
 
-const Nullable = <T extends import('typebox').TSchema>(t: T) => Type.Union([t, Type.Null()])
-const Role = Type.String({
-  pattern: '^[a-z][a-z0-9_-]{0,39}$',
-  description: 'owner, admin, member, billing, viewer',
-})
-const Member = Type.Object({
-  id: Type.String(),
-  subject: Nullable(Type.String()),
-  email: Nullable(Type.String()),
-  role: Type.String(),
-  state: Type.Union([Type.Literal('invited'), Type.Literal('joined')]),
-  invited_by: Nullable(Type.String()),
-  created_at: Type.String(),
-  joined_at: Nullable(Type.String()),
-})
 const MemberId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
 
 export interface OrgRouteDeps {
@@ -50,7 +36,7 @@ export function orgRoutes(app: App, deps: OrgRouteDeps) {
         tags,
         security: SESSION_SECURITY,
         querystring: PageQuery,
-        response: { 200: Type.Object({ members: Type.Array(Member) }) },
+        response: { 200: Type.Object({ members: Type.Array(MemberSchema) }) },
       },
     },
     async (request) => memberList(db, membershipOf(request).orgId, pageOf(request.query) as Page),
@@ -65,11 +51,8 @@ export function orgRoutes(app: App, deps: OrgRouteDeps) {
           'Invites by email: the invitee joins at its next sign-in with that email, verified at the idp',
         tags,
         security: CSRF_SECURITY,
-        body: Type.Object(
-          { email: Type.String({ format: 'email', minLength: 3, maxLength: 320 }), role: Role },
-          { additionalProperties: false },
-        ),
-        response: { 201: Member },
+        body: InvitationSchema,
+        response: { 201: MemberSchema },
       },
     },
     async (request, reply) =>
@@ -110,8 +93,8 @@ export function orgRoutes(app: App, deps: OrgRouteDeps) {
         tags,
         security: CSRF_SECURITY,
         params: MemberId,
-        body: Type.Object({ role: Role }, { additionalProperties: false }),
-        response: { 200: Member },
+        body: Type.Object({ role: RoleNameSchema }, { additionalProperties: false }),
+        response: { 200: MemberSchema },
       },
     },
     async (request) =>

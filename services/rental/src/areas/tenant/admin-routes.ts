@@ -4,6 +4,7 @@ import { Type } from 'typebox'
 import { rentalError } from '../../errors.ts'
 import { actorOfRequest, tokenActor } from '../events/index.ts'
 import { membershipOf, orgOf, PERMISSIONS } from '../orgs/permissions.ts'
+import { InvitationSchema, MemberSchema, RoleNameSchema } from '../orgs/schemas.ts'
 import { ApiTokenSchema as ApiToken, IssuedTokenSchema as IssuedToken } from '../tokens/index.ts'
 import { ORG_KEY_SCOPES } from '../tokens/scopes.ts'
 import { TENANT_READ_SECURITY, TENANT_WRITE_SECURITY } from './auth.ts'
@@ -32,19 +33,7 @@ const Role = Type.Object({
   builtin: Type.Boolean(),
   members: Type.Integer({ description: 'how many of the organization’s members and invitations hold it' }),
 })
-const RoleName = Type.String({ pattern: '^[a-z][a-z0-9_-]{0,39}$' })
 const Permission = Type.Union(PERMISSIONS.map((p) => Type.Literal(p)))
-
-const Member = Type.Object({
-  id: Type.String(),
-  subject: Nullable(Type.String()),
-  email: Nullable(Type.String()),
-  role: Type.String(),
-  state: Type.Union([Type.Literal('invited'), Type.Literal('joined')]),
-  invited_by: Nullable(Type.String()),
-  created_at: Type.String(),
-  joined_at: Nullable(Type.String()),
-})
 
 /** The notification choices a member makes (each on or off; those not given are kept). */
 const NOTIFICATIONS = [
@@ -225,7 +214,7 @@ export function adminRoutes(app: App, deps: TenantDeps) {
         tags,
         security: TENANT_READ_SECURITY,
         querystring: PageQuery,
-        response: { 200: Type.Object({ members: Type.Array(Member) }) },
+        response: { 200: Type.Object({ members: Type.Array(MemberSchema) }) },
       },
     },
     async (request) => deps.orgs.members(orgOf(request), pageOf(request.query)),
@@ -238,11 +227,8 @@ export function adminRoutes(app: App, deps: TenantDeps) {
         summary: 'Adds a member by email with a role: an invitation taken at their next sign-in',
         tags,
         security: TENANT_WRITE_SECURITY,
-        body: Type.Object(
-          { email: Type.String({ format: 'email', minLength: 3, maxLength: 320 }), role: RoleName },
-          { additionalProperties: false },
-        ),
-        response: { 201: Member },
+        body: InvitationSchema,
+        response: { 201: MemberSchema },
       },
     },
     async (request, reply) =>
@@ -272,7 +258,7 @@ export function adminRoutes(app: App, deps: TenantDeps) {
         security: TENANT_WRITE_SECURITY,
         body: Type.Object(
           {
-            name: RoleName,
+            name: RoleNameSchema,
             permissions: Type.Array(Permission, { maxItems: 100 }),
             description: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
           },
