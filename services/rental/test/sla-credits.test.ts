@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { b64uEncode } from '@svc/trust/base64url'
 import type { Ed25519KeyPair } from '@svc/trust/ed25519'
 import { signEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
-import { Webhook } from 'standardwebhooks'
 import { type Client, type FullStack, startFullStack } from './full-stack.ts'
-import { eventually } from './stack.ts'
+import { Receiver, until } from './sla-helpers.ts'
 
 interface Credit {
   id: string
@@ -49,43 +46,6 @@ interface Line {
   engagement_id: string | null
   receipts: Array<{ type: string; leaf_hash: string }>
   sla_credit: { id: string; breach_event_id: string; term: string } | null
-}
-
-/** A webhook receiver verifying every call with the `standardwebhooks` package. */
-class Receiver {
-  secret = ''
-  readonly received: Array<{ type: string; data: { details: Record<string, unknown> } }> = []
-  #server: Server | undefined
-  url = ''
-  async start() {
-    this.#server = createServer((req, res) => {
-      const chunks: Buffer[] = []
-      req.on('data', (c: Buffer) => chunks.push(c))
-      req.on('end', () => {
-        const headers = Object.fromEntries(
-          ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [h, String(req.headers[h])]),
-        )
-        try {
-          const body = Buffer.concat(chunks).toString('utf8')
-          this.received.push(new Webhook(this.secret).verify(body, headers) as Receiver['received'][number])
-          res.writeHead(204).end()
-        } catch {
-          res.writeHead(401).end()
-        }
-      })
-    })
-    await new Promise<void>((resolve) => this.#server!.listen(0, '127.0.0.1', resolve))
-    this.url = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}/sla`
-  }
-  close() {
-    return new Promise<void>((resolve) => this.#server?.close(() => resolve()) ?? resolve())
-  }
-}
-
-async function until<T>(what: string, check: () => Promise<T | undefined | false>): Promise<T> {
-  let value: T | undefined | false
-  await eventually(what, async () => Boolean((value = await check())))
-  return value as T
 }
 
 const monthStart = (at: Date, plus = 0) => new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + plus, 1))
