@@ -9,11 +9,15 @@
  *   delay from a task's answer to its receipt being on the ledger (p50/p99).
  * Counts: RENTAL_BENCH_TASKS (1,000 per measure), RENTAL_BENCH_PATHS (50).
  * RENTAL_BENCH_NODE_ARGS passes flags to every service (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+ * RENTAL_BENCH_SQL=1 counts the rental's SQL statements over the console measure (kit db/tally.ts)
+ * and prints them per task, the most frequent first.
  */
 import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { cpus, loadavg } from 'node:os'
 import { performance } from 'node:perf_hooks'
-import { CookieJar } from '@svc/kit/testing'
+import { CookieJar, tempFolder } from '@svc/kit/testing'
 import { b64uEncode } from '@svc/trust/base64url'
 import { didKeyFromEd25519 } from '@svc/trust/did-key'
 import { generateEd25519, signEd25519 } from '@svc/trust/ed25519'
@@ -25,6 +29,7 @@ const CONCURRENCY = Number(process.env.RENTAL_BENCH_CONCURRENCY ?? 16)
 const PATHS = Number(process.env.RENTAL_BENCH_PATHS ?? 50)
 const ADMIN = `bench-admin-${randomBytes(12).toString('hex')}`
 const nodeArgs = process.env.RENTAL_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []
+const tallyFolder = process.env.RENTAL_BENCH_SQL === '1' ? tempFolder() : undefined
 const TEXT =
   'The ledger records every receipt the platform issues. Each receipt is a leaf in a Merkle tree. Witnesses cosign the checkpoints, so a log that forks is caught. Clients sign their escrows with their own keys. The weather was hot.'
 
@@ -194,9 +199,12 @@ async function measure(stack: Stack, backend: string) {
 
   step('warmed up')
   let last = ''
-  const consoleRun = await timed(stack, TASKS, async (w) => {
-    last = await runTask(engagements[w]!)
-  })
+  const statements = await sqlTallied(stack, () =>
+    timed(stack, TASKS, async (w) => {
+      last = await runTask(engagements[w]!)
+    }),
+  )
+  const consoleRun = statements.result
   const a2aRun = await timed(stack, TASKS, (w) => a2aTask(engagements[w]!))
   const drainStart = performance.now()
   while ((await ledgerIndex(last)) === null) await new Promise((r) => setTimeout(r, 20))
@@ -225,6 +233,7 @@ async function measure(stack: Stack, backend: string) {
     )
   console.log(`\n-- ${backend}, one process per service, ${CONCURRENCY} clients, ${TASKS} tasks per measure`)
   line('sync tasks, POST /api/tasks', consoleRun)
+  if (statements.counts) printTally(statements.counts, TASKS)
   line('sync tasks, A2A SendMessage (agt_ token)', a2aRun)
   console.log(`  A2A / console rate: ${(a2aRun.perSecond / consoleRun.perSecond).toFixed(2)}`)
   console.log(`the last task's receipt on the ledger ${drained.toFixed(0)} ms after the A2A measure ended`)
@@ -236,13 +245,46 @@ async function measure(stack: Stack, backend: string) {
   )
 }
 
+/** The rental's statements while `run` ran, and 300 ms after (its event consumers gather 50 ms). */
+async function sqlTallied<T>(stack: Stack, run: () => Promise<T>) {
+  if (!tallyFolder) return { result: await run(), counts: undefined }
+  const { pid } = stack.services.rental
+  const file = join(tallyFolder, `${pid}.json`)
+  const settle = () => new Promise((r) => setTimeout(r, 300))
+  await settle()
+  process.kill(pid, 'SIGUSR2')
+  const result = await run()
+  await settle()
+  process.kill(pid, 'SIGUSR2')
+  await settle()
+  return { result, counts: JSON.parse(readFileSync(file, 'utf8')) as Record<string, number> }
+}
+
+function printTally(counts: Record<string, number>, tasks: number) {
+  const rows = Object.entries(counts).sort((a, b) => b[1] - a[1])
+  const total = rows.reduce((sum, [, n]) => sum + n, 0)
+  console.log(`  rental SQL statements per task: ${(total / tasks).toFixed(1)} (begin and commit included)`)
+  for (const [text, n] of rows.slice(0, 40))
+    console.log(
+      `    ${(n / tasks).toFixed(2)}  ${text
+        .split('\u0000')
+        .map((t) => t.replace(/\s+/g, ' ').slice(0, 150))
+        .join('\n          ')}`,
+    )
+}
+
 console.log(
   `machine: ${cpus().length} cores, load average ${loadavg()
     .map((l) => l.toFixed(1))
     .join(' ')}; Node ${process.version}`,
 )
 for (const databaseUrl of [undefined, ...(process.env.DATABASE_URL ? [process.env.DATABASE_URL] : [])]) {
-  const stack = await startStack({ databaseUrl, admin: ADMIN, nodeArgs })
+  const stack = await startStack({
+    databaseUrl,
+    admin: ADMIN,
+    nodeArgs,
+    ...(tallyFolder ? { env: { SVC_SQL_TALLY: tallyFolder } } : {}),
+  })
   try {
     await measure(stack, databaseUrl ? 'PostgreSQL' : 'PGlite')
   } finally {

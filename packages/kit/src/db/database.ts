@@ -5,6 +5,7 @@ import pg from 'pg'
 import { lockDataDir } from './lock.ts'
 import { createPGlite } from './pglite.ts'
 import { PGliteDialect } from './pglite-dialect.ts'
+import { sqlTally } from './tally.ts'
 import { parsers } from './types.ts'
 
 export type Backend = 'pglite' | 'postgres'
@@ -100,7 +101,10 @@ async function openPostgres<DB>(options: DatabaseOptions, url: string): Promise<
   // so each client gets its own listener too: a connection lost mid-query must not end the process.
   pool.on('error', (err) => options.onError?.(err))
   pool.on('connect', (client) => client.on('error', (err) => options.onError?.(err)))
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: dropTimedOutConnections(pool) }) })
+  const db = new Kysely<DB>({
+    dialect: new PostgresDialect({ pool: dropTimedOutConnections(pool) }),
+    ...sqlTally(),
+  })
   await sql.raw(`create schema if not exists ${options.schema}`).execute(db)
   return wrap(db, 'postgres', options, async () => {})
 }
@@ -114,7 +118,7 @@ async function openPGlite<DB>(options: DatabaseOptions): Promise<Database<DB>> {
   try {
     const pglite = await createPGlite(options.dataDir, options.snapshot)
     await pglite.exec(`create schema if not exists ${options.schema}; set search_path to ${options.schema}`)
-    const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) })
+    const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite), ...sqlTally() })
     // Kysely destroys only a driver it has used: close PGlite ourselves, or an unused one stays open
     return wrap(db, 'pglite', options, async () => {
       if (!pglite.closed) await pglite.close()

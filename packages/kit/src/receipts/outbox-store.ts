@@ -47,17 +47,23 @@ export async function insertOutbox(
     .execute()
 }
 
-export async function outboxById(db: AnyDb, id: string): Promise<OutboxRow | undefined> {
-  return (await db.selectFrom('receipt_outbox').selectAll().where('id', '=', id).executeTakeFirst()) as
-    OutboxRow | undefined
+/** The rows of these ids (in one statement), in the order asked; undefined where there is none. */
+export async function outboxByIds(db: AnyDb, ids: string[]): Promise<Array<OutboxRow | undefined>> {
+  const rows = (await db
+    .selectFrom('receipt_outbox')
+    .selectAll()
+    .where('id', 'in', [...new Set(ids)])
+    .execute()) as OutboxRow[]
+  const byId = new Map(rows.map((r) => [r.id, r]))
+  return ids.map((id) => byId.get(id))
 }
 
-export async function markDelivered(db: AnyDb, id: string, index: number) {
-  await db
-    .updateTable('receipt_outbox')
-    .set({ delivered_at: new Date(), ledger_index: index, last_error: null, attempts: sql`attempts + 1` })
-    .where('id', '=', id)
-    .execute()
+/** Marks receipts delivered at the ledger's index each got, in one statement. */
+export async function markDelivered(db: AnyDb, delivered: Array<{ id: string; index: number }>) {
+  if (delivered.length === 0) return
+  const values = sql.join(delivered.map((d) => sql`(${d.id}, ${d.index}::bigint)`))
+  await sql`update receipt_outbox as o set delivered_at = now(), ledger_index = d.index, last_error = null,
+    attempts = o.attempts + 1 from (values ${values}) as d (id, index) where o.id = d.id`.execute(db)
 }
 
 export async function markFailed(db: AnyDb, id: string, error: string, rejected: boolean) {

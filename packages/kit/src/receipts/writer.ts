@@ -5,13 +5,14 @@ import { canonicalBytes } from '@svc/trust/jcs'
 import { leafHash } from '@svc/trust/merkle'
 import { afterCommit } from '../db/after-commit.ts'
 import type { Jobs } from '../jobs.ts'
+import { batched } from './batched.ts'
 import {
   type AnyDb,
   insertOutbox,
   installOutbox,
   markDelivered,
   markFailed,
-  outboxById,
+  outboxByIds,
   outboxSince,
   pendingOutbox,
 } from './outbox-store.ts'
@@ -60,6 +61,14 @@ class Permanent extends Error {}
  */
 export class ReceiptWriter {
   constructor(private readonly options: ReceiptWriterOptions) {}
+
+  // the deliveries of one fetched batch run together: their rows read, and those the ledger took
+  // marked, in one statement each (per turn of the event loop)
+  readonly #row = batched((ids: string[]) => outboxByIds(this.options.db, ids))
+  readonly #delivered = batched(async (done: Array<{ id: string; index: number }>) => {
+    await markDelivered(this.options.db, done)
+    return done.map(() => undefined)
+  })
 
   /**
    * Installs the outbox, starts the delivery worker, and (in the background) delivers at once what
@@ -131,7 +140,7 @@ export class ReceiptWriter {
   /** One delivery attempt: a refusal by the ledger (4XX) is final and kept for reconcile; anything else retries. */
   async deliver(id: string): Promise<void> {
     const { db, ledgerUrl, token } = this.options
-    const row = await outboxById(db, id)
+    const row = await this.#row(id)
     if (!row || row.delivered_at || row.rejected) return
     try {
       const res = await fetch(`${ledgerUrl}/v1/receipts`, {
@@ -144,7 +153,7 @@ export class ReceiptWriter {
         index?: number
         error?: { code?: string; message?: string }
       }
-      if (res.ok && typeof body.index === 'number') return await markDelivered(db, id, body.index)
+      if (res.ok && typeof body.index === 'number') return await this.#delivered({ id, index: body.index })
       const reason =
         `ledger answered ${res.status} ${body.error?.code ?? ''}: ${body.error?.message ?? ''}`.trim()
       if (res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429)

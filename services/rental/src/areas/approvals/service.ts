@@ -119,8 +119,7 @@ async function open(
 
 /** The approvals' side of the tasks' gate (tasks/gate.ts). */
 export const approvalGate = (deps: ApprovalDeps): ApprovalGate => ({
-  async holds(trx, engagement, priceFils) {
-    const policy = (await deps.engagements.configOf(trx, engagement.id)).approval
+  holds(policy, priceFils) {
     if (policy.mode === 'always') return true
     return policy.mode === 'above_price' && priceFils > (policy.above_fils ?? Infinity)
   },

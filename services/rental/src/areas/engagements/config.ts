@@ -4,7 +4,7 @@ import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import type { Actor, EventService } from '../events/index.ts'
 import { engagementEvent, engagementNotFound } from './service.ts'
-import { engagementById, engagementOf, insertConfigVersion, latestConfigVersion } from './store.ts'
+import { engagementOf, engagementWithConfig, insertConfigVersion } from './store.ts'
 
 const Fils = Type.Integer({ minimum: 0, maximum: 1_000_000_000 })
 const ApprovalMode = Type.Union([Type.Literal('never'), Type.Literal('always'), Type.Literal('above_price')])
@@ -68,13 +68,20 @@ type ConfigContext = Pick<RentalContext, 'db' | 'config' | 'now'>
 
 /** The config of an engagement known to exist (any organization's: callers have checked it). */
 export async function configOf(ctx: ConfigContext, db: RentalDb, engagementId: string) {
-  const latest = await latestConfigVersion(db, engagementId)
+  return configFrom(ctx, await engagementWithConfig(db, engagementId))
+}
+
+/** The config an engagement read with its latest version has (the defaults while it has none). */
+export function configFrom(
+  ctx: Pick<ConfigContext, 'config'>,
+  found: Awaited<ReturnType<typeof engagementWithConfig>>,
+) {
+  const latest = found?.latest
   if (latest)
     return { config: latest.config as EngagementConfig, version: latest.version, at: latest.created_at }
-  const engagement = await engagementById(db, engagementId)
   const config: EngagementConfig = {
     approval: { mode: 'never' },
-    max_task_price_fils: engagement ? Number(engagement.price_fils) : null,
+    max_task_price_fils: found ? Number(found.engagement.price_fils) : null,
     output_ttl_s: ctx.config.outputTtlS,
     webhook_events: ['*'],
     default_language: 'en',

@@ -2,7 +2,7 @@ import { defineArea } from '../../context.ts'
 import { rentalError } from '../../errors.ts'
 import type { RentalDb } from '../../db.ts'
 import { engagementRoutes } from './routes.ts'
-import { checkTaskPrice, configOf, type EngagementConfig } from './config.ts'
+import { checkTaskPrice, configFrom, configOf, type EngagementConfig } from './config.ts'
 import { engagementConfigRoutes } from './config-routes.ts'
 import { engagementCapacityRoutes } from './capacity-routes.ts'
 import { engagementVersionRoutes } from './version-routes.ts'
@@ -45,7 +45,12 @@ export interface EngagementService {
   /** The client DID of the organization's latest engagement, with any agent. */
   latestClientDidOfOrg(orgId: string): Promise<string | undefined>
   /** Gives a new task its escrow (the package's first, or a new one to sign), in the task's transaction. */
-  escrowForTask(trx: RentalDb, engagement: EngagementRow, taskId: string, now: Date): Promise<void>
+  escrowForTask(
+    trx: RentalDb,
+    engagement: EngagementRow,
+    taskId: string,
+    now: Date,
+  ): Promise<EscrowRow | undefined>
   escrowOfTask(taskId: string): Promise<EscrowRow | undefined>
   /** The escrows of several tasks, by task id. */
   escrowsOfTasks(taskIds: string[]): Promise<Map<string, EscrowRow>>
@@ -81,8 +86,17 @@ export interface EngagementService {
   isRevoked(orgId: string, agentDid: string): Promise<boolean>
   /** The engagement's current config (the defaults while it has no version), in `db` or a transaction. */
   configOf(db: RentalDb, engagementId: string): Promise<EngagementConfig>
+  /**
+   * The client's engagement with its current config, in one read (in `at.trx` when given; `lock`
+   * takes the engagement FOR UPDATE); undefined when not the organization's.
+   */
+  termsOf(
+    orgId: string,
+    id: string,
+    at?: { trx: RentalDb; lock?: boolean },
+  ): Promise<{ engagement: EngagementRow; config: EngagementConfig } | undefined>
   /** 409 `task_price_over_limit` when the engagement's task price exceeds its `max_task_price_fils`. */
-  checkTaskPrice(engagement: EngagementRow): Promise<void>
+  checkTaskPrice(engagement: EngagementRow, config: EngagementConfig): void
   /** Records the revocation in `trx`; undefined when the client had already revoked the agent. */
   revoke(
     trx: RentalDb,
@@ -162,8 +176,11 @@ export const engagementsArea = defineArea({
     isRevoked: (orgId, did) => store.isRevoked(ctx.db, orgId, did),
     revoke: store.insertRevocation,
     configOf: async (db, id) => (await configOf(ctx, db, id)).config,
-    checkTaskPrice: async (engagement) =>
-      checkTaskPrice((await configOf(ctx, ctx.db, engagement.id)).config, Number(engagement.price_fils)),
+    async termsOf(orgId, id, at) {
+      const found = await store.engagementWithConfig(at?.trx ?? ctx.db, id, { orgId, lock: at?.lock })
+      return found && { engagement: found.engagement, config: configFrom(ctx, found).config }
+    },
+    checkTaskPrice: (engagement, config) => checkTaskPrice(config, Number(engagement.price_fils)),
     revocationOf: (orgId, did) => store.revocationOf(ctx.db, orgId, did),
     end,
     addendaOf: async (engagementId) =>

@@ -245,7 +245,7 @@ export async function hire(
 /**
  * The escrow that pays for a new task, in the task's transaction: the engagement's first task
  * takes the package's escrow; each later one gets a new escrow body to sign. A free engagement
- * has none.
+ * has none (undefined).
  */
 export async function escrowForTask(
   budgets: Budgets,
@@ -254,7 +254,7 @@ export async function escrowForTask(
   taskId: string,
   now: Date,
 ) {
-  if (Number(engagement.price_fils) <= 0) return
+  if (Number(engagement.price_fils) <= 0) return undefined
   // one row, not the engagement's every escrow: a long engagement has one per task
   const prefund = await prefundEscrowOf(trx, engagement.id)
   if (prefund) return assignEscrow(trx, prefund.id, taskId)
@@ -271,7 +271,7 @@ export async function escrowForTask(
     provider_did: engagement.provider_did,
     issued_at: now.toISOString(),
   }
-  await insertEscrow(trx, engagement.org_id, body)
+  const escrow = await insertEscrow(trx, engagement.org_id, body)
   // a new escrow is committed money (the package's was counted at hiring)
   await budgets.commit(trx, {
     orgId: engagement.org_id,
@@ -280,6 +280,7 @@ export async function escrowForTask(
     amountFils: body.amount_fils,
     at: now,
   })
+  return escrow
 }
 
 export async function engagementDetail(db: RentalDb, orgId: string, id: string) {

@@ -76,18 +76,46 @@ export type EscrowRow = Selectable<RentalTables['escrows']>
 export const engagementOf = (db: RentalDb, orgId: string, id: string, lock = false) =>
   rowById(db, 'engagements', id, { match: { org_id: orgId }, lock })
 
-/** An engagement by id alone, whichever organization's (for callers that have checked it). */
-export const engagementById = (db: RentalDb, id: string) => rowById(db, 'engagements', id)
-
-/** The engagement's latest config version, or undefined while the defaults apply. */
-export const latestConfigVersion = (db: RentalDb, engagementId: string) =>
-  db
-    .selectFrom('engagement_config_versions')
-    .selectAll()
-    .where('engagement_id', '=', engagementId)
-    .orderBy('version', 'desc')
-    .limit(1)
-    .executeTakeFirst()
+/**
+ * The engagement with its latest config version (undefined while the defaults apply), in one
+ * statement; `orgId` scopes it to the client's, `lock` takes the engagement FOR UPDATE.
+ */
+export async function engagementWithConfig(
+  db: RentalDb,
+  id: string,
+  options: { orgId?: string | undefined; lock?: boolean | undefined } = {},
+) {
+  let query = db
+    .selectFrom('engagements as e')
+    .leftJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom('engagement_config_versions as v')
+          .select(['v.config', 'v.version', 'v.created_at'])
+          .whereRef('v.engagement_id', '=', 'e.id')
+          .orderBy('v.version', 'desc')
+          .limit(1)
+          .as('latest'),
+      (join) => join.onTrue(),
+    )
+    .selectAll('e')
+    .select([
+      'latest.config as latest_config',
+      'latest.version as latest_version',
+      'latest.created_at as latest_created_at',
+    ])
+    .where('e.id', '=', id)
+  if (options.orgId !== undefined) query = query.where('e.org_id', '=', options.orgId)
+  if (options.lock) query = query.forUpdate('e')
+  const row = await query.executeTakeFirst()
+  if (!row) return undefined
+  const { latest_config, latest_version, latest_created_at, ...engagement } = row
+  const latest =
+    latest_version === null
+      ? undefined
+      : { config: latest_config, version: latest_version, created_at: latest_created_at! }
+  return { engagement: engagement as EngagementRow, latest }
+}
 
 export const insertConfigVersion = (
   trx: RentalDb,
@@ -230,7 +258,7 @@ export const escrowsOfTasks = (db: RentalDb, taskIds: string[]) =>
     : db.selectFrom('escrows').selectAll().where('task_id', 'in', taskIds).execute()
 
 export async function insertEscrow(trx: RentalDb, orgId: string, body: EscrowBody) {
-  await trx
+  return trx
     .insertInto('escrows')
     .values({
       id: body.escrow_id,
@@ -242,12 +270,17 @@ export async function insertEscrow(trx: RentalDb, orgId: string, body: EscrowBod
       hash: bodyHash(body),
       state: 'offered',
     })
-    .execute()
+    .returningAll()
+    .executeTakeFirstOrThrow()
 }
 
-export async function assignEscrow(trx: RentalDb, escrowId: string, taskId: string) {
-  await trx.updateTable('escrows').set({ task_id: taskId }).where('id', '=', escrowId).execute()
-}
+export const assignEscrow = (trx: RentalDb, escrowId: string, taskId: string) =>
+  trx
+    .updateTable('escrows')
+    .set({ task_id: taskId })
+    .where('id', '=', escrowId)
+    .returningAll()
+    .executeTakeFirstOrThrow()
 
 export async function openEscrow(
   trx: RentalDb,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { canonicalize } from '@svc/trust/jcs'
-import { sql } from 'kysely'
 import type { RentalDb } from '../../db.ts'
+import { chainedEvents, headOf, lockHeads, saveHeads, setLinks } from './chain-store.ts'
 import type { EventView } from './service.ts'
 import type { EventRow } from './store.ts'
 
@@ -34,33 +34,19 @@ export function linkOf(prev: string, pos: number, event: EventView): string {
  * transaction that moves its cursor) their place and link, and moves the chain's head.
  */
 export async function chainEvents(trx: RentalDb, events: EventView[]) {
-  const heads = new Map<string, { pos: number; hash: string }>()
+  const orgIds = [...new Set(events.flatMap((e) => (e.org_id === null ? [] : [e.org_id])))]
+  const heads = await lockHeads(trx, orgIds)
+  const links: Array<{ seq: number; pos: number; hash: string }> = []
   for (const event of events) {
     if (event.org_id === null) continue
-    let head = heads.get(event.org_id)
-    if (!head) {
-      const row = await trx
-        .selectFrom('rental_audit_chains')
-        .select(['last_pos', 'last_hash'])
-        .where('org_id', '=', event.org_id)
-        .forUpdate()
-        .executeTakeFirst()
-      head = row ? { pos: Number(row.last_pos), hash: row.last_hash } : { pos: 0, hash: CHAIN_GENESIS }
-    }
+    const head = heads.get(event.org_id) ?? { pos: 0, hash: CHAIN_GENESIS }
     const pos = head.pos + 1
     const hash = linkOf(head.hash, pos, event)
-    await trx
-      .updateTable('rental_events')
-      .set({ chain_pos: String(pos), chain_hash: hash })
-      .where('seq', '=', String(event.seq))
-      .execute()
+    links.push({ seq: event.seq, pos, hash })
     heads.set(event.org_id, { pos, hash })
   }
-  for (const [orgId, head] of heads)
-    await sql`insert into rental_audit_chains (org_id, last_pos, last_hash) values (${orgId}, ${head.pos}, ${head.hash})
-      on conflict (org_id) do update set last_pos = excluded.last_pos, last_hash = excluded.last_hash, updated_at = now()`.execute(
-      trx,
-    )
+  await setLinks(trx, links)
+  await saveHeads(trx, heads)
 }
 
 export interface ChainProblem {
@@ -92,11 +78,7 @@ export async function verifyChain(
   orgId: string,
   view: (row: EventRow) => EventView,
 ): Promise<ChainReport> {
-  const headRow = await db
-    .selectFrom('rental_audit_chains')
-    .select(['last_pos', 'last_hash'])
-    .where('org_id', '=', orgId)
-    .executeTakeFirst()
+  const headRow = await headOf(db, orgId)
   const head = headRow
     ? { pos: Number(headRow.last_pos), hash: headRow.last_hash }
     : { pos: 0, hash: CHAIN_GENESIS }
@@ -104,15 +86,7 @@ export async function verifyChain(
   let expected = 1
   const broken = (problem: ChainProblem): ChainReport => ({ ok: false, checked: expected - 1, head, problem })
   while (expected <= head.pos) {
-    const rows = await db
-      .selectFrom('rental_events')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('chain_pos', '>=', String(expected))
-      .where('chain_pos', '<=', String(head.pos))
-      .orderBy('chain_pos')
-      .limit(PAGE)
-      .execute()
+    const rows = await chainedEvents(db, orgId, expected, head.pos, PAGE)
     if (rows.length === 0) break
     for (const row of rows) {
       const pos = Number(row.chain_pos)

@@ -141,7 +141,7 @@ const RETRY_AFTER_S = 5
  * tasks (submitted or working, every client's) counted; at the cap, 429 `listing_at_capacity`.
  */
 export async function checkCapacity(trx: RentalDb, agentDid: string, running: () => Promise<number>) {
-  const seen = await store.listingOfAgent(trx, agentDid)
+  const seen = await store.availabilityOfAgent(trx, agentDid)
   if (seen?.availability !== 'limited') return
   const row = await store.listingById(trx, seen.id, true)
   if (row?.availability !== 'limited' || row.max_concurrency === null) return

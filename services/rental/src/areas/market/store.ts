@@ -140,6 +140,16 @@ export const listingOfAgent = (db: RentalDb, did: string, lock: 'share' | 'updat
   return (lock === 'share' ? q.forShare() : lock === 'update' ? q.forUpdate() : q).executeTakeFirst()
 }
 
+/** The latest listing of an agent, its id and availability only (a task's capacity check). */
+export const availabilityOfAgent = (db: RentalDb, did: string) =>
+  db
+    .selectFrom('rental_listings')
+    .select(['id', 'availability'])
+    .where('agent_did', '=', did)
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst()
+
 /** Records a fetch of the listing's card: its hash now, and whether it differs from the listed one. */
 export const cardFetched = (db: RentalDb, id: string, latest: string, changed: boolean, at: Date) =>
   db

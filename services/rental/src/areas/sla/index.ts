@@ -18,7 +18,7 @@ export interface SlaService {
  */
 export const slaArea = defineArea({
   name: 'sla',
-  needs: ['engagements', 'events', 'tasks', 'outbox', 'incidents', 'orgs'],
+  needs: ['engagements', 'events', 'tasks', 'incidents', 'orgs'],
   mount(app, ctx, use): SlaService {
     use.events.consume(CONSUMER, slaConsumer({ ctx, ...use }))
     const job = startCreditJob({ ctx, ...use })

@@ -8,7 +8,6 @@ import type { EngagementRow, EngagementService } from '../engagements/index.ts'
 import { type Consumer, type EventService, SYSTEM } from '../events/index.ts'
 import type { IncidentService } from '../incidents/index.ts'
 import type { OrgService } from '../orgs/index.ts'
-import type { OutboxService } from '../outbox/index.ts'
 import type { TaskService } from '../tasks/index.ts'
 import { creditView } from './credit-view.ts'
 import { type Ended, measure, type Measurement } from './measure.ts'
@@ -20,7 +19,6 @@ export interface SlaDeps {
   engagements: EngagementService
   events: EventService
   tasks: TaskService
-  outbox: OutboxService
   incidents: IncidentService
   orgs: OrgService
 }
@@ -37,13 +35,17 @@ export function levelsOf(body: SlaBody): { levels: ServiceLevels; defaulted: boo
 
 const DAY_MS = 86_400_000
 
-/** The receipt's time span (completed_at − started_at of its data), or null when it does not carry one. */
-function latencyOf(envelope: unknown): number | null {
-  const data = (envelope as { receipt?: { data?: { started_at?: unknown; completed_at?: unknown } } })
-    ?.receipt?.data
-  const start = Date.parse(String(data?.started_at))
-  const end = Date.parse(String(data?.completed_at))
-  return Number.isNaN(start) || Number.isNaN(end) ? null : Math.max(0, end - start)
+/**
+ * A completed task's time span: completed_at − started_at (created_at when it never started), the
+ * very values its `task.completed` receipt carries, written from these columns in the same transaction.
+ */
+function latencyOf(t: {
+  started_at: Date | null
+  created_at: Date
+  completed_at: Date | null
+}): number | null {
+  if (!t.completed_at) return null
+  return Math.max(0, t.completed_at.getTime() - (t.started_at ?? t.created_at).getTime())
 }
 
 /** The engagement's terms measured now, read in `db` (the consumer's transaction, or the pool). */
@@ -69,19 +71,11 @@ export async function measureEngagement(deps: SlaDeps, db: RentalDb, engagement:
       now,
     }),
   ])
-  const receipts = new Map(
-    (
-      await deps.outbox.rowsIn(
-        db,
-        completedRows.map((t) => t.receipt_id).filter((id): id is string => id !== null),
-      )
-    ).map((r) => [r.id, r.envelope]),
-  )
   const ended = (t: (typeof endedRows)[number]): Ended => ({
     id: t.id,
     state: t.state as Ended['state'],
     leafHash: t.receipt_leaf_hash,
-    latencyMs: t.receipt_id && receipts.has(t.receipt_id) ? latencyOf(receipts.get(t.receipt_id)) : null,
+    latencyMs: t.state === 'completed' && t.receipt_id ? latencyOf(t) : null,
   })
   return measure(levels, {
     completed: completedRows.map(ended),

@@ -33,9 +33,19 @@ export async function tellAgent(deps: Pick<TaskDeps, 'jobs'>, trx: RentalDb, id:
 
 /**
  * The agent named its task for a running one (the first event of its stream): kept, so that a
- * cancel can reach it; a task the rental ended meanwhile is told to the agent at once.
+ * cancel can reach it; a task the rental ended meanwhile is told to the agent at once. The usual
+ * case (the task still running) is one statement on its own; only a task that ended meanwhile
+ * takes the transaction that keeps the id and enqueues the cancel together.
  */
 export async function agentTaskStarted(deps: TaskDeps, id: string, agentTaskId: string): Promise<void> {
+  const running = await deps.db
+    .updateTable('tasks')
+    .set({ agent_task_id: agentTaskId })
+    .where('id', '=', id)
+    .where('state', 'in', ['working', 'submitted', 'input-required'])
+    .returning(['id'])
+    .executeTakeFirst()
+  if (running) return
   await inTransaction(deps.db, async (trx) => {
     const row = await trx
       .updateTable('tasks')

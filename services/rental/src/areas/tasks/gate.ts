@@ -1,5 +1,5 @@
 import { inTransaction, type RentalDb } from '../../db.ts'
-import type { EngagementRow } from '../engagements/index.ts'
+import type { EngagementConfig } from '../engagements/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
 import type { AgentAsks } from './dispatch.ts'
 import { endRunning } from './events.ts'
@@ -12,8 +12,8 @@ import { awaitInput, type TaskRow, taskById } from './store.ts'
  * tasks area when it mounts (`TaskService.gateWith`). Every call runs in the task's transaction.
  */
 export interface ApprovalGate {
-  /** Whether the engagement's policy holds a new task at this price for a member's approval. */
-  holds(trx: RentalDb, engagement: EngagementRow, priceFils: number): Promise<boolean>
+  /** Whether the engagement's approval policy holds a new task at this price for a member's approval. */
+  holds(policy: EngagementConfig['approval'], priceFils: number): boolean
   /** Asks for the approval of a held task (inserted in the same transaction, `input-required`). */
   request(trx: RentalDb, task: HeldTask): Promise<void>
   /** The agent asked for input (A2A input-required or auth-required): its task waits on an approval. */
@@ -42,7 +42,7 @@ export interface HeldTask {
 
 /** Without the approvals area: nothing is held, and an agent's question cannot be answered. */
 export const NO_APPROVALS: ApprovalGate = {
-  holds: async () => false,
+  holds: () => false,
   request: async () => {
     throw new Error('no approvals area: a task cannot be held')
   },

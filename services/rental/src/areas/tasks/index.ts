@@ -16,11 +16,11 @@ import {
   type NewTask,
   type NewTrialTask,
   RUN_QUEUE,
-  startTaskRunner,
   type HeldScope,
   type TaskDeps,
   type TaskTransaction,
 } from './service.ts'
+import { startTaskRunner } from './run.ts'
 import { taskDetail, taskView, type TaskView } from './views.ts'
 import { clearTexts, eraseTexts } from './retention.ts'
 import * as store from './store.ts'

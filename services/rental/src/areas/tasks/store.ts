@@ -78,10 +78,11 @@ export async function insertTask(
     Partial<Pick<TaskRow, 'trial_id'>> & { file_ids?: string[] | undefined },
 ) {
   const { file_ids, ...rest } = row
-  await trx
+  return trx
     .insertInto('tasks')
     .values({ ...rest, file_ids: file_ids?.length ? JSON.stringify(file_ids) : null })
-    .execute()
+    .returningAll()
+    .executeTakeFirstOrThrow()
 }
 
 /** The task carries on by the job; answers what its events name (undefined when it is gone). */
@@ -149,7 +150,7 @@ export async function completeTask(
     at: Date
   },
 ) {
-  await trx
+  return trx
     .updateTable('tasks')
     .set({
       state: 'completed',
@@ -167,7 +168,8 @@ export async function completeTask(
       error: null,
     })
     .where('id', '=', id)
-    .execute()
+    .returningAll()
+    .executeTakeFirstOrThrow()
 }
 
 /**

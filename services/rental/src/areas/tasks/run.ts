@@ -1,0 +1,270 @@
+import { afterCommit } from '@svc/kit'
+import { checkAgentArtifact } from '@svc/trust/agent-result'
+import { inTransaction, type RentalDb } from '../../db.ts'
+import { type Actor, SYSTEM } from '../events/index.ts'
+import { agentTaskStarted } from './agent-cancel.ts'
+import type { AgentReply } from './dispatch.ts'
+import { endRunning, failedAttempt, refOf, taskEvents } from './events.ts'
+import { filesOfRun } from './file-handoff.ts'
+import { awaitAgentInput } from './gate.ts'
+import { purgeOutputs } from './retention.ts'
+import { RUN_QUEUE, type TaskDeps, terminal } from './service.ts'
+import { completeTask, endTask, markWorking, setAsync, type TaskRow, taskById } from './store.ts'
+
+/**
+ * A task's run: the agent called over A2A (sync within a timeout, else by the durable job with
+ * retries), its signed result checked, the task completed with its receipt in one transaction.
+ */
+
+/**
+ * Runs a sync task for at most the timeout; past it (or on a failed attempt) the job carries on.
+ * Answers the completed row when the run completed it, or the note saying the task went on async.
+ */
+export async function runWithin(
+  deps: TaskDeps,
+  task: TaskRow,
+  actor: Actor,
+): Promise<{ completed?: TaskRow | undefined; note?: string }> {
+  const { id } = task
+  const startedAt = deps.now()
+  const run = runTask(deps, id, 1, actor, undefined, task)
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), deps.config.taskTimeoutMs)
+  })
+  try {
+    const outcome = await Promise.race([run.then((completed) => ({ completed })), timeout])
+    if (outcome !== 'timeout') return outcome
+    run.catch((err: Error) => deps.log.warn({ err: err.message, task: id }, 'sync task run failed late'))
+    const note = `the agent did not answer within ${deps.config.taskTimeoutMs} ms: the task continues asynchronously`
+    await continueAsync(deps, id, note, actor)
+    return { note }
+  } catch (err) {
+    await failedAttempt(deps, id, (err as Error).message, startedAt, actor)
+    const note = 'the first attempt failed: the task is retried asynchronously'
+    await continueAsync(deps, id, note, actor)
+    return { note }
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+async function continueAsync(deps: TaskDeps, id: string, note: string, actor: Actor) {
+  await inTransaction(deps.db, async (trx) => {
+    const task = await setAsync(trx, id)
+    if (task) await taskEvents(deps.events).trace(trx, task, actor, { message: note })
+    await deps.jobs.enqueue(trx, RUN_QUEUE, { task_id: id })
+    afterCommit(trx, () => deps.jobs.wake(RUN_QUEUE))
+  })
+}
+
+/**
+ * One attempt: the agent is called over A2A and its signed result checked (signature, the
+ * engagement's agent DID, the input and output hashes). A result that does not verify fails the
+ * task for good (no receipt); a transport error throws, for the caller to retry. Answers the
+ * task's row when this attempt completed it. `written`: the row as its creation just wrote it.
+ */
+export async function runTask(
+  deps: TaskDeps,
+  id: string,
+  attempt: number,
+  actor: Actor = SYSTEM,
+  reply?: AgentReply & { text: string },
+  written?: TaskRow,
+): Promise<TaskRow | undefined> {
+  const task = written ?? (await taskById(deps.db, id))
+  if (!task || terminal(task.state) || task.input_text === null) return
+  const cardUrl = await deps.catalogue.cardUrl(task.agent_did)
+  if (!cardUrl) throw new Error(`the agent ${task.agent_did} is not in the catalogue`)
+  const events = taskEvents(deps.events)
+  if (task.state === 'submitted')
+    await inTransaction(deps.db, async (trx) => {
+      if (await markWorking(trx, id, deps.now()))
+        await events.stateChanged(trx, refOf(task), actor, { from: 'submitted', to: 'working', attempt })
+    })
+  // the task's files as A2A file parts, each a fresh signed URL (a deleted one fails the task)
+  const files = await filesOfRun(deps, task, actor)
+  if (!files) return undefined
+  let answer: Awaited<ReturnType<TaskDeps['dispatcher']['send']>>
+  try {
+    answer = await deps.dispatcher.send(
+      cardUrl,
+      reply?.text ?? task.input_text,
+      AbortSignal.timeout(Math.max(deps.config.taskTimeoutMs, 5_000)),
+      reply,
+      // the agent version the engagement had accepted when the task was made, the tool-call credential
+      await messageMetadata(deps, task),
+      reply ? [] : files,
+      // the agent's task, kept as soon as it is named: a cancel meanwhile reaches the agent
+      (started) =>
+        agentTaskStarted(deps, id, started.agentTaskId).catch((err: Error) =>
+          deps.log.warn({ task: id, err: err.message }, 'agent task id not kept'),
+        ),
+    )
+  } catch (err) {
+    // the rental ended the task meanwhile (and told the agent, which stopped): not a failed attempt
+    const now = await taskById(deps.db, id)
+    if (now && terminal(now.state)) return undefined
+    throw err
+  }
+  if ('question' in answer) {
+    await awaitAgentInput(deps, id, answer)
+    return undefined
+  }
+  const check = checkAgentArtifact(answer.artifact, {
+    agentDid: task.agent_did,
+    inputTexts: [task.input_text],
+  })
+  return inTransaction(deps.db, async (trx) => {
+    const locked = await taskById(trx, id, true)
+    if (!locked || terminal(locked.state)) return undefined
+    const now = deps.now()
+    // the agent's final A2A status, as a trace line (the rental calls the agent with blocking
+    // SendMessage: its status updates are not streamed; docs/architecture.md says why)
+    await events.trace(
+      trx,
+      refOf(locked),
+      { type: 'agent', id: locked.agent_did },
+      {
+        attempt,
+        agent_task_id: answer.agentTaskId,
+        agent_state: answer.status.state,
+        message: answer.status.message,
+      },
+    )
+    if (!check.ok) {
+      const error = `the agent's result does not verify: ${check.reason}`
+      await endTask(trx, id, { state: 'failed', error, at: now })
+      await events.stateChanged(trx, refOf(locked), actor, { from: locked.state, to: 'failed', error })
+      await deps.ended(trx, { ...refOf(locked), state: 'failed' }, actor)
+      deps.log.warn({ task: id, attempt, reason: check.reason }, 'agent result refused')
+      return undefined
+    }
+    const { receipt, completed } = await complete(deps, trx, locked, {
+      agentTaskId: answer.agentTaskId,
+      data: check.data,
+      text: answer.artifact.parts?.find((p) => typeof p.text === 'string')?.text ?? null,
+      result: check.result,
+      signature: answer.artifact.metadata?.svc_signature as string,
+      now,
+    })
+    await events.stateChanged(trx, refOf(locked), actor, {
+      from: locked.state,
+      to: 'completed',
+      receipt_id: receipt.id,
+      leaf_hash: receipt.leafHash,
+    })
+    return completed
+  })
+}
+
+/** The message's metadata: the agent version the engagement had accepted when the task was made (null: the initial one), and what other areas add. */
+async function messageMetadata(deps: TaskDeps, task: TaskRow) {
+  const metadata = {
+    ...(task.agent_version === null ? {} : { svc_agent_version: task.agent_version }),
+  }
+  for (const add of deps.messageMetadata) Object.assign(metadata, await add(task))
+  return Object.keys(metadata).length ? metadata : undefined
+}
+
+/** Completes the task and records its `task.completed` receipt in the same transaction. */
+async function complete(
+  deps: TaskDeps,
+  trx: RentalDb,
+  task: TaskRow,
+  done: {
+    agentTaskId: string
+    data: unknown
+    text: string | null
+    result: { output_sha256: string; input_sha256: string }
+    signature: string
+    now: Date
+  },
+) {
+  // a trial's task: no engagement (and no client DID it signed with); the receipt says `trial: true`
+  const terms = task.engagement_id
+    ? await deps.engagements.termsOf(task.org_id, task.engagement_id, { trx })
+    : undefined
+  const engagement = terms?.engagement
+  const receipt = await deps.receipts.record(trx, {
+    type: 'task.completed',
+    subject: task.id,
+    data: {
+      ...(engagement
+        ? { engagement_id: task.engagement_id, client_did: engagement.client_did }
+        : { trial_id: task.trial_id, org_id: task.org_id, trial: true }),
+      task_id: task.id,
+      agent_did: task.agent_did,
+      input_sha256: task.input_sha256,
+      output_sha256: done.result.output_sha256,
+      price_fils: Number(task.price_fils),
+      currency: 'AED',
+      started_at: (task.started_at ?? task.created_at).toISOString(),
+      completed_at: done.now.toISOString(),
+      agent_result: done.result,
+      agent_signature: done.signature,
+    },
+  })
+  const completed = await completeTask(trx, task.id, {
+    output: done.data,
+    outputText: done.text,
+    outputSha256: done.result.output_sha256,
+    outputExpiresAt: new Date(
+      done.now.getTime() + (terms?.config.output_ttl_s ?? deps.config.outputTtlS) * 1000,
+    ),
+    agentTaskId: done.agentTaskId,
+    agentResult: done.result,
+    agentSignature: done.signature,
+    receiptId: receipt.id,
+    receiptLeafHash: receipt.leafHash,
+    at: done.now,
+  })
+  return { receipt, completed }
+}
+
+/** The async runner: each failed attempt is kept in `runs`; past the last retry the task fails. */
+export async function startTaskRunner(deps: TaskDeps) {
+  const retries = deps.config.taskRetries
+  // a run lasts at most the agent call's bound: a crashed process's taken runs are retried soon after
+  const expireInSeconds = Math.ceil(Math.max(deps.config.taskTimeoutMs, 5_000) / 1000) + 10
+  await deps.jobs.queue(RUN_QUEUE, {
+    retryLimit: retries,
+    retryDelay: 1,
+    retryBackoff: true,
+    expireInSeconds,
+  })
+  // `reply`: the answer to the agent's question (an approved agent_input approval), on its A2A task
+  await deps.jobs.work<{ task_id: string; reply?: AgentReply & { text: string } }>(
+    RUN_QUEUE,
+    async (data, job) => {
+      const attempt = (job.retryCount ?? 0) + 1
+      const startedAt = deps.now()
+      try {
+        await runTask(deps, data.task_id, attempt, SYSTEM, data.reply)
+      } catch (err) {
+        const message = (err as Error).message
+        await failedAttempt(deps, data.task_id, message, startedAt, SYSTEM)
+        if (attempt > retries) {
+          const error = `gave up after ${attempt} attempts: ${message}`
+          await inTransaction(deps.db, (trx) =>
+            endRunning(deps, trx, data.task_id, { state: 'failed', error, at: deps.now() }, SYSTEM),
+          )
+          return
+        }
+        throw err
+      }
+    },
+    // several runs at once: one slow agent does not hold up the others' tasks
+    { pollingIntervalSeconds: 0.5, batchSize: 8 },
+  )
+  // outputs past their time are removed here (and on read)
+  const sweep = setInterval(
+    () =>
+      void (async () => purgeOutputs(deps.db, deps.now(), undefined, await deps.held?.()))().catch(
+        (err: Error) => deps.log.warn({ err: err.message }, 'output purge failed'),
+      ),
+    Math.min(deps.config.outputTtlS, 60) * 1000,
+  )
+  sweep.unref()
+  return { stop: () => clearInterval(sweep) }
+}
