@@ -13,6 +13,16 @@ export const Money = Type.Object({
 })
 export const Lang = Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')]))
 
+/** What a line of an invoice or a credit note starts with: the escrow it is for and what that was. */
+export const LINE_HEAD = {
+  position: Type.Integer(),
+  description: Type.String(),
+  escrow_id: Type.String(),
+  engagement_id: Type.String(),
+  task_id: Nullable(Type.String()),
+  agent_did: Type.String(),
+}
+
 export const CreditNote = Type.Object({
   id: Type.String(),
   number: Type.String({ description: 'CN-<year>-<6 digits>: the credit notes’ own sequence, no gaps' }),
@@ -27,12 +37,7 @@ export const CreditNote = Type.Object({
   reason: Type.String(),
   lines: Type.Array(
     Type.Object({
-      position: Type.Integer(),
-      description: Type.String(),
-      escrow_id: Type.String(),
-      engagement_id: Type.String(),
-      task_id: Nullable(Type.String()),
-      agent_did: Type.String(),
+      ...LINE_HEAD,
       net: Money,
       vat: Money,
       gross: Money,

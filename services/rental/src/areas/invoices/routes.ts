@@ -6,7 +6,7 @@ import { actorOfRequest, operatorActor } from '../events/index.ts'
 import { Id, Nullable, Params } from '../engagements/schemas.ts'
 import { can, orgOf } from '../orgs/permissions.ts'
 import { creditNoteList, creditNoteOf } from './credit-notes.ts'
-import { CreditNote, documentReadRoutes, Money } from './document-routes.ts'
+import { CreditNote, documentReadRoutes, LINE_HEAD, Money } from './document-routes.ts'
 import { creditNoteHtml, creditNotePdf, invoiceHtml, invoicePdf } from './render.ts'
 import { createInvoiceOnce, type InvoiceDeps, invoiceList, invoiceOf, markPaid } from './service.ts'
 
@@ -26,12 +26,7 @@ export const Invoice = Type.Object({
   vat_rate_percent: Type.Number(),
   lines: Type.Array(
     Type.Object({
-      position: Type.Integer(),
-      description: Type.String(),
-      escrow_id: Type.String(),
-      engagement_id: Type.String(),
-      task_id: Nullable(Type.String()),
-      agent_did: Type.String(),
+      ...LINE_HEAD,
       released_at: Type.String(),
       net: Money,
       vat: Money,
