@@ -9,16 +9,20 @@ const errors = errorCatalogue({
   engagement_not_found: { status: 404, description: 'no such engagement for this organization' },
 })
 
-test('a catalogued code raises its status, and the OpenAPI document lists every code', async () => {
-  const app = await createHttpServer({
+/** An `api`-shaped server with no routes of a service's own, listing `errorCodes` if given. */
+const apiServer = (errorCodes?: typeof errors.codes) =>
+  createHttpServer({
     name: 'test',
     version: '0',
     description: 'codes',
     logger: pino({ level: 'silent' }),
     errorShape: 'api',
     checks: [],
-    errorCodes: errors.codes,
+    ...(errorCodes ? { errorCodes } : {}),
   })
+
+test('a catalogued code raises its status, and the OpenAPI document lists every code', async () => {
+  const app = await apiServer(errors.codes)
   app.get('/e', async () => {
     throw errors.error('engagement_not_active', 'the engagement is ended')
   })
@@ -44,14 +48,7 @@ test('a code answered with another status names it in the catalogue', () => {
 })
 
 test('what the HTTP layer answers on its own is in httpErrorCodes, with its status', async () => {
-  const app = await createHttpServer({
-    name: 'test',
-    version: '0',
-    description: 'codes',
-    logger: pino({ level: 'silent' }),
-    errorShape: 'api',
-    checks: [],
-  })
+  const app = await apiServer()
   app.post('/p', async () => ({ ok: true }))
   const answers = [
     await app.inject({ method: 'GET', url: '/nowhere' }),
