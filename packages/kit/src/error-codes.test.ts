@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import pino from 'pino'
-import { errorCatalogue } from './error-codes.ts'
+import { errorCatalogue, httpErrorCodes } from './error-codes.ts'
 import { createHttpServer } from './http/server.ts'
 
 const errors = errorCatalogue({
@@ -9,16 +9,20 @@ const errors = errorCatalogue({
   engagement_not_found: { status: 404, description: 'no such engagement for this organization' },
 })
 
-test('a catalogued code raises its status, and the OpenAPI document lists every code', async () => {
-  const app = await createHttpServer({
+/** An `api`-shaped server with no routes of a service's own, listing `errorCodes` if given. */
+const apiServer = (errorCodes?: typeof errors.codes) =>
+  createHttpServer({
     name: 'test',
     version: '0',
     description: 'codes',
     logger: pino({ level: 'silent' }),
     errorShape: 'api',
     checks: [],
-    errorCodes: errors.codes,
+    ...(errorCodes ? { errorCodes } : {}),
   })
+
+test('a catalogued code raises its status, and the OpenAPI document lists every code', async () => {
+  const app = await apiServer(errors.codes)
   app.get('/e', async () => {
     throw errors.error('engagement_not_active', 'the engagement is ended')
   })
@@ -41,4 +45,23 @@ test('a code answered with another status names it in the catalogue', () => {
   })
   assert.equal(upstream.errorWith(502, 'idp_unavailable', 'no answer').status, 502)
   assert.throws(() => upstream.errorWith(500, 'idp_unavailable', 'x'), /not catalogued with status 500/)
+})
+
+test('what the HTTP layer answers on its own is in httpErrorCodes, with its status', async () => {
+  const app = await apiServer()
+  app.post('/p', async () => ({ ok: true }))
+  const answers = [
+    await app.inject({ method: 'GET', url: '/nowhere' }),
+    await app.inject({
+      method: 'POST',
+      url: '/p',
+      headers: { 'content-type': 'application/json' },
+      payload: '{',
+    }),
+  ]
+  for (const res of answers) {
+    const code = res.json().error.code as keyof typeof httpErrorCodes
+    assert.equal(httpErrorCodes[code]?.status, res.statusCode, code)
+  }
+  await app.close()
 })

@@ -17,6 +17,21 @@ export type ErrorCatalogue<T extends Record<string, ErrorCodeSpec>> = {
 }
 
 /**
+ * The codes the kit's HTTP layer answers on any route of an `api`-shaped service: each such
+ * service spreads them into its catalogue (overriding a description where its routes say more).
+ */
+export const httpErrorCodes = {
+  invalid_request: { status: 400, description: 'a parameter or body field is malformed or out of range' },
+  invalid_json: { status: 400, description: 'the body is not JSON' },
+  not_found: { status: 404, description: 'no such route' },
+  method_not_allowed: { status: 405, description: 'the route does not take this method' },
+  payload_too_large: { status: 413, description: 'the body is larger than the service takes' },
+  unsupported_media_type: { status: 415, description: 'the body has a content type the route does not take' },
+  shutting_down: { status: 503, description: 'the instance is shutting down: try again' },
+  unavailable: { status: 503, description: 'the database did not answer in time: try again (Retry-After)' },
+} as const satisfies Record<string, ErrorCodeSpec>
+
+/**
  * A service's error codes as typed constants with their status, in one place: routes raise them by
  * name (`errors.error('engagement_not_active', '…')`), and the OpenAPI document lists them.
  */

@@ -1,16 +1,10 @@
-import { errorCatalogue } from '@svc/kit'
+import { errorCatalogue, httpErrorCodes } from '@svc/kit'
 
 /** Every `error.code` the ledger answers, with its status (listed in the OpenAPI document). */
 export const ledgerErrors = errorCatalogue({
   // what any route may answer (the kit's HTTP layer)
-  invalid_request: { status: 400, description: 'a parameter or body field is malformed or out of range' },
-  invalid_json: { status: 400, description: 'the body is not JSON' },
+  ...httpErrorCodes,
   not_found: { status: 404, description: 'no such route, tile or webhook' },
-  method_not_allowed: { status: 405, description: 'the route does not take this method' },
-  payload_too_large: { status: 413, description: 'the body is larger than the service takes' },
-  unsupported_media_type: { status: 415, description: 'the body has a content type the route does not take' },
-  shutting_down: { status: 503, description: 'the instance is shutting down: try again' },
-  unavailable: { status: 503, description: 'the database did not answer in time: try again (Retry-After)' },
   unauthorized: { status: 401, description: 'a writer bearer token (LEDGER_WRITERS) is required' },
   // appending
   malformed_receipt: {

@@ -33,7 +33,7 @@ import type { IdentityTables } from './areas/identity/store.ts'
 import type { ErasureTables } from './areas/erasure/store.ts'
 import type { RetentionTables } from './areas/retention/store.ts'
 import type { OnboardingTables } from './areas/onboarding/store.ts'
-import type { TenantTables } from './areas/tenant/secrets.ts'
+import type { TenantTables } from './areas/tenant/store.ts'
 import type { TeamTables } from './areas/teams/store.ts'
 
 /** A jsonb column: read as the value, written as its JSON text. */

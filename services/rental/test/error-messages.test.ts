@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { AR_ERRORS } from '../src/areas/public/error-messages.ts'
 import { CATALOGUES, LANGUAGES } from '../src/areas/public/i18n.ts'
-import { rentalErrors } from '../src/errors.ts'
+import { AR_ERRORS, rentalErrors } from '../src/errors.ts'
 
 const ARABIC = /[\u0600-\u06FF]/
 

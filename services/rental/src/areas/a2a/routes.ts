@@ -7,7 +7,8 @@ import { tokenActor } from '../events/index.ts'
 import { verifyApiToken } from '../tokens/service.ts'
 import type { TaskDeps } from '../tasks/service.ts'
 import { A2A_PATH, BEARER_SCHEME, INPUT_MODES, rentalCard } from './card.ts'
-import { mapRentalError, RentalA2AHandler, TokenUser } from './handler.ts'
+import { mapRentalError, TokenUser } from './caller.ts'
+import { RentalA2AHandler } from './handler.ts'
 
 const Card = Type.Object(
   {

@@ -192,14 +192,16 @@ export const latestClientDidOfOrg = async (db: RentalDb, orgId: string) =>
       .executeTakeFirst()
   )?.client_did
 
-export const escrowsOf = (db: RentalDb, engagementId: string) =>
-  db
+/** The engagement's escrows, oldest first; `lock` takes them FOR UPDATE (in the caller's transaction). */
+export const escrowsOf = (db: RentalDb, engagementId: string, lock = false) => {
+  const query = db
     .selectFrom('escrows')
     .selectAll()
     .where('engagement_id', '=', engagementId)
     .orderBy('created_at')
     .orderBy('id')
-    .execute()
+  return (lock ? query.forUpdate() : query).execute()
+}
 
 /** The organization's escrows that were opened (each has a rail account `escrow:<id>`). */
 export const openedEscrowsOfOrg = (db: RentalDb, orgId: string) =>

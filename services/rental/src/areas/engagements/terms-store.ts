@@ -1,4 +1,4 @@
-import type { Generated, Insertable, Selectable } from 'kysely'
+import { type Generated, type Insertable, type Selectable, sql } from 'kysely'
 import type { Json, RentalDb, RentalTables } from '../../db.ts'
 
 /** Tables of an engagement's terms after hire: the agents' released versions and the addenda clients signed. */
@@ -91,3 +91,8 @@ export const addendaOf = (db: RentalDb, engagementId: string) =>
     .where('engagement_id', '=', engagementId)
     .orderBy('accepted_at')
     .execute()
+
+/** Serialises releases of the agent's versions until `trx` ends (a transaction-scoped advisory lock). */
+export async function lockAgentVersions(trx: RentalDb, did: string) {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`agent-versions:${did}`}, 0))`.execute(trx)
+}

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto'
-import { sql } from 'kysely'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
@@ -108,7 +107,7 @@ export async function releaseVersion(
   const changelog = input.changelog.trim()
   if (changelog === '') throw rentalError('invalid_request', 'changelog must not be blank')
   return inTransaction(ctx.db, async (trx) => {
-    await sql`select pg_advisory_xact_lock(hashtextextended(${`agent-versions:${did}`}, 0))`.execute(trx)
+    await terms.lockAgentVersions(trx, did)
     const latest = await terms.latestVersion(trx, did)
     if (latest && compareSemver(input.version, latest.version) <= 0)
       throw rentalError(

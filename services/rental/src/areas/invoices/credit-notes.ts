@@ -12,7 +12,7 @@ import type { CreditNoteRow } from './store.ts'
 export const CREDIT_NOTE_ISSUER = 'platform-cn'
 
 /** `CN-2026-000001`: the credit notes' sequence within the year of issue. */
-export const creditNoteNumber = (year: number, n: number) => `CN-${year}-${String(n).padStart(6, '0')}`
+const CREDIT_NOTE_SEQUENCE = { issuer: CREDIT_NOTE_ISSUER, prefix: 'CN' } as const
 
 /** What a settled refund credits: the escrow it refunded, for how much, and why. */
 export interface CreditNoteInput {
@@ -47,8 +47,7 @@ export async function issueCreditNote(deps: InvoiceDeps, trx: RentalDb, input: C
     throw new RangeError(`credit of ${input.amountFils} fils`)
   const issuedAt = deps.ctx.now()
   const year = issuedAt.getUTCFullYear()
-  const n = await store.nextNumber(trx, CREDIT_NOTE_ISSUER, year)
-  const number = creditNoteNumber(year, n)
+  const number = await store.nextNumber(trx, CREDIT_NOTE_SEQUENCE, year)
   const line = await store.lineOfEscrow(trx, input.escrowId)
   const before = await store.creditedOf(trx, input.escrowId)
   const net = input.amountFils

@@ -1,13 +1,11 @@
 import { html, type MoneyLocale } from '@svc/kit'
-import PDFDocument from 'pdfkit'
+import type { CreditNoteView } from './credit-notes.ts'
+import { day, type DocumentKind, documentHtml, documentPdf } from './document.ts'
 import type { InvoiceView } from './service.ts'
 
-const LABELS = {
+const COMMON = {
   en: {
-    title: 'Tax invoice',
-    number: 'Invoice number',
     issued: 'Issue date',
-    due: 'Due date',
     issuer: 'Issuer',
     client: 'Client',
     trn: 'TRN',
@@ -16,16 +14,9 @@ const LABELS = {
     vat: 'VAT 5%',
     gross: 'Total',
     totals: 'Totals',
-    state: 'State',
-    paid: 'Paid',
-    issuedState: 'Issued',
-    reference: 'Payment reference',
   },
   ar: {
-    title: 'فاتورة ضريبية',
-    number: 'رقم الفاتورة',
     issued: 'تاريخ الإصدار',
-    due: 'تاريخ الاستحقاق',
     issuer: 'المُصدِر',
     client: 'العميل',
     trn: 'الرقم الضريبي',
@@ -34,6 +25,25 @@ const LABELS = {
     vat: 'ضريبة القيمة المضافة ٥٪',
     gross: 'الإجمالي',
     totals: 'المجاميع',
+  },
+}
+
+const INVOICE_LABELS = {
+  en: {
+    ...COMMON.en,
+    title: 'Tax invoice',
+    number: 'Invoice number',
+    due: 'Due date',
+    state: 'State',
+    paid: 'Paid',
+    issuedState: 'Issued',
+    reference: 'Payment reference',
+  },
+  ar: {
+    ...COMMON.ar,
+    title: 'فاتورة ضريبية',
+    number: 'رقم الفاتورة',
+    due: 'تاريخ الاستحقاق',
     state: 'الحالة',
     paid: 'مدفوعة',
     issuedState: 'صادرة',
@@ -41,79 +51,62 @@ const LABELS = {
   },
 }
 
-export const day = (iso: string, locale: MoneyLocale) =>
-  new Intl.DateTimeFormat(locale === 'ar' ? 'ar-AE-u-nu-arab' : 'en-AE', {
-    dateStyle: 'long',
-    timeZone: 'UTC',
-  }).format(new Date(iso))
-
-/** The printable page of an invoice (the view is in `locale`'s money already); everything escaped. */
-export function invoiceHtml(invoice: InvoiceView, locale: MoneyLocale): string {
-  const t = LABELS[locale]
-  const page = html`<!doctype html>
-<html lang="${locale}" dir="${locale === 'ar' ? 'rtl' : 'ltr'}">
-<head><meta charset="utf-8"><title>${t.title} ${invoice.number}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:56rem;margin:2rem auto}table{width:100%;border-collapse:collapse}
-td,th{border-bottom:1px solid #ccc;padding:.4rem;text-align:start}td.n{text-align:end}@media print{body{margin:0}}</style></head>
-<body>
-<h1>${t.title}</h1>
-<p>${t.number}: <strong>${invoice.number}</strong></p>
-<p>${t.issued}: ${day(invoice.issued_at, locale)} · ${t.due}: ${day(invoice.due_at, locale)}</p>
-<p>${t.state}: ${invoice.state === 'paid' ? t.paid : t.issuedState}${invoice.paid ? html` · ${t.reference}: ${invoice.paid.reference}` : ''}</p>
-<section><h2>${t.issuer}</h2><p>${invoice.issuer.name}<br>${invoice.issuer.address}<br>${t.trn}: ${invoice.issuer.trn}</p></section>
-<section><h2>${t.client}</h2><p>${invoice.client.name}</p></section>
-<table>
-<thead><tr><th>#</th><th>${t.item}</th><th>${t.net}</th><th>${t.vat}</th><th>${t.gross}</th></tr></thead>
-<tbody>${invoice.lines.map(
-    (l) =>
-      html`<tr><td>${l.position}</td><td>${l.description}<br><small>${l.agent_did}</small></td><td class="n">${l.net.display}</td><td class="n">${l.vat.display}</td><td class="n">${l.gross.display}</td></tr>`,
-  )}</tbody>
-<tfoot><tr><th colspan="2">${t.totals}</th><td class="n">${invoice.totals.net.display}</td><td class="n">${invoice.totals.vat.display}</td><td class="n">${invoice.totals.gross.display}</td></tr></tfoot>
-</table>
-</body></html>`
-  return page.value
+const CREDIT_NOTE_LABELS = {
+  en: {
+    ...COMMON.en,
+    title: 'Tax credit note',
+    number: 'Credit note number',
+    invoice: 'Against invoice',
+    noInvoice: 'Not invoiced yet (the escrow’s invoice will list this note)',
+    refund: 'Refund',
+    reason: 'Reason',
+  },
+  ar: {
+    ...COMMON.ar,
+    title: 'إشعار دائن ضريبي',
+    number: 'رقم الإشعار الدائن',
+    invoice: 'مقابل الفاتورة',
+    noInvoice: 'لم تصدر فاتورة بعد (ستذكر فاتورة الضمان هذا الإشعار)',
+    refund: 'الاسترداد',
+    reason: 'السبب',
+  },
 }
 
-/**
- * The invoice as a PDF (pdfkit, uncompressed content so its text can be read back). English only:
- * pdfkit's built-in fonts have no Arabic glyphs or shaping, so the PDF is always the English
- * invoice (the HTML page has the Arabic one).
- */
-export function invoicePdf(invoice: InvoiceView): Promise<Buffer> {
-  const t = LABELS.en
-  const doc = new PDFDocument({
-    size: 'A4',
-    margin: 50,
-    compress: false,
-    info: { Title: `${t.title} ${invoice.number}` },
-  })
-  const chunks: Buffer[] = []
-  const done = new Promise<Buffer>((resolve, reject) => {
-    doc.on('data', (c: Buffer) => chunks.push(c))
-    doc.on('end', () => resolve(Buffer.concat(chunks)))
-    doc.on('error', reject)
-  })
-  doc.font('Helvetica-Bold').fontSize(18).text(t.title)
-  doc.font('Helvetica').fontSize(10).moveDown()
-  doc.text(`${t.number}: ${invoice.number}`)
-  doc.text(`${t.issued}: ${day(invoice.issued_at, 'en')}`)
-  doc.text(`${t.due}: ${day(invoice.due_at, 'en')}`)
-  doc.text(
+/** An invoice states its dates and whether it is paid (with the payment's reference). */
+const INVOICE: DocumentKind<InvoiceView, (typeof INVOICE_LABELS)['en']> = {
+  labels: INVOICE_LABELS,
+  htmlFacts: (invoice, t, locale) => [
+    html`${t.issued}: ${day(invoice.issued_at, locale)} · ${t.due}: ${day(invoice.due_at, locale)}`,
+    html`${t.state}: ${invoice.state === 'paid' ? t.paid : t.issuedState}${invoice.paid ? html` · ${t.reference}: ${invoice.paid.reference}` : ''}`,
+  ],
+  pdfFacts: (invoice, t) => [
+    `${t.issued}: ${day(invoice.issued_at, 'en')}`,
+    `${t.due}: ${day(invoice.due_at, 'en')}`,
     `${t.state}: ${invoice.state === 'paid' ? `${t.paid} (${invoice.paid!.reference})` : t.issuedState}`,
-  )
-  doc.moveDown()
-  doc.text(`${t.issuer}: ${invoice.issuer.name}, ${invoice.issuer.address}, ${t.trn} ${invoice.issuer.trn}`)
-  doc.text(`${t.client}: ${invoice.client.name}`)
-  doc.moveDown()
-  for (const l of invoice.lines)
-    doc.text(
-      `${l.position}. ${l.description} | ${t.net} ${l.net.display} | ${t.vat} ${l.vat.display} | ${t.gross} ${l.gross.display}`,
-    )
-  doc.moveDown()
-  doc.font('Helvetica-Bold')
-  doc.text(
-    `${t.totals}: ${t.net} ${invoice.totals.net.display} | ${t.vat} ${invoice.totals.vat.display} | ${t.gross} ${invoice.totals.gross.display}`,
-  )
-  doc.end()
-  return done
+  ],
 }
+
+/** A credit note states its date, the invoice it is against (if any), its refund and why. */
+const CREDIT_NOTE: DocumentKind<CreditNoteView, (typeof CREDIT_NOTE_LABELS)['en']> = {
+  labels: CREDIT_NOTE_LABELS,
+  htmlFacts: (note, t, locale) => [
+    html`${t.issued}: ${day(note.issued_at, locale)}`,
+    html`${t.invoice}: ${note.invoice ? note.invoice.number : t.noInvoice}`,
+    html`${t.refund}: ${note.refund_id} · ${t.reason}: ${note.reason}`,
+  ],
+  pdfFacts: (note, t) => [
+    `${t.issued}: ${day(note.issued_at, 'en')}`,
+    `${t.invoice}: ${note.invoice ? note.invoice.number : t.noInvoice}`,
+    `${t.refund}: ${note.refund_id} | ${t.reason}: ${note.reason}`,
+  ],
+}
+
+/** The printable page of an invoice (the view is in `locale`'s money already). */
+export const invoiceHtml = (invoice: InvoiceView, locale: MoneyLocale) =>
+  documentHtml(INVOICE, invoice, locale)
+export const invoicePdf = (invoice: InvoiceView) => documentPdf(INVOICE, invoice)
+
+/** The printable page of a credit note (its amounts, negative, in `locale`'s money already). */
+export const creditNoteHtml = (note: CreditNoteView, locale: MoneyLocale) =>
+  documentHtml(CREDIT_NOTE, note, locale)
+export const creditNotePdf = (note: CreditNoteView) => documentPdf(CREDIT_NOTE, note)

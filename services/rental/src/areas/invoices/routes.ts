@@ -1,17 +1,16 @@
-import { type App, IdempotencyKeyHeader, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
+import { type App, IdempotencyKeyHeader, moneyLocaleOf } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
-import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import { CSRF_SECURITY, sessionOf } from '../auth/hooks.ts'
 import { actorOfRequest, operatorActor } from '../events/index.ts'
 import { Id, Nullable, Params } from '../engagements/schemas.ts'
 import { can, orgOf } from '../orgs/permissions.ts'
-import { invoiceHtml, invoicePdf } from './render.ts'
-import { creditNoteRoutes } from './credit-note-routes.ts'
+import { creditNoteList, creditNoteOf } from './credit-notes.ts'
+import { CreditNote, documentReadRoutes, LINE_HEAD, Money } from './document-routes.ts'
+import { creditNoteHtml, creditNotePdf, invoiceHtml, invoicePdf } from './render.ts'
 import { createInvoiceOnce, type InvoiceDeps, invoiceList, invoiceOf, markPaid } from './service.ts'
 
-const Money = Type.Object({ amount_fils: Type.Integer(), currency: Type.String(), display: Type.String() })
 const DateTime = Type.String({ format: 'date-time', maxLength: 40 })
-const Lang = Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')]))
 
 export const Invoice = Type.Object({
   id: Type.String(),
@@ -27,12 +26,7 @@ export const Invoice = Type.Object({
   vat_rate_percent: Type.Number(),
   lines: Type.Array(
     Type.Object({
-      position: Type.Integer(),
-      description: Type.String(),
-      escrow_id: Type.String(),
-      engagement_id: Type.String(),
-      task_id: Nullable(Type.String()),
-      agent_did: Type.String(),
+      ...LINE_HEAD,
       released_at: Type.String(),
       net: Money,
       vat: Money,
@@ -99,75 +93,17 @@ export function invoiceRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps) {
           ),
         ),
   )
-  app.get(
-    '/api/invoices',
-    {
-      ...sessions.session,
-      ...can('money:read'),
-      schema: {
-        summary: 'The organization’s invoices, newest first',
-        tags,
-        security: SESSION_SECURITY,
-        querystring: Type.Object({ ...pageQuery().properties, lang: Lang }, { additionalProperties: false }),
-        response: {
-          200: Type.Object({
-            invoices: Type.Array(Invoice),
-            total: Type.Integer(),
-            limit: Type.Integer(),
-            offset: Type.Integer(),
-          }),
-        },
-      },
-    },
-    async (request) =>
-      invoiceList(deps, orgOf(request), pageOf(request.query), localeOf(request, request.query.lang)),
-  )
-  app.get(
-    '/api/invoices/:id',
-    {
-      ...sessions.session,
-      ...can('money:read'),
-      schema: {
-        summary: 'One invoice: JSON, a printable HTML page (English or Arabic) or a PDF (Accept or format)',
-        tags,
-        security: SESSION_SECURITY,
-        params: Params,
-        querystring: Type.Object(
-          {
-            format: Type.Optional(
-              Type.Union([Type.Literal('json'), Type.Literal('html'), Type.Literal('pdf')]),
-            ),
-            lang: Lang,
-          },
-          { additionalProperties: false },
-        ),
-        produces: ['application/json', 'text/html', 'application/pdf'],
-        response: { 200: Invoice },
-      },
-    },
-    async (request, reply) => {
-      const locale = localeOf(request, request.query.lang)
-      const accept = request.headers.accept ?? ''
-      const format =
-        request.query.format ??
-        (/application\/pdf/.test(accept) ? 'pdf' : /text\/html/.test(accept) ? 'html' : 'json')
-      const invoice = await invoiceOf(
-        deps,
-        orgOf(request),
-        request.params.id,
-        format === 'pdf' ? 'en' : locale,
-      )
-      reply.header('cache-control', 'no-store')
-      if (format === 'html')
-        return reply.type('text/html; charset=utf-8').send(invoiceHtml(invoice, locale) as never)
-      if (format === 'pdf')
-        return reply
-          .type('application/pdf')
-          .header('content-disposition', `inline; filename="${invoice.number}.pdf"`)
-          .send((await invoicePdf(invoice)) as never)
-      return invoice
-    },
-  )
+  documentReadRoutes(app, ctx, deps, {
+    path: '/api/invoices',
+    listKey: 'invoices',
+    schema: Invoice,
+    listSummary: 'The organization’s invoices, newest first',
+    oneSummary: 'One invoice: JSON, a printable HTML page (English or Arabic) or a PDF (Accept or format)',
+    list: invoiceList,
+    one: invoiceOf,
+    html: invoiceHtml,
+    pdf: invoicePdf,
+  })
   app.post(
     '/api/invoices/:id/paid',
     {
@@ -206,5 +142,16 @@ export function invoiceRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps) {
       )
     },
   )
-  creditNoteRoutes(app, ctx, deps)
+  documentReadRoutes(app, ctx, deps, {
+    path: '/api/credit-notes',
+    listKey: 'credit_notes',
+    schema: CreditNote,
+    listSummary: 'The organization’s credit notes (one per settled refund), newest first',
+    oneSummary:
+      'One credit note: JSON, a printable HTML page (English or Arabic) or a PDF (Accept or format)',
+    list: creditNoteList,
+    one: creditNoteOf,
+    html: creditNoteHtml,
+    pdf: creditNotePdf,
+  })
 }

@@ -32,8 +32,8 @@ export function vatOf(netFils: number): number {
   return Number((BigInt(netFils) * BigInt(VAT_RATE_BPS) + 5000n) / 10000n)
 }
 
-/** `INV-2026-000001`: the issuer's sequence within the year of issue. */
-export const invoiceNumber = (year: number, n: number) => `INV-${year}-${String(n).padStart(6, '0')}`
+/** The invoices' sequence (`INV-2026-000001`): gapless within the year of issue. */
+const INVOICE_SEQUENCE = { issuer: ISSUER, prefix: 'INV' } as const
 
 export type InvoiceScope = { engagement_id: string } | { from: string; to: string }
 
@@ -137,7 +137,7 @@ async function issueInvoice(
   const issuer = deps.ctx.config.invoiceIssuer
   const issuedAt = deps.ctx.now()
   const year = issuedAt.getUTCFullYear()
-  const n = await store.nextNumber(trx, ISSUER, year)
+  const number = await store.nextNumber(trx, INVOICE_SEQUENCE, year)
   const released = await deps.engagements.releasedEscrows(trx, orgId, scope)
   const taken = await store.invoicedEscrows(
     trx,
@@ -168,7 +168,6 @@ async function issueInvoice(
   const sum = (key: 'net_fils' | 'vat_fils') => lines.reduce((total, l) => total + l[key], 0)
   const net = sum('net_fils')
   const vat = sum('vat_fils')
-  const number = invoiceNumber(year, n)
   const dueAt = new Date(issuedAt.getTime() + issuer.dueDays * 86_400_000)
   await store.insertInvoice(
     trx,

@@ -70,12 +70,19 @@ export type InvoiceRow = Selectable<RentalTables['invoices']>
 export type InvoiceLineRow = Selectable<RentalTables['invoice_lines']>
 export type CreditNoteRow = Selectable<RentalTables['credit_notes']>
 
+/** A numbered sequence: its counter row in `invoice_counters` and its numbers' prefix. */
+export interface NumberSequence {
+  issuer: string
+  prefix: 'INV' | 'CN'
+}
+
 /**
- * The issuer's next number for the year, taken in `trx`: the counter row is made once, then
- * incremented with `update … returning`, which holds its row lock until `trx` ends. Concurrent
- * creations wait in turn; a rolled-back one gives its number back with it (no gap).
+ * The sequence's next number for the year (`INV-2026-000001`), taken in `trx`: the counter row is
+ * made once, then incremented with `update … returning`, which holds its row lock until `trx` ends.
+ * Concurrent creations wait in turn; a rolled-back one gives its number back with it (no gap).
  */
-export async function nextNumber(trx: RentalDb, issuer: string, year: number): Promise<number> {
+export async function nextNumber(trx: RentalDb, sequence: NumberSequence, year: number): Promise<string> {
+  const { issuer } = sequence
   await trx
     .insertInto('invoice_counters')
     .values({ issuer, year })
@@ -88,7 +95,34 @@ export async function nextNumber(trx: RentalDb, issuer: string, year: number): P
     .where('year', '=', year)
     .returning('last_number')
     .executeTakeFirstOrThrow()
-  return row.last_number
+  return `${sequence.prefix}-${year}-${String(row.last_number).padStart(6, '0')}`
+}
+
+/** A page of the organization's invoices or credit notes, newest first, and how many it has. */
+async function documentPage<T extends 'invoices' | 'credit_notes'>(
+  db: RentalDb,
+  table: T,
+  orgId: string,
+  limit: number,
+  offset: number,
+): Promise<{ rows: Array<Selectable<RentalTables[T]>>; total: number }> {
+  // one query shape for both tables (kysely's types take one table name at a time)
+  const from = table as 'invoices'
+  const rows = await db
+    .selectFrom(from)
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .orderBy('issued_at', 'desc')
+    .orderBy('number', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute()
+  const { count } = await db
+    .selectFrom(from)
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('org_id', '=', orgId)
+    .executeTakeFirstOrThrow()
+  return { rows: rows as Array<Selectable<RentalTables[T]>>, total: Number(count) }
 }
 
 /** Which of these escrows are on an invoice already. */
@@ -129,23 +163,8 @@ export const linesOf = (db: RentalDb, invoiceIds: string[]) =>
         .orderBy('position')
         .execute()
 
-export async function invoicesOf(db: RentalDb, orgId: string, limit: number, offset: number) {
-  const rows = await db
-    .selectFrom('invoices')
-    .selectAll()
-    .where('org_id', '=', orgId)
-    .orderBy('issued_at', 'desc')
-    .orderBy('number', 'desc')
-    .limit(limit)
-    .offset(offset)
-    .execute()
-  const { count } = await db
-    .selectFrom('invoices')
-    .select((eb) => eb.fn.countAll<string>().as('count'))
-    .where('org_id', '=', orgId)
-    .executeTakeFirstOrThrow()
-  return { rows, total: Number(count) }
-}
+export const invoicesOf = (db: RentalDb, orgId: string, limit: number, offset: number) =>
+  documentPage(db, 'invoices', orgId, limit, offset)
 
 export async function markPaid(
   trx: RentalDb,
@@ -196,23 +215,8 @@ export const creditNoteOf = (db: RentalDb, orgId: string, id: string) =>
     .where('org_id', '=', orgId)
     .executeTakeFirst()
 
-export async function creditNotesOf(db: RentalDb, orgId: string, limit: number, offset: number) {
-  const rows = await db
-    .selectFrom('credit_notes')
-    .selectAll()
-    .where('org_id', '=', orgId)
-    .orderBy('issued_at', 'desc')
-    .orderBy('number', 'desc')
-    .limit(limit)
-    .offset(offset)
-    .execute()
-  const { count } = await db
-    .selectFrom('credit_notes')
-    .select((eb) => eb.fn.countAll<string>().as('count'))
-    .where('org_id', '=', orgId)
-    .executeTakeFirstOrThrow()
-  return { rows, total: Number(count) }
-}
+export const creditNotesOf = (db: RentalDb, orgId: string, limit: number, offset: number) =>
+  documentPage(db, 'credit_notes', orgId, limit, offset)
 
 /** The credit notes against the escrows these invoices carry (issued before or after the invoice), oldest first. */
 export const creditNotesOfInvoices = (db: RentalDb, invoiceIds: string[]) =>

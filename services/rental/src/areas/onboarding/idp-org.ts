@@ -1,6 +1,7 @@
 import type { Sealer } from '@svc/kit'
 import type { RentalDb } from '../../db.ts'
 import { rentalError, rentalErrors } from '../../errors.ts'
+import * as store from './store.ts'
 
 /** The idp answers an organization call within this, its own outbound fetch (5 s) included. */
 const IDP_TIMEOUT_MS = 10_000
@@ -104,11 +105,7 @@ export class IdpOrganization {
   }
 
   async #remembered(): Promise<string | undefined> {
-    const row = await this.deps.db
-      .selectFrom('idp_org_keys')
-      .selectAll()
-      .where('issuer', '=', this.deps.issuer)
-      .executeTakeFirst()
+    const row = await store.idpOrgKeyOf(this.deps.db, this.deps.issuer)
     return row
       ? this.deps.sealer.open(row.api_key_sealed, `idp-org:${row.organization_id}`).toString('utf8')
       : undefined
@@ -142,13 +139,11 @@ export class IdpOrganization {
         `the identity provider answered ${res.status} to /orgs/signup`,
       )
     const sealed = this.deps.sealer.seal(body.api_key, `idp-org:${body.organization_id}`)
-    await this.deps.db
-      .insertInto('idp_org_keys')
-      .values({ issuer: this.deps.issuer, organization_id: body.organization_id, api_key_sealed: sealed })
-      .onConflict((oc) =>
-        oc.column('issuer').doUpdateSet({ organization_id: body.organization_id!, api_key_sealed: sealed }),
-      )
-      .execute()
+    await store.keepIdpOrgKey(this.deps.db, {
+      issuer: this.deps.issuer,
+      organization_id: body.organization_id,
+      api_key_sealed: sealed,
+    })
     return body.api_key
   }
 }

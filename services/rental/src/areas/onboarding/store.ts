@@ -97,3 +97,19 @@ export const kyaOf = (db: RentalDb, orgId: string, limit: number) =>
     .orderBy('id', 'desc')
     .limit(limit)
     .execute()
+
+/** The rental's idp organization key kept for the issuer (development and tests), sealed. */
+export const idpOrgKeyOf = (db: RentalDb, issuer: string) =>
+  db.selectFrom('idp_org_keys').selectAll().where('issuer', '=', issuer).executeTakeFirst()
+
+/** Keeps the key the rental signed up with at the issuer (replacing one the idp no longer knows). */
+export const keepIdpOrgKey = (db: RentalDb, row: Insertable<RentalTables['idp_org_keys']>) =>
+  db
+    .insertInto('idp_org_keys')
+    .values(row)
+    .onConflict((oc) =>
+      oc
+        .column('issuer')
+        .doUpdateSet({ organization_id: row.organization_id, api_key_sealed: row.api_key_sealed }),
+    )
+    .execute()

@@ -1,21 +1,9 @@
 import type { Sealer } from '@svc/kit'
-import type { Generated } from 'kysely'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import type { Actor, EventService } from '../events/index.ts'
-
-/** The tenant area's table: each organization's named secrets, sealed (never their plaintext). */
-export interface TenantTables {
-  tenant_secrets: {
-    org_id: string
-    name: string
-    version: number
-    sealed: Buffer
-    created_by: string | null
-    created_at: Generated<Date>
-    updated_at: Generated<Date>
-  }
-}
+import * as store from './store.ts'
+import type { SecretRow } from './store.ts'
 
 /** How a connection or a webhook names a secret of its organization's vault. */
 export const SECRET_SCHEME = 'secret://'
@@ -25,12 +13,7 @@ const NAME = new RegExp(SECRET_NAME)
 /** The sealing context binds the organization and the name: a sealed value moved to another row does not open. */
 const contextOf = (orgId: string, name: string) => `rental tenant secret v1 ${orgId} ${name}`
 
-type Row = Pick<TenantTables['tenant_secrets'], 'name' | 'version' | 'created_by'> & {
-  created_at: Date
-  updated_at: Date
-}
-
-const view = (row: Row) => ({
+const view = (row: SecretRow) => ({
   name: row.name,
   version: row.version,
   reference: `${SECRET_SCHEME}${row.name}`,
@@ -38,8 +21,6 @@ const view = (row: Row) => ({
   created_at: row.created_at.toISOString(),
   updated_at: row.updated_at.toISOString(),
 })
-
-const COLUMNS = ['name', 'version', 'created_by', 'created_at', 'updated_at'] as const
 
 /** Stores the secret (a new one at version 1, a known one at its next version); answers its view, never its value. */
 export async function putSecret(
@@ -51,26 +32,15 @@ export async function putSecret(
   const sealed = deps.sealer.seal(input.value, contextOf(orgId, input.name))
   return inTransaction(deps.db, async (trx) => {
     const now = deps.now()
-    const row = await trx
-      .insertInto('tenant_secrets')
-      .values({
-        org_id: orgId,
-        name: input.name,
-        version: 1,
-        sealed,
-        created_by: actor.id,
-        created_at: now,
-        updated_at: now,
-      })
-      .onConflict((oc) =>
-        oc.columns(['org_id', 'name']).doUpdateSet((eb) => ({
-          sealed,
-          version: eb('tenant_secrets.version', '+', 1),
-          updated_at: now,
-        })),
-      )
-      .returning(COLUMNS)
-      .executeTakeFirstOrThrow()
+    const row = await store.upsertSecret(trx, {
+      org_id: orgId,
+      name: input.name,
+      version: 1,
+      sealed,
+      created_by: actor.id,
+      created_at: now,
+      updated_at: now,
+    })
     await deps.events.record(trx, {
       orgId,
       type: 'secret.saved',
@@ -83,21 +53,12 @@ export async function putSecret(
 }
 
 export async function secretList(db: RentalDb, orgId: string) {
-  const rows = await db
-    .selectFrom('tenant_secrets')
-    .select(COLUMNS)
-    .where('org_id', '=', orgId)
-    .orderBy('name')
-    .execute()
+  const rows = await store.secretsOf(db, orgId)
   return rows.map(view)
 }
 
 export async function deleteSecret(db: RentalDb, orgId: string, name: string) {
-  const gone = await db
-    .deleteFrom('tenant_secrets')
-    .where('org_id', '=', orgId)
-    .where('name', '=', name)
-    .executeTakeFirst()
+  const gone = await store.deleteSecret(db, orgId, name)
   if (gone.numDeletedRows === 0n) throw rentalError('secret_not_found', `no secret ${name} in your vault`)
   return { name, deleted: true as const }
 }
@@ -111,11 +72,6 @@ export async function resolveSecret(db: RentalDb, sealer: Sealer, orgId: string,
   if (!reference.startsWith(SECRET_SCHEME)) return undefined
   const name = reference.slice(SECRET_SCHEME.length)
   if (!NAME.test(name)) return undefined
-  const row = await db
-    .selectFrom('tenant_secrets')
-    .select('sealed')
-    .where('org_id', '=', orgId)
-    .where('name', '=', name)
-    .executeTakeFirst()
+  const row = await store.sealedSecret(db, orgId, name)
   return row ? sealer.open(row.sealed, contextOf(orgId, name)).toString('utf8') : undefined
 }

@@ -28,6 +28,9 @@ export const CONSOLE_HEADERS = {
   'cross-origin-opener-policy': 'same-origin',
 }
 
+/** The console's style sheets, in cascade order: the base, then the client and the tenant screens'. */
+const STYLE_SHEETS = ['console.css', 'console-client.css', 'console-tenant.css']
+
 /**
  * The console's one page: the import map, the style sheet and the module that renders everything
  * (its screens are hash routes, `#/market`, `#/engagements/{id}`…). The language asked with `lang`
@@ -38,8 +41,10 @@ export const consolePage = (lang: 'en' | 'ar') =>
 <html lang="${lang}" dir="${lang === 'ar' ? 'rtl' : 'ltr'}">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${lang === 'ar' ? 'لوحة التحكم' : 'Console'}</title>
-<link rel="stylesheet" href="/console/assets/console.css">
-<script type="importmap">${new Html(IMPORT_MAP)}</script>
+${STYLE_SHEETS.map(
+  (sheet) => html`<link rel="stylesheet" href="/console/assets/${sheet}">
+`,
+)}<script type="importmap">${new Html(IMPORT_MAP)}</script>
 <script type="module" src="/console/assets/app.js"></script>
 </head>
 <body><div id="app"><p class="loading">…</p></div>

@@ -1,17 +1,29 @@
-import { type App, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
-import { Type } from 'typebox'
+import { type App, moneyLocaleOf, type MoneyLocale, type Page, pageOf, pageQuery } from '@svc/kit'
+import { type TSchema, Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
 import { SESSION_SECURITY } from '../auth/hooks.ts'
 import { Nullable, Params } from '../engagements/schemas.ts'
 import { can, orgOf } from '../orgs/permissions.ts'
-import { creditNotePdf, creditNoteHtml } from './credit-note-render.ts'
-import { creditNoteList, creditNoteOf } from './credit-notes.ts'
 import type { InvoiceDeps } from './service.ts'
 
-const Money = Type.Object({ amount_fils: Type.Integer(), currency: Type.String(), display: Type.String() })
-const Lang = Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')]))
+export const Money = Type.Object({
+  amount_fils: Type.Integer(),
+  currency: Type.String(),
+  display: Type.String(),
+})
+export const Lang = Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')]))
 
-const CreditNote = Type.Object({
+/** What a line of an invoice or a credit note starts with: the escrow it is for and what that was. */
+export const LINE_HEAD = {
+  position: Type.Integer(),
+  description: Type.String(),
+  escrow_id: Type.String(),
+  engagement_id: Type.String(),
+  task_id: Nullable(Type.String()),
+  agent_did: Type.String(),
+}
+
+export const CreditNote = Type.Object({
   id: Type.String(),
   number: Type.String({ description: 'CN-<year>-<6 digits>: the credit notes’ own sequence, no gaps' }),
   kind: Type.Literal('credit_note'),
@@ -25,12 +37,7 @@ const CreditNote = Type.Object({
   reason: Type.String(),
   lines: Type.Array(
     Type.Object({
-      position: Type.Integer(),
-      description: Type.String(),
-      escrow_id: Type.String(),
-      engagement_id: Type.String(),
-      task_id: Nullable(Type.String()),
-      agent_did: Type.String(),
+      ...LINE_HEAD,
       net: Money,
       vat: Money,
       gross: Money,
@@ -39,23 +46,42 @@ const CreditNote = Type.Object({
   totals: Type.Object({ net: Money, vat: Money, gross: Money }),
 })
 
-/** Credit notes (issued by settled refunds): listed and read (JSON, HTML in English or Arabic, PDF). */
-export function creditNoteRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps) {
+/** A kind of tax document as the API reads it: where, its schema, and how it is listed, read and rendered. */
+export interface DocumentRoutes<V extends { number: string }> {
+  path: string
+  /** The list's member that holds the page (`invoices`, `credit_notes`). */
+  listKey: string
+  schema: TSchema
+  listSummary: string
+  oneSummary: string
+  list(deps: InvoiceDeps, orgId: string, page: Page, locale: MoneyLocale): Promise<unknown>
+  one(deps: InvoiceDeps, orgId: string, id: string, locale: MoneyLocale): Promise<V>
+  html(view: V, locale: MoneyLocale): string
+  pdf(view: V): Promise<Buffer>
+}
+
+/** A document kind's list and its one document as JSON, a printable HTML page (English or Arabic) or a PDF. */
+export function documentReadRoutes<V extends { number: string }>(
+  app: App,
+  ctx: RentalContext,
+  deps: InvoiceDeps,
+  kind: DocumentRoutes<V>,
+) {
   const { sessions } = ctx
   const tags = ['invoices']
   app.get(
-    '/api/credit-notes',
+    kind.path,
     {
       ...sessions.session,
       ...can('money:read'),
       schema: {
-        summary: 'The organization’s credit notes (one per settled refund), newest first',
+        summary: kind.listSummary,
         tags,
         security: SESSION_SECURITY,
         querystring: Type.Object({ ...pageQuery().properties, lang: Lang }, { additionalProperties: false }),
         response: {
           200: Type.Object({
-            credit_notes: Type.Array(CreditNote),
+            [kind.listKey]: Type.Array(kind.schema),
             total: Type.Integer(),
             limit: Type.Integer(),
             offset: Type.Integer(),
@@ -64,16 +90,20 @@ export function creditNoteRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps
       },
     },
     async (request) =>
-      creditNoteList(deps, orgOf(request), pageOf(request.query), moneyLocaleOf(request, request.query.lang)),
+      kind.list(
+        deps,
+        orgOf(request),
+        pageOf(request.query),
+        moneyLocaleOf(request, request.query.lang),
+      ) as never,
   )
   app.get(
-    '/api/credit-notes/:id',
+    `${kind.path}/:id`,
     {
       ...sessions.session,
       ...can('money:read'),
       schema: {
-        summary:
-          'One credit note: JSON, a printable HTML page (English or Arabic) or a PDF (Accept or format)',
+        summary: kind.oneSummary,
         tags,
         security: SESSION_SECURITY,
         params: Params,
@@ -87,7 +117,7 @@ export function creditNoteRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps
           { additionalProperties: false },
         ),
         produces: ['application/json', 'text/html', 'application/pdf'],
-        response: { 200: CreditNote },
+        response: { 200: kind.schema },
       },
     },
     async (request, reply) => {
@@ -96,21 +126,16 @@ export function creditNoteRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps
       const format =
         request.query.format ??
         (/application\/pdf/.test(accept) ? 'pdf' : /text\/html/.test(accept) ? 'html' : 'json')
-      const note = await creditNoteOf(
-        deps,
-        orgOf(request),
-        request.params.id,
-        format === 'pdf' ? 'en' : locale,
-      )
+      const view = await kind.one(deps, orgOf(request), request.params.id, format === 'pdf' ? 'en' : locale)
       reply.header('cache-control', 'no-store')
       if (format === 'html')
-        return reply.type('text/html; charset=utf-8').send(creditNoteHtml(note, locale) as never)
+        return reply.type('text/html; charset=utf-8').send(kind.html(view, locale) as never)
       if (format === 'pdf')
         return reply
           .type('application/pdf')
-          .header('content-disposition', `inline; filename="${note.number}.pdf"`)
-          .send((await creditNotePdf(note)) as never)
-      return note
+          .header('content-disposition', `inline; filename="${view.number}.pdf"`)
+          .send((await kind.pdf(view)) as never)
+      return view as never
     },
   )
 }

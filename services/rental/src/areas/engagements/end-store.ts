@@ -1,27 +1,13 @@
 import type { RentalDb } from '../../db.ts'
+import { escrowsOf } from './store.ts'
 
 /** Writes of an engagement's end (areas/ending does the rules), in the end's transaction. */
 
 /** The engagement's escrows locked FOR UPDATE (the engagement row is locked first by the caller). */
-export const lockEscrowsOf = (trx: RentalDb, engagementId: string) =>
-  trx
-    .selectFrom('escrows')
-    .selectAll()
-    .where('engagement_id', '=', engagementId)
-    .orderBy('created_at')
-    .orderBy('id')
-    .forUpdate()
-    .execute()
+export const lockEscrowsOf = (trx: RentalDb, engagementId: string) => escrowsOf(trx, engagementId, true)
 
 /** The engagement's escrows as `trx` sees them, unlocked (the engagement row is locked by the caller). */
-export const escrowsOf = (trx: RentalDb, engagementId: string) =>
-  trx
-    .selectFrom('escrows')
-    .selectAll()
-    .where('engagement_id', '=', engagementId)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute()
+export { escrowsOf }
 
 export async function markEnded(trx: RentalDb, id: string, answer: unknown, at: Date) {
   await trx
