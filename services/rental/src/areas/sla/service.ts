@@ -53,16 +53,12 @@ export async function measureEngagement(deps: SlaDeps, db: RentalDb, engagement:
   const { levels } = levelsOf(engagement.sla as SlaBody)
   const now = deps.ctx.now()
   const windowStart = new Date(now.getTime() - levels.availability_window_days * DAY_MS)
-  const [completedRows, endedRows, recent, incidents] = await Promise.all([
-    deps.tasks.endedOfEngagement(db, engagement.id, {
-      limit: levels.latency_window_tasks,
-      states: ['completed'],
+  const [windows, incidents] = await Promise.all([
+    deps.tasks.slaWindows(db, engagement.id, {
+      latency: levels.latency_window_tasks,
+      success: levels.success_window_tasks,
+      since: windowStart,
     }),
-    deps.tasks.endedOfEngagement(db, engagement.id, {
-      limit: levels.success_window_tasks,
-      states: ['completed', 'failed'],
-    }),
-    deps.tasks.endedCountsSince(db, engagement.id, windowStart),
     deps.incidents.responseTimes(db, {
       orgId: engagement.org_id,
       engagementId: engagement.id,
@@ -71,6 +67,7 @@ export async function measureEngagement(deps: SlaDeps, db: RentalDb, engagement:
       now,
     }),
   ])
+  const { completed: completedRows, ended: endedRows, recent } = windows
   const ended = (t: (typeof endedRows)[number]): Ended => ({
     id: t.id,
     state: t.state as Ended['state'],

@@ -24,6 +24,7 @@ import { startTaskRunner } from './run.ts'
 import { taskDetail, taskView, type TaskView } from './views.ts'
 import { clearTexts, eraseTexts } from './retention.ts'
 import * as store from './store.ts'
+import * as measures from './measures-store.ts'
 export type { ExecutionRow, ExecutionSource } from './executions.ts'
 import { type ExecutionFilter, type ExecutionSource, executionPage, usageSince } from './executions.ts'
 
@@ -52,9 +53,9 @@ export interface TaskService {
   /** The task's state (in `trx`, as the caller's transaction sees it), or undefined. */
   stateOf(id: string, trx?: RentalDb): Promise<store.TaskRow['state'] | undefined>
   /** The client's tasks with the agent, oldest first. */
-  tasksWith(subject: string, agentDid: string): ReturnType<typeof store.tasksWith>
+  tasksWith(subject: string, agentDid: string): ReturnType<typeof measures.tasksWith>
   /** Counts and first/last activity with the agent, for one client or all. */
-  stats(agentDid: string, subject?: string): ReturnType<typeof store.taskStats>
+  stats(agentDid: string, subject?: string): ReturnType<typeof measures.taskStats>
   /** Fails the client's unfinished tasks with the agent, in `trx`, each with its event; answers their ids. */
   stopWith(
     trx: RentalDb,
@@ -68,14 +69,12 @@ export interface TaskService {
   ofEngagement(db: RentalDb, orgId: string, engagementId: string): ReturnType<typeof store.tasksOfEngagement>
   /** Cancels the task as POST /api/tasks/{id}/cancel does, in `trx`; false when it had already ended. */
   cancelIn(trx: RentalDb, orgId: string, id: string, reason: string, actor: Actor): Promise<boolean>
-  /** The engagement's last ended tasks, newest end first, read in `db` (a transaction or not): areas/sla. */
-  endedOfEngagement(
+  /** The SLA's windows of the engagement's ended tasks, read in `db` (a transaction or not) in one statement (areas/sla). */
+  slaWindows(
     db: RentalDb,
     engagementId: string,
-    opts: Parameters<typeof store.endedOfEngagement>[2],
-  ): ReturnType<typeof store.endedOfEngagement>
-  /** Completed and failed counts of the engagement's tasks ended since `since` (areas/sla). */
-  endedCountsSince(db: RentalDb, engagementId: string, since: Date): ReturnType<typeof store.endedCountsSince>
+    windows: Parameters<typeof measures.slaWindows>[2],
+  ): ReturnType<typeof measures.slaWindows>
   /** Erasure: the organization's task texts and outputs wiped (hashes and receipts kept), in `trx`; how many tasks. */
   eraseTexts(trx: RentalDb, orgId: string): Promise<number>
   /** Retention: removes in `trx` the texts of the organization's tasks ended before `before` (held engagements skipped); their ids. */
@@ -170,8 +169,8 @@ export const tasksArea = defineArea({
       ofTrial: (trialId) => store.tasksOfTrial(ctx.db, trialId),
       statesOf: async (ids) => new Map((await store.statesOf(ctx.db, ids)).map((t) => [t.id, t.state])),
       stateOf: async (id, trx) => (await store.taskById(trx ?? ctx.db, id))?.state,
-      tasksWith: (subject, did) => store.tasksWith(ctx.db, subject, did),
-      stats: (did, subject) => store.taskStats(ctx.db, did, subject),
+      tasksWith: (subject, did) => measures.tasksWith(ctx.db, subject, did),
+      stats: (did, subject) => measures.taskStats(ctx.db, did, subject),
       async stopWith(trx, subject, did, reason, at, actor) {
         const stopped = await store.stopTasksWith(trx, subject, did, reason, at)
         const events = taskEvents(deps.events)
@@ -197,10 +196,9 @@ export const tasksArea = defineArea({
         if (canceled) await deps.approvals.taskEnded(trx, id, 'canceled', actor)
         return canceled !== undefined
       },
-      endedOfEngagement: store.endedOfEngagement,
+      slaWindows: measures.slaWindows,
       executions: (orgId, filter, page, also) => executionPage(ctx.db, orgId, filter, page, also),
       usageSince: (orgId, since) => usageSince(ctx.db, orgId, since),
-      endedCountsSince: store.endedCountsSince,
       clearTexts: (trx, orgId, before, skip, limit) => clearTexts(trx, orgId, before, skip, limit, ctx.now()),
       heldWith: (held) => {
         deps.held = held

@@ -294,52 +294,6 @@ export const statesOf = (db: RentalDb, ids: string[]) =>
     ? Promise.resolve([])
     : db.selectFrom('tasks').select(['id', 'state']).where('id', 'in', ids).execute()
 
-/** The client's tasks with the agent, oldest first. */
-export const tasksWith = (db: RentalDb, subject: string, did: string) =>
-  db
-    .selectFrom('tasks')
-    .select([
-      'id',
-      'engagement_id',
-      'state',
-      'input_sha256',
-      'output_sha256',
-      'receipt_id',
-      'receipt_leaf_hash',
-      'error',
-      'created_at',
-      'completed_at',
-    ])
-    .where('org_id', '=', subject)
-    .where('agent_did', '=', did)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute()
-
-/** Task counts and first/last activity, for one client (subject given) or across all clients. */
-export async function taskStats(db: RentalDb, did: string, subject?: string) {
-  let query = db
-    .selectFrom('tasks')
-    .select([
-      sql<number>`count(*) filter (where state = 'completed')`.as('completed'),
-      sql<number>`count(*) filter (where state = 'failed')`.as('failed'),
-      sql<number>`count(*) filter (where state in ('submitted', 'working', 'input-required'))`.as('running'),
-      sql<Date | null>`min(created_at)`.as('first'),
-      sql<Date | null>`max(coalesce(completed_at, created_at))`.as('last'),
-    ])
-    .where('agent_did', '=', did)
-  if (subject !== undefined) query = query.where('org_id', '=', subject)
-  const row = await query.executeTakeFirstOrThrow()
-  const at = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString())
-  return {
-    tasks_completed: Number(row.completed),
-    tasks_failed: Number(row.failed),
-    tasks_running: Number(row.running),
-    first_activity: at(row.first),
-    last_activity: at(row.last),
-  }
-}
-
 /** The client's unfinished tasks with the agent fail with `reason`; answers each with the state it left. */
 export async function stopTasksWith(db: RentalDb, subject: string, did: string, reason: string, at: Date) {
   const { rows } = await sql<{ id: string; from: TaskState; engagement_id: string }>`
@@ -412,34 +366,3 @@ export const runningWith = async (db: RentalDb, agentDid: string) =>
         .executeTakeFirstOrThrow()
     ).n,
   )
-
-/** The engagement's last `limit` ended tasks (completed or failed), newest end first, with their receipts (areas/sla). */
-export const endedOfEngagement = (
-  db: RentalDb,
-  engagementId: string,
-  opts: { limit: number; states: Array<'completed' | 'failed'> },
-) =>
-  db
-    .selectFrom('tasks')
-    .select(['id', 'state', 'receipt_id', 'receipt_leaf_hash', 'created_at', 'started_at', 'completed_at'])
-    .where('engagement_id', '=', engagementId)
-    .where('state', 'in', opts.states)
-    .where('completed_at', 'is not', null)
-    .orderBy('completed_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(opts.limit)
-    .execute()
-
-/** How many of the engagement's tasks completed and failed since `since` (areas/sla). */
-export async function endedCountsSince(db: RentalDb, engagementId: string, since: Date) {
-  const rows = await db
-    .selectFrom('tasks')
-    .select((eb) => ['state', eb.fn.countAll<number>().as('n')])
-    .where('engagement_id', '=', engagementId)
-    .where('state', 'in', ['completed', 'failed'])
-    .where('completed_at', '>=', since)
-    .groupBy('state')
-    .execute()
-  const of = (state: string) => Number(rows.find((r) => r.state === state)?.n ?? 0)
-  return { completed: of('completed'), failed: of('failed') }
-}

@@ -1,0 +1,96 @@
+import { sql } from 'kysely'
+import type { RentalDb } from '../../db.ts'
+import type { TaskRow } from './store.ts'
+
+/** What other areas measure from ended tasks: the agents' record (areas/record) and the SLA's windows (areas/sla). */
+
+/** The client's tasks with the agent, oldest first. */
+export const tasksWith = (db: RentalDb, subject: string, did: string) =>
+  db
+    .selectFrom('tasks')
+    .select([
+      'id',
+      'engagement_id',
+      'state',
+      'input_sha256',
+      'output_sha256',
+      'receipt_id',
+      'receipt_leaf_hash',
+      'error',
+      'created_at',
+      'completed_at',
+    ])
+    .where('org_id', '=', subject)
+    .where('agent_did', '=', did)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute()
+
+/** Task counts and first/last activity, for one client (subject given) or across all clients. */
+export async function taskStats(db: RentalDb, did: string, subject?: string) {
+  let query = db
+    .selectFrom('tasks')
+    .select([
+      sql<number>`count(*) filter (where state = 'completed')`.as('completed'),
+      sql<number>`count(*) filter (where state = 'failed')`.as('failed'),
+      sql<number>`count(*) filter (where state in ('submitted', 'working', 'input-required'))`.as('running'),
+      sql<Date | null>`min(created_at)`.as('first'),
+      sql<Date | null>`max(coalesce(completed_at, created_at))`.as('last'),
+    ])
+    .where('agent_did', '=', did)
+  if (subject !== undefined) query = query.where('org_id', '=', subject)
+  const row = await query.executeTakeFirstOrThrow()
+  const at = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString())
+  return {
+    tasks_completed: Number(row.completed),
+    tasks_failed: Number(row.failed),
+    tasks_running: Number(row.running),
+    first_activity: at(row.first),
+    last_activity: at(row.last),
+  }
+}
+
+export type EndedTask = Pick<
+  TaskRow,
+  'id' | 'state' | 'receipt_id' | 'receipt_leaf_hash' | 'created_at' | 'started_at' | 'completed_at'
+>
+
+/**
+ * The SLA's windows of an engagement, in one statement: its last `latency` completed tasks and
+ * its last `success` ended ones (completed or failed), newest end first, and how many completed
+ * and failed since `since`.
+ */
+export async function slaWindows(
+  db: RentalDb,
+  engagementId: string,
+  windows: { latency: number; success: number; since: Date },
+) {
+  const columns = sql`id, state, receipt_id, receipt_leaf_hash, created_at, started_at, completed_at`
+  const ended = sql`engagement_id = ${engagementId} and completed_at is not null`
+  const { rows } = await sql<EndedTask & { w: 'latency' | 'success' | 'since'; n: string | number | null }>`
+    (select 'latency' as w, ${columns}, null::bigint as n from tasks
+      where ${ended} and state = 'completed' order by completed_at desc, id desc limit ${windows.latency})
+    union all
+    (select 'success', ${columns}, null from tasks
+      where ${ended} and state in ('completed', 'failed') order by completed_at desc, id desc limit ${windows.success})
+    union all
+    (select 'since', null, state, null, null, null, null, null, count(*) from tasks
+      where ${ended} and state in ('completed', 'failed') and completed_at >= ${windows.since} group by state)`.execute(
+    db,
+  )
+  const since = (state: string) => Number(rows.find((r) => r.w === 'since' && r.state === state)?.n ?? 0)
+  const of = (w: 'latency' | 'success'): EndedTask[] =>
+    rows
+      .filter((r) => r.w === w)
+      .map(({ w: _w, n: _n, ...task }) => ({
+        ...task,
+        created_at: new Date(task.created_at),
+        started_at: task.started_at && new Date(task.started_at),
+        completed_at: task.completed_at && new Date(task.completed_at),
+      }))
+  return {
+    completed: of('latency'),
+    ended: of('success'),
+    recent: { completed: since('completed'), failed: since('failed') },
+  }
+}
