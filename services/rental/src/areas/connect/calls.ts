@@ -50,9 +50,13 @@ export async function taskCredential(
   task: { id: string; org_id: string; engagement_id: string | null },
 ) {
   if (!task.engagement_id) return undefined
-  const connected = (await connectionOf(deps.db, task.engagement_id)) !== undefined
   // the web tool is offered once the client set a web policy for the engagement
-  const web = (await deps.egress.webPolicy(task.engagement_id)) !== undefined
+  const [connection, webPolicy] = await Promise.all([
+    connectionOf(deps.db, task.engagement_id),
+    deps.egress.webPolicy(task.engagement_id),
+  ])
+  const connected = connection !== undefined
+  const web = webPolicy !== undefined
   if (!connected && !web) return undefined
   const token = `tct_${randomBytes(32).toString('base64url')}`
   const now = deps.now()

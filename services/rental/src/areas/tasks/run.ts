@@ -163,7 +163,9 @@ async function messageMetadata(deps: TaskDeps, task: TaskRow) {
   const metadata = {
     ...(task.agent_version === null ? {} : { svc_agent_version: task.agent_version }),
   }
-  for (const add of deps.messageMetadata) Object.assign(metadata, await add(task))
+  // each area's read at once (on PostgreSQL, over several connections)
+  for (const more of await Promise.all(deps.messageMetadata.map((add) => add(task))))
+    Object.assign(metadata, more)
   return Object.keys(metadata).length ? metadata : undefined
 }
 
