@@ -65,11 +65,12 @@ export const rentalErrors = errorCatalogue({
   last_owner: { status: 409, description: 'the organization’s last owner cannot be removed or demoted' },
   role_builtin: {
     status: 409,
-    description: 'a built-in role (owner, admin, member, billing, viewer) does not change',
+    description: 'a built-in role (owner, admin, member, billing, viewer) does not change nor get deleted',
   },
   role_in_use: {
     status: 409,
-    description: 'members hold the role: it cannot lose members:owners (an owner stays an owner)',
+    description:
+      'members or invitations hold the role: it cannot lose members:owners (an owner stays an owner), nor be deleted until they have another role',
   },
   role_not_found: { status: 404, description: 'no built-in or organization’s custom role of that name' },
   secret_not_found: { status: 404, description: 'no secret of that name in the organization’s vault' },

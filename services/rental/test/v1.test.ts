@@ -444,6 +444,46 @@ describe('rental: the tenant API (/v1), by session and by organization key', () 
     assert.equal(listed.find((r) => r.name === 'v1-keeper')?.members, 1)
   })
 
+  it('deletes a custom role no one holds; a built-in one, one in use and another organization’s are refused', async () => {
+    const spare = await stack.call(owner, 'PUT', '/v1/roles', { name: 'v1-spare', permissions: ['org:read'] })
+    assert.equal(spare.status, 200, spare.text)
+    const held = await stack.call(owner, 'PUT', '/v1/roles', { name: 'v1-held', permissions: ['org:read'] })
+    assert.equal(held.status, 200, held.text)
+    for (const email of ['held1@v1.example', 'held2@v1.example'])
+      assert.equal((await stack.call(owner, 'POST', '/v1/users', { email, role: 'v1-held' })).status, 201)
+    await stack.signInWith('held1@v1.example')
+    const inUse = await stack.call(owner, 'DELETE', '/v1/roles/v1-held')
+    assert.equal(inUse.status, 409, inUse.text)
+    assert.equal(errorOf(inUse).code, 'role_in_use')
+    assert.match(errorOf(inUse).message, /1 member\(s\) and 1 pending invitation\(s\)/)
+    const builtin = await stack.call(owner, 'DELETE', '/v1/roles/admin')
+    assert.equal(builtin.status, 409, builtin.text)
+    assert.equal(errorOf(builtin).code, 'role_builtin')
+    // another organization's role is not found, and nothing of its own goes
+    const foreign = await stack.call(stack.bob, 'DELETE', '/v1/roles/v1-spare')
+    assert.equal(foreign.status, 404, foreign.text)
+    assert.equal(errorOf(foreign).code, 'role_not_found')
+    const refused = await stack.call(viewer, 'DELETE', '/v1/roles/v1-spare')
+    assert.equal(refused.status, 403, refused.text)
+    assert.ok(errorOf(refused).message.includes('roles:write'))
+    assert.equal((await stack.call(owner, 'DELETE', '/v1/roles/BAD NAME')).status, 400)
+
+    const deleted = await stack.call(owner, 'DELETE', '/v1/roles/v1-spare')
+    assert.equal(deleted.status, 200, deleted.text)
+    assert.deepEqual(deleted.body, { name: 'v1-spare', deleted: true })
+    const names = ((await stack.call(owner, 'GET', '/v1/roles')).body.roles as Array<{ name: string }>).map(
+      (r) => r.name,
+    )
+    assert.ok(!names.includes('v1-spare') && names.includes('v1-held'), names.join())
+    assert.equal((await stack.call(owner, 'DELETE', '/v1/roles/v1-spare')).status, 404)
+    const invite = await stack.call(owner, 'POST', '/v1/users', { email: 'late@v1.example', role: 'v1-spare' })
+    assert.equal(invite.status, 404, 'a deleted role is no longer given')
+    const audit = await stack.call(owner, 'GET', '/v1/audit?type=role.deleted')
+    const entry = (audit.body.entries as AuditEntry[] | undefined)?.find((e) => e.type === 'role.deleted')
+    assert.ok(entry, audit.text)
+    assert.deepEqual(entry.data.permissions, ['org:read'])
+  })
+
   it('changes the member’s own profile, and answers the organization with its usage, DID and ledger', async () => {
     const changed = await stack.call(owner, 'PATCH', '/v1/users/me', {
       display_name: 'Alice Owner',

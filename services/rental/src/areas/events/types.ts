@@ -122,6 +122,7 @@ export const EVENT_TYPES = [
   // the tenant API (/v1): a member's profile, custom roles, organization keys, the secrets vault
   'member.profile_changed',
   'role.saved',
+  'role.deleted',
   'key.issued',
   'secret.saved',
   // webhooks
