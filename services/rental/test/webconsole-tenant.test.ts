@@ -137,6 +137,12 @@ describe(
       )
       assert.deepEqual(made?.permissions, ['audit:read'])
       await shot(page, 'owner-members')
+      // a role no one holds is deleted after a second click; a held built-in one shows no button
+      await page.getByTestId('delete-role-tenant-auditor').getByRole('button', { name: 'Delete' }).click()
+      await page.getByRole('button', { name: 'Yes, delete it' }).click()
+      await page.getByTestId('delete-role-tenant-auditor').waitFor({ state: 'detached' })
+      assert.equal(await page.getByTestId('roles').filter({ hasText: 'tenant-auditor' }).count(), 0)
+      assert.equal(await page.getByTestId('delete-role-owner').count(), 0)
 
       await open(page, 'profile')
       await page.fill('#display-name', 'Alice of the tenant')
