@@ -73,6 +73,13 @@ export const rentalErrors = errorCatalogue({
       'members or invitations hold the role: it cannot lose members:owners (an owner stays an owner), nor be deleted until they have another role',
   },
   role_not_found: { status: 404, description: 'no built-in or organization’s custom role of that name' },
+  export_not_found: { status: 404, description: 'no such export in the organization' },
+  export_in_progress: {
+    status: 409,
+    description: 'an export of the organization is already queued or running (named): follow it instead',
+  },
+  export_not_ready: { status: 409, description: 'the export is not ready (its state is named): poll it until ready' },
+  export_expired: { status: 410, description: 'the export’s archive is past its seven days and gone: start a new one' },
   secret_not_found: { status: 404, description: 'no secret of that name in the organization’s vault' },
   // API tokens
   quota_exceeded: { status: 409, description: 'the client holds the most API tokens allowed' },

@@ -125,6 +125,11 @@ export const EVENT_TYPES = [
   'role.deleted',
   'key.issued',
   'secret.saved',
+  // the server-side tenant export (POST /v1/tenant/exports)
+  'tenant.export_requested',
+  'tenant.export_ready',
+  'tenant.export_failed',
+  'tenant.export_downloaded',
   // webhooks
   'webhook.created',
   'webhook.deleted',
