@@ -4,7 +4,14 @@ import { Type } from 'typebox'
 import { actorOfRequest, tokenActor } from '../events/index.ts'
 import { membershipOf, orgOf } from '../orgs/permissions.ts'
 import { TENANT_READ_SECURITY, TENANT_WRITE_SECURITY, type TenantAuth } from '../tenant/auth.ts'
-import { ARCHIVE_DAYS, type ExportDeps, exportArchive, exportList, exportStatus, startExport } from './service.ts'
+import {
+  ARCHIVE_DAYS,
+  type ExportDeps,
+  exportArchive,
+  exportList,
+  exportStatus,
+  startExport,
+} from './service.ts'
 
 const tags = ['tenant']
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()])
@@ -37,7 +44,9 @@ const Export = Type.Object({
   requested_by: Type.String(),
   created_at: Type.String(),
   completed_at: Nullable(Type.String()),
-  expires_at: Nullable(Type.String({ description: `the archive is kept ${ARCHIVE_DAYS} days after it is ready` })),
+  expires_at: Nullable(
+    Type.String({ description: `the archive is kept ${ARCHIVE_DAYS} days after it is ready` }),
+  ),
 })
 const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) })
 

@@ -31,7 +31,8 @@ const LIMIT = 100
 const MAX_PAGES = 1000
 
 const rowsOf = (answer: unknown): unknown[] =>
-  (Object.values((answer ?? {}) as Record<string, unknown>).find(Array.isArray) as unknown[] | undefined) ?? []
+  (Object.values((answer ?? {}) as Record<string, unknown>).find(Array.isArray) as unknown[] | undefined) ??
+  []
 
 /** Every page of an offset-paged list. */
 async function paged(read: (page: Page) => Promise<unknown>) {

@@ -140,7 +140,13 @@ async function runExport(deps: ExportDeps, id: string) {
   const orgId = row.org_id
   await store.setProgress(deps.db, id, { state: 'running', sections_done: 0, section: null, error: null })
   const files: Record<string, Uint8Array> = {}
-  const manifest: Array<{ section: string; file: string; rows: number | null; bytes: number; sha256: string }> = []
+  const manifest: Array<{
+    section: string
+    file: string
+    rows: number | null
+    bytes: number
+    sha256: string
+  }> = []
   for (const [i, [name, read]] of SECTIONS.entries()) {
     await store.setProgress(deps.db, id, { section: name, sections_done: i })
     const value = await read(deps.sections, orgId)

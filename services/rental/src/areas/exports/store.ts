@@ -58,7 +58,12 @@ export const insertExport = (
 
 /** The organization's export (another organization's is not found); without the archive's bytes. */
 export const exportOf = (db: RentalDb, orgId: string, id: string) =>
-  db.selectFrom('tenant_exports').select(COLUMNS).where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst()
+  db
+    .selectFrom('tenant_exports')
+    .select(COLUMNS)
+    .where('id', '=', id)
+    .where('org_id', '=', orgId)
+    .executeTakeFirst()
 
 export const exportById = (db: RentalDb, id: string) =>
   db.selectFrom('tenant_exports').select(COLUMNS).where('id', '=', id).executeTakeFirst()
@@ -91,7 +96,13 @@ export const setProgress = (
 export const setReady = (
   db: RentalDb,
   id: string,
-  set: { archive_sealed: Buffer; archive_bytes: number; archive_sha256: string; completed_at: Date; expires_at: Date },
+  set: {
+    archive_sealed: Buffer
+    archive_bytes: number
+    archive_sha256: string
+    completed_at: Date
+    expires_at: Date
+  },
 ) =>
   db
     .updateTable('tenant_exports')

@@ -227,7 +227,12 @@ export const updateProfile = (
     .executeTakeFirstOrThrow()
 
 /** The member's language, set only when it changes: whether it did. */
-export const setLocaleIfChanged = async (db: RentalDb, orgId: string, memberId: string, locale: 'en' | 'ar') =>
+export const setLocaleIfChanged = async (
+  db: RentalDb,
+  orgId: string,
+  memberId: string,
+  locale: 'en' | 'ar',
+) =>
   (
     await db
       .updateTable('org_members')
@@ -298,4 +303,9 @@ export const insertRole = (
 
 /** Deletes the organization's custom role (never a built-in one: those have no org_id). */
 export const deleteRole = (db: RentalDb, orgId: string, name: string) =>
-  db.deleteFrom('rental_roles').where('org_id', '=', orgId).where('name', '=', name).where('builtin', '=', false).execute()
+  db
+    .deleteFrom('rental_roles')
+    .where('org_id', '=', orgId)
+    .where('name', '=', name)
+    .where('builtin', '=', false)
+    .execute()
