@@ -63,23 +63,13 @@ export const rentalErrors = errorCatalogue({
   member_not_found: { status: 404, description: 'no such member or invitation in the organization' },
   already_member: { status: 409, description: 'that email is already invited or a member' },
   last_owner: { status: 409, description: 'the organization’s last owner cannot be removed or demoted' },
-  role_builtin: {
-    status: 409,
-    description: 'a built-in role (owner, admin, member, billing, viewer) does not change nor get deleted',
-  },
-  role_in_use: {
-    status: 409,
-    description:
-      'members or invitations hold the role: it cannot lose members:owners (an owner stays an owner), nor be deleted until they have another role',
-  },
-  role_not_found: { status: 404, description: 'no built-in or organization’s custom role of that name' },
+  role_builtin: { status: 409, description: 'a built-in role (owner, admin, …) does not change nor go' },
+  role_in_use: { status: 409, description: 'members or invitations hold the role (how many is named)' },
   export_not_found: { status: 404, description: 'no such export in the organization' },
-  export_in_progress: {
-    status: 409,
-    description: 'an export of the organization is already queued or running (named): follow it instead',
-  },
-  export_not_ready: { status: 409, description: 'the export is not ready (its state is named): poll it until ready' },
-  export_expired: { status: 410, description: 'the export’s archive is past its seven days and gone: start a new one' },
+  export_in_progress: { status: 409, description: 'an export is already queued or running (named)' },
+  export_not_ready: { status: 409, description: 'the export is not ready yet (its state is named)' },
+  export_expired: { status: 410, description: 'the export’s archive is past its seven days and gone' },
+  role_not_found: { status: 404, description: 'no built-in or organization’s custom role of that name' },
   secret_not_found: { status: 404, description: 'no secret of that name in the organization’s vault' },
   // API tokens
   quota_exceeded: { status: 409, description: 'the client holds the most API tokens allowed' },

@@ -7,7 +7,14 @@ import { engagementConfigRoutes } from './config-routes.ts'
 import { engagementCapacityRoutes } from './capacity-routes.ts'
 import { engagementVersionRoutes } from './version-routes.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
-import { checkAgentDid, engagementDetail, engagementList, escrowForTask, escrowView, hire } from './service.ts'
+import {
+  checkAgentDid,
+  engagementDetail,
+  engagementList,
+  escrowForTask,
+  escrowView,
+  hire,
+} from './service.ts'
 import type { Page } from '@svc/kit'
 import type { OrgClient } from '../orgs/permissions.ts'
 import type { Actor } from '../events/index.ts'
