@@ -38,7 +38,7 @@ import type { StatementService } from './areas/statements/index.ts'
 import type { WebhookService } from './areas/webhooks/index.ts'
 import type { EndingService } from './areas/ending/index.ts'
 import type { ErasureService } from './areas/erasure/index.ts'
-import type { ExportDeps } from './areas/exports/service.ts'
+import type { ExportService } from './areas/exports/index.ts'
 import type { RentalConfig } from './config.ts'
 import type { RentalTables } from './db.ts'
 
@@ -109,7 +109,7 @@ export interface RentalServices {
   retention: RetentionService
   onboarding: OnboardingService
   teams: undefined
-  exports: ExportDeps
+  exports: ExportService
 }
 
 export const { defineArea, mountAreas } = areaKit<RentalContext, RentalServices>()

@@ -211,6 +211,12 @@ describe(
         .where('id', '=', bob.me.organization.id)
         .executeTakeFirstOrThrow()
       assert.ok(erased.erased_at, 'erased as the erasure area does')
+      const archives = await stack.db
+        .selectFrom('tenant_exports')
+        .select('id')
+        .where('org_id', '=', bob.me.organization.id)
+        .execute()
+      assert.deepEqual(archives, [], 'the sealed export archives went with the organization')
       assert.deepEqual(errors, [])
       await context.close()
     })

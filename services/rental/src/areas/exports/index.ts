@@ -1,7 +1,15 @@
 import { defineArea } from '../../context.ts'
 import { tenantAuth } from '../tenant/auth.ts'
 import { exportRoutes } from './routes.ts'
+import type { RentalDb } from '../../db.ts'
 import { type ExportDeps, startExportWorker } from './service.ts'
+import { deleteExportsOf } from './store.ts'
+
+export interface ExportService {
+  readonly deps: ExportDeps
+  /** Erasure: the organization's exports and their sealed archives deleted, in `trx`; how many. */
+  eraseOrg(trx: RentalDb, orgId: string): Promise<number>
+}
 
 /**
  * The server-side tenant export (POST /v1/tenant/exports): a durable job gathers the organization's
@@ -24,7 +32,7 @@ export const exportsArea = defineArea({
     'webhooks',
     'connect',
   ],
-  async mount(_app, ctx, use) {
+  async mount(_app, ctx, use): Promise<ExportService> {
     const deps: ExportDeps = {
       db: ctx.db,
       jobs: ctx.jobs,
@@ -35,9 +43,9 @@ export const exportsArea = defineArea({
       sections: use,
     }
     await startExportWorker(deps)
-    return deps
+    return { deps, eraseOrg: deleteExportsOf }
   },
   routes(app, ctx, use, own) {
-    exportRoutes(app, own, tenantAuth(use.tokens, ctx.sessions))
+    exportRoutes(app, own.deps, tenantAuth(use.tokens, ctx.sessions))
   },
 })

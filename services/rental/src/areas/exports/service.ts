@@ -10,6 +10,8 @@ import { SECTIONS, type SectionDeps } from './sections.ts'
 import * as store from './store.ts'
 
 export const EXPORT_QUEUE = 'tenant-export'
+/** A ready archive's expiry: a job due when its seven days end drops the bytes then. */
+export const EXPIRE_QUEUE = 'tenant-export-expiry'
 export const EXPORT_FORMAT = 'rental-tenant-export/v1'
 /** How long a ready archive is kept (then its bytes are dropped and the export is `expired`). */
 export const ARCHIVE_DAYS = 7
@@ -182,6 +184,7 @@ async function runExport(deps: ExportDeps, id: string) {
       expires_at: expires,
     })
     await store.setProgress(trx, id, { sections_done: SECTIONS.length })
+    await deps.jobs.enqueue(trx, EXPIRE_QUEUE, { export_id: id }, { startAfter: expires })
     await deps.events.record(trx, {
       orgId,
       type: 'tenant.export_ready',
@@ -195,6 +198,10 @@ async function runExport(deps: ExportDeps, id: string) {
 /** The worker: an export per job, retried; past the retries the export is `failed` with its reason. */
 export async function startExportWorker(deps: ExportDeps) {
   await deps.jobs.queue(EXPORT_QUEUE, { retryLimit: RETRIES, retryDelay: 2, expireInSeconds: 15 * 60 })
+  await deps.jobs.queue(EXPIRE_QUEUE, { retryLimit: 5 })
+  await deps.jobs.work(EXPIRE_QUEUE, async () => {
+    await store.expireArchives(deps.db, deps.now())
+  })
   await deps.jobs.work<{ export_id: string }>(EXPORT_QUEUE, async (data, job) => {
     // the bytes of archives past their seven days go on every run
     await store.expireArchives(deps.db, deps.now())

@@ -122,6 +122,12 @@ export const sealedArchiveOf = async (db: RentalDb, orgId: string, id: string) =
       .executeTakeFirst()
   )?.archive_sealed ?? null
 
+/** Erasure: the organization's exports and their archives deleted, in `trx`; how many. */
+export const deleteExportsOf = async (db: RentalDb, orgId: string) =>
+  Number(
+    (await db.deleteFrom('tenant_exports').where('org_id', '=', orgId).executeTakeFirst()).numDeletedRows,
+  )
+
 /** Drops the bytes of every archive past its expiry (the rows stay, `expired`): how many. */
 export const expireArchives = async (db: RentalDb, now: Date) =>
   (
