@@ -556,6 +556,16 @@ describe('rental: the tenant API (/v1), by session and by organization key', () 
     assert.ok((read('roles.json') as Array<{ name: string }>).some((r) => r.name === 'v1-held'))
     assert.ok((read('secrets.json') as Array<{ name: string }>).some((r) => r.name === 'export.probe'))
     assert.ok((read('audit.json') as Array<{ type: string }>).some((e) => e.type === 'role.deleted'))
+    for (const section of [
+      'budgets',
+      'disputes',
+      'incidents',
+      'schedules',
+      'webhooks',
+      'invoices',
+      'refunds',
+    ])
+      assert.ok(Array.isArray(read(`${section}.json`)), section)
     // nothing of another organization, and no secret's value
     const all = Object.values(files)
       .map((f) => strFromU8(f))

@@ -31,6 +31,10 @@ export const exportsArea = defineArea({
     'refunds',
     'webhooks',
     'connect',
+    'budgets',
+    'disputes',
+    'incidents',
+    'schedules',
   ],
   async mount(_app, ctx, use): Promise<ExportService> {
     const deps: ExportDeps = {

@@ -1,5 +1,9 @@
 import type { Page } from '@svc/kit'
 import type { ApprovalService } from '../approvals/index.ts'
+import type { BudgetService } from '../budgets/index.ts'
+import type { DisputeService } from '../disputes/index.ts'
+import type { IncidentService } from '../incidents/index.ts'
+import type { ScheduleService } from '../schedules/index.ts'
 import type { ConnectService } from '../connect/index.ts'
 import type { EngagementService } from '../engagements/index.ts'
 import type { EventService } from '../events/index.ts'
@@ -24,6 +28,10 @@ export interface SectionDeps {
   refunds: RefundService
   webhooks: WebhookService
   connect: ConnectService
+  budgets: BudgetService
+  disputes: DisputeService
+  incidents: IncidentService
+  schedules: ScheduleService
 }
 
 const LIMIT = 100
@@ -92,6 +100,10 @@ export const SECTIONS: ReadonlyArray<readonly [string, Reader]> = [
   ],
   ['invoices', (d, org) => paged((page) => d.invoices.list(org, page))],
   ['refunds', (d, org) => paged((page) => d.refunds.list(org, page))],
+  ['budgets', (d, org) => paged((page) => d.budgets.list(org, page))],
+  ['disputes', (d, org) => paged((page) => d.disputes.list(org, page))],
+  ['incidents', (d, org) => paged((page) => d.incidents.list(org, page))],
+  ['schedules', (d, org) => paged((page) => d.schedules.list(org, page))],
   ['webhooks', (d, org) => paged((page) => d.webhooks.list(org, page))],
   ['connections', (d, org) => d.connect.health(org)],
 ]
