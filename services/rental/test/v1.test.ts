@@ -590,6 +590,34 @@ describe('rental: the tenant API (/v1), by session and by organization key', () 
     const gone = await stack.call(owner, 'GET', `/v1/tenant/exports/${id}/download`)
     assert.equal(gone.status, 410, gone.text)
     assert.equal(errorOf(gone).code, 'export_expired')
+    // one export at a time: a running one is named (409); one whose job was lost an hour ago gives way
+    await stack.db
+      .insertInto('tenant_exports')
+      .values({
+        id: 'exp_stuck',
+        org_id: owner.me.organization.id,
+        requested_by: 'm',
+        state: 'running',
+        sections_total: 1,
+      })
+      .execute()
+    const busy = await stack.call(owner, 'POST', '/v1/tenant/exports')
+    assert.equal(busy.status, 409, busy.text)
+    assert.equal(errorOf(busy).code, 'export_in_progress')
+    assert.ok(errorOf(busy).message.includes('exp_stuck'))
+    await stack.db
+      .updateTable('tenant_exports')
+      .set({ created_at: new Date(Date.now() - 2 * 3600_000) })
+      .where('id', '=', 'exp_stuck')
+      .execute()
+    const next = await stack.call(owner, 'POST', '/v1/tenant/exports')
+    assert.equal(next.status, 202, next.text)
+    assert.equal((await stack.call(owner, 'GET', '/v1/tenant/exports/exp_stuck')).body.state, 'failed')
+    await eventually('the next export is ready', async () => {
+      const state = (await stack.call(owner, 'GET', `/v1/tenant/exports/${next.body.id as string}`)).body
+        .state
+      return state === 'ready'
+    })
     const listed = await stack.call(owner, 'GET', '/v1/tenant/exports')
     assert.ok((listed.body.exports as Array<{ id: string }>).some((e) => e.id === id))
     const audit = await stack.call(owner, 'GET', '/v1/audit?type=tenant.export_ready')

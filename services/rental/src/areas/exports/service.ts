@@ -16,6 +16,8 @@ export const EXPORT_FORMAT = 'rental-tenant-export/v1'
 /** How long a ready archive is kept (then its bytes are dropped and the export is `expired`). */
 export const ARCHIVE_DAYS = 7
 const RETRIES = 2
+/** An export unfinished after this long lost its job (its retries ran out in crashes): it no longer blocks a new one. */
+const STALE_MS = 60 * 60_000
 
 export interface ExportDeps {
   db: RentalDb
@@ -68,7 +70,14 @@ export function exportView(row: NonNullable<Awaited<ReturnType<typeof store.expo
 export async function startExport(deps: ExportDeps, actor: Membership, by: Actor) {
   const row = await inTransaction(deps.db, async (trx) => {
     await trx.selectFrom('orgs').select('id').where('id', '=', actor.orgId).forUpdate().executeTakeFirst()
-    const running = await store.unfinishedOf(trx, actor.orgId)
+    let running = await store.unfinishedOf(trx, actor.orgId)
+    if (running && running.created_at.getTime() < deps.now().getTime() - STALE_MS) {
+      await store.setProgress(trx, running.id, {
+        state: 'failed',
+        error: 'the export did not finish within an hour',
+      })
+      running = undefined
+    }
     if (running)
       throw rentalError(
         'export_in_progress',

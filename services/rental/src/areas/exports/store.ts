@@ -72,7 +72,7 @@ export const exportById = (db: RentalDb, id: string) =>
 export const unfinishedOf = (db: RentalDb, orgId: string) =>
   db
     .selectFrom('tenant_exports')
-    .select(['id', 'state'])
+    .select(['id', 'state', 'created_at'])
     .where('org_id', '=', orgId)
     .where('state', 'in', ['queued', 'running'])
     .executeTakeFirst()
