@@ -126,7 +126,7 @@ export const TENANT_EN = {
   'danger.title': 'Danger zone',
   'danger.export': 'Export all the organization’s data',
   'danger.export_hint':
-    'The service gathers the organization’s records (organization, members, roles, keys, secrets’ names but never their values, engagements, tasks, executions, approvals, the audit record, invoices, refunds, budgets, disputes, incidents, schedules, webhooks, connections) into one zip archive, kept sealed for seven days.',
+    'The service gathers the organization’s records (organization, members, roles, keys, secrets’ names but never their values, engagements, tasks, executions, approvals, the audit record, invoices, refunds, statements, budgets, disputes, incidents, schedules, webhooks, connections, retention) into one zip archive, kept sealed for seven days.',
   'danger.export_button': 'Export to an archive',
   'danger.exporting': 'Exporting {section} ({n} of {total})…',
   'danger.exported': 'Archive ready: {sections} sections, {size}.',
@@ -272,7 +272,7 @@ export const TENANT_AR = {
   'danger.title': 'منطقة الخطر',
   'danger.export': 'تصدير جميع بيانات المؤسسة',
   'danger.export_hint':
-    'تجمع الخدمة سجلات المؤسسة (المؤسسة والأعضاء والأدوار والمفاتيح وأسماء الأسرار دون قيمها والارتباطات والمهام والتنفيذات والموافقات وسجل التدقيق والفواتير والمبالغ المستردة والميزانيات والنزاعات والحوادث والجداول وخطافات الويب والاتصالات) في أرشيف zip واحد يُحفظ مختومًا سبعة أيام.',
+    'تجمع الخدمة سجلات المؤسسة (المؤسسة والأعضاء والأدوار والمفاتيح وأسماء الأسرار دون قيمها والارتباطات والمهام والتنفيذات والموافقات وسجل التدقيق والفواتير والمبالغ المستردة وكشوف الحساب والميزانيات والنزاعات والحوادث والجداول وخطافات الويب والاتصالات والاحتفاظ) في أرشيف zip واحد يُحفظ مختومًا سبعة أيام.',
   'danger.export_button': 'تصدير إلى أرشيف',
   'danger.exporting': 'جارٍ تصدير {section} ({n} من {total})…',
   'danger.exported': 'الأرشيف جاهز: {sections} قسمًا، {size}.',

@@ -566,6 +566,12 @@ describe('rental: the tenant API (/v1), by session and by organization key', () 
       'refunds',
     ])
       assert.ok(Array.isArray(read(`${section}.json`)), section)
+    const statement = read('statement.json') as unknown[]
+    assert.ok(
+      statement.some((s) => JSON.stringify(s).includes(engagementId)),
+      'the engagement’s statement lines',
+    )
+    assert.equal((read('retention.json') as { org_id: string }).org_id, owner.me.organization.id)
     // nothing of another organization, and no secret's value
     const all = Object.values(files)
       .map((f) => strFromU8(f))

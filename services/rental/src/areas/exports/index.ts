@@ -35,6 +35,8 @@ export const exportsArea = defineArea({
     'disputes',
     'incidents',
     'schedules',
+    'statements',
+    'retention',
   ],
   async mount(_app, ctx, use): Promise<ExportService> {
     const deps: ExportDeps = {
@@ -44,7 +46,7 @@ export const exportsArea = defineArea({
       now: ctx.now,
       log: ctx.log,
       events: use.events,
-      sections: use,
+      sections: { ...use, now: ctx.now },
     }
     await startExportWorker(deps)
     return { deps, eraseOrg: deleteExportsOf }

@@ -4,6 +4,8 @@ import type { BudgetService } from '../budgets/index.ts'
 import type { DisputeService } from '../disputes/index.ts'
 import type { IncidentService } from '../incidents/index.ts'
 import type { ScheduleService } from '../schedules/index.ts'
+import type { RetentionService } from '../retention/index.ts'
+import type { StatementService } from '../statements/index.ts'
 import type { ConnectService } from '../connect/index.ts'
 import type { EngagementService } from '../engagements/index.ts'
 import type { EventService } from '../events/index.ts'
@@ -32,6 +34,10 @@ export interface SectionDeps {
   disputes: DisputeService
   incidents: IncidentService
   schedules: ScheduleService
+  statements: StatementService
+  retention: RetentionService
+  /** The service's clock (tests move it). */
+  now: () => Date
 }
 
 const LIMIT = 100
@@ -105,5 +111,23 @@ export const SECTIONS: ReadonlyArray<readonly [string, Reader]> = [
   ['incidents', (d, org) => paged((page) => d.incidents.list(org, page))],
   ['schedules', (d, org) => paged((page) => d.schedules.list(org, page))],
   ['webhooks', (d, org) => paged((page) => d.webhooks.list(org, page))],
+  [
+    'statement',
+    async (d, org) => {
+      // each engagement's lines from its start to now, as the engagement export reads them
+      const to = new Date(d.now().getTime() + 1)
+      const engagements = (await paged((page) => d.engagements.list(org, page))) as Array<{
+        id: string
+        created_at: string
+      }>
+      const statements = []
+      for (const e of engagements)
+        statements.push(
+          await d.statements.ofEngagement(org, { id: e.id, created_at: new Date(e.created_at) }, to),
+        )
+      return statements
+    },
+  ],
   ['connections', (d, org) => d.connect.health(org)],
+  ['retention', (d, org) => d.retention.view(org)],
 ]
