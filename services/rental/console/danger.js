@@ -1,121 +1,86 @@
 // The danger zone: every record of the organization exported to one archive (gathered by the
-// browser from the API, with its progress shown), and the organization's permanent deletion
-// (erasure: after a step-up and the organization's id typed again).
-import { useState } from 'preact/hooks'
+// server's export job, its progress polled and shown; the zip kept sealed seven days), and the
+// organization's permanent deletion (erasure: after a step-up and the organization's id typed again).
+import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, ApiError } from './api.js'
-import { allowed, ErrorText, html } from './ui.js'
+import { allowed, ErrorText, html, When } from './ui.js'
 
-/** What the archive holds: a name, the GET, and how it pages (offset, cursor, before, or one call). */
-const SECTIONS = [
-  ['organization', '/v1/org', 'one'],
-  ['profile', '/v1/users/me', 'one'],
-  ['members', '/v1/users', 'offset'],
-  ['roles', '/v1/roles', 'one'],
-  ['organization_keys', '/v1/auth/keys', 'one'],
-  ['secrets', '/v1/secrets', 'one'],
-  ['engagements', '/api/engagements', 'offset'],
-  ['tasks', '/api/tasks', 'offset'],
-  ['executions', '/v1/executions', 'cursor'],
-  ['approvals', '/api/approvals', 'offset'],
-  ['audit', '/v1/audit', 'before'],
-  ['statement', '/api/statements', 'one'],
-  ['invoices', '/api/invoices', 'offset'],
-  ['refunds', '/api/refunds', 'offset'],
-  ['budgets', '/api/budgets', 'offset'],
-  ['disputes', '/api/disputes', 'offset'],
-  ['incidents', '/api/incidents', 'offset'],
-  ['schedules', '/api/schedules', 'offset'],
-  ['webhooks', '/api/webhooks', 'offset'],
-  ['connections', '/v1/connect/connections/health', 'one'],
-  ['retention', '/api/retention', 'one'],
-]
-const LIMIT = 100
-/** At most this many pages of one section (100 000 rows): the archive stays in the browser's memory. */
-const MAX_PAGES = 1000
+/** How often a running export is asked for its progress. */
+const POLL_MS = 1000
+const kib = (bytes) => `${Math.max(1, Math.round(bytes / 1024))} KiB`
 
-const join = (path, query) => `${path}${path.includes('?') ? '&' : '?'}${query}`
-const rowsOf = (answer) => Object.values(answer ?? {}).find(Array.isArray) ?? []
-
-/** One section, every page of it. */
-async function gather(path, paging) {
-  if (paging === 'one') return api('GET', path)
-  const rows = []
-  let query = `limit=${LIMIT}`
-  for (let page = 0; page < MAX_PAGES; page++) {
-    const answer = await api('GET', join(path, query))
-    const got = rowsOf(answer)
-    rows.push(...got)
-    if (paging === 'cursor' && answer.next_cursor)
-      query = `limit=${LIMIT}&cursor=${encodeURIComponent(answer.next_cursor)}`
-    else if (paging === 'before' && answer.next_before) query = `limit=${LIMIT}&before=${answer.next_before}`
-    else if (paging === 'offset' && got.length === LIMIT)
-      query = `limit=${LIMIT}&offset=${(page + 1) * LIMIT}`
-    else break
-  }
-  return rows
-}
-
-function Export({ me, t }) {
-  const [progress, setProgress] = useState(null)
-  const [archive, setArchive] = useState(null)
+function Export({ me, t, lang }) {
+  const [job, setJob] = useState(null)
   const [error, setError] = useState(null)
+  const timer = useRef(null)
+  const may = allowed(me, 'exports:write')
+  const follow = (id) => {
+    globalThis.clearTimeout(timer.current)
+    const poll = async () => {
+      try {
+        const now = await api('GET', `/v1/tenant/exports/${id}`)
+        setJob(now)
+        if (now.state === 'queued' || now.state === 'running')
+          timer.current = globalThis.setTimeout(poll, POLL_MS)
+      } catch (e) {
+        setError(e)
+      }
+    }
+    return poll()
+  }
+  // the latest export: one still running is followed again, a ready one offered
+  useEffect(() => {
+    if (!may) return undefined
+    api('GET', '/v1/tenant/exports')
+      .then(({ exports }) => {
+        const latest = exports[0]
+        if (!latest) return
+        setJob(latest)
+        if (latest.state === 'queued' || latest.state === 'running') follow(latest.id)
+      })
+      .catch(setError)
+    return () => globalThis.clearTimeout(timer.current)
+  }, [may])
+  if (!may)
+    return html`<section class="card" data-testid="export"><h2>${t('danger.export')}</h2>
+      <p class="hint">${t('danger.export_no_permission')}</p></section>`
+  const busy = job !== null && (job.state === 'queued' || job.state === 'running')
   const run = async () => {
     setError(null)
-    setArchive(null)
-    const sections = {}
-    const skipped = []
     try {
-      for (const [i, [name, path, paging]] of SECTIONS.entries()) {
-        setProgress({ n: i + 1, section: name })
-        try {
-          sections[name] = await gather(path, paging)
-        } catch (e) {
-          // a section the role may not read is named as left out, not a failure
-          if (e instanceof ApiError && e.status === 403) skipped.push(name)
-          else throw e
-        }
-      }
-      const body = JSON.stringify(
-        {
-          format: 'rental-tenant-export/v1',
-          organization_id: me.organization.id,
-          exported_at: new Date().toISOString(),
-          exported_by: me.client.email ?? me.client.subject,
-          left_out: skipped,
-          sections,
-        },
-        null,
-        2,
-      )
-      const file = `${me.organization.id}-export-${new Date().toISOString().slice(0, 10)}.json`
-      const url = globalThis.URL.createObjectURL(new globalThis.Blob([body], { type: 'application/json' }))
-      setArchive({ url, file, count: Object.keys(sections).length, skipped })
+      const started = await api('POST', '/v1/tenant/exports')
+      setJob(started)
+      await follow(started.id)
     } catch (e) {
-      setError(e)
-    } finally {
-      setProgress(null)
+      // one already runs (another tab, another admin): follow it
+      const running = e instanceof ApiError && e.code === 'export_in_progress' && /exp_[\w-]+/.exec(e.message)
+      if (running) await follow(running[0])
+      else setError(e)
     }
   }
+  const p = job?.progress
   return html`<section class="card" aria-labelledby="export-title" data-testid="export">
     <h2 id="export-title">${t('danger.export')}</h2>
     <p>${t('danger.export_hint')}</p>
-    <button type="button" disabled=${progress !== null} onClick=${run}>${t('danger.export_button')}</button>
+    <button type="button" disabled=${busy} onClick=${run}>${t('danger.export_button')}</button>
     ${
-      progress
-        ? html`<p aria-live="polite"><label for="export-progress">${t('danger.exporting', {
-            section: progress.section,
-            n: progress.n,
-            total: SECTIONS.length,
-          })}</label>
-          <progress id="export-progress" max=${SECTIONS.length} value=${progress.n}></progress></p>`
+      busy
+        ? html`<p aria-live="polite"><label for="export-progress">${
+            p.section
+              ? t('danger.exporting', { section: p.section, n: p.done + 1, total: p.total })
+              : t('danger.export_queued')
+          }</label>
+          <progress id="export-progress" max=${p.total} value=${p.done}></progress></p>`
         : null
     }
     <${ErrorText} error=${error} t=${t} />
+    ${job?.state === 'failed' ? html`<p class="error" role="alert">${t('danger.export_failed')}</p>` : null}
+    ${job?.state === 'expired' ? html`<p class="hint">${t('danger.export_expired')}</p>` : null}
     ${
-      archive
-        ? html`<p class="ok" role="status">${t('danger.exported', { file: archive.file, sections: archive.count })}${' '}
-            <a href=${archive.url} download=${archive.file} data-testid="export-download">${t('danger.download')}</a></p>
-          ${archive.skipped.length ? html`<p class="hint">${t('danger.skipped', { sections: archive.skipped.join(', ') })}</p>` : null}`
+      job?.state === 'ready'
+        ? html`<p class="ok" role="status">${t('danger.exported', { sections: p.total, size: kib(job.archive.bytes) })}${' '}
+            <a href=${job.archive.download_url} download data-testid="export-download">${t('danger.download')}</a></p>
+          <p class="hint">${t('danger.export_kept')} <${When} iso=${job.expires_at} lang=${lang} /></p>`
         : null
     }
   </section>`
@@ -166,8 +131,8 @@ function Delete({ me, t }) {
   </form>`
 }
 
-export function Danger({ me, t }) {
+export function Danger({ me, t, lang }) {
   return html`<h1>${t('danger.title')}</h1>
-    <${Export} me=${me} t=${t} />
+    <${Export} me=${me} t=${t} lang=${lang} />
     <${Delete} me=${me} t=${t} />`
 }

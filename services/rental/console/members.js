@@ -1,5 +1,6 @@
 // Members (added by email with a role) and roles (built-in ones, and the organization's custom
-// ones made here as named sets of permissions). Write controls show only to roles that may write.
+// ones made here as named sets of permissions, deleted once no one holds them). Write controls
+// show only to roles that may write.
 import { useState } from 'preact/hooks'
 import { api } from './api.js'
 import { roleName } from './i18n.js'
@@ -90,6 +91,38 @@ function RoleForm({ me, t, done }) {
   </form>`
 }
 
+/** A custom role's delete control: asked twice, refused while members or invitations hold it. */
+function DeleteRole({ role, t, done }) {
+  const [asking, setAsking] = useState(false)
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState(null)
+  if (role.builtin) return null
+  if (role.members > 0) return html`<small class="hint">${t('roles.held', { n: role.members })}</small>`
+  const remove = async () => {
+    setBusy(true)
+    setError(null)
+    try {
+      await api('DELETE', `/v1/roles/${encodeURIComponent(role.name)}`)
+      await done()
+    } catch (err) {
+      setError(err)
+      setAsking(false)
+    } finally {
+      setBusy(false)
+    }
+  }
+  return html`<span data-testid=${`delete-role-${role.name}`}>
+    ${
+      asking
+        ? html`<span role="group" aria-label=${t('roles.confirm_delete', { name: role.name })}>
+            ${t('roles.confirm_delete', { name: role.name })}${' '}
+            <button type="button" class="danger" disabled=${busy} onClick=${remove}>${busy ? t('roles.deleting') : t('roles.delete_yes')}</button>${' '}
+            <button type="button" disabled=${busy} onClick=${() => setAsking(false)}>${t('roles.delete_no')}</button></span>`
+        : html`<button type="button" class="danger" onClick=${() => setAsking(true)}>${t('roles.delete')}</button>`
+    }
+    <${ErrorText} error=${error} t=${t} /></span>`
+}
+
 export function Members({ me, t, lang }) {
   const members = useLoad('/v1/users?limit=100')
   const roles = useLoad('/v1/roles')
@@ -119,13 +152,15 @@ export function Members({ me, t, lang }) {
     <h2>${t('roles.title')}</h2>
     <${Loaded} load=${roles} rows=${roles.data?.roles} t=${t} empty="">
       ${(rows) => html`<table class="list" data-testid="roles">
-        <thead><tr><th>${t('col.name')}</th><th>${t('roles.holders')}</th><th>${t('roles.permissions')}</th></tr></thead>
+        <thead><tr><th>${t('col.name')}</th><th>${t('roles.holders')}</th><th>${t('roles.permissions')}</th>
+          ${mayRole ? html`<th>${t('roles.actions')}</th>` : null}</tr></thead>
         <tbody>${rows.map(
           (r) => html`<tr key=${r.name}>
             <td>${roleName(r.name, lang)} <small>${t(r.builtin ? 'roles.builtin' : 'roles.custom')}</small>
               <br /><small>${r.description}</small></td>
             <td>${r.members}</td>
             <td class="perms">${r.permissions.map((p) => html`<code key=${p} dir="ltr">${p}</code> `)}</td>
+            ${mayRole ? html`<td><${DeleteRole} role=${r} t=${t} done=${roles.reload} /></td>` : null}
           </tr>`,
         )}</tbody>
       </table>`}

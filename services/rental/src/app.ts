@@ -48,6 +48,7 @@ import { webConsoleArea } from './areas/webconsole/index.ts'
 import { disputesArea } from './areas/disputes/index.ts'
 import { insuranceArea } from './areas/insurance/index.ts'
 import { teamsArea } from './areas/teams/index.ts'
+import { exportsArea } from './areas/exports/index.ts'
 import { type RentalConfig, readRentalConfig } from './config.ts'
 import { mountAreas, type RentalContext } from './context.ts'
 import type { RentalTables } from './db.ts'
@@ -196,6 +197,7 @@ export const rental: ServiceSpec<RentalConfig> = {
       erasureArea,
       tenantArea,
       teamsArea,
+      exportsArea,
     ])
   },
 }

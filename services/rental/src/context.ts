@@ -38,6 +38,7 @@ import type { StatementService } from './areas/statements/index.ts'
 import type { WebhookService } from './areas/webhooks/index.ts'
 import type { EndingService } from './areas/ending/index.ts'
 import type { ErasureService } from './areas/erasure/index.ts'
+import type { ExportService } from './areas/exports/index.ts'
 import type { RentalConfig } from './config.ts'
 import type { RentalTables } from './db.ts'
 
@@ -108,6 +109,7 @@ export interface RentalServices {
   retention: RetentionService
   onboarding: OnboardingService
   teams: undefined
+  exports: ExportService
 }
 
 export const { defineArea, mountAreas } = areaKit<RentalContext, RentalServices>()

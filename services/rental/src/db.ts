@@ -35,6 +35,7 @@ import type { RetentionTables } from './areas/retention/store.ts'
 import type { OnboardingTables } from './areas/onboarding/store.ts'
 import type { TenantTables } from './areas/tenant/store.ts'
 import type { TeamTables } from './areas/teams/store.ts'
+import type { ExportTables } from './areas/exports/store.ts'
 
 /** A jsonb column: read as the value, written as its JSON text. */
 export type Json = ColumnType<unknown, string, string>
@@ -78,6 +79,7 @@ export type RentalTables = OrgTables &
   ConnectTables &
   EgressTables &
   TeamTables &
+  ExportTables &
   IdempotencyTables
 
 export type RentalDb = Kysely<RentalTables> | Transaction<RentalTables>

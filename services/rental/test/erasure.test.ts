@@ -187,6 +187,7 @@ describe('rental: erasing a client (POST /api/clients/erase)', () => {
         sessions: 0,
         api_tokens: 1,
         webhooks: 1,
+        exports: 0,
         files: 1,
         file_bytes: Buffer.byteLength('Carol’s contract, in plain words.'),
         task_texts: 2,

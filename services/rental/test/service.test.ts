@@ -81,6 +81,7 @@ describe('rental service', () => {
       '0047_erase_on_owner_deletion.sql',
       '0048_org_roles_audit_anchors.sql',
       '0049_connect_auth_web.sql',
+      '0050_tenant_exports.sql',
     ])
   })
 

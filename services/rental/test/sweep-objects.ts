@@ -28,7 +28,8 @@ export async function releaseAndInvoice(stack: FullStack, engagementId: string, 
  * refund of the task's released escrow, a dispute of it, a webhook (subscribed to test events only, to a closed local port), a schedule, a batch, a budget, a file, and an
  * approval (a task on a second engagement whose policy holds every task), a trial of a listing of the agent,
  * an incident about the engagement, a policy on the engagement, a legal hold over the second engagement,
- * a business check, a tool-call action (connect), a team (hired, with a task: the chain's `task_id`).
+ * a business check, a tool-call action (connect), a team (hired, with a task: the chain's `task_id`),
+ * a custom role and a tenant export.
  */
 export async function aliceObjects(stack: FullStack): Promise<Record<string, string>> {
   const ids: Record<string, string> = {}
@@ -139,6 +140,14 @@ export async function aliceObjects(stack: FullStack): Promise<Record<string, str
   })
   ids.teams = (team.body as { id?: string }).id ?? ''
   ids.task_id = await teamTask(stack, ids.teams)
+  // a custom role (DELETE /v1/roles/{name}: another organization's is 404) and a tenant export
+  const role = await stack.call(stack.alice, 'PUT', '/v1/roles', {
+    name: 'sweep-role',
+    permissions: ['org:read'],
+  })
+  ids.roles = (role.body as { name?: string }).name ?? ''
+  const exported = await stack.call(stack.alice, 'POST', '/v1/tenant/exports')
+  ids.exports = (exported.body as { id?: string }).id ?? ''
   for (const [name, id] of Object.entries(ids)) if (!id) throw new Error(`no ${name} object: ${task.text}`)
   return ids
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { Sealer } from '@svc/kit'
+import { strFromU8, unzipSync } from 'fflate'
 import { sql } from 'kysely'
 import { linkOf } from '../src/areas/events/chain.ts'
 import { eventView } from '../src/areas/events/service.ts'
@@ -442,6 +443,195 @@ describe('rental: the tenant API (/v1), by session and by organization key', () 
     const listed = roles.body.roles as Array<{ name: string; builtin: boolean; members: number }>
     assert.equal(listed.find((r) => r.name === 'owner')?.builtin, true)
     assert.equal(listed.find((r) => r.name === 'v1-keeper')?.members, 1)
+  })
+
+  it('deletes a custom role no one holds; a built-in one, one in use and another organization’s are refused', async () => {
+    const spare = await stack.call(owner, 'PUT', '/v1/roles', { name: 'v1-spare', permissions: ['org:read'] })
+    assert.equal(spare.status, 200, spare.text)
+    const held = await stack.call(owner, 'PUT', '/v1/roles', { name: 'v1-held', permissions: ['org:read'] })
+    assert.equal(held.status, 200, held.text)
+    for (const email of ['held1@v1.example', 'held2@v1.example'])
+      assert.equal((await stack.call(owner, 'POST', '/v1/users', { email, role: 'v1-held' })).status, 201)
+    await stack.signInWith('held1@v1.example')
+    const inUse = await stack.call(owner, 'DELETE', '/v1/roles/v1-held')
+    assert.equal(inUse.status, 409, inUse.text)
+    assert.equal(errorOf(inUse).code, 'role_in_use')
+    assert.match(errorOf(inUse).message, /1 member\(s\) and 1 pending invitation\(s\)/)
+    const builtin = await stack.call(owner, 'DELETE', '/v1/roles/admin')
+    assert.equal(builtin.status, 409, builtin.text)
+    assert.equal(errorOf(builtin).code, 'role_builtin')
+    // another organization's role is not found, and nothing of its own goes
+    const foreign = await stack.call(stack.bob, 'DELETE', '/v1/roles/v1-spare')
+    assert.equal(foreign.status, 404, foreign.text)
+    assert.equal(errorOf(foreign).code, 'role_not_found')
+    const refused = await stack.call(viewer, 'DELETE', '/v1/roles/v1-spare')
+    assert.equal(refused.status, 403, refused.text)
+    assert.ok(errorOf(refused).message.includes('roles:write'))
+    assert.equal((await stack.call(owner, 'DELETE', '/v1/roles/BAD NAME')).status, 400)
+
+    const deleted = await stack.call(owner, 'DELETE', '/v1/roles/v1-spare')
+    assert.equal(deleted.status, 200, deleted.text)
+    assert.deepEqual(deleted.body, { name: 'v1-spare', deleted: true })
+    const names = ((await stack.call(owner, 'GET', '/v1/roles')).body.roles as Array<{ name: string }>).map(
+      (r) => r.name,
+    )
+    assert.ok(!names.includes('v1-spare') && names.includes('v1-held'), names.join())
+    assert.equal((await stack.call(owner, 'DELETE', '/v1/roles/v1-spare')).status, 404)
+    const invite = await stack.call(owner, 'POST', '/v1/users', {
+      email: 'late@v1.example',
+      role: 'v1-spare',
+    })
+    assert.equal(invite.status, 404, 'a deleted role is no longer given')
+    const audit = await stack.call(owner, 'GET', '/v1/audit?type=role.deleted')
+    const entry = (audit.body.entries as AuditEntry[] | undefined)?.find((e) => e.type === 'role.deleted')
+    assert.ok(entry, audit.text)
+    assert.deepEqual(entry.data.permissions, ['org:read'])
+  })
+
+  it('exports the organization server-side: progress polled, a zip of its own rows only, sealed and expiring', async () => {
+    const secretValue = 'export-must-not-carry-this-value'
+    assert.equal(
+      (await stack.call(owner, 'PUT', '/v1/secrets', { name: 'export.probe', value: secretValue })).status,
+      200,
+    )
+    const started = await stack.call(owner, 'POST', '/v1/tenant/exports')
+    assert.equal(started.status, 202, started.text)
+    const id = started.body.id as string
+    const progress = started.body.progress as { done: number; total: number }
+    assert.ok(progress.total >= 10 && progress.done === 0, started.text)
+    // another organization's export is not found; a viewer may neither start nor follow one
+    for (const path of [`/v1/tenant/exports/${id}`, `/v1/tenant/exports/${id}/download`]) {
+      const foreign = await stack.call(stack.bob, 'GET', path)
+      assert.equal(foreign.status, 404, foreign.text)
+      assert.equal(errorOf(foreign).code, 'export_not_found')
+    }
+    const refused = await stack.call(viewer, 'POST', '/v1/tenant/exports')
+    assert.equal(refused.status, 403, refused.text)
+    assert.ok(errorOf(refused).message.includes('exports:write'))
+    assert.equal((await stack.call(viewer, 'GET', `/v1/tenant/exports/${id}`)).status, 403)
+
+    let status: Answer = started
+    await eventually('the export is ready', async () => {
+      status = await stack.call(owner, 'GET', `/v1/tenant/exports/${id}`)
+      return status.body.state === 'ready' || status.body.state === 'failed'
+    })
+    assert.equal(status.body.state, 'ready', status.text)
+    assert.deepEqual(status.body.progress, {
+      done: progress.total,
+      total: progress.total,
+      section: null,
+      percent: 100,
+    })
+    const expires =
+      Date.parse(status.body.expires_at as string) - Date.parse(status.body.completed_at as string)
+    assert.equal(expires, 7 * 86_400_000)
+    const archive = status.body.archive as { download_url: string; sha256: string; bytes: number }
+
+    const res = await owner.jar.fetch(`${stack.rental.url}${archive.download_url}`)
+    assert.equal(res.status, 200)
+    assert.equal(res.headers.get('content-type'), 'application/zip')
+    assert.match(res.headers.get('content-disposition') ?? '', /attachment; filename=".+\.zip"/)
+    const bytes = new Uint8Array(await res.arrayBuffer())
+    assert.equal(bytes.length, archive.bytes)
+    const files = unzipSync(bytes)
+    const read = (name: string) => JSON.parse(strFromU8(files[name]!)) as unknown
+    const manifest = read('manifest.json') as {
+      format: string
+      organization_id: string
+      files: Array<{ file: string }>
+    }
+    assert.equal(manifest.format, 'rental-tenant-export/v1')
+    assert.equal(manifest.organization_id, owner.me.organization.id)
+    assert.equal(manifest.files.length, progress.total)
+    for (const f of manifest.files) assert.ok(files[f.file], f.file)
+    const members = read('members.json') as Array<{ email: string }>
+    assert.ok(members.some((m) => m.email === 'viewer@v1.example'))
+    const tasks = read('tasks.json') as Array<{ id: string }>
+    for (const taskId of taskIds)
+      assert.ok(
+        tasks.some((t) => t.id === taskId),
+        taskId,
+      )
+    assert.ok((read('engagements.json') as Array<{ id: string }>).some((e) => e.id === engagementId))
+    assert.ok((read('roles.json') as Array<{ name: string }>).some((r) => r.name === 'v1-held'))
+    assert.ok((read('secrets.json') as Array<{ name: string }>).some((r) => r.name === 'export.probe'))
+    assert.ok((read('audit.json') as Array<{ type: string }>).some((e) => e.type === 'role.deleted'))
+    for (const section of [
+      'budgets',
+      'disputes',
+      'incidents',
+      'schedules',
+      'webhooks',
+      'invoices',
+      'refunds',
+    ])
+      assert.ok(Array.isArray(read(`${section}.json`)), section)
+    const statement = read('statement.json') as unknown[]
+    assert.ok(
+      statement.some((s) => JSON.stringify(s).includes(engagementId)),
+      'the engagement’s statement lines',
+    )
+    assert.equal((read('retention.json') as { org_id: string }).org_id, owner.me.organization.id)
+    // nothing of another organization, and no secret's value
+    const all = Object.values(files)
+      .map((f) => strFromU8(f))
+      .join('\n')
+    assert.ok(!all.includes(stack.bob.me.organization.id), 'bob’s organization is not in alice’s archive')
+    assert.ok(!all.includes(secretValue), 'no secret value')
+    // sealed at rest: the stored bytes are not the zip
+    const row = await stack.db
+      .selectFrom('tenant_exports')
+      .select(['archive_sealed'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow()
+    assert.ok(row.archive_sealed && !Buffer.from(row.archive_sealed).includes(Buffer.from('manifest.json')))
+
+    // past its seven days: expired, the download gone (410), a new export may start
+    await stack.db
+      .updateTable('tenant_exports')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('id', '=', id)
+      .execute()
+    assert.equal((await stack.call(owner, 'GET', `/v1/tenant/exports/${id}`)).body.state, 'expired')
+    const gone = await stack.call(owner, 'GET', `/v1/tenant/exports/${id}/download`)
+    assert.equal(gone.status, 410, gone.text)
+    assert.equal(errorOf(gone).code, 'export_expired')
+    // one export at a time: a running one is named (409); one whose job was lost an hour ago gives way
+    await stack.db
+      .insertInto('tenant_exports')
+      .values({
+        id: 'exp_stuck',
+        org_id: owner.me.organization.id,
+        requested_by: 'm',
+        state: 'running',
+        sections_total: 1,
+      })
+      .execute()
+    const busy = await stack.call(owner, 'POST', '/v1/tenant/exports')
+    assert.equal(busy.status, 409, busy.text)
+    assert.equal(errorOf(busy).code, 'export_in_progress')
+    assert.ok(errorOf(busy).message.includes('exp_stuck'))
+    await stack.db
+      .updateTable('tenant_exports')
+      .set({ created_at: new Date(Date.now() - 2 * 3600_000) })
+      .where('id', '=', 'exp_stuck')
+      .execute()
+    const next = await stack.call(owner, 'POST', '/v1/tenant/exports')
+    assert.equal(next.status, 202, next.text)
+    assert.equal((await stack.call(owner, 'GET', '/v1/tenant/exports/exp_stuck')).body.state, 'failed')
+    await eventually('the next export is ready', async () => {
+      const state = (await stack.call(owner, 'GET', `/v1/tenant/exports/${next.body.id as string}`)).body
+        .state
+      return state === 'ready'
+    })
+    const listed = await stack.call(owner, 'GET', '/v1/tenant/exports')
+    assert.ok((listed.body.exports as Array<{ id: string }>).some((e) => e.id === id))
+    const audit = await stack.call(owner, 'GET', '/v1/audit?type=tenant.export_ready')
+    assert.ok(
+      (audit.body.entries as AuditEntry[]).some(
+        (e) => (e.data as { bytes?: number }).bytes === archive.bytes,
+      ),
+    )
   })
 
   it('changes the member’s own profile, and answers the organization with its usage, DID and ledger', async () => {

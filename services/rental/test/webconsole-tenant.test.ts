@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { strFromU8, unzipSync } from 'fflate'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { sha256 } from '../src/areas/auth/hooks.ts'
 import { MFA_ACR } from '../src/areas/auth/step-up-guard.ts'
@@ -137,6 +138,12 @@ describe(
       )
       assert.deepEqual(made?.permissions, ['audit:read'])
       await shot(page, 'owner-members')
+      // a role no one holds is deleted after a second click; a held built-in one shows no button
+      await page.getByTestId('delete-role-tenant-auditor').getByRole('button', { name: 'Delete' }).click()
+      await page.getByRole('button', { name: 'Yes, delete it' }).click()
+      await page.getByTestId('delete-role-tenant-auditor').waitFor({ state: 'detached' })
+      assert.equal(await page.getByTestId('roles').filter({ hasText: 'tenant-auditor' }).count(), 0)
+      assert.equal(await page.getByTestId('delete-role-owner').count(), 0)
 
       await open(page, 'profile')
       await page.fill('#display-name', 'Alice of the tenant')
@@ -166,16 +173,16 @@ describe(
       await page.getByRole('button', { name: 'Export to an archive' }).click()
       const download = page.getByTestId('export-download')
       await download.waitFor()
-      // the browser's own download of the archive (a blob: address the page made)
+      // the server's archive (a zip the export job gathered), downloaded by the browser
       const [saved] = await Promise.all([page.waitForEvent('download'), download.click()])
-      assert.match(saved.suggestedFilename(), /-export-\d{4}-\d\d-\d\d\.json$/)
-      const archive = JSON.parse(readFileSync((await saved.path())!, 'utf8')) as {
-        organization_id: string
-        sections: Record<string, unknown>
-      }
-      assert.equal(archive.organization_id, bob.me.organization.id)
-      assert.equal((archive.sections.organization as { id: string }).id, bob.me.organization.id)
-      assert.ok(Array.isArray(archive.sections.audit) && archive.sections.audit.length > 0)
+      assert.match(saved.suggestedFilename(), /-export-\d{4}-\d\d-\d\d-exp_[\w-]+\.zip$/)
+      const files = unzipSync(new Uint8Array(readFileSync((await saved.path())!)))
+      const manifest = JSON.parse(strFromU8(files['manifest.json']!)) as { organization_id: string }
+      assert.equal(manifest.organization_id, bob.me.organization.id)
+      const org = JSON.parse(strFromU8(files['organization.json']!)) as { id: string }
+      assert.equal(org.id, bob.me.organization.id)
+      const audit = JSON.parse(strFromU8(files['audit.json']!)) as unknown[]
+      assert.ok(audit.length > 0)
 
       const erase = page.getByRole('button', { name: 'Delete this organization' })
       assert.equal(await erase.isDisabled(), true)
@@ -198,12 +205,18 @@ describe(
         .execute()
       await erase.click()
       await page.getByText('The organization is erased').waitFor()
-      const org = await stack.db
+      const erased = await stack.db
         .selectFrom('orgs')
         .select(['name', 'erased_at'])
         .where('id', '=', bob.me.organization.id)
         .executeTakeFirstOrThrow()
-      assert.ok(org.erased_at, 'erased as the erasure area does')
+      assert.ok(erased.erased_at, 'erased as the erasure area does')
+      const archives = await stack.db
+        .selectFrom('tenant_exports')
+        .select('id')
+        .where('org_id', '=', bob.me.organization.id)
+        .execute()
+      assert.deepEqual(archives, [], 'the sealed export archives went with the organization')
       assert.deepEqual(errors, [])
       await context.close()
     })

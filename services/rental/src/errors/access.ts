@@ -120,13 +120,34 @@ export const accessErrors = localisedCodes({
   },
   role_builtin: {
     status: 409,
-    description: 'a built-in role (owner, admin, member, billing, viewer) does not change',
-    ar: 'الأدوار المدمجة لا تتغير: أنشئ دورًا مخصصًا باسم آخر.',
+    description: 'a built-in role (owner, admin, member, billing, viewer) does not change nor go',
+    ar: 'الأدوار المدمجة لا تتغير ولا تُحذف: أنشئ دورًا مخصصًا باسم آخر.',
   },
   role_in_use: {
     status: 409,
-    description: 'members hold the role: it cannot lose members:owners (an owner stays an owner)',
-    ar: 'هذا الدور يحمله أعضاء ولا يمكن أن يفقد الصلاحية التي تُبقي المالك مالكًا.',
+    description:
+      'members or invitations hold the role (how many is named): it cannot lose members:owners, nor be deleted until they have another role',
+    ar: 'هذا الدور يحمله أعضاء أو دعوات معلّقة: لا يمكن أن يفقد الصلاحية التي تُبقي المالك مالكًا، ولا يُحذف حتى يُمنحوا دورًا آخر.',
+  },
+  export_not_found: {
+    status: 404,
+    description: 'no such export in the organization',
+    ar: 'لا يوجد تصدير بهذا المعرّف في مؤسستك.',
+  },
+  export_in_progress: {
+    status: 409,
+    description: 'an export is already queued or running (named)',
+    ar: 'يوجد تصدير لمؤسستك قيد الانتظار أو التنفيذ الآن: تابعه بدلًا من بدء تصدير جديد.',
+  },
+  export_not_ready: {
+    status: 409,
+    description: 'the export is not ready yet (its state is named)',
+    ar: 'التصدير ليس جاهزًا بعد: تابع تقدّمه حتى يكتمل.',
+  },
+  export_expired: {
+    status: 410,
+    description: 'the export’s archive is past its seven days and gone',
+    ar: 'انتهت صلاحية أرشيف التصدير بعد سبعة أيام وحُذف: ابدأ تصديرًا جديدًا.',
   },
   role_not_found: {
     status: 404,

@@ -1,11 +1,21 @@
 import { defineArea } from '../../context.ts'
 import type { RentalDb } from '../../db.ts'
 import { budgetRoutes } from './routes.ts'
-import { type BudgetDeps, type Commitment, commit, type EngagementLookup, release } from './service.ts'
+import {
+  type BudgetDeps,
+  budgetList,
+  type Commitment,
+  commit,
+  type EngagementLookup,
+  release,
+} from './service.ts'
+import type { Page } from '@svc/kit'
 
 export type { Commitment }
 
 export interface BudgetService {
+  /** The organization's budgets, a page of them, as GET /api/budgets lists them (the tenant export). */
+  list(orgId: string, page: Page): ReturnType<typeof budgetList>
   /** What the budgets' routes work with. */
   readonly deps: BudgetDeps
   /**
@@ -43,6 +53,7 @@ export const budgetsArea = defineArea({
     }
     return {
       deps,
+      list: (orgId, page) => budgetList(deps, orgId, page, 'en'),
       commit: (trx, c) => commit(deps, trx, c),
       release: (trx, c) => release(trx, c),
       engagementsWith: (lookup) => {

@@ -2,10 +2,14 @@ import { defineArea } from '../../context.ts'
 import type { RentalDb } from '../../db.ts'
 import { disputeRoutes } from './routes.ts'
 import { assertNotFrozen, frozenBy } from './freeze.ts'
-import { type DisputeDeps, disputeView } from './service.ts'
+import { type DisputeDeps, disputeList, disputeView } from './service.ts'
+import type { Page } from '@svc/kit'
+import { SYSTEM } from '../events/index.ts'
 import { disputesOfEngagement, eraseReasonsOf, liveDisputesOf } from './store.ts'
 
 export interface DisputeService {
+  /** The organization's disputes (as the client or as the agents' provider), a page, as GET /api/disputes lists them. */
+  list(orgId: string, page: Page): ReturnType<typeof disputeList>
   /** Erasure: the reasons of the organization's disputes wiped in `trx`; how many. */
   eraseReasonsOf(trx: RentalDb, orgId: string): Promise<number>
   /** 409 `escrow_frozen` naming the dispute when a live dispute covers the escrow (in the caller's transaction). */
@@ -27,7 +31,9 @@ export interface DisputeService {
 export const disputesArea = defineArea({
   name: 'disputes',
   needs: ['engagements', 'events', 'orgs', 'catalogue', 'tasks', 'invoices', 'budgets'],
-  mount: (_app, ctx): DisputeService => ({
+  mount: (_app, ctx, use): DisputeService => ({
+    list: (orgId, page) =>
+      disputeList({ ctx, ...use }, { orgId, operator: false, actor: SYSTEM }, page, 'en'),
     assertNotFrozen,
     liveOf: liveDisputesOf,
     eraseReasonsOf,

@@ -7,7 +7,15 @@ import { engagementConfigRoutes } from './config-routes.ts'
 import { engagementCapacityRoutes } from './capacity-routes.ts'
 import { engagementVersionRoutes } from './version-routes.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
-import { checkAgentDid, engagementDetail, escrowForTask, escrowView, hire } from './service.ts'
+import {
+  checkAgentDid,
+  engagementDetail,
+  engagementList,
+  escrowForTask,
+  escrowView,
+  hire,
+} from './service.ts'
+import type { Page } from '@svc/kit'
 import type { OrgClient } from '../orgs/permissions.ts'
 import type { Actor } from '../events/index.ts'
 import type { SlaTeam, SlaTrial } from './bodies.ts'
@@ -20,6 +28,8 @@ export type { EngagementConfig, EngagementRow, EscrowRow }
 
 /** What other areas may ask of engagements, escrows and revocations (a `trx` keeps it in the caller's transaction). */
 export interface EngagementService {
+  /** The organization's engagements, a page of them, as GET /api/engagements lists them (the tenant export). */
+  list(orgId: string, page: Page): ReturnType<typeof engagementList>
   /**
    * Hires as POST /api/engagements does (the pending engagement and its package); `trial`: the
    * trial it converts, named in the SLA body, whose `claim` runs in the hire's transaction.
@@ -155,6 +165,7 @@ export const engagementsArea = defineArea({
         team,
       ),
     detail: (orgId, id) => engagementDetail(ctx.db, orgId, id),
+    list: (orgId, page) => engagementList(ctx.db, orgId, page),
     engagementOf: (orgId, id, at) => store.engagementOf(at?.trx ?? ctx.db, orgId, id, at?.lock),
     engagementsWith: (orgId, did, at) => store.engagementsWith(at?.trx ?? ctx.db, orgId, did),
     latestClientDid: (orgId, did) => store.latestClientDid(ctx.db, orgId, did),

@@ -32,6 +32,7 @@ export const erasureArea = defineArea({
     'events',
     'outbox',
     'retention',
+    'exports',
   ],
   mount(_app, ctx, use): ErasureService {
     const deps: ErasureDeps = { ctx, ...use }

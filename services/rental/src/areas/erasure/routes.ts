@@ -19,6 +19,8 @@ const ErasureAnswer = Type.Object({
     sessions: Count,
     api_tokens: Count,
     webhooks: Count,
+    // absent from an answer kept before migration 0050
+    exports: Type.Optional(Count),
     files: Count,
     file_bytes: Count,
     task_texts: Count,

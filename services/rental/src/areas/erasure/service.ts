@@ -15,6 +15,7 @@ import type { TaskService } from '../tasks/index.ts'
 import type { TokenService } from '../tokens/index.ts'
 import type { RetentionService } from '../retention/index.ts'
 import type { WebhookService } from '../webhooks/index.ts'
+import type { ExportService } from '../exports/index.ts'
 import { type ErasureAnswer, erasureOf, insertErasure } from './store.ts'
 
 export interface ErasureDeps {
@@ -32,6 +33,7 @@ export interface ErasureDeps {
   ending: EndingService
   events: EventService
   retention: RetentionService
+  exports: ExportService
 }
 
 export interface Eraser {
@@ -121,6 +123,8 @@ export async function eraseClient(
     const taskTexts = await deps.tasks.eraseTexts(trx, eraser.orgId)
     const apiTokens = await deps.tokens.eraseOrg(trx, eraser.orgId)
     const webhooks = await deps.webhooks.eraseOrg(trx, eraser.orgId)
+    // the tenant exports' sealed archives hold the organization's whole record
+    const exports = await deps.exports.eraseOrg(trx, eraser.orgId)
     // free texts the organization wrote, replaced by [erased]: receipts hold their hashes, not them
     const ratings = await deps.ratings.eraseOrg(trx, eraser.orgId)
     const incidents = await deps.incidents.eraseOrg(trx, eraser.orgId)
@@ -132,6 +136,7 @@ export async function eraseClient(
       sessions,
       api_tokens: apiTokens,
       webhooks,
+      exports,
       files: files.files,
       file_bytes: files.bytes,
       task_texts: taskTexts,

@@ -44,6 +44,7 @@ export interface ErasureAnswer {
     sessions: number
     api_tokens: number
     webhooks: number
+    exports?: number
     files: number
     file_bytes: number
     task_texts: number

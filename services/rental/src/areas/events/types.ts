@@ -122,8 +122,14 @@ export const EVENT_TYPES = [
   // the tenant API (/v1): a member's profile, custom roles, organization keys, the secrets vault
   'member.profile_changed',
   'role.saved',
+  'role.deleted',
   'key.issued',
   'secret.saved',
+  // the server-side tenant export (POST /v1/tenant/exports)
+  'tenant.export_requested',
+  'tenant.export_ready',
+  'tenant.export_failed',
+  'tenant.export_downloaded',
   // webhooks
   'webhook.created',
   'webhook.deleted',

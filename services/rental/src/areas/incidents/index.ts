@@ -1,12 +1,22 @@
 import { defineArea } from '../../context.ts'
 import { incidentRoutes } from './routes.ts'
 import type { RentalDb } from '../../db.ts'
-import { type IncidentResponse, type PublicIncident, publicIncidents, responseTimes } from './service.ts'
+import {
+  incidentList,
+  type IncidentResponse,
+  type PublicIncident,
+  publicIncidents,
+  responseTimes,
+} from './service.ts'
+import type { Page } from '@svc/kit'
+import { SYSTEM } from '../events/index.ts'
 import { eraseOrg, unanswered } from './store.ts'
 
 export type { IncidentResponse, PublicIncident }
 
 export interface IncidentService {
+  /** The organization's incidents, a page of them, as GET /api/incidents lists them to a member (the tenant export). */
+  list(orgId: string, page: Page): ReturnType<typeof incidentList>
   /** Erasure: the texts the organization wrote (its incidents' summary and impact, its notes) wiped in `trx`; how many. */
   eraseOrg(trx: RentalDb, orgId: string): ReturnType<typeof eraseOrg>
   /** The open incidents as the public status shows them (no client named), newest first. */
@@ -34,7 +44,8 @@ export interface IncidentService {
 export const incidentsArea = defineArea({
   name: 'incidents',
   needs: ['engagements', 'catalogue', 'events', 'orgs'],
-  mount: (_app, ctx): IncidentService => ({
+  mount: (_app, ctx, use): IncidentService => ({
+    list: (orgId, page) => incidentList({ ctx, ...use }, { orgId, operator: false, actor: SYSTEM }, page),
     openPublic: (limit) => publicIncidents({ ctx }, limit),
     eraseOrg,
     responseTimes,

@@ -4,10 +4,13 @@ import { type CreditNoteInput, issueCreditNote } from './credit-notes.ts'
 import { invoiceRoutes } from './routes.ts'
 import { creditNoteView, type CreditNoteView } from './credit-notes.ts'
 import { creditNotePdf, invoicePdf } from './render.ts'
-import { type InvoiceDeps, invoiceView, type InvoiceView } from './service.ts'
+import { type InvoiceDeps, invoiceList, invoiceView, type InvoiceView } from './service.ts'
+import type { Page } from '@svc/kit'
 import * as store from './store.ts'
 
 export interface InvoiceService {
+  /** The organization's invoices, a page of them, as GET /api/invoices lists them (the tenant export). */
+  list(orgId: string, page: Page): ReturnType<typeof invoiceList>
   /**
    * The credit note of a settled refund, in the refund's transaction: numbered in the `CN-`
    * sequence, VAT reversed half-up, naming the invoice that carries the escrow if there is one.
@@ -39,6 +42,7 @@ export const invoicesArea = defineArea({
   mount(_app, ctx, use): InvoiceService {
     const deps: InvoiceDeps = { ctx, ...use }
     return {
+      list: (orgId, page) => invoiceList(deps, orgId, page),
       issueCreditNote: (trx, input) => issueCreditNote(deps, trx, input),
       async ofEngagement(orgId, engagementId) {
         const rows = await store.invoicesOfEngagement(ctx.db, orgId, engagementId)

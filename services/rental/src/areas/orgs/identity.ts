@@ -1,10 +1,8 @@
 import type { RentalDb } from '../../db.ts'
 import type { Actor, EventService } from '../events/index.ts'
-import { deleteMember, lockOrg, ownersOf } from './store.ts'
+import { deleteMember, lockOrg, memberBySubject, ownersOf, setEmailOfSubject } from './store.ts'
 
-/** The joined member of an idp subject, locked (the rental keeps one membership per subject). */
-export const memberBySubject = (db: RentalDb, subject: string) =>
-  db.selectFrom('org_members').selectAll().where('subject', '=', subject).forUpdate().executeTakeFirst()
+export { memberBySubject }
 
 export type LeaveOutcome = 'removed' | 'kept_last_owner' | 'not_member'
 
@@ -36,6 +34,5 @@ export async function leaveByIdentity(
 }
 
 /** The idp changed the user's email: the member's email follows. */
-export async function changeEmailByIdentity(trx: RentalDb, subject: string, email: string) {
-  await trx.updateTable('org_members').set({ email }).where('subject', '=', subject).execute()
-}
+export const changeEmailByIdentity = (trx: RentalDb, subject: string, email: string) =>
+  setEmailOfSubject(trx, subject, email)

@@ -9,7 +9,7 @@ import { orgRoutes } from './routes.ts'
 import { type Page } from '@svc/kit'
 import { ensureMembership, invite, memberList, type Recorder, type SignedIn } from './service.ts'
 import { type ProfilePatch, profile, setProfile } from './profile.ts'
-import { putRole, roleList } from './roles.ts'
+import { putRole, removeRole, roleList } from './roles.ts'
 import { eraseOrgMembers, lockOrg, type OrgKind, orgIdOfSubject, orgIdsAfter, orgsByIds } from './store.ts'
 
 export type { OrgKind } from './store.ts'
@@ -50,6 +50,8 @@ export interface OrgService {
   roles(orgId: string): ReturnType<typeof roleList>
   /** Makes or changes a custom role (PUT /v1/roles). */
   putRole(by: Recorder, actor: Membership, input: Parameters<typeof putRole>[3]): ReturnType<typeof putRole>
+  /** Deletes a custom role no member or invitation holds (DELETE /v1/roles/{name}). */
+  removeRole(by: Recorder, actor: Membership, name: string): ReturnType<typeof removeRole>
   /** The member's own profile change (PATCH /v1/users/me). */
   setProfile(by: Recorder, actor: Membership, patch: ProfilePatch): ReturnType<typeof setProfile>
   /** The member's own profile (GET /v1/users/me). */
@@ -93,6 +95,7 @@ export const orgsArea = defineArea({
       invite: (by, actor, input) => invite(ctx.db, by, actor, input),
       roles: (orgId) => roleList(ctx.db, orgId),
       putRole: (by, actor, input) => putRole(ctx.db, by, actor, input),
+      removeRole: (by, actor, name) => removeRole(ctx.db, by, actor, name),
       setProfile: (by, actor, patch) => setProfile(ctx.db, by, actor, patch),
       profile: (actor) => profile(ctx.db, actor),
     }

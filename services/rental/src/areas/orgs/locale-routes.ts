@@ -7,6 +7,7 @@ import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
 import { actorOfRequest } from '../events/index.ts'
 import { membershipOf } from './permissions.ts'
 import type { OrgRouteDeps } from './routes.ts'
+import { setLocaleIfChanged } from './store.ts'
 
 const LangSchema = Type.Union([Type.Literal('en'), Type.Literal('ar')])
 const Locale = Type.Object({
@@ -71,14 +72,7 @@ export function localeRoutes(app: App, deps: OrgRouteDeps) {
       const member = membershipOf(request)
       const locale = request.body.locale
       await inTransaction(deps.db, async (trx) => {
-        const changed = await trx
-          .updateTable('org_members')
-          .set({ locale })
-          .where('id', '=', member.memberId)
-          .where('org_id', '=', member.orgId)
-          .where((eb) => eb.or([eb('locale', 'is', null), eb('locale', '!=', locale)]))
-          .executeTakeFirst()
-        if (changed.numUpdatedRows > 0n)
+        if (await setLocaleIfChanged(trx, member.orgId, member.memberId, locale))
           await deps.events.record(trx, {
             orgId: member.orgId,
             type: 'member.locale_changed',

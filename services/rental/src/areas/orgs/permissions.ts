@@ -55,6 +55,7 @@ export const PERMISSIONS = [
   'connections:read',
   'profile:write',
   'teams:write',
+  'exports:write',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
 

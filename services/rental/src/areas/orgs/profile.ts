@@ -2,6 +2,7 @@ import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import type { Membership } from './permissions.ts'
 import type { Recorder } from './service.ts'
+import { profileRow, updateProfile } from './store.ts'
 
 export interface ProfilePatch {
   display_name?: string | null | undefined
@@ -27,12 +28,7 @@ const profileOf = (row: {
 
 /** The member's own profile as it stands (GET /v1/users/me). */
 export async function profile(db: RentalDb, actor: Membership) {
-  const row = await db
-    .selectFrom('org_members')
-    .select(['id', 'email', 'role', 'display_name', 'locale', 'notifications'])
-    .where('id', '=', actor.memberId)
-    .where('org_id', '=', actor.orgId)
-    .executeTakeFirst()
+  const row = await profileRow(db, actor.orgId, actor.memberId)
   if (!row) throw rentalError('member_not_found', 'no member profile: the caller is no member')
   return profileOf(row)
 }
@@ -42,28 +38,17 @@ export async function setProfile(db: RentalDb, by: Recorder, actor: Membership, 
   if (patch.display_name === undefined && patch.locale === undefined && patch.notifications === undefined)
     throw rentalError('invalid_request', 'give display_name, locale or notifications: the change is empty')
   return inTransaction(db, async (trx) => {
-    const row = await trx
-      .selectFrom('org_members')
-      .select(['id', 'email', 'role', 'display_name', 'locale', 'notifications'])
-      .where('id', '=', actor.memberId)
-      .where('org_id', '=', actor.orgId)
-      .forUpdate()
-      .executeTakeFirst()
+    const row = await profileRow(trx, actor.orgId, actor.memberId, true)
     if (!row) throw rentalError('member_not_found', 'you are no longer a member of the organization')
     const notifications = {
       ...(row.notifications as Record<string, boolean>),
       ...(patch.notifications ?? {}),
     }
-    const changed = await trx
-      .updateTable('org_members')
-      .set({
-        ...(patch.display_name !== undefined ? { display_name: patch.display_name } : {}),
-        ...(patch.locale !== undefined ? { locale: patch.locale } : {}),
-        notifications: JSON.stringify(notifications),
-      })
-      .where('id', '=', row.id)
-      .returning(['id', 'email', 'role', 'display_name', 'locale', 'notifications'])
-      .executeTakeFirstOrThrow()
+    const changed = await updateProfile(trx, row.id, {
+      ...(patch.display_name !== undefined ? { display_name: patch.display_name } : {}),
+      ...(patch.locale !== undefined ? { locale: patch.locale } : {}),
+      notifications: JSON.stringify(notifications),
+    })
     await by.events.record(trx, {
       orgId: actor.orgId,
       type: 'member.profile_changed',

@@ -1,7 +1,15 @@
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import { type Membership, refuse } from './permissions.ts'
-import { lockOrg } from './store.ts'
+import {
+  deleteRole,
+  insertRole,
+  lockOrg,
+  roleForUpdate,
+  roleHolders,
+  rolesWithHolders,
+  updateRole,
+} from './store.ts'
 import type { Recorder } from './service.ts'
 
 /** The permission that makes an owner an owner: a role in use never loses it (PUT /v1/roles). */
@@ -17,24 +25,10 @@ export interface RoleView {
 }
 
 /** The built-in roles and the organization's own custom ones (another organization's are not listed). */
-export async function roleList(db: RentalDb, orgId: string): Promise<RoleView[]> {
-  const rows = await db
-    .selectFrom('rental_roles as r')
-    .select(['r.name', 'r.description', 'r.permissions', 'r.builtin'])
-    .select((eb) =>
-      eb
-        .selectFrom('org_members as m')
-        .whereRef('m.role', '=', 'r.name')
-        .where('m.org_id', '=', orgId)
-        .select((c) => c.fn.countAll<number>().as('n'))
-        .as('members'),
-    )
-    .where((eb) => eb.or([eb('r.org_id', 'is', null), eb('r.org_id', '=', orgId)]))
-    .orderBy('r.builtin', 'desc')
-    .orderBy('r.name')
-    .execute()
-  return rows.map((r) => ({ ...r, members: Number(r.members ?? 0) }))
-}
+export const roleList = (db: RentalDb, orgId: string): Promise<RoleView[]> => rolesWithHolders(db, orgId)
+
+const builtinRefusal = (name: string, what: string) =>
+  rentalError('role_builtin', `${name} is a built-in role: built-in roles do not ${what}`)
 
 /**
  * Makes or changes a custom role: a named set of existing permissions, each one the setter's role
@@ -55,40 +49,18 @@ export async function putRole(
   return inTransaction(db, async (trx) => {
     // the organization's lock: two saves of a new name make one row
     await lockOrg(trx, actor.orgId)
-    const found = await trx
-      .selectFrom('rental_roles')
-      .selectAll()
-      .where('name', '=', input.name)
-      .where((eb) => eb.or([eb('org_id', 'is', null), eb('org_id', '=', actor.orgId)]))
-      .forUpdate()
-      .executeTakeFirst()
-    if (found?.builtin || (found && found.org_id === null))
-      throw rentalError('role_builtin', `${input.name} is a built-in role: built-in roles do not change`)
-    const holders = await trx
-      .selectFrom('org_members')
-      .select(['id'])
-      .where('org_id', '=', actor.orgId)
-      .where('role', '=', input.name)
-      .execute()
-    if (found && holders.length > 0 && found.permissions.includes(OWNER_PERMISSION))
+    const found = await roleForUpdate(trx, actor.orgId, input.name)
+    if (found?.builtin || (found && found.org_id === null)) throw builtinRefusal(input.name, 'change')
+    const holders = (await roleHolders(trx, actor.orgId, input.name)).total
+    if (found && holders > 0 && found.permissions.includes(OWNER_PERMISSION))
       if (!permissions.includes(OWNER_PERMISSION))
         throw rentalError(
           'role_in_use',
-          `the role ${input.name} is held by ${holders.length} member(s) and cannot lose ${OWNER_PERMISSION}`,
+          `the role ${input.name} is held by ${holders} member(s) and cannot lose ${OWNER_PERMISSION}`,
         )
     const description = input.description ?? found?.description ?? `custom role ${input.name}`
-    if (found)
-      await trx
-        .updateTable('rental_roles')
-        .set({ permissions, description })
-        .where('name', '=', input.name)
-        .where('org_id', '=', actor.orgId)
-        .execute()
-    else
-      await trx
-        .insertInto('rental_roles')
-        .values({ name: input.name, permissions, description, builtin: false, org_id: actor.orgId })
-        .execute()
+    if (found) await updateRole(trx, actor.orgId, input.name, { permissions, description })
+    else await insertRole(trx, { name: input.name, permissions, description, org_id: actor.orgId })
     await by.events.record(trx, {
       orgId: actor.orgId,
       type: 'role.saved',
@@ -96,13 +68,37 @@ export async function putRole(
       actor: by.actor,
       data: { permissions, previous: found?.permissions ?? null },
     })
-    return {
-      name: input.name,
-      description,
-      permissions,
-      builtin: false,
-      members: holders.length,
-      created: !found,
-    }
+    return { name: input.name, description, permissions, builtin: false, members: holders, created: !found }
+  })
+}
+
+/**
+ * Deletes a custom role of the organization (DELETE /v1/roles/{name}). Built-in roles stay (409
+ * `role_builtin`); a role members or invitations still hold stays until they are given another
+ * (409 `role_in_use`, naming how many): no member is left with a role that is gone. Another
+ * organization's role is not found (404 `role_not_found`). Recorded as `role.deleted`.
+ */
+export async function removeRole(db: RentalDb, by: Recorder, actor: Membership, name: string) {
+  return inTransaction(db, async (trx) => {
+    // the organization's lock: no invitation or role change takes the role while it goes
+    await lockOrg(trx, actor.orgId)
+    const found = await roleForUpdate(trx, actor.orgId, name)
+    if (!found) throw rentalError('role_not_found', `no custom role ${name} in the organization`)
+    if (found.builtin || found.org_id === null) throw builtinRefusal(name, 'get deleted')
+    const holders = await roleHolders(trx, actor.orgId, name)
+    if (holders.total > 0)
+      throw rentalError(
+        'role_in_use',
+        `the role ${name} is held by ${holders.members} member(s) and ${holders.invitations} pending invitation(s): give them another role first`,
+      )
+    await deleteRole(trx, actor.orgId, name)
+    await by.events.record(trx, {
+      orgId: actor.orgId,
+      type: 'role.deleted',
+      subjects: { role: name },
+      actor: by.actor,
+      data: { permissions: found.permissions, description: found.description },
+    })
+    return { name, deleted: true as const }
   })
 }

@@ -191,3 +191,121 @@ export async function eraseOrgMembers(trx: RentalDb, orgId: string, at: Date) {
     subjects: members.flatMap((m) => (m.subject ? [m.subject] : [])),
   }
 }
+
+/** A joined member of an idp subject, locked (the rental keeps one membership per subject). */
+export const memberBySubject = (db: RentalDb, subject: string) =>
+  db.selectFrom('org_members').selectAll().where('subject', '=', subject).forUpdate().executeTakeFirst()
+
+/** The idp changed the user's email: the member's email follows. */
+export async function setEmailOfSubject(db: RentalDb, subject: string, email: string) {
+  await db.updateTable('org_members').set({ email }).where('subject', '=', subject).execute()
+}
+
+const PROFILE_COLUMNS = ['id', 'email', 'role', 'display_name', 'locale', 'notifications'] as const
+
+/** A member's own profile columns (locked in a transaction when `lock`). */
+export const profileRow = (db: RentalDb, orgId: string, memberId: string, lock = false) => {
+  let query = db
+    .selectFrom('org_members')
+    .select(PROFILE_COLUMNS)
+    .where('id', '=', memberId)
+    .where('org_id', '=', orgId)
+  if (lock) query = query.forUpdate()
+  return query.executeTakeFirst()
+}
+
+export const updateProfile = (
+  db: RentalDb,
+  id: string,
+  set: { display_name?: string | null; locale?: 'en' | 'ar' | null; notifications: string },
+) =>
+  db
+    .updateTable('org_members')
+    .set(set)
+    .where('id', '=', id)
+    .returning(PROFILE_COLUMNS)
+    .executeTakeFirstOrThrow()
+
+/** The member's language, set only when it changes: whether it did. */
+export const setLocaleIfChanged = async (
+  db: RentalDb,
+  orgId: string,
+  memberId: string,
+  locale: 'en' | 'ar',
+) =>
+  (
+    await db
+      .updateTable('org_members')
+      .set({ locale })
+      .where('id', '=', memberId)
+      .where('org_id', '=', orgId)
+      .where((eb) => eb.or([eb('locale', 'is', null), eb('locale', '!=', locale)]))
+      .executeTakeFirst()
+  ).numUpdatedRows > 0n
+
+/** The built-in roles and the organization's own, each with how many of its members and invitations hold it. */
+export async function rolesWithHolders(db: RentalDb, orgId: string) {
+  const rows = await db
+    .selectFrom('rental_roles as r')
+    .select(['r.name', 'r.description', 'r.permissions', 'r.builtin'])
+    .select((eb) =>
+      eb
+        .selectFrom('org_members as m')
+        .whereRef('m.role', '=', 'r.name')
+        .where('m.org_id', '=', orgId)
+        .select((c) => c.fn.countAll<number>().as('n'))
+        .as('members'),
+    )
+    .where((eb) => eb.or([eb('r.org_id', 'is', null), eb('r.org_id', '=', orgId)]))
+    .orderBy('r.builtin', 'desc')
+    .orderBy('r.name')
+    .execute()
+  return rows.map((r) => ({ ...r, members: Number(r.members ?? 0) }))
+}
+
+/** A built-in role or the organization's own of that name, locked. */
+export const roleForUpdate = (db: RentalDb, orgId: string, name: string) =>
+  db
+    .selectFrom('rental_roles')
+    .selectAll()
+    .where('name', '=', name)
+    .where((eb) => eb.or([eb('org_id', 'is', null), eb('org_id', '=', orgId)]))
+    .forUpdate()
+    .executeTakeFirst()
+
+/** The organization's members and invitations holding the role, split (under the organization's lock). */
+export async function roleHolders(db: RentalDb, orgId: string, role: string) {
+  const rows = await db
+    .selectFrom('org_members')
+    .select(['id', 'subject'])
+    .where('org_id', '=', orgId)
+    .where('role', '=', role)
+    .execute()
+  const members = rows.filter((r) => r.subject !== null).length
+  return { total: rows.length, members, invitations: rows.length - members }
+}
+
+export const updateRole = (
+  db: RentalDb,
+  orgId: string,
+  name: string,
+  set: { permissions: string[]; description: string },
+) => db.updateTable('rental_roles').set(set).where('name', '=', name).where('org_id', '=', orgId).execute()
+
+export const insertRole = (
+  db: RentalDb,
+  row: { name: string; permissions: string[]; description: string; org_id: string },
+) =>
+  db
+    .insertInto('rental_roles')
+    .values({ ...row, builtin: false })
+    .execute()
+
+/** Deletes the organization's custom role (never a built-in one: those have no org_id). */
+export const deleteRole = (db: RentalDb, orgId: string, name: string) =>
+  db
+    .deleteFrom('rental_roles')
+    .where('org_id', '=', orgId)
+    .where('name', '=', name)
+    .where('builtin', '=', false)
+    .execute()

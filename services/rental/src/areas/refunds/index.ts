@@ -1,6 +1,7 @@
 import { defineArea } from '../../context.ts'
 import { refundRoutes } from './routes.ts'
-import { refundView, type RefundView } from './service.ts'
+import { refundList, refundView, type RefundView } from './service.ts'
+import type { Page } from '@svc/kit'
 import * as store from './store.ts'
 
 /** A settled refund as statements trace it: its reversal transfer, receipt and credit note. */
@@ -15,6 +16,8 @@ export interface SettledRefund {
 }
 
 export interface RefundService {
+  /** The organization's refunds, a page of them, as GET /api/refunds lists them (the tenant export). */
+  list(orgId: string, page: Page): ReturnType<typeof refundList>
   /** The settled refunds whose reversal transfers these are, by transfer id. */
   settledByTransfers(transferIds: string[]): Promise<Map<string, SettledRefund>>
   /** The organization's refunds of its engagement's escrows, oldest first (the export). */
@@ -31,7 +34,8 @@ export interface RefundService {
 export const refundsArea = defineArea({
   name: 'refunds',
   needs: ['engagements', 'events', 'orgs', 'catalogue', 'invoices', 'budgets', 'disputes'],
-  mount: (_app, ctx): RefundService => ({
+  mount: (_app, ctx, use): RefundService => ({
+    list: (orgId, page) => refundList({ ctx, ...use }, orgId, page, 'en'),
     ofEngagement: async (orgId, engagementId) =>
       (await store.refundsOfEngagement(ctx.db, orgId, engagementId)).map((r) => refundView(r)),
     async settledByTransfers(transferIds) {

@@ -1,13 +1,15 @@
 import { defineArea } from '../../context.ts'
 import type { RentalDb } from '../../db.ts'
 import { retentionRoutes } from './routes.ts'
-import { holdFor, holdView, policyOf, type RetentionDeps } from './service.ts'
+import { holdFor, holdView, policyOf, type RetentionDeps, retentionView } from './service.ts'
 import { activeHolds as allActiveHoldsOf, allActiveHolds } from './store.ts'
 import { startSweeps } from './sweep.ts'
 
 export interface RetentionService {
   /** What the retention routes work with. */
   readonly deps: RetentionDeps
+  /** The organization's policy and holds, as GET /api/retention answers them (the tenant export). */
+  view(orgId: string): ReturnType<typeof retentionView>
   /**
    * The legal hold standing over the organization's data, or over that engagement's (read in `db`,
    * a transaction or not), or undefined: what a deletion (erasure, a file's DELETE) refuses under,
@@ -48,6 +50,7 @@ export const retentionArea = defineArea({
     await startSweeps(deps)
     return {
       deps,
+      view: (orgId) => retentionView(deps, orgId),
       holdFor: async (orgId, engagementId, db) => {
         const row = await holdFor(db ?? ctx.db, orgId, engagementId)
         return row && holdView(row)

@@ -1,10 +1,14 @@
 import { defineArea } from '../../context.ts'
 import { scheduleRoutes } from './routes.ts'
 import { startScheduler } from './scheduler.ts'
-import type { ScheduleDeps } from './service.ts'
+import { type ScheduleDeps, scheduleList } from './service.ts'
+import type { Page } from '@svc/kit'
 
-/** Schedules offer other areas nothing: they call the tasks service. */
-export type ScheduleService = undefined
+/** What schedules offer other areas: their list (the tenant export). */
+export interface ScheduleService {
+  /** The organization's schedules, a page of them, as GET /api/schedules lists them. */
+  list(orgId: string, page: Page): ReturnType<typeof scheduleList>
+}
 
 /**
  * Schedules: a task made for an engagement at each tick of a 5-field cron expression (croner) in
@@ -19,7 +23,7 @@ export const schedulesArea = defineArea({
     const deps: ScheduleDeps = { ...ctx, engagements: use.engagements, tasks: use.tasks, events: use.events }
     const scheduler = startScheduler(deps)
     app.addHook('preClose', async () => scheduler.stop())
-    return undefined
+    return { list: (orgId, page) => scheduleList(deps, orgId, page) }
   },
   routes(app, ctx, use) {
     scheduleRoutes(app, { ...ctx, engagements: use.engagements, tasks: use.tasks, events: use.events })

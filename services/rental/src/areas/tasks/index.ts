@@ -9,7 +9,7 @@ import { taskRoutes } from './routes.ts'
 export { Task as TaskSchema } from './routes.ts'
 import type { Actor } from '../events/index.ts'
 import { endRunning, taskEvents } from './events.ts'
-import { afterCommit } from '@svc/kit'
+import { afterCommit, type Page } from '@svc/kit'
 import { startAgentCancels, tellAgent } from './agent-cancel.ts'
 import {
   createTask,
@@ -21,7 +21,7 @@ import {
   type TaskTransaction,
 } from './service.ts'
 import { startTaskRunner } from './run.ts'
-import { taskDetail, taskView, type TaskView } from './views.ts'
+import { taskDetail, taskList, taskView, type TaskView } from './views.ts'
 import { clearTexts, eraseTexts } from './retention.ts'
 import * as store from './store.ts'
 import * as measures from './measures-store.ts'
@@ -32,6 +32,8 @@ export interface TaskService {
   /** What the A2A surface passes to createTask, taskDetail and cancelTask (its code calls them directly). */
   readonly deps: TaskDeps
   detail(subject: string, id: string): Promise<TaskView>
+  /** The organization's tasks, a page of them, as GET /api/tasks lists them (the tenant export). */
+  list(orgId: string, page: Page): ReturnType<typeof taskList>
   /**
    * A new task of the organization, by `actor` (a user, a token, a schedule, a batch): as POST /api/tasks.
    * `transaction`: the caller opens the transaction the task is written in (a schedule's tick claim).
@@ -157,6 +159,7 @@ export const tasksArea = defineArea({
     return {
       deps,
       detail: (subject, id) => taskDetail(deps, subject, id),
+      list: (orgId, page) => taskList(deps, orgId, page),
       create: (orgId, input, actor, transaction) => createTask(deps, orgId, input, actor, transaction),
       views: async (orgId, ids) => {
         const rows = await store.tasksOfIds(ctx.db, orgId, ids)

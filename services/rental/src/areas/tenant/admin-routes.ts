@@ -269,6 +269,21 @@ export function adminRoutes(app: App, deps: TenantDeps) {
     },
     async (request) => deps.orgs.putRole(by(request), membershipOf(request), request.body),
   )
+  app.delete(
+    '/v1/roles/:name',
+    {
+      ...auth.write('roles:write'),
+      schema: {
+        summary:
+          'Deletes a custom role; built-in roles stay (409), and a role members or invitations hold stays until they have another (409 naming how many)',
+        tags,
+        security: TENANT_WRITE_SECURITY,
+        params: Type.Object({ name: RoleNameSchema }),
+        response: { 200: Type.Object({ name: Type.String(), deleted: Type.Literal(true) }) },
+      },
+    },
+    async (request) => deps.orgs.removeRole(by(request), membershipOf(request), request.params.name),
+  )
   app.get(
     '/v1/users/me',
     {

@@ -3,7 +3,7 @@ import { adminRoutes } from './admin-routes.ts'
 import { tenantAuth } from './auth.ts'
 import type { TenantDeps } from './deps.ts'
 import { opsRoutes } from './ops-routes.ts'
-import { resolveSecret } from './secrets.ts'
+import { resolveSecret, secretList } from './secrets.ts'
 
 export interface TenantService {
   /**
@@ -11,6 +11,8 @@ export interface TenantService {
    * webhooks use secrets by reference; no route answers a value). Undefined: malformed or unknown.
    */
   resolveSecret(orgId: string, reference: string): Promise<string | undefined>
+  /** The vault's secrets as GET /v1/secrets lists them: names, versions and times, never values. */
+  secrets(orgId: string): ReturnType<typeof secretList>
 }
 
 /**
@@ -23,7 +25,10 @@ export const tenantArea = defineArea({
   needs: ['orgs', 'events', 'tokens', 'tasks', 'approvals', 'engagements', 'connect', 'onboarding', 'outbox'],
   mount(app, ctx): TenantService {
     app.decorateRequest('orgKey', null)
-    return { resolveSecret: (orgId, reference) => resolveSecret(ctx.db, ctx.sealer, orgId, reference) }
+    return {
+      resolveSecret: (orgId, reference) => resolveSecret(ctx.db, ctx.sealer, orgId, reference),
+      secrets: (orgId) => secretList(ctx.db, orgId),
+    }
   },
   routes(app, ctx, use) {
     const deps: TenantDeps = {

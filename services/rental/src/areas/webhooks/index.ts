@@ -4,11 +4,15 @@ import { CONSUMER, startDeliveries, webhookConsumer } from './deliver.ts'
 import type { RentalDb } from '../../db.ts'
 import { webhookRoutes } from './routes.ts'
 import { deleteWebhooksOf } from './store.ts'
+import { webhookList } from './service.ts'
+import type { Page } from '@svc/kit'
 
 /** Outbound webhooks read the event log; other areas only erase an organization's. */
 export interface WebhookService {
   /** Erasure: the organization's webhooks and their deliveries (payloads) deleted, in `trx`; how many webhooks. */
   eraseOrg(trx: RentalDb, orgId: string): Promise<number>
+  /** The organization's webhooks, a page of them, as GET /api/webhooks lists them (never a signing secret). */
+  list(orgId: string, page: Page): ReturnType<typeof webhookList>
 }
 
 /**
@@ -30,7 +34,7 @@ export const webhooksArea = defineArea({
     const deps = { ...ctx, ...use }
     await startDeliveries({ ...deps, agent })
     use.events.consume(CONSUMER, webhookConsumer(deps))
-    return { eraseOrg: deleteWebhooksOf }
+    return { eraseOrg: deleteWebhooksOf, list: (orgId, page) => webhookList(deps, orgId, page) }
   },
   routes(app, ctx, use) {
     webhookRoutes(app, { ...ctx, ...use }, ctx.sessions)
