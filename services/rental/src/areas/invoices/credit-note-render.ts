@@ -1,44 +1,8 @@
 import { html, type MoneyLocale } from '@svc/kit'
 import PDFDocument from 'pdfkit'
 import type { CreditNoteView } from './credit-notes.ts'
-import { day } from './render.ts'
-
-const LABELS = {
-  en: {
-    title: 'Tax credit note',
-    number: 'Credit note number',
-    issued: 'Issue date',
-    invoice: 'Against invoice',
-    noInvoice: 'Not invoiced yet (the escrow’s invoice will list this note)',
-    refund: 'Refund',
-    reason: 'Reason',
-    issuer: 'Issuer',
-    client: 'Client',
-    trn: 'TRN',
-    item: 'Item',
-    net: 'Net',
-    vat: 'VAT 5%',
-    gross: 'Total',
-    totals: 'Totals',
-  },
-  ar: {
-    title: 'إشعار دائن ضريبي',
-    number: 'رقم الإشعار الدائن',
-    issued: 'تاريخ الإصدار',
-    invoice: 'مقابل الفاتورة',
-    noInvoice: 'لم تصدر فاتورة بعد (ستذكر فاتورة الضمان هذا الإشعار)',
-    refund: 'الاسترداد',
-    reason: 'السبب',
-    issuer: 'المُصدِر',
-    client: 'العميل',
-    trn: 'الرقم الضريبي',
-    item: 'البند',
-    net: 'الصافي',
-    vat: 'ضريبة القيمة المضافة ٥٪',
-    gross: 'الإجمالي',
-    totals: 'المجاميع',
-  },
-}
+import { arabicCreditNotePdf } from './pdf-rtl.ts'
+import { CREDIT_NOTE_LABELS as LABELS, day } from './pdf-text.ts'
 
 /** The printable page of a credit note (its amounts, negative, in `locale`'s money already); everything escaped. */
 export function creditNoteHtml(note: CreditNoteView, locale: MoneyLocale): string {
@@ -67,8 +31,9 @@ td,th{border-bottom:1px solid #ccc;padding:.4rem;text-align:start}td.n{text-alig
 </body></html>`.value
 }
 
-/** The credit note as a PDF (pdfkit, uncompressed; English only, as the invoice's PDF: see invoicePdf). */
-export function creditNotePdf(note: CreditNoteView): Promise<Buffer> {
+/** The credit note as a PDF (pdfkit, uncompressed; in English or Arabic, as the invoice's PDF: see invoicePdf). */
+export function creditNotePdf(note: CreditNoteView, locale: MoneyLocale = 'en'): Promise<Buffer> {
+  if (locale === 'ar') return arabicCreditNotePdf(note)
   const t = LABELS.en
   const doc = new PDFDocument({
     size: 'A4',

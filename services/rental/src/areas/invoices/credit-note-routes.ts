@@ -73,7 +73,7 @@ export function creditNoteRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps
       ...can('money:read'),
       schema: {
         summary:
-          'One credit note: JSON, a printable HTML page (English or Arabic) or a PDF (Accept or format)',
+          'One credit note: JSON, a printable HTML page or a PDF (Accept or format), in English or Arabic (lang, else the member’s language, else Accept-Language)',
         tags,
         security: SESSION_SECURITY,
         params: Params,
@@ -96,12 +96,7 @@ export function creditNoteRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps
       const format =
         request.query.format ??
         (/application\/pdf/.test(accept) ? 'pdf' : /text\/html/.test(accept) ? 'html' : 'json')
-      const note = await creditNoteOf(
-        deps,
-        orgOf(request),
-        request.params.id,
-        format === 'pdf' ? 'en' : locale,
-      )
+      const note = await creditNoteOf(deps, orgOf(request), request.params.id, locale)
       reply.header('cache-control', 'no-store')
       if (format === 'html')
         return reply.type('text/html; charset=utf-8').send(creditNoteHtml(note, locale) as never)
@@ -109,7 +104,7 @@ export function creditNoteRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps
         return reply
           .type('application/pdf')
           .header('content-disposition', `inline; filename="${note.number}.pdf"`)
-          .send((await creditNotePdf(note)) as never)
+          .send((await creditNotePdf(note, locale)) as never)
       return note
     },
   )

@@ -1,51 +1,8 @@
 import { html, type MoneyLocale } from '@svc/kit'
 import PDFDocument from 'pdfkit'
+import { arabicInvoicePdf } from './pdf-rtl.ts'
+import { day, INVOICE_LABELS as LABELS } from './pdf-text.ts'
 import type { InvoiceView } from './service.ts'
-
-const LABELS = {
-  en: {
-    title: 'Tax invoice',
-    number: 'Invoice number',
-    issued: 'Issue date',
-    due: 'Due date',
-    issuer: 'Issuer',
-    client: 'Client',
-    trn: 'TRN',
-    item: 'Item',
-    net: 'Net',
-    vat: 'VAT 5%',
-    gross: 'Total',
-    totals: 'Totals',
-    state: 'State',
-    paid: 'Paid',
-    issuedState: 'Issued',
-    reference: 'Payment reference',
-  },
-  ar: {
-    title: 'فاتورة ضريبية',
-    number: 'رقم الفاتورة',
-    issued: 'تاريخ الإصدار',
-    due: 'تاريخ الاستحقاق',
-    issuer: 'المُصدِر',
-    client: 'العميل',
-    trn: 'الرقم الضريبي',
-    item: 'البند',
-    net: 'الصافي',
-    vat: 'ضريبة القيمة المضافة ٥٪',
-    gross: 'الإجمالي',
-    totals: 'المجاميع',
-    state: 'الحالة',
-    paid: 'مدفوعة',
-    issuedState: 'صادرة',
-    reference: 'مرجع الدفع',
-  },
-}
-
-export const day = (iso: string, locale: MoneyLocale) =>
-  new Intl.DateTimeFormat(locale === 'ar' ? 'ar-AE-u-nu-arab' : 'en-AE', {
-    dateStyle: 'long',
-    timeZone: 'UTC',
-  }).format(new Date(iso))
 
 /** The printable page of an invoice (the view is in `locale`'s money already); everything escaped. */
 export function invoiceHtml(invoice: InvoiceView, locale: MoneyLocale): string {
@@ -75,11 +32,11 @@ td,th{border-bottom:1px solid #ccc;padding:.4rem;text-align:start}td.n{text-alig
 }
 
 /**
- * The invoice as a PDF (pdfkit, uncompressed content so its text can be read back). English only:
- * pdfkit's built-in fonts have no Arabic glyphs or shaping, so the PDF is always the English
- * invoice (the HTML page has the Arabic one).
+ * The invoice as a PDF (pdfkit, uncompressed content so its text can be read back): in English
+ * with pdfkit's built-in fonts, or in Arabic, right to left (pdf-rtl.ts).
  */
-export function invoicePdf(invoice: InvoiceView): Promise<Buffer> {
+export function invoicePdf(invoice: InvoiceView, locale: MoneyLocale = 'en'): Promise<Buffer> {
+  if (locale === 'ar') return arabicInvoicePdf(invoice)
   const t = LABELS.en
   const doc = new PDFDocument({
     size: 'A4',

@@ -128,7 +128,8 @@ export function invoiceRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps) {
       ...sessions.session,
       ...can('money:read'),
       schema: {
-        summary: 'One invoice: JSON, a printable HTML page (English or Arabic) or a PDF (Accept or format)',
+        summary:
+          'One invoice: JSON, a printable HTML page or a PDF (Accept or format), in English or Arabic (lang, else the member’s language, else Accept-Language)',
         tags,
         security: SESSION_SECURITY,
         params: Params,
@@ -151,12 +152,7 @@ export function invoiceRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps) {
       const format =
         request.query.format ??
         (/application\/pdf/.test(accept) ? 'pdf' : /text\/html/.test(accept) ? 'html' : 'json')
-      const invoice = await invoiceOf(
-        deps,
-        orgOf(request),
-        request.params.id,
-        format === 'pdf' ? 'en' : locale,
-      )
+      const invoice = await invoiceOf(deps, orgOf(request), request.params.id, locale)
       reply.header('cache-control', 'no-store')
       if (format === 'html')
         return reply.type('text/html; charset=utf-8').send(invoiceHtml(invoice, locale) as never)
@@ -164,7 +160,7 @@ export function invoiceRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps) {
         return reply
           .type('application/pdf')
           .header('content-disposition', `inline; filename="${invoice.number}.pdf"`)
-          .send((await invoicePdf(invoice)) as never)
+          .send((await invoicePdf(invoice, locale)) as never)
       return invoice
     },
   )
