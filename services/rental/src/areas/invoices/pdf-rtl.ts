@@ -45,6 +45,27 @@ interface Piece {
   base: Direction
 }
 
+/** The font and size each document draws in now: the key of the widths' cache. */
+const styles = new WeakMap<Doc, { font: string; size: number }>()
+function style(doc: Doc, font: string, size: number) {
+  styles.set(doc, { font, size })
+  doc.font(font).fontSize(size)
+}
+
+/** Widths at size 1, by font and laid-out text: fontkit's shaping of Arabic takes milliseconds a run. */
+const widths = new Map<string, number>()
+function widthOfRun(doc: Doc, laid: string): number {
+  const { font, size } = styles.get(doc)!
+  const key = `${font}\u0000${laid}`
+  let width = widths.get(key)
+  if (width === undefined) {
+    if (widths.size > 20_000) widths.clear()
+    width = doc.widthOfString(laid, options()) / size
+    widths.set(key, width)
+  }
+  return width * size
+}
+
 /** The runs of a line's pieces, left to right: a right-to-left paragraph draws its pieces from the right. */
 const runsOf = (doc: Doc, pieces: Piece[]) =>
   [...pieces]
@@ -52,7 +73,7 @@ const runsOf = (doc: Doc, pieces: Piece[]) =>
     .flatMap((piece) => visualRuns(piece.text, piece.base))
     .map((run) => {
       const laid = layoutText(run)
-      return { laid, width: doc.widthOfString(laid, options()) }
+      return { laid, width: widthOfRun(doc, laid) }
     })
 
 const widthOf = (doc: Doc, pieces: Piece[]) => runsOf(doc, pieces).reduce((sum, r) => sum + r.width, 0)
@@ -69,32 +90,45 @@ function drawLine(doc: Doc, pieces: Piece[], y: number, left: number, right: num
 
 /**
  * The lines "label: value" takes in `width`, broken at spaces (a word wider than the width at a
- * character); the value keeps the direction of its first strong character on every line.
+ * character); the value keeps the direction of its first strong character on every line. A line's
+ * width is its words' and spaces' (no letter joins across a space).
  */
 function wrap(doc: Doc, label: string | undefined, value: string, width: number): Piece[][] {
   const base = directionOf(value)
   const lines: Piece[][] = []
-  const prefix = () =>
-    label !== undefined && lines.length === 0 ? [{ text: `${label}: `, base: 'rtl' as const }] : []
-  const piecesOf = (text: string) => [...prefix(), { text, base }]
+  const labelled = label === undefined ? [] : [{ text: `${label}: `, base: 'rtl' as const }]
+  const push = (text: string) => lines.push([...(lines.length === 0 ? labelled : []), { text, base }])
+  const space = widthOf(doc, [{ text: ' ', base }])
   let line = ''
+  let used = widthOf(doc, labelled)
   for (const word of value.split(/\s+/).filter(Boolean)) {
-    const joined = line ? `${line} ${word}` : word
-    if (widthOf(doc, piecesOf(joined)) <= width) {
-      line = joined
+    const w = widthOf(doc, [{ text: word, base }])
+    if (used + (line ? space : 0) + w <= width) {
+      used += (line ? space : 0) + w
+      line = line ? `${line} ${word}` : word
       continue
     }
-    if (line) lines.push(piecesOf(line))
+    // a label whose value's first word does not fit beside it stands alone
+    if (line || (lines.length === 0 && labelled.length > 0)) push(line)
     line = ''
+    used = 0
+    if (w <= width) {
+      line = word
+      used = w
+      continue
+    }
     for (const char of word) {
-      if (line && widthOf(doc, piecesOf(line + char)) > width) {
-        lines.push(piecesOf(line))
+      const c = widthOf(doc, [{ text: char, base }])
+      if (line && used + c > width) {
+        push(line)
         line = ''
+        used = 0
       }
       line += char
+      used += c
     }
   }
-  lines.push(piecesOf(line))
+  push(line)
   return lines
 }
 
@@ -107,7 +141,7 @@ function paragraph(
   font: string,
   size: number,
 ) {
-  doc.font(font).fontSize(size)
+  style(doc, font, size)
   const right = doc.page.width - MARGIN
   for (const line of wrap(doc, label, value, right - MARGIN)) {
     drawLine(doc, line, y, MARGIN, right, 'start')
@@ -130,7 +164,7 @@ function columns(doc: Doc) {
 }
 
 function row(doc: Doc, cells: string[], y: number, font: string): number {
-  doc.font(font).fontSize(9)
+  style(doc, font, 9)
   const cols = columns(doc)
   const lineHeight = doc.currentLineHeight(true)
   const wrapped = cells.map((cell, i) => wrap(doc, undefined, cell, cols[i]!.right - cols[i]!.left))
