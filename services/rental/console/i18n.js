@@ -369,15 +369,24 @@ export function initialLang() {
   }
   try {
     const kept = localStorage.getItem(KEY)
-    if (kept === 'en' || kept === 'ar') return kept
+    if (kept === 'en' || kept === 'ar') {
+      remember(kept)
+      return kept
+    }
   } catch {}
   return 'en'
 }
 
+/**
+ * Kept in this browser, and in a cookie the server reads: a signed-out visit to /console asks the
+ * idp for its sign-in page in this language (`ui_locales`).
+ */
 export function remember(lang) {
   try {
     localStorage.setItem(KEY, lang)
   } catch {}
+  const secure = location.protocol === 'https:' ? '; Secure' : ''
+  document.cookie = `console_lang=${lang}; Path=/; Max-Age=31536000; SameSite=Lax${secure}`
 }
 
 /** Sets the page's language and direction (Arabic right to left). */
