@@ -377,16 +377,12 @@ export function initialLang() {
   return 'en'
 }
 
-/**
- * Kept in this browser, and in a cookie the server reads: a signed-out visit to /console asks the
- * idp for its sign-in page in this language (`ui_locales`).
- */
+// also a cookie: signed out, /console asks the idp for its sign-in page in it (ui_locales)
 export function remember(lang) {
   try {
     localStorage.setItem(KEY, lang)
   } catch {}
-  const secure = location.protocol === 'https:' ? '; Secure' : ''
-  document.cookie = `console_lang=${lang}; Path=/; Max-Age=31536000; SameSite=Lax${secure}`
+  document.cookie = `console_lang=${lang}; Path=/; Max-Age=31536000; SameSite=Lax${location.protocol === 'https:' ? '; Secure' : ''}`
 }
 
 /** Sets the page's language and direction (Arabic right to left). */
