@@ -75,8 +75,12 @@ describe('npm start', () => {
       } catch {}
   })
 
+  // the second start reuses the first one's ports: the demo registrations find themselves done
+  let firstBase: number | undefined
+
   it('brings every service to ready, prints their URLs and memory, and stops them all on Ctrl-C', async (t) => {
     const base = 20_000 + Math.floor(Math.random() * 20_000)
+    firstBase = base
     const run = npmStart(dataDir, base)
     started.push(run.child)
     await untilReady(run)
@@ -86,6 +90,18 @@ describe('npm start', () => {
       assert.match(out, new RegExp(`${s}\\s+http://127\\.0\\.0\\.1:${base + i}\\s+\\d+\\s+\\d+ MB`))
     assert.match(out, /idp: development admin token \(X-Admin-Token\): \S{20,}/)
     assert.match(out, /idp: demo sign-in at http:\/\/127\.0\.0\.1:\d+\/ui\/login: demo@svc\.local \/ \S{8,}/)
+    // the demo notes MCP server is a resource at the idp: the rental's idp_resource connections reach it
+    const notes = `http://127.0.0.1:${base + 3}/tools/notes/mcp`
+    assert.ok(out.includes(`agents: demo notes MCP server ${notes} registered at the idp`), out)
+    const adminToken = /development admin token \(X-Admin-Token\): (\S+)/.exec(out)![1]!
+    const listed = await fetch(`http://127.0.0.1:${base}/manage/v1/resources`, {
+      headers: { 'x-admin-token': adminToken },
+    })
+    const { resources } = (await listed.json()) as { resources: Array<{ identifier: string; mcp: boolean }> }
+    assert.deepEqual(
+      resources.filter((r) => r.identifier === notes).map((r) => r.mcp),
+      [true],
+    )
     t.diagnostic(out.slice(out.indexOf('All services ready')).split('\n').slice(0, 9).join('\n'))
     for (const port of ports(base)) {
       assert.equal(await answers(port, '/readyz'), 200)
@@ -107,10 +123,12 @@ describe('npm start', () => {
   })
 
   it('stops everything and shows the last log lines when a service dies', async () => {
-    const base = 20_000 + Math.floor(Math.random() * 20_000)
+    const base = firstBase ?? 20_000 + Math.floor(Math.random() * 20_000)
     const run = npmStart(dataDir, base)
     started.push(run.child)
     await untilReady(run)
+    if (firstBase)
+      assert.match(run.output(), /agents: demo notes MCP server \S+ already registered at the idp/)
     const pid = Number(/ledger\s+\S+\s+(\d+)/.exec(run.output())?.[1])
     assert.ok(pid > 0, run.output())
     process.kill(pid, 'SIGKILL')

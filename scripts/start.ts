@@ -5,7 +5,9 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { createInterface } from 'node:readline'
+import { devIdpAdminToken } from '../packages/kit/src/dev-secrets.ts'
 import { repoRoot } from '../packages/kit/src/paths.ts'
 import { readTopology, SERVICE_NAMES, type ServiceName } from '../packages/kit/src/topology.ts'
 import { bundleService } from './build.ts'
@@ -132,6 +134,38 @@ try {
   await stopAll(1)
 }
 
+/**
+ * The demo notes MCP server (the agents' `/tools/notes/mcp`) registered at the idp as a resource
+ * (RFC 8707), so that the rental's connections reach it with `auth: {type: "idp_resource"}`: its
+ * identifier as its RFC 9728 metadata names it, through the idp's management API with the admin
+ * token the services share (IDP_ADMIN_TOKEN, else the development one in the data directory).
+ * Idempotent: at a restart the idp answers 409, already registered.
+ */
+async function registerNotesResource(): Promise<string> {
+  const agents = topology.agents.url.replace(/\/+$/, '')
+  const metadata = await fetch(`${agents}/.well-known/oauth-protected-resource/tools/notes/mcp`)
+  if (!metadata.ok) throw new Error(`the notes server's metadata answered ${metadata.status}`)
+  const { resource, resource_name: name } = (await metadata.json()) as {
+    resource: string
+    resource_name: string
+  }
+  const adminToken =
+    process.env.IDP_ADMIN_TOKEN ?? devIdpAdminToken(resolve(repoRoot(), process.env.DATA_DIR ?? '.data'))
+  const res = await fetch(`${topology.idp.url.replace(/\/+$/, '')}/manage/v1/resources`, {
+    method: 'POST',
+    headers: { 'x-admin-token': adminToken, 'content-type': 'application/json' },
+    body: JSON.stringify({ identifier: resource, name, mcp: true }),
+    signal: AbortSignal.timeout(10_000),
+  })
+  if (res.status !== 201 && res.status !== 409)
+    throw new Error(`the idp answered ${res.status} to the registration of ${resource}: ${await res.text()}`)
+  return `demo notes MCP server ${resource} ${res.status === 201 ? 'registered' : 'already registered'} at the idp as a resource (connect it with auth idp_resource)`
+}
+
+const demoNotes = await registerNotesResource().catch(
+  (err: Error) => `the demo notes MCP server is not registered at the idp: ${err.message}`,
+)
+
 const rows = [
   ...children.map((c) => [c.name, topology[c.name].url, String(c.process.pid), residentMb(c.process.pid)]),
   ['(npm start)', '', String(process.pid), residentMb(process.pid)],
@@ -145,4 +179,5 @@ for (const r of rows) console.log(line(r))
 const total = rows.reduce((sum, r) => sum + (Number.parseInt(r[3]!, 10) || 0), 0)
 console.log(`${'total'.padEnd(widths[0]! + widths[1]! + widths[2]! + 6)}${total} MB`)
 for (const c of children) for (const note of c.notes) console.log(`\n${c.name}: ${note}`)
+console.log(`\nagents: ${demoNotes}`)
 console.log('\nPress Ctrl-C to stop.')

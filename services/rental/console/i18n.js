@@ -23,15 +23,20 @@ export function initialLang() {
   }
   try {
     const kept = localStorage.getItem(KEY)
-    if (kept === 'en' || kept === 'ar') return kept
+    if (kept === 'en' || kept === 'ar') {
+      remember(kept)
+      return kept
+    }
   } catch {}
   return 'en'
 }
 
+// also a cookie: signed out, /console asks the idp for its sign-in page in it (ui_locales)
 export function remember(lang) {
   try {
     localStorage.setItem(KEY, lang)
   } catch {}
+  document.cookie = `console_lang=${lang}; Path=/; Max-Age=31536000; SameSite=Lax${location.protocol === 'https:' ? '; Secure' : ''}`
 }
 
 /** Sets the page's language and direction (Arabic right to left). */

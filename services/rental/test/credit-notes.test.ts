@@ -6,7 +6,9 @@ import { b64uDecode, b64uEncode } from '@svc/trust/base64url'
 import { ed25519FromDidKey } from '@svc/trust/did-key'
 import { type Ed25519KeyPair, signEd25519, verifyEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
+import { formatMoney } from '@svc/kit'
 import { type Client, type FullStack, startFullStack } from './full-stack.ts'
+import { embeddedFonts, unicodePdfText } from './pdf-read.ts'
 import { releaseAndInvoice } from './sweep-objects.ts'
 
 interface Money {
@@ -191,6 +193,20 @@ describe('rental money: signed refunds, credit notes, budgets released, idempote
     const text = pdfText(Buffer.from(await pdf.arrayBuffer()))
     for (const part of ['Tax credit note', number, issued.number, note.totals.gross.display])
       assert.ok(text.includes(part), `${part} in ${text}`)
+    // in Arabic: right to left in the embedded Arabic font, the amounts negative in Arabic digits
+    const arPdf = await s.alice.jar.fetch(`${s.rental.url}/api/credit-notes/${note.id}?format=pdf&lang=ar`)
+    const arBytes = Buffer.from(await arPdf.arrayBuffer())
+    assert.ok(embeddedFonts(arBytes).includes('IBMPlexSansArabic-Regular'))
+    const arText = unicodePdfText(arBytes).split('\n')
+    const arabicGross = formatMoney(note.totals.gross.amount_fils, 'AED', 'ar')
+    for (const part of [
+      'إشعار دائن ضريبي',
+      'مقابل الفاتورة: ',
+      number,
+      issued.number,
+      /[٠-٩٫٬]+/.exec(arabicGross)![0],
+    ])
+      assert.ok(arText.includes(part), `${part} in ${arText.join(' | ')}`)
 
     // the statement traces the reversal to its transfer, its receipt's leaf hash and the credit note
     const to = encodeURIComponent(new Date(Date.now() + 1000).toISOString())

@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test'
 import { formatMoney } from '@svc/kit'
 import type { Ed25519KeyPair } from '@svc/trust/ed25519'
 import { type FullStack, startFullStack } from './full-stack.ts'
+import { embeddedFonts, unicodePdfText } from './pdf-read.ts'
 import { eventually } from './stack.ts'
 import { releaseAndInvoice } from './sweep-objects.ts'
 
@@ -215,6 +216,50 @@ describe('rental invoices: numbering, VAT per line, HTML and PDF, paid once', ()
       assert.ok(text.includes(first.client.name), text)
       assert.ok(text.includes(first.totals.gross.display), text)
       assert.ok(text.includes(first.lines[0]!.vat.display), text)
+      // English: pdfkit's own Helvetica, nothing embedded
+      assert.deepEqual(embeddedFonts(pdf), [])
+    }
+  })
+
+  it('the PDF in Arabic (lang or Accept-Language): an embedded Arabic font, its words, dates and amounts read back', async () => {
+    const view = (await s.call(s.alice, 'GET', `/api/invoices/${first.id}?lang=ar`))
+      .body as unknown as Invoice
+    const month = new Intl.DateTimeFormat('ar-AE-u-nu-arab', { dateStyle: 'long', timeZone: 'UTC' })
+      .formatToParts(new Date((view as unknown as { issued_at: string }).issued_at))
+      .find((p) => p.type === 'month')!.value
+    const digits = (display: string) => /[٠-٩٫٬]+/.exec(display)![0]
+    for (const options of [
+      { query: '?format=pdf&lang=ar', headers: { accept: '*/*' } as Record<string, string> },
+      { query: '', headers: { accept: 'application/pdf', 'accept-language': 'ar, en;q=0.5' } },
+    ]) {
+      const res = await s.alice.jar.fetch(`${s.rental.url}/api/invoices/${first.id}${options.query}`, {
+        headers: options.headers,
+      })
+      assert.equal(res.status, 200)
+      assert.equal(res.headers.get('content-type'), 'application/pdf')
+      const pdf = Buffer.from(await res.arrayBuffer())
+      assert.equal(pdf.subarray(0, 5).toString(), '%PDF-')
+      assert.match(pdf.subarray(-6).toString(), /%%EOF/)
+      assert.deepEqual(embeddedFonts(pdf).sort(), ['IBMPlexSansArabic-Bold', 'IBMPlexSansArabic-Regular'])
+      const text = unicodePdfText(pdf)
+      // each label is a run of its own, its glyphs read back through the font's ToUnicode map
+      for (const words of [
+        'فاتورة ضريبية',
+        'رقم الفاتورة: ',
+        'تاريخ الإصدار: ',
+        'المُصدِر: ',
+        'العميل: ',
+        'الإجمالي',
+        'المجاميع',
+      ])
+        assert.ok(text.split('\n').includes(words), `${words} in ${text}`)
+      for (const part of [first.number, first.issuer.name, first.client.name, month])
+        assert.ok(text.includes(part), `${part} in ${text}`)
+      // amounts as money in Arabic: Arabic-Indic digits and the dirham's sign, as the JSON in Arabic shows them
+      assert.notEqual(view.totals.gross.display, first.totals.gross.display)
+      assert.ok(text.split('\n').includes(digits(view.totals.gross.display)), text)
+      assert.match(text, /[\s\u00a0]د\.إ\./)
+      assert.ok(!text.includes('Tax invoice'), text)
     }
   })
 

@@ -48,6 +48,19 @@ describe('the web console (/console) in Chromium: sign-in, hire signed in the br
     const stranger = await fetch(`${stack.rental.url}/console`, { redirect: 'manual' })
     assert.equal(stranger.status, 302)
     assert.equal(stranger.headers.get('location'), '/auth/login')
+    // the console's language (its ?lang=, else the cookie its browser code keeps) goes to the idp
+    for (const [path, cookie, location] of [
+      ['/console?lang=ar', '', '/auth/login?ui_locales=ar'],
+      ['/console', 'console_lang=ar', '/auth/login?ui_locales=ar'],
+      ['/console?lang=en', 'console_lang=ar', '/auth/login?ui_locales=en'],
+      ['/console?lang=xx', 'console_lang=fr', '/auth/login'],
+    ]) {
+      const res = await fetch(`${stack.rental.url}${path}`, {
+        redirect: 'manual',
+        headers: { cookie: cookie! },
+      })
+      assert.equal(res.headers.get('location'), location, `${path} ${cookie}`)
+    }
     const res = await stack.alice.jar.fetch(`${stack.rental.url}/console`)
     assert.equal(res.status, 200)
     const csp = res.headers.get('content-security-policy')!
@@ -207,9 +220,13 @@ describe('the web console (/console) in Chromium: sign-in, hire signed in the br
       // the landing page's CSP allows no script: the browser's cookies are read through its context
       const meAfter = await page.context().request.get(`${stack.rental.url}/api/me`)
       assert.equal(meAfter.status(), 401, 'the console session ended')
-      await page.goto(`${stack.rental.url}/auth/login`)
+      // signing in again from the console: the idp is asked for the language chosen there (ui_locales)
+      const authorize = page.waitForRequest((r) => r.url().startsWith(`${stack.idp.url}/authorize?`))
+      await page.goto(`${stack.rental.url}/console`)
+      assert.equal(new URL((await authorize).url()).searchParams.get('ui_locales'), 'ar')
       await page.waitForURL(/\/ui\/login/)
       assert.ok(await page.locator('#password').isVisible(), 'the idp asks to sign in again')
+      assert.equal(await page.getAttribute('html', 'lang'), 'ar')
       assert.deepEqual(errors, [])
     },
   )

@@ -57,7 +57,7 @@ export interface DocumentRoutes<V extends { number: string }> {
   list(deps: InvoiceDeps, orgId: string, page: Page, locale: MoneyLocale): Promise<unknown>
   one(deps: InvoiceDeps, orgId: string, id: string, locale: MoneyLocale): Promise<V>
   html(view: V, locale: MoneyLocale): string
-  pdf(view: V): Promise<Buffer>
+  pdf(view: V, locale: MoneyLocale): Promise<Buffer>
 }
 
 /** A document kind's list and its one document as JSON, a printable HTML page (English or Arabic) or a PDF. */
@@ -126,7 +126,7 @@ export function documentReadRoutes<V extends { number: string }>(
       const format =
         request.query.format ??
         (/application\/pdf/.test(accept) ? 'pdf' : /text\/html/.test(accept) ? 'html' : 'json')
-      const view = await kind.one(deps, orgOf(request), request.params.id, format === 'pdf' ? 'en' : locale)
+      const view = await kind.one(deps, orgOf(request), request.params.id, locale)
       reply.header('cache-control', 'no-store')
       if (format === 'html')
         return reply.type('text/html; charset=utf-8').send(kind.html(view, locale) as never)
@@ -134,7 +134,7 @@ export function documentReadRoutes<V extends { number: string }>(
         return reply
           .type('application/pdf')
           .header('content-disposition', `inline; filename="${view.number}.pdf"`)
-          .send((await kind.pdf(view)) as never)
+          .send((await kind.pdf(view, locale)) as never)
       return view as never
     },
   )

@@ -82,9 +82,8 @@ ${kind.htmlFacts(view, t, locale).map(
 }
 
 /**
- * The document as a PDF (pdfkit, uncompressed content so its text can be read back). English only:
- * pdfkit's built-in fonts have no Arabic glyphs or shaping, so the PDF is always the English
- * document (the HTML page has the Arabic one).
+ * The document as a PDF in English (pdfkit's built-in fonts, uncompressed content so its text can
+ * be read back); the Arabic PDF is pdf-rtl.ts's (an embedded Arabic font, right to left).
  */
 export function documentPdf<V extends DocumentView, L extends DocumentLabels>(
   kind: DocumentKind<V, L>,

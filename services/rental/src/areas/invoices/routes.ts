@@ -98,7 +98,8 @@ export function invoiceRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps) {
     listKey: 'invoices',
     schema: Invoice,
     listSummary: 'The organization’s invoices, newest first',
-    oneSummary: 'One invoice: JSON, a printable HTML page (English or Arabic) or a PDF (Accept or format)',
+    oneSummary:
+      'One invoice: JSON, a printable HTML page or a PDF (Accept or format), in English or Arabic (lang, else the member’s language, else Accept-Language)',
     list: invoiceList,
     one: invoiceOf,
     html: invoiceHtml,
@@ -148,7 +149,7 @@ export function invoiceRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps) {
     schema: CreditNote,
     listSummary: 'The organization’s credit notes (one per settled refund), newest first',
     oneSummary:
-      'One credit note: JSON, a printable HTML page (English or Arabic) or a PDF (Accept or format)',
+      'One credit note: JSON, a printable HTML page or a PDF (Accept or format), in English or Arabic (lang, else the member’s language, else Accept-Language)',
     list: creditNoteList,
     one: creditNoteOf,
     html: creditNoteHtml,

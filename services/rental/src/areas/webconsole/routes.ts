@@ -7,6 +7,8 @@ import { consoleAssets, type Served, vendorModules } from './files.ts'
 import { CONSOLE_HEADERS, consolePage } from './page.ts'
 
 const tags = ['console']
+/** The console's language as the browser code keeps it (console/i18n.js), for the signed-out redirect. */
+const LANG_COOKIE = 'console_lang'
 const FileParams = Type.Object({ file: Type.String({ minLength: 1, maxLength: 60 }) })
 
 /** A served file, `304` when the browser has it (ETag), revalidated at every use. */
@@ -29,14 +31,18 @@ export function webConsoleRoutes(app: App, sessions: ConsoleSessions) {
     '/console',
     {
       schema: {
-        summary: 'The web console (signed out: 302 to /auth/login)',
+        summary:
+          'The web console (signed out: 302 to /auth/login, asking the idp for the console’s language: lang, else the console_lang cookie)',
         tags,
         querystring: Type.Object({ lang: Type.Optional(Type.String({ maxLength: 10 })) }),
       },
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store')
-      if (!(await sessions.find(request))) return reply.redirect('/auth/login', 302)
+      if (!(await sessions.find(request))) {
+        const lang = [request.query.lang, request.cookies[LANG_COOKIE]].find((l) => l === 'en' || l === 'ar')
+        return reply.redirect(lang ? `/auth/login?ui_locales=${lang}` : '/auth/login', 302)
+      }
       return reply
         .headers({ ...CONSOLE_HEADERS, 'content-type': 'text/html; charset=utf-8' })
         .send(consolePage(request.query.lang === 'ar' ? 'ar' : 'en'))
