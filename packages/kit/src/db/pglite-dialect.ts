@@ -99,11 +99,40 @@ class PGliteConnection implements DatabaseConnection {
       const last = results.at(-1)
       return toKysely<R>(last?.rows ?? [], last?.affectedRows)
     }
-    const statement = this.#statements.get(query.sql) ?? (await this.#prepare(query.sql))
+    let statement = await this.#statement(query.sql)
+    let messages = await this.#run(statement, query.parameters)
+    let failure = messages.find((m) => m.name === 'error')
+    // a table changed under a kept statement: PostgreSQL refuses its plan (0A000), so it is
+    // prepared again, and run again when no transaction was open (an open one is aborted by now)
+    if (failure && (failure as { code?: string }).code === '0A000') {
+      await this.#close(query.sql)
+      const idle = messages.some(
+        (m) => m.name === 'readyForQuery' && (m as { status?: string }).status === 'I',
+      )
+      if (idle) {
+        statement = await this.#statement(query.sql)
+        messages = await this.#run(statement, query.parameters)
+        failure = messages.find((m) => m.name === 'error')
+      }
+    }
+    if (failure) throw failure
+    const [result] = parse.parseResults(
+      statement.rows ? [statement.rows, ...messages] : messages,
+      this.pglite.parsers,
+    )
+    return toKysely<R>(result?.rows ?? [], result?.affectedRows)
+  }
+
+  async #statement(sql: string) {
+    const statement = this.#statements.get(sql) ?? (await this.#prepare(sql))
     // most recently used last, so the first entry is the one to close when the map is full
-    this.#statements.delete(query.sql)
-    this.#statements.set(query.sql, statement)
-    const values = query.parameters.map((value, i) => {
+    this.#statements.delete(sql)
+    this.#statements.set(sql, statement)
+    return statement
+  }
+
+  async #run(statement: Prepared, parameters: readonly unknown[]) {
+    const values = parameters.map((value, i) => {
       if (value === null || value === undefined) return null
       const serialize = this.pglite.serializers[statement.paramTypes[i]!]
       return serialize ? serialize(value) : String(value)
@@ -113,19 +142,10 @@ class PGliteConnection implements DatabaseConnection {
       protocol.serialize.execute({}),
       protocol.serialize.sync(),
     ])
-    let messages: BackendMessage[]
-    try {
-      ;({ messages } = await this.pglite.runExclusive(() => this.pglite.execProtocol(message)))
-    } catch (err) {
-      // a table changed under the statement (PostgreSQL refuses its cached plan): prepared afresh next time
-      if ((err as { code?: string }).code === '0A000') await this.#close(query.sql).catch(() => {})
-      throw err
-    }
-    const [result] = parse.parseResults(
-      statement.rows ? [statement.rows, ...messages] : messages,
-      this.pglite.parsers,
+    const { messages } = await this.pglite.runExclusive(() =>
+      this.pglite.execProtocol(message, { throwOnError: false }),
     )
-    return toKysely<R>(result?.rows ?? [], result?.affectedRows)
+    return messages
   }
 
   async #prepare(sql: string): Promise<Prepared> {
@@ -148,15 +168,16 @@ class PGliteConnection implements DatabaseConnection {
     return statement
   }
 
+  /** Forgets a statement and closes it; a close refused (in an aborted transaction) leaves it unused. */
   async #close(sql: string) {
     const statement = this.#statements.get(sql)
     if (!statement) return
     this.#statements.delete(sql)
-    await this.pglite.runExclusive(() =>
-      this.pglite.execProtocol(
-        concat([protocol.serialize.close({ type: 'S', name: statement.name }), protocol.serialize.sync()]),
-      ),
-    )
+    const message = concat([
+      protocol.serialize.close({ type: 'S', name: statement.name }),
+      protocol.serialize.sync(),
+    ])
+    await this.pglite.runExclusive(() => this.pglite.execProtocol(message, { throwOnError: false }))
   }
 
   // eslint-disable-next-line require-yield -- streaming is not offered on the embedded database
