@@ -169,6 +169,36 @@ describe('database', () => {
     },
   )
 
+  it('binds every type as a parameter, again after the table changed, and keeps a failure’s SQLSTATE', async () => {
+    const d = await open()
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the sample table is not in the typed schema
+    const db = d.db as Kysely<any>
+    const { amount, day, ...bound } = expected
+    // the same statement twice: on PGlite the second run reuses the statement prepared by the first
+    for (const big of [1, 2])
+      await db
+        .insertInto('sample')
+        .values({ ...bound, big, amount, day, doc: JSON.stringify(expected.doc) })
+        .execute()
+    const read = () =>
+      db
+        .selectFrom('sample')
+        .selectAll()
+        .where('big', '=', 2)
+        .where(sql<boolean>`tags = ${['x', 'y']}`)
+    assert.deepEqual(await read().execute(), [{ ...expected, big: 2 }])
+    // a column added under a kept `select *` (PGlite): prepared again, unseen by the caller
+    await sql`alter table sample add column extra text`.execute(db)
+    assert.deepEqual(await read().execute(), [{ ...expected, big: 2, extra: null }])
+    await db.insertInto('notes').values({ id: 'n', body: 'once' }).execute()
+    await assert.rejects(db.insertInto('notes').values({ id: 'n', body: 'twice' }).execute(), {
+      code: '23505',
+    })
+    assert.deepEqual(await db.selectFrom('notes').select('body').where('id', '=', 'n').execute(), [
+      { body: 'once' },
+    ])
+  })
+
   it('refuses an int8 beyond JavaScript’s safe integers instead of rounding it', async () => {
     const { db } = await open()
     await assert.rejects(sql`select 9007199254740993::int8 as n`.execute(db), /safe integer/)
