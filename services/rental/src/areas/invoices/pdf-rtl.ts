@@ -250,6 +250,17 @@ function rtlPdf(d: RtlDocument, title: string): Promise<Buffer> {
   return done
 }
 
+/** The issuer (name, address, TRN) and the client, as both documents list them. */
+const partiesOf = (
+  view: Pick<InvoiceView, 'issuer' | 'client'>,
+  t: { issuer: string; trn: string; client: string },
+): Array<[string | undefined, string]> => [
+  [t.issuer, view.issuer.name],
+  [undefined, view.issuer.address],
+  [t.trn, view.issuer.trn],
+  [t.client, view.client.name],
+]
+
 /** The invoice in Arabic (its view's amounts in Arabic: `invoiceOf(…, 'ar')`). */
 export function arabicInvoicePdf(invoice: InvoiceView): Promise<Buffer> {
   const t = INVOICE_LABELS.ar
@@ -262,12 +273,7 @@ export function arabicInvoicePdf(invoice: InvoiceView): Promise<Buffer> {
         [t.due, day(invoice.due_at, 'ar')],
         [t.state, invoice.paid ? `${t.paid} (${invoice.paid.reference})` : t.issuedState],
       ],
-      parties: [
-        [t.issuer, invoice.issuer.name],
-        [undefined, invoice.issuer.address],
-        [t.trn, invoice.issuer.trn],
-        [t.client, invoice.client.name],
-      ],
+      parties: partiesOf(invoice, t),
       head: t,
       lines: invoice.lines,
       totals: invoice.totals,
@@ -289,12 +295,7 @@ export function arabicCreditNotePdf(note: CreditNoteView): Promise<Buffer> {
         [t.refund, note.refund_id],
         [t.reason, note.reason],
       ],
-      parties: [
-        [t.issuer, note.issuer.name],
-        [undefined, note.issuer.address],
-        [t.trn, note.issuer.trn],
-        [t.client, note.client.name],
-      ],
+      parties: partiesOf(note, t),
       head: t,
       lines: note.lines,
       totals: note.totals,
