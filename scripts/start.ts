@@ -143,7 +143,9 @@ try {
  */
 async function registerNotesResource(): Promise<string> {
   const agents = topology.agents.url.replace(/\/+$/, '')
-  const metadata = await fetch(`${agents}/.well-known/oauth-protected-resource/tools/notes/mcp`)
+  const metadata = await fetch(`${agents}/.well-known/oauth-protected-resource/tools/notes/mcp`, {
+    signal: AbortSignal.timeout(10_000),
+  })
   if (!metadata.ok) throw new Error(`the notes server's metadata answered ${metadata.status}`)
   const { resource, resource_name: name } = (await metadata.json()) as {
     resource: string

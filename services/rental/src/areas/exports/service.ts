@@ -69,7 +69,7 @@ export function exportView(row: NonNullable<Awaited<ReturnType<typeof store.expo
  */
 export async function startExport(deps: ExportDeps, actor: Membership, by: Actor) {
   const row = await inTransaction(deps.db, async (trx) => {
-    await trx.selectFrom('orgs').select('id').where('id', '=', actor.orgId).forUpdate().executeTakeFirst()
+    await store.lockOrgExports(trx, actor.orgId)
     let running = await store.unfinishedOf(trx, actor.orgId)
     if (running && running.created_at.getTime() < deps.now().getTime() - STALE_MS) {
       await store.setProgress(trx, running.id, {

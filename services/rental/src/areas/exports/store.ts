@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely'
+import { type Generated, sql } from 'kysely'
 import type { RentalDb } from '../../db.ts'
 
 export type ExportState = 'queued' | 'running' | 'ready' | 'failed' | 'expired'
@@ -57,6 +57,11 @@ export const insertExport = (
     .executeTakeFirstOrThrow()
 
 /** The organization's export (another organization's is not found); without the archive's bytes. */
+/** Serialises the organization's export requests until `trx` ends (a transaction-scoped advisory lock). */
+export async function lockOrgExports(trx: RentalDb, orgId: string) {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`tenant-exports:${orgId}`}, 0))`.execute(trx)
+}
+
 export const exportOf = (db: RentalDb, orgId: string, id: string) =>
   db
     .selectFrom('tenant_exports')
