@@ -92,19 +92,22 @@ function answerOnSocket(socket: Duplex, shape: ErrorShape, err: AppError): void 
 
 type InFlight = { _httpMessage?: ServerResponse | null }
 
-/** Fastify's `clientErrorHandler`: Node's own rule for when an answer may be written, in our shape. */
+/** Fastify's `clientErrorHandler`: what Node reports on a connection, answered in the service's shape. */
 export function clientErrorHandler(shape: ErrorShape, log: FastifyBaseLogger) {
   return (err: ClientError, socket: Duplex): void => {
     if (err.code === 'ECONNRESET' || socket.destroyed || socket.writableEnded) return
-    const answer = clientErrorOf(err)
-    log.info({ code: err.code, reason: err.reason, status: answer.status }, 'malformed request refused')
-    // a response already under way on this connection (pipelining): an answer now would corrupt it
+    const refusal = clientErrorOf(err)
+    log.info({ code: err.code, reason: err.reason, status: refusal.status }, 'malformed request refused')
     const inFlight = (socket as Duplex & InFlight)._httpMessage
-    if (!socket.writable || inFlight?.headersSent) {
-      socket.destroy()
-      return
-    }
-    answerOnSocket(socket, shape, answer)
+    if (!inFlight?.headersSent) return answerOnSocket(socket, shape, refusal)
+    // A response is under way: an answer now would corrupt it. It answers a request before this one
+    // (pipelining: this one is answered after it), or this very one, whose body broke (then only closed).
+    const pipelined = inFlight.req.complete
+    inFlight.once('close', () => {
+      if (pipelined && inFlight.writableFinished && !socket.writableEnded)
+        answerOnSocket(socket, shape, refusal)
+      else socket.destroy()
+    })
   }
 }
 

@@ -66,9 +66,7 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id']
-      return typeof given === 'string' && REQUEST_ID.test(given)
-        ? given
-        : newRequestId()
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : newRequestId()
     },
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     trustProxy: options.trustProxy ?? false,
