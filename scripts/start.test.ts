@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
@@ -9,7 +10,7 @@ import { tempFolder } from '../packages/kit/src/testing.ts'
 const SERVICES = ['idp', 'ledger', 'rental', 'agents'] as const
 
 /** `npm start` as a user runs it, on the embedded database whatever the suite's backend, on free ports. */
-function npmStart(dataDir: string, basePort: number) {
+function npmStart(dataDir: string, basePort: number, extra: Record<string, string> = {}) {
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'info' }
   for (const key of [
     'DATABASE_URL',
@@ -19,8 +20,11 @@ function npmStart(dataDir: string, basePort: number) {
     'LEDGER_URL',
     'RENTAL_URL',
     'AGENTS_URL',
+    'IDP_ADMIN_TOKEN',
+    'RENTAL_IDP_ADMIN_TOKEN',
   ])
     delete env[key]
+  Object.assign(env, extra)
   SERVICES.forEach((s, i) => {
     env[`${s.toUpperCase()}_PORT`] = String(basePort + i)
   })
@@ -122,9 +126,10 @@ describe('npm start', () => {
     )
   })
 
-  it('stops everything and shows the last log lines when a service dies', async () => {
+  it('gives every service IDP_ADMIN_TOKEN from the shell; stops everything and shows the last log lines when a service dies', async () => {
     const base = firstBase ?? 20_000 + Math.floor(Math.random() * 20_000)
-    const run = npmStart(dataDir, base)
+    // not the development token the first start made: the rental must register with the idp's (issue 30)
+    const run = npmStart(dataDir, base, { IDP_ADMIN_TOKEN: `shell-${randomBytes(12).toString('hex')}` })
     started.push(run.child)
     await untilReady(run)
     if (firstBase)
@@ -135,5 +140,19 @@ describe('npm start', () => {
     assert.equal(await run.exited, 1)
     assert.match(run.output(), /ledger exited \(code 1\)\. Its last log lines:\n.*"service":"ledger"/)
     for (const port of ports(base)) assert.equal(await answers(port, '/healthz'), 0, `port ${port} closed`)
+  })
+
+  it('refuses at once a RENTAL_IDP_ADMIN_TOKEN the idp would refuse, saying which and what to do', async () => {
+    const run = npmStart(dataDir, 20_000 + Math.floor(Math.random() * 20_000), {
+      IDP_ADMIN_TOKEN: `shell-${randomBytes(12).toString('hex')}`,
+      RENTAL_IDP_ADMIN_TOKEN: `other-${randomBytes(12).toString('hex')}`,
+    })
+    started.push(run.child)
+    assert.equal(await run.exited, 1)
+    assert.match(
+      run.output(),
+      /RENTAL_IDP_ADMIN_TOKEN and IDP_ADMIN_TOKEN are set to different values: the idp would refuse the rental\. Unset RENTAL_IDP_ADMIN_TOKEN/,
+    )
+    assert.doesNotMatch(run.output(), /All services ready|not ready within/, 'no service was started')
   })
 })

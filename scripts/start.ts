@@ -5,9 +5,9 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
-import { devIdpAdminToken } from '../packages/kit/src/dev-secrets.ts'
+import { DEV_IDP_ADMIN_TOKEN_FILE, devIdpAdminToken } from '../packages/kit/src/dev-secrets.ts'
 import { repoRoot } from '../packages/kit/src/paths.ts'
 import { readTopology, SERVICE_NAMES, type ServiceName } from '../packages/kit/src/topology.ts'
 import { bundleService } from './build.ts'
@@ -22,6 +22,8 @@ interface Child {
   notes: string[]
   /** The service logged that its start is complete (every banner line is in `notes`). */
   started: boolean
+  /** The service said it cannot become ready without a change of configuration (`blocked` in its log). */
+  blocked?: string
   exited: Promise<number>
 }
 
@@ -46,7 +48,15 @@ function follow(child: Child, stream: NodeJS.ReadableStream) {
     child.tail.push(line)
     if (child.tail.length > LOG_TAIL) child.tail.shift()
     let entry:
-      { level?: number; msg?: string; banner?: boolean; started?: boolean; err?: unknown } | undefined
+      | {
+          level?: number
+          msg?: string
+          banner?: boolean
+          started?: boolean
+          blocked?: boolean
+          err?: unknown
+        }
+      | undefined
     try {
       entry = JSON.parse(line)
     } catch {}
@@ -55,6 +65,7 @@ function follow(child: Child, stream: NodeJS.ReadableStream) {
       return
     }
     if (entry.started) child.started = true
+    if (entry.blocked && entry.msg) child.blocked = entry.msg
     if (entry.banner && entry.msg) child.notes.push(entry.msg)
     else if ((entry.level ?? 0) >= 40)
       console.log(`[${child.name}] ${entry.msg ?? ''} ${entry.err ? JSON.stringify(entry.err) : ''}`)
@@ -90,6 +101,7 @@ async function waitReady(child: Child): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS
   while (Date.now() < deadline) {
     if (child.process.exitCode !== null) throw new Error(`${child.name} exited before it was ready`)
+    if (child.blocked) throw new Error(`${child.name} cannot become ready: ${child.blocked}`)
     try {
       if ((await fetch(url)).ok) {
         // its banner lines may still be in the pipe: wait for the line that follows them (a quiet
@@ -121,6 +133,31 @@ async function stopAll(code: number): Promise<never> {
 process.on('SIGINT', () => void stopAll(0))
 process.on('SIGTERM', () => void stopAll(0))
 
+const dataDir = resolve(repoRoot(), process.env.DATA_DIR ?? '.data')
+
+/**
+ * The idp started here takes IDP_ADMIN_TOKEN, else the development token in the data directory;
+ * the rental takes RENTAL_IDP_ADMIN_TOKEN, else those two. Only a RENTAL_IDP_ADMIN_TOKEN of its own
+ * can set them apart, and the rental could never register its client: said now, not after 90 s.
+ */
+function adminTokenMismatch(): string | undefined {
+  const rental = process.env.RENTAL_IDP_ADMIN_TOKEN
+  if (!rental || process.env.RENTAL_CLIENT_ID) return undefined
+  const idp = process.env.IDP_ADMIN_TOKEN
+  if (idp !== undefined)
+    return rental === idp
+      ? undefined
+      : 'RENTAL_IDP_ADMIN_TOKEN and IDP_ADMIN_TOKEN are set to different values: the idp would refuse the rental. Unset RENTAL_IDP_ADMIN_TOKEN (IDP_ADMIN_TOKEN alone serves both) or give it the same value.'
+  if (rental === devIdpAdminToken(dataDir)) return undefined
+  return `RENTAL_IDP_ADMIN_TOKEN is set to a token the idp does not use: with IDP_ADMIN_TOKEN unset, the idp takes the development token in ${join(dataDir, DEV_IDP_ADMIN_TOKEN_FILE)}, and would refuse the rental. Unset RENTAL_IDP_ADMIN_TOKEN, or set IDP_ADMIN_TOKEN to the same value.`
+}
+
+const mismatch = adminTokenMismatch()
+if (mismatch) {
+  console.error(mismatch)
+  process.exit(1)
+}
+
 const entries = await Promise.all(SERVICE_NAMES.map(bundleService))
 SERVICE_NAMES.forEach((name, i) => {
   children.push(launch(name, entries[i]!))
@@ -151,8 +188,7 @@ async function registerNotesResource(): Promise<string> {
     resource: string
     resource_name: string
   }
-  const adminToken =
-    process.env.IDP_ADMIN_TOKEN ?? devIdpAdminToken(resolve(repoRoot(), process.env.DATA_DIR ?? '.data'))
+  const adminToken = process.env.IDP_ADMIN_TOKEN ?? devIdpAdminToken(dataDir)
   const res = await fetch(`${topology.idp.url.replace(/\/+$/, '')}/manage/v1/resources`, {
     method: 'POST',
     headers: { 'x-admin-token': adminToken, 'content-type': 'application/json' },

@@ -28,4 +28,6 @@ export function devFileSecret(dataDir: string, name: string, make: () => string)
  * console uses it to register its client, so both agree under `npm start` with nothing configured.
  */
 export const devIdpAdminToken = (dataDir: string) =>
-  devFileSecret(dataDir, 'idp.admin-token', () => randomBytes(24).toString('base64url'))
+  devFileSecret(dataDir, DEV_IDP_ADMIN_TOKEN_FILE, () => randomBytes(24).toString('base64url'))
+
+export const DEV_IDP_ADMIN_TOKEN_FILE = 'idp.admin-token'

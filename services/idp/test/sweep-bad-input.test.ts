@@ -3,6 +3,8 @@ import { after, before, describe, it } from 'node:test'
 import { sweepBadInput } from '@svc/kit/testing/sweep/bad-input'
 import { assertNoUnknownFailures, BAD_INPUT_PROBLEMS } from '@svc/kit/testing/sweep/known-failures'
 import { fetchOperations, type Operation } from '@svc/kit/testing/sweep/operations'
+import { sweepParserErrors } from '@svc/kit/testing/sweep/parser'
+import { ADMIN } from './flow.ts'
 import { credentialFor, orgWithObjects, startIdpForSweep } from './sweep-setup.ts'
 
 /** Sent after every other operation, each for its reason: their effect would take a credential the rest need. */
@@ -69,5 +71,30 @@ describe('idp: the bad-input sweep over every operation of /openapi.json', () =>
     })
     t.diagnostic(`${operations.length} operations, ${sent} requests in ${Date.now() - started} ms`)
     assertNoUnknownFailures('idp', BAD_INPUT_PROBLEMS, failures, (l) => t.diagnostic(l))
+  })
+
+  it('answers what the HTTP parser refuses in RFC 6749 form, over raw sockets, and registers no client', async (t) => {
+    const admin = { 'x-admin-token': ADMIN }
+    const { failures, sent } = await sweepParserErrors({
+      baseUrl: setup.service.url,
+      shape: 'oauth',
+      target: {
+        method: 'POST',
+        path: '/manage/v1/clients',
+        headers: { ...admin, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          client_name: 'Parser sweep',
+          client_type: 'confidential',
+          redirect_uris: ['https://parser.example.com/callback'],
+        }),
+      },
+      state: async () => {
+        const res = await fetch(`${setup.service.url}/manage/v1/clients`, { headers: admin })
+        const { clients } = (await res.json()) as { clients: Array<{ client_id: string }> }
+        return clients.map((c) => c.client_id).sort()
+      },
+    })
+    t.diagnostic(`${sent} requests`)
+    assert.deepEqual(failures, [])
   })
 })

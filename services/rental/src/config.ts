@@ -1,14 +1,27 @@
 import { randomBytes } from 'node:crypto'
-import { type CommonConfig, ConfigError, devFileSecret, devIdpAdminToken, readEnv } from '@svc/kit'
+import { join } from 'node:path'
+import {
+  type CommonConfig,
+  ConfigError,
+  DEV_IDP_ADMIN_TOKEN_FILE,
+  devFileSecret,
+  devIdpAdminToken,
+  readEnv,
+} from '@svc/kit'
 import { Type } from 'typebox'
+
+/** The console registers its client with the idp's admin token; `from` says where the token came from. */
+export interface AdminTokenClient {
+  adminToken: string
+  from: string
+}
 
 export interface RentalConfig {
   /**
    * How the console gets its client at the idp: registered through the management API with the
    * admin token, or given outright (RENTAL_CLIENT_ID and RENTAL_CLIENT_SECRET).
    */
-  idpClient:
-    { adminToken: string } | { clientId: string; clientSecret: string; webhookSecret?: string | undefined }
+  idpClient: AdminTokenClient | { clientId: string; clientSecret: string; webhookSecret?: string | undefined }
   /** The AES-256 key that seals the client secret and derives the CSRF key. */
   encryptionKey: Buffer
   /** Hours a console session lasts from sign-in (it ends sooner on logout or back-channel logout). */
@@ -117,10 +130,26 @@ const DEMO_EMAIL = 'demo@svc.local'
 /** The ledger's development writer for the rental (services/ledger DEV_WRITERS). */
 const DEV_LEDGER_TOKEN = 'dev-ledger-writer-rental'
 
+/** The rental's own variable, else the idp's, else (development) the token the idp keeps in the same data directory. */
+function adminTokenClient(
+  values: { RENTAL_IDP_ADMIN_TOKEN?: string; IDP_ADMIN_TOKEN?: string },
+  dataDir: string,
+): AdminTokenClient {
+  if (values.RENTAL_IDP_ADMIN_TOKEN)
+    return { adminToken: values.RENTAL_IDP_ADMIN_TOKEN, from: 'RENTAL_IDP_ADMIN_TOKEN' }
+  if (values.IDP_ADMIN_TOKEN) return { adminToken: values.IDP_ADMIN_TOKEN, from: 'IDP_ADMIN_TOKEN' }
+  return {
+    adminToken: devIdpAdminToken(dataDir),
+    from: `the development token in ${join(dataDir, DEV_IDP_ADMIN_TOKEN_FILE)}`,
+  }
+}
+
 export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): RentalConfig {
   const values = readEnv(
     {
       RENTAL_IDP_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16, maxLength: 500 })),
+      // the idp's own variable: one token in the environment serves both (npm start runs them together)
+      IDP_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
       RENTAL_CLIENT_ID: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
       RENTAL_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 16, maxLength: 500 })),
       RENTAL_IDP_WEBHOOK_SECRET: Type.Optional(Type.String({ minLength: 16, maxLength: 500 })),
@@ -179,9 +208,9 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
   const production = common.nodeEnv === 'production'
   if (Boolean(values.RENTAL_CLIENT_ID) !== Boolean(values.RENTAL_CLIENT_SECRET))
     throw new ConfigError('RENTAL_CLIENT_ID and RENTAL_CLIENT_SECRET are given together or not at all')
-  if (production && !values.RENTAL_CLIENT_ID && !values.RENTAL_IDP_ADMIN_TOKEN)
+  if (production && !values.RENTAL_CLIENT_ID && !values.RENTAL_IDP_ADMIN_TOKEN && !values.IDP_ADMIN_TOKEN)
     throw new ConfigError(
-      'RENTAL_IDP_ADMIN_TOKEN (or RENTAL_CLIENT_ID and RENTAL_CLIENT_SECRET) must be set when NODE_ENV=production',
+      'RENTAL_IDP_ADMIN_TOKEN (or IDP_ADMIN_TOKEN, or RENTAL_CLIENT_ID and RENTAL_CLIENT_SECRET) must be set when NODE_ENV=production',
     )
   if (production && !values.RENTAL_LEDGER_TOKEN)
     throw new ConfigError('RENTAL_LEDGER_TOKEN must be set when NODE_ENV=production')
@@ -202,8 +231,7 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
             clientSecret: values.RENTAL_CLIENT_SECRET,
             webhookSecret: values.RENTAL_IDP_WEBHOOK_SECRET,
           }
-        : // development: the token the idp keeps in the same data directory
-          { adminToken: values.RENTAL_IDP_ADMIN_TOKEN ?? devIdpAdminToken(common.dataDir) },
+        : adminTokenClient(values, common.dataDir),
     encryptionKey: Buffer.from(encryptionKey, 'base64url'),
     sessionTtlHours: values.RENTAL_SESSION_TTL_HOURS ?? 12,
     seed: values.RENTAL_SEED ?? !production,

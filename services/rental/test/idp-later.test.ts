@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
 import { type AddressInfo, createServer } from 'node:net'
 import { after, describe, it } from 'node:test'
 import { type RunningService, startService } from '@svc/kit'
-import { onPostgres, tempFolder, testEnv } from '@svc/kit/testing'
+import { onPostgres, request, tempFolder, testEnv } from '@svc/kit/testing'
 import { idp } from '../../idp/src/app.ts'
 import type { IdpConfig } from '../../idp/src/config.ts'
 import { rental } from '../src/app.ts'
@@ -58,5 +59,42 @@ describe('rental started before the idp', { skip: onPostgres && 'needs an embedd
     const consoleClient = clients.clients.find((c) => c.client_name === 'Rental console')!
     assert.deepEqual(consoleClient.redirect_uris, [`${rentalService.url}/auth/callback`])
     assert.equal(consoleClient.backchannel_logout_uri, `${rentalService.url}/auth/backchannel-logout`)
+  })
+})
+
+/** npm start with IDP_ADMIN_TOKEN in the shell (issue 30, item 12): the rental takes the idp's variable. */
+describe('the idp admin token the rental registers with', () => {
+  const services: Array<RunningService<unknown>> = []
+  after(async () => {
+    for (const s of services.reverse()) await s.close()
+  })
+
+  it('is IDP_ADMIN_TOKEN when RENTAL_IDP_ADMIN_TOKEN is unset; a token the idp refuses is named, not retried in silence', async () => {
+    const token = `shell-token-${randomBytes(12).toString('hex')}`
+    const idpService = await startService(idp, testEnv({ IDP_ADMIN_TOKEN: token }), { fresh: true })
+    services.push(idpService as RunningService<unknown>)
+    // a fresh data directory: no development token to fall back on
+    const env = { IDP_URL: idpService.url, AGENTS_URL: 'http://127.0.0.1:9', DATA_DIR: tempFolder() }
+    const linked = await startService(
+      rental,
+      testEnv({ ...env, IDP_ADMIN_TOKEN: token, RENTAL_IDP_ADMIN_TOKEN: '' }),
+      { fresh: true },
+    )
+    services.push(linked as RunningService<unknown>)
+    await eventually('the rental is ready', async () => (await fetch(`${linked.url}/readyz`)).ok)
+    assert.equal((await fetch(`${linked.url}/auth/login`, { redirect: 'manual' })).status, 302)
+
+    const refused = await startService(
+      rental,
+      testEnv({ ...env, RENTAL_IDP_ADMIN_TOKEN: `another-token-${randomBytes(12).toString('hex')}` }),
+      { fresh: true },
+    )
+    services.push(refused as RunningService<unknown>)
+    await eventually('the rental names the refusal', async () => {
+      const login = await request(`${refused.url}/auth/login`)
+      const message = (login.body.error as { message?: string } | undefined)?.message ?? ''
+      return login.status === 503 && message.includes('refused this service’s admin token')
+    })
+    assert.equal((await fetch(`${refused.url}/readyz`)).status, 503)
   })
 })

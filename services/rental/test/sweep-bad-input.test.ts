@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test'
 import { sweepBadInput } from '@svc/kit/testing/sweep/bad-input'
 import { assertNoUnknownFailures, BAD_INPUT_PROBLEMS } from '@svc/kit/testing/sweep/known-failures'
 import { fetchOperations, type Operation } from '@svc/kit/testing/sweep/operations'
+import { sweepParserErrors } from '@svc/kit/testing/sweep/parser'
 import { type FullStack, startFullStack } from './full-stack.ts'
 import { aliceObjects, toolCredential } from './sweep-objects.ts'
 
@@ -68,6 +69,24 @@ describe('rental: the bad-input sweep over every operation of /openapi.json', ()
     const long = await fetch(`${stack.rental.url}/api/tasks/${'t'.repeat(9 * 1024)}`)
     assert.equal(long.status, 414)
     assert.ok(!(await long.text()).includes('t'.repeat(100)), 'the long path is not echoed')
+  })
+
+  it('answers what the HTTP parser refuses in its error shape, over raw sockets, and issues no token', async (t) => {
+    // bob's session: the sweep below ends alice's
+    const { bob } = stack
+    const { failures, sent } = await sweepParserErrors({
+      baseUrl: stack.rental.url,
+      shape: 'api',
+      target: {
+        method: 'POST',
+        path: '/api/tokens',
+        headers: { cookie: bob.jar.header(), 'x-csrf-token': bob.csrf, 'content-type': 'application/json' },
+        body: '{"label":"parser sweep"}',
+      },
+      state: async () => (await stack.call(bob, 'GET', '/api/tokens')).body.tokens,
+    })
+    t.diagnostic(`${sent} requests`)
+    assert.deepEqual(failures, [])
   })
 
   it('answers every malformed request with a 4XX in its error shape, and 401 first to one without its credential', async (t) => {

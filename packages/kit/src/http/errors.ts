@@ -11,12 +11,16 @@ const STATUS_CODES: Record<number, string> = {
   404: 'not_found',
   405: 'method_not_allowed',
   406: 'not_acceptable',
+  408: 'request_timeout',
   409: 'conflict',
   413: 'payload_too_large',
   414: 'uri_too_long',
   415: 'unsupported_media_type',
+  417: 'expectation_failed',
   429: 'rate_limited',
   431: 'headers_too_large',
+  // the client's fault though a 5XX: a protocol version this server does not speak
+  505: 'http_version_not_supported',
 }
 
 const FASTIFY_CODES: Record<string, string> = {
@@ -106,21 +110,20 @@ export function toAppError(err: unknown): AppError {
   return new AppError(500, 'internal_error', 'internal error')
 }
 
+/** A failure of the server's own, whose message stays in its logs. */
+const serverFault = (err: AppError) => err.status >= 500 && err.status !== 503 && err.status !== 505
+
 function oauthCode(err: AppError): string {
   // RFC 6749 §4.1.2.1: the server cannot handle the request now, because of a temporary condition
   if (err.status === 503) return 'temporarily_unavailable'
-  if (err.status >= 500) return 'server_error'
-  if (
-    err.code === 'invalid_json' ||
-    (err.status >= 400 && STATUS_CODES[err.status] === err.code && err.status !== 404)
-  )
+  if (serverFault(err)) return 'server_error'
+  if (err.code === 'invalid_json' || (STATUS_CODES[err.status] === err.code && err.status !== 404))
     return 'invalid_request'
   return err.code
 }
 
 export function errorBody(shape: ErrorShape, err: AppError, requestId: string): object {
-  const message =
-    err.status >= 500 && err.status !== 503 ? `internal error (request ${requestId})` : err.message
+  const message = serverFault(err) ? `internal error (request ${requestId})` : err.message
   if (shape === 'oauth') return { error: oauthCode(err), error_description: message, request_id: requestId }
   return { error: { code: err.code, message, request_id: requestId } }
 }

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import formbody from '@fastify/formbody'
 import swagger from '@fastify/swagger'
 import type { OpenAPIV3 } from 'openapi-types'
@@ -7,6 +6,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequ
 import { type ErrorCodeSpec, errorCodeSchema } from '../error-codes.ts'
 import { AppError } from '../errors.ts'
 import { renderApiDocs } from './api-docs.ts'
+import { answerUnservedRequests, clientErrorHandler, hostHeaderError, newRequestId } from './client-errors.ts'
 import { type ErrorShape, formatValidationErrors, sendError, toAppError } from './errors.ts'
 import { type HealthCheck, type Lifecycle, registerHealth } from './health.ts'
 import { refuseNonFiniteNumbers } from './finite-numbers.ts'
@@ -59,14 +59,14 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     typeof options.errorShape === 'function'
       ? options.errorShape
       : (_request: FastifyRequest) => options.errorShape as ErrorShape
+  // before a request is parsed there is no request to choose by
+  const parserShape = typeof options.errorShape === 'function' ? 'api' : options.errorShape
   const app = Fastify({
     loggerInstance: options.logger,
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id']
-      return typeof given === 'string' && REQUEST_ID.test(given)
-        ? given
-        : `req_${randomBytes(12).toString('base64url')}`
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : newRequestId()
     },
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     trustProxy: options.trustProxy ?? false,
@@ -75,16 +75,23 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     schemaErrorFormatter: formatValidationErrors,
     // errors Fastify raises before routing (a malformed URL): the same shape as every other error
     frameworkErrors: (err, request, reply) => {
+      reply.header('x-request-id', request.id)
       sendError(shapeOf(request), toAppError(err), request, reply)
     },
+    // what Node's parser refuses, and a missing Host (checked in onRequest, in the service's shape)
+    clientErrorHandler: clientErrorHandler(parserShape, options.logger),
+    http: { requireHostHeader: false },
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.setValidatorCompiler(compileValidator)
+  answerUnservedRequests(app.server, parserShape)
 
   const lifecycle: Lifecycle = { draining: false, closing: false }
   app.decorate('lifecycle', lifecycle)
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
+    const badHost = hostHeaderError(request)
+    if (badHost) return sendError(shapeOf(request), badHost, request, reply)
     if (request.url.split('?')[0]!.length > MAX_PATH)
       return sendError(
         shapeOf(request),

@@ -1,10 +1,16 @@
-import type { Sealer } from '@svc/kit'
+import { DEV_IDP_ADMIN_TOKEN_FILE, type Sealer } from '@svc/kit'
 import { rentalError } from '../../errors.ts'
 import { createRemoteJWKSet, type JWTVerifyGetKey } from 'jose'
 import * as oidc from 'openid-client'
 import type { Logger } from 'pino'
+import type { AdminTokenClient } from '../../config.ts'
 import type { RentalDb } from '../../db.ts'
-import { type ClientCredentials, registerConsoleClient, type WantedClient } from './registration.ts'
+import {
+  AdminTokenRefused,
+  type ClientCredentials,
+  registerConsoleClient,
+  type WantedClient,
+} from './registration.ts'
 
 export interface IdpLinkOptions {
   db: RentalDb
@@ -14,7 +20,7 @@ export interface IdpLinkOptions {
   issuer: string
   /** This service's public base URL. */
   baseUrl: string
-  client: { adminToken: string } | ClientCredentials
+  client: AdminTokenClient | ClientCredentials
 }
 
 export const CALLBACK_PATH = '/auth/callback'
@@ -36,6 +42,8 @@ export class IdpLink {
   #timer: NodeJS.Timeout | undefined
   #stopped = false
   #attempt = 0
+  /** The idp refused the admin token: what is wrong and what to do, for the log and the 503. */
+  #refused: string | undefined
 
   constructor(private readonly options: IdpLinkOptions) {}
 
@@ -59,7 +67,9 @@ export class IdpLink {
     if (!this.#config)
       throw rentalError(
         'idp_unavailable',
-        'sign-in is not available yet: the identity provider has not answered',
+        this.#refused
+          ? 'sign-in is not available: the identity provider refused this service’s admin token (its log says what to change)'
+          : 'sign-in is not available yet: the identity provider has not answered',
       )
     return this.#config
   }
@@ -89,19 +99,39 @@ export class IdpLink {
     if (this.#stopped) return
     try {
       await this.#link()
+      this.#refused = undefined
       this.options.log.info(
         { issuer: this.options.issuer, client_id: this.#config!.clientMetadata().client_id },
         'linked to the idp',
       )
     } catch (err) {
       const delay = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** this.#attempt++)
-      // the idp starting later is expected: quiet at first, a warning once it lasts
-      this.options.log[this.#attempt > 6 ? 'warn' : 'debug'](
-        { err: (err as Error).message, retry_ms: delay },
-        'the idp is not reachable yet',
-      )
+      if (err instanceof AdminTokenRefused) this.#tokenRefused(err)
+      else
+        // the idp starting later is expected: quiet at first, a warning once it lasts
+        this.options.log[this.#attempt > 6 ? 'warn' : 'debug'](
+          { err: (err as Error).message, retry_ms: delay },
+          'the idp is not reachable yet',
+        )
       if (!this.#stopped) this.#timer = setTimeout(() => void this.#tryOnce(), delay)
     }
+  }
+
+  /**
+   * Said once, as an error: retrying with the same token cannot help, though the link keeps trying
+   * (quietly) in case the idp is given this token. `blocked` tells `npm start` to stop waiting.
+   */
+  #tokenRefused(err: AdminTokenRefused): void {
+    const from = 'adminToken' in this.options.client ? this.options.client.from : 'its configuration'
+    const known = this.#refused !== undefined
+    this.#refused =
+      `the idp at ${this.options.issuer} refused the rental's admin token (401 to ${err.request}): ` +
+      `the rental's comes from ${from}, and the idp takes IDP_ADMIN_TOKEN, else the development ` +
+      `token in its own DATA_DIR (${DEV_IDP_ADMIN_TOKEN_FILE}). Give both the same token: IDP_ADMIN_TOKEN alone ` +
+      `serves both, or set RENTAL_IDP_ADMIN_TOKEN to the idp's; in development, unset both to use the ` +
+      `development token. Sign-in is unavailable until then.`
+    if (known) this.options.log.debug({ err: err.message }, 'the idp still refuses the admin token')
+    else this.options.log.error({ blocked: true }, this.#refused)
   }
 
   async #link(): Promise<void> {

@@ -31,6 +31,14 @@ interface IdpClient {
   webhook_secret?: string
 }
 
+/** The idp answered 401 to the admin token: trying again with the same token cannot help. */
+export class AdminTokenRefused extends Error {
+  constructor(readonly request: string) {
+    super(`the idp answered 401 to ${request}`)
+    this.name = 'AdminTokenRefused'
+  }
+}
+
 /** One call of the idp's management API (`X-Admin-Token`); a non-2XX is an error naming the status. */
 async function manage(
   issuer: string,
@@ -53,6 +61,7 @@ async function manage(
   try {
     parsed = JSON.parse(text)
   } catch {}
+  if (res.status === 401) throw new AdminTokenRefused(`${method} /manage/v1${path}`)
   if (res.status >= 400 && res.status !== 404)
     throw new Error(`the idp answered ${res.status} to ${method} /manage/v1${path}`)
   return { status: res.status, body: parsed }
