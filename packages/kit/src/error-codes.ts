@@ -25,8 +25,19 @@ export const httpErrorCodes = {
   invalid_json: { status: 400, description: 'the body is not JSON' },
   not_found: { status: 404, description: 'no such route' },
   method_not_allowed: { status: 405, description: 'the route does not take this method' },
+  request_timeout: { status: 408, description: 'the request did not arrive whole in time' },
   payload_too_large: { status: 413, description: 'the body is larger than the service takes' },
+  uri_too_long: { status: 414, description: 'the request path is longer than the service takes' },
   unsupported_media_type: { status: 415, description: 'the body has a content type the route does not take' },
+  expectation_failed: {
+    status: 417,
+    description: 'the request’s Expect header asks for what the server does not do',
+  },
+  headers_too_large: {
+    status: 431,
+    description: 'the request line and headers are larger than 16 KB in all',
+  },
+  http_version_not_supported: { status: 505, description: 'the request is not HTTP/1.0 or HTTP/1.1' },
   shutting_down: { status: 503, description: 'the instance is shutting down: try again' },
   unavailable: { status: 503, description: 'the database did not answer in time: try again (Retry-After)' },
 } as const satisfies Record<string, ErrorCodeSpec>

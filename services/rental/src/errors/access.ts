@@ -11,7 +11,21 @@ export const accessErrors = localisedCodes({
   invalid_json: { ...httpErrorCodes.invalid_json, ar: 'نص الطلب ليس JSON صالحًا.' },
   not_found: { ...httpErrorCodes.not_found, ar: 'لا يوجد مسار بهذا العنوان.' },
   method_not_allowed: { ...httpErrorCodes.method_not_allowed, ar: 'هذا المسار لا يقبل هذه الطريقة.' },
+  request_timeout: { ...httpErrorCodes.request_timeout, ar: 'لم يصل الطلب كاملًا في الوقت المحدد.' },
   payload_too_large: { ...httpErrorCodes.payload_too_large, ar: 'حجم الطلب أكبر مما تقبله الخدمة.' },
+  uri_too_long: { ...httpErrorCodes.uri_too_long, ar: 'مسار الطلب أطول مما تقبله الخدمة.' },
+  expectation_failed: {
+    ...httpErrorCodes.expectation_failed,
+    ar: 'ترويسة Expect في الطلب تطلب ما لا يقدمه الخادم.',
+  },
+  headers_too_large: {
+    ...httpErrorCodes.headers_too_large,
+    ar: 'سطر الطلب وترويساته أكبر من 16 كيلوبايت.',
+  },
+  http_version_not_supported: {
+    ...httpErrorCodes.http_version_not_supported,
+    ar: 'الطلب ليس بإصدار HTTP/1.0 أو HTTP/1.1.',
+  },
   unsupported_media_type: {
     ...httpErrorCodes.unsupported_media_type,
     ar: 'نوع محتوى الطلب غير مقبول في هذا المسار.',
