@@ -33,7 +33,10 @@ const REFUSED = [
 const refusedWith = (res: JsonResponse, code: string, field: string) => {
   assert.equal(res.status, 400, JSON.stringify(res.body))
   assert.equal(res.body.error, code)
-  assert.match(String(res.body.error_description), new RegExp(`^${field} .*(not a public address|must be https)`))
+  assert.match(
+    String(res.body.error_description),
+    new RegExp(`^${field} .*(not a public address|must be https)`),
+  )
 }
 
 describe('outbound guard: caller-given URLs refused at save (private addresses not allowed)', () => {
