@@ -47,7 +47,9 @@ export function securePages(app: FastifyInstance) {
     reply.header('content-security-policy', csp)
     if (/(^|;)\s*frame-ancestors\s+'none'/i.test(csp)) reply.header('x-frame-options', 'DENY')
     reply.header('x-content-type-options', 'nosniff')
-    if (!reply.hasHeader('referrer-policy')) reply.header('referrer-policy', 'no-referrer')
+    // same-origin, not no-referrer: under no-referrer a browser posts a form with `Origin: null`,
+    // which the pages' CSRF check refuses; other sites still learn nothing
+    if (!reply.hasHeader('referrer-policy')) reply.header('referrer-policy', 'same-origin')
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store')
     return payload
   })
