@@ -42,7 +42,10 @@ export interface IdpConfig {
   approvalIntervalS: number
   /** Base delay of lifecycle webhook retries (doubling, 8 attempts: 20 s spreads them over about an hour). */
   lifecycleRetryDelayS: number
-  /** Lets URLs given by callers (JWKS, owner documents) be http and private: for tests and local development only. */
+  /**
+   * Lets URLs given by callers (JWKS, owner documents, lifecycle, SSF and logout endpoints) be http
+   * and private (never a cloud metadata address): on by default in development and tests only.
+   */
   fetchAllowPrivate: boolean
   /** Where a domain publishes its owner document; `{domain}` is replaced. */
   ownerDocumentUrl: string
@@ -202,7 +205,8 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
     mailFrom: values.IDP_MAIL_FROM,
     approvalIntervalS: values.IDP_APPROVAL_INTERVAL_S ?? 5,
     lifecycleRetryDelayS: values.IDP_LIFECYCLE_RETRY_DELAY_S ?? 20,
-    fetchAllowPrivate: values.IDP_FETCH_ALLOW_PRIVATE ?? false,
+    fetchAllowPrivate:
+      values.IDP_FETCH_ALLOW_PRIVATE ?? (common.nodeEnv === 'development' || common.nodeEnv === 'test'),
     ownerDocumentUrl: values.IDP_OWNER_DOCUMENT_URL ?? 'https://{domain}/.well-known/svc-owner.json',
     sovereignty: readSovereignty(values.IDP_SOVEREIGNTY, common.nodeEnv === 'production'),
     build: {

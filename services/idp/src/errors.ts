@@ -21,6 +21,14 @@ export const idpErrors = errorCatalogue({
   access_denied: { status: 403, description: 'the user, the organization or a policy refused the request' },
   login_required: { status: 401, description: 'the page or action needs a signed-in user' },
   consent_required: { status: 400, description: 'prompt=none, and the user has not consented' },
+  request_not_supported: {
+    status: 400,
+    description: 'a request object (request) was sent: not supported, sent back to the redirect URI',
+  },
+  request_uri_not_supported: {
+    status: 400,
+    description: 'a request_uri not issued by /par: not supported, sent back to the redirect URI',
+  },
   invalid_token: {
     status: 401,
     description: 'the access token or admin token is missing, invalid or expired',

@@ -21,6 +21,11 @@ export interface LedgerConfig {
   batchWaitMs: number
   /** The key webhook secrets are derived from; undefined: kept in the data directory (development). */
   webhookKey: string | undefined
+  /**
+   * Webhook URLs may be http and private addresses (never a cloud metadata one): by default in
+   * development and tests; LEDGER_WEBHOOKS_ALLOW_PRIVATE sets it (writers on a private network).
+   */
+  webhooksAllowPrivate: boolean
 }
 
 export interface WitnessTarget {
@@ -43,6 +48,7 @@ export function readLedgerConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
       LEDGER_BATCH_MAX: Type.Optional(Type.Integer({ minimum: 1, maximum: 4096 })),
       LEDGER_BATCH_WAIT_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000 })),
       LEDGER_WEBHOOK_KEY: Type.Optional(Type.String({ minLength: 32 })),
+      LEDGER_WEBHOOKS_ALLOW_PRIVATE: Type.Optional(Type.Boolean()),
     },
     env,
   )
@@ -73,6 +79,8 @@ export function readLedgerConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
     batchMax: values.LEDGER_BATCH_MAX ?? 512,
     batchWaitMs: values.LEDGER_BATCH_WAIT_MS ?? 2,
     webhookKey: values.LEDGER_WEBHOOK_KEY,
+    webhooksAllowPrivate:
+      values.LEDGER_WEBHOOKS_ALLOW_PRIVATE ?? (common.nodeEnv === 'development' || common.nodeEnv === 'test'),
   }
 }
 

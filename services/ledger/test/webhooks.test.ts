@@ -148,4 +148,18 @@ describe('ledger webhooks', () => {
     assert.equal(unknownEvent.status, 400)
     assert.equal((await request(`${service.url}/v1/webhooks`)).status, 401)
   })
+
+  it('refuses a cloud metadata address even where private addresses are allowed (the kit guard)', async () => {
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data/',
+      'https://[::ffff:a9fe:a9fe]/latest',
+      'https://[fd00:ec2::254]/latest',
+      'http://100.100.100.200/latest',
+    ]) {
+      const res = await subscribe(url)
+      assert.equal(res.status, 400, url)
+      assert.equal((res.body.error as { code: string }).code, 'invalid_request')
+      assert.match((res.body.error as { message: string }).message, /^body\.url .*cloud metadata/)
+    }
+  })
 })

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { html } from './html.ts'
+import { Html, html } from './html.ts'
+import { pageCsp } from './page-headers.ts'
 import type { App } from './server.ts'
 
 /** One place a service's root page points to: `rel` names it in the JSON, `title` in the page. */
@@ -43,6 +44,9 @@ export const homeJson = (home: Home, base: string) => ({
   links: Object.fromEntries(home.links.map((link) => [link.rel, new URL(link.href, `${base}/`).toString()])),
 })
 
+const HOME_STYLE = 'body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem}'
+const HOME_CSP = pageCsp({ styles: [HOME_STYLE] })
+
 /** The small page a person sees at a service's root. */
 export const homePage = (home: Home) =>
   html`<!doctype html>
@@ -51,16 +55,7 @@ export const homePage = (home: Home) =>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>svc ${home.service}</title>
-        <style>
-          body {
-            font:
-              16px/1.5 system-ui,
-              sans-serif;
-            max-width: 36rem;
-            margin: 3rem auto;
-            padding: 0 1rem;
-          }
-        </style>
+        <style>${new Html(HOME_STYLE)}</style>
       </head>
       <body>
         <main>
@@ -80,7 +75,7 @@ export function sendHome(request: FastifyRequest, reply: FastifyReply, home: Hom
   if (prefersJson(request.headers.accept)) return reply.send(homeJson(home, base))
   return reply
     .type('text/html; charset=utf-8')
-    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+    .header('content-security-policy', HOME_CSP)
     .send(homePage(home))
 }
 

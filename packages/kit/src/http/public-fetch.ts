@@ -1,6 +1,7 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
-import { BlockList, isIP } from 'node:net'
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
+import { isIP } from 'node:net'
 import { Agent, request } from 'undici'
+import { addressRefusal, isPrivateAddress, refusalWords } from './addresses.ts'
 
 /**
  * Outbound requests to URLs a client named (webhooks, JWKS, owner documents): only to public
@@ -10,59 +11,7 @@ import { Agent, request } from 'undici'
  * a public address at the check and to 127.0.0.1 a moment later (DNS rebinding) reaches nothing.
  */
 
-/** Loopback, private, shared, link-local, documentation, benchmark, multicast, reserved, unspecified. */
-const BLOCKED_V4: Array<[string, number]> = [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.88.99.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-]
-const BLOCKED_V6: Array<[string, number]> = [
-  ['::', 128],
-  ['::1', 128],
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['fec0::', 10],
-  ['ff00::', 8],
-]
-const blocked = new BlockList()
-for (const [net, prefix] of BLOCKED_V4) blocked.addSubnet(net, prefix, 'ipv4')
-for (const [net, prefix] of BLOCKED_V6) blocked.addSubnet(net, prefix, 'ipv6')
-
-/** The IPv4 address an IPv6 address carries (IPv4-mapped `::ffff:a.b.c.d`, NAT64 `64:ff9b::/96`), if any. */
-function embeddedV4(address: string): string | undefined {
-  const lower = address.toLowerCase()
-  const dotted = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower)?.[1]
-  if (dotted) return dotted
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower)
-  if (!hex) return undefined
-  const high = parseInt(hex[1]!, 16)
-  const low = parseInt(hex[2]!, 16)
-  return [high >> 8, high & 255, low >> 8, low & 255].join('.')
-}
-
-/** Whether an IP address is one a client's URL must not reach (a name is not an address: false). */
-export function isPrivateAddress(address: string): boolean {
-  const ip = address.replace(/^\[|\]$/g, '')
-  const family = isIP(ip)
-  if (family === 4) return blocked.check(ip, 'ipv4')
-  if (family !== 6) return false
-  const v4 = embeddedV4(ip)
-  return v4 ? blocked.check(v4, 'ipv4') : blocked.check(ip, 'ipv6')
-}
+export { addressRefusal, embeddedV4, isMetadataAddress, isPrivateAddress } from './addresses.ts'
 
 /** A URL refused: the message names why (for a 400 naming the field). */
 export class PublicUrlError extends Error {
@@ -82,60 +31,69 @@ const resolveAll = (host: string, lookup: typeof dnsLookup) =>
   )
 
 /**
- * Checks a URL a client gives: absolute, https (http too when private addresses are allowed), no
- * credentials, and unless `allowPrivate` a host that resolves only to public addresses. Throws a
+ * Checks a URL a client gives: absolute, https, no credentials, and a host that resolves only to
+ * public addresses. With `allowPrivate` (development and tests against local servers): private
+ * addresses pass, and plain http to a host that is one; a cloud metadata address never does (an
+ * https name is not resolved then: the connection's resolver refuses a metadata answer). Throws a
  * `PublicUrlError` naming the reason; answers the parsed URL.
  */
 export async function checkPublicUrl(url: string, options: PublicUrlOptions): Promise<URL> {
+  const target = checkShape(url, options.allowPrivate)
+  const host = bare(target.hostname)
+  const http = target.protocol === 'http:'
+  if (isIP(host)) {
+    if (http && !isPrivateAddress(host)) throw new PublicUrlError(HTTP_ONLY_PRIVATE)
+    return target
+  }
+  if (options.allowPrivate && !http) return target
+  const addresses = await resolveChecked(host, options)
+  if (http && addresses.some((a) => !isPrivateAddress(a.address))) throw new PublicUrlError(HTTP_ONLY_PRIVATE)
+  return target
+}
+
+const HTTP_ONLY_PRIVATE = 'must be https (plain http only reaches a private address, in development)'
+const bare = (hostname: string) => hostname.replace(/^\[|\]$/g, '')
+
+/** The URL parsed, its scheme, credentials and (for an address literal) its address checked. */
+function checkShape(url: string, allowPrivate: boolean): URL {
   let target: URL
   try {
     target = new URL(url)
   } catch {
     throw new PublicUrlError('is not an absolute URL')
   }
-  const schemes = options.allowPrivate ? ['https:', 'http:'] : ['https:']
+  const schemes = allowPrivate ? ['https:', 'http:'] : ['https:']
   if (!schemes.includes(target.protocol)) throw new PublicUrlError('must be https')
   if (target.username || target.password) throw new PublicUrlError('must not carry credentials')
-  if (options.allowPrivate) return target
-  const host = target.hostname.replace(/^\[|\]$/g, '')
-  if (isIP(host)) {
-    if (isPrivateAddress(host)) throw new PublicUrlError(`${target.hostname} is not a public address`)
-    return target
-  }
-  let addresses: LookupAddress[]
-  try {
-    addresses = await resolveAll(host, options.lookup ?? dnsLookup)
-  } catch {
-    throw new PublicUrlError(`${host} does not resolve`)
-  }
-  if (!addresses.length) throw new PublicUrlError(`${host} does not resolve`)
-  if (addresses.some((a) => isPrivateAddress(a.address)))
-    throw new PublicUrlError(`${host} is not a public address (it resolves to one that is not)`)
+  const why = isIP(bare(target.hostname)) ? addressRefusal(target.hostname, allowPrivate) : null
+  if (why) throw new PublicUrlError(`${target.hostname} is ${refusalWords(why)}`)
   return target
+}
+
+/** A name's addresses, every one of them allowed; throws `PublicUrlError` naming the first that is not. */
+async function resolveChecked(host: string, options: PublicUrlOptions): Promise<LookupAddress[]> {
+  const addresses = await resolveAll(host, options.lookup ?? dnsLookup).catch(() => {
+    throw new PublicUrlError(`${host} does not resolve`)
+  })
+  if (!addresses.length) throw new PublicUrlError(`${host} does not resolve`)
+  for (const { address } of addresses) {
+    const why = addressRefusal(address, options.allowPrivate)
+    if (why) throw new PublicUrlError(`${host} resolves to ${address}, ${refusalWords(why)}`)
+  }
+  return addresses
 }
 
 /**
  * The addresses a URL's host resolves to, each checked public (unless `allowPrivate`): what a
  * connection is then pinned to (`pinnedAgent`). Null for an address literal or when private
- * addresses are allowed (nothing to pin: the connection resolves as usual). Throws `PublicUrlError`.
+ * addresses are allowed (nothing to pin: the connection resolves through `guardedLookup`).
+ * Throws `PublicUrlError`.
  */
 export async function resolvePublic(url: string, options: PublicUrlOptions): Promise<LookupAddress[] | null> {
   if (options.allowPrivate) return (await checkPublicUrl(url, options), null)
   // the URL's shape checked here, its name resolved once below (the answer is what gets pinned)
-  const target = await checkPublicUrl(url, { ...options, allowPrivate: true })
-  if (target.protocol !== 'https:') throw new PublicUrlError('must be https')
-  const host = target.hostname.replace(/^\[|\]$/g, '')
-  if (isIP(host)) {
-    if (isPrivateAddress(host)) throw new PublicUrlError(`${target.hostname} is not a public address`)
-    return null
-  }
-  const addresses = await resolveAll(host, options.lookup ?? dnsLookup).catch(() => {
-    throw new PublicUrlError(`${host} does not resolve`)
-  })
-  if (!addresses.length) throw new PublicUrlError(`${host} does not resolve`)
-  const refused = addresses.find((a) => isPrivateAddress(a.address))
-  if (refused) throw new PublicUrlError(`${host} resolves to ${refused.address}, not a public address`)
-  return addresses
+  const host = bare(checkShape(url, false).hostname)
+  return isIP(host) ? null : resolveChecked(host, options)
 }
 
 type LookupCallback = (
@@ -146,22 +104,19 @@ type LookupCallback = (
 
 /**
  * The resolver a connection uses: the system's answer, refused when any address it gives is not
- * public; the connection then goes to the address checked here, never to a second answer.
+ * public (or, with `allowPrivate`, is a metadata address); the connection then goes to the address
+ * checked here, never to a second answer.
  */
-export function guardedLookup(lookup: typeof dnsLookup = dnsLookup) {
-  return (
-    hostname: string,
-    options: { all?: boolean; family?: number } | number,
-    callback: LookupCallback,
-  ) => {
+export function guardedLookup(lookup: typeof dnsLookup = dnsLookup, allowPrivate = false) {
+  return (hostname: string, options: LookupOptions | number, callback: LookupCallback) => {
     const opts = typeof options === 'number' ? { family: options } : (options ?? {})
     lookup(hostname, { ...opts, all: true }, (err, addresses) => {
       if (err) return callback(err, [])
-      const refused = addresses.find((a) => isPrivateAddress(a.address))
+      const refused = addresses.find((a) => addressRefusal(a.address, allowPrivate))
       if (refused || !addresses.length) {
         const error: NodeJS.ErrnoException = new PublicUrlError(
           refused
-            ? `${hostname} resolves to ${refused.address}, not a public address`
+            ? `${hostname} resolves to ${refused.address}, ${refusalWords(addressRefusal(refused.address, allowPrivate)!)}`
             : `${hostname} does not resolve`,
         )
         error.code = 'ENOTPUBLIC'
@@ -175,14 +130,15 @@ export function guardedLookup(lookup: typeof dnsLookup = dnsLookup) {
 }
 
 /**
- * An undici dispatcher for client-named URLs: unless `allowPrivate`, each connection resolves its
- * host through `guardedLookup` (and an address literal in the URL is refused before connecting).
+ * An undici dispatcher for client-named URLs: each connection resolves its host through
+ * `guardedLookup` (an address literal in the URL is refused before connecting, by the caller's
+ * `checkPublicUrl`). With `allowPrivate`, private answers pass but metadata ones still do not.
  */
 export function publicAgent(options: PublicUrlOptions & { connectTimeoutMs?: number }): Agent {
   return new Agent({
     connect: {
       timeout: options.connectTimeoutMs ?? 10_000,
-      ...(options.allowPrivate ? {} : { lookup: guardedLookup(options.lookup) }),
+      lookup: guardedLookup(options.lookup, options.allowPrivate),
     },
     keepAliveTimeout: 4_000,
   })
@@ -242,12 +198,8 @@ export async function postToPublicUrl(
   const started = performance.now()
   const took = () => Math.round(performance.now() - started)
   try {
-    // the literal address check; names are checked by the agent's resolver at connect time
-    const target = await checkPublicUrl(url, { allowPrivate: true })
-    if (!init.allowPrivate && isPrivateAddress(target.hostname))
-      return { status: null, durationMs: took(), error: `${target.hostname} is not a public address` }
-    if (!init.allowPrivate && target.protocol !== 'https:')
-      return { status: null, durationMs: took(), error: 'must be https' }
+    // the shape and a literal address checked; names are checked by the agent's resolver at connect time
+    const target = checkShape(url, init.allowPrivate)
     const res = await request(target, {
       method: 'POST',
       headers: init.headers,
@@ -270,7 +222,7 @@ export async function postToPublicUrl(
 }
 
 /**
- * GETs a client-named URL through `agent` (`publicAgent`, which pins the checked address), bounded
+ * GETs (or, with `body`, POSTs to) a client-named URL through `agent` (`publicAgent`, which pins the checked address), bounded
  * in time and size. Redirects: none by default (a 3xx is answered as it is); with `maxRedirects`,
  * up to that many are followed, each `Location` checked as the first URL was (https, public). Throws
  * an `Error` naming what went wrong (a `PublicUrlError` for a URL refused).
@@ -284,10 +236,14 @@ export async function getFromPublicUrl(
     maxBytes?: number
     maxRedirects?: number
     headers?: Record<string, string>
+    /** A POST with this body instead of a GET (never redirected). */
+    body?: string
   },
 ): Promise<{
   status: number
   text: string
+  /** The answer's bytes, as read (`text` is them as UTF-8). */
+  bytes: Buffer
   url: string
   location: string | null
   contentType: string | null
@@ -300,16 +256,23 @@ export async function getFromPublicUrl(
     let res: Awaited<ReturnType<typeof request>>
     try {
       res = await request(target, {
-        method: 'GET',
+        method: init.body === undefined ? 'GET' : 'POST',
         dispatcher: init.agent,
         signal,
         ...(init.headers ? { headers: init.headers } : {}),
+        ...(init.body === undefined ? {} : { body: init.body }),
       })
     } catch (err) {
       throw new Error(`could not be fetched: ${describe(err)}`)
     }
     const location = res.headers.location
-    if (res.statusCode >= 300 && res.statusCode < 400 && typeof location === 'string' && init.maxRedirects) {
+    if (
+      res.statusCode >= 300 &&
+      res.statusCode < 400 &&
+      typeof location === 'string' &&
+      init.maxRedirects &&
+      init.body === undefined
+    ) {
       await drain(res.body, 64 * 1024)
       if (hops >= init.maxRedirects) throw new Error(`redirected more than ${init.maxRedirects} times`)
       let next: string
@@ -338,9 +301,11 @@ export async function getFromPublicUrl(
       )
     }
     const type = res.headers['content-type']
+    const bytes = Buffer.concat(chunks)
     return {
       status: res.statusCode,
-      text: Buffer.concat(chunks).toString('utf8'),
+      text: bytes.toString('utf8'),
+      bytes,
       url: target.href,
       // a redirect not followed (no maxRedirects): where it points
       location: typeof location === 'string' ? location : null,

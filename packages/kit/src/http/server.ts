@@ -11,6 +11,7 @@ import { type ErrorShape, formatValidationErrors, sendError, toAppError } from '
 import { type HealthCheck, type Lifecycle, registerHealth } from './health.ts'
 import { refuseNonFiniteNumbers } from './finite-numbers.ts'
 import { registerMetrics } from './metrics.ts'
+import { securePages } from './page-headers.ts'
 import { compileValidator, parseForm, refuseUndecodableBody } from './validation.ts'
 
 export type App = FastifyInstance<
@@ -179,6 +180,7 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
       .send(renderApiDocs(app.swagger() as OpenAPIV3.Document, errorShapes)),
   )
   refuseNonFiniteNumbers(app)
+  securePages(app)
   registerMetrics(app, options.name, options.metricsGuard)
   registerHealth(app, { checks: options.checks, lifecycle, healthz: options.healthz ?? 'liveness' })
   return app

@@ -1,3 +1,6 @@
+import { requestFromMessage } from '../outbound.ts'
+import { jsonOf } from './web.ts'
+
 /**
  * The note-taker's skill: it files the text as a note in the client's notes tool server, through
  * the rental (the only way it reaches a tool): it lists the newest notes (a read-only call), then
@@ -18,6 +21,7 @@ export interface ToolCallOutcome {
 
 const CALLS_PATH = '/api/connect/calls'
 const TIMEOUT_MS = 20_000
+const MAX_ANSWER_BYTES = 1024 * 1024
 
 /** The rental's tool-call URL from the metadata, if it is one (no other URL is ever called). */
 export function callsUrl(options: Record<string, unknown>): string | undefined {
@@ -38,16 +42,16 @@ export async function callTool(
   token: string,
   tool: string,
   args: Record<string, unknown>,
+  origins: string[] | null,
 ): Promise<ToolCallOutcome> {
   try {
-    const res = await fetch(url, {
-      method: 'POST',
+    const res = await requestFromMessage(url, origins, {
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ tool, arguments: args }),
-      redirect: 'error',
-      signal: AbortSignal.timeout(TIMEOUT_MS),
+      timeoutMs: TIMEOUT_MS,
+      maxBytes: MAX_ANSWER_BYTES,
     })
-    const body = (await res.json().catch(() => ({}))) as Record<string, unknown>
+    const body = jsonOf(res.text)
     const error = body.error as { message?: string } | undefined
     return {
       tool,
@@ -82,6 +86,7 @@ export async function awaitOutcome(
   token: string,
   held: ToolCallOutcome,
   waitMs: number,
+  origins: string[] | null,
   sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms)),
 ): Promise<ToolCallOutcome> {
   if (!held.action_id || held.status !== 202 || waitMs <= 0) return held
@@ -92,13 +97,13 @@ export async function awaitOutcome(
     await sleep(pause)
     pause = Math.min(pause * 2, 4000)
     try {
-      const res = await fetch(`${url}/${encodeURIComponent(held.action_id)}`, {
+      const res = await requestFromMessage(`${url}/${encodeURIComponent(held.action_id)}`, origins, {
         headers: { authorization: `Bearer ${token}` },
-        redirect: 'error',
-        signal: AbortSignal.timeout(TIMEOUT_MS),
+        timeoutMs: TIMEOUT_MS,
+        maxBytes: MAX_ANSWER_BYTES,
       })
       if (res.status === 401 || res.status === 404) return last
-      const body = (await res.json().catch(() => ({}))) as Record<string, unknown>
+      const body = jsonOf(res.text)
       if (res.status !== 200 || typeof body.state !== 'string') continue
       last = { ...last, state: body.state, result: body.result ?? null }
       if (ENDED.has(body.state)) return { ...last, waited: true }
@@ -109,15 +114,21 @@ export async function awaitOutcome(
   return last
 }
 
-export async function fileNote(text: string, options: Record<string, unknown>, waitMs = 0) {
+/** `origins`: AGENTS_FILE_ORIGINS, where private addresses may be reached (null: anywhere, development). */
+export async function fileNote(
+  text: string,
+  options: Record<string, unknown>,
+  origins: string[] | null,
+  waitMs = 0,
+) {
   const url = callsUrl(options)
   const token = options.svc_connect_token
   if (!url || typeof token !== 'string')
     return { connected: false, calls: [] as ToolCallOutcome[], title: null as string | null }
   const title = (text.split('\n').find((l) => l.trim()) ?? 'Note').trim().slice(0, 200)
-  const listed = await callTool(url, token, 'notes.list', { limit: 5 })
-  const asked = await callTool(url, token, 'notes.create', { title, body: text.slice(0, 10_000) })
-  const created = await awaitOutcome(url, token, asked, waitMs)
+  const listed = await callTool(url, token, 'notes.list', { limit: 5 }, origins)
+  const asked = await callTool(url, token, 'notes.create', { title, body: text.slice(0, 10_000) }, origins)
+  const created = await awaitOutcome(url, token, asked, waitMs, origins)
   return { connected: true, calls: [listed, created], title }
 }
 

@@ -1,3 +1,15 @@
+import { requestFromMessage } from '../outbound.ts'
+
+/** An answer's JSON object, or an empty one. */
+export function jsonOf(text: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(text) as unknown
+    return value && typeof value === 'object' ? (value as Record<string, unknown>) : {}
+  } catch {
+    return {}
+  }
+}
+
 /**
  * The web tool of a built-in agent: a page fetched by the rental for the agent's task (the rental
  * enforces the client's web and egress policies and receipts the fetch). The URL to ask and the
@@ -5,6 +17,7 @@
  */
 const WEB_PATH = '/api/web/fetch'
 const TIMEOUT_MS = 20_000
+const MAX_ANSWER_BYTES = 8 * 1024 * 1024
 
 export interface FetchedPage {
   status: number
@@ -34,16 +47,19 @@ export function webToolOf(options: Record<string, unknown>): { url: string; toke
 /** A message whose whole text is one http(s) URL: the page to read. */
 export const onlyUrl = (text: string) => (/^https?:\/\/\S+$/.test(text.trim()) ? text.trim() : undefined)
 
-export async function fetchPage(tool: { url: string; token: string }, pageUrl: string): Promise<FetchedPage> {
+export async function fetchPage(
+  tool: { url: string; token: string },
+  pageUrl: string,
+  origins: string[] | null,
+): Promise<FetchedPage> {
   try {
-    const res = await fetch(tool.url, {
-      method: 'POST',
+    const res = await requestFromMessage(tool.url, origins, {
       headers: { authorization: `Bearer ${tool.token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ url: pageUrl }),
-      redirect: 'error',
-      signal: AbortSignal.timeout(TIMEOUT_MS),
+      timeoutMs: TIMEOUT_MS,
+      maxBytes: MAX_ANSWER_BYTES,
     })
-    const body = (await res.json().catch(() => ({}))) as Record<string, unknown>
+    const body = jsonOf(res.text)
     const error = (body.error as { message?: string } | undefined)?.message ?? (body.error as string | null)
     return {
       status: res.status,

@@ -30,6 +30,14 @@ export async function presentedToken(deps: PresentedTokenDeps, request: FastifyR
   const header = request.headers.authorization ?? ''
   const scheme = header.startsWith('DPoP ') ? 'DPoP' : 'Bearer'
   const invalidToken = (message: string) => refusal(scheme, 'invalid_token', message)
+  // RFC 6750 §3.1: a request with no credential at all gets the challenge without an error code
+  if (!header.trim())
+    throw new AppError(401, 'invalid_token', 'an access token is required (Authorization: Bearer or DPoP)', {
+      'www-authenticate': [
+        challenge('Bearer', { realm: deps.issuer }),
+        challenge('DPoP', { realm: deps.issuer, algs: DPOP_ALGS.join(' ') }),
+      ].join(', '),
+    })
   if (!header.startsWith('Bearer ') && !header.startsWith('DPoP '))
     throw invalidToken('an access token is required (Authorization: Bearer or DPoP)')
   const token = header.slice(scheme.length + 1)

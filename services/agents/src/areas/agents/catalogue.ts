@@ -44,6 +44,8 @@ export interface AgentEnv {
   didOf(id: string): string | undefined
   /** How long a held tool call's outcome is waited for (AGENTS_TOOL_WAIT_MS); 0: not waited for. */
   toolWaitMs: number
+  /** AGENTS_FILE_ORIGINS: the origins a message's URLs may reach on a private address (null: any, development). */
+  origins: string[] | null
 }
 
 const maxSentences = (options: Record<string, unknown>) => {
@@ -68,12 +70,12 @@ export const AGENTS: AgentDefinition[] = [
     // a task's files (text, Markdown, CSV) are read from their URLs: the summary is of their text
     inputModes: ['text/plain', 'text/markdown', 'text/csv'],
     readsFiles: true,
-    async run(text, options, files) {
+    async run(text, options, files, env) {
       // a message that is only a URL, with the web tool given: the page is read through the rental
       const web = webToolOf(options)
       const pageUrl = onlyUrl(text)
       if (files.length === 0 && web && pageUrl) {
-        const page = await fetchPage(web, pageUrl)
+        const page = await fetchPage(web, pageUrl, env.origins)
         if (page.state !== 'fetched' || page.text === null)
           return {
             text: `The page could not be read: ${page.error ?? `the rental answered ${page.status}`}`,
@@ -169,7 +171,7 @@ export const AGENTS: AgentDefinition[] = [
       examples: ['Call with ACME on Monday\nThey want the revised quote by Friday.'],
     },
     async run(text, options, _files, env) {
-      const filed = await fileNote(text, options, env.toolWaitMs)
+      const filed = await fileNote(text, options, env.origins, env.toolWaitMs)
       if (!filed.connected)
         return {
           text: 'No tool connection was given for this task: nothing was filed.',

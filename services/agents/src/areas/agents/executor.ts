@@ -43,7 +43,7 @@ export function agentExecutor(
   key: AgentKey,
   now: () => Date,
   fileRules: FileRules,
-  env: AgentEnv = { didOf: () => undefined, toolWaitMs: 0 },
+  env: AgentEnv = { didOf: () => undefined, toolWaitMs: 0, origins: fileRules.origins },
   delayMs = 0,
 ): AgentExecutor {
   const status = (state: TaskState, at: Date): TaskStatus => ({

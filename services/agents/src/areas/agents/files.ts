@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { Part } from '@a2a-js/sdk'
+import { requestFromMessage } from '../../outbound.ts'
 
 /** What the agents may fetch a file part's URL from, and how much of it. */
 export interface FileRules {
@@ -51,17 +52,20 @@ export async function readFiles(parts: Part[], rules: FileRules): Promise<ReadFi
       throw new Error(`the URL of ${name} is not http(s)`)
     if (rules.origins && !rules.origins.includes(url.origin))
       throw new Error(`the URL of ${name} is not from an allowed origin (AGENTS_FILE_ORIGINS)`)
-    let res: Response
+    let res: Awaited<ReturnType<typeof requestFromMessage>>
     try {
-      res = await fetch(url, { redirect: 'error', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) })
+      res = await requestFromMessage(url.href, rules.origins, {
+        timeoutMs: FETCH_TIMEOUT_MS,
+        maxBytes: rules.maxBytes,
+      })
     } catch (err) {
-      throw new Error(`${name} could not be fetched: ${(err as Error).message}`)
+      const message = (err as Error).message
+      if (/^answered more than/.test(message))
+        throw new Error(`${name} is larger than the ${rules.maxBytes} bytes an agent reads`)
+      throw new Error(`${name} could not be fetched: ${message}`)
     }
-    if (res.status !== 200) {
-      await res.body?.cancel()
-      throw new Error(`${name} could not be fetched: its URL answered ${res.status}`)
-    }
-    const bytes = await boundedBody(res, rules.maxBytes, name)
+    if (res.status !== 200) throw new Error(`${name} could not be fetched: its URL answered ${res.status}`)
+    const bytes = res.bytes
     const sha256 = createHash('sha256').update(bytes).digest('hex')
     const named = (file.metadata as Record<string, unknown> | undefined)?.svc_sha256
     if (typeof named === 'string' && named !== `sha256:${sha256}`)
@@ -81,20 +85,4 @@ export async function readFiles(parts: Part[], rules: FileRules): Promise<ReadFi
     })
   }
   return read
-}
-
-async function boundedBody(res: Response, maxBytes: number, name: string) {
-  const declared = Number(res.headers.get('content-length'))
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    await res.body?.cancel()
-    throw new Error(`${name} is larger than the ${maxBytes} bytes an agent reads`)
-  }
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of res.body ?? []) {
-    size += chunk.length
-    if (size > maxBytes) throw new Error(`${name} is larger than the ${maxBytes} bytes an agent reads`)
-    chunks.push(Buffer.from(chunk))
-  }
-  return Buffer.concat(chunks)
 }

@@ -30,7 +30,11 @@ export function startAgents(
 ): Map<string, RunningAgent> {
   const agents = new Map<string, RunningAgent>()
   const keys = new Map(AGENTS.map((d) => [d.id, deriveAgentKey(config.keySeed, d.id)]))
-  const env = { didOf: (id: string) => keys.get(id)?.did, toolWaitMs: config.toolWaitMs }
+  const env = {
+    didOf: (id: string) => keys.get(id)?.did,
+    toolWaitMs: config.toolWaitMs,
+    origins: config.files.origins,
+  }
   for (const definition of AGENTS) {
     const key = keys.get(definition.id)!
     const card = agentCard(definition, baseUrl, version, key.did, issuer)

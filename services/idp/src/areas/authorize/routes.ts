@@ -16,7 +16,9 @@ export function authorizeRoutes(app: App, db: IdpDb, issuer: string) {
         // RFC 6749 §3.1: unknown parameters are ignored; a repeated one fails validation
         querystring: Type.Object({
           ...Object.fromEntries(AUTHORIZE_PARAMETERS.map((name) => [name, Param])),
-          request_uri: Type.Optional(Type.String({ maxLength: 200 })),
+          request_uri: Type.Optional(Type.String({ maxLength: 2000 })),
+          // OpenID Connect Core §6: not supported, refused by name (request_not_supported)
+          request: Type.Optional(Type.String({ maxLength: 8000 })),
         }),
       },
     },

@@ -10,6 +10,7 @@ import { currentSession } from '../sessions/service.ts'
 import { consentOf, consentsToExport, deleteConsentsOf } from './consent-store.ts'
 import { targetResource } from '../resources/service.ts'
 import { expandPushed } from '../par/service.ts'
+import { unsupportedRequest } from './request-object.ts'
 import { parService } from '../par/service.ts'
 import { memberNeedsMfa } from '../orgs/members.ts'
 import { createTask, parseTask, TASK_PARAMETERS } from '../tasks/service.ts'
@@ -64,6 +65,7 @@ export interface AuthorizeQuery {
   acr_values?: string
   resource?: string
   request_uri?: string
+  request?: string
   dpop_jkt?: string
   ui_locales?: string
   purpose?: string
@@ -156,8 +158,9 @@ export async function authorize(
   request: FastifyRequest,
   given: AuthorizeQuery,
 ): Promise<Outcome> {
-  let query = given
-  if (given.request_uri !== undefined) {
+  const unsupported = unsupportedRequest(given)
+  let query = unsupported ? { ...unsupported.where, ...given } : given
+  if (given.request_uri !== undefined && !unsupported) {
     const pushed = await expandPushed(db, given)
     if (!pushed)
       return {
@@ -195,6 +198,7 @@ export async function authorize(
       iss: issuer,
     }),
   })
+  if (unsupported) return fail(unsupported.error, unsupported.description)
   const checked = await checkParameters(db, query)
   if ('error' in checked) return fail(checked.error, checked.description)
   const { scopes, resource, prompts, maxAge } = checked

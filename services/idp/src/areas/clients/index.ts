@@ -9,7 +9,7 @@ export { clientById, clientRow } from './store.ts'
 export const clientsArea = defineArea({
   name: 'clients',
   async mount(app, ctx) {
-    clientRoutes(app, ctx.db, ctx.sealer, ctx.config.adminToken)
+    clientRoutes(app, ctx.db, ctx.sealer, ctx.config.adminToken, ctx.config.fetchAllowPrivate)
     await backfillClientKeys(ctx.db, ctx.sealer)
     return undefined
   },

@@ -3,9 +3,16 @@ import { Type } from 'typebox'
 import { requireAdmin } from '../../admin.ts'
 import type { IdpDb } from '../../db.ts'
 import { Client, ClientId, CreatedClient, NewClient } from './schemas.ts'
-import { allClients, createClient, getClient, rotateClientSecret, rotateWebhookSecret } from './service.ts'
+import {
+  allClients,
+  checkClientUris,
+  createClient,
+  getClient,
+  rotateClientSecret,
+  rotateWebhookSecret,
+} from './service.ts'
 
-export function clientRoutes(app: App, db: IdpDb, sealer: Sealer, adminToken: string) {
+export function clientRoutes(app: App, db: IdpDb, sealer: Sealer, adminToken: string, allowPrivate: boolean) {
   const admin = {
     onRequest: async (request: Parameters<typeof requireAdmin>[0]) => requireAdmin(request, adminToken),
   }
@@ -22,7 +29,10 @@ export function clientRoutes(app: App, db: IdpDb, sealer: Sealer, adminToken: st
         response: { 201: CreatedClient },
       },
     },
-    async (request, reply) => reply.code(201).send(await createClient(db, sealer, request.body)),
+    async (request, reply) => {
+      await checkClientUris(request.body, allowPrivate)
+      return reply.code(201).send(await createClient(db, sealer, request.body))
+    },
   )
   app.get(
     '/manage/v1/clients',

@@ -27,7 +27,8 @@ import {
   updateClient,
   updateSecrets,
 } from './store.ts'
-import { checkLogoutUri, checkOrigin, checkRedirectUri } from './uris.ts'
+import { checkOrigin, checkRedirectUri } from './uris.ts'
+import { checkCallerUrl } from '../../outbound.ts'
 import { idpError } from '../../errors.ts'
 
 const token = (prefix: string) => `${prefix}${randomBytes(32).toString('base64url')}`
@@ -60,7 +61,31 @@ async function publicJwks(jwks: { keys: Array<Record<string, unknown>> }) {
 const algFor = (jwk: Record<string, unknown>) =>
   jwk.kty === 'RSA' ? 'RS256' : jwk.kty === 'OKP' ? 'EdDSA' : jwk.crv === 'P-384' ? 'ES384' : 'ES256'
 
-/** Registers a client. Its secrets are shown in this answer only: the client secret is kept hashed, the webhook secret sealed. */
+/**
+ * A new client's URIs: redirect URIs and origins by their shape, and the URIs the idp delivers to
+ * or a browser frames (logout, lifecycle) through the outbound guard. Called before any
+ * transaction: it may resolve names.
+ */
+export async function checkClientUris(input: Static<typeof NewClient>, allowPrivate: boolean) {
+  const publicClient = input.client_type === 'public'
+  for (const uri of input.redirect_uris) checkRedirectUri(uri, publicClient)
+  for (const uri of input.post_logout_redirect_uris ?? [])
+    checkRedirectUri(uri, publicClient, 'post_logout_redirect_uri', 'invalid_client_metadata')
+  for (const origin of input.allowed_origins ?? []) checkOrigin(origin)
+  for (const what of [
+    'backchannel_logout_uri',
+    'frontchannel_logout_uri',
+    'lifecycle_webhook_url',
+  ] as const) {
+    const uri = input[what]
+    if (uri) await checkCallerUrl(uri, what, { allowPrivate })
+  }
+}
+
+/**
+ * Registers a client whose URIs `checkClientUris` accepted. Its secrets are shown in this answer
+ * only: the client secret is kept hashed, the webhook secret sealed.
+ */
 export async function createClient(
   db: IdpDb,
   sealer: Sealer,
@@ -68,13 +93,6 @@ export async function createClient(
   organizationId: string | null = null,
 ) {
   const publicClient = input.client_type === 'public'
-  for (const uri of input.redirect_uris) checkRedirectUri(uri, publicClient)
-  for (const uri of input.post_logout_redirect_uris ?? [])
-    checkRedirectUri(uri, publicClient, 'post_logout_redirect_uri', 'invalid_client_metadata')
-  for (const origin of input.allowed_origins ?? []) checkOrigin(origin)
-  if (input.backchannel_logout_uri) checkLogoutUri(input.backchannel_logout_uri, 'backchannel_logout_uri')
-  if (input.frontchannel_logout_uri) checkLogoutUri(input.frontchannel_logout_uri, 'frontchannel_logout_uri')
-  if (input.lifecycle_webhook_url) checkLogoutUri(input.lifecycle_webhook_url, 'lifecycle_webhook_url')
   const method =
     input.token_endpoint_auth_method ??
     (publicClient ? 'none' : input.jwks ? 'private_key_jwt' : 'client_secret_basic')

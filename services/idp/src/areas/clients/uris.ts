@@ -44,11 +44,3 @@ export function checkOrigin(origin: string) {
       `allowed_origins entry ${JSON.stringify(origin)} must be an origin like https://app.example.com`,
     )
 }
-
-/** Logout and lifecycle URIs receive tokens, frames or events from us: https, or http on loopback. */
-export function checkLogoutUri(uri: string, what: string) {
-  const url = parse(uri, what, 'invalid_client_metadata')
-  if (url.hash) throw invalid('invalid_client_metadata', `${what} must not have a fragment`)
-  if (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname))) return
-  throw invalid('invalid_client_metadata', `${what} must be https or http on a loopback address`)
-}

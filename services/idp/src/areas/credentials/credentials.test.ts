@@ -386,7 +386,9 @@ describe('OpenID4VCI: credential offers, the pre-authorized code, nonces and the
 
   it('answers 401 invalid_token with a challenge without a credential access token, or with another token', async () => {
     const missing = await credential(undefined, { credential_configuration_id: JWT_VC })
-    assert.match(missing.headers.get('www-authenticate')!, /^Bearer error="invalid_token"/)
+    // RFC 6750 §3.1: no credential at all, no error code in the challenge
+    assert.match(missing.headers.get('www-authenticate')!, /^Bearer realm="[^"]+", DPoP realm=/)
+    assert.doesNotMatch(missing.headers.get('www-authenticate')!, /error=/)
     await refused(missing, 401, 'invalid_token')
     await refused(await credential('garbage', { credential_configuration_id: JWT_VC }), 401, 'invalid_token')
     // the token before the body: a malformed body without a token is still 401 (issue 16, finding 6)
@@ -395,7 +397,7 @@ describe('OpenID4VCI: credential offers, the pre-authorized code, nonces and the
       headers: { 'content-type': 'application/json' },
       body: '{"a":',
     })
-    assert.match(unparsable.headers.get('www-authenticate')!, /^Bearer error="invalid_token"/)
+    assert.match(unparsable.headers.get('www-authenticate')!, /^Bearer realm="[^"]+"/)
     await refused(unparsable, 401, 'invalid_token')
     await refused(await credential(undefined, { proofs: 'none', extra: 1 }), 401, 'invalid_token')
     // a client's own access token is for that client, not for the credential endpoint

@@ -10,7 +10,7 @@ export const offerSection = (lang: Lang, csrf: string) =>
       <input type="hidden" name="csrf" value="${csrf}" />
       <p>${t(lang, 'Put your svc identity (your DID, email address and name) in a digital wallet.')}</p>
       <label
-        ><input type="checkbox" name="tx_code" value="on" checked style="width:auto" />
+        ><input type="checkbox" name="tx_code" value="on" checked />
         ${t(lang, 'Protect it with a six-digit code')}</label
       >
       <button type="submit">${t(lang, 'Offer it to my wallet')}</button>

@@ -12,6 +12,7 @@ export const lifecycleArea = defineArea({
       sealer: ctx.sealer,
       pairwiseSalt: ctx.config.pairwiseSalt,
       retryDelayS: ctx.config.lifecycleRetryDelayS,
+      allowPrivate: ctx.config.fetchAllowPrivate,
     }
     await startLifecycleDelivery(lifecycle)
     lifecycleAdminRoutes(app, ctx.db, ctx.config.adminToken)

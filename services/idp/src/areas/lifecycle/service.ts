@@ -6,6 +6,7 @@ import { authorizeService } from '../authorize/service.ts'
 import { clientsService, webhookSecretOf } from '../clients/service.ts'
 import { deviceService } from '../device/service.ts'
 import { tokenService } from '../token/service.ts'
+import { postToCaller } from '../../outbound.ts'
 import { deliveryById, insertDelivery, recordAttempt } from './store.ts'
 
 export const LIFECYCLE_QUEUE = 'lifecycle.deliver'
@@ -40,6 +41,8 @@ export interface LifecycleDeps {
   pairwiseSalt: string
   /** The first retry's base delay: pg-boss doubles it for each retry and adds up to as much again at random (20 s: 8 attempts over about an hour). */
   retryDelayS: number
+  /** IDP_FETCH_ALLOW_PRIVATE: lifecycle URLs may be http and private (never a metadata address). */
+  allowPrivate: boolean
 }
 
 /**
@@ -86,19 +89,16 @@ async function deliver(deps: LifecycleDeps, id: string, retryCount: number) {
   try {
     if (!delivery.lifecycle_webhook_url) throw new Error('the client no longer has a lifecycle URL')
     const secret = await webhookSecretOf(deps.db, deps.sealer, delivery.client_id)
-    const res = await fetch(delivery.lifecycle_webhook_url, {
-      method: 'POST',
+    outcome = await postToCaller(delivery.lifecycle_webhook_url, {
       headers: {
         'content-type': 'application/json',
         'x-svc-event': delivery.event,
         'x-svc-signature': signature(secret!, delivery.body),
       },
       body: delivery.body,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(TIMEOUT_MS),
+      allowPrivate: deps.allowPrivate,
+      timeoutMs: TIMEOUT_MS,
     })
-    await res.body?.cancel()
-    outcome = { status: res.status, error: res.ok ? null : `answered ${res.status}` }
   } catch (err) {
     outcome = { status: null, error: (err as Error).message }
   }

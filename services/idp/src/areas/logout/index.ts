@@ -20,6 +20,7 @@ export const logoutArea = defineArea({
       log: ctx.log,
       jobs: ctx.jobs,
       signals,
+      allowPrivate: ctx.config.fetchAllowPrivate,
     }
     await startBackchannelDelivery(logout)
     logoutRoutes(app, logout)

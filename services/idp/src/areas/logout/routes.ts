@@ -4,7 +4,7 @@ import { Type } from 'typebox'
 import { withParams } from '../../oauth/redirect.ts'
 import { clientsService } from '../clients/service.ts'
 import { currentSession, endSession } from '../sessions/service.ts'
-import { sendLocalMessage, signedOut } from '../ui/layout.ts'
+import { sendLocalMessage, signedOut, signedOutCsp } from '../ui/layout.ts'
 import { announceLogout, type LogoutDeps } from './service.ts'
 
 const Param = Type.Optional(Type.String({ maxLength: 4000 }))
@@ -56,7 +56,10 @@ export function logoutRoutes(app: App, deps: LogoutDeps) {
     const session = await currentSession(deps.db, request)
     await endSession(deps.db, request, reply)
     const frames = session ? await announceLogout(deps, session) : []
-    return reply.type('text/html; charset=utf-8').send(signedOut(request, frames, redirect))
+    return reply
+      .type('text/html; charset=utf-8')
+      .header('content-security-policy', signedOutCsp(frames))
+      .send(signedOut(request, frames, redirect))
   }
   const schema = {
     summary: 'RP-initiated logout: ends the session, tells every client, returns to an allow-listed URI',

@@ -8,6 +8,7 @@ import { authorizeService } from '../authorize/service.ts'
 import { clientsService } from '../clients/service.ts'
 import { deviceService } from '../device/service.ts'
 import type { SigningKeys } from '../keys/service.ts'
+import { postToCaller } from '../../outbound.ts'
 
 export const BACKCHANNEL_EVENT = 'http://schemas.openid.net/event/backchannel-logout'
 
@@ -19,6 +20,8 @@ export interface LogoutDeps {
   log: FastifyBaseLogger
   jobs: Jobs
   signals: SignalDeps
+  /** IDP_FETCH_ALLOW_PRIVATE: logout URIs may be http and private (never a metadata address). */
+  allowPrivate: boolean
 }
 
 /** The clients that received tokens in a session: the ones to tell when it ends. */
@@ -86,16 +89,16 @@ async function deliverLogoutToken(deps: LogoutDeps, job: BackchannelJob) {
     'RS256',
     'logout+jwt',
   )
-  const res = await fetch(client.backchannel_logout_uri, {
-    method: 'POST',
+  // through the outbound guard again (the address checked and pinned); a redirect is never followed
+  const outcome = await postToCaller(client.backchannel_logout_uri, {
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ logout_token: logoutToken }).toString(),
-    signal: AbortSignal.timeout(5_000),
+    allowPrivate: deps.allowPrivate,
+    timeoutMs: 5_000,
   })
-  await res.body?.cancel()
-  if (!res.ok) {
-    deps.log.warn({ client: client.client_id, status: res.status }, 'back-channel logout refused')
-    throw new Error(`the back-channel logout URI answered ${res.status}`)
+  if (outcome.error) {
+    deps.log.warn({ client: client.client_id, status: outcome.status }, 'back-channel logout refused')
+    throw new Error(`the back-channel logout URI: ${outcome.error}`)
   }
 }
 

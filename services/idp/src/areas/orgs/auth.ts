@@ -15,6 +15,11 @@ async function requireOrg(db: IdpDb, request: FastifyRequest): Promise<OrgRow> {
     idpError('invalid_token', message, {
       'www-authenticate': challenge('Bearer', { error: 'invalid_token', error_description: message }),
     })
+  // RFC 6750 §3.1: no credential at all, no error code in the challenge
+  if (!header.trim())
+    throw idpError('invalid_token', 'an organization API key is required', {
+      'www-authenticate': challenge('Bearer', { realm: 'organizations' }),
+    })
   if (!header.startsWith(`Bearer ${KEY_PREFIX}`)) throw refuse('an organization API key is required')
   const org = await orgByKeyHash(db, keyHash(header.slice('Bearer '.length)))
   if (!org) throw refuse('the organization API key is not valid')

@@ -47,7 +47,7 @@ export function orgClientRoutes(
       reply
         .code(201)
         .header('cache-control', 'no-store')
-        .send(await createOrgClient(db, sealer, orgOf(request), request.body)),
+        .send(await createOrgClient(db, sealer, orgOf(request), request.body, deps.allowPrivate)),
   )
   app.get(
     '/orgs/clients',
@@ -152,7 +152,13 @@ export function orgClientRoutes(
       },
     },
     async (request) =>
-      setLifecycleUrl(db, orgOf(request), request.params.id, request.body.lifecycle_webhook_url),
+      setLifecycleUrl(
+        db,
+        orgOf(request),
+        request.params.id,
+        request.body.lifecycle_webhook_url,
+        deps.allowPrivate,
+      ),
   )
   app.put(
     '/orgs/clients/:id/agent-model',

@@ -2,16 +2,29 @@ import { AppError, notFound, type Sealer } from '@svc/kit'
 import type { Static } from 'typebox'
 import { type IdpDb, inTransaction } from '../../db.ts'
 import type { NewClient } from '../clients/schemas.ts'
-import { clientView, createClient, rotateClientSecret, rotateWebhookSecret } from '../clients/service.ts'
+import {
+  checkClientUris,
+  clientView,
+  createClient,
+  rotateClientSecret,
+  rotateWebhookSecret,
+} from '../clients/service.ts'
 import { forgetClients } from '../clients/cache.ts'
 import { clientsService } from '../clients/service.ts'
-import { checkLogoutUri } from '../clients/uris.ts'
+import { checkCallerUrl } from '../../outbound.ts'
 import { lockOrg, type OrgRow } from './store.ts'
 
 type OrgClientInput = Omit<Static<typeof NewClient>, 'first_party' | 'subject_type'>
 
 /** A new client of the organization, within its `max_clients` (429 beyond, counted under a row lock). */
-export async function createOrgClient(db: IdpDb, sealer: Sealer, org: OrgRow, input: OrgClientInput) {
+export async function createOrgClient(
+  db: IdpDb,
+  sealer: Sealer,
+  org: OrgRow,
+  input: OrgClientInput,
+  allowPrivate: boolean,
+) {
+  await checkClientUris(input, allowPrivate)
   return inTransaction(db, async (trx) => {
     const locked = await lockOrg(trx, org.id)
     if ((await clientsService.countLiveOf(trx, org.id)) >= locked.max_clients)
@@ -55,9 +68,15 @@ export async function rotateOrgWebhookSecret(db: IdpDb, sealer: Sealer, org: Org
  * Sets where the client hears of its users' account events; the same URL becomes its back-channel
  * logout URI when it has none (identity-provider.md: the lifecycle URL also registers logout URIs).
  */
-export async function setLifecycleUrl(db: IdpDb, org: OrgRow, clientId: string, url: string) {
+export async function setLifecycleUrl(
+  db: IdpDb,
+  org: OrgRow,
+  clientId: string,
+  url: string,
+  allowPrivate: boolean,
+) {
   const client = await orgClient(db, org, clientId)
-  checkLogoutUri(url, 'lifecycle_webhook_url')
+  await checkCallerUrl(url, 'lifecycle_webhook_url', { allowPrivate })
   await clientsService.update(db, clientId, {
     lifecycle_webhook_url: url,
     backchannel_logout_uri: client.backchannel_logout_uri ?? url,

@@ -14,7 +14,7 @@ export const orgsArea = defineArea({
     const { db, sealer, issuer } = ctx
     orgAdminRoutes(app, db, ctx.config.adminToken)
     orgClientRoutes(app, { db, sealer, issuer, allowPrivate: ctx.config.fetchAllowPrivate })
-    registerRoutes(app, db, sealer)
+    registerRoutes(app, db, sealer, ctx.config.fetchAllowPrivate)
     orgResourceRoutes(app, db)
     const screening = { db, receipts, ledger: ctx.ledger }
     const kyb = {

@@ -30,7 +30,7 @@ const Registration = Type.Object({
  * organization's, pairwise, third-party and bound to PKCE. Bad metadata is `invalid_client_metadata`,
  * a bad redirect URI `invalid_redirect_uri` (§3.2.2).
  */
-export function registerRoutes(app: App, db: IdpDb, sealer: Sealer) {
+export function registerRoutes(app: App, db: IdpDb, sealer: Sealer, allowPrivate: boolean) {
   const authed = orgKey(db)
   app.post(
     '/register',
@@ -59,16 +59,23 @@ export function registerRoutes(app: App, db: IdpDb, sealer: Sealer) {
       const body = request.body
       const method =
         body.token_endpoint_auth_method ?? (body.jwks ? 'private_key_jwt' : 'client_secret_basic')
-      const created = await createOrgClient(db, sealer, org, {
-        client_name: body.client_name ?? 'Unnamed client',
-        client_type: method === 'none' ? 'public' : 'confidential',
-        token_endpoint_auth_method: method,
-        redirect_uris: body.redirect_uris,
-        ...(body.jwks ? { jwks: body.jwks } : {}),
-        ...(body.post_logout_redirect_uris
-          ? { post_logout_redirect_uris: body.post_logout_redirect_uris }
-          : {}),
-      })
+      const created = await createOrgClient(
+        db,
+        sealer,
+        org,
+        {
+          client_name: body.client_name ?? 'Unnamed client',
+          client_type: method === 'none' ? 'public' : 'confidential',
+          token_endpoint_auth_method: method,
+          redirect_uris: body.redirect_uris,
+          ...(body.jwks ? { jwks: body.jwks } : {}),
+          ...(body.post_logout_redirect_uris
+            ? { post_logout_redirect_uris: body.post_logout_redirect_uris }
+            : {}),
+          ...(body.lifecycle_webhook_url ? { lifecycle_webhook_url: body.lifecycle_webhook_url } : {}),
+        },
+        allowPrivate,
+      )
       return reply
         .code(201)
         .header('cache-control', 'no-store')

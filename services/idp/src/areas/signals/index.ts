@@ -14,6 +14,7 @@ export const signalsArea = defineArea({
       issuer: ctx.issuer,
       pairwiseSalt: ctx.config.pairwiseSalt,
       retryDelayS: ctx.config.lifecycleRetryDelayS,
+      allowPrivate: ctx.config.fetchAllowPrivate,
     }
     await startSignalDelivery(signals)
     signalRoutes(app, { ...signals, kv: ctx.kv })

@@ -2,7 +2,7 @@ import { type App, type Kv } from '@svc/kit'
 import { Type } from 'typebox'
 import { authenticateClient } from '../../oauth/client-auth.ts'
 import { ClientAuthFields } from '../../oauth/form.ts'
-import { checkLogoutUri } from '../clients/uris.ts'
+import { checkCallerUrl } from '../../outbound.ts'
 import { poll, type SignalDeps, ssfConfiguration, status } from './service.ts'
 import { dropStream, saveStream } from './store.ts'
 import { idpError } from '../../errors.ts'
@@ -43,7 +43,11 @@ export function signalRoutes(app: App, deps: SignalDeps & { kv: Kv }) {
       }
       if ((delivery === 'push') !== (endpoint_url !== undefined))
         throw idpError('invalid_request', 'endpoint_url goes with delivery=push, and only with it')
-      if (endpoint_url) checkLogoutUri(endpoint_url, 'endpoint_url')
+      if (endpoint_url)
+        await checkCallerUrl(endpoint_url, 'endpoint_url', {
+          allowPrivate: deps.allowPrivate,
+          code: 'invalid_request',
+        })
       await saveStream(deps.db, caller.client_id, delivery, endpoint_url ?? null)
       return status(deps, caller.client_id)
     },

@@ -14,6 +14,7 @@ import {
   streamsFor,
 } from './store.ts'
 import { idpError } from '../../errors.ts'
+import { postToCaller } from '../../outbound.ts'
 
 export const SSF_PUSH_QUEUE = 'ssf.push'
 const CAEP = 'https://schemas.openid.net/secevent/caep/event-type/'
@@ -35,6 +36,8 @@ export interface SignalDeps {
   issuer: string
   pairwiseSalt: string
   retryDelayS: number
+  /** IDP_FETCH_ALLOW_PRIVATE: push endpoints may be http and private (never a metadata address). */
+  allowPrivate: boolean
 }
 
 type Receiver = Pick<IdpTables['clients'], 'client_id' | 'subject_type' | 'redirect_uris' | 'organization_id'>
@@ -92,15 +95,13 @@ async function push(deps: SignalDeps, jti: string) {
   const event = await eventById(deps.db, jti)
   const stream = event && !event.delivered_at ? await streamOf(deps.db, event.client_id) : undefined
   if (!event || !stream || stream.delivery !== 'push' || !stream.endpoint_url) return
-  const res = await fetch(stream.endpoint_url, {
-    method: 'POST',
+  const outcome = await postToCaller(stream.endpoint_url, {
     headers: { 'content-type': 'application/secevent+jwt', accept: 'application/json' },
     body: await signed(deps, event),
-    redirect: 'manual',
-    signal: AbortSignal.timeout(10_000),
+    allowPrivate: deps.allowPrivate,
+    timeoutMs: 10_000,
   })
-  await res.body?.cancel()
-  if (!res.ok) throw new Error(`the SET receiver answered ${res.status}`)
+  if (outcome.error) throw new Error(`the SET receiver: ${outcome.error}`)
   await markDelivered(deps.db, event.client_id, [jti])
 }
 

@@ -1,6 +1,48 @@
-import { type Html, html } from '@svc/kit'
+import { type Html, html, PAGE_CSP } from '@svc/kit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type Lang, langOf, type Phrase, t } from './i18n.ts'
+
+/** The hosted pages' one style sheet, served at `PAGE_STYLE_PATH` (no inline style: the pages' CSP has none). */
+export const PAGE_STYLE_PATH = '/ui/page.css'
+export const PAGE_STYLE = `body {
+  font: 16px/1.5 system-ui, sans-serif;
+  max-width: 28rem;
+  margin: 3rem auto;
+  padding: 0 1rem;
+}
+label {
+  display: block;
+  margin: 0.75rem 0 0.25rem;
+}
+input {
+  width: 100%;
+  padding: 0.5rem;
+  box-sizing: border-box;
+}
+input[type='checkbox'],
+input[type='radio'] {
+  width: auto;
+}
+button {
+  margin-top: 1rem;
+  padding: 0.5rem 1rem;
+}
+nav {
+  text-align: end;
+}
+.error {
+  color: #a00;
+}
+table {
+  border-collapse: collapse;
+  width: 100%;
+  font-size: 0.9em;
+}
+td {
+  border-top: 1px solid #ddd;
+  padding: 0.25rem;
+}
+`
 
 /** The other language's link: the switch remembers the choice, then comes back to this page. */
 function languageSwitch(lang: Lang, returnTo: string) {
@@ -44,44 +86,7 @@ function document(lang: Lang, title: string, body: Html, scripts: string[], nav:
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${title} · svc</title>
-        <style>
-          body {
-            font:
-              16px/1.5 system-ui,
-              sans-serif;
-            max-width: 28rem;
-            margin: 3rem auto;
-            padding: 0 1rem;
-          }
-          label {
-            display: block;
-            margin: 0.75rem 0 0.25rem;
-          }
-          input {
-            width: 100%;
-            padding: 0.5rem;
-            box-sizing: border-box;
-          }
-          button {
-            margin-top: 1rem;
-            padding: 0.5rem 1rem;
-          }
-          nav {
-            text-align: end;
-          }
-          .error {
-            color: #a00;
-          }
-          table {
-            border-collapse: collapse;
-            width: 100%;
-            font-size: 0.9em;
-          }
-          td {
-            border-top: 1px solid #ddd;
-            padding: 0.25rem;
-          }
-        </style>
+        <link rel="stylesheet" href="${PAGE_STYLE_PATH}" />
         ${scripts.map((src) => html`<script src="${src}" defer></script>`)}
       </head>
       <body>
@@ -95,6 +100,15 @@ function document(lang: Lang, title: string, body: Html, scripts: string[], nav:
 export function safeReturnTo(value: string | undefined, fallback = '/ui/account'): string {
   if (!value || !value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\')) return fallback
   return value
+}
+
+/**
+ * The signed-out page's policy: the kit's page policy, with the front-channel logout URIs' origins
+ * as the frames it may load (OpenID Connect Front-Channel Logout 1.0); never framed itself.
+ */
+export function signedOutCsp(frames: string[]): string {
+  const origins = [...new Set(frames.map((src) => new URL(src).origin))]
+  return `${PAGE_CSP}; frame-src ${origins.length ? origins.join(' ') : "'none'"}`
 }
 
 /** The signed-out page: hidden front-channel frames, then the post-logout redirect about two seconds later. */

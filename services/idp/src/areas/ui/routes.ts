@@ -14,7 +14,15 @@ import { pageHooks, sessionOf } from '../sessions/pages.ts'
 import { currentSession, endSession } from '../sessions/service.ts'
 import { accountPage } from './account-page.ts'
 import { langOf, type Phrase, rememberLang, t } from './i18n.ts'
-import { langField, localPage, safeReturnTo, signedOut } from './layout.ts'
+import {
+  langField,
+  localPage,
+  PAGE_STYLE,
+  PAGE_STYLE_PATH,
+  safeReturnTo,
+  signedOut,
+  signedOutCsp,
+} from './layout.ts'
 import { completeSignIn } from './sign-in.ts'
 
 interface UiOptions {
@@ -83,6 +91,9 @@ const loginForm = (
 export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies, onSessionEnd }: UiOptions) {
   const tags = ['pages']
   const pages = pageHooks({ db, origin })
+  app.get(PAGE_STYLE_PATH, { schema: { summary: 'The style sheet of the hosted pages', tags } }, (_, reply) =>
+    reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=300').send(PAGE_STYLE),
+  )
   app.get(
     '/ui/login',
     {
@@ -229,7 +240,10 @@ export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies
       await recordEvent(db, session.user_id, 'logout', requestContext(request))
       const frames = await onSessionEnd(session)
       if (frames.length === 0) return reply.redirect('/ui/login', 303)
-      return reply.type('text/html; charset=utf-8').send(signedOut(request, frames, '/ui/login'))
+      return reply
+        .type('text/html; charset=utf-8')
+        .header('content-security-policy', signedOutCsp(frames))
+        .send(signedOut(request, frames, '/ui/login'))
     },
   )
 }

@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import { requireWriter, writerOf } from '../../auth.ts'
 import type { LedgerConfig } from '../../config.ts'
 import type { LedgerDb } from '../../db.ts'
-import { createWebhook, EVENT, listWebhooks, removeWebhook } from './service.ts'
+import { createWebhook, EVENT, listWebhooks, type Outbound, removeWebhook } from './service.ts'
 
 const Webhook = Type.Object({
   id: Type.String(),
@@ -12,7 +12,13 @@ const Webhook = Type.Object({
   created_at: Type.String(),
 })
 
-export function webhookRoutes(app: App, db: LedgerDb, config: LedgerConfig, webhookKey: string) {
+export function webhookRoutes(
+  app: App,
+  db: LedgerDb,
+  config: LedgerConfig,
+  webhookKey: string,
+  outbound: Outbound,
+) {
   const security = [{ writer: [] }]
   app.post(
     '/v1/webhooks',
@@ -34,7 +40,14 @@ export function webhookRoutes(app: App, db: LedgerDb, config: LedgerConfig, webh
     },
     async (request, reply) => {
       const subscriber = writerOf(request, config)
-      const created = await createWebhook(db, webhookKey, subscriber, request.body.url, request.body.events)
+      const created = await createWebhook(
+        db,
+        webhookKey,
+        subscriber,
+        request.body.url,
+        request.body.events,
+        outbound,
+      )
       return reply.code(201).send(created)
     },
   )

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto'
 import type { Jobs } from '@svc/kit'
+import { checkPublicUrl, type publicAgent, postToPublicUrl, PublicUrlError } from '@svc/kit/http/public-fetch'
 import { ledgerError } from '../../errors.ts'
 import { b64Encode } from '@svc/trust/base64url'
 import type { LedgerDb } from '../../db.ts'
@@ -25,13 +26,26 @@ export function signatureOf(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`
 }
 
+/** Where a subscriber's events go, through the kit's outbound guard: at subscription and at each delivery. */
+export interface Outbound {
+  allowPrivate: boolean
+  agent: ReturnType<typeof publicAgent>
+}
+
 export async function createWebhook(
   db: LedgerDb,
   webhookKey: string,
   subscriber: string,
   url: string,
   events: string[],
+  outbound: Outbound,
 ) {
+  try {
+    await checkPublicUrl(url, { allowPrivate: outbound.allowPrivate })
+  } catch (err) {
+    if (err instanceof PublicUrlError) throw ledgerError('invalid_request', `body.url ${err.message}`)
+    throw err
+  }
   const id = `whk_${randomBytes(12).toString('base64url')}`
   const row = await insertWebhook(db, { id, subscriber, url, events: [...new Set(events)] })
   return { ...row, created_at: row.created_at.toISOString(), secret: secretOf(webhookKey, id) }
@@ -55,7 +69,7 @@ export async function enqueueDeliveries(jobs: Jobs, trx: LedgerDb, from: number,
  * Posts one `receipt.recorded` event per receipt of the batch. A failure retries the whole batch
  * (with backoff); the event id is the leaf hash, so receivers drop what they already have.
  */
-export async function deliver(db: LedgerDb, webhookKey: string, job: DeliveryJob) {
+export async function deliver(db: LedgerDb, webhookKey: string, job: DeliveryJob, outbound: Outbound) {
   const webhook = await liveWebhook(db, job.webhook)
   if (!webhook) return
   const secret = secretOf(webhookKey, webhook.id)
@@ -79,17 +93,16 @@ export async function deliver(db: LedgerDb, webhookKey: string, job: DeliveryJob
         signature,
       },
     })
-    const res = await fetch(webhook.url, {
-      method: 'POST',
+    const outcome = await postToPublicUrl(webhook.url, {
       headers: {
         'content-type': 'application/json',
         'x-svc-event': EVENT,
         'x-svc-signature': signatureOf(secret, body),
       },
       body,
-      signal: AbortSignal.timeout(10_000),
+      ...outbound,
+      timeoutMs: 10_000,
     })
-    await res.body?.cancel()
-    if (!res.ok) throw new Error(`${webhook.url} answered ${res.status} for leaf ${leaf.leaf_index}`)
+    if (outcome.error) throw new Error(`${webhook.url}: ${outcome.error} for leaf ${leaf.leaf_index}`)
   }
 }

@@ -1,7 +1,5 @@
 import type { LookupAddress } from 'node:dns'
-import { lookup } from 'node:dns/promises'
-import { isIP } from 'node:net'
-import { checkPublicUrl, PublicUrlError } from '@svc/kit/http/public-fetch'
+import { PublicUrlError, resolvePublic } from '@svc/kit/http/public-fetch'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
@@ -140,35 +138,24 @@ async function refusal(
   url: string,
   allowPrivate: boolean,
 ): Promise<{ why: string | null; addresses?: LookupAddress[] }> {
-  let target: URL
+  // the kit's guard: https, no metadata address, and unless private ones are allowed a name that
+  // resolves to public addresses only (the connection is then pinned to them)
+  let addresses: LookupAddress[] | null
   try {
-    target = await checkPublicUrl(url, { allowPrivate })
+    addresses = await resolvePublic(url, { allowPrivate })
   } catch (err) {
     return {
       why: err instanceof PublicUrlError ? `the URL is refused: ${err.message}` : 'the URL is refused',
     }
   }
+  const target = new URL(url)
   const host = target.hostname.replace(/^\[|\]$/g, '')
   const port = defaultPort(target)
   const entries = policy.allow.filter((a) => hostMatches(a.host, host))
   if (entries.length === 0) return { why: `${host} is outside the engagement's egress allow-list` }
   if (!entries.some((a) => a.ports === undefined || a.ports.includes(port)))
     return { why: `port ${port} of ${host} is outside the engagement's egress allow-list` }
-  // the addresses the name resolves to: none private unless the deployment allows private addresses
-  if (!allowPrivate && !isIP(host)) {
-    try {
-      const addresses = await lookup(host, { all: true, verbatim: true })
-      if (!addresses.length) throw new PublicUrlError(`${host} does not resolve`)
-      for (const { address } of addresses)
-        await checkPublicUrl(`https://${address.includes(':') ? `[${address}]` : address}/`, { allowPrivate })
-      return { why: null, addresses }
-    } catch (err) {
-      return {
-        why: `${host} does not resolve to a public address${err instanceof PublicUrlError ? `: ${err.message}` : ''}`,
-      }
-    }
-  }
-  return { why: null }
+  return addresses ? { why: null, addresses } : { why: null }
 }
 
 /**

@@ -4,6 +4,7 @@ import type { RentalContext } from '../../context.ts'
 import { SESSION_SECURITY } from '../auth/hooks.ts'
 import { Nullable, Params } from '../engagements/schemas.ts'
 import { can, orgOf } from '../orgs/permissions.ts'
+import { DOCUMENT_CSP } from './document.ts'
 import type { InvoiceDeps } from './service.ts'
 
 export const Money = Type.Object({
@@ -129,7 +130,10 @@ export function documentReadRoutes<V extends { number: string }>(
       const view = await kind.one(deps, orgOf(request), request.params.id, locale)
       reply.header('cache-control', 'no-store')
       if (format === 'html')
-        return reply.type('text/html; charset=utf-8').send(kind.html(view, locale) as never)
+        return reply
+          .type('text/html; charset=utf-8')
+          .header('content-security-policy', DOCUMENT_CSP)
+          .send(kind.html(view, locale) as never)
       if (format === 'pdf')
         return reply
           .type('application/pdf')

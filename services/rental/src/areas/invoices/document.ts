@@ -1,4 +1,4 @@
-import { html, type Html, type MoneyLocale } from '@svc/kit'
+import { html, Html, type MoneyLocale, pageCsp } from '@svc/kit'
 import PDFDocument from 'pdfkit'
 
 /** The labels every tax document has; a kind adds its own (due date, refund, …). */
@@ -51,6 +51,12 @@ export const day = (iso: string, locale: MoneyLocale) =>
   }).format(new Date(iso))
 
 /** The printable page of a document (the view is in `locale`'s money already); everything escaped. */
+const DOCUMENT_STYLE = `body{font-family:system-ui,sans-serif;max-width:56rem;margin:2rem auto}table{width:100%;border-collapse:collapse}
+td,th{border-bottom:1px solid #ccc;padding:.4rem;text-align:start}td.n{text-align:end}@media print{body{margin:0}}`
+
+/** The HTML document's policy: the kit's, with its one inline style by its hash. */
+export const DOCUMENT_CSP = pageCsp({ styles: [DOCUMENT_STYLE] })
+
 export function documentHtml<V extends DocumentView, L extends DocumentLabels>(
   kind: DocumentKind<V, L>,
   view: V,
@@ -60,8 +66,7 @@ export function documentHtml<V extends DocumentView, L extends DocumentLabels>(
   return html`<!doctype html>
 <html lang="${locale}" dir="${locale === 'ar' ? 'rtl' : 'ltr'}">
 <head><meta charset="utf-8"><title>${t.title} ${view.number}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:56rem;margin:2rem auto}table{width:100%;border-collapse:collapse}
-td,th{border-bottom:1px solid #ccc;padding:.4rem;text-align:start}td.n{text-align:end}@media print{body{margin:0}}</style></head>
+<style>${new Html(DOCUMENT_STYLE)}</style></head>
 <body>
 <h1>${t.title}</h1>
 <p>${t.number}: <strong>${view.number}</strong></p>

@@ -1,4 +1,4 @@
-import { type Html, html } from '@svc/kit'
+import { cspHash, type Html, html } from '@svc/kit'
 import { CATALOGUES, formatFils, type Lang, type MessageKey } from './i18n.ts'
 import type { DependencyStatus } from './status.ts'
 
@@ -6,12 +6,12 @@ const STYLE = `body{font-family:system-ui,sans-serif;max-width:56rem;margin:2rem
 nav a{margin-inline-end:1rem}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.5rem;text-align:start;vertical-align:top}
 code{font-size:.85em;word-break:break-all}.ok{color:#176b2c}.down{color:#a11}`
 
-/** The pages' security headers: no script at all, nothing framed, nothing sniffed. */
+/**
+ * The pages' policy: no script at all, their one inline style by its hash, nothing framed; the
+ * other security headers are the kit's, on every HTML answer.
+ */
 export const PAGE_HEADERS = {
-  'content-security-policy':
-    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  'content-security-policy': `default-src 'none'; style-src ${cspHash(STYLE)}; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'`,
   'content-type': 'text/html; charset=utf-8',
 }
 
