@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict'
+import type { ChildProcess } from 'node:child_process'
+import { after, before, describe, it } from 'node:test'
+import { onPostgres } from '@svc/kit/testing'
+import { type FullStack, startFullStack } from './full-stack.ts'
+import {
+  allEndedAndReceipted,
+  assertReceiptedOnce,
+  launchRental,
+  postTask,
+  rentalReady,
+  sleep,
+} from './task-faults.ts'
+
+// a kill -9 needs the rental in a process of its own on storage that outlives it: an embedded
+// database would be a second cold start of PGlite per run for the same fault, so PostgreSQL only
+describe(
+  'tasks across a kill -9 of the rental',
+  { skip: !onPostgres && 'needs DATABASE_URL: the killed process and its restart share a PostgreSQL schema' },
+  () => {
+    let stack: FullStack
+    let engagement: string
+    const children: ChildProcess[] = []
+
+    before(async () => {
+      stack = await startFullStack(
+        {
+          RENTAL_TASK_TIMEOUT_MS: '5000',
+          RENTAL_TASK_RETRY_BASE_MS: '500',
+          RENTAL_TASK_RETRY_CAP_MS: '5000',
+        },
+        // each agent takes 2 s: the kill finds sync requests waiting and async runs at the agent
+        { restartable: true, agentsEnv: { AGENTS_DELAY_MS: '2000' } },
+      )
+      const did = await stack.agentOf('job_summary')
+      engagement = await stack.hireAndSign(stack.alice, 'job_summary', did, stack.newClientKey())
+    })
+    after(async () => {
+      for (const child of children) child.kill('SIGKILL')
+      await stack.close()
+    })
+
+    it('every stored task ends, and every completed one is on the ledger, within 60 s of the restart', async (t) => {
+      await stack.rental.close()
+      const first = launchRental(stack, children)
+      await rentalReady(stack)
+      const text = (i: number) => `Task ${i} of a burst cut by a kill. The ledger keeps every receipt once.`
+      const sync = Array.from({ length: 16 }, (_, i) => postTask(stack, engagement, text(i), false))
+      const queued = await Promise.all(
+        Array.from({ length: 16 }, (_, i) => postTask(stack, engagement, text(100 + i), true)),
+      )
+      for (const q of queued) assert.equal(q.status, 200, 'every async task is acknowledged before the kill')
+      // the async runs are at the agent, the sync requests wait for it
+      await sleep(800)
+      first.child.kill('SIGKILL')
+      await first.exited
+      const answered = await Promise.all(sync)
+      const acknowledged = [...queued, ...answered].filter((a) => a.status === 200).map((a) => a.id!)
+      t.diagnostic(
+        `${answered.filter((a) => a.status === 200).length} of 16 sync tasks answered before the kill`,
+      )
+
+      const restarted = Date.now()
+      await stack.restartRental()
+      const tasks = await allEndedAndReceipted(stack, 60_000 - (Date.now() - restarted))
+      t.diagnostic(`every task ended and was receipted ${Date.now() - restarted} ms after the restart began`)
+
+      for (const id of acknowledged)
+        assert.ok(
+          tasks.some((task) => task.id === id),
+          `the acknowledged task ${id} is stored`,
+        )
+      // the agent is up: every task completes, each receipted once
+      assert.deepEqual(
+        tasks.filter((task) => task.state !== 'completed').map((task) => [task.id, task.state, task.error]),
+        [],
+      )
+      assertReceiptedOnce(tasks)
+      // the kill cut attempts, and the restarted instance took them back as new ones
+      const cut = tasks.filter((task) =>
+        task.runs?.some((r) => /instance running this attempt stopped/.test(r.error)),
+      )
+      t.diagnostic(`${cut.length} tasks had an attempt cut by the kill`)
+      assert.ok(cut.length > 0, 'the kill cut running attempts')
+      assert.ok(
+        cut.some((task) => queued.every((q) => q.id !== task.id)),
+        'a sync task is among them',
+      )
+    })
+  },
+)
