@@ -11,12 +11,14 @@ alter table tasks
   add column run_round integer not null default 0;
 create index tasks_lease_idx on tasks (lease_until) where state in ('submitted', 'working');
 
--- The rental's instances, each heartbeating: one silent for long, or `stopped_at` (it closed, or
--- another instance started at its `address`, host and port), has stopped, and what it ran is taken back.
+-- The rental's instances, each heartbeating every `period_s`: one silent for three periods, or
+-- `stopped_at` (it closed, or another instance started at its `address`, host and port), has
+-- stopped, and what it ran is taken back.
 create table rental_instances (
   id text primary key,
   address text not null,
   pid integer not null,
+  period_s integer not null,
   started_at timestamptz not null default now(),
   heartbeat_at timestamptz not null default now(),
   stopped_at timestamptz

@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict'
 import type { ChildProcess } from 'node:child_process'
 import { after, before, describe, it } from 'node:test'
+import { startService } from '@svc/kit'
 import { onPostgres } from '@svc/kit/testing'
+import { rental } from '../src/app.ts'
 import { type FullStack, startFullStack } from './full-stack.ts'
 import {
   allEndedAndReceipted,
   assertReceiptedOnce,
+  freePort,
   launchRental,
   postTask,
   rentalReady,
@@ -86,6 +89,32 @@ describe(
         cut.some((task) => queued.every((q) => q.id !== task.id)),
         'a sync task is among them',
       )
+    })
+
+    it('a live instance’s running sync tasks are not taken by another instance sweeping every second', async () => {
+      // a second instance on the same schema, its period 1 s where the first heartbeats every 5 s
+      const second = await startService(rental, {
+        ...stack.rentalEnv,
+        RENTAL_PORT: String(await freePort()),
+        RENTAL_TASK_SWEEP_S: '1',
+      })
+      try {
+        const answers = await Promise.all(
+          Array.from({ length: 6 }, (_, i) =>
+            stack.call(stack.alice, 'POST', '/api/tasks', {
+              engagement_id: engagement,
+              text: `Task ${i} on the first instance while the second sweeps. It completes in its request.`,
+            }),
+          ),
+        )
+        for (const answer of answers) {
+          assert.equal(answer.status, 200, answer.text)
+          const task = answer.body.task as { state: string; async: boolean; runs: unknown }
+          assert.deepEqual([task.state, task.async, task.runs], ['completed', false, null])
+        }
+      } finally {
+        await second.close()
+      }
     })
   },
 )

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
+import { type AddressInfo, createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import type { FullStack } from './full-stack.ts'
 
@@ -17,6 +18,14 @@ export interface FaultTask {
 const main = fileURLToPath(new URL('../src/main.ts', import.meta.url))
 const ENDED = new Set(['completed', 'failed', 'canceled', 'rejected'])
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+export const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
 
 /** The rental in a process of its own, on the stack's data and port, so that it can be killed. */
 export function launchRental(stack: FullStack, children: ChildProcess[]) {

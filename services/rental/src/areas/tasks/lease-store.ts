@@ -12,28 +12,37 @@ import type { TaskRow } from './store.ts'
 
 const seconds = (s: number) => sql<Date>`now() + make_interval(secs => ${s})`
 
+/** A rental instance as its row names it: `periodS`, the seconds between its heartbeats. */
+export interface Instance {
+  id: string
+  address: string
+  pid: number
+  periodS: number
+}
+
 /**
  * This instance, heartbeating from now. An instance that listened at the same address before has
  * stopped (the address is this one's now): its leases are taken back at the next sweep rather than
  * once it would have been silent long enough.
  */
-export async function registerInstance(db: RentalDb, id: string, address: string, pid: number) {
+export async function registerInstance(db: RentalDb, instance: Instance) {
   await db
     .updateTable('rental_instances')
     .set({ stopped_at: sql`now()` })
-    .where('address', '=', address)
-    .where('id', '!=', id)
+    .where('address', '=', instance.address)
+    .where('id', '!=', instance.id)
     .where('stopped_at', 'is', null)
     .execute()
-  await heartbeat(db, id, address, pid)
+  await heartbeat(db, instance)
 }
 
 /** The instance's heartbeat (its row made again if it was forgotten); rows stopped a day ago are dropped. */
-export async function heartbeat(db: RentalDb, id: string, address: string, pid: number) {
+export async function heartbeat(db: RentalDb, instance: Instance) {
+  const { id, address, pid, periodS } = instance
   await db
     .insertInto('rental_instances')
-    .values({ id, address, pid })
-    .onConflict((oc) => oc.column('id').doUpdateSet({ heartbeat_at: sql`now()` }))
+    .values({ id, address, pid, period_s: periodS })
+    .onConflict((oc) => oc.column('id').doUpdateSet({ heartbeat_at: sql`now()`, period_s: periodS }))
     .execute()
   await db
     .deleteFrom('rental_instances')
@@ -50,23 +59,23 @@ export const leaveInstances = (db: RentalDb, id: string) =>
     .execute()
 
 /**
- * Running tasks whose lease passed, or whose owner stopped: its heartbeat older than `staleS`, or
- * `stopped_at` set. An owner without a row (its database was down when it started) keeps its tasks
- * until their lease passes.
+ * Running tasks whose lease passed, or whose owner stopped: `stopped_at` set, or silent for three
+ * of its own periods. An owner without a row (its database was down when it started) keeps its
+ * tasks until their lease passes.
  */
-const takeable = (staleS: number) => sql<boolean>`(
+const takeable = sql<boolean>`(
   tasks.lease_until < now() or (tasks.lease_owner is not null and exists (
     select 1 from rental_instances i where i.id = tasks.lease_owner
-      and i.heartbeat_at < now() - make_interval(secs => ${staleS}))))`
+      and (i.stopped_at is not null or i.heartbeat_at < now() - make_interval(secs => i.period_s * 3)))))`
 
 /** Ids of running tasks whose lease may be taken back, oldest lease first. */
-export async function takeableTasks(db: RentalDb, staleS: number, limit: number) {
+export async function takeableTasks(db: RentalDb, limit: number) {
   const rows = await db
     .selectFrom('tasks')
     .select('id')
     .where('state', 'in', ['submitted', 'working'])
     .where('lease_until', 'is not', null)
-    .where(takeable(staleS))
+    .where(takeable)
     .orderBy('lease_until')
     .limit(limit)
     .execute()
@@ -77,7 +86,7 @@ export async function takeableTasks(db: RentalDb, staleS: number, limit: number)
  * The task, locked, when its lease may still be taken back (no other instance is taking it), and
  * whether its lease passed (else its owner stopped).
  */
-export const lockTakeable = (trx: RentalDb, id: string, staleS: number) =>
+export const lockTakeable = (trx: RentalDb, id: string) =>
   trx
     .selectFrom('tasks')
     .selectAll()
@@ -85,7 +94,7 @@ export const lockTakeable = (trx: RentalDb, id: string, staleS: number) =>
     .where('id', '=', id)
     .where('state', 'in', ['submitted', 'working'])
     .where('lease_until', 'is not', null)
-    .where(takeable(staleS))
+    .where(takeable)
     .forUpdate()
     .skipLocked()
     .executeTakeFirst()

@@ -3,7 +3,14 @@ import type { AddressInfo } from 'node:net'
 import type { App } from '@svc/kit'
 import { inTransaction } from '../../db.ts'
 import { takeBack } from './attempts.ts'
-import { heartbeat, leaveInstances, lockTakeable, registerInstance, takeableTasks } from './lease-store.ts'
+import {
+  heartbeat,
+  type Instance,
+  leaveInstances,
+  lockTakeable,
+  registerInstance,
+  takeableTasks,
+} from './lease-store.ts'
 import type { TaskDeps } from './service.ts'
 
 /** Tasks taken back per transaction round of a sweep. */
@@ -14,14 +21,12 @@ const SWEEP_BATCH = 50
  * Once the server listens the instance registers (an instance that listened at its address before
  * has stopped) and sweeps at once; then every RENTAL_TASK_SWEEP_S it heartbeats and sweeps again.
  * A sweep takes back the running tasks whose lease passed or whose instance stopped (silent for
- * three periods, or known stopped), each in a transaction of its own with the row locked, skipping
+ * three of its periods, or known stopped), each in a transaction of its own with the row locked, skipping
  * a row another instance is taking.
  */
 export function startLeases(app: App, deps: TaskDeps) {
   const periodS = deps.config.taskSweepS
-  const staleS = periodS * 3
-  const pid = process.pid
-  let address: string | undefined
+  let instance: Instance | undefined
   let timer: NodeJS.Timeout | undefined
   let running: Promise<void> | undefined
   let stopped = false
@@ -30,10 +35,10 @@ export function startLeases(app: App, deps: TaskDeps) {
   const sweep = async () => {
     // a bounded number of rounds: a task that cannot be taken back now waits for the next sweep
     for (let round = 0; round < 20; round++) {
-      const ids = await takeableTasks(deps.db, staleS, SWEEP_BATCH)
+      const ids = await takeableTasks(deps.db, SWEEP_BATCH)
       for (const id of ids)
         await inTransaction(deps.db, async (trx) => {
-          const task = await lockTakeable(trx, id, staleS)
+          const task = await lockTakeable(trx, id)
           if (!task) return
           const outcome = await takeBack(deps, trx, task, !task.lapsed)
           if (outcome && outcome !== 'waiting')
@@ -43,7 +48,7 @@ export function startLeases(app: App, deps: TaskDeps) {
     }
   }
   const tick = async () => {
-    if (address) await heartbeat(deps.db, deps.instance, address, pid).catch(warn('heartbeat failed'))
+    if (instance) await heartbeat(deps.db, instance).catch(warn('heartbeat failed'))
     await sweep().catch(warn('task lease sweep failed'))
   }
   const next = () => {
@@ -56,8 +61,8 @@ export function startLeases(app: App, deps: TaskDeps) {
 
   app.addHook('onListen', async () => {
     const { port } = app.server.address() as AddressInfo
-    address = `${hostname()}:${port}`
-    await registerInstance(deps.db, deps.instance, address, pid).catch(warn('instance not registered'))
+    instance = { id: deps.instance, address: `${hostname()}:${port}`, pid: process.pid, periodS }
+    await registerInstance(deps.db, instance).catch(warn('instance not registered'))
     // in the background: what a killed process at this address held is taken back now
     running = sweep().catch(warn('task lease sweep failed')).finally(next)
   })

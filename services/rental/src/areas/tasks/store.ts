@@ -49,6 +49,7 @@ export interface TaskTables {
     id: string
     address: string
     pid: number
+    period_s: number
     started_at: Generated<Date>
     heartbeat_at: Generated<Date>
     stopped_at: Date | null
