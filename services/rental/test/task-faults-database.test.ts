@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import { onPostgres } from '@svc/kit/testing'
 import { endpointOf, FaultProxy } from '../../../packages/kit/test/fault-proxy.ts'
 import { type FullStack, startFullStack } from './full-stack.ts'
-import { allEndedAndReceipted, assertReceiptedOnce, postTask, sleep } from './task-faults.ts'
+import { allEndedAndReceipted, assertReceiptedOnce, postTask, sleep, untilStored } from './task-faults.ts'
 
 const databaseUrl = process.env.DATABASE_URL
 
@@ -21,15 +21,13 @@ describe(
       stack = await startFullStack(
         {
           DATABASE_URL: proxy.url(databaseUrl!),
-          DATABASE_STATEMENT_TIMEOUT_MS: '2000',
-          DATABASE_CONNECT_TIMEOUT_MS: '2000',
           RENTAL_TASK_TIMEOUT_MS: '5000',
           RENTAL_TASK_SWEEP_S: '1',
           RENTAL_TASK_RETRY_BASE_MS: '500',
           RENTAL_TASK_RETRY_CAP_MS: '5000',
         },
-        // each agent takes 2 s: the cut comes while the agents work, their answers meet it
-        { agentsEnv: { AGENTS_DELAY_MS: '2000' } },
+        // each agent takes 3 s: the cut comes while the agents work, their answers meet it
+        { agentsEnv: { AGENTS_DELAY_MS: '3000' } },
       )
       const did = await stack.agentOf('job_summary')
       engagement = await stack.hireAndSign(stack.alice, 'job_summary', did, stack.newClientKey())
@@ -42,12 +40,12 @@ describe(
 
     it('sync tasks cut mid-request end, receipted on the ledger, within 60 s of its return', async (t) => {
       const text = (i: number) => `Task ${i}, its database cut while the agent works. Each ends once.`
-      const sync = Array.from({ length: 12 }, (_, i) => postTask(stack, engagement, text(i), false))
       const queued = await Promise.all(
         Array.from({ length: 4 }, (_, i) => postTask(stack, engagement, text(100 + i), true)),
       )
       for (const q of queued) assert.equal(q.status, 200, 'every async task is acknowledged before the cut')
-      await sleep(800)
+      const sync = Array.from({ length: 12 }, (_, i) => postTask(stack, engagement, text(i), false))
+      await untilStored(stack, 16)
       proxy.set('blackhole')
       await sleep(20_000)
       const answered = await Promise.all(sync)

@@ -12,7 +12,7 @@ import {
   launchRental,
   postTask,
   rentalReady,
-  sleep,
+  untilStored,
 } from './task-faults.ts'
 
 // a kill -9 needs the rental in a process of its own on storage that outlives it: an embedded
@@ -32,8 +32,8 @@ describe(
           RENTAL_TASK_RETRY_BASE_MS: '500',
           RENTAL_TASK_RETRY_CAP_MS: '5000',
         },
-        // each agent takes 2 s: the kill finds sync requests waiting and async runs at the agent
-        { restartable: true, agentsEnv: { AGENTS_DELAY_MS: '2000' } },
+        // each agent takes 3 s: the kill finds sync requests waiting and async runs at the agent
+        { restartable: true, agentsEnv: { AGENTS_DELAY_MS: '3000' } },
       )
       const did = await stack.agentOf('job_summary')
       engagement = await stack.hireAndSign(stack.alice, 'job_summary', did, stack.newClientKey())
@@ -48,13 +48,13 @@ describe(
       const first = launchRental(stack, children)
       await rentalReady(stack)
       const text = (i: number) => `Task ${i} of a burst cut by a kill. The ledger keeps every receipt once.`
-      const sync = Array.from({ length: 16 }, (_, i) => postTask(stack, engagement, text(i), false))
       const queued = await Promise.all(
         Array.from({ length: 16 }, (_, i) => postTask(stack, engagement, text(100 + i), true)),
       )
       for (const q of queued) assert.equal(q.status, 200, 'every async task is acknowledged before the kill')
-      // the async runs are at the agent, the sync requests wait for it
-      await sleep(800)
+      const sync = Array.from({ length: 16 }, (_, i) => postTask(stack, engagement, text(i), false))
+      // every task stored: the sync requests wait for the agent, the async runs are at it or queued
+      await untilStored(stack, 32)
       first.child.kill('SIGKILL')
       await first.exited
       const answered = await Promise.all(sync)

@@ -78,6 +78,15 @@ export async function allTasks(stack: FullStack): Promise<FaultTask[]> {
   }
 }
 
+/** Waits until `count` tasks are stored (listed), so that a fault comes while they run. */
+export async function untilStored(stack: FullStack, count: number) {
+  const deadline = Date.now() + 30_000
+  while ((await allTasks(stack)).length < count) {
+    if (Date.now() > deadline) throw new Error(`${count} tasks were not stored within 30 s`)
+    await sleep(50)
+  }
+}
+
 /**
  * Waits until every stored task has ended and every completed one's receipt is on the ledger (the
  * ledger's own entry at the index the rental names has the receipt's leaf hash), at most `ms`.

@@ -61,21 +61,22 @@ export const leaveInstances = (db: RentalDb, id: string) =>
 /**
  * Running tasks whose lease passed, or whose owner stopped: `stopped_at` set, or silent for three
  * of its own periods. An owner without a row (its database was down when it started) keeps its
- * tasks until their lease passes.
+ * tasks until their lease passes; so does `self`, the instance asking, which knows its own runs
+ * alive (its heartbeat may be stale after a database outage of its own).
  */
-const takeable = sql<boolean>`(
-  tasks.lease_until < now() or (tasks.lease_owner is not null and exists (
+const takeable = (self: string) => sql<boolean>`(
+  tasks.lease_until < now() or (tasks.lease_owner <> ${self} and exists (
     select 1 from rental_instances i where i.id = tasks.lease_owner
       and (i.stopped_at is not null or i.heartbeat_at < now() - make_interval(secs => i.period_s * 3)))))`
 
 /** Ids of running tasks whose lease may be taken back, oldest lease first. */
-export async function takeableTasks(db: RentalDb, limit: number) {
+export async function takeableTasks(db: RentalDb, self: string, limit: number) {
   const rows = await db
     .selectFrom('tasks')
     .select('id')
     .where('state', 'in', ['submitted', 'working'])
     .where('lease_until', 'is not', null)
-    .where(takeable)
+    .where(takeable(self))
     .orderBy('lease_until')
     .limit(limit)
     .execute()
@@ -86,7 +87,7 @@ export async function takeableTasks(db: RentalDb, limit: number) {
  * The task, locked, when its lease may still be taken back (no other instance is taking it), and
  * whether its lease passed (else its owner stopped).
  */
-export const lockTakeable = (trx: RentalDb, id: string) =>
+export const lockTakeable = (trx: RentalDb, id: string, self: string) =>
   trx
     .selectFrom('tasks')
     .selectAll()
@@ -94,7 +95,7 @@ export const lockTakeable = (trx: RentalDb, id: string) =>
     .where('id', '=', id)
     .where('state', 'in', ['submitted', 'working'])
     .where('lease_until', 'is not', null)
-    .where(takeable)
+    .where(takeable(self))
     .forUpdate()
     .skipLocked()
     .executeTakeFirst()

@@ -35,10 +35,10 @@ export function startLeases(app: App, deps: TaskDeps) {
   const sweep = async () => {
     // a bounded number of rounds: a task that cannot be taken back now waits for the next sweep
     for (let round = 0; round < 20; round++) {
-      const ids = await takeableTasks(deps.db, SWEEP_BATCH)
+      const ids = await takeableTasks(deps.db, deps.instance, SWEEP_BATCH)
       for (const id of ids)
         await inTransaction(deps.db, async (trx) => {
-          const task = await lockTakeable(trx, id)
+          const task = await lockTakeable(trx, id, deps.instance)
           if (!task) return
           const outcome = await takeBack(deps, trx, task, !task.lapsed)
           if (outcome && outcome !== 'waiting')

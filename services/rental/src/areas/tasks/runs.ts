@@ -90,7 +90,7 @@ export async function retryTask(
   const answer = await idempotentWrite(deps.db, request, async (trx) => {
     let task = (await taskOf(trx, subject, id, true))!
     if (task.state === 'submitted' || task.state === 'working') {
-      const stuck = await lockTakeable(trx, id)
+      const stuck = await lockTakeable(trx, id, deps.instance)
       const taken = stuck ? await takeBack(deps, trx, stuck, !stuck.lapsed) : undefined
       if (taken === undefined || taken === 'waiting')
         throw rentalError(
