@@ -7,6 +7,7 @@ import { rental } from '../src/app.ts'
 import { type FullStack, startFullStack } from './full-stack.ts'
 import {
   allEndedAndReceipted,
+  allTasks,
   assertReceiptedOnce,
   freePort,
   launchRental,
@@ -99,7 +100,8 @@ describe(
         RENTAL_TASK_SWEEP_S: '1',
       })
       try {
-        const answers = await Promise.all(
+        const before = (await allTasks(stack)).length
+        const requests = Promise.all(
           Array.from({ length: 6 }, (_, i) =>
             stack.call(stack.alice, 'POST', '/api/tasks', {
               engagement_id: engagement,
@@ -107,6 +109,18 @@ describe(
             }),
           ),
         )
+        await untilStored(stack, before + 6)
+        // nor does a retry through the second instance take one: its run holds its lease
+        const running = (await allTasks(stack)).find((task) => task.state === 'working')!
+        const retry = await stack.alice.jar.fetch(`${second.url}/api/tasks/${running.id}/retry`, {
+          method: 'POST',
+          headers: { 'x-csrf-token': stack.alice.csrf },
+        })
+        const refused = (await retry.json()) as { error: { code: string; message: string } }
+        assert.equal(retry.status, 409, JSON.stringify(refused))
+        assert.equal(refused.error.code, 'task_not_retryable')
+        assert.match(refused.error.message, /is working: its run holds its lease until/)
+        const answers = await requests
         for (const answer of answers) {
           assert.equal(answer.status, 200, answer.text)
           const task = answer.body.task as { state: string; async: boolean; runs: unknown }
