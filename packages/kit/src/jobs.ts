@@ -23,8 +23,11 @@ export interface QueuePolicy extends RetryPolicy {
 }
 
 export interface EnqueueOptions extends RetryPolicy {
+  /** A Date, or seconds from now (fractions allowed). */
   startAfter?: Date | number
   singletonKey?: string
+  /** The job's id (a UUID), when the caller names it before the job exists. */
+  id?: string
 }
 
 export interface JobInfo {

@@ -44,8 +44,12 @@ export interface RentalConfig {
   eventsStreamS: number
   /** Seconds a task's output is kept after completion. */
   outputTtlS: number
-  /** Attempts after the first for an async task run (pg-boss retries with backoff). */
+  /** Attempts after the first for a task's run (areas/tasks/attempts.ts). */
   taskRetries: number
+  /** The retries' backoff: exponential from `baseMs`, capped at `capMs`, with full jitter. */
+  taskRetryBackoff: { baseMs: number; capMs: number }
+  /** Seconds between an instance's heartbeats and sweeps of task leases; silent for 3 of them, an instance is gone. */
+  taskSweepS: number
   /**
    * The platform's operators: idp subjects or emails (an email counts when the idp verified it).
    * In development the demo user is one.
@@ -169,7 +173,10 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
       RENTAL_TASK_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000 })),
       RENTAL_EVENTS_STREAM_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
       RENTAL_OUTPUT_TTL_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 31_536_000 })),
-      RENTAL_TASK_RETRIES: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
+      RENTAL_TASK_RETRIES: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
+      RENTAL_TASK_RETRY_BASE_MS: Type.Optional(Type.Integer({ minimum: 10, maximum: 3_600_000 })),
+      RENTAL_TASK_RETRY_CAP_MS: Type.Optional(Type.Integer({ minimum: 10, maximum: 86_400_000 })),
+      RENTAL_TASK_SWEEP_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 300 })),
       RENTAL_OPERATORS: Type.Optional(Type.String({ maxLength: 10_000 })),
       RENTAL_WEBHOOKS_ALLOW_PRIVATE: Type.Optional(Type.Boolean()),
       RENTAL_WEBHOOK_RETRY_DELAYS_S: Type.Optional(
@@ -249,7 +256,12 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
     taskTimeoutMs: values.RENTAL_TASK_TIMEOUT_MS ?? 30_000,
     eventsStreamS: values.RENTAL_EVENTS_STREAM_S ?? 30,
     outputTtlS: values.RENTAL_OUTPUT_TTL_S ?? 3600,
-    taskRetries: values.RENTAL_TASK_RETRIES ?? 4,
+    taskRetries: values.RENTAL_TASK_RETRIES ?? 10,
+    taskRetryBackoff: {
+      baseMs: values.RENTAL_TASK_RETRY_BASE_MS ?? 5_000,
+      capMs: values.RENTAL_TASK_RETRY_CAP_MS ?? 300_000,
+    },
+    taskSweepS: values.RENTAL_TASK_SWEEP_S ?? 5,
     operators: operatorsOf(values.RENTAL_OPERATORS, production),
     connect: {
       allowPrivate: common.nodeEnv === 'development' || common.nodeEnv === 'test',

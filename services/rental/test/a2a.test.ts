@@ -210,6 +210,7 @@ describe('the rental’s A2A surface (driven by the @a2a-js/sdk client)', () => 
       LEDGER_URL: ledgerService.url,
       RENTAL_LEDGER_TOKEN: LEDGER_WRITER,
       RENTAL_TASK_RETRIES: '1',
+      RENTAL_TASK_RETRY_BASE_MS: '200',
     })
     agentsService = (await startService(
       agents,

@@ -35,7 +35,11 @@ describe('tasks whose agent is slow, lies or is gone', () => {
 
   before(async () => {
     // a 1 ms bound: every sync task outlives it; one retry after the first attempt
-    stack = await startFullStack({ RENTAL_TASK_TIMEOUT_MS: '1', RENTAL_TASK_RETRIES: '1' })
+    stack = await startFullStack({
+      RENTAL_TASK_TIMEOUT_MS: '1',
+      RENTAL_TASK_RETRIES: '1',
+      RENTAL_TASK_RETRY_BASE_MS: '200',
+    })
     const did = await stack.agentOf('job_summary')
     engagement = await stack.hireAndSign(stack.alice, 'job_summary', did, stack.newClientKey())
   })

@@ -63,6 +63,7 @@ export async function startFullStack(
     now?: () => Date
     idpEnv?: Record<string, string>
     agentsEnv?: Record<string, string>
+    agentsRestartable?: boolean
   } = {},
 ) {
   const idpService = await startService(
@@ -76,17 +77,18 @@ export async function startFullStack(
     { fresh: true },
   )
   const ledgerService = await startService(ledger, testEnv({ LEDGER_BATCH_WAIT_MS: '2' }), { fresh: true })
-  const agentsService = await startService(
-    agents,
-    testEnv({
-      AGENTS_KEY_SEED: Buffer.alloc(32, 7).toString('base64url'),
-      IDP_URL: idpService.url,
-      // the note-taker answers at once with its held call (tests that wait for it say so)
-      AGENTS_TOOL_WAIT_MS: '0',
-      ...options.agentsEnv,
-    }),
-    { fresh: true },
-  )
+  // agents on a port of their own can be stopped and started again there (`stopAgents`, `startAgents`)
+  const agentsPort = options.agentsRestartable ? await freePort() : undefined
+  const agentsEnv = testEnv({
+    AGENTS_KEY_SEED: Buffer.alloc(32, 7).toString('base64url'),
+    IDP_URL: idpService.url,
+    // the note-taker answers at once with its held call (tests that wait for it say so)
+    AGENTS_TOOL_WAIT_MS: '0',
+    ...(agentsPort ? { AGENTS_PORT: String(agentsPort), AGENTS_URL: `http://127.0.0.1:${agentsPort}` } : {}),
+    ...options.agentsEnv,
+  })
+  const startAgents = () => startService(agents, agentsEnv, agentsPort ? {} : { fresh: true })
+  let agentsService: Awaited<ReturnType<typeof startAgents>> | undefined = await startAgents()
   const env = testEnv({
     IDP_URL: idpService.url,
     LEDGER_URL: ledgerService.url,
@@ -211,7 +213,19 @@ export async function startFullStack(
     rentalEnv: env,
     signInWith,
     ledger: ledgerService,
-    agents: agentsService,
+    get agents() {
+      if (!agentsService) throw new Error('the agents are stopped')
+      return agentsService
+    },
+    /** Stops the agents (an `agentsRestartable` stack starts them again on the same port). */
+    async stopAgents() {
+      await agentsService?.close()
+      agentsService = undefined
+    },
+    async startAgents() {
+      if (!agentsPort) throw new Error('the stack was not started with agentsRestartable')
+      agentsService ??= await startAgents()
+    },
     get rental() {
       return rentalService
     },
@@ -237,7 +251,7 @@ export async function startFullStack(
     },
     async close() {
       await rentalService.close()
-      await agentsService.close()
+      await agentsService?.close()
       if (ledgerOpen) await ledgerService.close()
       await idpService.close()
     },

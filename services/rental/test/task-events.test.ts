@@ -79,7 +79,11 @@ describe('a task’s events as server-sent events (GET /api/tasks/{id}/events)',
     })
 
   before(async () => {
-    stack = await startFullStack({ RENTAL_EVENTS_STREAM_S: '4', RENTAL_TASK_RETRIES: '4' })
+    stack = await startFullStack({
+      RENTAL_EVENTS_STREAM_S: '4',
+      RENTAL_TASK_RETRIES: '4',
+      RENTAL_TASK_RETRY_BASE_MS: '200',
+    })
     agentDid = await stack.agentOf('job_summary')
     clientKey = stack.newClientKey()
     engagement = await stack.hireAndSign(stack.alice, 'job_summary', agentDid, clientKey)

@@ -62,7 +62,12 @@ describe('task operations: cancel, runs, retry', () => {
 
   before(async () => {
     // sync tasks continue asynchronously at once; a failed call is retried twice (1 s, then 2 s later)
-    stack = await startFullStack({ RENTAL_TASK_TIMEOUT_MS: '1', RENTAL_TASK_RETRIES: '2' })
+    stack = await startFullStack({
+      RENTAL_TASK_TIMEOUT_MS: '1',
+      RENTAL_TASK_RETRIES: '2',
+      // the first retries wait up to 3 s and 6 s: a task with the agents down is running a while
+      RENTAL_TASK_RETRY_BASE_MS: '3000',
+    })
     did = await stack.agentOf('job_summary')
     engagement = await stack.hireAndSign(stack.alice, 'job_summary', did, stack.newClientKey())
     completed = await settled((await post(false)).id, 'completed')

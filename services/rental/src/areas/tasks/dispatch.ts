@@ -56,10 +56,11 @@ const request = (
   reply?: AgentReply,
   metadata?: Record<string, string>,
   files: Part[] = [],
+  messageId: string = randomUUID(),
 ): SendMessageRequest => ({
   tenant: '',
   message: {
-    messageId: randomUUID(),
+    messageId,
     contextId: reply?.contextId ?? '',
     taskId: reply?.agentTaskId ?? '',
     role: Role.ROLE_USER,
@@ -111,6 +112,7 @@ export class AgentDispatcher {
    * (SendStreamingMessage; the SDK falls back to SendMessage when the card has no streaming) and
    * `onTask` learns the agent's task as soon as the agent names it, so that the task can be
    * canceled at the agent while it runs; without (or with `reply`), one blocking SendMessage.
+   * `messageId`: the message's A2A id (the same for each attempt of a task's run); else a new one.
    */
   async send(
     cardUrl: string,
@@ -120,9 +122,10 @@ export class AgentDispatcher {
     metadata?: Record<string, string>,
     files: Part[] = [],
     onTask?: (agentTask: AgentReply) => Promise<void>,
+    messageId?: string,
   ): Promise<AgentAnswer | AgentAsks> {
     const client = await this.#client(cardUrl)
-    const message = request(text, reply, metadata, files)
+    const message = request(text, reply, metadata, files, messageId)
     // an answer on the agent's task: its id is known already, and its stream may begin with a status update
     const result =
       onTask && !reply

@@ -1,7 +1,7 @@
-import { inTransaction, type RentalDb } from '../../db.ts'
+import type { RentalDb } from '../../db.ts'
 import type { Actor, EventService } from '../events/index.ts'
 import type { TaskDeps } from './service.ts'
-import { endTask, recordFailedRun, type TaskRow } from './store.ts'
+import { endTask, type TaskRow } from './store.ts'
 import type { EventType } from '../events/index.ts'
 import { tellAgent } from './agent-cancel.ts'
 
@@ -55,29 +55,6 @@ export const refOf = (row: Pick<TaskRow, 'id' | 'org_id' | 'engagement_id'>): Ta
   orgId: row.org_id,
   engagementId: row.engagement_id,
 })
-
-/** A failed attempt kept in the task's `runs`, and its trace line, in one transaction. */
-export async function failedAttempt(
-  deps: TaskDeps,
-  id: string,
-  error: string,
-  startedAt: Date,
-  actor: Actor,
-) {
-  await inTransaction(deps.db, async (trx) => {
-    const run = await recordFailedRun(trx, id, deps.now(), error, startedAt)
-    if (run)
-      await taskEvents(deps.events).trace(
-        trx,
-        { id, orgId: run.orgId, engagementId: run.engagementId },
-        actor,
-        {
-          attempt: run.attempt,
-          error: error.slice(0, 500),
-        },
-      )
-  })
-}
 
 /**
  * Ends a task that has not ended (failed or canceled) and records the change, in `trx`: one

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { defineArea } from '../../context.ts'
 import type { RentalDb } from '../../db.ts'
 import { AgentCredentials } from './agent-credentials.ts'
@@ -9,13 +10,13 @@ import { taskRoutes } from './routes.ts'
 export { Task as TaskSchema } from './routes.ts'
 import type { Actor } from '../events/index.ts'
 import { endRunning, taskEvents } from './events.ts'
-import { afterCommit, type Page } from '@svc/kit'
+import type { Page } from '@svc/kit'
+import { enqueueRun } from './attempts.ts'
 import { startAgentCancels, tellAgent } from './agent-cancel.ts'
 import {
   createTask,
   type NewTask,
   type NewTrialTask,
-  RUN_QUEUE,
   type HeldScope,
   type TaskDeps,
   type TaskTransaction,
@@ -152,8 +153,9 @@ export const tasksArea = defineArea({
       approvals: NO_APPROVALS,
       messageMetadata: [],
       ended: NO_END_HOOK,
+      instance: randomUUID(),
     }
-    const runner = await startTaskRunner(deps)
+    const runner = await startTaskRunner(app, deps)
     await startAgentCancels(deps)
     app.addHook('onClose', async () => runner.stop())
     return {
@@ -221,8 +223,7 @@ export const tasksArea = defineArea({
         const task = await store.resumeWaiting(trx, id)
         if (!task) return false
         await moved(use.events, trx, task, actor, { from: 'input-required', to: 'submitted' })
-        await ctx.jobs.enqueue(trx, RUN_QUEUE, { task_id: id, ...(reply ? { reply } : {}) })
-        afterCommit(trx, () => ctx.jobs.wake(RUN_QUEUE))
+        await enqueueRun(deps, trx, { task_id: id, ...(reply ? { reply } : {}) })
         return true
       },
       async endWaiting(trx, id, end, actor) {

@@ -1,20 +1,31 @@
-import { afterCommit } from '@svc/kit'
+import { createHash } from 'node:crypto'
 import { checkAgentArtifact } from '@svc/trust/agent-result'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { type Actor, SYSTEM } from '../events/index.ts'
 import { agentTaskStarted } from './agent-cancel.ts'
+import { attemptFailed, enqueueRun, retryNote, type RunJob } from './attempts.ts'
 import type { AgentReply } from './dispatch.ts'
-import { endRunning, failedAttempt, refOf, taskEvents } from './events.ts'
+import { refOf, taskEvents } from './events.ts'
 import { filesOfRun } from './file-handoff.ts'
 import { awaitAgentInput } from './gate.ts'
+import { claimRun, handOver } from './lease-store.ts'
+import { startLeases } from './leases.ts'
 import { purgeOutputs } from './retention.ts'
 import { RUN_QUEUE, type TaskDeps, terminal } from './service.ts'
-import { completeTask, endTask, markWorking, setAsync, type TaskRow, taskById } from './store.ts'
+import { completeTask, endTask, markWorking, type TaskRow, taskById } from './store.ts'
+import type { App } from '@svc/kit'
 
 /**
  * A task's run: the agent called over A2A (sync within a timeout, else by the durable job with
  * retries), its signed result checked, the task completed with its receipt in one transaction.
  */
+
+/** How long an attempt may run: the agent call's bound (its lease adds what its writes may take). */
+export const attemptBoundS = (deps: Pick<TaskDeps, 'config'>) =>
+  Math.ceil(Math.max(deps.config.taskTimeoutMs, 5_000) / 1000)
+
+/** A sync task's lease from its insert: its attempt, then the hand-over to the job, each bounded. */
+export const syncLeaseS = (deps: Pick<TaskDeps, 'config'>) => attemptBoundS(deps) + 30
 
 /**
  * Runs a sync task for at most the timeout; past it (or on a failed attempt) the job carries on.
@@ -40,21 +51,26 @@ export async function runWithin(
     await continueAsync(deps, id, note, actor)
     return { note }
   } catch (err) {
-    await failedAttempt(deps, id, (err as Error).message, startedAt, actor)
-    const note = 'the first attempt failed: the task is retried asynchronously'
-    await continueAsync(deps, id, note, actor)
-    return { note }
+    const message = (err as Error).message
+    const next = await attemptFailed(deps, { task_id: id }, 1, message, startedAt, actor)
+    if (next === 'failed' || next === undefined) return {}
+    return {
+      note: next
+        ? `the first attempt failed: the task is retried asynchronously (${retryNote(message, next)})`
+        : 'the first attempt failed: the task is retried asynchronously',
+    }
   } finally {
     clearTimeout(timer)
   }
 }
 
+/** The sync run hands its task to a job (its lease to the queue's), unless it ended meanwhile. */
 async function continueAsync(deps: TaskDeps, id: string, note: string, actor: Actor) {
   await inTransaction(deps.db, async (trx) => {
-    const task = await setAsync(trx, id)
-    if (task) await taskEvents(deps.events).trace(trx, task, actor, { message: note })
-    await deps.jobs.enqueue(trx, RUN_QUEUE, { task_id: id })
-    afterCommit(trx, () => deps.jobs.wake(RUN_QUEUE))
+    const task = await handOver(trx, id, deps.instance)
+    if (!task) return
+    await enqueueRun(deps, trx, { task_id: id })
+    await taskEvents(deps.events).trace(trx, refOf(task), actor, { message: note })
   })
 }
 
@@ -100,6 +116,7 @@ export async function runTask(
         agentTaskStarted(deps, id, started.agentTaskId).catch((err: Error) =>
           deps.log.warn({ task: id, err: err.message }, 'agent task id not kept'),
         ),
+      messageIdOf(task, reply),
     )
   } catch (err) {
     // the rental ended the task meanwhile (and told the agent, which stopped): not a failed attempt
@@ -156,6 +173,18 @@ export async function runTask(
     })
     return completed
   })
+}
+
+/**
+ * The A2A message id of an attempt's message: the same for every attempt of one run (a retry, a
+ * run taken back after a fault), so that an agent may deduplicate a message it got before; another
+ * for a run the client retried, or for each answer to the agent's question. A UUID made of a hash.
+ */
+export function messageIdOf(task: Pick<TaskRow, 'id' | 'run_round'>, reply?: AgentReply & { text: string }) {
+  const seed = `${task.id}\n${task.run_round}\n${reply ? `${reply.agentTaskId}\n${reply.text}` : ''}`
+  const hex = createHash('sha256').update(seed).digest('hex')
+  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16)
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`
 }
 
 /** The message's metadata: the agent version the engagement had accepted when the task was made (null: the initial one), and what other areas add. */
@@ -224,41 +253,39 @@ async function complete(
   return { receipt, completed }
 }
 
-/** The async runner: each failed attempt is kept in `runs`; past the last retry the task fails. */
-export async function startTaskRunner(deps: TaskDeps) {
-  const retries = deps.config.taskRetries
-  // a run lasts at most the agent call's bound: a crashed process's taken runs are retried soon after
-  const expireInSeconds = Math.ceil(Math.max(deps.config.taskTimeoutMs, 5_000) / 1000) + 10
+/**
+ * The async runner: a job is one attempt (attempts.ts). It takes the task's lease first: a job that
+ * is no longer the task's run (a stale one, after the task was taken back) does nothing. A failed
+ * attempt is kept in `runs` and the next queued after a backoff; past the last retry the task fails.
+ */
+export async function startTaskRunner(app: App, deps: TaskDeps) {
+  // a run lasts at most the agent call's bound: its lease is that and the writes around it
+  const leaseS = attemptBoundS(deps) + 10
+  // retries of the queue itself are for faults only (the database): an attempt's failure is a new job
   await deps.jobs.queue(RUN_QUEUE, {
-    retryLimit: retries,
-    retryDelay: 1,
+    retryLimit: 10,
+    retryDelay: 2,
     retryBackoff: true,
-    expireInSeconds,
+    expireInSeconds: leaseS,
   })
-  // `reply`: the answer to the agent's question (an approved agent_input approval), on its A2A task
-  await deps.jobs.work<{ task_id: string; reply?: AgentReply & { text: string } }>(
+  await deps.jobs.work<RunJob>(
     RUN_QUEUE,
     async (data, job) => {
-      const attempt = (job.retryCount ?? 0) + 1
+      // a fault's retry of this job counts as another attempt; jobs made before leases count as before
+      const attempt = (data.attempt ?? 1) + (job.retryCount ?? 0)
+      const claimed = await claimRun(deps.db, data.task_id, job.id, deps.instance, leaseS)
+      if (!claimed) return
       const startedAt = deps.now()
       try {
-        await runTask(deps, data.task_id, attempt, SYSTEM, data.reply)
+        await runTask(deps, data.task_id, attempt, SYSTEM, data.reply, claimed)
       } catch (err) {
-        const message = (err as Error).message
-        await failedAttempt(deps, data.task_id, message, startedAt, SYSTEM)
-        if (attempt > retries) {
-          const error = `gave up after ${attempt} attempts: ${message}`
-          await inTransaction(deps.db, (trx) =>
-            endRunning(deps, trx, data.task_id, { state: 'failed', error, at: deps.now() }, SYSTEM),
-          )
-          return
-        }
-        throw err
+        await attemptFailed(deps, data, attempt, (err as Error).message, startedAt, SYSTEM)
       }
     },
     // several runs at once: one slow agent does not hold up the others' tasks
     { pollingIntervalSeconds: 0.5, batchSize: 8 },
   )
+  const leases = startLeases(app, deps)
   // outputs past their time are removed here (and on read)
   const sweep = setInterval(
     () =>
@@ -268,5 +295,10 @@ export async function startTaskRunner(deps: TaskDeps) {
     Math.min(deps.config.outputTtlS, 60) * 1000,
   )
   sweep.unref()
-  return { stop: () => clearInterval(sweep) }
+  return {
+    stop: async () => {
+      clearInterval(sweep)
+      await leases.stop()
+    },
+  }
 }

@@ -1,9 +1,11 @@
-import { afterCommit, idempotentWrite, replayOf } from '@svc/kit'
+import { idempotentWrite, replayOf } from '@svc/kit'
 import { rentalError } from '../../errors.ts'
 import type { Actor } from '../events/index.ts'
 import { admitTask } from './capacity.ts'
 import { refOf, taskEvents } from './events.ts'
-import { RUN_QUEUE, type TaskDeps } from './service.ts'
+import { enqueueRun, takeBack } from './attempts.ts'
+import { lockTakeable } from './lease-store.ts'
+import type { TaskDeps } from './service.ts'
 import { taskView, type TaskView } from './views.ts'
 import { requeueFailed, type TaskRow, taskOf } from './store.ts'
 
@@ -65,7 +67,9 @@ export async function taskRuns(deps: TaskDeps, subject: string, id: string) {
  * as a new attempt. The task keeps its escrow, never charged on failure: the client releases it
  * only once the task completes, so the task is paid once. The task row is locked: of concurrent
  * retries one requeues it, the others find it running (409). With an Idempotency-Key a replay
- * answers the first answer.
+ * answers the first answer. A running task whose attempt is past its lease (its instance stopped,
+ * a fault lost it) is taken back now, as the sweep would (attempts.ts `takeBack`); a running task
+ * whose run holds its lease is 409.
  */
 export async function retryTask(
   deps: TaskDeps,
@@ -84,7 +88,21 @@ export async function retryTask(
   // the view names only the escrow's id, which a task keeps: read before the transaction
   const escrow = await deps.engagements.escrowOfTask(id)
   const answer = await idempotentWrite(deps.db, request, async (trx) => {
-    const task = (await taskOf(trx, subject, id, true))!
+    let task = (await taskOf(trx, subject, id, true))!
+    if (task.state === 'submitted' || task.state === 'working') {
+      const stuck = await lockTakeable(trx, id, deps.instance)
+      const taken = stuck ? await takeBack(deps, trx, stuck, !stuck.lapsed) : undefined
+      if (taken === undefined || taken === 'waiting')
+        throw rentalError(
+          'task_not_retryable',
+          `the task ${id} is ${task.state}: its run holds its lease until ${task.lease_until?.toISOString() ?? '(none)'}; ` +
+            'only a failed task, or one whose run is past its lease, is retried',
+        )
+      task = (await taskOf(trx, subject, id))!
+      // taken back past its last retry, it failed: the retry goes on as for any failed task
+      if (task.state !== 'failed')
+        return { status: 200, body: await taskView(deps, task, { ledgerIndex: null, escrow }) }
+    }
     if (task.state !== 'failed')
       throw rentalError(
         'task_not_retryable',
@@ -109,8 +127,7 @@ export async function retryTask(
       to: 'submitted',
       retry: true,
     })
-    await deps.jobs.enqueue(trx, RUN_QUEUE, { task_id: id })
-    afterCommit(trx, () => deps.jobs.wake(RUN_QUEUE))
+    await enqueueRun(deps, trx, { task_id: id })
     // the view is read in the transaction: its answer is kept with it
     const row = (await taskOf(trx, subject, id))!
     return { status: 200, body: await taskView(deps, row, { ledgerIndex: null, escrow }) }

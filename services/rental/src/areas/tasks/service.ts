@@ -1,4 +1,3 @@
-import { afterCommit } from '@svc/kit'
 import { agentInputHash } from '@svc/trust/agent-result'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
@@ -14,7 +13,9 @@ import { admitTask } from './capacity.ts'
 import type { AgentDispatcher } from './dispatch.ts'
 import { taskFiles } from './file-handoff.ts'
 import type { ApprovalGate, TaskEndHook } from './gate.ts'
-import { runWithin } from './run.ts'
+import { enqueueRun } from './attempts.ts'
+import { syncLease } from './lease-store.ts'
+import { runWithin, syncLeaseS } from './run.ts'
 import { insertTask, type TaskRow, taskOf } from './store.ts'
 import * as taskStore from './store.ts'
 import { taskView } from './views.ts'
@@ -39,6 +40,8 @@ export interface TaskDeps extends RentalContext {
   messageMetadata: Array<(task: TaskRow) => Promise<Record<string, string> | undefined>>
   /** Called in the task's transaction when an engagement's task fails, is canceled or rejected (areas/ending hands it over). */
   ended: TaskEndHook
+  /** This process's id among the rental's instances: the owner of the task leases it holds. */
+  instance: string
 }
 
 /** The organizations and engagements legal holds cover now. */
@@ -148,6 +151,8 @@ export async function createTask(
       started_at: state === 'working' ? now : null,
       agent_version: engagement?.agent_version ?? null,
       file_ids: fileIds,
+      // a sync run is this instance's until its lease passes (then the sweep takes it back)
+      lease: state === 'working' ? syncLease(deps.instance, syncLeaseS(deps)) : undefined,
     })
     if (engagement) escrow = await deps.engagements.escrowForTask(trx, engagement, id, now)
     await deps.events.record(trx, {
@@ -169,10 +174,7 @@ export async function createTask(
         text: input.text,
         actor,
       })
-    else if (isAsync) {
-      await deps.jobs.enqueue(trx, RUN_QUEUE, { task_id: id })
-      afterCommit(trx, () => deps.jobs.wake(RUN_QUEUE))
-    }
+    else if (isAsync) await enqueueRun(deps, trx, { task_id: id })
   })
   const ran = !isAsync && !held ? await runWithin(deps, inserted!, actor) : {}
   // the row the run completed (RETURNING), else as it is now

@@ -1,6 +1,7 @@
 import { rowById } from '@svc/kit'
 import { type Generated, type Selectable, sql } from 'kysely'
 import type { Json, RentalDb, RentalTables } from '../../db.ts'
+import type { syncLease } from './lease-store.ts'
 
 /** The tasks area's table: every task, its input while it runs, its output while kept, its receipt. */
 export interface TaskTables {
@@ -34,6 +35,24 @@ export interface TaskTables {
     agent_version: string | null
     /** the engagement's files handed to the agent (ids of rental_files); null: none */
     file_ids: Json | null
+    /** the run's lease (lease-store.ts): the instance running it (null: queued), until when */
+    lease_owner: string | null
+    lease_until: Date | null
+    /** the run job that may run the task; when it waits for a retry, the retry's time */
+    run_job: string | null
+    retry_at: Date | null
+    /** how many times the client retried the task */
+    run_round: Generated<number>
+  }
+  /** The rental's instances, each heartbeating (lease-store.ts). */
+  rental_instances: {
+    id: string
+    address: string
+    pid: number
+    period_s: number
+    started_at: Generated<Date>
+    heartbeat_at: Generated<Date>
+    stopped_at: Date | null
   }
 }
 
@@ -75,12 +94,16 @@ export async function insertTask(
     | 'started_at'
     | 'agent_version'
   > &
-    Partial<Pick<TaskRow, 'trial_id'>> & { file_ids?: string[] | undefined },
+    Partial<Pick<TaskRow, 'trial_id'>> & {
+      file_ids?: string[] | undefined
+      /** a sync task's run: the lease its instance holds from the insert (lease-store.ts) */
+      lease?: ReturnType<typeof syncLease> | undefined
+    },
 ) {
-  const { file_ids, ...rest } = row
+  const { file_ids, lease, ...rest } = row
   return trx
     .insertInto('tasks')
-    .values({ ...rest, file_ids: file_ids?.length ? JSON.stringify(file_ids) : null })
+    .values({ ...rest, ...lease, file_ids: file_ids?.length ? JSON.stringify(file_ids) : null })
     .returningAll()
     .executeTakeFirstOrThrow()
 }
@@ -204,7 +227,14 @@ export async function recordFailedRun(
 export async function requeueFailed(trx: RentalDb, id: string): Promise<boolean> {
   const result = await trx
     .updateTable('tasks')
-    .set({ state: 'submitted', async: true, error: null, started_at: null, completed_at: null })
+    .set({
+      state: 'submitted',
+      async: true,
+      error: null,
+      started_at: null,
+      completed_at: null,
+      run_round: sql`run_round + 1`,
+    })
     .where('id', '=', id)
     .where('state', '=', 'failed')
     .where('input_text', 'is not', null)

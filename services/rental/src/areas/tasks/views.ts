@@ -1,3 +1,4 @@
+import { retryNote } from './attempts.ts'
 import { fileIdsOf } from './file-handoff.ts'
 import type { Page } from '@svc/kit'
 import { rentalError } from '../../errors.ts'
@@ -44,6 +45,14 @@ export async function taskView(deps: TaskDeps, row: TaskRow, around: Around) {
   }
   const expired = row.state === 'completed' && output === null
   const { ledgerIndex, escrow } = around
+  // between two attempts: the last one's error, and when the next starts (A2A: working, with a status message)
+  const runs = row.runs as Array<{ attempt: number; at: string; error: string }> | null
+  const waiting = (row.state === 'working' || row.state === 'submitted') && row.retry_at && runs?.length
+  const message = expired
+    ? 'the output is no longer kept (RENTAL_OUTPUT_TTL_S); the receipt and its hashes stay'
+    : waiting
+      ? retryNote(runs[runs.length - 1]!.error, row.retry_at!)
+      : undefined
   return {
     id: row.id,
     engagement_id: row.engagement_id,
@@ -60,9 +69,7 @@ export async function taskView(deps: TaskDeps, row: TaskRow, around: Around) {
     output_sha256: row.output_sha256,
     output_expires_at: row.output_expires_at?.toISOString() ?? null,
     output_expired: expired,
-    ...(expired
-      ? { message: 'the output is no longer kept (RENTAL_OUTPUT_TTL_S); the receipt and its hashes stay' }
-      : {}),
+    ...(message ? { message } : {}),
     receipt: row.receipt_id
       ? {
           id: row.receipt_id,
@@ -73,7 +80,7 @@ export async function taskView(deps: TaskDeps, row: TaskRow, around: Around) {
     agent_result: row.agent_result,
     agent_signature: row.agent_signature,
     error: row.error,
-    runs: row.runs as Array<{ attempt: number; at: string; error: string }> | null,
+    runs,
     file_ids: fileIdsOf(row),
     created_at: row.created_at.toISOString(),
     started_at: row.started_at?.toISOString() ?? null,
