@@ -134,7 +134,7 @@ export async function runTask(
     )
     if (!check.ok) {
       const error = `the agent's result does not verify: ${check.reason}`
-      await endTask(trx, id, { state: 'failed', error, at: now })
+      await endTask(trx, id, { state: 'failed', error, at: now, cause: 'agent' })
       await events.stateChanged(trx, refOf(locked), actor, { from: locked.state, to: 'failed', error })
       await deps.ended(trx, { ...refOf(locked), state: 'failed' }, actor)
       deps.log.warn({ task: id, attempt, reason: check.reason }, 'agent result refused')
@@ -249,7 +249,13 @@ export async function startTaskRunner(deps: TaskDeps) {
         if (attempt > retries) {
           const error = `gave up after ${attempt} attempts: ${message}`
           await inTransaction(deps.db, (trx) =>
-            endRunning(deps, trx, data.task_id, { state: 'failed', error, at: deps.now() }, SYSTEM),
+            endRunning(
+              deps,
+              trx,
+              data.task_id,
+              { state: 'failed', error, at: deps.now(), cause: 'agent' },
+              SYSTEM,
+            ),
           )
           return
         }
