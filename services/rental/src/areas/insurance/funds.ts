@@ -31,7 +31,11 @@ export function unbacked(funds: Awaited<ReturnType<typeof fundsOf>>, coverage: n
   if (coverage <= funds.available) return undefined
   return (
     `the platform's insurance funds hold ${aed(funds.pool + funds.reserve)} and the cover it has sold still ` +
-    `needs ${aed(funds.exposure)}: it can back ${aed(funds.available)} more, not ${aed(coverage)}, so it declines this cover now`
+    `needs ${aed(funds.exposure)}: ` +
+    (funds.available > 0
+      ? `it can back ${aed(funds.available)} more, not ${aed(coverage)}`
+      : 'it can back no more cover') +
+    ', so it declines this cover now'
   )
 }
 
@@ -67,9 +71,10 @@ export async function fundReserve(
   locale: MoneyLocale,
 ) {
   if (!operator) throw rentalError('forbidden', 'only an operator funds the platform’s insurance reserve')
-  const transfer = await inTransaction(deps.ctx.db, async (trx) => {
-    try {
-      return await deps.ctx.rail.transfer(trx, {
+  let transfer
+  try {
+    transfer = await inTransaction(deps.ctx.db, (trx) =>
+      deps.ctx.rail.transfer(trx, {
         idempotencyKey: `reserve-funding:${key ?? randomUUID()}`,
         kind: 'reserve_funding',
         postings: [
@@ -77,16 +82,16 @@ export async function fundReserve(
           { account: RESERVE, amount },
         ],
         memo: { by: actor.id },
-      })
-    } catch (err) {
-      if ((err as { code?: string }).code === 'insufficient_funds')
-        throw rentalError(
-          'insufficient_funds',
-          `the platform's fees hold ${aed(Math.max(0, await deps.ctx.rail.balance(deps.ctx.db, FEES)))}, less than ${aed(amount)}`,
-        )
-      throw err
-    }
-  })
+      }),
+    )
+  } catch (err) {
+    if ((err as { code?: string }).code === 'insufficient_funds')
+      throw rentalError(
+        'insufficient_funds',
+        `the platform's fees hold ${aed(Math.max(0, await deps.ctx.rail.balance(deps.ctx.db, FEES)))}, less than ${aed(amount)}`,
+      )
+    throw err
+  }
   const db = deps.ctx.db
   return {
     transfer_id: transfer.id,

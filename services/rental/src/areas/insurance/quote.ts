@@ -108,7 +108,8 @@ export async function insurable(deps: InsuranceDeps, trx: RentalDb, orgId: strin
 
 /**
  * A quote from the platform: the coverage is the money at risk in the engagement (its opened
- * escrows), or less when asked (more is 400 coverage_above_risk); the premium is the platform's,
+ * escrows) or what the insurance funds can still back if that is less, or less when asked (more
+ * than at risk is 400 coverage_above_risk, more than the funds back 409); the premium is the platform's,
  * from the agent's measured rates; it holds for 15 minutes. Declined (409 coverage_declined, said
  * in words) when nothing is at risk, the agent is the client's own, the premium would be worth the
  * cover, or the insurance funds cannot back the coverage.
@@ -144,15 +145,17 @@ export async function quote(
         'coverage_above_risk',
         `body.coverage_fils: at most the money at risk in the engagement, ${atRisk} fils (${aed(atRisk)})`,
       )
-    const coverage = input.coverage_fils ?? atRisk
+    // unasked, the coverage is the money at risk, or what the funds can still back when that is less
+    const funds = await fundsOf(deps, trx)
+    const coverage = input.coverage_fils ?? Math.min(atRisk, funds.available)
+    const why = unbacked(funds, Math.max(coverage, 1))
+    if (why) throw declined(why)
     const creditBps = creditBpsOf(engagement)
     const premium = premiumOf(coverage, covers, days, rates, creditBps)
     if (premium >= coverage)
       throw declined(
         `the agent's measured risk prices ${aed(coverage)} of cover at ${aed(premium)} or more: the cover is worth no more than its premium, so the platform does not sell it`,
       )
-    const why = unbacked(await fundsOf(deps, trx), coverage)
-    if (why) throw declined(why)
     const now = deps.ctx.now()
     await store.insertQuote(trx, {
       id,
