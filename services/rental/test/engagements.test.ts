@@ -422,7 +422,8 @@ describe('rental main path: hire, sign, task, receipt, release once', () => {
       .execute((trx) =>
         rail.transfer(trx, {
           idempotencyKey: 'test-drain',
-          kind: 'test_drain',
+          // the wallet's money back to where it came from: the one kind that may put money into funding
+          kind: 'wallet_withdrawal',
           postings: [
             { account: `wallet:${org}`, amount: -left },
             { account: 'external:funding', amount: left },

@@ -1,200 +1,305 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { type RunningService, startService } from '@svc/kit'
+import { testEnv } from '@svc/kit/testing'
+import type { Ed25519KeyPair } from '@svc/trust/ed25519'
+import { agents } from '../../agents/src/app.ts'
 import { JournalRail } from '../src/areas/rail/journal.ts'
 import { type Client, type FullStack, startFullStack } from './full-stack.ts'
+import { endedTask, fundReserve, insuranceFunds, newTask, releaseCompleted } from './money-actions.ts'
 
 interface Money {
   amount_fils: number
+  display: string
 }
 interface Claim {
   id: string
   state: string
+  loss: Money | null
   paid: Money
   refuse_reason: string | null
+  transfer_id: string | null
 }
 interface Policy {
   id: string
+  coverage: Money
+  premium: Money
   remaining: Money
   claims: Claim[]
   premium_transfer_id: string
+  quote_id: string
+}
+interface Quote {
+  id: string
+  coverage: Money
+  premium: Money
+  covers: string[]
+  period_days: number
+  summary: string
+  basis: {
+    money_at_risk: Money
+    failure_rate_bps: number
+    breach_rate_bps: number
+    credit_bps_per_breach: number
+    loading_pct: number
+  }
 }
 
 const codeOf = (a: { body: Record<string, unknown> }) => (a.body.error as { code?: string } | undefined)?.code
+const messageOf = (a: { body: Record<string, unknown> }) =>
+  (a.body.error as { message?: string }).message ?? ''
 
-describe('rental insurance: a policy with its premium on the rail, claims checked against the record and paid once', () => {
+describe('rental insurance: priced by the platform, backed by its funds, claims paid the loss proven once', () => {
   let s: FullStack
   let insured: Client
+  let operator: Client
+  let key: Ed25519KeyPair
   let engagementId = ''
   let agentDid = ''
-  const failed: string[] = []
+  let policy: Policy
+  let revived: RunningService<unknown> | undefined
   const rail = new JournalRail()
   const wallet = () => `wallet:${insured.me.organization.id}`
-  const ends = () => new Date(Date.now() + 30 * 86_400_000).toISOString()
   const claim = (body: Record<string, unknown>) =>
     s.call(insured, 'POST', `/api/engagements/${engagementId}/insurance/claims`, body)
+  const quote = (body: Record<string, unknown>, engagement = engagementId) =>
+    s.call(insured, 'POST', `/api/engagements/${engagement}/insurance/quote`, body)
+  const buy = (body: Record<string, unknown>, engagement = engagementId) =>
+    s.call(insured, 'POST', `/api/engagements/${engagement}/insurance`, body)
 
   before(async () => {
-    s = await startFullStack()
-    // an organization of its own: it revokes the agent to fail its waiting tasks
+    // bob is the operator; half of each release is the platform's fee (so a few releases fund the
+    // reserve); an agent that cannot be reached fails its task after one attempt
+    s = await startFullStack({
+      RENTAL_OPERATORS: 'another-client',
+      RENTAL_FEE_BPS: '5000',
+      RENTAL_TASK_RETRIES: '0',
+    })
+    operator = s.bob
     insured = await s.signInWith('insured@insurance.example')
     agentDid = await s.agentOf('job_summary')
-    engagementId = await s.hireAndSign(insured, 'job_summary', agentDid, s.newClientKey())
+    key = s.newClientKey()
+    engagementId = await s.hireAndSign(insured, 'job_summary', agentDid, key)
+    // alice's two released tasks: the platform's fees
+    const aliceKey = s.newClientKey()
+    const paying = await s.hireAndSign(s.alice, 'job_summary', agentDid, aliceKey)
+    for (const text of ['The ledger records every receipt.', 'Each receipt is a leaf in a Merkle tree.'])
+      await endedTask(s, s.alice, (await newTask(s, s.alice, paying, aliceKey, text)).id)
+    assert.equal(await releaseCompleted(s, s.alice, paying, aliceKey), 2)
   })
-  after(async () => s?.close())
+  after(async () => {
+    await revived?.close()
+    await s?.close()
+  })
 
-  it('the premium is charged once from the wallet (402 when it lacks it) and shows on the statement; one active policy', async () => {
-    const from = new Date(Date.now() - 1000).toISOString()
-    const poor = await s.call(insured, 'POST', `/api/engagements/${engagementId}/insurance`, {
-      coverage_fils: Number.MAX_SAFE_INTEGER,
-      premium_fils: Number.MAX_SAFE_INTEGER,
+  it('declines cover its funds cannot back, in words; only an operator funds the reserve, from fees', async () => {
+    const declined = await quote({})
+    assert.deepEqual([declined.status, codeOf(declined)], [409, 'coverage_declined'], declined.text)
+    assert.match(messageOf(declined), /insurance funds hold AED\s0\.00 .* declines this cover/)
+    for (const [method, path, body] of [
+      ['POST', '/api/insurance/reserve', { amount_fils: 1 }],
+      ['GET', '/api/insurance/funds', undefined],
+    ] as const) {
+      const res = await s.call(insured, method, path, body)
+      assert.deepEqual([res.status, codeOf(res)], [403, 'forbidden'], res.text)
+    }
+    const funds = await insuranceFunds(s, operator)
+    assert.equal(funds.fees, 2500)
+    const tooMuch = await fundReserve(s, operator, funds.fees + 1)
+    assert.deepEqual([tooMuch.status, codeOf(tooMuch)], [409, 'insufficient_funds'], tooMuch.text)
+    const funded = await fundReserve(s, operator, funds.fees)
+    assert.equal(funded.status, 201, funded.text)
+    assert.deepEqual(await insuranceFunds(s, operator), {
+      pool: 0,
+      reserve: 2500,
+      exposure: 0,
+      available: 2500,
+      fees: 0,
+    })
+  })
+
+  it('a quote is the platform’s: coverage up to the money at risk, the premium from the agent’s record; bought as it is', async () => {
+    const above = await quote({ coverage_fils: 2501 })
+    assert.deepEqual([above.status, codeOf(above)], [400, 'coverage_above_risk'], above.text)
+    assert.match(messageOf(above), /2500 fils/)
+    const offered = await quote({})
+    assert.equal(offered.status, 201, offered.text)
+    const q = offered.body as unknown as Quote
+    // the engagement's opened escrow (the package's) is the money at risk, and the whole coverage
+    assert.equal(q.basis.money_at_risk.amount_fils, 2500)
+    assert.equal(q.coverage.amount_fils, 2500)
+    assert.deepEqual(q.covers, ['failed_task', 'sla_breach'])
+    // expected loss × 125 %, rounded up: a failed task's price at the failure rate, a breach's credit per 30 days
+    const { failure_rate_bps: f, breach_rate_bps: b, credit_bps_per_breach: c } = q.basis
+    const expected = Math.max(
+      100,
+      Math.ceil((2500 * (f / 1e4 + (b / 1e4) * (q.period_days / 30) * (c / 1e4)) * 125) / 100),
+    )
+    assert.equal(q.premium.amount_fils, expected, JSON.stringify(q.basis))
+    assert.ok(q.premium.amount_fils < q.coverage.amount_fils)
+    assert.match(q.summary, /up to AED\s25\.00 in all, for 30 days/)
+
+    // the old body and a premium of the client's are refused, naming the field
+    const old = await buy({
+      coverage_fils: 500,
+      premium_fils: 50,
       covers: ['failed_task'],
-      ends_at: ends(),
+      ends_at: new Date(Date.now() + 86_400_000).toISOString(),
     })
-    assert.deepEqual([poor.status, codeOf(poor)], [402, 'premium_unpaid'], poor.text)
-    const before = await rail.balance(s.db, wallet())
-    const started = await s.call(insured, 'POST', `/api/engagements/${engagementId}/insurance`, {
-      coverage_fils: 500,
-      premium_fils: 50,
-      covers: ['failed_task', 'sla_breach'],
-      ends_at: ends(),
-    })
-    assert.equal(started.status, 201, started.text)
-    const policy = started.body as unknown as Policy
-    assert.equal(policy.remaining.amount_fils, 500)
-    assert.equal(await rail.balance(s.db, wallet()), before - 50)
-    const again = await s.call(insured, 'POST', `/api/engagements/${engagementId}/insurance`, {
-      coverage_fils: 500,
-      premium_fils: 50,
-      covers: ['incident'],
-      ends_at: ends(),
-    })
+    assert.deepEqual([old.status, codeOf(old)], [400, 'quote_required'], old.text)
+    assert.match(messageOf(old), /premium_fils: the premium is the platform's/)
+    const cheaper = await buy({ quote_id: q.id, premium_fils: 1 })
+    assert.deepEqual([cheaper.status, codeOf(cheaper)], [400, 'quote_required'])
+    const more = await buy({ quote_id: q.id, coverage_fils: 10_000 })
+    assert.deepEqual([more.status, codeOf(more)], [400, 'quote_required'])
+    assert.match(messageOf(more), /coverage_fils/)
+    const none = await buy({})
+    assert.deepEqual([none.status, codeOf(none)], [400, 'quote_required'])
+    const unknown = await buy({ quote_id: 'quo_unknown' })
+    assert.deepEqual([unknown.status, codeOf(unknown)], [404, 'quote_not_found'])
+
+    const start = new Date(Date.now() - 1000)
+    const walletBefore = await rail.balance(s.db, wallet())
+    const bought = await buy({ quote_id: q.id })
+    assert.equal(bought.status, 201, bought.text)
+    policy = bought.body as unknown as Policy
+    assert.deepEqual(
+      [policy.coverage.amount_fils, policy.premium.amount_fils, policy.quote_id],
+      [2500, q.premium.amount_fils, q.id],
+    )
+    assert.equal(await rail.balance(s.db, wallet()), walletBefore - q.premium.amount_fils)
+    assert.equal(await rail.balance(s.db, 'platform:insurance'), q.premium.amount_fils)
+    const again = await buy({ quote_id: q.id })
     assert.deepEqual([again.status, codeOf(again)], [409, 'policy_active'])
-    assert.match((again.body.error as { message: string }).message, new RegExp(policy.id))
     const to = encodeURIComponent(new Date(Date.now() + 1000).toISOString())
-    const st = await s.call(insured, 'GET', `/api/statements?from=${encodeURIComponent(from)}&to=${to}`)
-    assert.equal(st.status, 200, st.text)
+    const st = await s.call(
+      insured,
+      'GET',
+      `/api/statements?from=${encodeURIComponent(start.toISOString())}&to=${to}`,
+    )
+    assert.equal(st.body.reconciles, true)
     const lines = (
       st.body.movements as Array<{ transfer_id: string; transfer_kind: string; wallet: Money }>
     ).filter((m) => m.transfer_kind === 'insurance_premium')
     assert.deepEqual(
       lines.map((m) => [m.transfer_id, m.wallet.amount_fils]),
-      [[policy.premium_transfer_id, -50]],
+      [[policy.premium_transfer_id, -q.premium.amount_fils]],
     )
-    // another organization: the engagement is not found
-    const other = await s.call(s.alice, 'GET', `/api/engagements/${engagementId}/insurance`)
-    assert.deepEqual([other.status, codeOf(other)], [404, 'engagement_not_found'])
+
+    const other = await s.hireAndSign(insured, 'job_summary', agentDid, s.newClientKey())
+    // what the funds back is sold: another engagement's cover is declined, said in words, or
+    // (unasked) offered only as far as the funds still back it: the premium just paid
+    const backed = await quote({}, other)
+    assert.equal(backed.status, 201, backed.text)
+    assert.equal((backed.body as unknown as Quote).coverage.amount_fils, q.premium.amount_fils)
+    const unbacked = await quote({ coverage_fils: 2500 }, other)
+    assert.deepEqual([unbacked.status, codeOf(unbacked)], [409, 'coverage_declined'], unbacked.text)
+    assert.match(messageOf(unbacked), /cover it has sold still needs AED\s25\.00/)
+    // a cover no larger than the premium's minimum is not sold
+    const small = await quote({ coverage_fils: 1 }, other)
+    assert.deepEqual([small.status, codeOf(small)], [409, 'coverage_declined'], small.text)
+    assert.match(messageOf(small), /worth no more than its premium/)
+    // another organization's engagement is not found
+    const stranger = await s.call(s.alice, 'POST', `/api/engagements/${engagementId}/insurance/quote`, {})
+    assert.deepEqual([stranger.status, codeOf(stranger)], [404, 'engagement_not_found'])
   })
 
-  it('claims: a failed task is paid once, up to the coverage; without evidence or not covered, refused with the reason', async () => {
-    // three tasks held for approval, then the agent revoked: all three fail
-    await s.call(insured, 'POST', `/api/engagements/${engagementId}/config`, { approval: { mode: 'always' } })
-    for (let i = 0; i < 3; i++) {
-      const task = await s.call(insured, 'POST', '/api/tasks', {
-        engagement_id: engagementId,
-        text: `Held for approval ${i}.`,
-      })
-      assert.equal(task.status, 200, task.text)
-      failed.push((task.body.task as { id: string }).id)
+  it('claims: a task its agent failed is paid its price at most, once, up to the coverage; what the client caused is not', async () => {
+    // the agent cannot be reached: two tasks (their escrows opened) fail by the agent's doing
+    const url = s.agents.url
+    await s.agents.close()
+    const failed: string[] = []
+    for (const text of ['The agent is gone.', 'Still gone.']) {
+      const task = await newTask(s, insured, engagementId, key, text)
+      const ended = await endedTask(s, insured, task.id)
+      assert.equal(ended.state, 'failed', JSON.stringify(ended))
+      assert.match(ended.error ?? '', /gave up/)
+      failed.push(task.id)
     }
+    revived = await startService(
+      agents,
+      testEnv({
+        AGENTS_KEY_SEED: Buffer.alloc(32, 7).toString('base64url'),
+        AGENTS_PORT: new URL(url).port,
+        AGENTS_URL: url,
+        IDP_URL: s.idp.url,
+        AGENTS_TOOL_WAIT_MS: '0',
+      }),
+    )
+    // tasks the client ended itself: canceled, rejected, stopped by its kill switch
+    await s.call(insured, 'POST', `/api/engagements/${engagementId}/config`, { approval: { mode: 'always' } })
+    const held: string[] = []
+    for (let i = 0; i < 3; i++)
+      held.push((await newTask(s, insured, engagementId, key, `Held ${i}.`, false)).id)
+    const canceled = await s.call(insured, 'POST', `/api/tasks/${held[0]}/cancel`, {})
+    assert.equal(canceled.status, 200, canceled.text)
+    const approvals = (await s.call(insured, 'GET', '/api/approvals?state=pending')).body.approvals as Array<{
+      id: string
+      task_id: string
+    }>
+    const approval = approvals.find((a) => a.task_id === held[1])!
+    const rejected = await s.call(insured, 'POST', `/api/approvals/${approval.id}/reject`, {})
+    assert.equal(rejected.status, 200, rejected.text)
     const revoked = await s.call(insured, 'POST', `/api/agents/${agentDid}/revoke`, {
       reason: 'insurance test',
     })
     assert.equal(revoked.status, 200, revoked.text)
+
     const before = await rail.balance(s.db, wallet())
-
-    const none = await claim({ type: 'failed_task', amount_fils: 100 })
-    assert.equal(none.status, 201, none.text)
-    assert.equal((none.body.claim as Claim).state, 'refused')
-    assert.match((none.body.claim as Claim).refuse_reason!, /no evidence/)
-    const breach = await claim({ type: 'sla_breach', amount_fils: 100, event_id: 'evt_1' })
-    assert.match((breach.body.claim as Claim).refuse_reason!, /no sla\.breached event/)
-    const incident = await claim({ type: 'incident', amount_fils: 100, incident_id: 'inc_1' })
-    assert.match((incident.body.claim as Claim).refuse_reason!, /does not cover incident/)
-
-    const first = await claim({ type: 'failed_task', amount_fils: 400, task_id: failed[0] })
-    assert.equal((first.body.claim as Claim).state, 'paid', first.text)
-    assert.equal((first.body.claim as Claim).paid.amount_fils, 400)
-    // the same failed task again, even at once from many: never paid twice
-    const repeats = await Promise.all(
-      Array.from({ length: 5 }, () => claim({ type: 'failed_task', amount_fils: 10, task_id: failed[0] })),
-    )
-    for (const r of repeats) {
-      assert.equal((r.body.claim as Claim).state, 'refused', r.text)
-      assert.match((r.body.claim as Claim).refuse_reason!, /paid already/)
-    }
-    // the coverage caps the next one: 100 left of 500
-    const capped = await claim({ type: 'failed_task', amount_fils: 400, task_id: failed[1] })
-    assert.equal((capped.body.claim as Claim).paid.amount_fils, 100)
-    const spent = await claim({ type: 'failed_task', amount_fils: 1, task_id: failed[2] })
-    assert.match((spent.body.claim as Claim).refuse_reason!, /coverage is spent/)
-    assert.equal(await rail.balance(s.db, wallet()), before + 500)
-
-    const got = await s.call(insured, 'GET', `/api/engagements/${engagementId}/insurance`)
-    assert.equal(got.status, 200, got.text)
-    const policy = got.body as unknown as Policy
-    assert.equal(policy.remaining.amount_fils, 0)
-    assert.deepEqual(
-      policy.claims.filter((c) => c.state === 'paid').map((c) => c.paid.amount_fils),
-      [400, 100],
-    )
-    assert.equal(policy.claims.length, 11)
-  })
-
-  it('an incident reported about the engagement is paid once; one about another engagement is refused', async () => {
-    const covered = await s.hireAndSign(s.alice, 'job_summary', agentDid, s.newClientKey())
-    const other = await s.hireAndSign(s.alice, 'job_summary', agentDid, s.newClientKey())
-    const started = await s.call(s.alice, 'POST', `/api/engagements/${covered}/insurance`, {
-      coverage_fils: 300,
-      premium_fils: 3,
-      covers: ['incident'],
-      ends_at: ends(),
-    })
-    assert.equal(started.status, 201, started.text)
-    const report = async (engagement: string) => {
-      const res = await s.call(s.alice, 'POST', '/api/incidents', {
-        engagement_id: engagement,
-        severity: 'sev3',
-        summary: 'The agent answered nothing for an hour.',
-        impact: 'Tasks waited.',
-      })
+    const refusals: Array<[Record<string, unknown>, RegExp]> = [
+      [{ type: 'failed_task', task_id: held[0] }, /is canceled, not failed/],
+      [{ type: 'failed_task', task_id: held[1] }, /is rejected, not failed/],
+      [{ type: 'failed_task', task_id: held[2] }, /by your own doing \(agent revoked\)/],
+      [{ type: 'failed_task' }, /no evidence/],
+      [{ type: 'failed_task', task_id: 'tsk_unknown' }, /no task tsk_unknown of this engagement/],
+      [{ type: 'sla_breach', event_id: 'evt_1' }, /no sla\.breached event evt_1/],
+      [{ type: 'incident', incident_id: 'inc_1' }, /does not cover incident/],
+    ]
+    for (const [body, reason] of refusals) {
+      const res = await claim({ amount_fils: 1_000_000, ...body })
       assert.equal(res.status, 201, res.text)
-      return (res.body as { id: string }).id
+      assert.equal((res.body.claim as Claim).state, 'refused', res.text)
+      assert.match((res.body.claim as Claim).refuse_reason!, reason)
     }
-    const ours = await report(covered)
-    const theirs = await report(other)
-    const claimOn = (incident_id: string) =>
-      s.call(s.alice, 'POST', `/api/engagements/${covered}/insurance/claims`, {
-        type: 'incident',
-        amount_fils: 120,
-        incident_id,
-      })
-    const paid = await claimOn(ours)
-    assert.equal(paid.status, 201, paid.text)
+    // the loss is the failed task's price (its opened escrow); the amount asked caps it
+    const first = await claim({ type: 'failed_task', task_id: failed[0], amount_fils: 1000 })
+    const paid = first.body.claim as Claim
     assert.deepEqual(
-      [(paid.body.claim as Claim).state, (paid.body.claim as Claim).paid.amount_fils],
-      ['paid', 120],
+      [paid.state, paid.loss?.amount_fils, paid.paid.amount_fils],
+      ['paid', 2500, 1000],
+      first.text,
     )
-    const again = await claimOn(ours)
-    assert.match((again.body.claim as Claim).refuse_reason!, /paid already/)
-    const elsewhere = await claimOn(theirs)
-    assert.match((elsewhere.body.claim as Claim).refuse_reason!, /not about this engagement/)
-    const unknown = await claimOn('inc_unknown')
-    assert.match((unknown.body.claim as Claim).refuse_reason!, /no incident\.reported event/)
+    // once per event, even asked at once from many
+    const repeats = await Promise.all(
+      Array.from({ length: 4 }, () => claim({ type: 'failed_task', task_id: failed[0] })),
+    )
+    for (const r of repeats) assert.match((r.body.claim as Claim).refuse_reason!, /paid already/, r.text)
+    // the coverage caps the next: 1500 left of 2500, from the pool (the premium) and then the reserve
+    const second = await claim({ type: 'failed_task', task_id: failed[1], amount_fils: 1_000_000 })
+    assert.equal((second.body.claim as Claim).paid.amount_fils, 1500, second.text)
+    assert.equal(await rail.balance(s.db, 'platform:insurance'), 0)
+    assert.equal(await rail.balance(s.db, 'platform:insurance_reserve'), policy.premium.amount_fils)
+    assert.equal(await rail.balance(s.db, wallet()), before + 2500)
+    const got = (await s.call(insured, 'GET', `/api/engagements/${engagementId}/insurance`))
+      .body as unknown as Policy
+    assert.equal(got.remaining.amount_fils, 0)
+    assert.deepEqual(
+      got.claims.filter((c) => c.state === 'paid').map((c) => c.paid.amount_fils),
+      [1000, 1500],
+    )
   })
 
   it('bad input is 400; a claim on an engagement without a policy is 404', async () => {
     for (const body of [
-      { coverage_fils: 0, premium_fils: 1, covers: ['incident'], ends_at: ends() },
-      { coverage_fils: 10, premium_fils: 11, covers: ['incident'], ends_at: ends() },
-      { coverage_fils: 10, premium_fils: 1, covers: [], ends_at: ends() },
-      { coverage_fils: 10, premium_fils: 1, covers: ['fire'], ends_at: ends() },
-      { coverage_fils: 10, premium_fils: 1, covers: ['incident', 'incident'], ends_at: ends() },
-      { coverage_fils: 10, premium_fils: 1, covers: ['incident'], ends_at: 'tomorrow' },
-      { coverage_fils: 10, premium_fils: 1, covers: ['incident'], ends_at: '2000-01-01T00:00:00Z' },
-      { coverage_fils: 10, premium_fils: 1, covers: ['incident'] },
-      { coverage_fils: 10, premium_fils: 1, covers: ['incident'], ends_at: ends(), extra: 1 },
+      { covers: [] },
+      { covers: ['incident'] },
+      { covers: ['failed_task', 'failed_task'] },
+      { coverage_fils: 0 },
+      { days: 0 },
+      { days: 367 },
+      { extra: 1 },
     ]) {
-      const res = await s.call(insured, 'POST', `/api/engagements/${engagementId}/insurance`, body)
+      const res = await quote(body)
       assert.deepEqual([res.status, codeOf(res)], [400, 'invalid_request'], JSON.stringify(body))
     }
     for (const body of [

@@ -82,6 +82,8 @@ describe('rental service', () => {
       '0048_org_roles_audit_anchors.sql',
       '0049_connect_auth_web.sql',
       '0050_tenant_exports.sql',
+      '0051_task_leases.sql',
+      '0052_money_conservation.sql',
     ])
   })
 

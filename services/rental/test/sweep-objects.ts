@@ -4,6 +4,7 @@ import { type Ed25519KeyPair, signEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
 import { newNotesKey, storeToolCredential } from './connect-client.ts'
 import type { Client, FullStack } from './full-stack.ts'
+import { fundReserve, newTask, quoteAndBuy } from './money-actions.ts'
 
 /** Releases every escrow of the engagement whose task completed (signed with `key`), then invoices the engagement: the invoice's id, or ''. */
 export async function releaseAndInvoice(stack: FullStack, engagementId: string, key: Ed25519KeyPair) {
@@ -27,7 +28,7 @@ export async function releaseAndInvoice(stack: FullStack, engagementId: string, 
  * a token (not the sweep's credential), a secret of the /v1 vault, the agent she hires, an active engagement, a task, a
  * refund of the task's released escrow, a dispute of it, a webhook (subscribed to test events only, to a closed local port), a schedule, a batch, a budget, a file, and an
  * approval (a task on a second engagement whose policy holds every task), a trial of a listing of the agent,
- * an incident about the engagement, a policy on the engagement, a legal hold over the second engagement,
+ * an incident about the engagement, a policy on the engagement (an operator funds the reserve that backs it), a legal hold over the second engagement,
  * a business check, a tool-call action (connect), a team (hired, with a task: the chain's `task_id`),
  * a custom role and a tenant export.
  */
@@ -60,13 +61,20 @@ export async function aliceObjects(stack: FullStack): Promise<Record<string, str
     reason: 'The sweep disputes one fil.',
   })
   ids.disputes = (dispute.body as { id?: string }).id ?? ''
-  // a policy on the engagement, so its insurance (read per engagement) is alice's to read
-  await stack.call(stack.alice, 'POST', `/api/engagements/${ids.engagements}/insurance`, {
-    coverage_fils: 100,
-    premium_fils: 1,
-    covers: ['failed_task'],
-    ends_at: new Date(Date.now() + 86_400_000).toISOString(),
-  })
+  // a policy on the engagement, so its insurance (read per engagement) is alice's to read: an
+  // escrow opened (money at risk), the release's fee moved into the reserve by an operator (the
+  // funds that back the cover), the platform's quote bought
+  await newTask(stack, stack.alice, ids.engagements, key, 'Insured: the ledger records every receipt.')
+  // the operator: ops@sweep.example in the auth sweep, alice (the demo user) in development
+  for (const operator of [await sweepOperator(stack), stack.alice]) {
+    const funds = await stack.call(operator, 'GET', '/api/insurance/funds')
+    if (funds.status !== 200) continue
+    await fundReserve(stack, operator, (funds.body.fees as { amount_fils: number }).amount_fils)
+    break
+  }
+  const insured = await quoteAndBuy(stack, stack.alice, ids.engagements, { coverage_fils: 200 })
+  if (insured.bought?.status !== 201)
+    throw new Error(`no policy for the sweep: ${insured.quote.text} ${insured.bought?.text ?? ''}`)
   const batch = await stack.call(stack.alice, 'POST', '/api/batches', {
     engagement_id: ids.engagements,
     items: ['A batch of one. The ledger records every receipt.'],

@@ -43,6 +43,12 @@ export const moneyErrors = localisedCodes({
     description: 'the postings of a transfer do not balance',
     ar: 'قيود التحويل غير متوازنة.',
   },
+  transfer_not_allowed: {
+    status: 409,
+    description:
+      'the rail’s rule of money refuses the transfer: an external account not named as a source or sink, or a transfer kind or counterpart its rule does not allow (named)',
+    ar: 'قواعد الأموال في نظام الدفع ترفض هذا التحويل.',
+  },
   // schedules
   invalid_cron: {
     status: 400,
@@ -181,5 +187,32 @@ export const moneyErrors = localisedCodes({
     status: 402,
     description: 'the wallet holds less than the policy’s premium',
     ar: 'رصيد المحفظة أقل من قسط وثيقة التأمين.',
+  },
+  quote_required: {
+    status: 400,
+    description:
+      'the platform prices insurance: a policy is bought with the quote_id of POST …/insurance/quote, never with a coverage or premium of the client’s (the field named)',
+    ar: 'المنصة هي التي تسعّر التأمين: اطلب عرض سعر ثم اشترِه بمعرّف العرض، دون تحديد التغطية أو القسط.',
+  },
+  coverage_above_risk: {
+    status: 400,
+    description: 'the coverage asked is above the money at risk in the engagement (the cap named)',
+    ar: 'التغطية المطلوبة أكبر من المال المعرّض للخطر في التعاقد.',
+  },
+  coverage_declined: {
+    status: 409,
+    description:
+      'the platform declines to insure: nothing is at risk, the agent is the caller’s own, or its insurance funds cannot back the coverage (said in words)',
+    ar: 'ترفض المنصة التأمين: لا مال معرّضًا للخطر، أو الوكيل تابع لمؤسستك، أو أموال التأمين لا تكفي لتغطيته.',
+  },
+  quote_not_found: {
+    status: 404,
+    description: 'no such insurance quote for this engagement of the organization',
+    ar: 'لا يوجد عرض تأمين بهذا المعرّف لهذا التعاقد.',
+  },
+  quote_state: {
+    status: 409,
+    description: 'the quote is expired or bought already (its state named): ask a new one',
+    ar: 'عرض التأمين منتهٍ أو اشتُري بالفعل: اطلب عرضًا جديدًا.',
   },
 })

@@ -49,6 +49,8 @@ export interface EngagementService {
     id: string,
     at?: { trx: RentalDb; lock?: boolean },
   ): Promise<EngagementRow | undefined>
+  /** The ids of the agent's latest `limit` activated engagements, across all clients (insurance pricing). */
+  activatedIdsWithAgent(agentDid: string, limit: number): Promise<string[]>
   /** The client's engagements with the agent (read in `at.trx` when given). */
   engagementsWith(orgId: string, agentDid: string, at?: { trx?: RentalDb }): Promise<EngagementRow[]>
   latestClientDid(orgId: string, agentDid: string): Promise<string | undefined>
@@ -167,6 +169,7 @@ export const engagementsArea = defineArea({
     detail: (orgId, id) => engagementDetail(ctx.db, orgId, id),
     list: (orgId, page) => engagementList(ctx.db, orgId, page),
     engagementOf: (orgId, id, at) => store.engagementOf(at?.trx ?? ctx.db, orgId, id, at?.lock),
+    activatedIdsWithAgent: (did, limit) => store.activatedIdsWithAgent(ctx.db, did, limit),
     engagementsWith: (orgId, did, at) => store.engagementsWith(at?.trx ?? ctx.db, orgId, did),
     latestClientDid: (orgId, did) => store.latestClientDid(ctx.db, orgId, did),
     latestClientDidOfOrg: (orgId) => store.latestClientDidOfOrg(ctx.db, orgId),

@@ -156,6 +156,19 @@ export async function activateEngagement(trx: RentalDb, id: string, signature: s
     .execute()
 }
 
+/** The ids of the agent's latest `limit` engagements that were activated, across all clients (insurance pricing). */
+export const activatedIdsWithAgent = async (db: RentalDb, did: string, limit: number) =>
+  (
+    await db
+      .selectFrom('engagements')
+      .select('id')
+      .where('agent_did', '=', did)
+      .where('state', '!=', 'pending')
+      .orderBy('created_at', 'desc')
+      .limit(limit)
+      .execute()
+  ).map((r) => r.id)
+
 /** The client's engagements with the agent, oldest first. */
 export const engagementsWith = (db: RentalDb, orgId: string, did: string) =>
   db

@@ -2,32 +2,41 @@ import { randomUUID } from 'node:crypto'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import { engagementEvent, engagementNotFound, walletOf } from '../engagements/service.ts'
-import type { Actor, EventView } from '../events/index.ts'
-import { type InsuranceDeps, POOL, policyView, RESERVE } from './service.ts'
+import type { Actor } from '../events/index.ts'
+import { POOL, RESERVE } from './funds.ts'
+import { type InsuranceDeps, policyView } from './service.ts'
 import * as store from './store.ts'
 import type { CoveredEvent, PolicyRow } from './store.ts'
 
 export interface ClaimInput {
   type: CoveredEvent
-  amount_fils: number
+  /** At most this much (the loss the evidence proves when absent). */
+  amount_fils?: number | undefined
   task_id?: string | undefined
   event_id?: string | undefined
   incident_id?: string | undefined
   description?: string | undefined
 }
 
-/** How far back the log is searched for an incident's report (newest first, in pages). */
-const INCIDENT_SCAN = 1000
+/** The breach a claim names with its credit, read before the claim's transaction (records only grow). */
+type Breach = Awaited<ReturnType<InsuranceDeps['sla']['breachOf']>>
 
-type Verdict = { key: string; refused?: string }
+/** The covered event's unique key and the loss the record proves in fils, or why it is refused. */
+type Verdict = { key: string; loss?: number; refused?: string }
 
-/** What the evidence on record says of the covered event: its unique key, or why it is refused. */
+/**
+ * What the record says of the covered event: a failed task of this engagement that began and
+ * failed in the policy's period, failed by its agent (never by the client's own cancel, kill switch
+ * or rejected approval), whose escrow the client had opened (its loss: that price); an SLA breach
+ * of this engagement recorded in the period, whose credit the SLA has computed (its loss: that
+ * credit). An incident measures no loss in money by itself: refused.
+ */
 async function verdictOf(
   deps: InsuranceDeps,
   trx: RentalDb,
   policy: PolicyRow,
   input: ClaimInput,
-  recorded: EventView | undefined,
+  breach: Breach,
 ): Promise<Verdict> {
   const inPeriod = (at: Date) => at >= policy.starts_at && at < policy.ends_at
   if (input.type === 'failed_task') {
@@ -37,74 +46,53 @@ async function verdictOf(
     if (!task || task.org_id !== policy.org_id || task.engagement_id !== policy.engagement_id)
       return { key, refused: `no task ${input.task_id} of this engagement on record` }
     if (task.state !== 'failed') return { key, refused: `task ${task.id} is ${task.state}, not failed` }
-    if (!inPeriod(task.completed_at ?? task.created_at))
-      return { key, refused: `task ${task.id} failed outside the policy’s period` }
-    return { key }
+    if (task.end_cause !== 'agent')
+      return {
+        key,
+        refused: `task ${task.id} failed by your own doing (${task.error ?? 'the client ended it'}): what the client causes is not covered`,
+      }
+    if (!inPeriod(task.created_at) || !inPeriod(task.completed_at ?? task.created_at))
+      return { key, refused: `task ${task.id} did not begin and fail within the policy’s period` }
+    const escrow = await deps.engagements.escrowOfOrg(policy.org_id, { taskId: task.id }, { trx })
+    if (!escrow || escrow.open_transfer_id === null)
+      return {
+        key,
+        refused: `no money was held for task ${task.id} (its escrow was never opened): no loss to pay`,
+      }
+    return { key, loss: Number(escrow.amount_fils) }
   }
-  const event = recorded
   if (input.type === 'sla_breach') {
     if (!input.event_id)
       return { key: 'sla_breach:', refused: 'no evidence: name the sla.breached event (event_id)' }
     const key = `sla_breach:${input.event_id}`
-    if (!event || event.subjects.engagement_id !== policy.engagement_id)
+    const found = breach
+    if (!found)
       return { key, refused: `no sla.breached event ${input.event_id} for this engagement on record` }
-    if (!inPeriod(new Date(event.created_at)))
-      return { key, refused: `the breach ${event.id} was recorded outside the policy’s period` }
-    return { key }
+    if (!inPeriod(found.breach.created_at))
+      return { key, refused: `the breach ${input.event_id} was recorded outside the policy’s period` }
+    if (!found.credit)
+      return {
+        key,
+        refused: `the breach’s credit is computed when its statement month closes: claim ${input.event_id} after that`,
+      }
+    const loss = Number(found.credit.owed_fils)
+    if (loss <= 0) return { key, refused: `the breach’s credit is 0 (no fees in its month): no loss to pay` }
+    return { key, loss }
   }
-  if (!input.incident_id)
-    return { key: 'incident:', refused: 'no evidence: name the reported incident (incident_id)' }
-  const key = `incident:${input.incident_id}`
-  if (!event)
-    return { key, refused: `no incident.reported event for incident ${input.incident_id} on record` }
-  const data = (event.data ?? {}) as Record<string, unknown>
-  if ((data.engagement_id ?? event.subjects.engagement_id) !== policy.engagement_id)
-    return { key, refused: `incident ${input.incident_id} is not about this engagement` }
-  if (!inPeriod(new Date(event.created_at)))
-    return { key, refused: `incident ${input.incident_id} was reported outside the policy’s period` }
-  return { key }
-}
-
-/**
- * The event a claim names, as the log has it (read before the claim's transaction: the log is
- * append-only): the organization's `sla.breached` event by id, or its `incident.reported` event of
- * the incident (searched newest first, within the last INCIDENT_SCAN reports).
- */
-async function recordedEvent(deps: InsuranceDeps, orgId: string, input: ClaimInput) {
-  if (input.type === 'sla_breach' && input.event_id) {
-    const seq = /^evt_(\d{1,15})$/.exec(input.event_id)?.[1]
-    if (!seq) return undefined
-    const [event] = await deps.events.ofOrg(orgId, {
-      types: ['sla.breached'],
-      beforeSeq: Number(seq) + 1,
-      limit: 1,
-    })
-    return event?.id === input.event_id ? event : undefined
+  const key = `incident:${input.incident_id ?? ''}`
+  return {
+    key,
+    refused:
+      'an incident proves no loss in money by itself: claim the failed tasks or the SLA breach it caused',
   }
-  if (input.type !== 'incident' || !input.incident_id) return undefined
-  let before: number | undefined
-  for (let seen = 0; seen < INCIDENT_SCAN; seen += 200) {
-    const page = await deps.events.ofOrg(orgId, {
-      types: ['incident.reported'],
-      beforeSeq: before,
-      limit: 200,
-    })
-    const event = page.find(
-      (e) =>
-        ((e.data ?? {}) as Record<string, unknown>).incident_id === input.incident_id ||
-        e.subjects.incident_id === input.incident_id,
-    )
-    if (event || page.length < 200) return event
-    before = page[page.length - 1]!.seq
-  }
-  return undefined
 }
 
 /**
  * A claim on the engagement's active policy, decided in one transaction with the policy row locked
  * (so concurrent claims are decided one after the other): refused with the reason (not covered,
- * no evidence on record, paid already, coverage spent), or paid up to the remaining coverage as a
- * transfer platform:insurance → the client's wallet (what the pool lacks from the reserve), key
+ * not proven by the record, caused by the client, paid already, coverage spent), or paid the least
+ * of the loss proven, the amount asked and the coverage left, as a transfer from the pool (what the
+ * pool lacks from the platform's reserve; neither goes below zero) to the client's wallet, key
  * `insurance-claim:<claim>`; a covered event is paid once (and a unique index says so too).
  */
 export async function fileClaim(
@@ -116,7 +104,10 @@ export async function fileClaim(
 ) {
   if (!(await deps.engagements.engagementOf(orgId, engagementId))) throw engagementNotFound(engagementId)
   const id = `clm_${randomUUID()}`
-  const recorded = await recordedEvent(deps, orgId, input)
+  const breach =
+    input.type === 'sla_breach' && input.event_id
+      ? await deps.sla.breachOf(orgId, engagementId, input.event_id)
+      : undefined
   const policyId = await inTransaction(deps.ctx.db, async (trx) => {
     const policy = await store.activePolicyOf(trx, orgId, engagementId, true)
     if (!policy)
@@ -131,11 +122,13 @@ export async function fileClaim(
     const left = Number(policy.coverage_fils) - claims.reduce((sum, c) => sum + Number(c.paid_fils), 0)
     let verdict: Verdict = { key: `${input.type}:` }
     if (!policy.covers.includes(input.type)) verdict.refused = `the policy does not cover ${input.type}`
-    else verdict = await verdictOf(deps, trx, policy, input, recorded)
+    else verdict = await verdictOf(deps, trx, policy, input, breach)
     const earlier = claims.find((c) => c.state === 'paid' && c.event_key === verdict.key)
     if (!verdict.refused && earlier) verdict.refused = `this event was paid already by claim ${earlier.id}`
     if (!verdict.refused && left <= 0) verdict.refused = 'the policy’s coverage is spent'
-    const paid = verdict.refused ? 0 : Math.min(input.amount_fils, left)
+    const funds = (await deps.ctx.rail.balance(trx, POOL)) + (await deps.ctx.rail.balance(trx, RESERVE))
+    if (!verdict.refused && funds <= 0) verdict.refused = 'the platform’s insurance funds are empty'
+    const paid = verdict.refused ? 0 : Math.min(verdict.loss ?? 0, input.amount_fils ?? Infinity, left, funds)
     let transferId: string | null = null
     if (paid > 0) {
       const pool = Math.max(0, Math.min(paid, await deps.ctx.rail.balance(trx, POOL)))
@@ -164,7 +157,8 @@ export async function fileClaim(
       event_type: input.type,
       event_key: verdict.key,
       evidence: JSON.stringify(evidence),
-      requested_fils: input.amount_fils,
+      requested_fils: input.amount_fils ?? verdict.loss ?? 0,
+      loss_fils: verdict.loss ?? null,
       paid_fils: paid,
       state: verdict.refused ? 'refused' : 'paid',
       refuse_reason: verdict.refused ?? null,
@@ -181,7 +175,8 @@ export async function fileClaim(
       verdict.refused ? 'insurance.claim_refused' : 'insurance.claim_paid',
       {
         type: input.type,
-        requested_fils: input.amount_fils,
+        requested_fils: input.amount_fils ?? null,
+        loss_fils: verdict.loss ?? null,
         paid_fils: paid,
         reason: verdict.refused ?? null,
         transfer_id: transferId,

@@ -1,11 +1,13 @@
-import { type App, moneyLocaleOf } from '@svc/kit'
+import { type App, IdempotencyKeyHeader, moneyLocaleOf } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
-import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
+import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
 import { Id, Nullable, Params } from '../engagements/schemas.ts'
-import { actorOfRequest } from '../events/index.ts'
+import { actorOfRequest, operatorActor } from '../events/index.ts'
 import { can, orgOf } from '../orgs/permissions.ts'
-import { fileClaim, type InsuranceDeps, policyOf, startPolicy } from './service.ts'
+import { fundReserve, operatorFunds } from './funds.ts'
+import { PRICING, quote } from './quote.ts'
+import { buyPolicy, fileClaim, type InsuranceDeps, policyOf } from './service.ts'
 
 const Money = Type.Object({ amount_fils: Type.Integer(), currency: Type.String(), display: Type.String() })
 const Lang = Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')]))
@@ -15,7 +17,33 @@ const Covered = Type.Union([
   Type.Literal('sla_breach'),
   Type.Literal('incident'),
 ])
-const DateTime = Type.String({ format: 'date-time', maxLength: 40 })
+const Quotable = Type.Union([Type.Literal('failed_task'), Type.Literal('sla_breach')])
+const Funds = Type.Object({ pool: Money, reserve: Money, exposure: Money, available: Money, fees: Money })
+const Quote = Type.Object({
+  id: Type.String(),
+  engagement_id: Type.String(),
+  state: Type.Union([Type.Literal('offered'), Type.Literal('bought')]),
+  coverage: Money,
+  premium: Money,
+  covers: Type.Array(Quotable),
+  period_days: Type.Integer(),
+  expires_at: Type.String(),
+  created_at: Type.String(),
+  basis: Type.Object({
+    money_at_risk: Money,
+    tasks_ended: Type.Integer(),
+    tasks_failed_by_agent: Type.Integer(),
+    failure_rate_bps: Type.Integer(),
+    engagements_measured: Type.Integer(),
+    breaches: Type.Integer(),
+    breach_rate_bps: Type.Integer(),
+    credit_bps_per_breach: Type.Integer(),
+    loading_pct: Type.Integer(),
+  }),
+  summary: Type.String({
+    description: 'the quote in words: what it covers, up to how much, for how long, why that price',
+  }),
+})
 
 const Claim = Type.Object({
   id: Type.String(),
@@ -23,6 +51,7 @@ const Claim = Type.Object({
   state: Type.Union([Type.Literal('paid'), Type.Literal('refused')]),
   evidence: Type.Record(Type.String(), Type.String()),
   requested: Money,
+  loss: Nullable(Money),
   paid: Money,
   refuse_reason: Nullable(Type.String()),
   transfer_id: Nullable(Type.String()),
@@ -39,6 +68,7 @@ const Policy = Type.Object({
   starts_at: Type.String(),
   ends_at: Type.String(),
   premium_transfer_id: Type.String(),
+  quote_id: Nullable(Type.String()),
   claims: Type.Array(Claim),
   created_at: Type.String(),
 })
@@ -48,23 +78,71 @@ export function insuranceRoutes(app: App, ctx: RentalContext, deps: InsuranceDep
   const { sessions } = ctx
   const tags = ['insurance']
   app.post(
+    '/api/engagements/:id/insurance/quote',
+    {
+      ...sessions.sessionAndCsrf,
+      ...can('insurance:write'),
+      schema: {
+        summary:
+          'A quote from the platform: coverage up to the money at risk (the engagement’s opened escrows), a premium priced from the agent’s measured failure and breach rates; it holds 15 minutes',
+        description:
+          'Declined with 409 coverage_declined, said in words, when nothing is at risk, the agent is the organization’s own, the cover would be worth no more than its premium, or the platform’s insurance funds cannot back it. A coverage_fils above the money at risk is 400 coverage_above_risk.',
+        tags,
+        security: CSRF_SECURITY,
+        params: Params,
+        querystring: Type.Object({ lang: Lang }, { additionalProperties: false }),
+        body: Type.Object(
+          {
+            covers: Type.Optional(Type.Array(Quotable, { minItems: 1, maxItems: 2, uniqueItems: true })),
+            coverage_fils: Type.Optional(Fils),
+            days: Type.Optional(
+              Type.Integer({ minimum: 1, maximum: 366, description: `default ${PRICING.defaultDays}` }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Quote },
+      },
+    },
+    async (request, reply) =>
+      reply
+        .code(201)
+        .send(
+          await quote(
+            deps,
+            orgOf(request),
+            request.params.id,
+            request.body,
+            actorOfRequest(request),
+            moneyLocaleOf(request, request.query.lang),
+          ),
+        ),
+  )
+  app.post(
     '/api/engagements/:id/insurance',
     {
       ...sessions.sessionAndCsrf,
       ...can('insurance:write'),
       schema: {
         summary:
-          'Starts a policy on the engagement (one active at a time): the premium is charged from the wallet',
+          'Buys the platform’s quote as it is (one active policy per engagement): the premium is charged from the wallet to the insurance pool',
+        description:
+          'The body is {"quote_id"} only. A body of the old shape (coverage_fils, premium_fils, covers, starts_at, ends_at) is 400 quote_required naming the field: the platform prices insurance.',
         tags,
         security: CSRF_SECURITY,
         params: Params,
         body: Type.Object(
           {
-            coverage_fils: Fils,
-            premium_fils: Fils,
-            covers: Type.Array(Covered, { minItems: 1, maxItems: 3, uniqueItems: true }),
-            starts_at: Type.Optional(DateTime),
-            ends_at: DateTime,
+            quote_id: Type.Optional(Id),
+            coverage_fils: Type.Optional(
+              Type.Integer({ description: 'refused: the quote sets the coverage' }),
+            ),
+            premium_fils: Type.Optional(
+              Type.Integer({ description: 'refused: the premium is the platform’s' }),
+            ),
+            covers: Type.Optional(Type.Array(Type.String({ maxLength: 40 }), { maxItems: 10 })),
+            starts_at: Type.Optional(Type.String({ maxLength: 40 })),
+            ends_at: Type.Optional(Type.String({ maxLength: 40 })),
           },
           { additionalProperties: false },
         ),
@@ -75,7 +153,7 @@ export function insuranceRoutes(app: App, ctx: RentalContext, deps: InsuranceDep
       reply
         .code(201)
         .send(
-          await startPolicy(deps, orgOf(request), request.params.id, request.body, actorOfRequest(request)),
+          await buyPolicy(deps, orgOf(request), request.params.id, request.body, actorOfRequest(request)),
         ),
   )
   app.get(
@@ -103,14 +181,14 @@ export function insuranceRoutes(app: App, ctx: RentalContext, deps: InsuranceDep
       ...can('insurance:write'),
       schema: {
         summary:
-          'Claims on the active policy for a covered event, with its evidence: paid up to the remaining coverage once, or refused with the reason',
+          'Claims on the active policy for a covered event, with its evidence: paid once the least of the loss the record proves, the amount asked and the coverage left, or refused with the reason',
         tags,
         security: CSRF_SECURITY,
         params: Params,
         body: Type.Object(
           {
             type: Covered,
-            amount_fils: Fils,
+            amount_fils: Type.Optional(Fils),
             task_id: Type.Optional(Id),
             event_id: Type.Optional(Id),
             incident_id: Type.Optional(Id),
@@ -127,5 +205,57 @@ export function insuranceRoutes(app: App, ctx: RentalContext, deps: InsuranceDep
         .send(
           await fileClaim(deps, orgOf(request), request.params.id, request.body, actorOfRequest(request)),
         ),
+  )
+  app.get(
+    '/api/insurance/funds',
+    {
+      ...sessions.session,
+      schema: {
+        summary:
+          'An operator: the insurance pool and the platform’s reserve, the coverage sold and still owed, what is left to back new cover, and the fees',
+        tags,
+        security: SESSION_SECURITY,
+        querystring: Type.Object({ lang: Lang }, { additionalProperties: false }),
+        response: { 200: Funds },
+      },
+    },
+    async (request) =>
+      operatorFunds(
+        deps,
+        deps.orgs.isOperator(sessionOf(request)),
+        moneyLocaleOf(request, request.query.lang),
+      ),
+  )
+  app.post(
+    '/api/insurance/reserve',
+    {
+      ...sessions.sessionAndCsrf,
+      schema: {
+        summary:
+          'An operator funds the platform’s insurance reserve from its fees (a reserve_funding transfer platform:fees → platform:insurance_reserve)',
+        description: 'Idempotent with an Idempotency-Key: a replay moves nothing more.',
+        tags,
+        security: CSRF_SECURITY,
+        headers: IdempotencyKeyHeader,
+        querystring: Type.Object({ lang: Lang }, { additionalProperties: false }),
+        body: Type.Object({ amount_fils: Fils }, { additionalProperties: false }),
+        response: { 201: Type.Object({ transfer_id: Type.String(), funds: Funds }) },
+      },
+    },
+    async (request, reply) => {
+      const operator = deps.orgs.isOperator(sessionOf(request))
+      return reply
+        .code(201)
+        .send(
+          await fundReserve(
+            deps,
+            operator,
+            request.body.amount_fils,
+            request.headers['idempotency-key'] as string | undefined,
+            operator ? operatorActor(request) : actorOfRequest(request),
+            moneyLocaleOf(request, request.query.lang),
+          ),
+        )
+    },
   )
 }

@@ -7,6 +7,11 @@ import type { EngagementService } from '../engagements/index.ts'
 import { engagementEvent, engagementNotFound, walletOf } from '../engagements/service.ts'
 import type { Actor, EventService } from '../events/index.ts'
 import type { TaskService } from '../tasks/index.ts'
+import type { SlaService } from '../sla/index.ts'
+import type { CatalogueService } from '../catalogue/index.ts'
+import type { OrgService } from '../orgs/index.ts'
+import { fundsOf, POOL, unbacked } from './funds.ts'
+import { insurable, moneyAtRisk } from './quote.ts'
 import * as store from './store.ts'
 import type { ClaimRow, CoveredEvent, PolicyRow } from './store.ts'
 
@@ -15,12 +20,10 @@ export interface InsuranceDeps {
   engagements: EngagementService
   events: EventService
   tasks: TaskService
+  sla: SlaService
+  catalogue: Pick<CatalogueService, 'isProviderOf'>
+  orgs: Pick<OrgService, 'isOperator'>
 }
-
-/** The platform's insurance pool (premiums in, claims out) and the reserve behind it (outside money). */
-export const POOL = 'platform:insurance'
-export const RESERVE = 'external:insurance_reserve'
-const MAX_PERIOD_MS = 366 * 86_400_000
 
 export function claimView(row: ClaimRow, locale: MoneyLocale) {
   return {
@@ -29,6 +32,7 @@ export function claimView(row: ClaimRow, locale: MoneyLocale) {
     state: row.state,
     evidence: row.evidence as Record<string, string>,
     requested: money(Number(row.requested_fils), 'AED', locale),
+    loss: row.loss_fils === null ? null : money(Number(row.loss_fils), 'AED', locale),
     paid: money(Number(row.paid_fils), 'AED', locale),
     refuse_reason: row.refuse_reason,
     transfer_id: row.transfer_id,
@@ -52,25 +56,45 @@ export async function policyView(deps: InsuranceDeps, db: RentalDb, row: PolicyR
     starts_at: row.starts_at.toISOString(),
     ends_at: row.ends_at.toISOString(),
     premium_transfer_id: row.premium_transfer_id,
+    quote_id: row.quote_id,
     claims: claims.map((c) => claimView(c, locale)),
     created_at: row.created_at.toISOString(),
   }
 }
 
+/** A purchase: the quote's id; the fields of the old body are named in a 400 (quote_required). */
 export interface PolicyInput {
-  coverage_fils: number
-  premium_fils: number
-  covers: CoveredEvent[]
+  quote_id?: string | undefined
+  coverage_fils?: number | undefined
+  premium_fils?: number | undefined
+  covers?: unknown
   starts_at?: string | undefined
-  ends_at: string
+  ends_at?: string | undefined
+}
+
+/** Why an old client's body is refused, naming its field; undefined for a purchase of a quote. */
+function oldBody(input: PolicyInput) {
+  const how = 'ask POST /api/engagements/{id}/insurance/quote and buy the quote with {"quote_id"}'
+  if (input.premium_fils !== undefined)
+    return `body.premium_fils: the premium is the platform's, never the client's: ${how}`
+  if (input.coverage_fils !== undefined)
+    return `body.coverage_fils: the coverage is set in the quote (at most the money at risk): ${how}`
+  for (const field of ['covers', 'starts_at', 'ends_at'] as const)
+    if (input[field] !== undefined)
+      return `body.${field}: the quote fixes what is covered and the period: ${how}`
+  if (input.quote_id === undefined) return `body.quote_id is required: ${how}`
+  return undefined
 }
 
 /**
- * A policy starts on the client's active engagement: one active per engagement (an active one
- * whose period is over is ended first), the premium charged in the same transaction as a balanced
- * transfer wallet → platform:insurance (key `insurance-premium:<policy>`); 402 when the wallet lacks it.
+ * Buys the platform's quote as it is: one active policy per engagement (an active one whose period
+ * is over is ended first), the quote offered and not expired (409 quote_state), the money at risk
+ * still at least the coverage, the premium charged in the same transaction as a balanced transfer
+ * wallet → the pool (key `insurance-premium:<policy>`; 402 when the wallet lacks it), and then,
+ * with the pool's account locked by that transfer, the funds checked to back the coverage (409
+ * coverage_declined, all rolled back). The policy runs from now for the quote's days.
  */
-export async function startPolicy(
+export async function buyPolicy(
   deps: InsuranceDeps,
   orgId: string,
   engagementId: string,
@@ -79,31 +103,30 @@ export async function startPolicy(
 ) {
   // tenancy first: another organization's engagement is 404 whatever the body says
   if (!(await deps.engagements.engagementOf(orgId, engagementId))) throw engagementNotFound(engagementId)
-  const now = deps.ctx.now()
-  const startsAt = input.starts_at === undefined ? now : new Date(input.starts_at)
-  const endsAt = new Date(input.ends_at)
-  if (Number.isNaN(startsAt.getTime()) || Number.isNaN(endsAt.getTime()))
-    throw rentalError('invalid_request', 'body: starts_at and ends_at are date-times')
-  if (endsAt <= startsAt || endsAt <= now || endsAt.getTime() - startsAt.getTime() > MAX_PERIOD_MS)
-    throw rentalError(
-      'invalid_request',
-      'body: the period ends after it starts and after now, within 366 days',
-    )
-  if (input.premium_fils > input.coverage_fils)
-    throw rentalError('invalid_request', 'body.premium_fils: at most the coverage')
+  const old = oldBody(input)
+  if (old) throw rentalError('quote_required', old)
+  const quoteId = input.quote_id!
   const id = `pol_${randomUUID()}`
   await inTransaction(deps.ctx.db, async (trx) => {
-    const engagement = await deps.engagements.engagementOf(orgId, engagementId, { trx, lock: true })
-    if (!engagement) throw engagementNotFound(engagementId)
-    if (engagement.state !== 'active')
-      throw rentalError('engagement_not_active', `the engagement is ${engagement.state}: sign its SLA first`)
-    const current = await store.activePolicyOf(trx, orgId, engagementId, true)
-    if (current && current.ends_at > now)
+    await insurable(deps, trx, orgId, engagementId)
+    const now = deps.ctx.now()
+    const offer = await store.quoteOf(trx, orgId, engagementId, quoteId, true)
+    if (!offer) throw rentalError('quote_not_found', `no quote ${quoteId} for engagement ${engagementId}`)
+    if (offer.state !== 'offered')
+      throw rentalError('quote_state', `the quote ${quoteId} is ${offer.state} already: ask a new one`)
+    if (offer.expires_at <= now)
       throw rentalError(
-        'policy_active',
-        `the engagement has the active policy ${current.id} until ${current.ends_at.toISOString()}`,
+        'quote_state',
+        `the quote ${quoteId} expired at ${offer.expires_at.toISOString()}: ask a new one`,
       )
-    if (current) await store.endPolicy(trx, current.id)
+    const coverage = Number(offer.coverage_fils)
+    const premium = Number(offer.premium_fils)
+    const atRisk = await moneyAtRisk(deps, trx, engagementId)
+    if (atRisk < coverage)
+      throw rentalError(
+        'coverage_declined',
+        `the money at risk in the engagement fell to ${atRisk} fils since the quote, below its coverage of ${coverage}: ask a new one`,
+      )
     let transferId: string
     try {
       transferId = (
@@ -111,34 +134,36 @@ export async function startPolicy(
           idempotencyKey: `insurance-premium:${id}`,
           kind: 'insurance_premium',
           postings: [
-            { account: walletOf(orgId), amount: -input.premium_fils },
-            { account: POOL, amount: input.premium_fils },
+            { account: walletOf(orgId), amount: -premium },
+            { account: POOL, amount: premium },
           ],
-          memo: { policy_id: id, engagement_id: engagementId },
+          memo: { policy_id: id, quote_id: quoteId, engagement_id: engagementId },
         })
       ).id
     } catch (err) {
       if ((err as { code?: string }).code === 'insufficient_funds')
-        throw rentalError(
-          'premium_unpaid',
-          `the wallet holds less than the premium of ${input.premium_fils} fils`,
-        )
+        throw rentalError('premium_unpaid', `the wallet holds less than the premium of ${premium} fils`)
       throw err
     }
+    const why = unbacked(await fundsOf(deps, trx), coverage)
+    if (why) throw rentalError('coverage_declined', why)
+    const endsAt = new Date(now.getTime() + offer.period_days * 86_400_000)
     await store.insertPolicy(trx, {
       id,
       org_id: orgId,
       engagement_id: engagementId,
-      coverage_fils: input.coverage_fils,
-      premium_fils: input.premium_fils,
-      covers: [...new Set(input.covers)],
-      starts_at: startsAt,
+      coverage_fils: coverage,
+      premium_fils: premium,
+      covers: offer.covers,
+      starts_at: now,
       ends_at: endsAt,
       state: 'active',
       premium_transfer_id: transferId,
+      quote_id: quoteId,
       created_by: actor.id,
       created_at: now,
     })
+    await store.markQuoteBought(trx, quoteId)
     await engagementEvent(
       deps.events,
       trx,
@@ -147,12 +172,13 @@ export async function startPolicy(
       actor,
       'insurance.policy_started',
       {
-        coverage_fils: input.coverage_fils,
-        premium_fils: input.premium_fils,
-        covers: input.covers,
-        starts_at: startsAt.toISOString(),
+        coverage_fils: coverage,
+        premium_fils: premium,
+        covers: offer.covers,
+        starts_at: now.toISOString(),
         ends_at: endsAt.toISOString(),
         transfer_id: transferId,
+        quote_id: quoteId,
       },
       { policy_id: id },
     )

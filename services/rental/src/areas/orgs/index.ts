@@ -67,6 +67,9 @@ const ANY_MEMBER = new Set([
   '/api/locale',
   '/api/auth/step-up',
   '/api/sla/credits/run',
+  // operators only (checked in the handler): the insurance funds and the reserve's funding
+  '/api/insurance/funds',
+  '/api/insurance/reserve',
 ])
 
 /**

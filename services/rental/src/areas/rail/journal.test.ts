@@ -18,7 +18,7 @@ describe('the built-in rail: a double-entry journal', () => {
     inTransaction((trx) =>
       rail.transfer(trx, {
         idempotencyKey: key,
-        kind: 'fund',
+        kind: 'wallet_grant',
         postings: [
           { account: 'external:funding', amount: -amount },
           { account: 'wallet:alice', amount },
@@ -93,6 +93,82 @@ describe('the built-in rail: a double-entry journal', () => {
     assert.equal(await rail.balance(db, 'wallet:alice'), 7_500)
   })
 
+  it('lets money in or out only through the named external accounts, by their kinds and counterparts (409 transfer_not_allowed)', async () => {
+    const move = (kind: string, postings: Array<{ account: string; amount: number }>) =>
+      inTransaction((trx) => rail.transfer(trx, { idempotencyKey: `rule-${Math.random()}`, kind, postings }))
+    const refusals: Array<[string, Array<{ account: string; amount: number }>, RegExp]> = [
+      // the old insurance reserve, or any external account the rule does not name, is no source
+      [
+        'insurance_claim',
+        [
+          { account: 'external:insurance_reserve', amount: -1 },
+          { account: 'wallet:alice', amount: 1 },
+        ],
+        /external:insurance_reserve is not a source or sink of money/,
+      ],
+      // funding is debited only by funding kinds, and only into wallets
+      [
+        'insurance_claim',
+        [
+          { account: 'external:funding', amount: -1 },
+          { account: 'wallet:alice', amount: 1 },
+        ],
+        /may not take money from external:funding/,
+      ],
+      [
+        'wallet_grant',
+        [
+          { account: 'external:funding', amount: -1 },
+          { account: 'payout:did:key:z6Mk', amount: 1 },
+        ],
+        /only to or from wallet accounts/,
+      ],
+      // payouts leave only from a provider's payout account, and never come back in
+      [
+        'provider_payout',
+        [
+          { account: 'wallet:alice', amount: -1 },
+          { account: 'external:payouts', amount: 1 },
+        ],
+        /only to or from payout accounts/,
+      ],
+      [
+        'provider_payout',
+        [
+          { account: 'external:payouts', amount: -1 },
+          { account: 'payout:did:key:z6Mk', amount: 1 },
+        ],
+        /may not take money from external:payouts/,
+      ],
+      [
+        'wallet_grant',
+        [
+          { account: 'external:funding', amount: -2 },
+          { account: 'external:payouts', amount: 1 },
+          { account: 'wallet:alice', amount: 1 },
+        ],
+        /at most one external account/,
+      ],
+    ]
+    for (const [kind, postings, message] of refusals)
+      await assert.rejects(
+        move(kind, postings),
+        (err: AppError) =>
+          err.status === 409 && err.code === 'transfer_not_allowed' && message.test(err.message),
+        `${kind} ${JSON.stringify(postings)}`,
+      )
+    // a platform account (the insurance pool) never goes below zero
+    await assert.rejects(
+      move('insurance_claim', [
+        { account: 'platform:insurance', amount: -1 },
+        { account: 'wallet:alice', amount: 1 },
+      ]),
+      (err: AppError) => err.code === 'insufficient_funds',
+    )
+    assert.equal(await rail.balance(db, 'external:insurance_reserve'), 0)
+    assert.equal(await rail.balance(db, 'platform:insurance'), 0)
+  })
+
   it('is balanced by the database itself: an unbalanced posting cannot commit', async () => {
     await assert.rejects(
       inTransaction(async (trx) => {
@@ -128,7 +204,7 @@ describe('the built-in rail: a double-entry journal', () => {
       moved.map((t) => [t.kind, t.postings]),
       [
         [
-          'fund',
+          'wallet_grant',
           [
             { account: 'external:funding', amount: -1_000 },
             { account: 'wallet:alice', amount: 1_000 },

@@ -14,6 +14,7 @@ import {
   transferByKey,
   transfersTouching,
 } from './store.ts'
+import { checkExternal, mayGoNegative } from './rules.ts'
 
 const KINDS = ['wallet', 'escrow', 'payout', 'platform', 'external'] as const
 
@@ -53,6 +54,7 @@ export class JournalRail implements PaymentRail {
   /** Must run inside the caller's transaction: the transfer commits, or not, with what caused it. */
   async transfer(trx: RentalDb, request: TransferRequest): Promise<Transfer> {
     checkBalanced(request.postings)
+    checkExternal(request.kind, request.postings)
     const digest = digestOf(request)
     const earlier = await this.#replay(trx, request.idempotencyKey, digest)
     if (earlier) return earlier
@@ -71,12 +73,13 @@ export class JournalRail implements PaymentRail {
       memo: JSON.stringify(request.memo ?? {}),
     })
     if (!row) return (await this.#replay(trx, request.idempotencyKey, digest))!
-    const accounts = await lockAccounts(
+    await lockAccounts(
       trx,
       request.postings.map((p) => p.account),
     )
+    // the rule, not the row, says which account may go negative (rules.ts: only external:funding)
     for (const p of request.postings.filter((p) => p.amount < 0)) {
-      if (accounts.find((a) => a.id === p.account)?.allow_negative) continue
+      if (mayGoNegative(p.account)) continue
       if ((await balanceOf(trx, p.account)) + p.amount < 0)
         throw rentalError('insufficient_funds', `${p.account} holds less than ${-p.amount} fils`)
     }

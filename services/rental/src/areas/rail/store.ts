@@ -21,13 +21,14 @@ export interface RailTables {
   rail_postings: { transfer_id: string; account_id: string; amount: number }
 }
 import type { Posting } from './rail.ts'
+import { mayGoNegative } from './rules.ts'
 
 type AccountKind = RentalTables['rail_accounts']['kind']
 
 export async function ensureAccounts(trx: RentalDb, accounts: Array<{ id: string; kind: AccountKind }>) {
   await trx
     .insertInto('rail_accounts')
-    .values(accounts.map((a) => ({ id: a.id, kind: a.kind, allow_negative: a.kind === 'external' })))
+    .values(accounts.map((a) => ({ id: a.id, kind: a.kind, allow_negative: mayGoNegative(a.id) })))
     .onConflict((oc) => oc.column('id').doNothing())
     .execute()
 }

@@ -1,5 +1,5 @@
 import { defineArea } from '../../context.ts'
-import { creditsByTransfers, type SlaCreditRow } from './store.ts'
+import { breachByEventId, breachCount, creditsByTransfers, type SlaCreditRow } from './store.ts'
 import { slaRoutes } from './routes.ts'
 import { startCreditJob } from './credits.ts'
 import { CONSUMER, slaConsumer } from './service.ts'
@@ -7,6 +7,10 @@ import { CONSUMER, slaConsumer } from './service.ts'
 export interface SlaService {
   /** The SLA credits posted by these rail transfers, by transfer id (a statement's credit lines). */
   creditsByTransfers(transferIds: string[]): Promise<Map<string, SlaCreditRow>>
+  /** The organization's breach of the engagement by its sla.breached event id, with its credit once made (insurance claims). */
+  breachOf(orgId: string, engagementId: string, eventId: string): ReturnType<typeof breachByEventId>
+  /** How many breaches were recorded about these engagements (insurance pricing). */
+  breachCount(engagementIds: string[]): Promise<number>
 }
 
 /**
@@ -24,6 +28,8 @@ export const slaArea = defineArea({
     const job = startCreditJob({ ctx, ...use })
     app.addHook('preClose', async () => job.stop())
     return {
+      breachOf: (orgId, engagementId, eventId) => breachByEventId(ctx.db, orgId, engagementId, eventId),
+      breachCount: (ids) => breachCount(ctx.db, ids),
       creditsByTransfers: async (ids) =>
         new Map((await creditsByTransfers(ctx.db, ids)).map((c) => [c.transfer_id!, c])),
     }

@@ -87,6 +87,32 @@ export async function slaEventsOf(db: RentalDb, filter: SlaEventFilter, limit: n
   return { rows, total: Number(count.n) }
 }
 
+/** The organization's sla.breached event of an engagement by its log event id (evt_<n>), with its credit if made. */
+export async function breachByEventId(db: RentalDb, orgId: string, engagementId: string, eventId: string) {
+  const breach = await db
+    .selectFrom('sla_events')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('engagement_id', '=', engagementId)
+    .where('event_id', '=', eventId)
+    .where('type', '=', 'sla.breached')
+    .executeTakeFirst()
+  if (!breach) return undefined
+  return { breach, credit: await creditOfBreach(db, breach.id) }
+}
+
+/** How many breaches were recorded about these engagements. */
+export async function breachCount(db: RentalDb, engagementIds: string[]) {
+  if (engagementIds.length === 0) return 0
+  const row = await db
+    .selectFrom('sla_events')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('type', '=', 'sla.breached')
+    .where('engagement_id', 'in', engagementIds)
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
 export const slaEventById = (db: RentalDb, id: string) =>
   db.selectFrom('sla_events').selectAll().where('id', '=', id).executeTakeFirst()
 

@@ -74,7 +74,11 @@ export async function failAttempt(
   const events = taskEvents(deps.events)
   if (failed.attempt > deps.config.taskRetries) {
     await events.trace(trx, ref, actor, { attempt: run.attempt, error })
-    const end = { state: 'failed' as const, error: `gave up after ${failed.attempt} attempts: ${error}` }
+    const end = {
+      state: 'failed' as const,
+      error: `gave up after ${failed.attempt} attempts: ${error}`,
+      cause: 'agent' as const,
+    }
     const ended = await endRunning(deps, trx, data.task_id, { ...end, at: deps.now() }, actor)
     return ended && 'failed'
   }

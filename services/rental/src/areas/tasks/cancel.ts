@@ -23,7 +23,7 @@ export async function cancelTask(
       deps,
       trx,
       id,
-      { state: 'canceled', error: 'canceled by the client', at: deps.now() },
+      { state: 'canceled', error: 'canceled by the client', at: deps.now(), cause: 'client' },
       actor,
       subject,
     )

@@ -1,7 +1,7 @@
 import type { RentalDb } from '../../db.ts'
 import type { Actor, EventService } from '../events/index.ts'
 import type { TaskDeps } from './service.ts'
-import { endTask, type TaskRow } from './store.ts'
+import { endTask, type TaskEnd, type TaskRow } from './store.ts'
 import type { EventType } from '../events/index.ts'
 import { tellAgent } from './agent-cancel.ts'
 
@@ -64,7 +64,7 @@ export async function endRunning(
   deps: Pick<TaskDeps, 'events' | 'ended' | 'jobs'>,
   trx: RentalDb,
   id: string,
-  end: { state: 'failed' | 'canceled'; error: string; at: Date },
+  end: TaskEnd,
   actor: Actor,
   subject?: string,
 ): Promise<TaskRef | undefined> {

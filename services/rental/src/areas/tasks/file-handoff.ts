@@ -85,7 +85,7 @@ export async function filesOfRun(deps: TaskDeps, task: TaskRow, actor: Actor) {
   } catch (err) {
     const error = `a file of the task is gone: ${(err as Error).message}`
     await inTransaction(deps.db, (trx) =>
-      endRunning(deps, trx, task.id, { state: 'failed', error, at: deps.now() }, actor),
+      endRunning(deps, trx, task.id, { state: 'failed', error, at: deps.now(), cause: 'client' }, actor),
     )
     return undefined
   }

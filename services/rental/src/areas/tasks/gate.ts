@@ -60,7 +60,7 @@ export async function awaitAgentInput(deps: TaskDeps, id: string, asked: AgentAs
     // a trial's task has no engagement whose approvals could answer: it fails, saying why
     if (task?.engagement_id === null) {
       const error = `the agent asked for input (${asked.state}); a trial's task cannot wait for an answer`
-      await endRunning(deps, trx, id, { state: 'failed', error, at: deps.now() }, agent)
+      await endRunning(deps, trx, id, { state: 'failed', error, at: deps.now(), cause: 'agent' }, agent)
       return
     }
     // a task canceled or ended meanwhile: the question is dropped with it

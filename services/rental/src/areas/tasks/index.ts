@@ -57,6 +57,8 @@ export interface TaskService {
   stateOf(id: string, trx?: RentalDb): Promise<store.TaskRow['state'] | undefined>
   /** The client's tasks with the agent, oldest first. */
   tasksWith(subject: string, agentDid: string): ReturnType<typeof measures.tasksWith>
+  /** The agent's ended tasks and those its agent failed, across all clients (insurance pricing). */
+  failureRecord(agentDid: string): ReturnType<typeof measures.failureRecord>
   /** Counts and first/last activity with the agent, for one client or all. */
   stats(agentDid: string, subject?: string): ReturnType<typeof measures.taskStats>
   /** Fails the client's unfinished tasks with the agent, in `trx`, each with its event; answers their ids. */
@@ -176,6 +178,7 @@ export const tasksArea = defineArea({
       stateOf: async (id, trx) => (await store.taskById(trx ?? ctx.db, id))?.state,
       tasksWith: (subject, did) => measures.tasksWith(ctx.db, subject, did),
       stats: (did, subject) => measures.taskStats(ctx.db, did, subject),
+      failureRecord: (did) => measures.failureRecord(ctx.db, did),
       async stopWith(trx, subject, did, reason, at, actor) {
         const stopped = await store.stopTasksWith(trx, subject, did, reason, at)
         const events = taskEvents(deps.events)
@@ -196,7 +199,7 @@ export const tasksArea = defineArea({
       },
       ofEngagement: (db, orgId, engagementId) => store.tasksOfEngagement(db, orgId, engagementId),
       async cancelIn(trx, orgId, id, reason, actor) {
-        const end = { state: 'canceled' as const, error: reason, at: ctx.now() }
+        const end = { state: 'canceled' as const, error: reason, at: ctx.now(), cause: 'client' as const }
         const canceled = await endRunning(deps, trx, id, end, actor, orgId)
         if (canceled) await deps.approvals.taskEnded(trx, id, 'canceled', actor)
         return canceled !== undefined

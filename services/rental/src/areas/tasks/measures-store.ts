@@ -50,6 +50,22 @@ export async function taskStats(db: RentalDb, did: string, subject?: string) {
   }
 }
 
+/**
+ * The agent's record as an insurer reads it, across all clients: its tasks that ended (completed
+ * or failed), those of them its agent failed (end_cause 'agent'), and the engagements they ran in.
+ */
+export async function failureRecord(db: RentalDb, did: string) {
+  const row = await db
+    .selectFrom('tasks')
+    .select([
+      sql<number>`count(*) filter (where state in ('completed', 'failed'))`.as('ended'),
+      sql<number>`count(*) filter (where state = 'failed' and end_cause = 'agent')`.as('failed'),
+    ])
+    .where('agent_did', '=', did)
+    .executeTakeFirstOrThrow()
+  return { ended: Number(row.ended), failed_by_agent: Number(row.failed) }
+}
+
 export type EndedTask = Pick<
   TaskRow,
   'id' | 'state' | 'receipt_id' | 'receipt_leaf_hash' | 'created_at' | 'started_at' | 'completed_at'

@@ -151,7 +151,7 @@ export async function runTask(
     )
     if (!check.ok) {
       const error = `the agent's result does not verify: ${check.reason}`
-      await endTask(trx, id, { state: 'failed', error, at: now })
+      await endTask(trx, id, { state: 'failed', error, at: now, cause: 'agent' })
       await events.stateChanged(trx, refOf(locked), actor, { from: locked.state, to: 'failed', error })
       await deps.ended(trx, { ...refOf(locked), state: 'failed' }, actor)
       deps.log.warn({ task: id, attempt, reason: check.reason }, 'agent result refused')

@@ -28,6 +28,8 @@ export interface TaskTables {
     receipt_id: string | null
     receipt_leaf_hash: string | null
     error: string | null
+    /** who ended a task that did not complete: its agent, or its client (migration 0052); null otherwise */
+    end_cause: 'agent' | 'client' | null
     runs: Json | null
     created_at: Generated<Date>
     started_at: Date | null
@@ -130,6 +132,14 @@ export async function markWorking(db: RentalDb, id: string, at: Date): Promise<b
   return Number(result.numUpdatedRows) === 1
 }
 
+/** How a task that did not complete ended, and who caused it (an insurance claim reads the cause). */
+export interface TaskEnd {
+  state: 'failed' | 'canceled'
+  error: string
+  at: Date
+  cause: 'agent' | 'client'
+}
+
 /**
  * Ends the task as failed or canceled with its reason (a canceled task's input dropped; a failed
  * one keeps it for a retry); `running` changes it only while it has not ended. One statement, which
@@ -138,11 +148,11 @@ export async function markWorking(db: RentalDb, id: string, at: Date): Promise<b
 export async function endTask(
   db: RentalDb,
   id: string,
-  end: { state: 'failed' | 'canceled'; error: string; at: Date },
+  end: TaskEnd,
   only: { running?: boolean; subject?: string } = {},
 ): Promise<{ from: TaskState; orgId: string; engagementId: string } | undefined> {
   const { rows } = await sql<{ from: TaskState; org_id: string; engagement_id: string }>`
-    update tasks set state = ${end.state}, error = ${end.error}, completed_at = ${end.at},
+    update tasks set state = ${end.state}, error = ${end.error}, completed_at = ${end.at}, end_cause = ${end.cause},
       input_text = ${end.state === 'canceled' ? null : sql`tasks.input_text`}
     from (
       select id, state from tasks
@@ -189,6 +199,7 @@ export async function completeTask(
       completed_at: done.at,
       input_text: null,
       error: null,
+      end_cause: null,
     })
     .where('id', '=', id)
     .returningAll()
@@ -231,6 +242,7 @@ export async function requeueFailed(trx: RentalDb, id: string): Promise<boolean>
       state: 'submitted',
       async: true,
       error: null,
+      end_cause: null,
       started_at: null,
       completed_at: null,
       run_round: sql`run_round + 1`,
@@ -266,7 +278,7 @@ export const resumeWaiting = (trx: RentalDb, id: string) =>
     .returning(['id', 'org_id', 'engagement_id'])
     .executeTakeFirst()
 
-/** A waiting task ends (rejected, or failed when its approval expired); undefined when it is not waiting. */
+/** A waiting task ends (rejected, or failed when its approval expired: the client's doing); undefined when it is not waiting. */
 export const endWaiting = (
   trx: RentalDb,
   id: string,
@@ -274,7 +286,7 @@ export const endWaiting = (
 ) =>
   trx
     .updateTable('tasks')
-    .set({ state: end.state, error: end.error, completed_at: end.at, input_text: null })
+    .set({ state: end.state, error: end.error, completed_at: end.at, input_text: null, end_cause: 'client' })
     .where('id', '=', id)
     .where('state', '=', 'input-required')
     .returning(['id', 'org_id', 'engagement_id'])
@@ -324,10 +336,11 @@ export const statesOf = (db: RentalDb, ids: string[]) =>
     ? Promise.resolve([])
     : db.selectFrom('tasks').select(['id', 'state']).where('id', 'in', ids).execute()
 
-/** The client's unfinished tasks with the agent fail with `reason`; answers each with the state it left. */
+/** The client's unfinished tasks with the agent fail with `reason` (its kill switch: the client's doing); answers each with the state it left. */
 export async function stopTasksWith(db: RentalDb, subject: string, did: string, reason: string, at: Date) {
   const { rows } = await sql<{ id: string; from: TaskState; engagement_id: string }>`
-    update tasks set state = 'failed', error = ${reason}, completed_at = ${at}, input_text = null
+    update tasks set state = 'failed', error = ${reason}, completed_at = ${at}, input_text = null,
+      end_cause = 'client'
     from (
       select id, state from tasks
       where org_id = ${subject} and agent_did = ${did} and state in (${sql.join(RUNNING)})
