@@ -111,6 +111,20 @@ export const attemptFailed = (
     ),
   )
 
+/** A task's run job as the queue has it, read before a take-back's transaction (`runJobOf`). */
+export interface RunJobRead {
+  id: string | null
+  job: Awaited<ReturnType<TaskDeps['jobs']['job']>> | null
+}
+
+/**
+ * The run job `id` as the queue has it. Read outside any transaction: the queue has connections of
+ * its own, and on the embedded database one connection, which an open transaction holds.
+ */
+export async function runJobOf(deps: Pick<TaskDeps, 'jobs'>, id: string | null): Promise<RunJobRead> {
+  return { id, job: id ? await deps.jobs.job(RUN_QUEUE, id).catch(() => null) : null }
+}
+
 /**
  * Takes back, in `trx`, a running task whose lease may be taken (the row locked by the caller):
  * - its attempt was cut (its instance stopped, or the attempt outlived its lease): the cut attempt
@@ -124,8 +138,11 @@ export async function takeBack(
   trx: RentalDb,
   task: TaskRow,
   instanceGone: boolean,
+  run: RunJobRead,
 ): Promise<'retried' | 'failed' | 'waiting' | 'requeued' | undefined> {
-  const job = task.run_job ? await deps.jobs.job(RUN_QUEUE, task.run_job).catch(() => null) : null
+  // the job was read before the transaction; another run named since is left for the next sweep
+  if (run.id !== task.run_job) return undefined
+  const job = run.job
   const data: RunJob = { ...(job?.data as RunJob | undefined), task_id: task.id }
   if (task.lease_owner === null) {
     if (job && (job.state === 'created' || job.state === 'retry' || job.state === 'active')) {

@@ -73,14 +73,14 @@ const takeable = (self: string) => sql<boolean>`(
 export async function takeableTasks(db: RentalDb, self: string, limit: number) {
   const rows = await db
     .selectFrom('tasks')
-    .select('id')
+    .select(['id', 'run_job'])
     .where('state', 'in', ['submitted', 'working'])
     .where('lease_until', 'is not', null)
     .where(takeable(self))
     .orderBy('lease_until')
     .limit(limit)
     .execute()
-  return rows.map((r) => r.id)
+  return rows
 }
 
 /**

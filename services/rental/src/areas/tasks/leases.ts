@@ -2,7 +2,7 @@ import { hostname } from 'node:os'
 import type { AddressInfo } from 'node:net'
 import type { App } from '@svc/kit'
 import { inTransaction } from '../../db.ts'
-import { takeBack } from './attempts.ts'
+import { runJobOf, takeBack } from './attempts.ts'
 import {
   heartbeat,
   type Instance,
@@ -36,14 +36,16 @@ export function startLeases(app: App, deps: TaskDeps) {
     // a bounded number of rounds: a task that cannot be taken back now waits for the next sweep
     for (let round = 0; round < 20; round++) {
       const ids = await takeableTasks(deps.db, deps.instance, SWEEP_BATCH)
-      for (const id of ids)
+      for (const { id, run_job } of ids) {
+        const run = await runJobOf(deps, run_job)
         await inTransaction(deps.db, async (trx) => {
           const task = await lockTakeable(trx, id, deps.instance)
           if (!task) return
-          const outcome = await takeBack(deps, trx, task, !task.lapsed)
+          const outcome = await takeBack(deps, trx, task, !task.lapsed, run)
           if (outcome && outcome !== 'waiting')
             deps.log.info({ task: id, owner: task.lease_owner, outcome }, 'task lease taken back')
         }).catch(warn('task lease not taken back'))
+      }
       if (ids.length < SWEEP_BATCH) return
     }
   }

@@ -3,7 +3,7 @@ import { rentalError } from '../../errors.ts'
 import type { Actor } from '../events/index.ts'
 import { admitTask } from './capacity.ts'
 import { refOf, taskEvents } from './events.ts'
-import { enqueueRun, takeBack } from './attempts.ts'
+import { enqueueRun, runJobOf, takeBack } from './attempts.ts'
 import { lockTakeable } from './lease-store.ts'
 import type { TaskDeps } from './service.ts'
 import { taskView, type TaskView } from './views.ts'
@@ -87,11 +87,12 @@ export async function retryTask(
     throw rentalError('agent_revoked', `you revoked ${found.agent_did}: it takes no new task`)
   // the view names only the escrow's id, which a task keeps: read before the transaction
   const escrow = await deps.engagements.escrowOfTask(id)
+  const run = await runJobOf(deps, found.run_job)
   const answer = await idempotentWrite(deps.db, request, async (trx) => {
     let task = (await taskOf(trx, subject, id, true))!
     if (task.state === 'submitted' || task.state === 'working') {
       const stuck = await lockTakeable(trx, id, deps.instance)
-      const taken = stuck ? await takeBack(deps, trx, stuck, !stuck.lapsed) : undefined
+      const taken = stuck ? await takeBack(deps, trx, stuck, !stuck.lapsed, run) : undefined
       if (taken === undefined || taken === 'waiting')
         throw rentalError(
           'task_not_retryable',
