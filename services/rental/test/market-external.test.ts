@@ -7,9 +7,12 @@ import { testEnv } from '@svc/kit/testing'
 import { didKeyFromEd25519 } from '@svc/trust/did-key'
 import { canonicalBytes } from '@svc/trust/jcs'
 import { exportJWK, FlattenedSign, generateKeyPair } from 'jose'
-import { publicAgent } from '@svc/kit/http/public-fetch'
+import type { lookup as dnsLookup } from 'node:dns'
+import { guardedFetch } from '@svc/kit/http/guarded-fetch'
+import { publicAgent, PublicUrlError } from '@svc/kit/http/public-fetch'
 import { agents } from '../../agents/src/app.ts'
 import { fetchCardJson } from '../src/areas/market/card.ts'
+import { AgentDispatcher } from '../src/areas/tasks/dispatch.ts'
 import { type Answer, type FullStack, startFullStack } from './full-stack.ts'
 import { eventually } from './stack.ts'
 
@@ -27,6 +30,11 @@ interface Listing {
     signed_by_kid: string | null
   } | null
 }
+
+/** A resolver whose every name is `address` (an attacker's DNS). */
+const resolvesTo = (address: string): typeof dnsLookup =>
+  ((_host: string, _options: unknown, callback: (err: null, addresses: unknown) => void) =>
+    callback(null, [{ address, family: 4 }])) as unknown as typeof dnsLookup
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -46,6 +54,7 @@ describe('the market: external A2A agents listed by URL, hired and run; cards ch
   let cards: Server
   let cardsUrl = ''
   const served = new Map<string, unknown>()
+  const cardHits: string[] = []
 
   const code = (res: Answer) => (res.body.error as { code?: string } | undefined)?.code
   /** A second agents service (another key seed: other agents, other DIDs) on a fixed port. */
@@ -79,6 +88,7 @@ describe('the market: external A2A agents listed by URL, hired and run; cards ch
     provider = await stack.signInWith('provider@external.example')
     // cards the test signs, and their JWK Set, served as a provider would
     cards = createServer((req, res) => {
+      cardHits.push(req.url ?? '')
       const body = served.get(req.url ?? '')
       if (body === undefined) return void res.writeHead(404).end()
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body))
@@ -319,6 +329,87 @@ describe('the market: external A2A agents listed by URL, hired and run; cards ch
     assert.equal(again.status, 200, again.text)
     assert.equal((again.body as unknown as Listing).id, id)
     assert.equal((again.body as unknown as Listing).availability.state, 'available')
+  })
+
+  it('at dispatch the card is fetched again through the guard: an endpoint it names at a metadata address, or one that redirects, fails the task in words, nothing reaches it', async () => {
+    const hits: string[] = []
+    const endpoint = createServer((req, res) => {
+      hits.push(req.url ?? '')
+      req.resume()
+      res.writeHead(307, { location: '/inside' }).end()
+    })
+    await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve))
+    const card = (await (
+      await fetch(`${external.url}/agents/extractor/.well-known/agent-card.json`)
+    ).json()) as {
+      supportedInterfaces: Array<{ url: string }>
+      capabilities: { extensions: Array<{ params: { did: string } }> }
+    }
+    /** A listing of its own, hired; then its card names `url` as its endpoint, and a task is made. */
+    const taskAfterSwap = async (name: string, url: string) => {
+      const own = structuredClone(card)
+      own.capabilities.extensions[0]!.params.did = didKeyFromEd25519(stack.newClientKey().publicKey)
+      served.set(`/${name}/.well-known/agent-card.json`, own)
+      const listed = await publish({ url: `${cardsUrl}/${name}` })
+      assert.equal(listed.status, 200, listed.text)
+      const did = (listed.body as unknown as Listing).agent_did
+      const engagementId = await stack.hireAndSign(stack.alice, 'job_summary', did, stack.newClientKey())
+      served.set(`/${name}/.well-known/agent-card.json`, {
+        ...own,
+        supportedInterfaces: own.supportedInterfaces.map((i) => ({ ...i, url })),
+      })
+      const made = await stack.call(stack.alice, 'POST', '/api/tasks', {
+        engagement_id: engagementId,
+        text: 'A card that changed its endpoint after the hire.',
+      })
+      assert.equal(made.status, 200, made.text)
+      return made.body.task as { state: string; error: string | null; receipt: unknown }
+    }
+    try {
+      for (const [name, url, words] of [
+        [
+          'metadata',
+          'http://169.254.169.254/latest/meta-data/',
+          /169\.254\.169\.254 is not a public address \(a cloud metadata/,
+        ],
+        ['mapped', 'http://[::ffff:a9fe:a9fe]/a2a', /not a public address \(a cloud metadata/],
+        [
+          'redirecting',
+          `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/a2a`,
+          /answered 307 \(a redirect is not followed\)/,
+        ],
+      ] as const) {
+        const task = await taskAfterSwap(name, url)
+        assert.equal(task.state, 'failed', `${name}: ${JSON.stringify(task)}`)
+        assert.match(task.error ?? '', /^the agent's address is refused: /, name)
+        assert.match(task.error ?? '', words, name)
+        assert.equal(task.receipt, null, name)
+      }
+      // the redirecting endpoint was asked once; where it pointed, never
+      assert.deepEqual(hits, ['/a2a'])
+    } finally {
+      await new Promise<void>((resolve) => endpoint.close(() => resolve()))
+    }
+  })
+
+  it('outside development and tests the dispatch refuses a card at a private address, or at a name resolving to one, before any request', async () => {
+    const guard = guardedFetch({ allowPrivate: false, lookup: resolvesTo('127.0.0.1') })
+    const dispatcher = new AgentDispatcher({ trusted: () => false, guarded: guard.fetch })
+    const seen = cardHits.length
+    try {
+      for (const url of [
+        `${cardsUrl}/signed/.well-known/agent-card.json`,
+        'https://cards.example.com/a/.well-known/agent-card.json',
+      ])
+        await assert.rejects(dispatcher.send(url, 'hello', AbortSignal.timeout(5_000)), (err: Error) => {
+          assert.ok(err instanceof PublicUrlError, `${url}: ${err.message}`)
+          assert.match(err.message, /must be https|resolves to 127\.0\.0\.1, not a public address/)
+          return true
+        })
+      assert.equal(cardHits.length, seen)
+    } finally {
+      await guard.close()
+    }
   })
 })
 

@@ -8,11 +8,15 @@ import { type FullStack, startFullStack } from './full-stack.ts'
 import {
   allEndedAndReceipted,
   allTasks,
+  assertOneReceiptWritten,
   assertReceiptedOnce,
+  callAt,
+  type FaultTask,
   freePort,
   launchRental,
   postTask,
   rentalReady,
+  sleep,
   untilStored,
 } from './task-faults.ts'
 
@@ -129,6 +133,100 @@ describe(
       } finally {
         await second.close()
       }
+    })
+
+    it('POST /api/tasks/{id}/retry of a sync task whose instance was killed: 409 while its heartbeat is fresh, then 200; it completes once', async () => {
+      await stack.rental.close()
+      // the killed instance heartbeats every second: stale 3 s after the kill
+      const doomed = launchRental(stack, children, { RENTAL_TASK_SWEEP_S: '1' })
+      await rentalReady(stack)
+      // the instance retried through: its sweep (at its start, then every 300 s) takes nothing back itself
+      const other = await startService(rental, {
+        ...stack.rentalEnv,
+        RENTAL_PORT: String(await freePort()),
+        RENTAL_TASK_SWEEP_S: '300',
+      })
+      try {
+        const before = (await allTasks(stack)).length
+        const cut = postTask(
+          stack,
+          engagement,
+          'A sync task whose instance is killed. Its retry runs it.',
+          false,
+        )
+        await untilStored(stack, before + 1)
+        const id = (await allTasks(stack))[0]!.id
+        doomed.child.kill('SIGKILL')
+        await doomed.exited
+        assert.equal((await cut).status, 0, 'the request was cut by the kill')
+        const refusals = new Set<string>()
+        let retried: Awaited<ReturnType<typeof callAt>> | undefined
+        for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(250)) {
+          const answer = await callAt(stack, other.url, 'POST', `/api/tasks/${id}/retry`)
+          if (answer.status === 200) {
+            retried = answer
+            break
+          }
+          assert.equal(answer.status, 409, answer.text)
+          refusals.add((answer.body.error as { code: string }).code)
+        }
+        assert.ok(retried, 'the retry was answered 200 once the instance was stale')
+        assert.deepEqual([...refusals], refusals.size ? ['task_not_retryable'] : [])
+        const taken = retried.body as unknown as FaultTask
+        assert.equal(taken.id, id)
+        assert.ok(['submitted', 'working'].includes(taken.state), taken.state)
+        assert.match(taken.runs?.[0]?.error ?? '', /instance running this attempt stopped/)
+        let task = taken
+        for (const deadline = Date.now() + 30_000; task.state !== 'completed' && Date.now() < deadline;) {
+          await sleep(250)
+          task = (await callAt(stack, other.url, 'GET', `/api/tasks/${id}`)).body as unknown as FaultTask
+        }
+        assert.equal(task.state, 'completed', JSON.stringify(task))
+        assert.equal(task.runs?.length, 1, 'one failed attempt: the cut one')
+        // a second retry of the completed task changes nothing
+        assert.equal((await callAt(stack, other.url, 'POST', `/api/tasks/${id}/retry`)).status, 409)
+      } finally {
+        await other.close()
+      }
+      await stack.restartRental()
+      const tasks = await allEndedAndReceipted(stack, 30_000)
+      assertReceiptedOnce(tasks)
+      await assertOneReceiptWritten(stack, tasks)
+    })
+
+    it('a killed instance not restarted: another instance takes back its tasks once its heartbeat is stale; each ends with one receipt within 60 s', async (t) => {
+      // the stack's rental stays up (sweeping every 5 s); the doomed instance heartbeats every 5 s too
+      const port = await freePort()
+      const doomed = launchRental(stack, children, { RENTAL_PORT: String(port) })
+      const url = `http://127.0.0.1:${port}`
+      await rentalReady(stack, url)
+      const before = (await allTasks(stack)).length
+      const text = (i: number) => `Task ${i} on an instance killed for good. Another instance ends it.`
+      const queued = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => postTask(stack, engagement, text(200 + i), true, url)),
+      )
+      for (const q of queued) assert.equal(q.status, 200, 'every async task is acknowledged before the kill')
+      const sync = Array.from({ length: 6 }, (_, i) => postTask(stack, engagement, text(300 + i), false, url))
+      await untilStored(stack, before + 12)
+      doomed.child.kill('SIGKILL')
+      await doomed.exited
+      const killed = Date.now()
+      await Promise.all(sync)
+      const tasks = await allEndedAndReceipted(stack, 60_000)
+      t.diagnostic(`every task ended and was receipted ${Date.now() - killed} ms after the kill`)
+      const ours = tasks.slice(0, tasks.length - before)
+      assert.equal(ours.length, 12)
+      assert.deepEqual(
+        ours.filter((task) => task.state !== 'completed').map((task) => [task.id, task.state, task.error]),
+        [],
+      )
+      assertReceiptedOnce(tasks)
+      await assertOneReceiptWritten(stack, ours)
+      const cut = ours.filter((task) =>
+        task.runs?.some((r) => /instance running this attempt stopped/.test(r.error)),
+      )
+      t.diagnostic(`${cut.length} of 12 tasks had an attempt cut by the kill`)
+      assert.ok(cut.length > 0, 'the kill cut running attempts, taken back by the other instance')
     })
   },
 )

@@ -27,10 +27,13 @@ export const freePort = () =>
     })
   })
 
-/** The rental in a process of its own, on the stack's data and port, so that it can be killed. */
-export function launchRental(stack: FullStack, children: ChildProcess[]) {
+/**
+ * The rental in a process of its own, on the stack's data (and port, unless `env` names another),
+ * so that it can be killed.
+ */
+export function launchRental(stack: FullStack, children: ChildProcess[], env: Record<string, string> = {}) {
   const child = spawn(process.execPath, ['--import', 'tsx', main], {
-    env: { ...stack.rentalEnv, LOG_LEVEL: 'error' },
+    env: { ...stack.rentalEnv, LOG_LEVEL: 'error', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   })
   children.push(child)
@@ -38,9 +41,9 @@ export function launchRental(stack: FullStack, children: ChildProcess[]) {
 }
 
 /** Waits for the rental's readiness: a process booting its sources on a busy machine is waited for, not timed. */
-export async function rentalReady(stack: FullStack) {
+export async function rentalReady(stack: FullStack, url = stack.rental.url) {
   for (let i = 0; i < 1800; i++) {
-    const ok = await fetch(`${stack.rental.url}/readyz`).then(
+    const ok = await fetch(`${url}/readyz`).then(
       (r) => r.ok,
       () => false,
     )
@@ -50,14 +53,37 @@ export async function rentalReady(stack: FullStack) {
   throw new Error('the rental process did not become ready')
 }
 
-/** A new task as the console makes it; answers the status and the task's id when the rental answered one. */
-export async function postTask(stack: FullStack, engagement: string, text: string, async: boolean) {
+/** A console call to the rental instance at `url` (another than the stack's). */
+export async function callAt(stack: FullStack, url: string, method: string, path: string, body?: unknown) {
+  const res = await stack.alice.jar.fetch(`${url}${path}`, {
+    method,
+    headers: {
+      'x-csrf-token': stack.alice.csrf,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  })
+  const text = await res.text()
+  return { status: res.status, text, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> }
+}
+
+/**
+ * A new task as the console makes it (at the instance at `url`, else the stack's); answers the
+ * status and the task's id when the rental answered one.
+ */
+export async function postTask(
+  stack: FullStack,
+  engagement: string,
+  text: string,
+  async: boolean,
+  url = stack.rental.url,
+) {
   try {
-    const res = await stack.call(stack.alice, 'POST', '/api/tasks', {
-      engagement_id: engagement,
-      text,
-      async,
-    })
+    const body = { engagement_id: engagement, text, async }
+    const res =
+      url === stack.rental.url
+        ? await stack.call(stack.alice, 'POST', '/api/tasks', body)
+        : await callAt(stack, url, 'POST', '/api/tasks', body)
     const id = (res.body.task as { id?: string } | undefined)?.id
     return { status: res.status, id }
   } catch (err) {
@@ -127,4 +153,18 @@ export function assertReceiptedOnce(tasks: FaultTask[]) {
   const receipts = tasks.flatMap((t) => (t.receipt ? [t.receipt.id] : []))
   assert.equal(new Set(receipts).size, receipts.length, 'no receipt is shared')
   for (const t of tasks) if (t.state === 'completed') assert.ok(t.receipt, `${t.id} completed with a receipt`)
+}
+
+/** The rental's outbox (what goes to the ledger) holds exactly one `task.completed` per completed task, none for others. */
+export async function assertOneReceiptWritten(stack: FullStack, tasks: FaultTask[]) {
+  const written = (await stack.db
+    .selectFrom('receipt_outbox' as never)
+    .select(['subject' as never])
+    .where('receipt_type' as never, '=', 'task.completed' as never)
+    .where('subject' as never, 'in', tasks.map((t) => t.id) as never)
+    .execute()) as Array<{ subject: string }>
+  const count = new Map<string, number>()
+  for (const row of written) count.set(row.subject, (count.get(row.subject) ?? 0) + 1)
+  for (const t of tasks)
+    assert.equal(count.get(t.id) ?? 0, t.state === 'completed' ? 1 : 0, `${t.id}: its receipts written`)
 }

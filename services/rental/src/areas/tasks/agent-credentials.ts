@@ -87,18 +87,20 @@ export class AgentCredentials {
 /**
  * A fetch that sends each agent the token for its resource (the built-in agents', or an external
  * agent's that takes the rental's idp tokens) and nothing to anyone else, renewed once on a 401.
+ * `base`: the fetch underneath (the guarded one for external agents).
  */
 export function authenticatingFetch(
   credentialsFor: (url: string) => Promise<AgentCredentials | undefined>,
+  base: typeof fetch = fetch,
 ): typeof fetch {
   return async (input, init) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url
     const credentials = await credentialsFor(url)
-    if (!credentials?.covers(url)) return fetch(input, init)
+    if (!credentials?.covers(url)) return base(input, init)
     const send = async () => {
       const headers = new Headers(init?.headers)
       headers.set('authorization', `Bearer ${await credentials.token()}`)
-      return fetch(input, { ...init, headers })
+      return base(input, { ...init, headers })
     }
     const res = await send()
     if (res.status !== 401) return res

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { afterCommit } from '@svc/kit'
+import { PublicUrlError } from '@svc/kit/http/public-fetch'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { type Actor, SYSTEM } from '../events/index.ts'
 import type { AgentReply } from './dispatch.ts'
@@ -57,14 +58,14 @@ export async function enqueueRun(
 
 /**
  * One failed attempt, in `trx`: kept in `runs`, then the next attempt queued after `delayMs`, or
- * past the last retry the task failed for good (its escrow as any failed task's: `endRunning`).
- * Answers when the next attempt starts, `failed`, or undefined when the task had ended.
+ * past the last retry (or at once when the failure is `final`: another attempt would meet it again)
+ * the task failed for good (its escrow as any failed task's: `endRunning`). Answers when the next attempt starts, `failed`, or undefined when the task had ended.
  */
 export async function failAttempt(
   deps: TaskDeps,
   trx: RentalDb,
   data: RunJob,
-  failed: { attempt: number; error: string; startedAt: Date | null; delayMs: number },
+  failed: { attempt: number; error: string; startedAt: Date | null; delayMs: number; final?: boolean },
   actor: Actor,
 ): Promise<Date | null | 'failed' | undefined> {
   const error = failed.error.slice(0, 500)
@@ -72,11 +73,11 @@ export async function failAttempt(
   if (!run) return undefined
   const ref = { id: data.task_id, orgId: run.orgId, engagementId: run.engagementId }
   const events = taskEvents(deps.events)
-  if (failed.attempt > deps.config.taskRetries) {
+  if (failed.final || failed.attempt > deps.config.taskRetries) {
     await events.trace(trx, ref, actor, { attempt: run.attempt, error })
     const end = {
       state: 'failed' as const,
-      error: `gave up after ${failed.attempt} attempts: ${error}`,
+      error: failed.final ? error : `gave up after ${failed.attempt} attempts: ${error}`,
       cause: 'agent' as const,
     }
     const ended = await endRunning(deps, trx, data.task_id, { ...end, at: deps.now() }, actor)
@@ -92,24 +93,37 @@ export async function failAttempt(
   return at
 }
 
-/** A failed attempt in a transaction of its own, the next one after the configured backoff. */
+/**
+ * A failed attempt in a transaction of its own, the next one after the configured backoff. An
+ * agent address the outbound guard refuses (an external card naming a private or metadata
+ * endpoint) is final: no retry reaches it either.
+ */
 export const attemptFailed = (
   deps: TaskDeps,
   data: RunJob,
   attempt: number,
-  error: string,
+  err: unknown,
   startedAt: Date,
   actor: Actor,
-) =>
-  inTransaction(deps.db, (trx) =>
+) => {
+  const refused = err instanceof PublicUrlError
+  const error = refused ? `the agent's address is refused: ${err.message}` : (err as Error).message
+  return inTransaction(deps.db, (trx) =>
     failAttempt(
       deps,
       trx,
       data,
-      { attempt, error, startedAt, delayMs: backoffMs(deps.config.taskRetryBackoff, attempt) },
+      {
+        attempt,
+        error,
+        startedAt,
+        delayMs: backoffMs(deps.config.taskRetryBackoff, attempt),
+        final: refused,
+      },
       actor,
     ),
   )
+}
 
 /** A task's run job as the queue has it, read before a take-back's transaction (`runJobOf`). */
 export interface RunJobRead {

@@ -9,7 +9,13 @@ import {
   TaskState,
   taskStateToJSON,
 } from '@a2a-js/sdk'
-import { type Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client'
+import {
+  type Client,
+  ClientFactory,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+} from '@a2a-js/sdk/client'
 import { TaskNotCancelableError } from '@a2a-js/sdk/errors'
 import { type AgentCredentials, authenticatingFetch } from './agent-credentials.ts'
 
@@ -76,29 +82,53 @@ const request = (
   metadata: undefined,
 })
 
+/** Where the dispatcher's requests go and how. */
+export interface DispatchRoutes {
+  /** Whether a card URL is the platform's own (the built-in agents at AGENTS_URL, the rental itself). */
+  trusted(cardUrl: string): boolean
+  /** The fetch for any other agent's card and endpoints: the kit's guarded fetch. */
+  guarded: typeof fetch
+  /** The agents' access tokens, when they take them (see agent-credentials.ts). */
+  credentials?: ((url: string) => Promise<AgentCredentials | undefined>) | undefined
+}
+
+/** A client factory whose every request (the card, each transport's calls) goes through `base`. */
+function factoryOver(base: typeof fetch): ClientFactory {
+  return new ClientFactory({
+    transports: [
+      new JsonRpcTransportFactory({ fetchImpl: base }),
+      new RestTransportFactory({ fetchImpl: base }),
+    ],
+    // the interface the market checked at listing: the card's JSON-RPC one
+    preferredTransports: ['JSONRPC'],
+    cardResolver: new DefaultAgentCardResolver({ fetchImpl: base }),
+  })
+}
+
 /**
  * Sends tasks to agents over A2A 1.0 with the @a2a-js/sdk client, resolved from the agent's card
- * URL (the card names the JSON-RPC endpoint). Clients are kept per card URL. With credentials, the
- * agents service's calls carry the rental's access token (see agent-credentials.ts).
+ * URL (the card names the JSON-RPC endpoint). Clients are kept per card URL. The platform's own
+ * agents are called directly; an external agent's card is fetched again here and its endpoint is
+ * whatever that card says now, so its every request, redirect included, goes through the guarded
+ * fetch (the market's address rules). With credentials, calls carry the rental's access token.
  */
 export class AgentDispatcher {
   readonly #clients = new Map<string, Promise<Client>>()
-  readonly #factory: ClientFactory
+  readonly #trusted: ClientFactory
+  readonly #guarded: ClientFactory
 
-  constructor(credentials?: (url: string) => Promise<AgentCredentials | undefined>) {
-    this.#factory = credentials
-      ? new ClientFactory(
-          ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-            transports: [new JsonRpcTransportFactory({ fetchImpl: authenticatingFetch(credentials) })],
-          }),
-        )
-      : new ClientFactory()
+  constructor(private readonly routes: DispatchRoutes) {
+    const authenticated = (base: typeof fetch) =>
+      routes.credentials ? authenticatingFetch(routes.credentials, base) : base
+    this.#trusted = factoryOver(authenticated((input, init) => fetch(input, init)))
+    this.#guarded = factoryOver(authenticated(routes.guarded))
   }
 
   #client(cardUrl: string): Promise<Client> {
     let client = this.#clients.get(cardUrl)
     if (!client) {
-      client = this.#factory.createFromUrl(cardUrl, '')
+      const factory = this.routes.trusted(cardUrl) ? this.#trusted : this.#guarded
+      client = factory.createFromUrl(cardUrl, '')
       client.catch(() => this.#clients.delete(cardUrl))
       this.#clients.set(cardUrl, client)
     }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { guardedFetch } from '@svc/kit/http/guarded-fetch'
 import { defineArea } from '../../context.ts'
 import type { RentalDb } from '../../db.ts'
 import { AgentCredentials } from './agent-credentials.ts'
@@ -147,11 +148,21 @@ export const tasksArea = defineArea({
       if (!found) external.set(resource, (found = credentialsOf(resource)))
       return found
     }
+    // external agents (caller-given card URLs) under the market's address rules, as at listing
+    const guard = guardedFetch({
+      allowPrivate: ctx.config.market.allowPrivate,
+      connectTimeoutMs: 5_000,
+      timeoutMs: 5_000,
+      maxRedirects: 3,
+    })
+    app.addHook('onClose', async () => guard.close())
+    const ours = [ctx.topology.agents.url, ctx.baseUrl].map((u) => u.replace(/\/+$/, ''))
+    const trusted = (url: string) => ours.some((base) => url === base || url.startsWith(`${base}/`))
     const { auth: _auth, ...services } = use
     const deps: TaskDeps = {
       ...ctx,
       ...services,
-      dispatcher: new AgentDispatcher(credentials),
+      dispatcher: new AgentDispatcher({ trusted, guarded: guard.fetch, credentials }),
       approvals: NO_APPROVALS,
       messageMetadata: [],
       ended: NO_END_HOOK,

@@ -52,7 +52,7 @@ export async function runWithin(
     return { note }
   } catch (err) {
     const message = (err as Error).message
-    const next = await attemptFailed(deps, { task_id: id }, 1, message, startedAt, actor)
+    const next = await attemptFailed(deps, { task_id: id }, 1, err, startedAt, actor)
     if (next === 'failed' || next === undefined) return {}
     return {
       note: next
@@ -279,7 +279,7 @@ export async function startTaskRunner(app: App, deps: TaskDeps) {
       try {
         await runTask(deps, data.task_id, attempt, SYSTEM, data.reply, claimed)
       } catch (err) {
-        await attemptFailed(deps, data, attempt, (err as Error).message, startedAt, SYSTEM)
+        await attemptFailed(deps, data, attempt, err, startedAt, SYSTEM)
       }
     },
     // several runs at once: one slow agent does not hold up the others' tasks
