@@ -7,6 +7,7 @@ import { bodyHash, feeOf } from '../engagements/bodies.ts'
 import type { EscrowRow } from '../engagements/index.ts'
 import { engagementEvent, walletOf } from '../engagements/service.ts'
 import { settleDisputeRefund } from '../refunds/dispute-refund.ts'
+import { type Disputable, disputableOf } from './disputable.ts'
 import type { Caller, DisputeDeps } from './service.ts'
 import type { DisputeRow, Outcome } from './store.ts'
 
@@ -17,10 +18,11 @@ interface Part {
   client_fils: number
 }
 
-function allocate(escrows: EscrowRow[], clientFils: number): Part[] {
+/** The client's share taken from each escrow in turn, at most what is left to dispute of it. */
+function allocate(escrows: Disputable[], clientFils: number): Part[] {
   let left = clientFils
-  return escrows.map((escrow) => {
-    const take = Math.min(left, Number(escrow.amount_fils))
+  return escrows.map(({ escrow, left: disputable }) => {
+    const take = Math.min(left, disputable)
     left -= take
     return { escrow, held: escrow.state === 'open', client_fils: take }
   })
@@ -47,9 +49,14 @@ export async function settle(
   outcome: Outcome,
   shares: { client: number; provider: number },
 ) {
-  const escrows: EscrowRow[] = []
+  const escrows: Disputable[] = []
   for (const id of escrowIds)
-    escrows.push((await deps.engagements.escrowOfOrg(row.org_id, { escrowId: id }, { trx, lock: true }))!)
+    escrows.push(
+      await disputableOf(
+        trx,
+        (await deps.engagements.escrowOfOrg(row.org_id, { escrowId: id }, { trx, lock: true }))!,
+      ),
+    )
   const parts = allocate(escrows, shares.client)
   const now = deps.ctx.now()
   const refundIds = new Map(

@@ -5,6 +5,15 @@ import { recordRefundEvent, settleAccepted, type SettleDeps } from './service.ts
 import * as store from './store.ts'
 
 /**
+ * What of a released escrow refunds have taken (requested, accepted or settled: all but rejected),
+ * and how much of that is settled, in the caller's transaction (the disputes area asks before
+ * opening a dispute: a refunded escrow has nothing left to dispute).
+ */
+export async function refundedOf(trx: RentalDb, escrowId: string) {
+  return { committed: await store.committedOf(trx, escrowId), settled: await store.settledOf(trx, escrowId) }
+}
+
+/**
  * A refund decided by a dispute's resolution (the disputes area), settled at once in the caller's
  * transaction and counted against what is left to refund of the escrow. For an escrow released
  * before, the row is written `accepted` and settled as an approval settles it (settle.ts: the
