@@ -1,10 +1,10 @@
-import { type App, moneyLocaleOf } from '@svc/kit'
+import { type App, IdempotencyKeyHeader, moneyLocaleOf } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
 import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
 import { Id, Nullable, Params } from '../engagements/schemas.ts'
 import { actorOfRequest } from '../events/index.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
+import { can, idempotent, orgOf } from '../orgs/permissions.ts'
 import { fileClaim, type InsuranceDeps, policyOf, startPolicy } from './service.ts'
 
 const Money = Type.Object({ amount_fils: Type.Integer(), currency: Type.String(), display: Type.String() })
@@ -52,11 +52,13 @@ export function insuranceRoutes(app: App, ctx: RentalContext, deps: InsuranceDep
     {
       ...sessions.sessionAndCsrf,
       ...can('insurance:write'),
+      ...idempotent(ctx.db, 'insurance-start'),
       schema: {
         summary:
           'Starts a policy on the engagement (one active at a time): the premium is charged from the wallet',
         tags,
         security: CSRF_SECURITY,
+        headers: IdempotencyKeyHeader,
         params: Params,
         body: Type.Object(
           {
@@ -101,11 +103,13 @@ export function insuranceRoutes(app: App, ctx: RentalContext, deps: InsuranceDep
     {
       ...sessions.sessionAndCsrf,
       ...can('insurance:write'),
+      ...idempotent(ctx.db, 'insurance-claim'),
       schema: {
         summary:
           'Claims on the active policy for a covered event, with its evidence: paid up to the remaining coverage once, or refused with the reason',
         tags,
         security: CSRF_SECURITY,
+        headers: IdempotencyKeyHeader,
         params: Params,
         body: Type.Object(
           {

@@ -4,11 +4,11 @@ import type { RentalContext } from '../../context.ts'
 import { CSRF_SECURITY, sessionOf } from '../auth/hooks.ts'
 import { actorOfRequest, operatorActor } from '../events/index.ts'
 import { Id, Nullable, Params } from '../engagements/schemas.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
+import { can, idempotent, orgOf } from '../orgs/permissions.ts'
 import { creditNoteList, creditNoteOf } from './credit-notes.ts'
 import { CreditNote, documentReadRoutes, LINE_HEAD, Money } from './document-routes.ts'
 import { creditNoteHtml, creditNotePdf, invoiceHtml, invoicePdf } from './render.ts'
-import { createInvoiceOnce, type InvoiceDeps, invoiceList, invoiceOf, markPaid } from './service.ts'
+import { createInvoice, type InvoiceDeps, invoiceList, invoiceOf, markPaid } from './service.ts'
 
 const DateTime = Type.String({ format: 'date-time', maxLength: 40 })
 
@@ -65,6 +65,7 @@ export function invoiceRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps) {
     {
       ...sessions.sessionAndCsrf,
       ...can('invoices:write'),
+      ...idempotent(ctx.db, 'invoice-create'),
       schema: {
         summary: 'Issues an invoice for the released escrows of a period or an engagement not invoiced yet',
         description:
@@ -83,12 +84,11 @@ export function invoiceRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps) {
       reply
         .code(201)
         .send(
-          await createInvoiceOnce(
+          await createInvoice(
             deps,
             orgOf(request),
             request.body,
             actorOfRequest(request),
-            request.headers['idempotency-key'],
             localeOf(request, undefined),
           ),
         ),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { idempotentWrite, type MoneyLocale, money, type Page, replayOf } from '@svc/kit'
+import { type MoneyLocale, money, type Page } from '@svc/kit'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
@@ -82,48 +82,25 @@ async function takenMeanwhileAs409<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Issues an invoice for the organization's released escrows of a period or an engagement that are
- * on no invoice yet, in one transaction: the issuer's number first (the counter row's lock makes
- * concurrent creations take turns, so each then sees the lines the one before took), the lines
- * (one per escrow, VAT per line), the totals (sums of the lines), an `invoice.issued` event.
- * Nothing to invoice: 409, and the number goes back with the rollback.
+ * `POST /api/invoices`: issues an invoice for the organization's released escrows of a period or
+ * an engagement that are on no invoice yet, in one transaction: the issuer's number first (the
+ * counter row's lock makes concurrent creations take turns, so each then sees the lines the one
+ * before took), the lines (one per escrow), the totals (sums of the lines), an `invoice.issued`
+ * event. Nothing to invoice: 409, and the number goes back with the rollback. Its Idempotency-Key
+ * is the route's (orgs/permissions.ts `idempotent`).
  */
 export async function createInvoice(
   deps: InvoiceDeps,
   orgId: string,
   input: { engagement_id?: string; from?: string; to?: string },
   actor: Actor,
-) {
+  locale: MoneyLocale = 'en',
+): Promise<InvoiceView> {
   const { scope, orgName } = await prepare(deps, orgId, input)
-  return takenMeanwhileAs409(() =>
+  const id = await takenMeanwhileAs409(() =>
     inTransaction(deps.ctx.db, (trx) => issueInvoice(deps, trx, orgId, orgName, scope, actor)),
   )
-}
-
-/**
- * `POST /api/invoices` with an optional Idempotency-Key (kit idempotentWrite): the first answer
- * (the invoice as issued) is kept with the invoice in its transaction; a replay answers it again,
- * the same key with another body is 422 `idempotency_key_reused`.
- */
-export async function createInvoiceOnce(
-  deps: InvoiceDeps,
-  orgId: string,
-  input: { engagement_id?: string; from?: string; to?: string },
-  actor: Actor,
-  key: string | undefined,
-  locale: MoneyLocale,
-): Promise<InvoiceView> {
-  const request = { owner: orgId, scope: 'invoice-create', key, request: input }
-  const earlier = await replayOf<InvoiceView>(deps.ctx.db, request)
-  if (earlier) return earlier.body
-  const { scope, orgName } = await prepare(deps, orgId, input)
-  const answer = await takenMeanwhileAs409(() =>
-    idempotentWrite(deps.ctx.db, request, async (trx) => {
-      const id = await issueInvoice(deps, trx, orgId, orgName, scope, actor)
-      return { status: 201, body: await readInvoice(trx, orgId, id, locale) }
-    }),
-  )
-  return answer.body
+  return readInvoice(deps.ctx.db, orgId, id, locale)
 }
 
 async function issueInvoice(
