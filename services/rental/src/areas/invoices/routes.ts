@@ -15,7 +15,9 @@ const DateTime = Type.String({ format: 'date-time', maxLength: 40 })
 export const Invoice = Type.Object({
   id: Type.String(),
   number: Type.String({ description: 'INV-<year>-<6 digits>: the issuer’s sequence, no gaps' }),
-  state: Type.Union([Type.Literal('issued'), Type.Literal('paid')]),
+  state: Type.Union([Type.Literal('issued'), Type.Literal('paid')], {
+    description: 'paid: its escrows’ releases paid it when it was issued (or a payment was marked)',
+  }),
   issuer: Type.Object({ name: Type.String(), address: Type.String(), trn: Type.String() }),
   client: Type.Object({ org_id: Type.String(), name: Type.String() }),
   engagement_id: Nullable(Type.String()),
@@ -35,7 +37,12 @@ export const Invoice = Type.Object({
     }),
   ),
   totals: Type.Object({ net: Money, vat: Money, gross: Money }),
-  paid: Nullable(Type.Object({ reference: Type.String(), paid_at: Type.String() })),
+  paid: Nullable(
+    Type.Object({
+      reference: Type.String({ description: '`escrow`: paid by the releases listed in payments' }),
+      paid_at: Type.String(),
+    }),
+  ),
   credit_notes: Type.Array(
     Type.Object(
       {
@@ -50,6 +57,22 @@ export const Invoice = Type.Object({
       },
       { description: 'the credit notes against the invoice’s escrows (amounts negative)' },
     ),
+  ),
+  payments: Type.Array(
+    Type.Object({
+      kind: Type.Union([Type.Literal('escrow_release'), Type.Literal('refund'), Type.Literal('marked')]),
+      at: Type.String(),
+      amount: Money,
+      escrow_id: Nullable(Type.String()),
+      transfer_id: Nullable(Type.String({ description: 'the rail transfer that moved it' })),
+      refund_id: Nullable(Type.String()),
+      credit_note: Nullable(Type.String({ description: 'the refund’s credit note number' })),
+      reference: Nullable(Type.String({ description: 'a marked payment’s reference' })),
+    }),
+    {
+      description:
+        'what paid it, oldest first: each line’s escrow release, each refund paid back (negative), a marked payment',
+    },
   ),
   balance: Money,
 })
@@ -69,7 +92,7 @@ export function invoiceRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps) {
       schema: {
         summary: 'Issues an invoice for the released escrows of a period or an engagement not invoiced yet',
         description:
-          'Idempotent with an Idempotency-Key: a replay answers the first answer; the key with another body is 422.',
+          'Prices are VAT-inclusive: each line’s gross is its escrow, its VAT the share the release posted to platform:vat. The releases paid it: the invoice is issued paid, its payments listed, balance 0. Idempotent with an Idempotency-Key: a replay answers the first answer; the key with another body is 422.',
         tags,
         security: CSRF_SECURITY,
         headers: IdempotencyKeyHeader,

@@ -19,8 +19,9 @@ export async function refundedOf(trx: RentalDb, escrowId: string) {
  * before, the row is written `accepted` and settled as an approval settles it (settle.ts: the
  * signed body, the reversal transfer, the credit note, the budgets' release, the receipt). For an
  * escrow the dispute settled itself (`heldTransferId`), the money went back from the escrow to the
- * wallet in that transfer, which the row names; nothing was paid, so nothing is credited, and the
- * spend goes down as it does for a refund.
+ * wallet in that transfer, which the row names: the escrow's invoice line shows all of it, so the
+ * share gets its credit note (its VAT share is what that transfer did not post to platform:vat),
+ * and the spend goes down as it does for a refund.
  */
 export async function settleDisputeRefund(
   deps: SettleDeps,
@@ -73,6 +74,19 @@ export async function settleDisputeRefund(
     return { id: input.id, transferId: done.transferId, receiptId: done.receipt.id }
   }
   const transferId = input.heldTransferId
+  const creditNote = await deps.invoices.issueCreditNote(trx, {
+    orgId: input.orgId,
+    orgName: input.orgName,
+    refundId: input.id,
+    escrowId: escrow.id,
+    engagementId: escrow.engagement_id,
+    taskId: escrow.task_id,
+    agentDid: engagement.agent_did,
+    amountFils: amount,
+    transferId,
+    reason: input.reason,
+    actor: input.actor,
+  })
   await deps.budgets.release(trx, {
     orgId: input.orgId,
     engagementId: escrow.engagement_id,
@@ -96,6 +110,7 @@ export async function settleDisputeRefund(
       transfer_id: transferId,
       reason: input.reason,
       dispute_id: input.disputeId,
+      credit_note: creditNote.number,
     },
   })
   await store.insertRefund(trx, {
@@ -105,6 +120,8 @@ export async function settleDisputeRefund(
     transfer_id: transferId,
     receipt_id: receipt.id,
     receipt_leaf_hash: receipt.leafHash,
+    credit_note_id: creditNote.id,
+    credit_note_number: creditNote.number,
   })
   await recordRefundEvent(deps, trx, caller, input.id, escrow.id, 'refund.settled', {
     amount_fils: amount,
