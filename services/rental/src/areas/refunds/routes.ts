@@ -35,6 +35,11 @@ const RefundBody = Type.Object({
   provider_did: Type.String(),
   amount_fils: Type.Integer(),
   fee_part_fils: Type.Integer(),
+  vat_part_fils: Type.Optional(
+    Type.Integer({
+      description: 'the VAT taken back from platform:vat (its credit note’s); absent on refunds before 0051',
+    }),
+  ),
   payout_part_fils: Type.Integer(),
   currency: Type.String(),
   reason: Type.String(),
