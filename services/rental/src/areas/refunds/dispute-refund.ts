@@ -74,6 +74,8 @@ export async function settleDisputeRefund(
     return { id: input.id, transferId: done.transferId, receiptId: done.receipt.id }
   }
   const transferId = input.heldTransferId
+  // the row first: its credit note names it
+  await store.insertRefund(trx, { ...base, state: 'accepted' })
   const creditNote = await deps.invoices.issueCreditNote(trx, {
     orgId: input.orgId,
     orgName: input.orgName,
@@ -113,8 +115,7 @@ export async function settleDisputeRefund(
       credit_note: creditNote.number,
     },
   })
-  await store.insertRefund(trx, {
-    ...base,
+  await store.moveRefund(trx, input.id, ['accepted'], {
     state: 'settled',
     fee_part_fils: 0,
     transfer_id: transferId,
@@ -122,6 +123,7 @@ export async function settleDisputeRefund(
     receipt_leaf_hash: receipt.leafHash,
     credit_note_id: creditNote.id,
     credit_note_number: creditNote.number,
+    updated_at: now,
   })
   await recordRefundEvent(deps, trx, caller, input.id, escrow.id, 'refund.settled', {
     amount_fils: amount,
