@@ -159,6 +159,32 @@ describe('rental disputes: frozen escrows, a response, one resolution signed by 
       refund.map((r) => [r.state, Number(r.amount_fils)]),
       [['settled', clientPart]],
     )
+    // invoiced at its whole amount and paid, the client's part taken off by a credit note: nothing owed
+    const invoiced = await s.call(s.alice, 'POST', '/api/invoices', { engagement_id: held.engagementId })
+    assert.equal(invoiced.status, 201, invoiced.text)
+    const inv = invoiced.body as {
+      totals: { gross: Money; vat: Money }
+      credit_notes: Array<{ gross: Money; vat: Money }>
+      balance: Money
+      state: string
+    }
+    assert.deepEqual(
+      [
+        inv.state,
+        inv.totals.gross.amount_fils,
+        inv.credit_notes.map((c) => c.gross.amount_fils),
+        inv.balance.amount_fils,
+      ],
+      ['paid', held.amount, [-clientPart], 0],
+    )
+    // platform:vat got the escrow's VAT less the part's, which the credit note takes back
+    const { rows: vatPosted } = await sql<{ amount: string }>`
+      select p.amount from rail_postings p join escrows e on e.release_transfer_id = p.transfer_id
+      where e.id = ${held.escrowId} and p.account_id = 'platform:vat'`.execute(s.db)
+    assert.equal(
+      vatPosted.reduce((sum, r) => sum + Number(r.amount), 0),
+      inv.totals.vat.amount_fils + inv.credit_notes[0]!.vat.amount_fils,
+    )
     // the resolution body is signed by the provider identity, and is the dispute.resolved receipt's
     const { body, signature } = done.resolution!
     const provider = await sql<{ did: string }>`select did from provider_identity`.execute(s.db)
