@@ -82,6 +82,7 @@ describe('rental service', () => {
       '0048_org_roles_audit_anchors.sql',
       '0049_connect_auth_web.sql',
       '0050_tenant_exports.sql',
+      '0051_vat_inclusive.sql',
     ])
   })
 
