@@ -1,6 +1,7 @@
 export * from './area.ts'
 export * from './did.ts'
 export * from './idempotency.ts'
+export * from './idempotent-route.ts'
 export * from './page.ts'
 export * from './rows.ts'
 export * from './config.ts'

@@ -60,3 +60,28 @@ export function moneyLocaleOf(
   const accept = request.headers['accept-language']
   return typeof accept === 'string' && /^\s*ar\b/i.test(accept) ? 'ar' : 'en'
 }
+
+/** UAE VAT, 5 %, in basis points. */
+export const VAT_RATE_BPS = 500
+
+/**
+ * The VAT inside a VAT-inclusive amount: gross × rate / (1 + rate), rounded half-up to the fil with
+ * integer arithmetic (BigInt: exact up to 2^53). 2625 fils at 5 % hold 125 of VAT.
+ */
+export function vatIncluded(grossFils: number, rateBps = VAT_RATE_BPS): number {
+  if (!Number.isSafeInteger(grossFils) || grossFils < 0)
+    throw new RangeError(`${grossFils} is not a fils amount`)
+  const denominator = BigInt(10_000 + rateBps)
+  return Number((BigInt(grossFils) * BigInt(rateBps) * 2n + denominator) / (2n * denominator))
+}
+
+/**
+ * The VAT share of `partFils` of an amount `wholeFils` that held `vatFils`: part × vat / whole,
+ * rounded half-up. The share of the whole is its VAT exactly, and of nothing 0, so the shares of
+ * parts taken in turn (each the share of the running total less that of the total before) add up
+ * to the whole's VAT: refunds of a payment never take back more VAT than it held.
+ */
+export function vatShareOf(partFils: number, wholeFils: number, vatFils: number): number {
+  if (wholeFils <= 0 || vatFils <= 0) return 0
+  return Number((BigInt(partFils) * BigInt(vatFils) * 2n + BigInt(wholeFils)) / (2n * BigInt(wholeFils)))
+}

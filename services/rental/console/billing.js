@@ -41,12 +41,13 @@ export function Invoices({ t, lang }) {
       t,
       'invoices.empty_console',
       () => html`<table class="list" data-testid="invoices"><thead><tr><th>${t('col.number')}</th><th>${t('col.issued')}</th>
-              <th>${t('col.total')}</th><th>${t('col.state')}</th><th>${t('col.document')}</th></tr></thead>
+              <th>${t('col.total')}</th><th>${t('invoice.balance')}</th><th>${t('col.state')}</th><th>${t('col.document')}</th></tr></thead>
             <tbody>${rows.map(
               (i) => html`<tr key=${i.id} data-invoice=${i.id}><td><code dir="ltr">${i.number}</code></td>
                 <td><${When} iso=${i.issued_at} lang=${lang} /></td>
-                <td>${money(i.totals.gross)} <small>${t('invoice.vat', { vat: i.totals.vat.display })}</small></td>
-                <td>${t(`invoice.${i.state}`)}</td>
+                <td>${money(i.totals.gross)} <small>${t('invoice.vat_included', { vat: i.totals.vat.display })}</small></td>
+                <td data-testid="balance">${money(i.balance)}</td>
+                <td>${t(i.paid?.reference === 'escrow' ? 'invoice.paid_escrow' : `invoice.${i.state}`)}</td>
                 <td><a href=${`/api/invoices/${encodeURIComponent(i.id)}?format=pdf&lang=${lang}`}
                   download=${`${i.number}.pdf`}>${t('invoice.pdf_download', { number: i.number })}</a></td></tr>`,
             )}</tbody></table>`,

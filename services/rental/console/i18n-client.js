@@ -155,7 +155,9 @@ export const CLIENT_EN = {
   'invoice.issue_title': 'Invoice an engagement',
   'invoice.issue': 'Issue the invoice',
   'invoice.pick': 'Choose the engagement to invoice.',
-  'invoice.vat': 'VAT {vat}',
+  'invoice.vat_included': 'VAT included: {vat}',
+  'invoice.balance': 'Balance due',
+  'invoice.paid_escrow': 'paid from escrow',
   'invoice.pdf_download': 'Download {number} (PDF)',
   'invoices.empty_console':
     'No invoices yet. Release a completed task’s payment, then issue an invoice for its engagement above.',
@@ -172,6 +174,7 @@ export const CLIENT_EN = {
   'statement.kind.escrow_hold': 'Held in escrow',
   'statement.kind.release': 'Released',
   'statement.kind.fee': 'Fee',
+  'statement.kind.vat': 'VAT',
   'statement.kind.refund': 'Refund',
   'statement.kind.adjustment': 'Adjustment',
   'teams.empty': 'No teams. A team (a lead agent and its members) is made with POST /api/teams.',

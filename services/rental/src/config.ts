@@ -35,7 +35,7 @@ export interface RentalConfig {
   /** Fils granted once to a client's wallet at first sight (development and tests); 0 in production. */
   demoWalletFils: number
   /** Who issues invoices (the platform): name, address, tax registration number (TRN), days to pay. */
-  invoiceIssuer: { name: string; address: string; trn: string; dueDays: number }
+  invoiceIssuer: { name: string; address: string; trn: string }
   /** The platform fee taken at release, in basis points of the escrow (1000 = 10 %). */
   feeBps: number
   /** How long a sync task waits for the agent before it carries on asynchronously. */
@@ -169,7 +169,6 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
       RENTAL_INVOICE_ISSUER_NAME: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
       RENTAL_INVOICE_ISSUER_ADDRESS: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
       RENTAL_INVOICE_ISSUER_TRN: Type.Optional(Type.String({ pattern: '^[0-9]{15}$' })),
-      RENTAL_INVOICE_DUE_DAYS: Type.Optional(Type.Integer({ minimum: 0, maximum: 365 })),
       RENTAL_TASK_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000 })),
       RENTAL_EVENTS_STREAM_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
       RENTAL_OUTPUT_TTL_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 31_536_000 })),
@@ -251,7 +250,6 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
       name: values.RENTAL_INVOICE_ISSUER_NAME ?? 'Agent Rental Platform (development)',
       address: values.RENTAL_INVOICE_ISSUER_ADDRESS ?? 'Dubai, United Arab Emirates',
       trn: values.RENTAL_INVOICE_ISSUER_TRN ?? '100000000000003',
-      dueDays: values.RENTAL_INVOICE_DUE_DAYS ?? 30,
     },
     taskTimeoutMs: values.RENTAL_TASK_TIMEOUT_MS ?? 30_000,
     eventsStreamS: values.RENTAL_EVENTS_STREAM_S ?? 30,

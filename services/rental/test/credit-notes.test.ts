@@ -6,7 +6,7 @@ import { b64uDecode, b64uEncode } from '@svc/trust/base64url'
 import { ed25519FromDidKey } from '@svc/trust/did-key'
 import { type Ed25519KeyPair, signEd25519, verifyEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
-import { formatMoney } from '@svc/kit'
+import { formatMoney, vatIncluded, vatShareOf } from '@svc/kit'
 import { type Client, type FullStack, startFullStack } from './full-stack.ts'
 import { embeddedFonts, unicodePdfText } from './pdf-read.ts'
 import { releaseAndInvoice } from './sweep-objects.ts'
@@ -38,14 +38,18 @@ interface Invoice {
   number: string
   state: string
   totals: { net: Money; vat: Money; gross: Money }
-  lines: Array<{ escrow_id: string; net: Money; vat: Money }>
+  lines: Array<{ escrow_id: string; net: Money; vat: Money; gross: Money }>
   credit_notes: Array<{ id: string; number: string; gross: Money; vat: Money }>
+  payments: Array<{ kind: string; amount: Money }>
   balance: Money
 }
 
 const PRICE = 2_500
-/** UAE VAT, 5 %, half-up to the fil (the invoices' rule). */
-const vatOf = (net: number) => Math.floor((net * 5 + 50) / 100)
+/** The VAT inside the price (5 %, VAT-inclusive), posted to platform:vat by the release. */
+const PRICE_VAT = vatIncluded(PRICE)
+/** The VAT a credit of `amount` takes back from the price's after `before` was credited. */
+const vatOf = (amount: number, before = 0) =>
+  vatShareOf(before + amount, PRICE, PRICE_VAT) - vatShareOf(before, PRICE, PRICE_VAT)
 const codeOf = (a: { body: Record<string, unknown> }) => (a.body.error as { code?: string } | undefined)?.code
 const cnSerial = (number: string) => Number(number.slice(-6))
 
@@ -162,16 +166,33 @@ describe('rental money: signed refunds, credit notes, budgets released, idempote
     const issued = await invoice(invoiceId)
     assert.deepEqual(note.invoice, { id: invoiceId, number: issued.number })
     assert.equal(note.refund_id, refund.id)
+    // the refund is the gross taken off (prices are VAT-inclusive), its VAT share inside it
     assert.deepEqual(
       [note.totals.net.amount_fils, note.totals.vat.amount_fils, note.totals.gross.amount_fils],
-      [-amount, -vatOf(amount), -(amount + vatOf(amount))],
+      [-(amount - vatOf(amount)), -vatOf(amount), -amount],
+    )
+    // the refund's transfer takes that VAT back from platform:vat
+    const { rows: postings } = await sql<{ account_id: string; amount: string }>`
+      select account_id, amount from rail_postings where transfer_id = ${refund.transfer_id}`.execute(s.db)
+    assert.equal(Number(postings.find((p) => p.account_id === 'platform:vat')?.amount), -vatOf(amount))
+    assert.equal(
+      postings.reduce((sum, p) => sum + Number(p.amount), 0),
+      0,
     )
     assert.equal(note.lines[0]!.escrow_id, escrowId)
     assert.deepEqual(
       issued.credit_notes.map((c) => c.number),
       [number],
     )
-    assert.equal(issued.balance.amount_fils, issued.totals.gross.amount_fils - (amount + vatOf(amount)))
+    // paid by the release, the refund paid back: nothing owed either way
+    assert.deepEqual(
+      issued.payments.map((p) => [p.kind, p.amount.amount_fils]),
+      [
+        ['escrow_release', PRICE],
+        ['refund', -amount],
+      ],
+    )
+    assert.equal(issued.balance.amount_fils, 0)
     // the budget's spend of the period goes down by the refund
     assert.equal(await spent(), PRICE - amount)
 
@@ -257,13 +278,13 @@ describe('rental money: signed refunds, credit notes, budgets released, idempote
   it('partial credits of one line take back exactly its VAT, numbered without gaps', async () => {
     const { engagementId, key, escrowId } = await taskWithEscrow()
     const invoiceId = await releaseAndInvoice(s, engagementId, key)
-    // 1250 + 1250: each alone would round 62.5 up to 63; together they reverse the line's 125
+    // 1250 + 1250: each alone would round 59.5 up to 60; together they take back the line's 119
     const first = await settled(escrowId, 1_250)
     const second = await settled(escrowId, 1_250)
     assert.equal(cnSerial(second.credit_note!.number), cnSerial(first.credit_note!.number) + 1)
     const issued = await invoice(invoiceId)
     const vats = issued.credit_notes.map((c) => -c.vat.amount_fils)
-    assert.deepEqual(vats, [63, 62])
+    assert.deepEqual(vats, [60, 59])
     assert.equal(vats[0]! + vats[1]!, issued.lines[0]!.vat.amount_fils)
     assert.equal(issued.balance.amount_fils, 0)
   })
@@ -321,17 +342,24 @@ describe('rental money: signed refunds, credit notes, budgets released, idempote
     assert.deepEqual([reused.status, codeOf(reused)], [422, 'idempotency_key_reused'])
     const issued = made.body as unknown as Invoice
     // the invoice shows what was paid and lists the earlier credit note against its escrow
-    assert.equal(issued.lines[0]!.net.amount_fils, PRICE)
+    assert.equal(issued.lines[0]!.gross.amount_fils, PRICE)
+    assert.equal(issued.state, 'paid')
     assert.deepEqual(
       issued.credit_notes.map((c) => c.id),
       [note.id],
     )
-    assert.equal(issued.balance.amount_fils, PRICE + vatOf(PRICE) - (500 + vatOf(500)))
+    assert.equal(issued.balance.amount_fils, 0)
   })
 
-  it('an operator marks another organization’s invoice paid, once, with an event and a receipt', async () => {
+  it('an operator marks another organization’s invoice paid (one of VAT on top, before 0051), once, with an event and a receipt', async () => {
     const { engagementId, key } = await taskWithEscrow()
     const invoiceId = await releaseAndInvoice(s, engagementId, key)
+    // an invoice as issued before prices were VAT-inclusive: due until a payment is marked
+    await s.db
+      .updateTable('invoices')
+      .set({ state: 'issued', vat_inclusive: false, paid_reference: null, paid_at: null, paid_by: null })
+      .where('id', '=', invoiceId)
+      .execute()
     const pay = (who: Client, reference: string) =>
       s.call(who, 'POST', `/api/invoices/${invoiceId}/paid`, { reference })
     const byStranger = await pay(stranger, 'WIRE-1')

@@ -159,6 +159,32 @@ describe('rental disputes: frozen escrows, a response, one resolution signed by 
       refund.map((r) => [r.state, Number(r.amount_fils)]),
       [['settled', clientPart]],
     )
+    // invoiced at its whole amount and paid, the client's part taken off by a credit note: nothing owed
+    const invoiced = await s.call(s.alice, 'POST', '/api/invoices', { engagement_id: held.engagementId })
+    assert.equal(invoiced.status, 201, invoiced.text)
+    const inv = invoiced.body as {
+      totals: { gross: Money; vat: Money }
+      credit_notes: Array<{ gross: Money; vat: Money }>
+      balance: Money
+      state: string
+    }
+    assert.deepEqual(
+      [
+        inv.state,
+        inv.totals.gross.amount_fils,
+        inv.credit_notes.map((c) => c.gross.amount_fils),
+        inv.balance.amount_fils,
+      ],
+      ['paid', held.amount, [-clientPart], 0],
+    )
+    // platform:vat got the escrow's VAT less the part's, which the credit note takes back
+    const { rows: vatPosted } = await sql<{ amount: string }>`
+      select p.amount from rail_postings p join escrows e on e.release_transfer_id = p.transfer_id
+      where e.id = ${held.escrowId} and p.account_id = 'platform:vat'`.execute(s.db)
+    assert.equal(
+      vatPosted.reduce((sum, r) => sum + Number(r.amount), 0),
+      inv.totals.vat.amount_fils + inv.credit_notes[0]!.vat.amount_fils,
+    )
     // the resolution body is signed by the provider identity, and is the dispute.resolved receipt's
     const { body, signature } = done.resolution!
     const provider = await sql<{ did: string }>`select did from provider_identity`.execute(s.db)
@@ -252,6 +278,101 @@ describe('rental disputes: frozen escrows, a response, one resolution signed by 
       .where('subject', '=', dispute.id)
       .execute()
     assert.equal(receipts.length, 1)
+  })
+
+  it('a dispute opens only on what is left to dispute: 409 naming the escrow’s state otherwise', async () => {
+    const refused = async (body: Record<string, unknown>, why: RegExp) => {
+      const res = await s.call(s.alice, 'POST', '/api/disputes', { reason: 'r', ...body })
+      assert.deepEqual([res.status, codeOf(res)], [409, 'not_disputable'], res.text)
+      assert.match(messageOf(res), why)
+    }
+    const refund = async (escrowId: string, amount: number, approve = true) => {
+      const asked = await s.call(s.alice, 'POST', '/api/refunds', {
+        escrow_id: escrowId,
+        amount_fils: amount,
+        reason: 'The summary missed a section.',
+      })
+      assert.equal(asked.status, 201, asked.text)
+      const id = (asked.body as { id: string }).id
+      if (!approve) return
+      const accepted = await s.call(operator, 'POST', `/api/refunds/${id}/accept`, {})
+      assert.equal(accepted.status, 200, accepted.text)
+      const approved = await s.call(operator, 'POST', `/api/refunds/${id}/approve`, {})
+      assert.equal(approved.status, 200, approved.text)
+    }
+    const paidTask = async () => {
+      const held = await heldTask()
+      const released = await release(held.engagementId, held.key)
+      assert.equal(released.status, 200, released.text)
+      return held
+    }
+    // refunded in full: nothing left (it answered 201, and resolving it 400 not_refundable)
+    const full = await paidTask()
+    await refund(full.escrowId, full.amount)
+    await refused({ task_id: full.taskId, amount_fils: 1 }, /refunded in full: nothing is left to dispute/)
+    await refused({ engagement_id: full.engagementId, amount_fils: 1 }, /refunded in full/)
+    // a refund of all of it requested, not settled yet
+    const asked = await paidTask()
+    await refund(asked.escrowId, asked.amount, false)
+    await refused({ task_id: asked.taskId, amount_fils: 1 }, /being refunded in full/)
+    // partly refunded: what is left, and no more; resolving it for the client settles
+    const part = await paidTask()
+    await refund(part.escrowId, part.amount - 2)
+    const tooMuch = await s.call(s.alice, 'POST', '/api/disputes', {
+      task_id: part.taskId,
+      amount_fils: 3,
+      reason: 'r',
+    })
+    assert.deepEqual([tooMuch.status, codeOf(tooMuch)], [409, 'not_disputable'])
+    assert.match(messageOf(tooMuch), /at most the 2 fils/)
+    const dispute = await open({ task_id: part.taskId, amount_fils: 2, reason: 'The rest.' })
+    const resolved = await s.call(operator, 'POST', `/api/disputes/${dispute.id}/resolve`, {
+      outcome: 'client',
+    })
+    assert.equal(resolved.status, 200, resolved.text)
+    // settled by a resolved dispute: its resolution is final
+    const heldOnce = await heldTask()
+    const first = await open({ task_id: heldOnce.taskId, amount_fils: 1, reason: 'One fil.' })
+    const byProvider = await s.call(operator, 'POST', `/api/disputes/${first.id}/resolve`, {
+      outcome: 'provider',
+    })
+    assert.equal(byProvider.status, 200, byProvider.text)
+    await refused(
+      { task_id: heldOnce.taskId, amount_fils: 1 },
+      new RegExp(`dispute ${first.id} \\(resolved\\)`),
+    )
+    // already in a live dispute
+    const live = await heldTask()
+    await open({ task_id: live.taskId, amount_fils: 1, reason: 'First.' })
+    const twice = await s.call(s.alice, 'POST', '/api/disputes', {
+      task_id: live.taskId,
+      amount_fils: 1,
+      reason: 'Second.',
+    })
+    assert.deepEqual([twice.status, codeOf(twice)], [409, 'dispute_open'])
+    // a second task's escrow is offered (not signed): nothing held; the engagement's end withdraws it
+    const second = await s.call(s.alice, 'POST', '/api/tasks', {
+      engagement_id: full.engagementId,
+      text: 'Each receipt is a leaf.',
+    })
+    assert.equal(second.status, 200, second.text)
+    const secondTask = (second.body.task as { id: string }).id
+    await refused({ task_id: secondTask, amount_fils: 1 }, /is offered, not opened/)
+    const ended = await s.call(s.alice, 'POST', `/api/engagements/${full.engagementId}/end`, {})
+    assert.equal(ended.status, 200, ended.text)
+    await refused({ task_id: secondTask, amount_fils: 1 }, /is withdrawn/)
+    // an opened escrow no task used, returned to the wallet when the engagement ended
+    const key = s.newClientKey()
+    const unused = await s.hireAndSign(s.alice, 'job_summary', agentDid, key)
+    const endUnused = await s.call(s.alice, 'POST', `/api/engagements/${unused}/end`, {})
+    assert.equal(endUnused.status, 200, endUnused.text)
+    await refused({ engagement_id: unused, amount_fils: 1 }, /returned to the wallet/)
+    const count = await s.db
+      .selectFrom('disputes')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('task_id', 'in', [full.taskId, asked.taskId, secondTask])
+      .executeTakeFirstOrThrow()
+    assert.equal(Number(count.n), 0)
   })
 
   it('the client withdraws an open dispute: the escrow is unfrozen and released as usual', async () => {

@@ -248,6 +248,8 @@ describe('rental main path: hire, sign, task, receipt, release once', () => {
     assert.equal(pending.instruction.escrow_hash, hired.package.escrows[0]!.hash)
     assert.equal(pending.instruction.amount_fils, 2500)
     assert.equal(pending.instruction.fee_fils, 250)
+    // the price is VAT-inclusive: 2500 × 5/105 = 119.05 → 119 of it is VAT
+    assert.equal(pending.instruction.vat_fils, 119)
     assert.equal(pending.instruction.payee_did, summariserDid)
   })
 
@@ -265,7 +267,7 @@ describe('rental main path: hire, sign, task, receipt, release once', () => {
 
   let firstRelease: { transfer: { id: string } }
 
-  it('20 concurrent identical releases pay once: payout amount − fee, the fee once, the escrow empty', async () => {
+  it('20 concurrent identical releases pay once: payout amount − fee − VAT, the fee and the VAT once, the escrow empty', async () => {
     const body = {
       escrow_hash: pending.escrow.hash,
       instruction: { body: pending.instruction, signature: sign(pending.instruction) },
@@ -278,8 +280,9 @@ describe('rental main path: hire, sign, task, receipt, release once', () => {
     for (const a of answers) assert.equal(a.status, 200, JSON.stringify(a.body))
     assert.equal(new Set(answers.map((a) => (a.body.transfer as { id: string }).id)).size, 1)
     firstRelease = answers[0]!.body as typeof firstRelease
-    assert.equal(await balance(`payout:${summariserDid}`), 2250)
+    assert.equal(await balance(`payout:${summariserDid}`), 2131)
     assert.equal(await balance('platform:fees'), 250)
+    assert.equal(await balance('platform:vat'), 119)
     assert.equal(await balance(`escrow:${pending.escrow.id}`), 0)
     const again = await call(alice, 'GET', `/api/engagements/${hired.engagement.id}/releases/pending`)
     assert.equal((again.body.releases as unknown[]).length, 0)
@@ -313,8 +316,9 @@ describe('rental main path: hire, sign, task, receipt, release once', () => {
       { headers },
     )
     assert.deepEqual([reused.status, codeOf(reused)], [409, 'idempotency_key_reused'])
-    assert.equal(await balance(`payout:${summariserDid}`), 2250)
+    assert.equal(await balance(`payout:${summariserDid}`), 2131)
     assert.equal(await balance('platform:fees'), 250)
+    assert.equal(await balance('platform:vat'), 119)
   })
 
   it('another client’s engagement and task are 404', async () => {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
-import { formatMoney } from '@svc/kit'
+import { formatMoney, vatIncluded } from '@svc/kit'
+import { sql } from 'kysely'
 import type { Ed25519KeyPair } from '@svc/trust/ed25519'
 import { type FullStack, startFullStack } from './full-stack.ts'
 import { embeddedFonts, unicodePdfText } from './pdf-read.ts'
@@ -22,6 +23,8 @@ interface Invoice {
   lines: Array<{ escrow_id: string; net: Money; vat: Money; gross: Money }>
   totals: { net: Money; vat: Money; gross: Money }
   paid: { reference: string; paid_at: string } | null
+  payments: Array<{ kind: string; amount: Money; transfer_id: string | null; escrow_id: string | null }>
+  balance: Money
 }
 
 const codeOf = (a: { body: Record<string, unknown> }) => (a.body.error as { code?: string } | undefined)?.code
@@ -68,6 +71,7 @@ describe('rental invoices: numbering, VAT per line, HTML and PDF, paid once', ()
           open_transfer_id: null,
           opened_at: releasedAt,
           fee_fils: Math.floor(amount / 10),
+          vat_fils: vatIncluded(amount),
           release_instruction: null,
           release_signature: null,
           release_transfer_id: null,
@@ -93,29 +97,81 @@ describe('rental invoices: numbering, VAT per line, HTML and PDF, paid once', ()
   })
   after(async () => s?.close())
 
-  it('invoices a real release: one line, VAT 5 % per line, totals that add up', async () => {
+  it('invoices a real release as paid: the price signed is the gross, its VAT on the rail, balance 0', async () => {
+    const start = new Date(Date.now() - 1000)
     const id = await releaseAndInvoice(s, engagementId, key)
     assert.ok(id)
     const got = await s.call(s.alice, 'GET', `/api/invoices/${id}`)
     assert.equal(got.status, 200, got.text)
     first = got.body as unknown as Invoice
     assert.match(first.number, /^INV-\d{4}-000001$/)
-    assert.equal(first.state, 'issued')
     assert.equal(first.lines.length, 1)
+    const escrow = await s.db
+      .selectFrom('escrows')
+      .select(['id', 'amount_fils', 'fee_fils', 'vat_fils', 'release_transfer_id'])
+      .where('engagement_id', '=', engagementId)
+      .executeTakeFirstOrThrow()
+    const price = Number(escrow.amount_fils)
+    const vat = vatIncluded(price)
+    // the client signed the price and is billed the price: the VAT is inside it, not on top
     const [line] = first.lines
-    const net = line!.net.amount_fils
-    assert.ok(net > 0)
-    assert.equal(line!.vat.amount_fils, Math.floor((net * 5 + 50) / 100))
-    assert.equal(line!.gross.amount_fils, net + line!.vat.amount_fils)
-    assert.equal(first.totals.gross.display, formatMoney(net + line!.vat.amount_fils))
+    assert.deepEqual(
+      [line!.gross.amount_fils, line!.vat.amount_fils, line!.net.amount_fils],
+      [price, vat, price - vat],
+    )
+    assert.equal(first.totals.gross.display, formatMoney(price))
     assert.equal(first.issuer.trn, '100000000000003')
+    // paid by the release it lists, nothing left to pay
+    assert.equal(first.state, 'paid')
+    assert.equal(first.paid!.reference, 'escrow')
+    assert.equal(first.balance.amount_fils, 0)
+    assert.deepEqual(
+      first.payments.map((p) => [p.kind, p.amount.amount_fils, p.transfer_id, p.escrow_id]),
+      [['escrow_release', price, escrow.release_transfer_id, escrow.id]],
+    )
+    // the release posted the VAT to platform:vat, and the statement shows where it went
+    const { rows } = await sql<{ account_id: string; amount: string }>`
+      select account_id, amount from rail_postings where transfer_id = ${escrow.release_transfer_id}`.execute(
+      s.db,
+    )
+    const postings = Object.fromEntries(
+      rows.map((r) => [r.account_id.split(':')[0] === 'payout' ? 'payout' : r.account_id, Number(r.amount)]),
+    )
+    const fee = Number(escrow.fee_fils)
+    assert.deepEqual(postings, {
+      [`escrow:${escrow.id}`]: -price,
+      payout: price - fee - vat,
+      'platform:fees': fee,
+      'platform:vat': vat,
+    })
+    assert.equal(Number(escrow.vat_fils), vat)
+    const to = encodeURIComponent(new Date(Date.now() + 1000).toISOString())
+    const st = await s.call(
+      s.alice,
+      'GET',
+      `/api/statements?from=${encodeURIComponent(start.toISOString())}&to=${to}`,
+    )
+    assert.equal(st.status, 200, st.text)
+    const movements = (
+      st.body.movements as Array<{ kind: string; transfer_id: string; held: { amount_fils: number } }>
+    ).filter((m) => m.transfer_id === escrow.release_transfer_id)
+    assert.deepEqual(movements.map((m) => [m.kind, m.held.amount_fils]).sort(), [
+      ['fee', -fee],
+      ['release', -(price - fee - vat)],
+      ['vat', -vat],
+    ])
+    assert.equal(st.body.reconciles, true)
+    // nothing is due: it cannot be marked paid again
+    const mark = await s.call(s.alice, 'POST', `/api/invoices/${id}/paid`, { reference: 'BANK-1' })
+    assert.deepEqual([mark.status, codeOf(mark)], [409, 'invoice_paid'])
+    assert.match((mark.body.error as { message: string }).message, /paid by its escrows’ releases/)
     // the release's escrow is taken: the engagement has nothing more to invoice
     const again = await s.call(s.alice, 'POST', '/api/invoices', { engagement_id: engagementId })
     assert.deepEqual([again.status, codeOf(again)], [409, 'nothing_to_invoice'])
   })
 
-  it('rounds VAT half-up to the fil on each line; the totals are the sums of the lines', async () => {
-    const amounts = [10, 30, 29, 1, 9, 12_345, 12_350, 2 ** 40]
+  it('rounds the VAT inside each line half-up to the fil; the totals are the sums of the lines', async () => {
+    const amounts = [10, 11, 21, 32, 1, 12_345, 12_352, 2 ** 40]
     await seedReleased(amounts, new Date('2020-01-01T10:00:00Z'))
     const made = await s.call(s.alice, 'POST', '/api/invoices', {
       from: '2020-01-01T00:00:00Z',
@@ -124,24 +180,26 @@ describe('rental invoices: numbering, VAT per line, HTML and PDF, paid once', ()
     assert.equal(made.status, 201, made.text)
     const invoice = made.body as unknown as Invoice
     assert.match(invoice.number, /^INV-\d{4}-000002$/)
-    const byNet = new Map(invoice.lines.map((l) => [l.net.amount_fils, l]))
-    // 10 → 0.5 → 1; 30 → 1.5 → 2; 29 → 1.45 → 1; 1 → 0.05 → 0; 9 → 0.45 → 0; 12345 → 617.25; 12350 → 617.5 → 618
+    const byGross = new Map(invoice.lines.map((l) => [l.gross.amount_fils, l]))
+    // gross × 5 / 105: 10 → 0.476 → 0; 11 → 0.524 → 1; 21 → 1; 32 → 1.524 → 2; 1 → 0; 12345 → 587.86 → 588
     const expected: Array<[number, number]> = [
-      [10, 1],
-      [30, 2],
-      [29, 1],
+      [10, 0],
+      [11, 1],
+      [21, 1],
+      [32, 2],
       [1, 0],
-      [9, 0],
-      [12_345, 617],
-      [12_350, 618],
-      [2 ** 40, 54_975_581_389],
+      [12_345, 588],
+      [12_352, 588],
+      [2 ** 40, 52_357_696_561],
     ]
-    for (const [net, vat] of expected) {
-      const line = byNet.get(net)!
-      assert.equal(line.vat.amount_fils, vat, `VAT of ${net}`)
-      assert.equal(line.gross.amount_fils, net + vat)
-      assert.equal(line.net.display, formatMoney(net))
+    for (const [gross, vat] of expected) {
+      const line = byGross.get(gross)!
+      assert.equal(line.vat.amount_fils, vat, `VAT of ${gross}`)
+      assert.equal(line.net.amount_fils, gross - vat)
+      assert.equal(line.gross.display, formatMoney(gross))
     }
+    assert.equal(invoice.state, 'paid')
+    assert.equal(invoice.balance.amount_fils, 0)
     const sum = (k: 'net' | 'vat' | 'gross') => invoice.lines.reduce((t, l) => t + l[k].amount_fils, 0)
     assert.equal(invoice.totals.net.amount_fils, sum('net'))
     assert.equal(invoice.totals.vat.amount_fils, sum('vat'))
@@ -150,8 +208,8 @@ describe('rental invoices: numbering, VAT per line, HTML and PDF, paid once', ()
       invoice.totals.gross.amount_fils,
       invoice.totals.net.amount_fils + invoice.totals.vat.amount_fils,
     )
-    assert.match(byNet.get(10)!.net.display, /^AED\s0\.10$/)
-    assert.match(byNet.get(10)!.vat.display, /^AED\s0\.01$/)
+    assert.match(byGross.get(11)!.gross.display, /^AED\s0\.11$/)
+    assert.match(byGross.get(11)!.vat.display, /^AED\s0\.01$/)
   })
 
   it('invoices an escrow once: the same period again is 409, and the database refuses a second line', async () => {
@@ -216,6 +274,11 @@ describe('rental invoices: numbering, VAT per line, HTML and PDF, paid once', ()
       assert.ok(text.includes(first.client.name), text)
       assert.ok(text.includes(first.totals.gross.display), text)
       assert.ok(text.includes(first.lines[0]!.vat.display), text)
+      // paid from escrow, not "Issued, due"
+      assert.ok(text.includes('State: Paid from escrow'), text)
+      assert.ok(text.includes(`Paid from escrow: ${first.totals.gross.display}`), text)
+      assert.ok(text.includes(`Balance due: ${formatMoney(0)}`), text)
+      assert.ok(!/Due date|Issued\b/.test(text), text)
       // English: pdfkit's own Helvetica, nothing embedded
       assert.deepEqual(embeddedFonts(pdf), [])
     }
@@ -251,6 +314,8 @@ describe('rental invoices: numbering, VAT per line, HTML and PDF, paid once', ()
         'العميل: ',
         'الإجمالي',
         'المجاميع',
+        'الحالة: ',
+        'الرصيد المستحق: ',
       ])
         assert.ok(text.split('\n').includes(words), `${words} in ${text}`)
       for (const part of [first.number, first.issuer.name, first.client.name, month])
@@ -260,6 +325,9 @@ describe('rental invoices: numbering, VAT per line, HTML and PDF, paid once', ()
       assert.ok(text.split('\n').includes(digits(view.totals.gross.display)), text)
       assert.match(text, /[\s\u00a0]د\.إ\./)
       assert.ok(!text.includes('Tax invoice'), text)
+      // paid from escrow (not issued and due)
+      assert.ok(text.includes('مدفوعة من الضمان'), text)
+      assert.ok(!text.includes('تاريخ الاستحقاق'), text)
     }
   })
 
@@ -302,13 +370,30 @@ describe('rental invoices: numbering, VAT per line, HTML and PDF, paid once', ()
     }
   })
 
-  it('paid once: the same reference again answers the same, another is 409; an event and a receipt', async () => {
+  it('an invoice of VAT on top (before 0051) is marked paid once: the same reference again answers the same, another is 409; an event and a receipt', async () => {
+    // an invoice as issued before prices were VAT-inclusive: its VAT was never collected, so it is due
+    await s.db
+      .updateTable('invoices')
+      .set({ state: 'issued', vat_inclusive: false, paid_reference: null, paid_at: null, paid_by: null })
+      .where('id', '=', first.id)
+      .execute()
+    const due = await s.call(s.alice, 'GET', `/api/invoices/${first.id}`)
+    const owed = due.body as unknown as Invoice
+    assert.equal(owed.balance.amount_fils, owed.totals.vat.amount_fils)
     const path = `/api/invoices/${first.id}/paid`
     const paid = await s.call(s.alice, 'POST', path, { reference: 'BANK-2026-0001' })
     assert.equal(paid.status, 200, paid.text)
     const invoice = paid.body as unknown as Invoice
     assert.equal(invoice.state, 'paid')
     assert.equal(invoice.paid!.reference, 'BANK-2026-0001')
+    assert.equal(invoice.balance.amount_fils, 0)
+    assert.deepEqual(
+      invoice.payments.map((p) => [p.kind, p.amount.amount_fils]),
+      [
+        ['escrow_release', owed.totals.net.amount_fils],
+        ['marked', owed.totals.vat.amount_fils],
+      ],
+    )
     const again = await s.call(s.alice, 'POST', path, { reference: 'BANK-2026-0001' })
     assert.equal(again.status, 200)
     assert.deepEqual(again.body, paid.body)

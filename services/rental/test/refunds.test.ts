@@ -3,6 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { sql } from 'kysely'
+import { vatIncluded, vatShareOf } from '@svc/kit'
 import type { Ed25519KeyPair } from '@svc/trust/ed25519'
 import { JournalRail } from '../src/areas/rail/journal.ts'
 import { type Client, type FullStack, startFullStack } from './full-stack.ts'
@@ -113,13 +114,29 @@ describe('rental refunds: requested, accepted (for less), approved once onto the
     assert.equal(settled.state, 'settled')
     assert.ok(settled.transfer_id && settled.receipt_id)
     assert.equal(await rail.balance(s.db, wallet()), before + amount)
-    // the postings: the fee's part ⌊amount × fee / paid⌋ from the fees, the rest from the payout
+    // the postings: the fee's part ⌊amount × fee / paid⌋ from the fees, the VAT share (its credit
+    // note's) from platform:vat, the rest from the payout
     const feePart = Math.floor((amount * escrow.fee_fils) / escrow.amount_fils)
+    const vatPart = vatShareOf(amount, escrow.amount_fils, vatIncluded(escrow.amount_fils))
     const { rows } = await sql<{ account_id: string; amount: string }>`
       select account_id, amount from rail_postings where transfer_id = ${settled.transfer_id}
       order by account_id`.execute(s.db)
-    const postings = Object.fromEntries(rows.map((r) => [r.account_id.split(':')[0], Number(r.amount)]))
-    assert.deepEqual(postings, { payout: -(amount - feePart), platform: -feePart, wallet: amount })
+    const postings = Object.fromEntries(
+      rows.map((r) => [
+        r.account_id.startsWith('payout:')
+          ? 'payout'
+          : r.account_id.startsWith('wallet:')
+            ? 'wallet'
+            : r.account_id,
+        Number(r.amount),
+      ]),
+    )
+    assert.deepEqual(postings, {
+      payout: -(amount - feePart - vatPart),
+      'platform:fees': -feePart,
+      'platform:vat': -vatPart,
+      wallet: amount,
+    })
     // a second approval is a move the state does not allow
     const again = await s.call(operator, 'POST', `/api/refunds/${refund.id}/approve`, {})
     assert.deepEqual([again.status, codeOf(again)], [409, 'refund_state'])
@@ -137,12 +154,13 @@ describe('rental refunds: requested, accepted (for less), approved once onto the
     const lines = (st.body.movements as Array<{ kind: string; transfer_id: string; wallet: Money }>).filter(
       (m) => m.kind === 'refund',
     )
-    // one line per counter account (the payout's part and the fee's), both the one journal transfer
+    // one line per counter account (the payout's part, the fee's and the VAT's), all the one journal transfer
     assert.deepEqual(
       lines.map((m) => [m.transfer_id, m.wallet.amount_fils]),
       [
-        [settled.transfer_id, amount - feePart],
+        [settled.transfer_id, amount - feePart - vatPart],
         [settled.transfer_id, feePart],
+        [settled.transfer_id, vatPart],
       ].filter(([, n]) => n !== 0),
     )
     // the events and the receipt, once

@@ -84,6 +84,7 @@ describe('rental service', () => {
       '0050_tenant_exports.sql',
       '0051_task_leases.sql',
       '0052_money_conservation.sql',
+      '0053_vat_inclusive.sql',
     ])
   })
 

@@ -21,6 +21,7 @@ interface Movement {
   at: string
   wallet: Money
   held: Money
+  counter_account: string | null
   counter_account_kind: string | null
   escrow_id: string | null
   engagement_id: string | null
@@ -172,13 +173,18 @@ describe('statements: the wallet and its escrows over a period, traced to journa
       rows.map((r) => [r.id, Number(r.amount)]),
     )
     const kinds = s.movements.map((m) => m.kind)
-    // the first sight's grant (only when this run funded the wallet), two holds, the release and its fee
+    // the first sight's grant (only when this run funded the wallet), two holds, the release, its
+    // fee and the VAT inside the price (to platform:vat)
     assert.deepEqual(
       kinds.filter((k) => k !== 'funding'),
-      ['escrow_hold', 'escrow_hold', 'release', 'fee'],
+      ['escrow_hold', 'escrow_hold', 'release', 'fee', 'vat'],
     )
     const release = s.movements.find((m) => m.kind === 'release')!
     const fee = s.movements.find((m) => m.kind === 'fee')!
+    const vat = s.movements.find((m) => m.kind === 'vat')!
+    assert.equal(vat.transfer_id, released.transfer.id)
+    assert.equal(vat.counter_account, 'platform:vat')
+    assert.equal(vat.held.amount_fils, -119)
     assert.equal(release.transfer_id, released.transfer.id)
     assert.equal(fee.transfer_id, released.transfer.id)
     assert.equal(release.counter_account_kind, 'payout')
@@ -192,7 +198,7 @@ describe('statements: the wallet and its escrows over a period, traced to journa
       { type: 'task.completed', leaf_hash: task.receipt.leaf_hash },
     ])
     assert.equal(release.task_id, released.escrow.task_id)
-    assert.equal(-(release.held.amount_fils + fee.held.amount_fils), 2500)
+    assert.equal(-(release.held.amount_fils + fee.held.amount_fils + vat.held.amount_fils), 2500)
     assert.equal(fee.held.amount_fils, -250)
     assert.equal(s.totals.escrow_hold!.count, 2)
     assert.equal(s.totals.escrow_hold!.wallet.amount_fils, -5000)

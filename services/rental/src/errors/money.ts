@@ -33,6 +33,11 @@ export const moneyErrors = localisedCodes({
     description: 'the Idempotency-Key was used for another request',
     ar: 'مفتاح عدم التكرار (Idempotency-Key) استُخدم لطلب آخر.',
   },
+  idempotency_key_in_flight: {
+    status: 409,
+    description: 'a request with the Idempotency-Key is still running: resend it later for its answer',
+    ar: 'طلب بمفتاح عدم التكرار (Idempotency-Key) نفسه ما زال قيد التنفيذ: أعد إرساله لاحقًا لتحصل على جوابه.',
+  },
   invalid_account: {
     status: 400,
     description: 'not a rail account',

@@ -3,7 +3,7 @@ import { type App, IdempotencyKeyHeader, PageQuery, pageOf } from '@svc/kit'
 import { Type } from 'typebox'
 import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
 import { actorOfRequest } from '../events/index.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
+import { can, idempotent, orgOf } from '../orgs/permissions.ts'
 import { exportableBatch, exportLines } from './export.ts'
 import {
   type BatchDeps,
@@ -53,6 +53,7 @@ export function batchRoutes(app: App, deps: BatchDeps) {
     {
       ...sessions.sessionAndCsrf,
       ...can('tasks:write'),
+      ...idempotent(deps.db, 'batch-create'),
       bodyLimit: BATCH_BODY_LIMIT,
       schema: {
         summary: `Up to ${MAX_ITEMS} task texts under one engagement, run as tasks with bounded concurrency`,
@@ -86,17 +87,8 @@ export function batchRoutes(app: App, deps: BatchDeps) {
         response: { 201: Batch },
       },
     },
-    async (request, reply) => {
-      const answer = await createBatch(
-        deps,
-        orgOf(request),
-        request.body,
-        actorOfRequest(request),
-        request.headers['idempotency-key'],
-      )
-      if (answer.replayed) reply.header('idempotent-replayed', 'true')
-      return reply.code(201).send(answer.body)
-    },
+    async (request, reply) =>
+      reply.code(201).send(await createBatch(deps, orgOf(request), request.body, actorOfRequest(request))),
   )
   app.get(
     '/api/batches',

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { AppError, idempotentWrite, type Page } from '@svc/kit'
+import { AppError, type Page } from '@svc/kit'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
@@ -85,21 +85,14 @@ export async function batchList(deps: BatchDeps, orgId: string, page: Page) {
 
 /**
  * A new batch under an active engagement of the organization: the batch and its items in one
- * transaction with its `batch.created` event and its first tick job. With an Idempotency-Key a
- * replay answers the first answer.
+ * transaction with its `batch.created` event and its first tick job. Its Idempotency-Key is the
+ * route's (orgs/permissions.ts `idempotent`).
  */
-export async function createBatch(
-  deps: BatchDeps,
-  orgId: string,
-  input: NewBatch,
-  actor: Actor,
-  key: string | undefined,
-) {
+export async function createBatch(deps: BatchDeps, orgId: string, input: NewBatch, actor: Actor) {
   const texts = input.items.map((item) => (typeof item === 'string' ? item : item.text))
   const engagement = await deps.engagements.engagementOf(orgId, input.engagement_id)
   if (!engagement) throw rentalError('engagement_not_found', `no engagement ${input.engagement_id}`)
-  const request = { owner: orgId, scope: 'batch.create', key, request: input }
-  const answer = await idempotentWrite(deps.db, request, async (trx) => {
+  const answer = await inTransaction(deps.db, async (trx) => {
     if (engagement.state !== 'active')
       throw rentalError(
         'engagement_not_active',
@@ -130,7 +123,7 @@ export async function createBatch(
       data: { total: texts.length, concurrency: input.concurrency ?? DEFAULT_CONCURRENCY },
     })
     await deps.jobs.enqueue(trx, TICK_QUEUE, { batch_id: id })
-    return { status: 201, body: await viewOf(trx, (await batchById(trx, id))!) }
+    return viewOf(trx, (await batchById(trx, id))!)
   })
   deps.jobs.wake(TICK_QUEUE)
   return answer

@@ -1,11 +1,11 @@
-import { type App, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
+import { type App, IdempotencyKeyHeader, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { type TSchema, Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
 import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
 import { Id, Nullable, Params } from '../engagements/schemas.ts'
 import { actorOfRequest, operatorActor } from '../events/index.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
+import { can, idempotent, orgOf } from '../orgs/permissions.ts'
 import {
   type Caller,
   type DisputeDeps,
@@ -93,22 +93,32 @@ export function disputeRoutes(app: App, ctx: RentalContext, deps: DisputeDeps) {
       response: { [params ? 200 : 201]: Dispute },
     },
   })
+  const opening = write(
+    'Opens a dispute on a task or an engagement: the escrows in question are frozen while it is open',
+    Type.Object(
+      {
+        task_id: Type.Optional(Id),
+        engagement_id: Type.Optional(Id),
+        amount_fils: Fils,
+        reason: Text,
+        evidence: Type.Optional(EvidenceIn),
+      },
+      { additionalProperties: false },
+    ),
+    false,
+  )
   app.post(
     '/api/disputes',
-    write(
-      'Opens a dispute on a task or an engagement: the escrows in question are frozen while it is open',
-      Type.Object(
-        {
-          task_id: Type.Optional(Id),
-          engagement_id: Type.Optional(Id),
-          amount_fils: Fils,
-          reason: Text,
-          evidence: Type.Optional(EvidenceIn),
-        },
-        { additionalProperties: false },
-      ),
-      false,
-    ),
+    {
+      ...opening,
+      ...idempotent(ctx.db, 'dispute-open'),
+      schema: {
+        ...opening.schema,
+        description:
+          'Idempotent with an Idempotency-Key: a resend answers the first answer and opens no second dispute; the key with another body is 422.',
+        headers: IdempotencyKeyHeader,
+      },
+    },
     async (request, reply) =>
       reply.code(201).send(await openDispute(deps, callerOf(request), request.body as never)),
   )

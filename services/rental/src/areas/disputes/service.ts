@@ -10,6 +10,7 @@ import type { Actor, EventService } from '../events/index.ts'
 import type { InvoiceService } from '../invoices/index.ts'
 import type { OrgService } from '../orgs/index.ts'
 import type { TaskService } from '../tasks/index.ts'
+import { disputableOf } from './disputable.ts'
 import { settle } from './settle.ts'
 import * as store from './store.ts'
 import type { DisputeRow, DisputeState, Outcome } from './store.ts'
@@ -149,25 +150,36 @@ export async function openDispute(deps: DisputeDeps, caller: Caller, input: Open
       : []
   await inTransaction(deps.ctx.db, async (trx) => {
     const { engagementId, taskId, escrows } = await escrowsInQuestion(deps, trx, caller.orgId, input, listed)
-    const opened = escrows
-      .filter((e) => e.state === 'open' || e.state === 'released')
-      .sort((a, b) => (a.state === b.state ? 0 : a.state === 'open' ? -1 : 1))
-    const inQuestion = opened.reduce((sum, e) => sum + Number(e.amount_fils), 0)
-    if (inQuestion === 0)
-      throw rentalError('not_disputable', 'nothing is held or paid for it: no opened escrow')
-    if (input.amount_fils > inQuestion)
-      throw rentalError(
-        'not_disputable',
-        `body.amount_fils: at most the ${inQuestion} fils held or paid for it`,
-      )
     const live = await store.liveDisputeOn(
       trx,
-      opened.map((e) => e.id),
+      escrows.map((e) => e.id),
     )
     if (live)
       throw rentalError(
         'dispute_open',
         `escrow ${live.escrow_id} is in dispute ${live.id} (${live.state}) already`,
+      )
+    const parts = []
+    for (const escrow of escrows) parts.push(await disputableOf(trx, escrow))
+    // held escrows first: a resolution's client share is taken from them before paid ones
+    const opened = parts
+      .filter((p) => p.left > 0)
+      .sort((a, b) => (a.escrow.state === b.escrow.state ? 0 : a.escrow.state === 'open' ? -1 : 1))
+      .map((p) => p.escrow)
+    const inQuestion = parts.reduce((sum, p) => sum + p.left, 0)
+    if (inQuestion === 0)
+      throw rentalError(
+        'not_disputable',
+        parts.length === 0
+          ? 'nothing is held or paid for it: no opened escrow'
+          : parts.length === 1
+            ? parts[0]!.why!
+            : `nothing is left to dispute: ${[...new Set(parts.map((p) => p.why))].join('; ')}`,
+      )
+    if (input.amount_fils > inQuestion)
+      throw rentalError(
+        'not_disputable',
+        `body.amount_fils: at most the ${inQuestion} fils held or paid for it and not refunded`,
       )
     await checkEvidence(deps, trx, caller.orgId, engagementId, input.evidence ?? {})
     const engagement = (await deps.engagements.engagementOf(caller.orgId, engagementId, { trx }))!

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { vatIncluded, vatShareOf } from '@svc/kit'
 import { b64uEncode } from '@svc/trust/base64url'
 import { signEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
@@ -7,6 +8,7 @@ import { bodyHash, feeOf } from '../engagements/bodies.ts'
 import type { EscrowRow } from '../engagements/index.ts'
 import { engagementEvent, walletOf } from '../engagements/service.ts'
 import { settleDisputeRefund } from '../refunds/dispute-refund.ts'
+import { type Disputable, disputableOf } from './disputable.ts'
 import type { Caller, DisputeDeps } from './service.ts'
 import type { DisputeRow, Outcome } from './store.ts'
 
@@ -17,10 +19,11 @@ interface Part {
   client_fils: number
 }
 
-function allocate(escrows: EscrowRow[], clientFils: number): Part[] {
+/** The client's share taken from each escrow in turn, at most what is left to dispute of it. */
+function allocate(escrows: Disputable[], clientFils: number): Part[] {
   let left = clientFils
-  return escrows.map((escrow) => {
-    const take = Math.min(left, Number(escrow.amount_fils))
+  return escrows.map(({ escrow, left: disputable }) => {
+    const take = Math.min(left, disputable)
     left -= take
     return { escrow, held: escrow.state === 'open', client_fils: take }
   })
@@ -32,8 +35,10 @@ function allocate(escrows: EscrowRow[], clientFils: number): Part[] {
  *   from the agent's payout and the fees, key `refund:<id>`);
  * - a held escrow with a client share is settled by the dispute in one transfer (key
  *   `dispute:<id>:escrow:<escrow>`): the share back from the escrow to the client's wallet, the rest
- *   paid out to the agent less its fee; the escrow is then released (by the signed resolution, not
- *   a client's instruction) and the share recorded as a settled refund, so it is never refunded twice;
+ *   paid out to the agent less its fee and the VAT inside it (to platform:vat: the escrow's VAT less
+ *   the share's, which the share's credit note takes back); the escrow is then released (by the
+ *   signed resolution, not a client's instruction) and the share recorded as a settled refund with
+ *   its credit note, so it is never refunded twice;
  * - a held escrow without a client share is only unfrozen: the client releases it as before.
  * The resolution body is signed by the provider identity (JCS, Ed25519) and is the `dispute.resolved`
  * receipt's data with the transfers it made.
@@ -47,9 +52,14 @@ export async function settle(
   outcome: Outcome,
   shares: { client: number; provider: number },
 ) {
-  const escrows: EscrowRow[] = []
+  const escrows: Disputable[] = []
   for (const id of escrowIds)
-    escrows.push((await deps.engagements.escrowOfOrg(row.org_id, { escrowId: id }, { trx, lock: true }))!)
+    escrows.push(
+      await disputableOf(
+        trx,
+        (await deps.engagements.escrowOfOrg(row.org_id, { escrowId: id }, { trx, lock: true }))!,
+      ),
+    )
   const parts = allocate(escrows, shares.client)
   const now = deps.ctx.now()
   const refundIds = new Map(
@@ -103,19 +113,23 @@ export async function settle(
     const amount = Number(p.escrow.amount_fils)
     const rest = amount - p.client_fils
     const fee = feeOf(rest, deps.ctx.config.feeBps)
+    // the escrow's VAT as its invoice line shows it, less the share's (its credit note's)
+    const escrowVat = vatIncluded(amount)
+    const vat = escrowVat - vatShareOf(p.client_fils, amount, escrowVat)
     const transfer = await deps.ctx.rail.transfer(trx, {
       idempotencyKey: `dispute:${row.id}:escrow:${p.escrow.id}`,
       kind: 'dispute_settlement',
       postings: [
         { account: `escrow:${p.escrow.id}`, amount: -amount },
         { account: walletOf(row.org_id), amount: p.client_fils },
-        { account: `payout:${row.agent_did}`, amount: rest - fee },
+        { account: `payout:${row.agent_did}`, amount: rest - fee - vat },
         { account: 'platform:fees', amount: fee },
+        { account: 'platform:vat', amount: vat },
       ].filter((x) => x.amount !== 0),
       memo: { dispute_id: row.id, escrow_id: p.escrow.id, engagement_id: row.engagement_id },
     })
     transfers[p.escrow.id] = transfer.id
-    releases.push({ part: p, fee, transfer })
+    releases.push({ part: p, fee, vat: escrowVat, posted: vat, transfer })
   }
   const settlement = {
     transfers,
@@ -133,16 +147,18 @@ export async function settle(
       ...settlement,
     },
   })
-  for (const { part, fee, transfer } of releases) {
+  for (const { part, fee, vat, posted, transfer } of releases) {
     const released = {
       ...part.escrow,
       state: 'released' as const,
       fee_fils: fee,
+      vat_fils: vat,
       release_transfer_id: transfer.id,
       released_at: now,
     }
     await deps.engagements.markReleased(trx, part.escrow.id, {
       feeFils: fee,
+      vatFils: vat,
       instruction: body,
       signature,
       transferId: transfer.id,
@@ -164,7 +180,8 @@ export async function settle(
       {
         amount_fils: Number(part.escrow.amount_fils),
         fee_fils: fee,
-        payout_fils: Number(part.escrow.amount_fils) - part.client_fils - fee,
+        vat_fils: posted,
+        payout_fils: Number(part.escrow.amount_fils) - part.client_fils - fee - posted,
         returned_fils: part.client_fils,
         currency: row.currency,
         transfer_id: transfer.id,

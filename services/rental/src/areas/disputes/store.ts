@@ -70,7 +70,10 @@ export const escrowIdsOf = async (db: RentalDb, disputeId: string) =>
   ).map((r) => r.escrow_id)
 
 /** The open (or responded) dispute covering any of these escrows, if one is. */
-export const liveDisputeOn = async (db: RentalDb, escrowIds: string[]) =>
+export const liveDisputeOn = async (db: RentalDb, escrowIds: string[]) => disputeOn(db, escrowIds, LIVE)
+
+/** A dispute in one of `states` that covers one of these escrows, if any. */
+export const disputeOn = async (db: RentalDb, escrowIds: string[], states: DisputeState[]) =>
   escrowIds.length === 0
     ? undefined
     : db
@@ -78,7 +81,7 @@ export const liveDisputeOn = async (db: RentalDb, escrowIds: string[]) =>
         .innerJoin('disputes', 'disputes.id', 'dispute_escrows.dispute_id')
         .select(['disputes.id', 'disputes.state', 'dispute_escrows.escrow_id'])
         .where('dispute_escrows.escrow_id', 'in', escrowIds)
-        .where('disputes.state', 'in', LIVE)
+        .where('disputes.state', 'in', states)
         .executeTakeFirst()
 
 /** The disputes an organization opened, or (as a provider) those about its agents; newest first. */

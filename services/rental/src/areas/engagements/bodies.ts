@@ -114,6 +114,8 @@ export type ReleaseBody = {
   amount_fils: number
   payee_did: string
   fee_fils: number
+  /** The VAT inside the amount (prices are VAT-inclusive): to platform:vat, with the fee; the payee gets the rest. */
+  vat_fils: number
   payer_did: string
   issued_at: string
 }

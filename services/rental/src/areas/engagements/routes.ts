@@ -1,8 +1,8 @@
-import { type App, pageOf, pageQuery } from '@svc/kit'
+import { type App, IdempotencyKeyHeader, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
 import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
-import { can, orgOf, clientOf } from '../orgs/permissions.ts'
+import { can, idempotent, orgOf, clientOf } from '../orgs/permissions.ts'
 import { actorOfRequest, type EventService } from '../events/index.ts'
 import type { BudgetService } from '../budgets/index.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
@@ -46,10 +46,14 @@ export function engagementRoutes(
     {
       ...sessions.sessionAndCsrf,
       ...can('engagements:write'),
+      ...idempotent(ctx.db, 'hire'),
       schema: {
         summary: 'Hires an agent for a job: a pending engagement and the offer package to sign',
+        description:
+          'Idempotent with an Idempotency-Key: a resend answers the first answer and makes no second engagement; the key with another body is 422.',
         tags,
         security: CSRF_SECURITY,
+        headers: IdempotencyKeyHeader,
         body: Type.Object(
           { job_id: Id, agent_did: Did, client_did: Type.Optional(Did) },
           { additionalProperties: false },

@@ -30,6 +30,9 @@ export const Escrow = Type.Object({
   opened_at: Nullable(Type.String()),
   released_at: Nullable(Type.String()),
   fee_fils: Nullable(Type.Integer()),
+  vat_fils: Nullable(
+    Type.Integer({ description: 'the VAT inside the amount (prices are VAT-inclusive), posted at release' }),
+  ),
   release_transfer_id: Nullable(Type.String()),
 })
 

@@ -74,6 +74,7 @@ export function escrowView(row: EscrowRow) {
     opened_at: row.opened_at?.toISOString() ?? null,
     released_at: row.released_at?.toISOString() ?? null,
     fee_fils: row.fee_fils === null ? null : Number(row.fee_fils),
+    vat_fils: row.vat_fils === null ? null : Number(row.vat_fils),
     release_transfer_id: row.release_transfer_id,
   }
 }

@@ -42,6 +42,8 @@ export interface EngagementTables {
     open_transfer_id: string | null
     opened_at: Date | null
     fee_fils: number | null
+    /** The VAT share posted to platform:vat at release (prices are VAT-inclusive); null: released before (none). */
+    vat_fils: Generated<number | null>
     release_instruction: Json | null
     release_signature: string | null
     release_transfer_id: string | null
@@ -319,6 +321,7 @@ export async function markReleased(
   id: string,
   released: {
     feeFils: number
+    vatFils: number
     instruction: unknown
     signature: string
     transferId: string
@@ -332,6 +335,7 @@ export async function markReleased(
     .set({
       state: 'released',
       fee_fils: released.feeFils,
+      vat_fils: released.vatFils,
       release_instruction: JSON.stringify(released.instruction),
       release_signature: released.signature,
       release_transfer_id: released.transferId,
@@ -373,8 +377,10 @@ export const releasedEscrows = (
       'escrows.task_id',
       'escrows.amount_fils',
       'escrows.fee_fils',
+      'escrows.vat_fils',
       'escrows.currency',
       'escrows.released_at',
+      'escrows.release_transfer_id',
       'engagements.job_id',
       'engagements.agent_did',
     ])

@@ -4,7 +4,7 @@ import type { RentalContext } from '../../context.ts'
 import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
 import { Id, Nullable, Params } from '../engagements/schemas.ts'
 import { actorOfRequest, operatorActor } from '../events/index.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
+import { can, idempotent, orgOf } from '../orgs/permissions.ts'
 import { fundReserve, operatorFunds } from './funds.ts'
 import { PRICING, quote } from './quote.ts'
 import { buyPolicy, fileClaim, type InsuranceDeps, policyOf } from './service.ts'
@@ -123,6 +123,7 @@ export function insuranceRoutes(app: App, ctx: RentalContext, deps: InsuranceDep
     {
       ...sessions.sessionAndCsrf,
       ...can('insurance:write'),
+      ...idempotent(ctx.db, 'insurance-start'),
       schema: {
         summary:
           'Buys the platform’s quote as it is (one active policy per engagement): the premium is charged from the wallet to the insurance pool',
@@ -130,6 +131,7 @@ export function insuranceRoutes(app: App, ctx: RentalContext, deps: InsuranceDep
           'The body is {"quote_id"} only. A body of the old shape (coverage_fils, premium_fils, covers, starts_at, ends_at) is 400 quote_required naming the field: the platform prices insurance.',
         tags,
         security: CSRF_SECURITY,
+        headers: IdempotencyKeyHeader,
         params: Params,
         body: Type.Object(
           {
@@ -179,11 +181,13 @@ export function insuranceRoutes(app: App, ctx: RentalContext, deps: InsuranceDep
     {
       ...sessions.sessionAndCsrf,
       ...can('insurance:write'),
+      ...idempotent(ctx.db, 'insurance-claim'),
       schema: {
         summary:
           'Claims on the active policy for a covered event, with its evidence: paid once the least of the loss the record proves, the amount asked and the coverage left, or refused with the reason',
         tags,
         security: CSRF_SECURITY,
+        headers: IdempotencyKeyHeader,
         params: Params,
         body: Type.Object(
           {

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import { type MoneyLocale, money, type Page } from '@svc/kit'
+import { type MoneyLocale, money, type Page, VAT_RATE_BPS, vatShareOf } from '@svc/kit'
 import type { RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import type { Actor } from '../events/index.ts'
 import type { InvoiceDeps } from './service.ts'
-import { VAT_RATE_BPS, vatOf } from './service.ts'
 import * as store from './store.ts'
 import type { CreditNoteRow } from './store.ts'
 
@@ -25,22 +24,47 @@ export interface CreditNoteInput {
   taskId: string | null
   agentDid: string
   amountFils: number
+  /** The transfer that paid the refund back (for a held escrow a dispute settled: that settlement). */
+  transferId: string
   reason: string
   actor: Actor
 }
 
 /**
- * VAT reversed by a credit of `amount` after `before` was credited already against the same
- * line: the half-up VAT of the running total less that of the total before. So partial credits
- * never take back more VAT than the line charged, and crediting the whole line takes back exactly
- * its VAT (vatOf(net) of the invoice line).
+ * The VAT a credit of `amount` takes back from an escrow after `before` was credited already: the
+ * VAT share (kit vatShareOf) of the running total less that of the total before. So partial credits
+ * never take back more VAT than the release posted to platform:vat, and crediting the whole escrow
+ * takes back exactly its VAT. An escrow released before VAT was posted (vat_fils null) has none.
  */
-export const reversedVatOf = (before: number, amount: number) => vatOf(before + amount) - vatOf(before)
+export const reversedVatOf = (
+  escrow: { amount_fils: number | string; vat_fils: number | string | null },
+  before: number,
+  amount: number,
+) => {
+  const whole = Number(escrow.amount_fils)
+  const vat = Number(escrow.vat_fils ?? 0)
+  return vatShareOf(before + amount, whole, vat) - vatShareOf(before, whole, vat)
+}
+
+/** The VAT a credit of `amountFils` against the escrow takes back now (its earlier credit notes read in `trx`). */
+export async function creditVatOf(
+  deps: InvoiceDeps,
+  trx: RentalDb,
+  orgId: string,
+  escrowId: string,
+  amountFils: number,
+) {
+  const escrow = await deps.engagements.escrowOfOrg(orgId, { escrowId }, { trx })
+  if (!escrow) throw new RangeError(`no escrow ${escrowId}`)
+  return reversedVatOf(escrow, await store.creditedOf(trx, escrowId), amountFils)
+}
 
 /**
  * Issues the credit note of a settled refund in the caller's transaction (the refund's): the next
  * `CN-` number (the counter row locked until the transaction ends, so no gap), one line for the
- * escrow, the invoice that carries it if there is one, a `credit_note.issued` event.
+ * escrow, the invoice that carries it if there is one, a `credit_note.issued` event. Its gross is
+ * the refund (prices are VAT-inclusive), its VAT the share creditVatOf gives, which the refund's
+ * transfer took back from platform:vat.
  */
 export async function issueCreditNote(deps: InvoiceDeps, trx: RentalDb, input: CreditNoteInput) {
   if (!Number.isSafeInteger(input.amountFils) || input.amountFils <= 0)
@@ -49,9 +73,9 @@ export async function issueCreditNote(deps: InvoiceDeps, trx: RentalDb, input: C
   const year = issuedAt.getUTCFullYear()
   const number = await store.nextNumber(trx, CREDIT_NOTE_SEQUENCE, year)
   const line = await store.lineOfEscrow(trx, input.escrowId)
-  const before = await store.creditedOf(trx, input.escrowId)
-  const net = input.amountFils
-  const vat = reversedVatOf(before, net)
+  const gross = input.amountFils
+  const vat = await creditVatOf(deps, trx, input.orgId, input.escrowId, gross)
+  const net = gross - vat
   const issuer = deps.ctx.config.invoiceIssuer
   const id = `cn_${randomUUID().replaceAll('-', '')}`
   await store.insertCreditNote(trx, {
@@ -68,8 +92,10 @@ export async function issueCreditNote(deps: InvoiceDeps, trx: RentalDb, input: C
     description: `Refund of ${line?.description ?? input.escrowId}`,
     net_fils: net,
     vat_fils: vat,
-    gross_fils: net + vat,
+    gross_fils: gross,
     vat_rate_bps: VAT_RATE_BPS,
+    vat_inclusive: true,
+    transfer_id: input.transferId,
     issuer_details: JSON.stringify({ name: issuer.name, address: issuer.address, trn: issuer.trn }),
     client_details: JSON.stringify({ org_id: input.orgId, name: input.orgName }),
     reason: input.reason,
@@ -90,10 +116,11 @@ export async function issueCreditNote(deps: InvoiceDeps, trx: RentalDb, input: C
       invoice_number: line?.number ?? null,
       net_fils: net,
       vat_fils: vat,
-      gross_fils: net + vat,
+      gross_fils: gross,
+      transfer_id: input.transferId,
     },
   })
-  return { id, number }
+  return { id, number, vatFils: vat }
 }
 
 /**

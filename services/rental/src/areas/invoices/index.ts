@@ -1,6 +1,6 @@
 import { defineArea } from '../../context.ts'
 import type { RentalDb } from '../../db.ts'
-import { type CreditNoteInput, issueCreditNote } from './credit-notes.ts'
+import { type CreditNoteInput, creditVatOf, issueCreditNote } from './credit-notes.ts'
 import { invoiceRoutes } from './routes.ts'
 import { creditNoteView, type CreditNoteView } from './credit-notes.ts'
 import { creditNotePdf, invoicePdf } from './render.ts'
@@ -13,9 +13,18 @@ export interface InvoiceService {
   list(orgId: string, page: Page): ReturnType<typeof invoiceList>
   /**
    * The credit note of a settled refund, in the refund's transaction: numbered in the `CN-`
-   * sequence, VAT reversed half-up, naming the invoice that carries the escrow if there is one.
+   * sequence, its gross the refund with its VAT share inside (creditVatOf), naming the invoice that
+   * carries the escrow if there is one.
    */
-  issueCreditNote(trx: RentalDb, input: CreditNoteInput): Promise<{ id: string; number: string }>
+  issueCreditNote(
+    trx: RentalDb,
+    input: CreditNoteInput,
+  ): Promise<{ id: string; number: string; vatFils: number }>
+  /**
+   * The VAT a refund of `amountFils` takes back from the escrow's release (platform:vat), as its
+   * credit note will state it, in the refund's transaction before its transfer.
+   */
+  creditVatOf(trx: RentalDb, orgId: string, escrowId: string, amountFils: number): Promise<number>
   /**
    * The organization's invoices carrying the engagement's escrows (with their credit notes) and
    * the credit notes of its refunds, as the API shows them, oldest first (the export).
@@ -31,9 +40,10 @@ export type { CreditNoteInput }
 
 /**
  * Invoices the platform issues to an organization for its released escrows (a period or an
- * engagement): numbered without gaps per issuer, VAT per line, immutable once issued, marked paid
- * once with a receipt (by the billing role or an operator); credit notes for settled refunds in
- * a sequence of their own. Reads escrows through the engagements area.
+ * engagement): numbered without gaps per issuer, VAT-inclusive lines (the VAT each release posted to
+ * platform:vat), immutable once issued, paid by those releases when issued (an earlier invoice of
+ * VAT on top is marked paid once with a receipt, by the billing role or an operator); credit notes
+ * for settled refunds in a sequence of their own (docs/money.md). Reads escrows through the engagements area.
  * Tables: invoice_counters, invoices, invoice_lines, credit_notes.
  */
 export const invoicesArea = defineArea({
@@ -44,6 +54,7 @@ export const invoicesArea = defineArea({
     return {
       list: (orgId, page) => invoiceList(deps, orgId, page),
       issueCreditNote: (trx, input) => issueCreditNote(deps, trx, input),
+      creditVatOf: (trx, orgId, escrowId, amountFils) => creditVatOf(deps, trx, orgId, escrowId, amountFils),
       async ofEngagement(orgId, engagementId) {
         const rows = await store.invoicesOfEngagement(ctx.db, orgId, engagementId)
         const ids = rows.map((r) => r.id)

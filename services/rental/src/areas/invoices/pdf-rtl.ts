@@ -5,6 +5,7 @@ import { arabicFonts } from './pdf-fonts.ts'
 import { day } from './document.ts'
 import { CREDIT_NOTE_LABELS, INVOICE_LABELS } from './pdf-text.ts'
 import type { InvoiceView } from './service.ts'
+import { invoiceFacts } from './invoice-facts.ts'
 
 interface Amounts {
   net: { display: string }
@@ -267,12 +268,7 @@ export function arabicInvoicePdf(invoice: InvoiceView): Promise<Buffer> {
   return rtlPdf(
     {
       title: t.title,
-      fields: [
-        [t.number, invoice.number],
-        [t.issued, day(invoice.issued_at, 'ar')],
-        [t.due, day(invoice.due_at, 'ar')],
-        [t.state, invoice.paid ? `${t.paid} (${invoice.paid.reference})` : t.issuedState],
-      ],
+      fields: [[t.number, invoice.number], ...invoiceFacts(invoice, t, 'ar')],
       parties: partiesOf(invoice, t),
       head: t,
       lines: invoice.lines,

@@ -4,19 +4,14 @@ import { day, type DocumentKind, documentHtml, documentPdf } from './document.ts
 import { arabicCreditNotePdf, arabicInvoicePdf } from './pdf-rtl.ts'
 import { CREDIT_NOTE_LABELS, INVOICE_LABELS } from './pdf-text.ts'
 import type { InvoiceView } from './service.ts'
+import { invoiceFacts, type InvoiceWords } from './invoice-facts.ts'
 
-/** An invoice states its dates and whether it is paid (with the payment's reference). */
-const INVOICE: DocumentKind<InvoiceView, (typeof INVOICE_LABELS)['en']> = {
+/** An invoice states its dates, whether it is paid and by what, its payments and its balance. */
+const INVOICE: DocumentKind<InvoiceView, InvoiceWords> = {
   labels: INVOICE_LABELS,
-  htmlFacts: (invoice, t, locale) => [
-    html`${t.issued}: ${day(invoice.issued_at, locale)} · ${t.due}: ${day(invoice.due_at, locale)}`,
-    html`${t.state}: ${invoice.state === 'paid' ? t.paid : t.issuedState}${invoice.paid ? html` · ${t.reference}: ${invoice.paid.reference}` : ''}`,
-  ],
-  pdfFacts: (invoice, t) => [
-    `${t.issued}: ${day(invoice.issued_at, 'en')}`,
-    `${t.due}: ${day(invoice.due_at, 'en')}`,
-    `${t.state}: ${invoice.state === 'paid' ? `${t.paid} (${invoice.paid!.reference})` : t.issuedState}`,
-  ],
+  htmlFacts: (invoice, t, locale) =>
+    invoiceFacts(invoice, t, locale).map(([label, value]) => html`${label}: ${value}`),
+  pdfFacts: (invoice, t) => invoiceFacts(invoice, t, 'en').map(([label, value]) => `${label}: ${value}`),
 }
 
 /** A credit note states its date, the invoice it is against (if any), its refund and why. */

@@ -4,18 +4,20 @@ import type { RentalContext } from '../../context.ts'
 import { CSRF_SECURITY, sessionOf } from '../auth/hooks.ts'
 import { actorOfRequest, operatorActor } from '../events/index.ts'
 import { Id, Nullable, Params } from '../engagements/schemas.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
+import { can, idempotent, orgOf } from '../orgs/permissions.ts'
 import { creditNoteList, creditNoteOf } from './credit-notes.ts'
 import { CreditNote, documentReadRoutes, LINE_HEAD, Money } from './document-routes.ts'
 import { creditNoteHtml, creditNotePdf, invoiceHtml, invoicePdf } from './render.ts'
-import { createInvoiceOnce, type InvoiceDeps, invoiceList, invoiceOf, markPaid } from './service.ts'
+import { createInvoice, type InvoiceDeps, invoiceList, invoiceOf, markPaid } from './service.ts'
 
 const DateTime = Type.String({ format: 'date-time', maxLength: 40 })
 
 export const Invoice = Type.Object({
   id: Type.String(),
   number: Type.String({ description: 'INV-<year>-<6 digits>: the issuer’s sequence, no gaps' }),
-  state: Type.Union([Type.Literal('issued'), Type.Literal('paid')]),
+  state: Type.Union([Type.Literal('issued'), Type.Literal('paid')], {
+    description: 'paid: its escrows’ releases paid it when it was issued (or a payment was marked)',
+  }),
   issuer: Type.Object({ name: Type.String(), address: Type.String(), trn: Type.String() }),
   client: Type.Object({ org_id: Type.String(), name: Type.String() }),
   engagement_id: Nullable(Type.String()),
@@ -35,7 +37,12 @@ export const Invoice = Type.Object({
     }),
   ),
   totals: Type.Object({ net: Money, vat: Money, gross: Money }),
-  paid: Nullable(Type.Object({ reference: Type.String(), paid_at: Type.String() })),
+  paid: Nullable(
+    Type.Object({
+      reference: Type.String({ description: '`escrow`: paid by the releases listed in payments' }),
+      paid_at: Type.String(),
+    }),
+  ),
   credit_notes: Type.Array(
     Type.Object(
       {
@@ -51,6 +58,22 @@ export const Invoice = Type.Object({
       { description: 'the credit notes against the invoice’s escrows (amounts negative)' },
     ),
   ),
+  payments: Type.Array(
+    Type.Object({
+      kind: Type.Union([Type.Literal('escrow_release'), Type.Literal('refund'), Type.Literal('marked')]),
+      at: Type.String(),
+      amount: Money,
+      escrow_id: Nullable(Type.String()),
+      transfer_id: Nullable(Type.String({ description: 'the rail transfer that moved it' })),
+      refund_id: Nullable(Type.String()),
+      credit_note: Nullable(Type.String({ description: 'the refund’s credit note number' })),
+      reference: Nullable(Type.String({ description: 'a marked payment’s reference' })),
+    }),
+    {
+      description:
+        'what paid it, oldest first: each line’s escrow release, each refund paid back (negative), a marked payment',
+    },
+  ),
   balance: Money,
 })
 
@@ -65,10 +88,11 @@ export function invoiceRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps) {
     {
       ...sessions.sessionAndCsrf,
       ...can('invoices:write'),
+      ...idempotent(ctx.db, 'invoice-create'),
       schema: {
         summary: 'Issues an invoice for the released escrows of a period or an engagement not invoiced yet',
         description:
-          'Idempotent with an Idempotency-Key: a replay answers the first answer; the key with another body is 422.',
+          'Prices are VAT-inclusive: each line’s gross is its escrow, its VAT the share the release posted to platform:vat. The releases paid it: the invoice is issued paid, its payments listed, balance 0. Idempotent with an Idempotency-Key: a replay answers the first answer; the key with another body is 422.',
         tags,
         security: CSRF_SECURITY,
         headers: IdempotencyKeyHeader,
@@ -83,12 +107,11 @@ export function invoiceRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps) {
       reply
         .code(201)
         .send(
-          await createInvoiceOnce(
+          await createInvoice(
             deps,
             orgOf(request),
             request.body,
             actorOfRequest(request),
-            request.headers['idempotency-key'],
             localeOf(request, undefined),
           ),
         ),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { idempotentWrite, type MoneyLocale, money, type Page, replayOf } from '@svc/kit'
+import { type MoneyLocale, money, type Page, VAT_RATE_BPS } from '@svc/kit'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
@@ -19,18 +19,8 @@ export interface InvoiceDeps {
 
 /** The issuer of every invoice: the platform (its counter row in `invoice_counters`). */
 export const ISSUER = 'platform'
-/** UAE VAT, 5 %, in basis points. */
-export const VAT_RATE_BPS = 500
-
-/**
- * VAT on one line, rounded half-up to the fil with integer arithmetic: ⌊(net × 5 + 50) / 100⌋
- * (net ≥ 0). BigInt, so that no amount up to 2^53 loses a fil.
- */
-export function vatOf(netFils: number): number {
-  if (!Number.isSafeInteger(netFils) || netFils < 0)
-    throw new RangeError(`net ${netFils} is not a fils amount`)
-  return Number((BigInt(netFils) * BigInt(VAT_RATE_BPS) + 5000n) / 10000n)
-}
+/** The `paid_reference` of an invoice its escrows' releases paid when it was issued. */
+export const PAID_BY_ESCROW = 'escrow'
 
 /** The invoices' sequence (`INV-2026-000001`): gapless within the year of issue. */
 const INVOICE_SEQUENCE = { issuer: ISSUER, prefix: 'INV' } as const
@@ -82,48 +72,27 @@ async function takenMeanwhileAs409<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Issues an invoice for the organization's released escrows of a period or an engagement that are
- * on no invoice yet, in one transaction: the issuer's number first (the counter row's lock makes
- * concurrent creations take turns, so each then sees the lines the one before took), the lines
- * (one per escrow, VAT per line), the totals (sums of the lines), an `invoice.issued` event.
- * Nothing to invoice: 409, and the number goes back with the rollback.
+ * `POST /api/invoices`: issues an invoice for the organization's released escrows of a period or
+ * an engagement that are on no invoice yet, in one transaction: the issuer's number first (the
+ * counter row's lock makes concurrent creations take turns, so each then sees the lines the one
+ * before took), the lines (one per escrow: its amount is the gross, VAT-inclusive, the VAT the
+ * share its release posted to platform:vat), the totals (sums of the lines), an `invoice.issued`
+ * event. The releases paid the lines already: the invoice is issued `paid` (by `escrow`, on the
+ * last release), with nothing due. Nothing to invoice: 409, and the number goes back with the
+ * rollback. Its Idempotency-Key is the route's (orgs/permissions.ts `idempotent`).
  */
 export async function createInvoice(
   deps: InvoiceDeps,
   orgId: string,
   input: { engagement_id?: string; from?: string; to?: string },
   actor: Actor,
-) {
+  locale: MoneyLocale = 'en',
+): Promise<InvoiceView> {
   const { scope, orgName } = await prepare(deps, orgId, input)
-  return takenMeanwhileAs409(() =>
+  const id = await takenMeanwhileAs409(() =>
     inTransaction(deps.ctx.db, (trx) => issueInvoice(deps, trx, orgId, orgName, scope, actor)),
   )
-}
-
-/**
- * `POST /api/invoices` with an optional Idempotency-Key (kit idempotentWrite): the first answer
- * (the invoice as issued) is kept with the invoice in its transaction; a replay answers it again,
- * the same key with another body is 422 `idempotency_key_reused`.
- */
-export async function createInvoiceOnce(
-  deps: InvoiceDeps,
-  orgId: string,
-  input: { engagement_id?: string; from?: string; to?: string },
-  actor: Actor,
-  key: string | undefined,
-  locale: MoneyLocale,
-): Promise<InvoiceView> {
-  const request = { owner: orgId, scope: 'invoice-create', key, request: input }
-  const earlier = await replayOf<InvoiceView>(deps.ctx.db, request)
-  if (earlier) return earlier.body
-  const { scope, orgName } = await prepare(deps, orgId, input)
-  const answer = await takenMeanwhileAs409(() =>
-    idempotentWrite(deps.ctx.db, request, async (trx) => {
-      const id = await issueInvoice(deps, trx, orgId, orgName, scope, actor)
-      return { status: 201, body: await readInvoice(trx, orgId, id, locale) }
-    }),
-  )
-  return answer.body
+  return readInvoice(deps.ctx.db, orgId, id, locale)
 }
 
 async function issueInvoice(
@@ -148,8 +117,8 @@ async function issueInvoice(
     throw rentalError('nothing_to_invoice', 'no released escrow here that is not on an invoice already')
   const id = `inv_${randomUUID().replaceAll('-', '')}`
   const lines = open.map((e, i) => {
-    const net = Number(e.amount_fils)
-    const vat = vatOf(net)
+    const gross = Number(e.amount_fils)
+    const vat = Number(e.vat_fils ?? 0)
     return {
       invoice_id: id,
       position: i + 1,
@@ -158,17 +127,18 @@ async function issueInvoice(
       task_id: e.task_id,
       description: `${e.job_id}${e.task_id ? ` (task ${e.task_id})` : ''}`,
       agent_did: e.agent_did,
-      net_fils: net,
+      net_fils: gross - vat,
       fee_fils: Number(e.fee_fils ?? 0),
       vat_fils: vat,
-      gross_fils: net + vat,
+      gross_fils: gross,
       released_at: e.released_at!,
+      transfer_id: e.release_transfer_id,
     }
   })
   const sum = (key: 'net_fils' | 'vat_fils') => lines.reduce((total, l) => total + l[key], 0)
   const net = sum('net_fils')
   const vat = sum('vat_fils')
-  const dueAt = new Date(issuedAt.getTime() + issuer.dueDays * 86_400_000)
+  const paidAt = new Date(Math.max(...lines.map((l) => l.released_at.getTime())))
   await store.insertInvoice(
     trx,
     {
@@ -186,11 +156,13 @@ async function issueInvoice(
       issuer_details: JSON.stringify({ name: issuer.name, address: issuer.address, trn: issuer.trn }),
       client_details: JSON.stringify({ org_id: orgId, name: orgName }),
       issued_at: issuedAt,
-      due_at: dueAt,
-      state: 'issued',
-      paid_reference: null,
-      paid_at: null,
-      paid_by: null,
+      // nothing is due: the releases paid it
+      due_at: issuedAt,
+      state: 'paid',
+      vat_inclusive: true,
+      paid_reference: PAID_BY_ESCROW,
+      paid_at: paidAt,
+      paid_by: actor.id ?? actor.type,
       paid_receipt_id: null,
       created_by: actor.id,
     },
@@ -208,12 +180,63 @@ async function issueInvoice(
       gross_fils: net + vat,
       currency: 'AED',
       lines: lines.length,
+      state: 'paid',
+      paid_by: PAID_BY_ESCROW,
+      transfer_ids: lines.map((l) => l.transfer_id),
     },
   })
   return id
 }
 
-/** A stored invoice as the API shows it, amounts as money in the reader's locale. */
+/**
+ * What paid the invoice, oldest first: each line's release from its escrow; each refund paid back
+ * to the wallet (negative) with its credit note; a payment marked with a reference (an invoice of
+ * VAT on top, before 0053: what the releases did not pay). Fils.
+ */
+function paymentsOf(row: InvoiceRow, lines: InvoiceLineRow[], credits: CreditNoteRow[]) {
+  const releases = lines.map((l) => ({
+    kind: 'escrow_release' as const,
+    at: l.released_at,
+    amount: Number(row.vat_inclusive ? l.gross_fils : l.net_fils),
+    escrow_id: l.escrow_id as string | null,
+    transfer_id: l.transfer_id,
+    refund_id: null as string | null,
+    credit_note: null as string | null,
+    reference: null as string | null,
+  }))
+  const refunds = credits.map((c) => ({
+    kind: 'refund' as const,
+    at: c.issued_at,
+    amount: -Number(c.vat_inclusive ? c.gross_fils : c.net_fils),
+    escrow_id: c.escrow_id as string | null,
+    transfer_id: c.transfer_id,
+    refund_id: c.refund_id as string | null,
+    credit_note: c.number as string | null,
+    reference: null,
+  }))
+  const byEscrow = releases.reduce((sum, p) => sum + p.amount, 0)
+  const marked =
+    row.paid_at && row.paid_reference && row.paid_reference !== PAID_BY_ESCROW
+      ? [
+          {
+            kind: 'marked' as const,
+            at: row.paid_at,
+            amount: Number(row.gross_fils) - byEscrow,
+            escrow_id: null,
+            transfer_id: null,
+            refund_id: null,
+            credit_note: null,
+            reference: row.paid_reference as string | null,
+          },
+        ]
+      : []
+  return [...releases, ...refunds, ...marked].sort((a, b) => a.at.getTime() - b.at.getTime())
+}
+
+/**
+ * A stored invoice as the API shows it, amounts as money in the reader's locale. Its balance is
+ * what is still owed: the gross, less its credit notes, less what paid it (payments).
+ */
 export function invoiceView(
   row: InvoiceRow,
   lines: InvoiceLineRow[],
@@ -221,6 +244,7 @@ export function invoiceView(
   credits: CreditNoteRow[] = [],
 ) {
   const m = (fils: number | string) => money(Number(fils), row.currency, locale)
+  const payments = paymentsOf(row, lines, credits)
   return {
     id: row.id,
     number: row.number,
@@ -252,8 +276,12 @@ export function invoiceView(
     totals: { net: m(row.net_fils), vat: m(row.vat_fils), gross: m(row.gross_fils) },
     paid: row.paid_at ? { reference: row.paid_reference!, paid_at: row.paid_at.toISOString() } : null,
     credit_notes: credits.map((c) => creditNoteSummary(c, locale)),
-    // what the invoice comes to after its credit notes: the gross less the credits' gross
-    balance: m(Number(row.gross_fils) - credits.reduce((sum, c) => sum + Number(c.gross_fils), 0)),
+    payments: payments.map((p) => ({ ...p, at: p.at.toISOString(), amount: m(p.amount) })),
+    balance: m(
+      Number(row.gross_fils) -
+        credits.reduce((sum, c) => sum + Number(c.gross_fils), 0) -
+        payments.reduce((sum, p) => sum + p.amount, 0),
+    ),
   }
 }
 export type InvoiceView = ReturnType<typeof invoiceView>
@@ -318,7 +346,12 @@ export async function markPaid(
     orgId = row.org_id
     if (row.state === 'paid') {
       if (row.paid_reference === input.reference) return
-      throw rentalError('invoice_paid', `the invoice is paid (reference ${row.paid_reference}): state paid`)
+      throw rentalError(
+        'invoice_paid',
+        row.paid_reference === PAID_BY_ESCROW
+          ? 'the invoice is paid by its escrows’ releases (see its payments): state paid'
+          : `the invoice is paid (reference ${row.paid_reference}): state paid`,
+      )
     }
     const data = {
       invoice_id: id,

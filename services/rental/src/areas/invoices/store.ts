@@ -1,4 +1,4 @@
-import type { Generated, Insertable, Selectable } from 'kysely'
+import { type Generated, type Insertable, type Selectable, sql } from 'kysely'
 import type { Json, RentalDb, RentalTables } from '../../db.ts'
 
 /** The invoices area's tables: the issuers' number counters, invoices and their lines (migration 0024), credit notes (0029). */
@@ -22,6 +22,8 @@ export interface InvoiceTables {
     issued_at: Date
     due_at: Date
     state: 'issued' | 'paid'
+    /** Lines of VAT-inclusive escrows (gross = the escrow), paid by their releases at issue (migration 0053). */
+    vat_inclusive: Generated<boolean>
     paid_reference: string | null
     paid_at: Date | null
     paid_by: string | null
@@ -41,6 +43,8 @@ export interface InvoiceTables {
     vat_fils: number
     gross_fils: number
     released_at: Date
+    /** The release transfer that paid the line (null on lines before migration 0053). */
+    transfer_id: string | null
   }
   credit_notes: {
     id: string
@@ -63,6 +67,10 @@ export interface InvoiceTables {
     client_details: Json
     reason: string
     issued_at: Date
+    /** Gross = the refund (its VAT share inside), not the refund plus VAT (migration 0053). */
+    vat_inclusive: Generated<boolean>
+    /** The transfer that paid the refund back to the wallet. */
+    transfer_id: string | null
   }
 }
 
@@ -194,11 +202,13 @@ export const lineOfEscrow = (db: RentalDb, escrowId: string) =>
     .where('invoice_lines.escrow_id', '=', escrowId)
     .executeTakeFirst()
 
-/** The net already credited against an escrow (its earlier credit notes). */
+/** The amount already refunded against an escrow by its earlier credit notes (a VAT-inclusive one's gross, an earlier one's net). */
 export async function creditedOf(db: RentalDb, escrowId: string): Promise<number> {
   const row = await db
     .selectFrom('credit_notes')
-    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('net_fils'), eb.lit(0)).as('total'))
+    .select(
+      sql<string>`coalesce(sum(case when vat_inclusive then gross_fils else net_fils end), 0)`.as('total'),
+    )
     .where('escrow_id', '=', escrowId)
     .executeTakeFirstOrThrow()
   return Number(row.total)

@@ -1,4 +1,6 @@
 import type { FastifyRequest } from 'fastify'
+import { idempotentRoute } from '@svc/kit'
+import type { RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import { sessionOf } from '../auth/hooks.ts'
 
@@ -88,6 +90,12 @@ declare module 'fastify' {
  * session's (orgs/index.ts); a refusal is 403 `forbidden` naming the permission.
  */
 export const can = (permission: Permission) => ({ config: { permission } })
+
+/**
+ * Route options of a creating write a client may resend: an `Idempotency-Key` kept per organization
+ * under `scope` (kit idempotentRoute); the route's schema adds `headers: IdempotencyKeyHeader`.
+ */
+export const idempotent = (db: RentalDb, scope: string) => idempotentRoute({ db, scope, owner: orgOf })
 
 /** The membership of a request that passed the session check. */
 export function membershipOf(request: FastifyRequest): Membership {

@@ -5,13 +5,23 @@ import { recordRefundEvent, settleAccepted, type SettleDeps } from './service.ts
 import * as store from './store.ts'
 
 /**
+ * What of a released escrow refunds have taken (requested, accepted or settled: all but rejected),
+ * and how much of that is settled, in the caller's transaction (the disputes area asks before
+ * opening a dispute: a refunded escrow has nothing left to dispute).
+ */
+export async function refundedOf(trx: RentalDb, escrowId: string) {
+  return { committed: await store.committedOf(trx, escrowId), settled: await store.settledOf(trx, escrowId) }
+}
+
+/**
  * A refund decided by a dispute's resolution (the disputes area), settled at once in the caller's
  * transaction and counted against what is left to refund of the escrow. For an escrow released
  * before, the row is written `accepted` and settled as an approval settles it (settle.ts: the
  * signed body, the reversal transfer, the credit note, the budgets' release, the receipt). For an
  * escrow the dispute settled itself (`heldTransferId`), the money went back from the escrow to the
- * wallet in that transfer, which the row names; nothing was paid, so nothing is credited, and the
- * spend goes down as it does for a refund.
+ * wallet in that transfer, which the row names: the escrow's invoice line shows all of it, so the
+ * share gets its credit note (its VAT share is what that transfer did not post to platform:vat),
+ * and the spend goes down as it does for a refund.
  */
 export async function settleDisputeRefund(
   deps: SettleDeps,
@@ -64,6 +74,21 @@ export async function settleDisputeRefund(
     return { id: input.id, transferId: done.transferId, receiptId: done.receipt.id }
   }
   const transferId = input.heldTransferId
+  // the row first: its credit note names it
+  await store.insertRefund(trx, { ...base, state: 'accepted' })
+  const creditNote = await deps.invoices.issueCreditNote(trx, {
+    orgId: input.orgId,
+    orgName: input.orgName,
+    refundId: input.id,
+    escrowId: escrow.id,
+    engagementId: escrow.engagement_id,
+    taskId: escrow.task_id,
+    agentDid: engagement.agent_did,
+    amountFils: amount,
+    transferId,
+    reason: input.reason,
+    actor: input.actor,
+  })
   await deps.budgets.release(trx, {
     orgId: input.orgId,
     engagementId: escrow.engagement_id,
@@ -87,15 +112,18 @@ export async function settleDisputeRefund(
       transfer_id: transferId,
       reason: input.reason,
       dispute_id: input.disputeId,
+      credit_note: creditNote.number,
     },
   })
-  await store.insertRefund(trx, {
-    ...base,
+  await store.moveRefund(trx, input.id, ['accepted'], {
     state: 'settled',
     fee_part_fils: 0,
     transfer_id: transferId,
     receipt_id: receipt.id,
     receipt_leaf_hash: receipt.leafHash,
+    credit_note_id: creditNote.id,
+    credit_note_number: creditNote.number,
+    updated_at: now,
   })
   await recordRefundEvent(deps, trx, caller, input.id, escrow.id, 'refund.settled', {
     amount_fils: amount,

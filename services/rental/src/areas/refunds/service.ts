@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { idempotentWrite, type MoneyLocale, money, type Page, replayOf } from '@svc/kit'
+import { type MoneyLocale, money, type Page } from '@svc/kit'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
@@ -102,34 +102,18 @@ function checked(input: RefundInput) {
 /**
  * A client asks for a refund of a released escrow of its own: the escrow row locked, the amount
  * at most what was paid less the refunds requested, accepted or settled already; `requested`.
+ * `POST /api/refunds`: the refund asked for, in one transaction (its Idempotency-Key is the
+ * route's: orgs/permissions.ts `idempotent`).
  */
-export async function requestRefund(deps: RefundDeps, caller: Caller, input: RefundInput) {
-  const by = checked(input)
-  const id = await inTransaction(deps.ctx.db, (trx) => insertRequested(deps, trx, caller, input, by))
-  return (await store.refundById(deps.ctx.db, id))!
-}
-
-/**
- * `POST /api/refunds` with an optional Idempotency-Key (kit idempotentWrite, as task retries): the
- * first answer is kept with the refund in its transaction; a replay answers it again; the key with
- * another body is 422 `idempotency_key_reused`.
- */
-export async function requestRefundOnce(
+export async function requestRefund(
   deps: RefundDeps,
   caller: Caller,
   input: RefundInput,
-  key: string | undefined,
-  locale: MoneyLocale,
+  locale: MoneyLocale = 'en',
 ): Promise<RefundView> {
-  const request = { owner: caller.orgId, scope: 'refund-request', key, request: input }
-  const earlier = await replayOf<RefundView>(deps.ctx.db, request)
-  if (earlier) return earlier.body
   const by = checked(input)
-  const answer = await idempotentWrite(deps.ctx.db, request, async (trx) => {
-    const id = await insertRequested(deps, trx, caller, input, by)
-    return { status: 201, body: refundView((await store.refundById(trx, id))!, locale) }
-  })
-  return answer.body
+  const id = await inTransaction(deps.ctx.db, (trx) => insertRequested(deps, trx, caller, input, by))
+  return refundView((await store.refundById(deps.ctx.db, id))!, locale)
 }
 
 async function insertRequested(

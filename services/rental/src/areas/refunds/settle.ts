@@ -25,6 +25,8 @@ export type RefundBody = {
   provider_did: string
   amount_fils: number
   fee_part_fils: number
+  /** The VAT the refund takes back from platform:vat (its credit note's). */
+  vat_part_fils: number
   payout_part_fils: number
   currency: string
   reason: string
@@ -53,8 +55,9 @@ export interface Settlement {
 
 /**
  * Settles an accepted refund in the approval's transaction (its row locked): the body signed by
- * the provider key; one reversal transfer (rail key `refund:<id>`): `payout:<agent>` and
- * `platform:fees` back to the client's wallet in the proportions paid; the credit note (invoices);
+ * the provider key; one reversal transfer (rail key `refund:<id>`): `payout:<agent>`,
+ * `platform:fees` and `platform:vat` back to the client's wallet in the proportions paid (the VAT
+ * part the credit note's, from invoices' creditVatOf); the credit note (invoices);
  * the amount released from the budgets' spend of the period the escrow was committed in; the
  * `refund.settled` receipt naming all of them. All or nothing: a kill -9 mid-way leaves the refund
  * accepted, and the next approval settles it.
@@ -69,6 +72,8 @@ export async function settle(
   const escrowBody = escrow.body as Partial<EscrowBody>
   const amount = Number(row.amount_fils)
   const feePart = feePartOf(amount, Number(escrow.fee_fils ?? 0), Number(escrow.amount_fils))
+  const vatPart = await deps.invoices.creditVatOf(trx, row.org_id, row.escrow_id, amount)
+  const payoutPart = amount - feePart - vatPart
   const body: RefundBody = {
     type: 'svc.refund',
     v: 1,
@@ -82,7 +87,8 @@ export async function settle(
     provider_did: deps.ctx.provider.did,
     amount_fils: amount,
     fee_part_fils: feePart,
-    payout_part_fils: amount - feePart,
+    vat_part_fils: vatPart,
+    payout_part_fils: payoutPart,
     currency: row.currency,
     reason: row.reason,
     issued_at: deps.ctx.now().toISOString(),
@@ -90,8 +96,9 @@ export async function settle(
   const signature = b64uEncode(signEd25519(deps.ctx.provider.seed, canonicalBytes(body)))
   const hash = bodyHash(body)
   const postings = [
-    { account: `payout:${row.agent_did}`, amount: -(amount - feePart) },
+    { account: `payout:${row.agent_did}`, amount: -payoutPart },
     { account: 'platform:fees', amount: -feePart },
+    { account: 'platform:vat', amount: -vatPart },
     { account: walletOf(row.org_id), amount },
   ].filter((p) => p.amount !== 0)
   const transfer = await deps.ctx.rail.transfer(trx, {
@@ -114,6 +121,7 @@ export async function settle(
     taskId: row.task_id,
     agentDid: row.agent_did,
     amountFils: amount,
+    transferId: transfer.id,
     reason: row.reason,
     actor: who.actor,
   })
@@ -136,7 +144,8 @@ export async function settle(
       agent_did: row.agent_did,
       amount_fils: amount,
       fee_part_fils: feePart,
-      payout_part_fils: amount - feePart,
+      vat_part_fils: vatPart,
+      payout_part_fils: payoutPart,
       currency: row.currency,
       transfer_id: transfer.id,
       reason: row.reason,

@@ -48,6 +48,17 @@ export async function committedOf(trx: RentalDb, escrowId: string): Promise<numb
   return Number(row.total)
 }
 
+/** The sum of the escrow's settled refunds. */
+export async function settledOf(trx: RentalDb, escrowId: string): Promise<number> {
+  const row = await trx
+    .selectFrom('refunds')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('amount_fils'), eb.lit(0)).as('total'))
+    .where('escrow_id', '=', escrowId)
+    .where('state', '=', 'settled')
+    .executeTakeFirstOrThrow()
+  return Number(row.total)
+}
+
 /** A refund by id alone; `lock` takes it FOR UPDATE (the caller checks who may see it). */
 export const refundById = (db: RentalDb, id: string, lock = false) => {
   let query = db.selectFrom('refunds').selectAll().where('id', '=', id)

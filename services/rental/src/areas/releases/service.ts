@@ -1,4 +1,4 @@
-import { idempotentWrite, replayOf } from '@svc/kit'
+import { idempotentWrite, replayOf, vatIncluded } from '@svc/kit'
 import type { RentalContext } from '../../context.ts'
 import { rentalError } from '../../errors.ts'
 import { feeOf, type ReleaseBody, signedBy } from '../engagements/bodies.ts'
@@ -29,6 +29,7 @@ function instructionFor(deps: ReleaseDeps, engagement: EngagementRow, escrow: Es
     amount_fils: amount,
     payee_did: engagement.agent_did,
     fee_fils: feeOf(amount, deps.ctx.config.feeBps),
+    vat_fils: vatIncluded(amount),
     payer_did: engagement.client_did,
     issued_at: deps.ctx.now().toISOString(),
   }
@@ -77,10 +78,12 @@ export interface ReleaseInput {
 
 /**
  * Pays an escrow out exactly once. The instruction must be the client's signature over the
- * release body naming this escrow, this engagement, its amount, the agent as payee and the fee.
- * In one transaction the escrow row is locked: released already → the first answer again (same
- * transfer); else `escrow:<id>` → `payout:<agent>` (amount − fee) and `platform:fees` (fee) with
- * the rail key `release:<id>`, the escrow marked released, an `escrow.released` receipt recorded.
+ * release body naming this escrow, this engagement, its amount, the agent as payee, the fee and
+ * the VAT inside the amount (prices are VAT-inclusive). In one transaction the escrow row is
+ * locked: released already → the first answer again (same transfer); else `escrow:<id>` →
+ * `payout:<agent>` (amount − fee − VAT), `platform:fees` (fee) and `platform:vat` (the VAT
+ * payable) with the rail key `release:<id>`, the escrow marked released, an `escrow.released`
+ * receipt recorded.
  */
 export async function release(
   deps: ReleaseDeps,
@@ -129,10 +132,13 @@ export async function release(
     if (!locked.task_id || (await deps.tasks.stateOf(locked.task_id, trx)) !== 'completed')
       throw rentalError('task_not_completed', 'the escrow’s task has not completed')
     const fee = expected.fee_fils
+    const vat = expected.vat_fils
+    const payout = amount - fee - vat
     const postings = [
       { account: `escrow:${locked.id}`, amount: -amount },
-      { account: `payout:${engagement.agent_did}`, amount: amount - fee },
+      { account: `payout:${engagement.agent_did}`, amount: payout },
       { account: 'platform:fees', amount: fee },
+      { account: 'platform:vat', amount: vat },
     ].filter((p) => p.amount !== 0)
     const transfer = await deps.ctx.rail.transfer(trx, {
       idempotencyKey: `release:${locked.id}`,
@@ -151,7 +157,8 @@ export async function release(
         client_did: engagement.client_did,
         amount_fils: amount,
         fee_fils: fee,
-        payout_fils: amount - fee,
+        vat_fils: vat,
+        payout_fils: payout,
         currency: 'AED',
         transfer_id: transfer.id,
         instruction: body,
@@ -163,6 +170,7 @@ export async function release(
       ...locked,
       state: 'released' as const,
       fee_fils: fee,
+      vat_fils: vat,
       release_transfer_id: transfer.id,
       released_at: releasedAt,
     }
@@ -173,6 +181,7 @@ export async function release(
     }
     await deps.engagements.markReleased(trx, locked.id, {
       feeFils: fee,
+      vatFils: vat,
       instruction: body,
       signature: input.instruction.signature,
       transferId: transfer.id,
@@ -190,7 +199,8 @@ export async function release(
       {
         amount_fils: amount,
         fee_fils: fee,
-        payout_fils: amount - fee,
+        vat_fils: vat,
+        payout_fils: payout,
         currency: 'AED',
         transfer_id: transfer.id,
         receipt_id: receipt.id,

@@ -13,6 +13,9 @@ const Kind = Type.Union([
   Type.Literal('escrow_hold'),
   Type.Literal('release'),
   Type.Literal('fee'),
+  Type.Literal('vat', {
+    description: 'the VAT inside a release, to platform:vat (prices are VAT-inclusive)',
+  }),
   Type.Literal('refund'),
   Type.Literal('adjustment'),
 ])

@@ -19,7 +19,7 @@ export interface StatementDeps extends RentalContext {
 export const MAX_DAYS = 366
 const DAY_MS = 86_400_000
 
-export const LINE_KINDS = ['funding', 'escrow_hold', 'release', 'fee', 'refund', 'adjustment'] as const
+export const LINE_KINDS = ['funding', 'escrow_hold', 'release', 'fee', 'vat', 'refund', 'adjustment'] as const
 export type LineKind = (typeof LINE_KINDS)[number]
 
 export interface Receipt {
@@ -101,6 +101,8 @@ function classify(transfer: RailMovement, counter: string | null, walletFils: nu
   const kind = kindOfAccount(counter)
   if (kind === 'external' && walletFils > 0) return 'funding'
   if (kind === 'payout') return 'release'
+  // the VAT inside a release, payable by the platform (prices are VAT-inclusive)
+  if (counter === 'platform:vat') return 'vat'
   if (kind === 'platform') return 'fee'
   return 'adjustment'
 }
@@ -156,10 +158,9 @@ export async function statementOf(
       const kind = classify(transfer, counter, wallet_fils)
       const taskLeaf = escrow?.task_id ? taskReceipts.get(escrow.task_id) : undefined
       const receipts: Receipt[] = []
-      if ((kind === 'release' || kind === 'fee') && released)
-        receipts.push({ type: 'escrow.released', leaf_hash: released })
-      if ((kind === 'release' || kind === 'fee') && taskLeaf)
-        receipts.push({ type: 'task.completed', leaf_hash: taskLeaf })
+      const paidOut = kind === 'release' || kind === 'fee' || kind === 'vat'
+      if (paidOut && released) receipts.push({ type: 'escrow.released', leaf_hash: released })
+      if (paidOut && taskLeaf) receipts.push({ type: 'task.completed', leaf_hash: taskLeaf })
       if (kind === 'refund' && refund?.receipt_leaf_hash)
         receipts.push({ type: 'refund.settled', leaf_hash: refund.receipt_leaf_hash })
       if (credit) receipts.push({ type: 'sla.credited', leaf_hash: credit.receipt_leaf_hash })

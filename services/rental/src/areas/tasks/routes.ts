@@ -2,7 +2,7 @@ import { type App, IdempotencyKeyHeader, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
 import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
 import { actorOfRequest } from '../events/index.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
+import { can, idempotent, orgOf } from '../orgs/permissions.ts'
 import { Escrow, Nullable } from '../engagements/schemas.ts'
 import { cancelTaskRoute } from './cancel.ts'
 import { fileHandoffRoutes, MAX_TASK_FILES } from './file-handoff.ts'
@@ -83,10 +83,14 @@ export function taskRoutes(app: App, deps: TaskDeps) {
     {
       ...sessions.sessionAndCsrf,
       ...can('tasks:write'),
+      ...idempotent(deps.db, 'task-create'),
       schema: {
         summary: 'A task for the engagement’s agent over A2A, with the escrow body that pays for it',
+        description:
+          'Idempotent with an Idempotency-Key: a resend answers the first answer and makes no second task or escrow; the key with another body is 422.',
         tags,
         security: CSRF_SECURITY,
+        headers: IdempotencyKeyHeader,
         body: Type.Object(
           {
             engagement_id: Type.String({ minLength: 1, maxLength: 100 }),

@@ -135,7 +135,8 @@ export async function endTeam(deps: TeamDeps, orgId: string, id: string, actor: 
   const escrows = await deps.engagements.escrowsOf(team.engagement_id)
   const net = escrows
     .filter((e) => e.state === 'released')
-    .reduce((sum, e) => sum + Number(e.amount_fils) - Number(e.fee_fils ?? 0), 0)
+    // what the lead's payout received: the amount less the fee and the VAT inside it
+    .reduce((sum, e) => sum + Number(e.amount_fils) - Number(e.fee_fils ?? 0) - Number(e.vat_fils ?? 0), 0)
   const terms = team.terms as SlaTeam
   return inTransaction(deps.ctx.db, async (trx) => {
     const locked = (await store.teamOf(trx, orgId, id, true))!
