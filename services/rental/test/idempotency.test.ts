@@ -4,6 +4,7 @@ import { b64uEncode } from '@svc/trust/base64url'
 import { signEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
 import { type Answer, type FullStack, startFullStack } from './full-stack.ts'
+import { newTask } from './money-actions.ts'
 
 const codeOf = (a: Answer) => (a.body.error as { code?: string } | undefined)?.code
 
@@ -180,10 +181,28 @@ describe('rental idempotency keys: tasks, batches, hires, refunds, disputes, ins
   })
 
   it('POST /api/engagements/{id}/insurance: a resend starts no second policy nor charges a second premium', async () => {
-    const one = await s.hireAndSign(s.alice, 'job_summary', agentDid, s.newClientKey())
-    const two = await s.hireAndSign(s.alice, 'job_summary', agentDid, s.newClientKey())
-    const ends = new Date(Date.now() + 30 * 86_400_000).toISOString()
-    const body = { coverage_fils: 500, premium_fils: 50, covers: ['failed_task'], ends_at: ends }
+    // the funds that back the cover: paid work's fees, moved into the reserve by an operator (alice, in development)
+    await paid(2)
+    const funds = await s.call(s.alice, 'GET', '/api/insurance/funds')
+    assert.equal(funds.status, 200, funds.text)
+    const fees = (funds.body.fees as { amount_fils: number }).amount_fils
+    const moved = await s.call(s.alice, 'POST', '/api/insurance/reserve', { amount_fils: fees })
+    assert.equal(moved.status, 201, moved.text)
+    // an engagement with money at risk: an escrow opened by a task, not yet released
+    const atRisk = async () => {
+      const key = s.newClientKey()
+      const engagementId = await s.hireAndSign(s.alice, 'job_summary', agentDid, key)
+      await newTask(s, s.alice, engagementId, key, 'Insured: the ledger records every receipt.')
+      return engagementId
+    }
+    const one = await atRisk()
+    const two = await atRisk()
+    const quoteOf = async (engagementId: string) => {
+      const quote = await s.call(s.alice, 'POST', `/api/engagements/${engagementId}/insurance/quote`, {})
+      assert.equal(quote.status, 201, quote.text)
+      return quote.body.id as string
+    }
+    const [q1, q1b, q2] = [await quoteOf(one), await quoteOf(one), await quoteOf(two)]
     const premiums = async () => {
       const res = await s.call(s.alice, 'GET', '/api/statements')
       assert.equal(res.status, 200, res.text)
@@ -191,12 +210,10 @@ describe('rental idempotency keys: tasks, batches, hires, refunds, disputes, ins
         (m) => m.transfer_kind === 'insurance_premium',
       ).length
     }
-    // the key is the route's: the check holds whatever fields the body has
     await idempotent(
-      (key, other) =>
-        post(`/api/engagements/${one}/insurance`, { ...body, coverage_fils: other ? 600 : 500 }, key),
+      (key, other) => post(`/api/engagements/${one}/insurance`, { quote_id: other ? q1b : q1 }, key),
       premiums,
-      (key) => post(`/api/engagements/${two}/insurance`, body, key),
+      (key) => post(`/api/engagements/${two}/insurance`, { quote_id: q2 }, key),
     )
   })
 

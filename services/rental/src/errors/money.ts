@@ -30,7 +30,9 @@ export const moneyErrors = localisedCodes({
   },
   idempotency_key_reused: {
     status: 409,
-    description: 'the Idempotency-Key was used for another request',
+    also: [422],
+    description:
+      'the Idempotency-Key was used for another request (422 on creating writes, 409 on a release or a retry)',
     ar: 'مفتاح عدم التكرار (Idempotency-Key) استُخدم لطلب آخر.',
   },
   idempotency_key_in_flight: {
