@@ -182,7 +182,7 @@ describe('rental idempotency keys: tasks, batches, hires, refunds, disputes, ins
 
   it('POST /api/engagements/{id}/insurance: a resend starts no second policy nor charges a second premium', async () => {
     // the funds that back the cover: paid work's fees, moved into the reserve by an operator (alice, in development)
-    await paid(2)
+    await paid(4)
     const funds = await s.call(s.alice, 'GET', '/api/insurance/funds')
     assert.equal(funds.status, 200, funds.text)
     const fees = (funds.body.fees as { amount_fils: number }).amount_fils
@@ -198,7 +198,9 @@ describe('rental idempotency keys: tasks, batches, hires, refunds, disputes, ins
     const one = await atRisk()
     const two = await atRisk()
     const quoteOf = async (engagementId: string) => {
-      const quote = await s.call(s.alice, 'POST', `/api/engagements/${engagementId}/insurance/quote`, {})
+      const quote = await s.call(s.alice, 'POST', `/api/engagements/${engagementId}/insurance/quote`, {
+        coverage_fils: 200,
+      })
       assert.equal(quote.status, 201, quote.text)
       return quote.body.id as string
     }
