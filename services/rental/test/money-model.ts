@@ -6,6 +6,7 @@ import { sql } from 'kysely'
 import { agents } from '../../agents/src/app.ts'
 import { type Client, type FullStack, startFullStack } from './full-stack.ts'
 import { endedTask, fundReserve, newTask, quoteAndBuy, releaseCompleted } from './money-actions.ts'
+import { checkInvoices, INVOICE_ACTIONS } from './money-invoices.ts'
 
 /**
  * Money conservation as a property: random sequences of client, provider and operator actions
@@ -268,6 +269,7 @@ export const MONEY_ACTIONS: Record<string, MoneyAction> = {
       return said
     },
   },
+  ...INVOICE_ACTIONS,
 }
 
 /** The kinds of transfer that may post to a wallet, and which way. */
@@ -286,7 +288,7 @@ const INTO_FUNDS = new Set(['insurance_premium', 'reserve_funding'])
 /** Every invariant of docs/money.md, checked on the rail and through the API; throws naming the one broken. */
 export async function checkInvariants(w: World) {
   const db = w.s.db
-  const fail = (what: string) => {
+  const fail = (what: string): never => {
     throw new Error(`money invariant broken: ${what}`)
   }
   const unbalanced = await sql<{ transfer_id: string; sum: string }>`
@@ -374,6 +376,7 @@ export async function checkInvariants(w: World) {
   const f = funds.body as Record<string, { amount_fils: number }>
   if (f.exposure!.amount_fils > f.pool!.amount_fils + f.reserve!.amount_fils)
     fail(`the platform sold ${f.exposure!.amount_fils} of cover it cannot pay: ${JSON.stringify(funds.body)}`)
+  await checkInvoices(w, fail)
 }
 
 /** A stack for the property: bob the operator, half of each release the platform's fee, one attempt per task. */
@@ -394,11 +397,22 @@ export async function moneyWorld(): Promise<World> {
     warmUp: [],
   }
   // a warm start, so that the first steps have something to act on: an engagement of alice's with
-  // two tasks released (fees), half the fees moved into the
+  // two tasks released (fees) and invoiced, one fil of one refunded (a credit note), half the fees moved into the
   await MONEY_ACTIONS.hire!.run(world, [0])
   // reserve (funds to back cover), a task held (money at risk) insured, a task its agent failed claimed
-  for (const step of ['task', 'task', 'release', 'fund_reserve', 'task', 'insure', 'agent_down', 'claim'])
-    world.warmUp.push(`${step}: ${await MONEY_ACTIONS[step]!.run(world, [0, 1, 0])}`)
+  const warmUp = [
+    'task',
+    'task',
+    'release',
+    'invoice',
+    'refund',
+    'fund_reserve',
+    'task',
+    'insure',
+    'agent_down',
+    'claim',
+  ]
+  for (const step of warmUp) world.warmUp.push(`${step}: ${await MONEY_ACTIONS[step]!.run(world, [0, 1, 0])}`)
   return world
 }
 
