@@ -3,6 +3,8 @@ import { CallerVerifier } from './callers.ts'
 import { agentRoutes } from './routes.ts'
 import { startAgents } from './service.ts'
 
+export { CallerVerifier, Unauthenticated } from './callers.ts'
+
 /** The built-in agents, each an A2A server with its own did:key; callers authenticate with an idp token. */
 export const agentsArea = defineArea({
   name: 'agents',

@@ -2,7 +2,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { Type } from 'typebox'
 import { AppError } from '@svc/kit'
 import { defineArea } from '../../context.ts'
-import { CallerVerifier, Unauthenticated } from '../agents/callers.ts'
+import { CallerVerifier, Unauthenticated } from '../agents/index.ts'
 import { notesServer } from './mcp.ts'
 import { NoteStore } from './notes.ts'
 

@@ -6,7 +6,7 @@ import type { ServerCallContext, User } from '@a2a-js/sdk/server'
 import { AppError } from '@svc/kit'
 import { badRequest, errorInfo, type JsonRpcErrorObject, retryInfo, rethrow } from '@svc/kit/http/a2a-jsonrpc'
 import type { VerifiedApiToken } from '../tokens/service.ts'
-import { CONCURRENCY_RETRY_AFTER_S } from '../tasks/capacity.ts'
+import { CONCURRENCY_RETRY_AFTER_S } from '../tasks/index.ts'
 
 /** The A2A scopes of an `agt_` token's policy (areas/tokens/scopes.ts); each method needs its own. */
 export const SCOPES = { read: 'tasks:read', write: 'tasks:write' } as const

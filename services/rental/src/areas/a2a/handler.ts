@@ -32,9 +32,14 @@ import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server'
 import { AppError } from '@svc/kit'
 import { tokenActor } from '../events/index.ts'
 import type { VerifiedApiToken } from '../tokens/service.ts'
-import { createTask, type TaskDeps, taskIdPage } from '../tasks/service.ts'
-import { taskDetail, type TaskView } from '../tasks/views.ts'
-import { cancelTask } from '../tasks/cancel.ts'
+import {
+  cancelTask,
+  createTask,
+  type TaskDeps,
+  taskDetail,
+  taskIdPage,
+  type TaskView,
+} from '../tasks/index.ts'
 import { guarded, ID_PATTERN, mayAct, PermissionDenied, SCOPES, tokenOf } from './caller.ts'
 import { engagementIdOf, listQueryOf, nextPageToken, taskInputOf } from './params.ts'
 import { followTask } from './stream.ts'

@@ -3,7 +3,7 @@
  * ListTasks request as a page of the caller's tasks.
  */
 import type { ListTasksRequest, Message, SendMessageRequest } from '@a2a-js/sdk'
-import { MAX_TASK_FILES } from '../tasks/file-handoff.ts'
+import { MAX_TASK_FILES } from '../tasks/index.ts'
 import type { taskIdPage } from '../tasks/service.ts'
 import { rentalStateOf } from './tasks.ts'
 import { ID_PATTERN, InvalidParams } from './caller.ts'

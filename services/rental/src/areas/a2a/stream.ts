@@ -1,7 +1,7 @@
 /** A2A streaming: a task followed from its first view until it ends (SendStreamingMessage, SubscribeToTask). */
 import type { StreamResponse, Task } from '@a2a-js/sdk'
 import type { TaskDeps } from '../tasks/service.ts'
-import { taskDetail, type TaskView } from '../tasks/views.ts'
+import { taskDetail, type TaskView } from '../tasks/index.ts'
 import { a2aTask, contextOf, escrowOfTask, isTerminal, outputArtifact, statusOf } from './tasks.ts'
 
 const POLL_MS = 250

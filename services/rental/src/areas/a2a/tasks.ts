@@ -2,9 +2,8 @@
  * The rental's tasks in A2A 1.0 form.
  */
 import { type Artifact, Role, type Task, TaskState } from '@a2a-js/sdk'
-import type { EngagementService } from '../engagements/index.ts'
-import { escrowView } from '../engagements/service.ts'
-import { terminal } from '../tasks/service.ts'
+import { type EngagementService, escrowView } from '../engagements/index.ts'
+import { terminal } from '../tasks/index.ts'
 import type { TaskView } from '../tasks/views.ts'
 import { dataPart, textPart } from '@svc/kit/http/a2a-parts'
 

@@ -1,6 +1,6 @@
 import type { RentalDb } from '../../db.ts'
 import type { EscrowRow } from '../engagements/index.ts'
-import { refundedOf } from '../refunds/dispute-refund.ts'
+import { refundedOf } from '../refunds/index.ts'
 import * as store from './store.ts'
 
 /** What a new dispute may still question of an escrow (fils), or, when nothing, why (names the state). */

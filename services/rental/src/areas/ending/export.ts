@@ -1,7 +1,6 @@
 import type { RentalContext } from '../../context.ts'
 import type { DisputeService } from '../disputes/index.ts'
-import { engagementNotFound } from '../engagements/service.ts'
-import type { EngagementService } from '../engagements/index.ts'
+import { engagementNotFound, type EngagementService } from '../engagements/index.ts'
 import type { FileService } from '../files/index.ts'
 import type { InvoiceService } from '../invoices/index.ts'
 import type { OutboxService } from '../outbox/index.ts'

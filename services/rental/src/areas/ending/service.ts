@@ -4,8 +4,14 @@ import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import type { BudgetService } from '../budgets/index.ts'
 import type { DisputeService } from '../disputes/index.ts'
-import type { EngagementRow, EngagementService, EscrowRow } from '../engagements/index.ts'
-import { engagementEvent, engagementNotFound, walletOf } from '../engagements/service.ts'
+import {
+  engagementEvent,
+  engagementNotFound,
+  type EngagementRow,
+  type EngagementService,
+  type EscrowRow,
+  walletOf,
+} from '../engagements/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
 import type { TaskService } from '../tasks/index.ts'
 

@@ -25,6 +25,10 @@ import * as terms from './terms-store.ts'
 import type { EngagementRow, EscrowKey, EscrowRow } from './store.ts'
 
 export type { EngagementConfig, EngagementRow, EscrowRow }
+export type { EscrowBody, ReleaseBody, ServiceLevels, SlaBody, SlaTeam, SlaTrial } from './bodies.ts'
+export { bodyHash, DEFAULT_SERVICE_LEVELS, feeOf, newId, signedBy } from './bodies.ts'
+export { checkAgentDid, engagementEvent, engagementNotFound, escrowView, walletOf } from './service.ts'
+export { expectedVersion } from './config.ts'
 
 /** What other areas may ask of engagements, escrows and revocations (a `trx` keeps it in the caller's transaction). */
 export interface EngagementService {

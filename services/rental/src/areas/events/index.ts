@@ -6,6 +6,7 @@ export type { Actor } from './actor.ts'
 export { actorOfRequest, operatorActor, SYSTEM, tokenActor } from './actor.ts'
 export type { Consumer, EventView, NewEvent } from './service.ts'
 export type { EventType } from './types.ts'
+export { EVENT_TYPES } from './types.ts'
 export type EventService = EventLog
 
 /**

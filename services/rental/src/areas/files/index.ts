@@ -22,6 +22,7 @@ import {
 } from './store.ts'
 
 export type { FileRow } from './store.ts'
+export { contentDisposition } from './names.ts'
 
 export interface FileService {
   /** What the files' routes work with. */

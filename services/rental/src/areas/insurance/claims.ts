@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
-import { engagementEvent, engagementNotFound, walletOf } from '../engagements/service.ts'
+import { engagementEvent, engagementNotFound, walletOf } from '../engagements/index.ts'
 import type { Actor } from '../events/index.ts'
 import { POOL, RESERVE } from './funds.ts'
 import { type InsuranceDeps, policyView } from './service.ts'

@@ -2,9 +2,12 @@ import { type MoneyLocale, money } from '@svc/kit'
 import { randomUUID } from 'node:crypto'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
-import { DEFAULT_SERVICE_LEVELS, type SlaBody } from '../engagements/bodies.ts'
-import type { EngagementRow } from '../engagements/index.ts'
-import { engagementNotFound } from '../engagements/service.ts'
+import {
+  DEFAULT_SERVICE_LEVELS,
+  engagementNotFound,
+  type EngagementRow,
+  type SlaBody,
+} from '../engagements/index.ts'
 import type { Actor } from '../events/index.ts'
 import { fundsOf, unbacked } from './funds.ts'
 import type { InsuranceDeps } from './service.ts'

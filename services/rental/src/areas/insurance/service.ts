@@ -3,8 +3,12 @@ import { type MoneyLocale, money } from '@svc/kit'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
-import type { EngagementService } from '../engagements/index.ts'
-import { engagementEvent, engagementNotFound, walletOf } from '../engagements/service.ts'
+import {
+  engagementEvent,
+  engagementNotFound,
+  type EngagementService,
+  walletOf,
+} from '../engagements/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
 import type { TaskService } from '../tasks/index.ts'
 import type { SlaService } from '../sla/index.ts'

@@ -8,6 +8,8 @@ import { listingOfAgent, publishedAgents } from './store.ts'
 import { assertHireable, listingSearch, type ListingView, type MarketDeps } from './service.ts'
 import { tokenResourceOf } from './store.ts'
 
+export { listingDetail, type ListingView } from './service.ts'
+
 /** A listing on the market (search never answers an unpublished one). */
 export type PublishedView = ListingView & {
   availability: { state: Exclude<ListingView['availability']['state'], 'unpublished'> }

@@ -13,6 +13,7 @@ import { putRole, removeRole, roleList } from './roles.ts'
 import { eraseOrgMembers, lockOrg, type OrgKind, orgIdOfSubject, orgIdsAfter, orgsByIds } from './store.ts'
 
 export type { OrgKind } from './store.ts'
+export { InvitationSchema, MemberSchema, RoleNameSchema } from './schemas.ts'
 
 /** The platform's own provider organization: the built-in agents are its (made by migration 0021). */
 export const PLATFORM_ORG_ID = 'org_platform'

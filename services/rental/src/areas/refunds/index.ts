@@ -4,6 +4,9 @@ import { refundList, refundView, type RefundView } from './service.ts'
 import type { Page } from '@svc/kit'
 import * as store from './store.ts'
 
+export { refundedOf, settleDisputeRefund } from './dispute-refund.ts'
+export { feePartOf } from './settle.ts'
+
 /** A settled refund as statements trace it: its reversal transfer, receipt and credit note. */
 export interface SettledRefund {
   refund_id: string

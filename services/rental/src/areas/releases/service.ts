@@ -1,9 +1,16 @@
 import { idempotentWrite, replayOf, vatIncluded } from '@svc/kit'
 import type { RentalContext } from '../../context.ts'
 import { rentalError } from '../../errors.ts'
-import { feeOf, type ReleaseBody, signedBy } from '../engagements/bodies.ts'
-import type { EngagementRow, EngagementService, EscrowRow } from '../engagements/index.ts'
-import { engagementEvent, engagementNotFound } from '../engagements/service.ts'
+import {
+  engagementEvent,
+  engagementNotFound,
+  type EngagementRow,
+  type EngagementService,
+  type EscrowRow,
+  feeOf,
+  type ReleaseBody,
+  signedBy,
+} from '../engagements/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
 import type { OutboxService } from '../outbox/index.ts'
 import type { TaskService } from '../tasks/index.ts'

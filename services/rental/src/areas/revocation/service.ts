@@ -6,7 +6,7 @@ import { inTransaction } from '../../db.ts'
 import type { EngagementService } from '../engagements/index.ts'
 import type { Actor } from '../events/index.ts'
 import type { OutboxService } from '../outbox/index.ts'
-import { clientRef } from '../provider/identity.ts'
+import { clientRef } from '../provider/index.ts'
 import type { TaskService } from '../tasks/index.ts'
 
 /** The scope under which a client's first revoke answer is kept (key: the agent DID). */

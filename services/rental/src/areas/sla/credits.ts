@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { inTransaction } from '../../db.ts'
 import type { SlaBody } from '../engagements/bodies.ts'
-import { walletOf } from '../engagements/service.ts'
+import { walletOf } from '../engagements/index.ts'
 import { SYSTEM } from '../events/index.ts'
-import { feePartOf } from '../refunds/settle.ts'
+import { feePartOf } from '../refunds/index.ts'
 import { levelsOf, remeasureUnanswered, type SlaDeps } from './service.ts'
 import * as store from './store.ts'
 

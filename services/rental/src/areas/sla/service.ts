@@ -3,8 +3,13 @@ import type { Page } from '@svc/kit'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
-import { DEFAULT_SERVICE_LEVELS, type ServiceLevels, type SlaBody } from '../engagements/bodies.ts'
-import type { EngagementRow, EngagementService } from '../engagements/index.ts'
+import {
+  DEFAULT_SERVICE_LEVELS,
+  type EngagementRow,
+  type EngagementService,
+  type ServiceLevels,
+  type SlaBody,
+} from '../engagements/index.ts'
 import { type Consumer, type EventService, SYSTEM } from '../events/index.ts'
 import type { IncidentService } from '../incidents/index.ts'
 import type { OrgService } from '../orgs/index.ts'

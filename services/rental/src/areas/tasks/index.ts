@@ -28,6 +28,13 @@ import { clearTexts, eraseTexts } from './retention.ts'
 import * as store from './store.ts'
 import * as measures from './measures-store.ts'
 export type { ExecutionRow, ExecutionSource } from './executions.ts'
+export type { TaskDeps } from './service.ts'
+export type { TaskView } from './views.ts'
+export { createTask, taskIdPage, terminal } from './service.ts'
+export { taskDetail } from './views.ts'
+export { cancelTask } from './cancel.ts'
+export { CONCURRENCY_RETRY_AFTER_S } from './capacity.ts'
+export { MAX_TASK_FILES } from './file-handoff.ts'
 import { type ExecutionFilter, type ExecutionSource, executionPage, usageSince } from './executions.ts'
 
 export interface TaskService {

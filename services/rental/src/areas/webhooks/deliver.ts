@@ -4,7 +4,7 @@ import { postToPublicUrl } from '@svc/kit/http/public-fetch'
 import type { Agent } from 'undici'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
-import { REQUEST_EVENT } from '../audit/record.ts'
+import { REQUEST_EVENT } from '../audit/index.ts'
 import type { EngagementService } from '../engagements/index.ts'
 import type { EventService, EventView } from '../events/index.ts'
 import {

@@ -3,8 +3,7 @@ import type { Page } from '@svc/kit'
 import { checkPublicUrl, PublicUrlError } from '@svc/kit/http/public-fetch'
 import { inTransaction } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
-import type { Actor } from '../events/index.ts'
-import { EVENT_TYPES } from '../events/types.ts'
+import { type Actor, EVENT_TYPES } from '../events/index.ts'
 import { createDelivery, newSecret, secretContext, type WebhookDeps } from './deliver.ts'
 import {
   type Attempt,
