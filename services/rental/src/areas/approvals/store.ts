@@ -1,4 +1,4 @@
-import { rowById } from '@svc/kit'
+import { countedPageOfRows, type OwnedRows, rowById } from '@svc/kit'
 import type { Insertable, Selectable } from 'kysely'
 import type { RentalDb, RentalTables } from '../../db.ts'
 
@@ -58,12 +58,13 @@ export const pendingOfTask = (trx: RentalDb, taskId: string) =>
     .forUpdate()
     .executeTakeFirst()
 
+type ApprovalsQuery = Parameters<NonNullable<OwnedRows<RentalTables, 'approvals'>['where']>>[0]
+
 /**
  * A state filter as readers see it: a pending approval past its `expires_at` is already expired,
  * whether or not the expiry job has run.
  */
-function filtered(db: RentalDb, orgId: string, state: ApprovalState | undefined, now: Date) {
-  let query = db.selectFrom('approvals').where('org_id', '=', orgId)
+function filtered(query: ApprovalsQuery, state: ApprovalState | undefined, now: Date) {
   if (state === 'pending') query = query.where('state', '=', 'pending').where('expires_at', '>', now)
   else if (state === 'expired')
     query = query.where((eb) =>
@@ -83,17 +84,19 @@ export async function approvalsOf(
   filter: { state?: ApprovalState | undefined; limit: number; offset: number },
   now: Date,
 ) {
-  const rows = await filtered(db, orgId, filter.state, now)
-    .selectAll()
-    .orderBy('requested_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(filter.limit)
-    .offset(filter.offset)
-    .execute()
-  const total = await filtered(db, orgId, filter.state, now)
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow()
-  return { rows, total: Number(total.n) }
+  return countedPageOfRows(
+    db,
+    {
+      table: 'approvals',
+      owner: ['org_id', orgId],
+      where: (q) => filtered(q, filter.state, now),
+      order: [
+        ['requested_at', 'desc'],
+        ['id', 'desc'],
+      ],
+    },
+    filter,
+  )
 }
 
 /** Settles a pending approval (one conditional update: of two deciders one wins); undefined when it was not pending. */

@@ -1,4 +1,4 @@
-import { rowById } from '@svc/kit'
+import { NEWEST_FIRST, pageOfRows, rowById } from '@svc/kit'
 import { type Generated, type Selectable, sql } from 'kysely'
 import type { RentalDb, RentalTables } from '../../db.ts'
 import type { Actor } from '../events/index.ts'
@@ -61,15 +61,11 @@ export const batchById = (db: RentalDb, id: string, lock = false) =>
   rowById(db, 'rental_batches', id, { lock })
 
 export const batchesOf = (db: RentalDb, orgId: string, limit: number, offset: number) =>
-  db
-    .selectFrom('rental_batches')
-    .selectAll()
-    .where('org_id', '=', orgId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .offset(offset)
-    .execute()
+  pageOfRows(
+    db,
+    { table: 'rental_batches', owner: ['org_id', orgId], order: NEWEST_FIRST },
+    { limit, offset },
+  )
 
 /** The number of items in each state, per batch. */
 export async function countsOf(db: RentalDb, ids: string[]) {

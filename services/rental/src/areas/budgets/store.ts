@@ -1,3 +1,4 @@
+import { countedPageOfRows, OLDEST_FIRST } from '@svc/kit'
 import type { Generated, Selectable } from 'kysely'
 import { sql } from 'kysely'
 import type { RentalDb } from '../../db.ts'
@@ -50,18 +51,17 @@ export const budgetOf = (db: RentalDb, orgId: string, id: string, lock = false) 
   return (lock ? q.forUpdate() : q).executeTakeFirst()
 }
 
-export async function budgetsOf(db: RentalDb, orgId: string, limit: number, offset: number) {
-  const base = db.selectFrom('rental_budgets').where('org_id', '=', orgId).where('state', '=', 'active')
-  const rows = await base
-    .selectAll()
-    .orderBy('created_at')
-    .orderBy('id')
-    .limit(limit)
-    .offset(offset)
-    .execute()
-  const { n } = await base.select(sql<string>`count(*)`.as('n')).executeTakeFirstOrThrow()
-  return { rows, total: Number(n) }
-}
+export const budgetsOf = (db: RentalDb, orgId: string, limit: number, offset: number) =>
+  countedPageOfRows(
+    db,
+    {
+      table: 'rental_budgets',
+      owner: ['org_id', orgId],
+      where: (q) => q.where('state', '=', 'active'),
+      order: OLDEST_FIRST,
+    },
+    { limit, offset },
+  )
 
 /** How many active budgets the organization has, counted under a transaction-scoped advisory lock (no two take the last place). */
 export async function lockAndCount(trx: RentalDb, orgId: string) {

@@ -1,4 +1,4 @@
-import { rowById } from '@svc/kit'
+import { countedPageOfRows, rowById } from '@svc/kit'
 import { type Generated, type Insertable, type Selectable, type Updateable, sql } from 'kysely'
 import type { RentalDb } from '../../db.ts'
 import type { ToolInfo } from './mcp-client.ts'
@@ -161,19 +161,20 @@ export async function actionsOf(
   engagementId: string,
   filter: { limit: number; offset: number; states?: ActionState[] | undefined },
 ) {
-  let query = db.selectFrom('connect_actions').where('engagement_id', '=', engagementId)
-  if (filter.states) query = query.where('state', 'in', filter.states)
-  const [rows, total] = await Promise.all([
-    query
-      .selectAll()
-      .orderBy('requested_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(filter.limit)
-      .offset(filter.offset)
-      .execute(),
-    query.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
-  ])
-  return { rows, total: Number(total.n) }
+  const states = filter.states
+  return countedPageOfRows(
+    db,
+    {
+      table: 'connect_actions',
+      owner: ['engagement_id', engagementId],
+      where: (q) => (states ? q.where('state', 'in', states) : q),
+      order: [
+        ['requested_at', 'desc'],
+        ['id', 'desc'],
+      ],
+    },
+    filter,
+  )
 }
 
 /** The engagement's actions not ended yet (held or approved), locked: a revoke ends them. */

@@ -1,4 +1,4 @@
-import { rowById } from '@svc/kit'
+import { NEWEST_FIRST, pageOfRows, rowById } from '@svc/kit'
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely'
 import type { Json, RentalDb, RentalTables } from '../../db.ts'
 import { bodyHash, type EscrowBody } from './bodies.ts'
@@ -130,15 +130,7 @@ export const insertConfigVersion = (
     .executeTakeFirstOrThrow()
 
 export const engagementsOf = (db: RentalDb, orgId: string, limit: number, offset: number) =>
-  db
-    .selectFrom('engagements')
-    .selectAll()
-    .where('org_id', '=', orgId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .offset(offset)
-    .execute()
+  pageOfRows(db, { table: 'engagements', owner: ['org_id', orgId], order: NEWEST_FIRST }, { limit, offset })
 
 export async function insertEngagement(
   trx: RentalDb,

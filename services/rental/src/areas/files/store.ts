@@ -1,3 +1,4 @@
+import { countedPageOfRows, NEWEST_FIRST } from '@svc/kit'
 import { type Insertable, type Selectable, sql } from 'kysely'
 import type { RentalDb } from '../../db.ts'
 
@@ -132,20 +133,16 @@ export async function filesOf(
   limit: number,
   offset: number,
 ) {
-  const where = db
-    .selectFrom('rental_files')
-    .where('org_id', '=', orgId)
-    .where('engagement_id', '=', engagementId)
-    .where('state', '=', 'stored')
-  const rows = await where
-    .selectAll()
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .offset(offset)
-    .execute()
-  const count = await where.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
-  return { rows, total: Number(count.n) }
+  return countedPageOfRows(
+    db,
+    {
+      table: 'rental_files',
+      owner: ['org_id', orgId],
+      where: (q) => q.where('engagement_id', '=', engagementId).where('state', '=', 'stored'),
+      order: NEWEST_FIRST,
+    },
+    { limit, offset },
+  )
 }
 
 /** Bytes the organization keeps (stored files), under a transaction-scoped lock on its quota when `trx` is one. */

@@ -1,3 +1,4 @@
+import { countedPageOfRows } from '@svc/kit'
 import { type Generated, type Insertable, type Selectable, sql } from 'kysely'
 import type { Json, RentalDb, RentalTables } from '../../db.ts'
 
@@ -116,21 +117,19 @@ async function documentPage<T extends 'invoices' | 'credit_notes'>(
 ): Promise<{ rows: Array<Selectable<RentalTables[T]>>; total: number }> {
   // one query shape for both tables (kysely's types take one table name at a time)
   const from = table as 'invoices'
-  const rows = await db
-    .selectFrom(from)
-    .selectAll()
-    .where('org_id', '=', orgId)
-    .orderBy('issued_at', 'desc')
-    .orderBy('number', 'desc')
-    .limit(limit)
-    .offset(offset)
-    .execute()
-  const { count } = await db
-    .selectFrom(from)
-    .select((eb) => eb.fn.countAll<string>().as('count'))
-    .where('org_id', '=', orgId)
-    .executeTakeFirstOrThrow()
-  return { rows: rows as Array<Selectable<RentalTables[T]>>, total: Number(count) }
+  const { rows, total } = await countedPageOfRows(
+    db,
+    {
+      table: from,
+      owner: ['org_id', orgId],
+      order: [
+        ['issued_at', 'desc'],
+        ['number', 'desc'],
+      ],
+    },
+    { limit, offset },
+  )
+  return { rows: rows as Array<Selectable<RentalTables[T]>>, total }
 }
 
 /** Which of these escrows are on an invoice already. */

@@ -1,3 +1,4 @@
+import { OLDEST_FIRST, pageOfRows } from '@svc/kit'
 import type { ColumnType, Generated } from 'kysely'
 import type { RentalDb } from '../../db.ts'
 
@@ -135,15 +136,7 @@ export const memberOf = (db: RentalDb, orgId: string, id: string, lock = false) 
 }
 
 export const membersOf = (db: RentalDb, orgId: string, limit: number, offset: number) =>
-  db
-    .selectFrom('org_members')
-    .selectAll()
-    .where('org_id', '=', orgId)
-    .orderBy('created_at')
-    .orderBy('id')
-    .limit(limit)
-    .offset(offset)
-    .execute()
+  pageOfRows(db, { table: 'org_members', owner: ['org_id', orgId], order: OLDEST_FIRST }, { limit, offset })
 
 /** The organization's joined owners, locked: the last one may not leave or lose the role. */
 export const ownersOf = (db: RentalDb, orgId: string) =>

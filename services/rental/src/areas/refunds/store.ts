@@ -1,3 +1,4 @@
+import { countedPageOfRows, NEWEST_FIRST } from '@svc/kit'
 import type { Insertable, Selectable, Updateable } from 'kysely'
 import type { Json, RentalDb } from '../../db.ts'
 
@@ -76,23 +77,12 @@ export const refundsOfEngagement = (db: RentalDb, orgId: string, engagementId: s
     .orderBy('id')
     .execute()
 
-export async function refundsOf(db: RentalDb, orgId: string, limit: number, offset: number) {
-  const rows = await db
-    .selectFrom('refunds')
-    .selectAll()
-    .where('org_id', '=', orgId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .offset(offset)
-    .execute()
-  const count = await db
-    .selectFrom('refunds')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('org_id', '=', orgId)
-    .executeTakeFirstOrThrow()
-  return { rows, total: Number(count.n) }
-}
+export const refundsOf = (db: RentalDb, orgId: string, limit: number, offset: number) =>
+  countedPageOfRows(
+    db,
+    { table: 'refunds', owner: ['org_id', orgId], order: NEWEST_FIRST },
+    { limit, offset },
+  )
 
 /** Moves the refund only from the state it was read in (the row is locked too): false when it had moved. */
 export async function moveRefund(

@@ -1,3 +1,4 @@
+import { countedPageOfRows, OLDEST_FIRST } from '@svc/kit'
 import type { Generated, Selectable } from 'kysely'
 import { sql } from 'kysely'
 import type { Json, RentalDb } from '../../db.ts'
@@ -89,25 +90,17 @@ export const scheduleOf = (db: RentalDb, orgId: string, id: string, lock = false
 }
 
 /** A page of the organization's schedules, oldest first, and how many it has. */
-export async function schedulesOf(db: RentalDb, orgId: string, limit: number, offset: number) {
-  const rows = await db
-    .selectFrom('schedules')
-    .selectAll()
-    .where('org_id', '=', orgId)
-    .where('state', '<>', 'deleted')
-    .orderBy('created_at')
-    .orderBy('id')
-    .limit(limit)
-    .offset(offset)
-    .execute()
-  const { total } = await db
-    .selectFrom('schedules')
-    .select((eb) => eb.fn.countAll<string>().as('total'))
-    .where('org_id', '=', orgId)
-    .where('state', '<>', 'deleted')
-    .executeTakeFirstOrThrow()
-  return { rows, total: Number(total) }
-}
+export const schedulesOf = (db: RentalDb, orgId: string, limit: number, offset: number) =>
+  countedPageOfRows(
+    db,
+    {
+      table: 'schedules',
+      owner: ['org_id', orgId],
+      where: (q) => q.where('state', '<>', 'deleted'),
+      order: OLDEST_FIRST,
+    },
+    { limit, offset },
+  )
 
 /**
  * How many schedules (active or paused) the organization has, counted in `trx` under a lock of the

@@ -1,3 +1,4 @@
+import { countedPageOfRows, NEWEST_FIRST } from '@svc/kit'
 import type { Insertable, Selectable } from 'kysely'
 import type { Json, RentalDb } from '../../db.ts'
 
@@ -71,20 +72,22 @@ export interface SlaEventFilter {
 
 /** The organization's SLA events, newest first, filtered, one page and the total. */
 export async function slaEventsOf(db: RentalDb, filter: SlaEventFilter, limit: number, offset: number) {
-  let q = db.selectFrom('sla_events').where('org_id', '=', filter.orgId)
-  if (filter.engagementId !== undefined) q = q.where('engagement_id', '=', filter.engagementId)
-  if (filter.type !== undefined) q = q.where('type', '=', filter.type)
-  if (filter.from !== undefined) q = q.where('created_at', '>=', filter.from)
-  if (filter.to !== undefined) q = q.where('created_at', '<', filter.to)
-  const rows = await q
-    .selectAll()
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .offset(offset)
-    .execute()
-  const count = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
-  return { rows, total: Number(count.n) }
+  return countedPageOfRows(
+    db,
+    {
+      table: 'sla_events',
+      owner: ['org_id', filter.orgId],
+      where(q) {
+        if (filter.engagementId !== undefined) q = q.where('engagement_id', '=', filter.engagementId)
+        if (filter.type !== undefined) q = q.where('type', '=', filter.type)
+        if (filter.from !== undefined) q = q.where('created_at', '>=', filter.from)
+        if (filter.to !== undefined) q = q.where('created_at', '<', filter.to)
+        return q
+      },
+      order: NEWEST_FIRST,
+    },
+    { limit, offset },
+  )
 }
 
 /** The organization's sla.breached event of an engagement by its log event id (evt_<n>), with its credit if made. */

@@ -1,4 +1,4 @@
-import { rowById } from '@svc/kit'
+import { NEWEST_FIRST, pageOfRows, rowById } from '@svc/kit'
 import { type Generated, type Selectable, sql } from 'kysely'
 import type { Json, RentalDb, RentalTables } from '../../db.ts'
 import type { syncLease } from './lease-store.ts'
@@ -70,15 +70,7 @@ export const taskOf = (db: RentalDb, subject: string, id: string, lock = false) 
 export const taskById = (db: RentalDb, id: string, lock = false) => rowById(db, 'tasks', id, { lock })
 
 export const tasksOf = (db: RentalDb, subject: string, limit: number, offset: number) =>
-  db
-    .selectFrom('tasks')
-    .selectAll()
-    .where('org_id', '=', subject)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .offset(offset)
-    .execute()
+  pageOfRows(db, { table: 'tasks', owner: ['org_id', subject], order: NEWEST_FIRST }, { limit, offset })
 
 export async function insertTask(
   trx: RentalDb,

@@ -1,3 +1,4 @@
+import { NEWEST_FIRST, pageOfRows } from '@svc/kit'
 import type { Insertable, Selectable } from 'kysely'
 import type { Json, RentalDb } from '../../db.ts'
 
@@ -64,15 +65,7 @@ export const teamOfEngagement = (db: RentalDb, engagementId: string) =>
   db.selectFrom('teams').selectAll().where('engagement_id', '=', engagementId).executeTakeFirst()
 
 export const teamsOf = (db: RentalDb, orgId: string, limit: number, offset: number) =>
-  db
-    .selectFrom('teams')
-    .selectAll()
-    .where('org_id', '=', orgId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .offset(offset)
-    .execute()
+  pageOfRows(db, { table: 'teams', owner: ['org_id', orgId], order: NEWEST_FIRST }, { limit, offset })
 
 export async function countTeams(db: RentalDb, orgId: string) {
   const row = await db

@@ -1,3 +1,4 @@
+import { countedPageOfRows, NEWEST_FIRST } from '@svc/kit'
 import { type Insertable, type Selectable, sql } from 'kysely'
 import type { RentalDb } from '../../db.ts'
 
@@ -94,17 +95,15 @@ export async function trialsOf(
   limit: number,
   offset: number,
 ) {
-  let base = db.selectFrom('trials').where('org_id', '=', orgId)
-  if (filter.state !== undefined) base = base.where(stateSql(filter.now), '=', filter.state)
-  const [rows, count] = await Promise.all([
-    base
-      .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .offset(offset)
-      .execute(),
-    base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
-  ])
-  return { rows, total: Number(count.n) }
+  const state = filter.state
+  return countedPageOfRows(
+    db,
+    {
+      table: 'trials',
+      owner: ['org_id', orgId],
+      where: (q) => (state === undefined ? q : q.where(stateSql(filter.now), '=', state)),
+      order: NEWEST_FIRST,
+    },
+    { limit, offset },
+  )
 }

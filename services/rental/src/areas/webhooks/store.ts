@@ -1,3 +1,4 @@
+import { NEWEST_FIRST, pageOfRows } from '@svc/kit'
 import { type Generated, type Selectable, sql } from 'kysely'
 import type { Json, RentalDb } from '../../db.ts'
 
@@ -87,16 +88,16 @@ export const webhookById = (db: RentalDb, id: string) =>
   db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst()
 
 export const liveWebhooks = (db: RentalDb, orgId: string, limit: number, offset: number) =>
-  db
-    .selectFrom('webhooks')
-    .selectAll()
-    .where('org_id', '=', orgId)
-    .where('deleted_at', 'is', null)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .offset(offset)
-    .execute()
+  pageOfRows(
+    db,
+    {
+      table: 'webhooks',
+      owner: ['org_id', orgId],
+      where: (q) => q.where('deleted_at', 'is', null),
+      order: NEWEST_FIRST,
+    },
+    { limit, offset },
+  )
 
 /** The live webhooks of these organizations (the consumer's batch). */
 export const liveWebhooksOf = (db: RentalDb, orgIds: string[]) =>
@@ -153,14 +154,11 @@ export const deliveryById = (db: RentalDb, id: string, lock = false) => {
 }
 
 export const deliveriesOf = (db: RentalDb, webhookId: string, limit: number, offset: number) =>
-  db
-    .selectFrom('webhook_deliveries')
-    .selectAll()
-    .where('webhook_id', '=', webhookId)
-    .orderBy('event_seq', 'desc')
-    .limit(limit)
-    .offset(offset)
-    .execute()
+  pageOfRows(
+    db,
+    { table: 'webhook_deliveries', owner: ['webhook_id', webhookId], order: [['event_seq', 'desc']] },
+    { limit, offset },
+  )
 
 /** Appends an attempt and moves the delivery to its next state. */
 export async function recordAttempt(
