@@ -1,5 +1,5 @@
 import type { RentalDb } from '../../db.ts'
-import { escrowsOf } from './store.ts'
+import { escrowsOf } from './escrow-store.ts'
 
 /** Writes of an engagement's end (areas/ending does the rules), in the end's transaction. */
 

@@ -18,18 +18,14 @@ import {
   type SlaTeam,
   type SlaTrial,
 } from './bodies.ts'
+import { assignEscrow, escrowsOf, insertEscrow, openEscrow, prefundEscrowOf } from './escrow-store.ts'
 import {
   activateEngagement,
-  assignEscrow,
   type EngagementRow,
   type EscrowRow,
   engagementOf,
   engagementsOf,
-  escrowsOf,
   insertEngagement,
-  insertEscrow,
-  openEscrow,
-  prefundEscrowOf,
 } from './store.ts'
 import type { EventType } from '../events/index.ts'
 import { latestVersion } from './terms-store.ts'

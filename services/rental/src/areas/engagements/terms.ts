@@ -1,0 +1,55 @@
+import type { RentalContext } from '../../context.ts'
+import type { RentalDb } from '../../db.ts'
+import { checkTaskPrice, configFrom, configOf, type EngagementConfig } from './config.ts'
+import { engagementWithConfig, type EngagementRow } from './store.ts'
+import { addendaOf } from './terms-store.ts'
+
+/** What other areas may ask of an engagement's terms: its config versions and the addenda its client signed. */
+export interface EngagementTerms {
+  /** The engagement's current config (the defaults while it has no version), in `db` or a transaction. */
+  configOf(db: RentalDb, engagementId: string): Promise<EngagementConfig>
+  /**
+   * The client's engagement with its current config, in one read (in `at.trx` when given; `lock`
+   * takes the engagement FOR UPDATE); undefined when not the organization's.
+   */
+  termsOf(
+    orgId: string,
+    id: string,
+    at?: { trx: RentalDb; lock?: boolean },
+  ): Promise<{ engagement: EngagementRow; config: EngagementConfig } | undefined>
+  /** 409 `task_price_over_limit` when the engagement's task price exceeds its `max_task_price_fils`. */
+  checkTaskPrice(engagement: EngagementRow, config: EngagementConfig): void
+  /** The engagement's signed addenda (agent versions accepted), oldest first, with bodies and signatures (the export). */
+  addendaOf(engagementId: string): Promise<
+    Array<{
+      from_version: string | null
+      to_version: string
+      card_hash: string
+      body: unknown
+      hash: string
+      signature: string
+      receipt_id: string
+      accepted_at: string
+    }>
+  >
+}
+
+export const engagementTerms = (ctx: RentalContext): EngagementTerms => ({
+  configOf: async (db, id) => (await configOf(ctx, db, id)).config,
+  async termsOf(orgId, id, at) {
+    const found = await engagementWithConfig(at?.trx ?? ctx.db, id, { orgId, lock: at?.lock })
+    return found && { engagement: found.engagement, config: configFrom(ctx, found).config }
+  },
+  checkTaskPrice: (engagement, config) => checkTaskPrice(config, Number(engagement.price_fils)),
+  addendaOf: async (engagementId) =>
+    (await addendaOf(ctx.db, engagementId)).map((a) => ({
+      from_version: a.from_version,
+      to_version: a.to_version,
+      card_hash: a.card_hash,
+      body: a.body,
+      hash: a.hash,
+      signature: a.signature,
+      receipt_id: a.receipt_id,
+      accepted_at: a.accepted_at.toISOString(),
+    })),
+})
