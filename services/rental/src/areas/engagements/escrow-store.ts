@@ -1,6 +1,5 @@
 import type { RentalDb } from '../../db.ts'
 import { bodyHash, type EscrowBody } from './bodies.ts'
-import type { EscrowRow } from './store.ts'
 
 /** The engagement's escrows, oldest first; `lock` takes them FOR UPDATE (in the caller's transaction). */
 export const escrowsOf = (db: RentalDb, engagementId: string, lock = false) => {
