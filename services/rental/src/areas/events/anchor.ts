@@ -1,30 +1,21 @@
-import type { Generated } from 'kysely'
 import type { RentalContext } from '../../context.ts'
-import { inTransaction, type RentalDb } from '../../db.ts'
+import { inTransaction } from '../../db.ts'
+import {
+  insertAnchor,
+  latestAnchor,
+  linkAt,
+  lockAnchorRun,
+  pendingAnchorJob,
+  setAnchorRun,
+  unanchoredHeads,
+} from './anchor-store.ts'
+
+export type { Anchor, AnchorTables } from './anchor-store.ts'
 
 /** The receipt type of a published audit chain head. */
 export const ANCHOR_RECEIPT = 'audit.anchored'
 const ANCHOR_QUEUE = 'audit.anchor'
 const PAGE = 200
-
-/** The events area's anchoring tables (migration 0048). */
-export interface AnchorTables {
-  rental_audit_anchors: {
-    org_id: string
-    pos: string
-    hash: string
-    receipt_id: string
-    anchored_at: Generated<Date>
-  }
-  rental_audit_anchor_run: { id: number; job_id: string | null; last_run_at: Date | null }
-}
-
-export interface Anchor {
-  pos: number
-  hash: string
-  receipt_id: string
-  anchored_at: string
-}
 
 /** The receipt's subject: the organization's audit chain (search the ledger by it). */
 export const anchorSubject = (orgId: string) => `audit:${orgId}`
@@ -37,22 +28,7 @@ export async function anchorHeads(ctx: Pick<RentalContext, 'db' | 'receipts' | '
   let anchored = 0
   const refused = new Set<string>()
   for (;;) {
-    const heads = await ctx.db
-      .selectFrom('rental_audit_chains as c')
-      .select(['c.org_id', 'c.last_pos', 'c.last_hash'])
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('rental_audit_anchors as a')
-              .select('a.pos')
-              .whereRef('a.org_id', '=', 'c.org_id')
-              .whereRef('a.pos', '>=', 'c.last_pos'),
-          ),
-        ),
-      )
-      .orderBy('c.org_id')
-      .limit(PAGE)
-      .execute()
+    const heads = await unanchoredHeads(ctx.db, PAGE)
     for (const head of heads) {
       if (refused.has(head.org_id)) continue
       // a chain that departs from its last published head is not published over: the ledger keeps
@@ -73,45 +49,17 @@ export async function anchorHeads(ctx: Pick<RentalContext, 'db' | 'receipts' | '
           subject: anchorSubject(head.org_id),
           data: { org_id: head.org_id, seq: Number(head.last_pos), head: head.last_hash },
         })
-        await trx
-          .insertInto('rental_audit_anchors')
-          .values({ org_id: head.org_id, pos: head.last_pos, hash: head.last_hash, receipt_id: receipt.id })
-          .execute()
+        await insertAnchor(trx, {
+          org_id: head.org_id,
+          pos: head.last_pos,
+          hash: head.last_hash,
+          receipt_id: receipt.id,
+        })
       })
       anchored++
     }
     if (heads.length < PAGE || heads.every((h) => refused.has(h.org_id))) return anchored
   }
-}
-
-/** The organization's latest anchor (null: none yet). */
-export async function latestAnchor(db: RentalDb, orgId: string): Promise<Anchor | null> {
-  const row = await db
-    .selectFrom('rental_audit_anchors')
-    .selectAll()
-    .where('org_id', '=', orgId)
-    .orderBy('pos', 'desc')
-    .limit(1)
-    .executeTakeFirst()
-  return row
-    ? {
-        pos: Number(row.pos),
-        hash: row.hash,
-        receipt_id: row.receipt_id,
-        anchored_at: row.anchored_at.toISOString(),
-      }
-    : null
-}
-
-/** The stored link at a place of the organization's chain (null: no entry there). */
-export async function linkAt(db: RentalDb, orgId: string, pos: number): Promise<string | null> {
-  const row = await db
-    .selectFrom('rental_events')
-    .select('chain_hash')
-    .where('org_id', '=', orgId)
-    .where('chain_pos', '=', String(pos))
-    .executeTakeFirst()
-  return row?.chain_hash ?? null
 }
 
 /**
@@ -123,24 +71,12 @@ export async function startAnchoring(ctx: RentalContext, chainCommitted: () => P
   const { jobs } = ctx
   const every = ctx.config.auditAnchorS
   await jobs.queue(ANCHOR_QUEUE, { retryLimit: 3, expireInSeconds: 15 * 60 })
-  const pendingId = async (db: RentalDb) =>
-    (await db.selectFrom('rental_audit_anchor_run').select('job_id').where('id', '=', 1).executeTakeFirst())
-      ?.job_id ?? null
+  const pendingId = pendingAnchorJob
   const schedule = async (current: string | null) =>
     inTransaction(ctx.db, async (trx) => {
-      const row = await trx
-        .selectFrom('rental_audit_anchor_run')
-        .select('job_id')
-        .where('id', '=', 1)
-        .forUpdate()
-        .executeTakeFirstOrThrow()
-      if (row.job_id !== current) return
+      if ((await lockAnchorRun(trx)) !== current) return
       const id = await jobs.enqueue(trx, ANCHOR_QUEUE, {}, { startAfter: every })
-      await trx
-        .updateTable('rental_audit_anchor_run')
-        .set({ job_id: id, ...(current ? { last_run_at: ctx.now() } : {}) })
-        .where('id', '=', 1)
-        .execute()
+      await setAnchorRun(trx, id, current ? ctx.now() : undefined)
     })
   await jobs.work(ANCHOR_QUEUE, async (_data, job) => {
     if ((await pendingId(ctx.db)) !== job.id) return

@@ -4,7 +4,7 @@ import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import type { Actor } from './actor.ts'
 import type { EventType } from './types.ts'
-import { type Anchor, latestAnchor, linkAt } from './anchor.ts'
+import { type Anchor, latestAnchor, linkAt } from './anchor-store.ts'
 import { type ChainReport, chainEvents, verifyChain } from './chain.ts'
 import {
   advanceConsumer,

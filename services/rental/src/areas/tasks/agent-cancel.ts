@@ -1,6 +1,12 @@
 import { afterCommit } from '@svc/kit'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { SYSTEM } from '../events/index.ts'
+import {
+  agentTaskOf,
+  keepAgentTaskIfRunning,
+  keepAgentTaskUnlessCompleted,
+  ownerOfTask,
+} from './run-store.ts'
 import type { TaskDeps } from './service.ts'
 
 export const AGENT_CANCEL_QUEUE = 'rental.tasks.agent_cancel'
@@ -20,11 +26,7 @@ interface AgentCancel {
  * commits. Best effort: the agent's answer changes nothing at the rental.
  */
 export async function tellAgent(deps: Pick<TaskDeps, 'jobs'>, trx: RentalDb, id: string): Promise<void> {
-  const row = await trx
-    .selectFrom('tasks')
-    .select(['agent_task_id', 'agent_did'])
-    .where('id', '=', id)
-    .executeTakeFirst()
+  const row = await agentTaskOf(trx, id)
   if (!row?.agent_task_id) return
   const job: AgentCancel = { task_id: id, agent_task_id: row.agent_task_id, agent_did: row.agent_did }
   await deps.jobs.enqueue(trx, AGENT_CANCEL_QUEUE, job)
@@ -38,22 +40,9 @@ export async function tellAgent(deps: Pick<TaskDeps, 'jobs'>, trx: RentalDb, id:
  * takes the transaction that keeps the id and enqueues the cancel together.
  */
 export async function agentTaskStarted(deps: TaskDeps, id: string, agentTaskId: string): Promise<void> {
-  const running = await deps.db
-    .updateTable('tasks')
-    .set({ agent_task_id: agentTaskId })
-    .where('id', '=', id)
-    .where('state', 'in', ['working', 'submitted', 'input-required'])
-    .returning(['id'])
-    .executeTakeFirst()
-  if (running) return
+  if (await keepAgentTaskIfRunning(deps.db, id, agentTaskId)) return
   await inTransaction(deps.db, async (trx) => {
-    const row = await trx
-      .updateTable('tasks')
-      .set({ agent_task_id: agentTaskId })
-      .where('id', '=', id)
-      .where('state', '!=', 'completed')
-      .returning(['state'])
-      .executeTakeFirst()
+    const row = await keepAgentTaskUnlessCompleted(trx, id, agentTaskId)
     if (row && row.state !== 'working' && row.state !== 'submitted' && row.state !== 'input-required')
       await tellAgent(deps, trx, id)
   })
@@ -78,11 +67,7 @@ export async function startAgentCancels(deps: TaskDeps): Promise<void> {
         if ((job.retryCount ?? 0) < RETRIES) throw err
         const error = (err as Error).message.slice(0, 500)
         deps.log.warn({ task: data.task_id, agent_task_id: data.agent_task_id, err: error }, 'agent not told')
-        const task = await deps.db
-          .selectFrom('tasks')
-          .select(['org_id', 'engagement_id'])
-          .where('id', '=', data.task_id)
-          .executeTakeFirst()
+        const task = await ownerOfTask(deps.db, data.task_id)
         if (task)
           await inTransaction(deps.db, (trx) =>
             deps.events.record(trx, {

@@ -7,7 +7,8 @@ import type { AgentReply } from './dispatch.ts'
 import { endRunning, refOf, taskEvents } from './events.ts'
 import { extendQueued, queueRun } from './lease-store.ts'
 import { RUN_QUEUE, type TaskDeps } from './service.ts'
-import { recordFailedRun, type TaskRow } from './store.ts'
+import { recordFailedRun } from './run-store.ts'
+import type { TaskRow } from './store.ts'
 
 /**
  * A task's attempts: each run job is one attempt; a failed one is kept in `runs` and the next is

@@ -3,21 +3,7 @@ import type { RentalContext } from '../../context.ts'
 import type { RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import type { EngagementRow } from '../engagements/index.ts'
-import type { TaskRow } from './store.ts'
-
-/** Not ended: a task waiting on an approval (`input-required`) holds its place (the index of migration 0033). */
-const UNFINISHED: Array<TaskRow['state']> = ['submitted', 'working', 'input-required']
-
-/** The engagement's unfinished tasks (in the caller's transaction, after its lock). */
-async function unfinishedCount(db: RentalDb, engagementId: string) {
-  const row = await db
-    .selectFrom('tasks')
-    .select((eb) => eb.fn.countAll<string>().as('n'))
-    .where('engagement_id', '=', engagementId)
-    .where('state', 'in', UNFINISHED)
-    .executeTakeFirstOrThrow()
-  return Number(row.n)
-}
+import { unfinishedCount } from './store.ts'
 
 /** Retry-After when the engagement is at its concurrency: no one knows when a task ends; a few seconds. */
 export const CONCURRENCY_RETRY_AFTER_S = 5

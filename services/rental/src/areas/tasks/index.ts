@@ -24,7 +24,7 @@ import {
 } from './service.ts'
 import { startTaskRunner } from './run.ts'
 import { taskDetail, taskList, taskView, type TaskView } from './views.ts'
-import { clearTexts, eraseTexts } from './retention.ts'
+import { clearTexts, eraseTexts } from './retention-store.ts'
 import * as store from './store.ts'
 import * as measures from './measures-store.ts'
 export type { ExecutionRow, ExecutionSource } from './executions.ts'

@@ -10,9 +10,10 @@ import { filesOfRun } from './file-handoff.ts'
 import { awaitAgentInput } from './gate.ts'
 import { claimRun, handOver } from './lease-store.ts'
 import { startLeases } from './leases.ts'
-import { purgeOutputs } from './retention.ts'
+import { purgeOutputs } from './retention-store.ts'
 import { RUN_QUEUE, type TaskDeps, terminal } from './service.ts'
-import { completeTask, endTask, markWorking, type TaskRow, taskById } from './store.ts'
+import { markWorking } from './run-store.ts'
+import { completeTask, endTask, type TaskRow, taskById } from './store.ts'
 import type { App } from '@svc/kit'
 
 /**

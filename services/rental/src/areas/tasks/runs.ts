@@ -7,7 +7,8 @@ import { enqueueRun, runJobOf, takeBack } from './attempts.ts'
 import { lockTakeable } from './lease-store.ts'
 import type { TaskDeps } from './service.ts'
 import { taskView, type TaskView } from './views.ts'
-import { requeueFailed, type TaskRow, taskOf } from './store.ts'
+import { requeueFailed } from './run-store.ts'
+import { type TaskRow, taskOf } from './store.ts'
 
 interface StoredRun {
   attempt: number

@@ -3,7 +3,7 @@ import { fileIdsOf } from './file-handoff.ts'
 import type { Page } from '@svc/kit'
 import { rentalError } from '../../errors.ts'
 import type { TaskDeps } from './service.ts'
-import { purgeOutputs } from './retention.ts'
+import { purgeOutputs } from './retention-store.ts'
 import { type TaskRow, taskOf, tasksOf } from './store.ts'
 
 /** What a task's view reads besides its row: its receipt's ledger index and its escrow. */
