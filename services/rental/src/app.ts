@@ -52,6 +52,7 @@ import { type RentalConfig, readRentalConfig } from './config.ts'
 import { mountAreas, type RentalContext } from './context.ts'
 import type { RentalTables } from './db.ts'
 import { rentalErrors } from './errors.ts'
+import { Reactions } from './reactions.ts'
 
 const VERSION = '0.16.1'
 
@@ -151,6 +152,7 @@ export const rental: ServiceSpec<RentalConfig> = {
       baseUrl: service.baseUrl,
       version: VERSION,
       addReadinessCheck: service.addReadinessCheck,
+      reactions: new Reactions(),
     }
     // routes are registered in this order (the API document's); services in the order areas need them
     await mountAreas(app, ctx, [

@@ -4,7 +4,7 @@ import type { Actor } from '../events/index.ts'
 import { approvalRoutes } from './routes.ts'
 import { type ApprovalDeps, approvalGate, approvalList, startExpiry } from './service.ts'
 import { approvalById } from './store.ts'
-import { cancelToolCall, type HeldToolCall, requestToolCall, type ToolCallDecisions } from './tool-calls.ts'
+import { cancelToolCall, type HeldToolCall, requestToolCall } from './tool-calls.ts'
 import type { Page } from '@svc/kit'
 
 /** An approval's response schema, as GET /v1/tools/approvals shows it. */
@@ -21,8 +21,6 @@ export interface ApprovalService {
   requestToolCall(trx: RentalDb, call: HeldToolCall): Promise<string>
   /** Cancels a pending tool-call approval, in `trx` (its connection was revoked). */
   cancelToolCall(trx: RentalDb, approvalId: string, actor: Actor): Promise<void>
-  /** The connect area hands over what a decision on a tool call does (it needs this area). */
-  onToolCall(decisions: ToolCallDecisions): void
 }
 
 /**
@@ -38,7 +36,7 @@ export const approvalsArea = defineArea({
   async mount(_app, ctx, use): Promise<ApprovalService> {
     const deps: ApprovalDeps = { ...ctx, ...use }
     // the tasks area asks the gate in its own transactions (it cannot need this area back)
-    use.tasks.gateWith(approvalGate(deps))
+    ctx.reactions.on('tasks.gate', approvalGate(deps))
     await startExpiry(deps)
     return {
       deps,
@@ -47,9 +45,6 @@ export const approvalsArea = defineArea({
       async cancelToolCall(trx, approvalId, actor) {
         const row = await approvalById(trx, approvalId, true)
         if (row) await cancelToolCall(deps, trx, row, actor)
-      },
-      onToolCall: (decisions) => {
-        deps.toolCalls = decisions
       },
     }
   },

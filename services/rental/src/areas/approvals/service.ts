@@ -7,7 +7,6 @@ import type { EngagementService } from '../engagements/index.ts'
 import { type Actor, type EventService, SYSTEM } from '../events/index.ts'
 import type { TaskService } from '../tasks/index.ts'
 import type { ApprovalGate, HeldTask } from '../tasks/gate.ts'
-import type { ToolCallDecisions } from './tool-calls.ts'
 import {
   type ApprovalRow,
   type ApprovalState,
@@ -31,7 +30,6 @@ export interface ApprovalDeps extends RentalContext {
   engagements: EngagementService
   events: EventService
   /** The connect area's side of tool-call approvals (set when it mounts). */
-  toolCalls?: ToolCallDecisions
 }
 
 /** Who decides: the member (its id, kept on the approval and named in the receipt) and the event's actor. */

@@ -98,7 +98,8 @@ export async function decideToolCall(
     note: decision.note ?? null,
     taskState: 'unchanged',
   })
-  await deps.toolCalls?.decided(trx, row.action_id!, state, who.memberId, who.actor)
+  for (const toolCalls of deps.reactions.all('approvals.toolCall'))
+    await toolCalls.decided(trx, row.action_id!, state, who.memberId, who.actor)
   return closed!
 }
 
@@ -112,5 +113,6 @@ export async function expireToolCall(deps: ApprovalDeps, trx: RentalDb, row: App
     note: null,
     taskState: 'unchanged',
   })
-  await deps.toolCalls?.decided(trx, row.action_id!, 'expired', null, SYSTEM)
+  for (const toolCalls of deps.reactions.all('approvals.toolCall'))
+    await toolCalls.decided(trx, row.action_id!, 'expired', null, SYSTEM)
 }

@@ -11,7 +11,7 @@ import {
 } from './service.ts'
 import type { Page } from '@svc/kit'
 
-export type { Commitment }
+export type { Commitment, EngagementLookup }
 
 export interface BudgetService {
   /** The organization's budgets, a page of them, as GET /api/budgets lists them (the tenant export). */
@@ -30,8 +30,6 @@ export interface BudgetService {
    * threshold once announced in a period is not announced again.
    */
   release(trx: RentalDb, commitment: Commitment): Promise<void>
-  /** The engagements area hands over how to know an engagement, as its routes are registered (it needs budgets; budgets cannot need it). */
-  engagementsWith(lookup: EngagementLookup): void
 }
 
 /**
@@ -47,8 +45,10 @@ export const budgetsArea = defineArea({
     const deps: BudgetDeps = {
       ...ctx,
       events: use.events,
-      engagementExists: async () => {
-        throw new Error('the engagements area did not hand over its lookup')
+      engagementExists: async (orgId, engagementId) => {
+        const lookup = ctx.reactions.one('budgets.engagement')
+        if (!lookup) throw new Error('the engagements area did not react to budgets.engagement')
+        return lookup(orgId, engagementId)
       },
     }
     return {
@@ -56,9 +56,6 @@ export const budgetsArea = defineArea({
       list: (orgId, page) => budgetList(deps, orgId, page, 'en'),
       commit: (trx, c) => commit(deps, trx, c),
       release: (trx, c) => release(trx, c),
-      engagementsWith: (lookup) => {
-        deps.engagementExists = lookup
-      },
     }
   },
   routes(app, _ctx, _use, own) {

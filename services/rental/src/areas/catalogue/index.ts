@@ -1,4 +1,5 @@
 import { defineArea } from '../../context.ts'
+import { NO_MODELS } from '../../reactions.ts'
 import type { ModelsOf } from '../models/index.ts'
 import type { OrgService } from '../orgs/index.ts'
 import { catalogueRoutes } from './routes.ts'
@@ -46,8 +47,6 @@ export interface CatalogueService {
   agentByDid(db: RentalDb, did: string): ReturnType<typeof agentByDid>
   /** An external agent (market) stored in `trx`, serving `jobIds`: answers those that exist. */
   registerAgent(trx: RentalDb, agent: AgentRow, jobIds: string[]): Promise<string[]>
-  /** The models area's lookup of agents' declared models, given at its mount (the catalogue shows them). */
-  showModelsWith(modelsOf: ModelsOf): void
   /** Each agent's declared models, by DID (none before the models area gave its lookup). */
   modelsOf: ModelsOf
 }
@@ -78,7 +77,6 @@ export const catalogueArea = defineArea({
       const seeding = startSeeding(ctx.db, ctx.topology.agents.url, ctx.log)
       app.addHook('onClose', async () => seeding.stop())
     }
-    let modelsOf: ModelsOf = async () => new Map()
     return {
       async catalogue() {
         const jobs = await catalogue(ctx.db)
@@ -98,10 +96,7 @@ export const catalogueArea = defineArea({
       isProviderOf: (orgId, agentDid) => isProviderOf(ctx.db, orgId, agentDid),
       agentByDid,
       registerAgent,
-      showModelsWith: (lookup) => {
-        modelsOf = lookup
-      },
-      modelsOf: (dids) => modelsOf(dids),
+      modelsOf: (dids) => ctx.reactions.one('models.of', NO_MODELS)(dids),
     }
   },
   routes(app, ctx, _use, own) {

@@ -41,10 +41,10 @@ export const connectArea = defineArea({
       }),
       tokens: new ResourceTokens(use.auth.link),
     }
-    use.approvals.onToolCall({
+    ctx.reactions.on('approvals.toolCall', {
       decided: (trx, id, outcome, by, actor) => decided(deps, trx, id, outcome, by, actor),
     })
-    use.tasks.metadataWith((task) => taskCredential(deps, task))
+    ctx.reactions.on('tasks.message', (task) => taskCredential(deps, task))
     await startCalls(deps)
     connectDeps.set(ctx, deps)
     return {

@@ -16,7 +16,7 @@ export interface EndingService {
  * finished or canceled, every escrow settled once, the final figures in an `engagement.ended`
  * receipt) and `GET /api/engagements/{id}/export` (everything about it, receipts with inclusion
  * proofs, JSON or a zip, checkable offline by `npm run verify`). A task left to finish that
- * ends unpaid after the end gets its escrow returned then (TaskService.onEnded). No tables: it changes engagements, escrows and
+ * ends unpaid after the end gets its escrow returned then (its `tasks.ended` reaction, src/reactions.ts). No tables: it changes engagements, escrows and
  * tasks through their areas' services, in one transaction with the rail and the receipt.
  */
 export const endingArea = defineArea({
@@ -36,7 +36,7 @@ export const endingArea = defineArea({
   ],
   mount(_app, ctx, use): EndingService {
     // a task of an ended engagement left to finish that fails, is canceled or rejected: its escrow goes back
-    use.tasks.onEnded((trx, task, actor) => returnAfterEnd({ ctx, ...use }, trx, task, actor))
+    ctx.reactions.on('tasks.ended', (trx, task, actor) => returnAfterEnd({ ctx, ...use }, trx, task, actor))
     return {
       endCanceling: (orgId, id, actor) => endEngagement({ ctx, ...use }, orgId, id, 'cancel', actor, 'en'),
     }

@@ -44,18 +44,21 @@ export type EngagementService = EngagementRecords &
 export const engagementsArea = defineArea({
   name: 'engagements',
   needs: ['catalogue', 'events', 'budgets', 'market', 'orgs', 'onboarding'],
-  mount: (_app, ctx, use): EngagementService => ({
-    ...engagementRecords(ctx, use),
-    ...escrowService(ctx, use.budgets),
-    ...engagementTerms(ctx),
-    ...revocationRecords(ctx),
-    end,
-  }),
-  routes(app, ctx, use) {
-    // budgets cannot need engagements (a cycle): they learn here whether an engagement is the organization's
-    use.budgets.engagementsWith(
+  mount(_app, ctx, use): EngagementService {
+    // budgets cannot need engagements (a cycle): they ask whether an engagement is the organization's
+    ctx.reactions.on(
+      'budgets.engagement',
       async (orgId, id) => (await store.engagementOf(ctx.db, orgId, id)) !== undefined,
     )
+    return {
+      ...engagementRecords(ctx, use),
+      ...escrowService(ctx, use.budgets),
+      ...engagementTerms(ctx),
+      ...revocationRecords(ctx),
+      end,
+    }
+  },
+  routes(app, ctx, use) {
     engagementRoutes(app, ctx, use.catalogue, use.events, use.budgets, use.market, use.onboarding)
     engagementConfigRoutes(app, ctx, use.events)
     engagementCapacityRoutes(app, ctx, use.events, use.market)

@@ -9,7 +9,6 @@ import {
   eraseFilesOf,
   type FileDeps,
   fileView,
-  type HoldCheck,
   rewrapDataKeys,
   shredExpired,
 } from './service.ts'
@@ -22,6 +21,7 @@ import {
 } from './store.ts'
 
 export type { FileRow } from './store.ts'
+export type { HoldCheck } from './service.ts'
 export { contentDisposition } from './names.ts'
 
 export interface FileService {
@@ -38,8 +38,6 @@ export interface FileService {
     skipEngagements: readonly string[],
     limit: number,
   ): Promise<string[]>
-  /** The retention area hands over its hold check, which DELETE then consults (it needs files; files cannot need it). */
-  holdWith(check: HoldCheck): void
   /** The organization's stored files of the engagement among `ids`, as rows (a task's files). */
   ofEngagement(orgId: string, engagementId: string, ids: string[]): Promise<FileRow[]>
   /** The stored file's row and its verified plaintext stream (404 `file_not_found` as GET /api/files/{id}). */
@@ -68,6 +66,7 @@ export const filesArea = defineArea({
       keys,
       files: new PgFileStore(ctx.db),
       limits: { fileBytes: ctx.config.files.maxBytes, orgBytes: ctx.config.files.orgMaxBytes },
+      hold: async (trx, orgId, engagementId) => ctx.reactions.one('files.hold')?.(trx, orgId, engagementId),
     }
     await dropStaleUploads(ctx.db, new Date(ctx.now().getTime() - STALE_UPLOAD_MS))
     // after a rotation: data keys sealed under a retired service key move to the current one
@@ -79,9 +78,6 @@ export const filesArea = defineArea({
       eraseOrg: (trx, caller) => eraseFilesOf(deps, trx, caller),
       shredExpired: (trx, orgId, actor, before, skip, limit) =>
         shredExpired(deps, trx, { orgId, actor }, before, skip, limit),
-      holdWith: (check) => {
-        deps.hold = check
-      },
       ofEngagement: (orgId, engagementId, ids) => storedOfEngagement(ctx.db, orgId, engagementId, ids),
       open: (orgId, id) => download(deps, orgId, id),
       listOf: async (orgId, engagementId) =>

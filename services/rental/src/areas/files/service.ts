@@ -18,7 +18,7 @@ export interface FileDeps {
   keys: KeyRing
   files: FileStore
   limits: { fileBytes: number; orgBytes: number }
-  /** Set by the retention area: a hold over the engagement stops DELETE. */
+  /** The retention area's `files.hold` reaction: a hold over the engagement stops DELETE. */
   hold?: HoldCheck
 }
 
@@ -246,7 +246,7 @@ async function* verifiedChunks(deps: FileDeps, row: FileRow, key: Buffer) {
     throw new Error(`the file ends after ${expected} of ${row.chunk_count} chunks`)
 }
 
-/** Whether a legal hold stands over an engagement's data (the retention area hands it over). */
+/** Whether a legal hold stands over an engagement's data (the retention area's `files.hold` reaction). */
 export type HoldCheck = (
   trx: RentalDb,
   orgId: string,

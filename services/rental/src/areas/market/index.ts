@@ -1,6 +1,6 @@
 import { publicAgent } from '@svc/kit/http/public-fetch'
 import { defineArea } from '../../context.ts'
-import type { ModelsOf } from '../models/index.ts'
+import { NO_MODELS } from '../../reactions.ts'
 import type { RentalDb } from '../../db.ts'
 import { checkCapacity, refreshCard } from './external.ts'
 import { marketRoutes } from './routes.ts'
@@ -36,8 +36,6 @@ export interface MarketService {
   listingConcurrencyOf(agentDid: string): Promise<number | null>
   /** Every published listing's agent (the models list reads their declarations). */
   listedAgents(): Promise<ListedAgent[]>
-  /** The models area's lookup of agents' declared models, given at its mount (listings show them). */
-  showModelsWith(modelsOf: ModelsOf): void
 }
 
 export interface ListedAgent {
@@ -65,7 +63,7 @@ export const marketArea = defineArea({
       catalogue: use.catalogue,
       onboarding: use.onboarding,
       fetchAgent,
-      models: { of: async () => new Map() },
+      models: { of: (dids) => ctx.reactions.one('models.of', NO_MODELS)(dids) },
     }
     return {
       deps,
@@ -82,9 +80,6 @@ export const marketArea = defineArea({
         return row?.availability === 'limited' ? row.max_concurrency : null
       },
       listedAgents: () => publishedAgents(ctx.db),
-      showModelsWith: (modelsOf) => {
-        deps.models.of = modelsOf
-      },
     }
   },
   routes(app, _ctx, use, own) {

@@ -23,7 +23,7 @@ export interface ModelService {
 /**
  * Models: what the listed agents' operators declare at the idp (its registry's agent profiles,
  * `declared_by: operator`), read over HTTP, kept a minute and then refreshed in the background.
- * The catalogue and the market show them through the hooks this area fills at mount. No table.
+ * The catalogue and the market show them through its `models.of` reaction (src/reactions.ts). No table.
  */
 export const modelsArea = defineArea({
   name: 'models',
@@ -33,8 +33,7 @@ export const modelsArea = defineArea({
     const declarations = new Declarations(ctx.topology.idp.url)
     state.set(ctx, { deps, declarations })
     const modelsOf: ModelsOf = (dids) => declarations.modelsOf(dids)
-    use.market.showModelsWith(modelsOf)
-    use.catalogue.showModelsWith(modelsOf)
+    ctx.reactions.on('models.of', modelsOf)
     return { list: (query) => listModels(deps, declarations, query), modelsOf }
   },
   routes(app, ctx) {

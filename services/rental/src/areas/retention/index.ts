@@ -38,9 +38,9 @@ export const retentionArea = defineArea({
   async mount(_app, ctx, use): Promise<RetentionService> {
     const deps: RetentionDeps = { ctx, ...use }
     // a file's DELETE consults the holds too
-    use.files.holdWith(async (trx, orgId, engagementId) => holdFor(trx, orgId, engagementId))
+    ctx.reactions.on('files.hold', async (trx, orgId, engagementId) => holdFor(trx, orgId, engagementId))
     // and so does the tasks' purge of outputs past RENTAL_OUTPUT_TTL_S
-    use.tasks.heldWith(async () => {
+    ctx.reactions.on('tasks.held', async () => {
       const holds = await allActiveHolds(ctx.db)
       return {
         orgs: holds.filter((h) => h.engagement_id === null).map((h) => h.org_id),

@@ -1,4 +1,5 @@
 import { inTransaction, type RentalDb } from '../../db.ts'
+import type { Reactions } from '../../reactions.ts'
 import type { EngagementConfig } from '../engagements/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
 import type { AgentAsks } from './dispatch.ts'
@@ -8,8 +9,8 @@ import { awaitInput, type TaskRow, taskById } from './store.ts'
 
 /**
  * Where tasks meet approvals (areas/approvals). The approvals area needs the tasks area (it moves
- * waiting tasks on), so tasks cannot `need` it back: the approvals area hands its gate to the
- * tasks area when it mounts (`TaskService.gateWith`). Every call runs in the task's transaction.
+ * waiting tasks on), so tasks cannot `need` it back: the approvals area reacts to `tasks.gate`
+ * (src/reactions.ts) when it mounts. Every call runs in the task's transaction.
  */
 export interface ApprovalGate {
   /** Whether the engagement's approval policy holds a new task at this price for a member's approval. */
@@ -28,8 +29,6 @@ export type TaskEndHook = (
   task: { id: string; orgId: string; engagementId: string | null; state: 'failed' | 'canceled' | 'rejected' },
   actor: Actor,
 ) => Promise<void>
-
-export const NO_END_HOOK: TaskEndHook = async () => {}
 
 export interface HeldTask {
   id: string
@@ -50,6 +49,17 @@ export const NO_APPROVALS: ApprovalGate = {
     throw new Error('the agent asked for input, and no approvals area can answer it')
   },
   taskEnded: async () => {},
+}
+
+/** The gate tasks call: the approvals area's `tasks.gate` reaction, read at each call (NO_APPROVALS without one). */
+export function reactingGate(reactions: Reactions): ApprovalGate {
+  const gate = () => reactions.one('tasks.gate', NO_APPROVALS)
+  return {
+    holds: (policy, priceFils) => gate().holds(policy, priceFils),
+    request: (trx, task) => gate().request(trx, task),
+    agentAsks: (trx, task, asks) => gate().agentAsks(trx, task, asks),
+    taskEnded: (trx, taskId, state, actor) => gate().taskEnded(trx, taskId, state, actor),
+  }
 }
 
 /** The agent asked: its working task waits in `input-required` on an approval, in one transaction. */

@@ -4,7 +4,7 @@ import { defineArea } from '../../context.ts'
 import type { RentalDb } from '../../db.ts'
 import { AgentCredentials } from './agent-credentials.ts'
 import { AgentDispatcher, type AgentReply } from './dispatch.ts'
-import { type ApprovalGate, moved, NO_APPROVALS, NO_END_HOOK, type TaskEndHook } from './gate.ts'
+import { moved, reactingGate } from './gate.ts'
 import { taskRoutes } from './routes.ts'
 
 /** A task's response schema, as every route shows a task (the trials' tasks too). */
@@ -18,7 +18,6 @@ import {
   createTask,
   type NewTask,
   type NewTrialTask,
-  type HeldScope,
   type TaskDeps,
   type TaskTransaction,
 } from './service.ts'
@@ -28,7 +27,8 @@ import { clearTexts, eraseTexts } from './retention-store.ts'
 import * as store from './store.ts'
 import * as measures from './measures-store.ts'
 export type { ExecutionRow, ExecutionSource } from './executions.ts'
-export type { TaskDeps } from './service.ts'
+export type { HeldScope, MessageMetadata, TaskDeps } from './service.ts'
+export type { ApprovalGate, HeldTask, TaskEndHook } from './gate.ts'
 export type { TaskView } from './views.ts'
 export { createTask, taskIdPage, terminal } from './service.ts'
 export { taskDetail } from './views.ts'
@@ -98,8 +98,6 @@ export interface TaskService {
     skipEngagements: readonly string[],
     limit: number,
   ): Promise<string[]>
-  /** The retention area hands over what legal holds cover: outputs there are not purged (RENTAL_OUTPUT_TTL_S). */
-  heldWith(held: HeldScope): void
   /** A keyset page of the organization's tasks and `also` sources' rows, newest first (GET /v1/executions). */
   executions(
     orgId: string,
@@ -109,12 +107,6 @@ export interface TaskService {
   ): ReturnType<typeof executionPage>
   /** The organization's tasks and spend since `since` (GET /v1/org's usage this month). */
   usageSince(orgId: string, since: Date): ReturnType<typeof usageSince>
-  /** The approvals area hands its gate over when it mounts (it needs tasks; tasks cannot need it). */
-  gateWith(gate: ApprovalGate): void
-  /** Adds to the message an agent gets for a task (connect: its tool-call credential; teams: its delegation credential). */
-  metadataWith(add: TaskDeps['messageMetadata'][number]): void
-  /** The ending area hands over what happens when an engagement's task ends unpaid (it needs tasks). */
-  onEnded(hook: TaskEndHook): void
   /** The task (any organization's) in `trx`, locked FOR UPDATE when asked. */
   taskById(trx: RentalDb, id: string, lock?: boolean): ReturnType<typeof store.taskById>
   /**
@@ -170,9 +162,13 @@ export const tasksArea = defineArea({
       ...ctx,
       ...services,
       dispatcher: new AgentDispatcher({ trusted, guarded: guard.fetch, credentials }),
-      approvals: NO_APPROVALS,
-      messageMetadata: [],
-      ended: NO_END_HOOK,
+      // what the areas that need tasks do for them (src/reactions.ts), read when a task runs
+      approvals: reactingGate(ctx.reactions),
+      held: async () => ctx.reactions.one('tasks.held')?.(),
+      messageMetadata: ctx.reactions.all('tasks.message'),
+      async ended(trx, task, actor) {
+        for (const react of ctx.reactions.all('tasks.ended')) await react(trx, task, actor)
+      },
       instance: randomUUID(),
     }
     const runner = await startTaskRunner(app, deps)
@@ -226,19 +222,7 @@ export const tasksArea = defineArea({
       executions: (orgId, filter, page, also) => executionPage(ctx.db, orgId, filter, page, also),
       usageSince: (orgId, since) => usageSince(ctx.db, orgId, since),
       clearTexts: (trx, orgId, before, skip, limit) => clearTexts(trx, orgId, before, skip, limit, ctx.now()),
-      heldWith: (held) => {
-        deps.held = held
-      },
-      gateWith: (gate) => {
-        deps.approvals = gate
-      },
       eraseTexts: (trx, orgId) => eraseTexts(trx, orgId, ctx.now()),
-      metadataWith: (add) => {
-        deps.messageMetadata.push(add)
-      },
-      onEnded: (hook) => {
-        deps.ended = hook
-      },
       taskById: (trx, id, lock) => store.taskById(trx, id, lock),
       async resume(trx, id, actor, reply) {
         const task = await store.resumeWaiting(trx, id)

@@ -31,13 +31,13 @@ export interface TaskDeps extends RentalContext {
   market: Pick<MarketService, 'checkCapacity'>
   /** The engagement's files a task hands its agent (file_ids). */
   files: Pick<FileService, 'ofEngagement' | 'open'>
-  /** The approvals area's gate (handed over when it mounts; none holds anything before). */
+  /** The approvals area's gate (its `tasks.gate` reaction; without it nothing is held). */
   approvals: ApprovalGate
-  /** What legal holds cover (handed over by the retention area; none before): their outputs are not purged. */
-  held?: HeldScope
-  /** More of the message's metadata for a task's run: the tool-call credential (areas/connect), a team task's delegation credential (areas/teams). */
-  messageMetadata: Array<(task: TaskRow) => Promise<Record<string, string> | undefined>>
-  /** Called in the task's transaction when an engagement's task fails, is canceled or rejected (areas/ending hands it over). */
+  /** What legal holds cover (the retention area's `tasks.held` reaction; undefined without it): their outputs are not purged. */
+  held: () => Promise<{ orgs: string[]; engagements: string[] } | undefined>
+  /** More of the message's metadata for a task's run (`tasks.message` reactions): the tool-call credential (areas/connect), a team task's delegation credential (areas/teams). */
+  messageMetadata: readonly MessageMetadata[]
+  /** Called in the task's transaction when an engagement's task fails, is canceled or rejected (`tasks.ended` reactions: areas/ending). */
   ended: TaskEndHook
   /** This process's id among the rental's instances: the owner of the task leases it holds. */
   instance: string
@@ -45,6 +45,9 @@ export interface TaskDeps extends RentalContext {
 
 /** The organizations and engagements legal holds cover now. */
 export type HeldScope = () => Promise<{ orgs: string[]; engagements: string[] }>
+
+/** More of the message an agent gets for a task: metadata to add, or undefined. */
+export type MessageMetadata = (task: TaskRow) => Promise<Record<string, string> | undefined>
 
 /** What a new task is: its engagement and text; async runs it by a job, sync waits for it a while. */
 export interface NewTask {

@@ -4,7 +4,7 @@ import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import type { SlaTeam } from '../engagements/bodies.ts'
 import type { Actor } from '../events/index.ts'
-import type { TaskService } from '../tasks/index.ts'
+import type { MessageMetadata } from '../tasks/index.ts'
 import { teamEvent, type TeamDeps } from './service.ts'
 import * as store from './store.ts'
 import type { HopRow, TeamRow } from './store.ts'
@@ -31,7 +31,7 @@ const delegationMetadata = (deps: TeamDeps, token: string, teamId: string) => ({
   svc_team_token: token,
 })
 
-type TaskRow = Parameters<Parameters<TaskService['metadataWith']>[0]>[0]
+type TaskRow = Parameters<MessageMetadata>[0]
 
 /**
  * The tasks area asks this before each A2A call of a task: a task of a team's engagement is a
