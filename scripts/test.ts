@@ -22,7 +22,7 @@ function findTests(path: string): string[] {
 }
 
 /**
- * The longest files start first (two run at a time), so that none is left running alone at the
+ * The longest files start first (three run at a time: TEST_CONCURRENCY), so that none is left running alone at the
  * end; the others keep their order. Measured with the spec reporter's per-file durations.
  */
 const LONGEST_FIRST = [
@@ -119,7 +119,7 @@ const child = spawn(
     pathToFileURL(join(root, run(preload))).href,
     '--test',
     '--test-reporter=spec',
-    `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`,
+    `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 3}`,
     ...files.map(run),
   ],
   { cwd: root, stdio: 'inherit', env: { LOG_LEVEL: 'error', ...process.env, NODE_ENV: 'test' } },
