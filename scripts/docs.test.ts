@@ -2,7 +2,8 @@
  * The documentation stays readable and self-contained: README.md at most 200 lines,
  * docs/architecture.md at most 400; no paragraph over 200 words in README.md or docs/**\/*.md
  * (docs/openapi aside); nothing points into ../shared (a clone does not have it); every relative
- * link names a file of the repository, and its #anchor a heading of that file.
+ * link names a file of the repository, and its #anchor a heading of that file; each service's
+ * document lists every area its app.ts mounts, and no area it does not have.
  */
 import assert from 'node:assert/strict'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
@@ -100,6 +101,31 @@ function links(file: string): { line: number; target: string }[] {
   return found
 }
 
+/** The area folders a service's app.ts imports an area from (`import { xArea } from './areas/x/index.ts'`). */
+function mountedAreas(service: string): string[] {
+  const app = readFileSync(join(root, 'services', service, 'src', 'app.ts'), 'utf8')
+  return [...app.matchAll(/import \{ \w+Area \} from '\.\/areas\/([\w-]+)\/index\.ts'/g)].map((m) => m[1]!)
+}
+
+/** The first column of the tables under a heading "Areas" or "The areas", when it is one `code` span. */
+function tabledNames(file: string): Set<string> {
+  const names = new Set<string>()
+  let underAreas = false
+  for (const line of lines(file)) {
+    if (isHeading(line)) underAreas = /^#+\s+(the )?areas$/i.test(line.trim())
+    const m = /^\|\s*`([\w-]+)`\s*\|/.exec(line)
+    if (underAreas && m) names.add(m[1]!)
+  }
+  return names
+}
+
+const SERVICE_DOCS = {
+  idp: 'docs/idp.md',
+  rental: 'docs/rental.md',
+  ledger: 'docs/ledger.md',
+  agents: 'docs/agents.md',
+}
+
 describe('the documentation', () => {
   it('README.md has at most 200 lines', () => {
     const n = lines('README.md').length
@@ -143,4 +169,18 @@ describe('the documentation', () => {
       }
     assert.deepEqual(broken, [])
   })
+
+  for (const [service, doc] of Object.entries(SERVICE_DOCS))
+    it(`${doc} lists every area services/${service}/src/app.ts mounts`, () => {
+      const mounted = mountedAreas(service)
+      assert.ok(mounted.length > 0, `no areas found in services/${service}/src/app.ts`)
+      const listed = tabledNames(doc)
+      const missing = mounted.filter((a) => !listed.has(a))
+      assert.deepEqual(missing, [], `add a row for each to the areas table of ${doc}`)
+      const folders = new Set(readdirSync(join(root, 'services', service, 'src', 'areas')))
+      const gone = [...listed].filter(
+        (a) => !folders.has(a) && /^[a-z0-9-]+$/.test(a) && !mounted.includes(a),
+      )
+      assert.deepEqual(gone, [], `${doc} lists areas services/${service}/src/areas/ does not have`)
+    })
 })
