@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import type { Part } from '@a2a-js/sdk'
-import { type FileRules, readFiles } from '../src/areas/agents/files.ts'
+import { type FileRules, readFiles } from '../../src/areas/agents/files.ts'
 
 const TEXT = 'A file the agent reads. It has two sentences.'
 const sha = (bytes: string | Buffer) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`

@@ -5,9 +5,9 @@ import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { type RunningService, startService } from '@svc/kit'
 import { request, testEnv } from '@svc/kit/testing'
-import { ledger } from '../src/app.ts'
-import type { LedgerConfig } from '../src/config.ts'
-import { append, newIssuer, signedReceipt, WRITER } from './helpers.ts'
+import { ledger } from '../../src/app.ts'
+import type { LedgerConfig } from '../../src/config.ts'
+import { append, newIssuer, signedReceipt, WRITER } from '../support/helpers.ts'
 
 const OTHER = 'other-writer-token-00000001'
 

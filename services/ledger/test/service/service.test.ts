@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { type RunningService, startService } from '@svc/kit'
 import { appliedMigrations, request, testEnv } from '@svc/kit/testing'
-import { ledger } from '../src/app.ts'
-import type { LedgerConfig } from '../src/config.ts'
+import { ledger } from '../../src/app.ts'
+import type { LedgerConfig } from '../../src/config.ts'
 
 describe('ledger service', () => {
   let service: RunningService<LedgerConfig>

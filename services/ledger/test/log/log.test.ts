@@ -9,9 +9,9 @@ import { leafHash, rootFromLeafHashes, verifyConsistency, verifyInclusion } from
 import { openNote, parseNote, signNote, verifierFromKey } from '@svc/trust/note'
 import { decodeEntryBundle } from '@svc/trust/tiles'
 import { cosignatureVerifierFromKey, cosignerFromKey, generateCosignerKey } from '@svc/trust/cosignature'
-import { ledger } from '../src/app.ts'
-import type { LedgerConfig } from '../src/config.ts'
-import { append, newIssuer, signedReceipt, WRITER, writerEnv } from './helpers.ts'
+import { ledger } from '../../src/app.ts'
+import type { LedgerConfig } from '../../src/config.ts'
+import { append, newIssuer, signedReceipt, WRITER, writerEnv } from '../support/helpers.ts'
 
 const witness = generateCosignerKey('witness.example/w1')
 

@@ -2,9 +2,9 @@ import { type RunningService, startService } from '@svc/kit'
 import { request, testEnv } from '@svc/kit/testing'
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client'
 import * as oidc from 'openid-client'
-import { idp } from '../../idp/src/app.ts'
-import type { IdpConfig } from '../../idp/src/config.ts'
-import { ADMIN, registerClient } from '../../idp/test/flow.ts'
+import { idp } from '../../../idp/src/app.ts'
+import type { IdpConfig } from '../../../idp/src/config.ts'
+import { ADMIN, registerClient } from '../../../idp/test/flow.ts'
 
 /** The real idp the agents trust (their IDP_URL), on a throwaway database. */
 export const startIdp = () =>

@@ -5,9 +5,9 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { type RunningService, repoRoot, startService } from '@svc/kit'
 import { request, tempFolder, testEnv } from '@svc/kit/testing'
-import { ledger } from '../src/app.ts'
-import type { LedgerConfig } from '../src/config.ts'
-import { append, newIssuer, signedReceipt, writerEnv } from './helpers.ts'
+import { ledger } from '../../src/app.ts'
+import type { LedgerConfig } from '../../src/config.ts'
+import { append, newIssuer, signedReceipt, writerEnv } from '../support/helpers.ts'
 
 /** `npm run verify -- FILE [--log-key KEY]`, offline: the ledger is not consulted. */
 function verify(bundle: unknown, ...args: string[]) {

@@ -6,9 +6,9 @@ import { after, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { openDatabase } from '@svc/kit'
 import { onPostgres, request, tempFolder } from '@svc/kit/testing'
-import { append, newIssuer, signedReceipt, writerEnv } from './helpers.ts'
+import { append, newIssuer, signedReceipt, writerEnv } from '../support/helpers.ts'
 
-const main = fileURLToPath(new URL('../src/main.ts', import.meta.url))
+const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
 
 /** The ledger as its own process, on data that outlives it: a PGlite directory or a PostgreSQL schema. */
 function launch(port: number, storage: Record<string, string>) {

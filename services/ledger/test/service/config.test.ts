@@ -3,7 +3,7 @@ import { describe, it } from 'node:test'
 import { ConfigError } from '@svc/kit'
 import { generateCosignerKey } from '@svc/trust/cosignature'
 import { generateNoteKey } from '@svc/trust/note'
-import { readLedgerConfig } from '../src/config.ts'
+import { readLedgerConfig } from '../../src/config.ts'
 
 const common = { nodeEnv: 'development' } as Parameters<typeof readLedgerConfig>[1]
 const production = { nodeEnv: 'production' } as Parameters<typeof readLedgerConfig>[1]

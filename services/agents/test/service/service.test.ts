@@ -2,10 +2,10 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { type RunningService, startService } from '@svc/kit'
 import { request, testEnv } from '@svc/kit/testing'
-import { agents } from '../src/app.ts'
-import { type AgentsConfig, readAgentsConfig } from '../src/config.ts'
-import { BoundedTaskStore } from '../src/areas/agents/task-store.ts'
-import { deriveAgentKey } from '../src/keys.ts'
+import { agents } from '../../src/app.ts'
+import { type AgentsConfig, readAgentsConfig } from '../../src/config.ts'
+import { BoundedTaskStore } from '../../src/areas/agents/task-store.ts'
+import { deriveAgentKey } from '../../src/keys.ts'
 
 describe('agents service', () => {
   let service: RunningService<AgentsConfig>

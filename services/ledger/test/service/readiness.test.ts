@@ -4,8 +4,8 @@ import { after, before, describe, it } from 'node:test'
 import { type RunningService, startService } from '@svc/kit'
 import { onPostgres, request, testEnv } from '@svc/kit/testing'
 import { sql } from 'kysely'
-import { ledger } from '../src/app.ts'
-import type { LedgerConfig } from '../src/config.ts'
+import { ledger } from '../../src/app.ts'
+import type { LedgerConfig } from '../../src/config.ts'
 
 /** A TCP hop in front of PostgreSQL that the test can cut, black-hole and restore. */
 class Hop {

@@ -3,9 +3,9 @@ import { after, before, describe, it } from 'node:test'
 import { type Database, Jobs, type RunningService, startService } from '@svc/kit'
 import { ReceiptWriter } from '@svc/kit/receipts/writer'
 import { freshDatabase, request, testEnv } from '@svc/kit/testing'
-import { ledger } from '../src/app.ts'
-import type { LedgerConfig } from '../src/config.ts'
-import { newIssuer, WRITER, writerEnv } from './helpers.ts'
+import { ledger } from '../../src/app.ts'
+import type { LedgerConfig } from '../../src/config.ts'
+import { newIssuer, WRITER, writerEnv } from '../support/helpers.ts'
 
 async function until<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs

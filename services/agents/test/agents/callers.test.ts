@@ -5,10 +5,10 @@ import { type Part, Role, type SendMessageRequest, type Task, TaskState } from '
 import type { Client } from '@a2a-js/sdk/client'
 import { type RunningService, startService } from '@svc/kit'
 import { request, testEnv } from '@svc/kit/testing'
-import type { IdpConfig } from '../../idp/src/config.ts'
-import { agents } from '../src/app.ts'
-import type { AgentsConfig } from '../src/config.ts'
-import { factoryWithToken, newCaller, registerResource, startIdp } from './callers.ts'
+import type { IdpConfig } from '../../../idp/src/config.ts'
+import { agents } from '../../src/app.ts'
+import type { AgentsConfig } from '../../src/config.ts'
+import { factoryWithToken, newCaller, registerResource, startIdp } from '../support/callers.ts'
 
 const text = (value: string): Part => ({
   content: { $case: 'text', value },

@@ -6,9 +6,9 @@ import { sweepBadInput } from '@svc/kit/testing/sweep/bad-input'
 import { assertNoUnknownFailures, BAD_INPUT_PROBLEMS } from '@svc/kit/testing/sweep/known-failures'
 import { fetchOperations, type Operation } from '@svc/kit/testing/sweep/operations'
 import { sweepParserErrors } from '@svc/kit/testing/sweep/parser'
-import { ledger } from '../src/app.ts'
-import type { LedgerConfig } from '../src/config.ts'
-import { newIssuer, signedReceipt, WRITER, writerEnv } from './helpers.ts'
+import { ledger } from '../../src/app.ts'
+import type { LedgerConfig } from '../../src/config.ts'
+import { newIssuer, signedReceipt, WRITER, writerEnv } from '../support/helpers.ts'
 
 /** The ledger's only credential is a writer token (its `writer` security scheme). */
 const writes = (op: Operation) => op.security.some((s) => s.includes('writer'))

@@ -4,9 +4,9 @@ import { type RunningService, startService } from '@svc/kit'
 import { request, testEnv } from '@svc/kit/testing'
 import { cosignatureVerifierFromKey } from '@svc/trust/cosignature'
 import { generateNoteKey, openNote, verifierFromKey } from '@svc/trust/note'
-import { idp } from '../../idp/src/app.ts'
-import { ledger } from '../src/app.ts'
-import { append, newIssuer, signedReceipt, writerEnv } from './helpers.ts'
+import { idp } from '../../../idp/src/app.ts'
+import { ledger } from '../../src/app.ts'
+import { append, newIssuer, signedReceipt, writerEnv } from '../support/helpers.ts'
 
 const ORIGIN = 'ledger.witnessed.test'
 

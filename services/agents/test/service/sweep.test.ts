@@ -6,10 +6,10 @@ import { sweepBadInput } from '@svc/kit/testing/sweep/bad-input'
 import { assertNoUnknownFailures, BAD_INPUT_PROBLEMS } from '@svc/kit/testing/sweep/known-failures'
 import { fetchOperations, type Operation } from '@svc/kit/testing/sweep/operations'
 import { sweepParserErrors } from '@svc/kit/testing/sweep/parser'
-import { agents } from '../src/app.ts'
-import type { AgentsConfig } from '../src/config.ts'
-import type { IdpConfig } from '../../idp/src/config.ts'
-import { newCaller, registerResource, startIdp } from './callers.ts'
+import { agents } from '../../src/app.ts'
+import type { AgentsConfig } from '../../src/config.ts'
+import type { IdpConfig } from '../../../idp/src/config.ts'
+import { newCaller, registerResource, startIdp } from '../support/callers.ts'
 
 describe('agents: the bad-input sweep over every operation of /openapi.json', () => {
   let idpService: RunningService<IdpConfig>
