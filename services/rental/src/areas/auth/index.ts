@@ -1,4 +1,5 @@
 import { defineArea } from '../../context.ts'
+import { provideSessionChecks } from '../../http/session.ts'
 import type { RentalDb } from '../../db.ts'
 import { endSessionsOf, eraseSessionsOf } from './store.ts'
 import { IdpLink } from './idp-link.ts'
@@ -23,6 +24,7 @@ export const authArea = defineArea({
   name: 'auth',
   needs: ['orgs'],
   mount(app, ctx): AuthService {
+    provideSessionChecks(app, ctx.sessions)
     const link = new IdpLink({
       db: ctx.db,
       sealer: ctx.sealer,

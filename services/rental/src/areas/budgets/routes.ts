@@ -1,9 +1,6 @@
 import { type App, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
-import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
-import { Nullable } from '../engagements/schemas.ts'
 import { actorOfRequest } from '../events/index.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
 import {
   type BudgetDeps,
   budgetDetail,
@@ -13,6 +10,7 @@ import {
   MAX_FILS,
   updateBudget,
 } from './service.ts'
+import { Nullable, orgOf, route } from '../../http/index.ts'
 
 const Money = Type.Object({
   amount_fils: Type.Integer(),
@@ -53,19 +51,16 @@ const Lang = Type.Object(LangProp)
 const localeOf = moneyLocaleOf
 
 export function budgetRoutes(app: App, deps: BudgetDeps) {
-  const { sessions } = deps
   const tags = ['budgets']
   app.post(
     '/api/budgets',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('budgets:write'),
+      ...route.csrf('budgets:write'),
       schema: {
         summary: 'A budget: a cap on spend per period for the organization, an engagement or an agent',
         description:
           'Escrows made past the limit (hiring, tasks) are refused with 402 `budget_exceeded`. Spend counts from the budget’s creation.',
         tags,
-        security: CSRF_SECURITY,
         querystring: Lang,
         body: Type.Object(
           {
@@ -95,12 +90,10 @@ export function budgetRoutes(app: App, deps: BudgetDeps) {
   app.get(
     '/api/budgets',
     {
-      ...sessions.session,
-      ...can('money:read'),
+      ...route.session('money:read'),
       schema: {
         summary: 'The organization’s budgets, oldest first, with what is spent and left',
         tags,
-        security: SESSION_SECURITY,
         querystring: Type.Object({ ...pageQuery().properties, ...LangProp }),
         response: {
           200: Type.Object({
@@ -117,12 +110,10 @@ export function budgetRoutes(app: App, deps: BudgetDeps) {
   app.get(
     '/api/budgets/:id',
     {
-      ...sessions.session,
-      ...can('money:read'),
+      ...route.session('money:read'),
       schema: {
         summary: 'A budget: its limit, spend and what is left in the period, the thresholds crossed',
         tags,
-        security: SESSION_SECURITY,
         params: BudgetId,
         querystring: Lang,
         response: { 200: Budget },
@@ -133,12 +124,10 @@ export function budgetRoutes(app: App, deps: BudgetDeps) {
   app.post(
     '/api/budgets/:id',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('budgets:write'),
+      ...route.csrf('budgets:write'),
       schema: {
         summary: 'Changes a budget’s limit, thresholds or name (the spend so far stays)',
         tags,
-        security: CSRF_SECURITY,
         params: BudgetId,
         querystring: Lang,
         body: Type.Object(
@@ -165,12 +154,10 @@ export function budgetRoutes(app: App, deps: BudgetDeps) {
   app.delete(
     '/api/budgets/:id',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('budgets:write'),
+      ...route.csrf('budgets:write'),
       schema: {
         summary: 'Deletes a budget: it caps nothing more, and it is not found afterwards',
         tags,
-        security: CSRF_SECURITY,
         params: BudgetId,
         response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }) },
       },

@@ -2,10 +2,7 @@ import { type App, IdempotencyKeyHeader, moneyLocaleOf, pageOf, pageQuery } from
 import type { FastifyRequest } from 'fastify'
 import { type TSchema, Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
-import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
-import { Id, Nullable, Params } from '../engagements/schemas.ts'
 import { actorOfRequest, operatorActor } from '../events/index.ts'
-import { can, idempotent, orgOf } from '../orgs/permissions.ts'
 import {
   type Caller,
   type DisputeDeps,
@@ -16,6 +13,7 @@ import {
   respondDispute,
   withdrawDispute,
 } from './service.ts'
+import { Id, idempotent, Nullable, orgOf, Params, route, sessionOf } from '../../http/index.ts'
 
 const Money = Type.Object({ amount_fils: Type.Integer(), currency: Type.String(), display: Type.String() })
 const Lang = Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')]))
@@ -71,7 +69,6 @@ const Dispute = Type.Object({
 
 /** Disputes: opened by the client, answered by the provider, resolved by an operator, or withdrawn. */
 export function disputeRoutes(app: App, ctx: RentalContext, deps: DisputeDeps) {
-  const { sessions } = ctx
   const tags = ['disputes']
   const callerOf = (request: FastifyRequest): Caller => {
     const operator = deps.orgs.isOperator(sessionOf(request))
@@ -82,12 +79,10 @@ export function disputeRoutes(app: App, ctx: RentalContext, deps: DisputeDeps) {
     }
   }
   const write = (summary: string, body: TSchema, params = true) => ({
-    ...sessions.sessionAndCsrf,
-    ...can('disputes:write'),
+    ...route.csrf('disputes:write'),
     schema: {
       summary,
       tags,
-      security: CSRF_SECURITY,
       ...(params ? { params: Params } : {}),
       body,
       response: { [params ? 200 : 201]: Dispute },
@@ -125,13 +120,11 @@ export function disputeRoutes(app: App, ctx: RentalContext, deps: DisputeDeps) {
   app.get(
     '/api/disputes',
     {
-      ...sessions.session,
-      ...can('money:read'),
+      ...route.session('money:read'),
       schema: {
         summary:
           'The organization’s disputes and those about agents it provides (an operator: all), newest first',
         tags,
-        security: SESSION_SECURITY,
         querystring: Type.Object({ ...pageQuery().properties, lang: Lang }, { additionalProperties: false }),
         response: {
           200: Type.Object({
@@ -149,12 +142,10 @@ export function disputeRoutes(app: App, ctx: RentalContext, deps: DisputeDeps) {
   app.get(
     '/api/disputes/:id',
     {
-      ...sessions.session,
-      ...can('money:read'),
+      ...route.session('money:read'),
       schema: {
         summary: 'A dispute (its client, its provider or an operator)',
         tags,
-        security: SESSION_SECURITY,
         params: Params,
         querystring: Type.Object({ lang: Lang }, { additionalProperties: false }),
         response: { 200: Dispute },

@@ -2,13 +2,11 @@ import { type App, moneyLocaleOf } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
-import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
 import { actorOfRequest } from '../events/index.ts'
-import { Params } from '../engagements/schemas.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
 import { engagementExport, type ExportDeps } from './export.ts'
 import { exportZip } from './zip.ts'
 import { type EndDeps, endEngagement } from './service.ts'
+import { orgOf, Params, route } from '../../http/index.ts'
 
 const Money = Type.Object({ amount_fils: Type.Integer(), currency: Type.String(), display: Type.String() })
 const Outcome = Type.Union([
@@ -56,13 +54,11 @@ const EndAnswer = Type.Object({
 })
 
 export function endingRoutes(app: App, ctx: RentalContext, deps: EndDeps & ExportDeps) {
-  const { sessions } = ctx
   const tags = ['engagements']
   app.post(
     '/api/engagements/:id/end',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('engagements:write'),
+      ...route.csrf('engagements:write'),
       // the body is optional: none is `{}` (running: finish)
       preValidation: async (request: FastifyRequest) => {
         request.body ??= {}
@@ -71,7 +67,6 @@ export function endingRoutes(app: App, ctx: RentalContext, deps: EndDeps & Expor
         summary:
           'Ends the engagement: no new tasks, running ones finished or canceled, unused escrows returned to the wallet, an engagement.ended receipt',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
         querystring: Type.Object(
           { lang: Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')])) },
@@ -97,13 +92,11 @@ export function endingRoutes(app: App, ctx: RentalContext, deps: EndDeps & Expor
   app.get(
     '/api/engagements/:id/export',
     {
-      ...sessions.session,
-      ...can('engagements:read'),
+      ...route.session('engagements:read'),
       schema: {
         summary:
           'Everything about the engagement: SLA and signatures, addenda, escrows, tasks, statement lines, invoices and credit notes, refunds, disputes, ratings, files list, receipts with inclusion proofs (npm run verify checks them offline); JSON, or a zip with ?format=zip or Accept: application/zip',
         tags,
-        security: SESSION_SECURITY,
         params: Params,
         querystring: Type.Object(
           { format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('zip')])) },

@@ -2,7 +2,6 @@ import type { App } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { actorOfRequest, tokenActor } from '../events/index.ts'
-import { membershipOf, orgOf } from '../orgs/permissions.ts'
 import { TENANT_READ_SECURITY, TENANT_WRITE_SECURITY, type TenantAuth } from '../tenant/auth.ts'
 import {
   ARCHIVE_DAYS,
@@ -12,6 +11,7 @@ import {
   exportStatus,
   startExport,
 } from './service.ts'
+import { membershipOf, orgOf } from '../../http/index.ts'
 
 const tags = ['tenant']
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()])

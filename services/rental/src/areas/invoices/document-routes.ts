@@ -1,11 +1,9 @@
 import { type App, moneyLocaleOf, type MoneyLocale, type Page, pageOf, pageQuery } from '@svc/kit'
 import { type TSchema, Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
-import { SESSION_SECURITY } from '../auth/hooks.ts'
-import { Nullable, Params } from '../engagements/schemas.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
 import { DOCUMENT_CSP } from './document.ts'
 import type { InvoiceDeps } from './service.ts'
+import { Nullable, orgOf, Params, route } from '../../http/index.ts'
 
 export const Money = Type.Object({
   amount_fils: Type.Integer(),
@@ -68,17 +66,14 @@ export function documentReadRoutes<V extends { number: string }>(
   deps: InvoiceDeps,
   kind: DocumentRoutes<V>,
 ) {
-  const { sessions } = ctx
   const tags = ['invoices']
   app.get(
     kind.path,
     {
-      ...sessions.session,
-      ...can('money:read'),
+      ...route.session('money:read'),
       schema: {
         summary: kind.listSummary,
         tags,
-        security: SESSION_SECURITY,
         querystring: Type.Object({ ...pageQuery().properties, lang: Lang }, { additionalProperties: false }),
         response: {
           200: Type.Object({
@@ -101,12 +96,10 @@ export function documentReadRoutes<V extends { number: string }>(
   app.get(
     `${kind.path}/:id`,
     {
-      ...sessions.session,
-      ...can('money:read'),
+      ...route.session('money:read'),
       schema: {
         summary: kind.oneSummary,
         tags,
-        security: SESSION_SECURITY,
         params: Params,
         querystring: Type.Object(
           {

@@ -1,12 +1,9 @@
 import { type App, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
 import { DeclaredModel } from '../models/index.ts'
-import { Nullable } from '../engagements/schemas.ts'
 import { actorOfRequest, operatorActor } from '../events/index.ts'
 import type { OrgService } from '../orgs/index.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
 import {
   changeAvailability,
   listingDetail,
@@ -18,6 +15,7 @@ import {
   withModels,
 } from './service.ts'
 import { publishExternal } from './external.ts'
+import { Nullable, orgOf, route, sessionOf } from '../../http/index.ts'
 
 const Money = Type.Object({
   amount_fils: Type.Integer(),
@@ -102,7 +100,6 @@ const Terms = {
 }
 
 export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 'isOperator'>) {
-  const { sessions } = deps
   const tags = ['market']
   const publisher = (request: FastifyRequest): Publisher => ({
     orgId: orgOf(request),
@@ -115,15 +112,13 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
   app.post(
     '/api/market/listings',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('market:write'),
+      ...route.csrf('market:write'),
       schema: {
         summary:
           'Publishes a listing of one of the organization’s agents (again for the same agent: updates it)',
         description:
           'The organization must provide the agent (403 otherwise); operators publish for the platform’s built-in agents (org_platform).',
         tags,
-        security: CSRF_SECURITY,
         querystring: Lang,
         body: Type.Object(
           {
@@ -148,15 +143,13 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
   app.post(
     '/api/market/listings/external',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('market:write'),
+      ...route.csrf('market:write'),
       schema: {
         summary:
           'Publishes an external A2A agent named by URL (again for the same agent: updates it, re-reading its card)',
         description:
           'The rental fetches the A2A 1.0 agent card (`url` itself when it ends in /.well-known/agent-card.json, else that path under it; https and public addresses only outside development; 64 KiB, 5 s, 3 redirects), validates it, verifies its JWS signatures (key by `jku` and `kid`), and lists the agent with the card’s SHA-256; the agent is then hired and run as the built-in ones. The card must name the agent’s did:key (extension urn:svc:a2a:agent-result:v1) and a JSON-RPC 1.0 interface. A card that cannot be fetched, is not a valid card, or whose signature does not verify: 422.',
         tags,
-        security: CSRF_SECURITY,
         querystring: Lang,
         body: Type.Object(
           {
@@ -191,14 +184,12 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
   app.get(
     '/api/market/listings',
     {
-      ...sessions.session,
-      ...can('market:read'),
+      ...route.session('market:read'),
       schema: {
         summary: 'Searches the published listings, ranked',
         description:
           '`q`: full-text search over title, skills and description (websearch syntax; a title match ranks above a description match).',
         tags,
-        security: SESSION_SECURITY,
         querystring: Type.Object(
           {
             ...pageQuery().properties,
@@ -249,12 +240,10 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
   app.get(
     '/api/market/listings/:id',
     {
-      ...sessions.session,
-      ...can('market:read'),
+      ...route.session('market:read'),
       schema: {
         summary: 'A published listing',
         tags,
-        security: SESSION_SECURITY,
         params: ListingId,
         querystring: Lang,
         response: { 200: Listing },
@@ -270,15 +259,13 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
   app.post(
     '/api/market/listings/:id/availability',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('market:write'),
+      ...route.csrf('market:write'),
       schema: {
         summary:
           'Sets a listing’s availability: available, limited (a concurrency cap), unavailable (until a time, or until changed) or unpublished (off the market)',
         description:
           'Hiring the agent of an unavailable or unpublished listing is 409 `listing_unavailable`; a limited listing’s agent takes a new task only while fewer than `max_concurrency` of its tasks run (429 `listing_at_capacity`). Unpublished: left out of search and /market, read only by its organization; publishing it again (or setting another state) puts it back. Another organization’s listing: 404.',
         tags,
-        security: CSRF_SECURITY,
         params: ListingId,
         querystring: Lang,
         body: Type.Union([

@@ -3,11 +3,10 @@ import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { inTransaction } from '../../db.ts'
 import { CATALOGUES, type Lang } from '../public/i18n.ts'
-import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
 import { actorOfRequest } from '../events/index.ts'
-import { membershipOf } from './permissions.ts'
 import type { OrgRouteDeps } from './routes.ts'
 import { setLocaleIfChanged } from './store.ts'
+import { membershipOf, route } from '../../http/index.ts'
 
 const LangSchema = Type.Union([Type.Literal('en'), Type.Literal('ar')])
 const Locale = Type.Object({
@@ -46,11 +45,10 @@ export function localeRoutes(app: App, deps: OrgRouteDeps) {
   app.get(
     '/api/locale',
     {
-      ...deps.sessions.session,
+      ...route.session(),
       schema: {
         summary: 'The member’s language: the one chosen, else Accept-Language’s, else English',
         tags,
-        security: SESSION_SECURITY,
         response: { 200: Locale },
       },
     },
@@ -59,11 +57,10 @@ export function localeRoutes(app: App, deps: OrgRouteDeps) {
   app.post(
     '/api/locale',
     {
-      ...deps.sessions.sessionAndCsrf,
+      ...route.csrf(),
       schema: {
         summary: 'Chooses the member’s language (en, ar): console, errors and amounts follow it',
         tags,
-        security: CSRF_SECURITY,
         body: Type.Object({ locale: LangSchema }, { additionalProperties: false }),
         response: { 200: Locale },
       },

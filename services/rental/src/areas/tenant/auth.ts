@@ -2,9 +2,9 @@ import type { FastifyRequest } from 'fastify'
 import { rentalError } from '../../errors.ts'
 import type { ConsoleSessions } from '../auth/hooks.ts'
 import { tokenActor } from '../events/index.ts'
-import type { Permission } from '../orgs/permissions.ts'
 import type { TokenService } from '../tokens/index.ts'
 import type { VerifiedApiToken } from '../tokens/service.ts'
+import type { Permission } from '../../http/index.ts'
 
 /** OpenAPI security of /v1 reads and writes: the console session (with CSRF on writes) or an organization key. */
 type Security = Array<Record<string, string[]>>
@@ -53,8 +53,8 @@ export function tenantAuth(tokens: TokenService, sessions: ConsoleSessions) {
       if (write) request.auditCaller = { actor: tokenActor(key.id, request), orgId: key.owner }
       return
     }
-    await sessions.requireSession(request)
-    if (write) await sessions.requireCsrf(request)
+    await sessions.checkSession(request)
+    if (write) await sessions.checkCsrf(request)
   }
   const read = hook(false)
   const write = hook(true)
