@@ -1,4 +1,4 @@
-import { type App, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
+import { type App, DisplayedMoney, Fils, LangQuery, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
 import { actorOfRequest } from '../events/index.ts'
 import {
@@ -12,12 +12,6 @@ import {
 } from './service.ts'
 import { Nullable, orgOf, route } from '../../http/index.ts'
 
-const Money = Type.Object({
-  amount_fils: Type.Integer(),
-  currency: Type.String(),
-  display: Type.String({ description: 'formatted for a person, in the request’s language' }),
-})
-
 const Budget = Type.Object({
   id: Type.String(),
   name: Nullable(Type.String()),
@@ -29,24 +23,23 @@ const Budget = Type.Object({
   }),
   period_start: Type.String({ description: 'the period shown (the current month; a custom one’s own)' }),
   period_end: Type.String({ description: 'exclusive' }),
-  limit: Money,
-  spent: Money,
-  left: Money,
+  limit: DisplayedMoney,
+  spent: DisplayedMoney,
+  left: DisplayedMoney,
   thresholds: Type.Array(Type.Integer()),
   thresholds_crossed: Type.Array(Type.Integer(), { description: 'in the period shown' }),
   created_at: Type.String(),
   updated_at: Type.String(),
 })
 
-const LimitFils = Type.Integer({ minimum: 1, maximum: MAX_FILS, description: 'positive, at most 2^53-1' })
+const LimitFils = Fils({ maximum: MAX_FILS, description: 'positive, at most 2^53-1' })
 const Thresholds = Type.Array(Type.Integer({ minimum: 1, maximum: 100 }), {
   maxItems: 10,
   description: 'percentages of the limit announced once per period as `budget.threshold`',
 })
 const Name = Type.String({ minLength: 1, maxLength: 200 })
 const BudgetId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
-const LangProp = { lang: Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')])) }
-const Lang = Type.Object(LangProp)
+const Lang = LangQuery()
 
 const localeOf = moneyLocaleOf
 
@@ -94,7 +87,7 @@ export function budgetRoutes(app: App, deps: BudgetDeps) {
       schema: {
         summary: 'The organization’s budgets, oldest first, with what is spent and left',
         tags,
-        querystring: Type.Object({ ...pageQuery().properties, ...LangProp }),
+        querystring: Type.Object({ ...pageQuery().properties, ...LangQuery().properties }),
         response: {
           200: Type.Object({
             budgets: Type.Array(Budget),

@@ -1,4 +1,13 @@
-import { type App, IdempotencyKeyHeader, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
+import {
+  type App,
+  Fils,
+  IdempotencyKeyHeader,
+  LangQuery,
+  Money,
+  moneyLocaleOf,
+  pageOf,
+  pageQuery,
+} from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { type TSchema, Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
@@ -15,9 +24,6 @@ import {
 } from './service.ts'
 import { Id, idempotent, Nullable, orgOf, Params, route, sessionOf } from '../../http/index.ts'
 
-const Money = Type.Object({ amount_fils: Type.Integer(), currency: Type.String(), display: Type.String() })
-const Lang = Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')]))
-const Fils = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })
 const Text = Type.String({ minLength: 1, maxLength: 2000 })
 const LeafHash = Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$', description: 'base64 RFC 9162 leaf hash' })
 const EvidenceIn = Type.Object(
@@ -94,7 +100,7 @@ export function disputeRoutes(app: App, ctx: RentalContext, deps: DisputeDeps) {
       {
         task_id: Type.Optional(Id),
         engagement_id: Type.Optional(Id),
-        amount_fils: Fils,
+        amount_fils: Fils(),
         reason: Text,
         evidence: Type.Optional(EvidenceIn),
       },
@@ -125,7 +131,10 @@ export function disputeRoutes(app: App, ctx: RentalContext, deps: DisputeDeps) {
         summary:
           'The organization’s disputes and those about agents it provides (an operator: all), newest first',
         tags,
-        querystring: Type.Object({ ...pageQuery().properties, lang: Lang }, { additionalProperties: false }),
+        querystring: Type.Object(
+          { ...pageQuery().properties, ...LangQuery().properties },
+          { additionalProperties: false },
+        ),
         response: {
           200: Type.Object({
             disputes: Type.Array(Dispute),
@@ -147,7 +156,7 @@ export function disputeRoutes(app: App, ctx: RentalContext, deps: DisputeDeps) {
         summary: 'A dispute (its client, its provider or an operator)',
         tags,
         params: Params,
-        querystring: Type.Object({ lang: Lang }, { additionalProperties: false }),
+        querystring: LangQuery({ additionalProperties: false }),
         response: { 200: Dispute },
       },
     },
@@ -168,7 +177,7 @@ export function disputeRoutes(app: App, ctx: RentalContext, deps: DisputeDeps) {
     write(
       'An operator resolves an open or responded dispute once: client (refunded), provider (released) or split',
       Type.Object(
-        { outcome: Outcome, client_fils: Type.Optional(Fils), provider_fils: Type.Optional(Fils) },
+        { outcome: Outcome, client_fils: Type.Optional(Fils()), provider_fils: Type.Optional(Fils()) },
         { additionalProperties: false },
       ),
     ),

@@ -1,4 +1,4 @@
-import { type App, moneyLocaleOf } from '@svc/kit'
+import { type App, LangQuery, Money, moneyLocaleOf } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
@@ -8,7 +8,6 @@ import { exportZip } from './zip.ts'
 import { type EndDeps, endEngagement } from './service.ts'
 import { orgOf, Params, route } from '../../http/index.ts'
 
-const Money = Type.Object({ amount_fils: Type.Integer(), currency: Type.String(), display: Type.String() })
 const Outcome = Type.Union([
   Type.Literal('released'),
   Type.Literal('pending_release'),
@@ -68,10 +67,7 @@ export function endingRoutes(app: App, ctx: RentalContext, deps: EndDeps & Expor
           'Ends the engagement: no new tasks, running ones finished or canceled, unused escrows returned to the wallet, an engagement.ended receipt',
         tags,
         params: Params,
-        querystring: Type.Object(
-          { lang: Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')])) },
-          { additionalProperties: false },
-        ),
+        querystring: Type.Object(LangQuery().properties, { additionalProperties: false }),
         body: Type.Object(
           { running: Type.Optional(Type.Union([Type.Literal('finish'), Type.Literal('cancel')])) },
           { additionalProperties: false },

@@ -1,4 +1,4 @@
-import { type App, IdempotencyKeyHeader, moneyLocaleOf } from '@svc/kit'
+import { type App, Fils, IdempotencyKeyHeader, LangQuery, Money, moneyLocaleOf } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
 import { actorOfRequest, operatorActor } from '../events/index.ts'
@@ -7,9 +7,6 @@ import { PRICING, quote } from './quote.ts'
 import { buyPolicy, fileClaim, type InsuranceDeps, policyOf } from './service.ts'
 import { Id, idempotent, Nullable, orgOf, Params, route, sessionOf } from '../../http/index.ts'
 
-const Money = Type.Object({ amount_fils: Type.Integer(), currency: Type.String(), display: Type.String() })
-const Lang = Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')]))
-const Fils = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })
 const Covered = Type.Union([
   Type.Literal('failed_task'),
   Type.Literal('sla_breach'),
@@ -85,11 +82,11 @@ export function insuranceRoutes(app: App, ctx: RentalContext, deps: InsuranceDep
           'Declined with 409 coverage_declined, said in words, when nothing is at risk, the agent is the organization’s own, the cover would be worth no more than its premium, or the platform’s insurance funds cannot back it. A coverage_fils above the money at risk is 400 coverage_above_risk.',
         tags,
         params: Params,
-        querystring: Type.Object({ lang: Lang }, { additionalProperties: false }),
+        querystring: LangQuery({ additionalProperties: false }),
         body: Type.Object(
           {
             covers: Type.Optional(Type.Array(Quotable, { minItems: 1, maxItems: 2, uniqueItems: true })),
-            coverage_fils: Type.Optional(Fils),
+            coverage_fils: Type.Optional(Fils()),
             days: Type.Optional(
               Type.Integer({ minimum: 1, maximum: 366, description: `default ${PRICING.defaultDays}` }),
             ),
@@ -160,7 +157,7 @@ export function insuranceRoutes(app: App, ctx: RentalContext, deps: InsuranceDep
           'The engagement’s policy (its latest), what is left of its coverage, and its claims with their states',
         tags,
         params: Params,
-        querystring: Type.Object({ lang: Lang }, { additionalProperties: false }),
+        querystring: LangQuery({ additionalProperties: false }),
         response: { 200: Policy },
       },
     },
@@ -181,7 +178,7 @@ export function insuranceRoutes(app: App, ctx: RentalContext, deps: InsuranceDep
         body: Type.Object(
           {
             type: Covered,
-            amount_fils: Type.Optional(Fils),
+            amount_fils: Type.Optional(Fils()),
             task_id: Type.Optional(Id),
             event_id: Type.Optional(Id),
             incident_id: Type.Optional(Id),
@@ -207,7 +204,7 @@ export function insuranceRoutes(app: App, ctx: RentalContext, deps: InsuranceDep
         summary:
           'An operator: the insurance pool and the platform’s reserve, the coverage sold and still owed, what is left to back new cover, and the fees',
         tags,
-        querystring: Type.Object({ lang: Lang }, { additionalProperties: false }),
+        querystring: LangQuery({ additionalProperties: false }),
         response: { 200: Funds },
       },
     },
@@ -228,8 +225,8 @@ export function insuranceRoutes(app: App, ctx: RentalContext, deps: InsuranceDep
         description: 'Idempotent with an Idempotency-Key: a replay moves nothing more.',
         tags,
         headers: IdempotencyKeyHeader,
-        querystring: Type.Object({ lang: Lang }, { additionalProperties: false }),
-        body: Type.Object({ amount_fils: Fils }, { additionalProperties: false }),
+        querystring: LangQuery({ additionalProperties: false }),
+        body: Type.Object({ amount_fils: Fils() }, { additionalProperties: false }),
         response: { 201: Type.Object({ transfer_id: Type.String(), funds: Funds }) },
       },
     },

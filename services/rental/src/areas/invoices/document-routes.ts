@@ -1,16 +1,19 @@
-import { type App, moneyLocaleOf, type MoneyLocale, type Page, pageOf, pageQuery } from '@svc/kit'
+import {
+  type App,
+  Lang,
+  LangQuery,
+  Money,
+  type MoneyLocale,
+  moneyLocaleOf,
+  type Page,
+  pageOf,
+  pageQuery,
+} from '@svc/kit'
 import { type TSchema, Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
 import { DOCUMENT_CSP } from './document.ts'
 import type { InvoiceDeps } from './service.ts'
 import { Nullable, orgOf, Params, route } from '../../http/index.ts'
-
-export const Money = Type.Object({
-  amount_fils: Type.Integer(),
-  currency: Type.String(),
-  display: Type.String(),
-})
-export const Lang = Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')]))
 
 /** What a line of an invoice or a credit note starts with: the escrow it is for and what that was. */
 export const LINE_HEAD = {
@@ -74,7 +77,10 @@ export function documentReadRoutes<V extends { number: string }>(
       schema: {
         summary: kind.listSummary,
         tags,
-        querystring: Type.Object({ ...pageQuery().properties, lang: Lang }, { additionalProperties: false }),
+        querystring: Type.Object(
+          { ...pageQuery().properties, ...LangQuery().properties },
+          { additionalProperties: false },
+        ),
         response: {
           200: Type.Object({
             [kind.listKey]: Type.Array(kind.schema),
@@ -106,7 +112,7 @@ export function documentReadRoutes<V extends { number: string }>(
             format: Type.Optional(
               Type.Union([Type.Literal('json'), Type.Literal('html'), Type.Literal('pdf')]),
             ),
-            lang: Lang,
+            lang: Type.Optional(Lang()),
           },
           { additionalProperties: false },
         ),

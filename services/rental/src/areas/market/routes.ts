@@ -1,4 +1,4 @@
-import { type App, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
+import { type App, DisplayedMoney, Fils, LangQuery, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { DeclaredModel } from '../models/index.ts'
@@ -17,11 +17,6 @@ import {
 import { publishExternal } from './external.ts'
 import { Nullable, orgOf, route, sessionOf } from '../../http/index.ts'
 
-const Money = Type.Object({
-  amount_fils: Type.Integer(),
-  currency: Type.String(),
-  display: Type.String({ description: 'formatted for a person, in the request’s language' }),
-})
 const State = Type.Union([Type.Literal('available'), Type.Literal('limited'), Type.Literal('unavailable')])
 const ListedState = Type.Union([...State.anyOf, Type.Literal('unpublished')])
 
@@ -36,8 +31,8 @@ const Listing = Type.Object({
   skills: Type.Array(Type.String()),
   tags: Type.Array(Type.String()),
   languages: Type.Array(Type.String()),
-  price: Money,
-  package_price: Nullable(Money),
+  price: DisplayedMoney,
+  package_price: Nullable(DisplayedMoney),
   sla: Type.Record(Type.String(), Type.Unknown()),
   availability: Type.Object({
     state: ListedState,
@@ -70,11 +65,9 @@ const Listing = Type.Object({
   updated_at: Type.String(),
 })
 
-const Fils = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_FILS, description })
 const Words = (max: number) => Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: max })
 const ListingId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
-const LangProp = { lang: Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')])) }
-const Lang = Type.Object(LangProp)
+const Lang = LangQuery()
 
 const localeOf = moneyLocaleOf
 
@@ -85,8 +78,8 @@ const Terms = {
   languages: Type.Optional(
     Type.Array(Type.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$' }), { maxItems: 20 }),
   ),
-  price_fils: Fils('price per task, positive, at most 2^53-1'),
-  package_price_fils: Type.Optional(Fils('price per package')),
+  price_fils: Fils({ maximum: MAX_FILS, description: 'price per task, positive, at most 2^53-1' }),
+  package_price_fils: Type.Optional(Fils({ maximum: MAX_FILS, description: 'price per package' })),
   sla: Type.Optional(
     Type.Record(
       Type.String({ maxLength: 100 }),
@@ -193,7 +186,7 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
         querystring: Type.Object(
           {
             ...pageQuery().properties,
-            ...LangProp,
+            ...LangQuery().properties,
             q: Type.Optional(Type.String({ maxLength: 200 })),
             tag: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
             language: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),

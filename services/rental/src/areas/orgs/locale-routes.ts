@@ -1,4 +1,4 @@
-import type { App } from '@svc/kit'
+import { type App, Lang as Language } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { inTransaction } from '../../db.ts'
@@ -8,7 +8,7 @@ import type { OrgRouteDeps } from './routes.ts'
 import { setLocaleIfChanged } from './store.ts'
 import { membershipOf, route } from '../../http/index.ts'
 
-const LangSchema = Type.Union([Type.Literal('en'), Type.Literal('ar')])
+const LangSchema = Language()
 const Locale = Type.Object({
   locale: LangSchema,
   dir: Type.Union([Type.Literal('ltr'), Type.Literal('rtl')]),

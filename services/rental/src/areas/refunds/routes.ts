@@ -1,4 +1,13 @@
-import { type App, IdempotencyKeyHeader, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
+import {
+  type App,
+  Fils,
+  IdempotencyKeyHeader,
+  LangQuery,
+  Money,
+  moneyLocaleOf,
+  pageOf,
+  pageQuery,
+} from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
@@ -15,9 +24,6 @@ import {
 } from './service.ts'
 import { Hash, Id, idempotent, Nullable, orgOf, Params, route, sessionOf } from '../../http/index.ts'
 
-const Money = Type.Object({ amount_fils: Type.Integer(), currency: Type.String(), display: Type.String() })
-const Lang = Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')]))
-const Fils = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })
 const Reason = Type.String({ minLength: 1, maxLength: 500 })
 
 const RefundBody = Type.Object({
@@ -108,7 +114,7 @@ export function refundRoutes(app: App, ctx: RentalContext, deps: RefundDeps) {
             escrow_id: Type.Optional(Id),
             escrow_hash: Type.Optional(Hash),
             task_id: Type.Optional(Id),
-            amount_fils: Fils,
+            amount_fils: Fils(),
             reason: Reason,
           },
           { additionalProperties: false },
@@ -126,7 +132,10 @@ export function refundRoutes(app: App, ctx: RentalContext, deps: RefundDeps) {
       schema: {
         summary: 'The organization’s refunds, newest first',
         tags,
-        querystring: Type.Object({ ...pageQuery().properties, lang: Lang }, { additionalProperties: false }),
+        querystring: Type.Object(
+          { ...pageQuery().properties, ...LangQuery().properties },
+          { additionalProperties: false },
+        ),
         response: {
           200: Type.Object({
             refunds: Type.Array(Refund),
@@ -150,7 +159,7 @@ export function refundRoutes(app: App, ctx: RentalContext, deps: RefundDeps) {
         tags,
         params: Params,
         body: Type.Optional(
-          Type.Object({ amount_fils: Type.Optional(Fils) }, { additionalProperties: false }),
+          Type.Object({ amount_fils: Type.Optional(Fils()) }, { additionalProperties: false }),
         ),
         response: { 200: Refund },
       },

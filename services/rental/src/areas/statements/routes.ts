@@ -1,11 +1,10 @@
-import type { App } from '@svc/kit'
+import { type App, Lang, Money } from '@svc/kit'
 import { Type } from 'typebox'
 import { statementCsv } from './csv.ts'
 import { MAX_DAYS, periodOf, type StatementDeps, statementOf, statementView } from './service.ts'
 import { orgOf, route } from '../../http/index.ts'
 
 const Nullable = <T extends import('typebox').TSchema>(t: T) => Type.Union([t, Type.Null()])
-const Money = Type.Object({ amount_fils: Type.Integer(), currency: Type.String(), display: Type.String() })
 const Balances = Type.Object({ wallet: Money, held: Money })
 const Kind = Type.Union([
   Type.Literal('funding'),
@@ -97,7 +96,7 @@ export function statementRoutes(app: App, deps: StatementDeps) {
             format: Type.Optional(
               Type.Union([Type.Literal('json'), Type.Literal('csv')], { default: 'json' }),
             ),
-            lang: Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')], { default: 'en' })),
+            lang: Type.Optional(Lang({ default: 'en' })),
           },
           { additionalProperties: false },
         ),

@@ -1,4 +1,4 @@
-import { type App, pageOf, pageQuery } from '@svc/kit'
+import { type App, Fils, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
 import { actorOfRequest } from '../events/index.ts'
 import type { RecordService } from '../record/index.ts'
@@ -8,12 +8,12 @@ import { createTeam, hireTeam, teamDetail, type TeamDeps, teamList, teamTask, te
 import { clientOf, Did, Id, Nullable, orgOf, Params, route } from '../../http/index.ts'
 
 const Bps = Type.Integer({ minimum: 0, maximum: 10_000, description: 'basis points (10000 = 100 %)' })
-const Fils = Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'AED fils' })
+const BudgetFils = (description: string) => Fils({ minimum: 0, maximum: 1_000_000_000, description })
 const Member = Type.Object(
   {
     agent_did: Did,
     share_bps: Bps,
-    hop_fils: Type.Optional({ ...Fils, description: 'what a hop to this member costs the task budget' }),
+    hop_fils: Type.Optional(BudgetFils('what a hop to this member costs the task budget')),
   },
   { additionalProperties: false },
 )
@@ -65,7 +65,7 @@ export function teamRoutes(app: App, deps: TeamDeps & { record: RecordService })
             members: Type.Array(Member, { minItems: 1, maxItems: 20 }),
             delegation: Type.Optional(Type.Array(Rule, { maxItems: 21 })),
             max_depth: Type.Integer({ minimum: 0, maximum: 5 }),
-            task_budget_fils: Fils,
+            task_budget_fils: BudgetFils('AED fils'),
           },
           { additionalProperties: false },
         ),

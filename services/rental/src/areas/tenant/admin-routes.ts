@@ -1,4 +1,4 @@
-import { type App, PageQuery, pageOf } from '@svc/kit'
+import { type App, Lang, pageOf, PageQuery } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { rentalError } from '../../errors.ts'
@@ -47,7 +47,7 @@ const Notifications = Type.Object(
   Object.fromEntries(NOTIFICATIONS.map((n) => [n, Type.Optional(Type.Boolean())])),
   { additionalProperties: false },
 )
-const Locale = Type.Union([Type.Literal('en'), Type.Literal('ar')])
+const Locale = Lang()
 
 const Profile = Type.Object({
   member_id: Type.String(),

@@ -1,4 +1,4 @@
-import { type App, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
+import { type App, LangQuery, Money, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
@@ -15,9 +15,7 @@ import {
 } from './service.ts'
 import { Body, clientOf, Did, Id, Nullable, Params, route } from '../../http/index.ts'
 
-const Money = Type.Object({ amount_fils: Type.Integer(), currency: Type.String(), display: Type.String() })
-const LangProp = { lang: Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')])) }
-const Lang = Type.Object(LangProp, { additionalProperties: false })
+const Lang = LangQuery({ additionalProperties: false })
 const State = Type.Union([
   Type.Literal('active'),
   Type.Literal('exhausted'),
@@ -88,7 +86,7 @@ export function trialRoutes(app: App, sessions: RentalContext['sessions'], deps:
         summary: 'The organization’s trials, newest first, in a state when asked',
         tags,
         querystring: Type.Object(
-          { ...pageQuery().properties, ...LangProp, state: Type.Optional(State) },
+          { ...pageQuery().properties, ...LangQuery().properties, state: Type.Optional(State) },
           { additionalProperties: false },
         ),
         response: {
