@@ -3,6 +3,8 @@
  * `route.csrf`, `route.stepUp`), the permission vocabulary and the request's membership, the
  * console session as routes read it, and the schema atoms the areas' routes share.
  */
+export * from './if-match.ts'
+export * from './locale.ts'
 export * from './permissions.ts'
 export * from './route.ts'
 export * from './schemas.ts'

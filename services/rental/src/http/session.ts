@@ -26,6 +26,14 @@ declare module 'fastify' {
   }
 }
 
+/** OpenAPI security of /v1 reads and writes: the console session (with CSRF on writes) or an organization key. */
+type Security = Array<Record<string, string[]>>
+export const TENANT_READ_SECURITY: Security = [{ consoleSession: [] }, { organizationKey: [] }]
+export const TENANT_WRITE_SECURITY: Security = [
+  { consoleSession: [], csrfToken: [] },
+  { organizationKey: [] },
+]
+
 /** The header every S+C route checks against the session's CSRF token (from `GET /api/me`). */
 export const CSRF_HEADER = 'x-csrf-token'
 

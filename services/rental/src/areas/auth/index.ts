@@ -5,6 +5,8 @@ import { endSessionsOf, eraseSessionsOf } from './store.ts'
 import { IdpLink } from './idp-link.ts'
 import { authRoutes } from './routes.ts'
 
+export { LIFECYCLE_PATH } from './idp-link.ts'
+
 export interface AuthService {
   /** The console's link to the idp (its client and the issuer's metadata). */
   readonly link: IdpLink

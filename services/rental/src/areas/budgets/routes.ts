@@ -39,7 +39,6 @@ const Thresholds = Type.Array(Type.Integer({ minimum: 1, maximum: 100 }), {
 })
 const Name = Type.String({ minLength: 1, maxLength: 200 })
 const BudgetId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
-const Lang = LangQuery()
 
 const localeOf = moneyLocaleOf
 
@@ -54,7 +53,7 @@ export function budgetRoutes(app: App, deps: BudgetDeps) {
         description:
           'Escrows made past the limit (hiring, tasks) are refused with 402 `budget_exceeded`. Spend counts from the budget’s creation.',
         tags,
-        querystring: Lang,
+        querystring: LangQuery(),
         body: Type.Object(
           {
             name: Type.Optional(Name),
@@ -108,7 +107,7 @@ export function budgetRoutes(app: App, deps: BudgetDeps) {
         summary: 'A budget: its limit, spend and what is left in the period, the thresholds crossed',
         tags,
         params: BudgetId,
-        querystring: Lang,
+        querystring: LangQuery(),
         response: { 200: Budget },
       },
     },
@@ -122,7 +121,7 @@ export function budgetRoutes(app: App, deps: BudgetDeps) {
         summary: 'Changes a budget’s limit, thresholds or name (the spend so far stays)',
         tags,
         params: BudgetId,
-        querystring: Lang,
+        querystring: LangQuery(),
         body: Type.Object(
           {
             name: Type.Optional(Name),

@@ -1,10 +1,9 @@
 import type { App } from '@svc/kit'
 import { type TSchema, Type } from 'typebox'
-import { expectedVersion } from '../engagements/config.ts'
 import { actorOfRequest } from '../events/index.ts'
 import { type EgressDeps, type EgressPolicy, policyDetail, setPolicy, type WebPolicy } from './service.ts'
 import type { PolicyKind } from './store.ts'
-import { Nullable, orgOf, Params, route, sessionOf } from '../../http/index.ts'
+import { expectedVersion, Nullable, orgOf, Params, route, sessionOf } from '../../http/index.ts'
 
 const Strict = { additionalProperties: false } as const
 /** A DNS name, or `*.` and one: letters, digits, hyphens and dots; or an IP address literal. */

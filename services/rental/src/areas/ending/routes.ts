@@ -15,7 +15,7 @@ const Outcome = Type.Union([
   Type.Literal('returned'),
   Type.Literal('withdrawn'),
 ])
-const Fils = Type.Integer()
+const FilsAmount = Type.Integer()
 const EndAnswer = Type.Object({
   engagement_id: Type.String(),
   state: Type.Literal('ended'),
@@ -28,18 +28,18 @@ const EndAnswer = Type.Object({
       task_id: Type.Union([Type.String(), Type.Null()]),
       outcome: Outcome,
       opened: Type.Boolean(),
-      amount_fils: Fils,
-      fee_fils: Fils,
+      amount_fils: FilsAmount,
+      fee_fils: FilsAmount,
       amount: Money,
     }),
   ),
   figures: Type.Object({
-    escrowed_fils: Fils,
-    released_fils: Fils,
-    fees_fils: Fils,
-    returned_fils: Fils,
-    pending_release_fils: Fils,
-    awaiting_task_fils: Fils,
+    escrowed_fils: FilsAmount,
+    released_fils: FilsAmount,
+    fees_fils: FilsAmount,
+    returned_fils: FilsAmount,
+    pending_release_fils: FilsAmount,
+    awaiting_task_fils: FilsAmount,
   }),
   statement: Type.Object({
     escrowed: Money,

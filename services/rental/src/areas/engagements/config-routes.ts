@@ -2,8 +2,8 @@ import type { App } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
 import { actorOfRequest, type EventService } from '../events/index.ts'
-import { changeConfig, ConfigChange, ConfigView, configDetail, expectedVersion } from './config.ts'
-import { orgOf, Params, route, sessionOf } from '../../http/index.ts'
+import { changeConfig, ConfigChange, ConfigView, configDetail } from './config.ts'
+import { expectedVersion, orgOf, Params, route, sessionOf } from '../../http/index.ts'
 
 export function engagementConfigRoutes(app: App, ctx: RentalContext, events: EventService) {
   const tags = ['engagements']

@@ -102,14 +102,6 @@ export async function configDetail(ctx: ConfigContext, orgId: string, engagement
   return view(engagementId, await configOf(ctx, ctx.db, engagementId))
 }
 
-/** `If-Match: "<version>"` as a number; 400 when malformed, undefined when absent. */
-export function expectedVersion(header: string | undefined): number | undefined {
-  if (header === undefined) return undefined
-  const match = /^"(\d{1,9})"$/.exec(header.trim())
-  if (!match) throw rentalError('invalid_request', 'If-Match must be the config version in quotes, like "3"')
-  return Number(match[1])
-}
-
 /**
  * Applies a partial change as a new version, in one transaction with the engagement locked:
  * only a pending or active engagement takes changes; `If-Match` names the version it changes.

@@ -2,7 +2,7 @@ import type { App } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { actorOfRequest, tokenActor } from '../events/index.ts'
-import { TENANT_READ_SECURITY, TENANT_WRITE_SECURITY, type TenantAuth } from '../tenant/auth.ts'
+import type { TenantAuth } from '../tenant/auth.ts'
 import {
   ARCHIVE_DAYS,
   type ExportDeps,
@@ -11,7 +11,7 @@ import {
   exportStatus,
   startExport,
 } from './service.ts'
-import { membershipOf, orgOf } from '../../http/index.ts'
+import { membershipOf, orgOf, TENANT_READ_SECURITY, TENANT_WRITE_SECURITY } from '../../http/index.ts'
 
 const tags = ['tenant']
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()])

@@ -67,7 +67,6 @@ const Listing = Type.Object({
 
 const Words = (max: number) => Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: max })
 const ListingId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
-const Lang = LangQuery()
 
 const localeOf = moneyLocaleOf
 
@@ -112,7 +111,7 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
         description:
           'The organization must provide the agent (403 otherwise); operators publish for the platform’s built-in agents (org_platform).',
         tags,
-        querystring: Lang,
+        querystring: LangQuery(),
         body: Type.Object(
           {
             agent_did: Type.String({ minLength: 1, maxLength: 200 }),
@@ -143,7 +142,7 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
         description:
           'The rental fetches the A2A 1.0 agent card (`url` itself when it ends in /.well-known/agent-card.json, else that path under it; https and public addresses only outside development; 64 KiB, 5 s, 3 redirects), validates it, verifies its JWS signatures (key by `jku` and `kid`), and lists the agent with the card’s SHA-256; the agent is then hired and run as the built-in ones. The card must name the agent’s did:key (extension urn:svc:a2a:agent-result:v1) and a JSON-RPC 1.0 interface. A card that cannot be fetched, is not a valid card, or whose signature does not verify: 422.',
         tags,
-        querystring: Lang,
+        querystring: LangQuery(),
         body: Type.Object(
           {
             url: Type.String({
@@ -238,7 +237,7 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
         summary: 'A published listing',
         tags,
         params: ListingId,
-        querystring: Lang,
+        querystring: LangQuery(),
         response: { 200: Listing },
       },
     },
@@ -260,7 +259,7 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
           'Hiring the agent of an unavailable or unpublished listing is 409 `listing_unavailable`; a limited listing’s agent takes a new task only while fewer than `max_concurrency` of its tasks run (429 `listing_at_capacity`). Unpublished: left out of search and /market, read only by its organization; publishing it again (or setting another state) puts it back. Another organization’s listing: 404.',
         tags,
         params: ListingId,
-        querystring: Lang,
+        querystring: LangQuery(),
         body: Type.Union([
           Type.Object({ state: Type.Literal('available') }, { additionalProperties: false }),
           Type.Object(

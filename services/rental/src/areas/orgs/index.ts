@@ -13,6 +13,7 @@ import { eraseOrgMembers, lockOrg, type OrgKind, orgIdOfSubject, orgIdsAfter, or
 import { type Membership, refuse } from '../../http/index.ts'
 
 export type { OrgKind } from './store.ts'
+export { InvitationSchema, MemberSchema, RoleNameSchema } from './schemas.ts'
 
 /** The platform's own provider organization: the built-in agents are its (made by migration 0021). */
 export const PLATFORM_ORG_ID = 'org_platform'

@@ -2,11 +2,11 @@ import { type App, Lang as Language } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { inTransaction } from '../../db.ts'
-import { CATALOGUES, type Lang } from '../public/i18n.ts'
+import { CATALOGUES, type Lang } from '../public/index.ts'
 import { actorOfRequest } from '../events/index.ts'
 import type { OrgRouteDeps } from './routes.ts'
 import { setLocaleIfChanged } from './store.ts'
-import { membershipOf, route } from '../../http/index.ts'
+import { fromAcceptLanguage, membershipOf, route } from '../../http/index.ts'
 
 const LangSchema = Language()
 const Locale = Type.Object({
@@ -15,22 +15,6 @@ const Locale = Type.Object({
   chosen: Type.Union([LangSchema, Type.Null()]),
   source: Type.Union([Type.Literal('member'), Type.Literal('accept-language'), Type.Literal('default')]),
 })
-
-/** The first of `en` and `ar` that Accept-Language names, by its q-values (RFC 9110 §12.5.4). */
-export function fromAcceptLanguage(header: unknown): Lang | null {
-  if (typeof header !== 'string') return null
-  const ranked = header
-    .slice(0, 1000)
-    .split(',')
-    .map((part, i) => {
-      const [tag = '', ...params] = part.trim().split(';')
-      const q = params.map((p) => /^\s*q=([0-9.]+)\s*$/i.exec(p)?.[1]).find((v) => v !== undefined)
-      return { lang: tag.trim().toLowerCase().split('-')[0], q: q === undefined ? 1 : Number(q), i }
-    })
-    .filter((r) => (r.lang === 'en' || r.lang === 'ar') && r.q > 0)
-    .sort((a, b) => b.q - a.q || a.i - b.i)
-  return (ranked[0]?.lang as Lang | undefined) ?? null
-}
 
 const view = (request: FastifyRequest, chosen: Lang | null) => {
   const asked = fromAcceptLanguage(request.headers['accept-language'])

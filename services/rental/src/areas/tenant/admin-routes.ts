@@ -3,13 +3,18 @@ import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { rentalError } from '../../errors.ts'
 import { actorOfRequest, tokenActor } from '../events/index.ts'
-import { InvitationSchema, MemberSchema, RoleNameSchema } from '../orgs/schemas.ts'
+import { InvitationSchema, MemberSchema, RoleNameSchema } from '../orgs/index.ts'
 import { ApiTokenSchema as ApiToken, IssuedTokenSchema as IssuedToken } from '../tokens/index.ts'
-import { ORG_KEY_SCOPES } from '../tokens/scopes.ts'
-import { TENANT_READ_SECURITY, TENANT_WRITE_SECURITY } from './auth.ts'
+import { ORG_KEY_SCOPES } from '../tokens/index.ts'
 import { Nullable, type TenantDeps } from './deps.ts'
 import { deleteSecret, putSecret, SECRET_NAME, secretList } from './secrets.ts'
-import { membershipOf, orgOf, PERMISSIONS } from '../../http/index.ts'
+import {
+  membershipOf,
+  orgOf,
+  PERMISSIONS,
+  TENANT_READ_SECURITY,
+  TENANT_WRITE_SECURITY,
+} from '../../http/index.ts'
 
 const tags = ['tenant']
 

@@ -6,14 +6,6 @@ import type { TokenService } from '../tokens/index.ts'
 import type { VerifiedApiToken } from '../tokens/service.ts'
 import type { Permission } from '../../http/index.ts'
 
-/** OpenAPI security of /v1 reads and writes: the console session (with CSRF on writes) or an organization key. */
-type Security = Array<Record<string, string[]>>
-export const TENANT_READ_SECURITY: Security = [{ consoleSession: [] }, { organizationKey: [] }]
-export const TENANT_WRITE_SECURITY: Security = [
-  { consoleSession: [], csrfToken: [] },
-  { organizationKey: [] },
-]
-
 /** The role name a key's membership carries (it is no member's role). */
 export const KEY_ROLE = 'organization-key'
 

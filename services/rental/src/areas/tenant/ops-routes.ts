@@ -3,10 +3,9 @@ import { Type } from 'typebox'
 import { rentalError } from '../../errors.ts'
 import { ApprovalSchema as Approval } from '../approvals/index.ts'
 import type { ConnectService } from '../connect/index.ts'
-import { TENANT_READ_SECURITY } from './auth.ts'
 import { verifyWithAnchor } from './anchor-check.ts'
 import { DateTime, dateOf, type TenantDeps, Nullable } from './deps.ts'
-import { orgOf } from '../../http/index.ts'
+import { orgOf, TENANT_READ_SECURITY } from '../../http/index.ts'
 
 const tags = ['tenant']
 const TaskState = Type.Union(

@@ -15,7 +15,6 @@ import {
 } from './service.ts'
 import { Body, clientOf, Did, Id, Nullable, Params, route } from '../../http/index.ts'
 
-const Lang = LangQuery({ additionalProperties: false })
 const State = Type.Union([
   Type.Literal('active'),
   Type.Literal('exhausted'),
@@ -67,7 +66,7 @@ export function trialRoutes(app: App, sessions: RentalContext['sessions'], deps:
         description:
           'The listing’s SLA terms `trial_tasks` (1–20) and `trial_days` (1–30) set it; else 3 tasks in 7 days. One live trial per organization and listing (409 `trial_exists` naming it); an unavailable listing: 409 `listing_unavailable`.',
         tags,
-        querystring: Lang,
+        querystring: LangQuery({ additionalProperties: false }),
         body: Type.Object(
           { listing_id: Id, client_did: Type.Optional(Did) },
           { additionalProperties: false },
@@ -117,7 +116,7 @@ export function trialRoutes(app: App, sessions: RentalContext['sessions'], deps:
           'A trial: its listing, tasks used and left, window end, state, and its tasks with their receipts',
         tags,
         params: Params,
-        querystring: Lang,
+        querystring: LangQuery({ additionalProperties: false }),
         response: { 200: TrialWithTasks },
       },
     },
@@ -133,7 +132,7 @@ export function trialRoutes(app: App, sessions: RentalContext['sessions'], deps:
           'Counted against the trial atomically. 409 `trial_exhausted`, `trial_expired` or `trial_converted` when it takes no more.',
         tags,
         params: Params,
-        querystring: Lang,
+        querystring: LangQuery({ additionalProperties: false }),
         body: Type.Object(
           { text: Type.String({ minLength: 1, maxLength: 20_000 }), async: Type.Optional(Type.Boolean()) },
           { additionalProperties: false },
@@ -156,7 +155,7 @@ export function trialRoutes(app: App, sessions: RentalContext['sessions'], deps:
           'The SLA body names the trial (`trial`: its id, tasks used, tasks and receipts). At most once: converting a converted trial (concurrently or later) answers the same engagement.',
         tags,
         params: Params,
-        querystring: Lang,
+        querystring: LangQuery({ additionalProperties: false }),
         body: Type.Object({ job_id: Id, client_did: Type.Optional(Did) }, { additionalProperties: false }),
         response: {
           200: Type.Object({ trial: TrialWithTasks, engagement: Body, package: Body }),
