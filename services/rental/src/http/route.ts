@@ -3,14 +3,14 @@ import type { RentalDb } from '../db.ts'
 import { orgOf, type Permission } from './permissions.ts'
 import { requireCsrf, requireSession, requireStepUp, type StepUpWhen } from './session.ts'
 
+const needing = (permission?: Permission) => (permission ? { permission } : {})
+
 /**
  * The guard of a signed-in route, in one line of its options: `{ ...route.csrf('tasks:write'), schema }`.
  * It sets the session hooks and the permission the orgs area checks after them (403 `forbidden`
  * naming it); the route's OpenAPI security follows from the hooks (session.ts), never by hand.
  * The permission is left out only on the routes any member may call (orgs area, ANY_MEMBER).
  */
-const needing = (permission?: Permission) => (permission ? { permission } : {})
-
 export const route = {
   /** An S route (a read): a live console session. */
   session: (permission?: Permission) => ({ onRequest: [requireSession], config: needing(permission) }),

@@ -26,6 +26,13 @@ declare module 'fastify' {
   }
 }
 
+/** The header every S+C route checks against the session's CSRF token (from `GET /api/me`). */
+export const CSRF_HEADER = 'x-csrf-token'
+
+/** OpenAPI security of S and S+C routes (the schemes are declared in app.ts). */
+export const SESSION_SECURITY = [{ consoleSession: [] }]
+export const CSRF_SECURITY = [{ consoleSession: [], csrfToken: [] }]
+
 /** OpenAPI security of /v1 reads and writes: the console session (with CSRF on writes) or an organization key. */
 type Security = Array<Record<string, string[]>>
 export const TENANT_READ_SECURITY: Security = [{ consoleSession: [] }, { organizationKey: [] }]
@@ -33,13 +40,6 @@ export const TENANT_WRITE_SECURITY: Security = [
   { consoleSession: [], csrfToken: [] },
   { organizationKey: [] },
 ]
-
-/** The header every S+C route checks against the session's CSRF token (from `GET /api/me`). */
-export const CSRF_HEADER = 'x-csrf-token'
-
-/** OpenAPI security of S and S+C routes (the schemes are declared in app.ts). */
-export const SESSION_SECURITY = [{ consoleSession: [] }]
-export const CSRF_SECURITY = [{ consoleSession: [], csrfToken: [] }]
 
 /** When a guarded route needs step-up for this request (e.g. a release above the amount); unset: always. */
 export type StepUpWhen = (request: FastifyRequest) => boolean | Promise<boolean>

@@ -15,7 +15,6 @@ import { endSessionsOf, liveSession } from './store.ts'
 
 /** The console session cookie: a random id; the database keeps only its SHA-256. */
 export const SESSION_COOKIE = 'rental_session'
-export { CSRF_HEADER } from '../../http/session.ts'
 
 export const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').digest()
 

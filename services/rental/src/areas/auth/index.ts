@@ -5,6 +5,7 @@ import { endSessionsOf, eraseSessionsOf } from './store.ts'
 import { IdpLink } from './idp-link.ts'
 import { authRoutes } from './routes.ts'
 
+export { ConsoleSessions, SESSION_COOKIE } from './hooks.ts'
 export { LIFECYCLE_PATH } from './idp-link.ts'
 
 export interface AuthService {
