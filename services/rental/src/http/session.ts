@@ -29,12 +29,14 @@ declare module 'fastify' {
 /** The header every S+C route checks against the session's CSRF token (from `GET /api/me`). */
 export const CSRF_HEADER = 'x-csrf-token'
 
+/** An OpenAPI security requirement: any one of its sets of schemes. */
+export type Security = Array<Record<string, string[]>>
+
 /** OpenAPI security of S and S+C routes (the schemes are declared in app.ts). */
-export const SESSION_SECURITY = [{ consoleSession: [] }]
-export const CSRF_SECURITY = [{ consoleSession: [], csrfToken: [] }]
+export const SESSION_SECURITY: Security = [{ consoleSession: [] }]
+export const CSRF_SECURITY: Security = [{ consoleSession: [], csrfToken: [] }]
 
 /** OpenAPI security of /v1 reads and writes: the console session (with CSRF on writes) or an organization key. */
-type Security = Array<Record<string, string[]>>
 export const TENANT_READ_SECURITY: Security = [{ consoleSession: [] }, { organizationKey: [] }]
 export const TENANT_WRITE_SECURITY: Security = [
   { consoleSession: [], csrfToken: [] },
@@ -72,25 +74,41 @@ export const requireCsrf = async (request: FastifyRequest) => checksOf(request).
 export const requireStepUp = (when?: StepUpWhen) => async (request: FastifyRequest) =>
   checksOf(request).checkStepUp(request, when)
 
+/** The OpenAPI security each guarding `onRequest` hook stands for (the session's, and the /v1 guard's). */
+const securityOfHook = new WeakMap<object, Security>([
+  [requireCsrf, CSRF_SECURITY],
+  [requireSession, SESSION_SECURITY],
+])
+
+/**
+ * Declares the OpenAPI security a guarding `onRequest` hook stands for (the tenant area's /v1
+ * hooks: a session or an organization key); routes with that hook publish it (see below).
+ */
+export function publishSecurity<Hook extends object>(hook: Hook, security: Security): Hook {
+  securityOfHook.set(hook, security)
+  return hook
+}
+
+/** The security a route's hooks stand for: CSRF's over the session's, else the first declared. */
+function securityOf(hooks: unknown[]): Security | undefined {
+  if (hooks.includes(requireCsrf)) return CSRF_SECURITY
+  return hooks.map((hook) => securityOfHook.get(hook as object)).find((security) => security !== undefined)
+}
+
 /**
  * Gives the app its session checks (once, by the auth area, before the guarded routes are
- * registered), and publishes each route's OpenAPI security from its session hooks: S+C routes
- * `CSRF_SECURITY`, S routes `SESSION_SECURITY`. A route that also writes another by hand fails to
- * register, so the document cannot disagree with the hooks.
+ * registered), and publishes each route's OpenAPI security from its guarding hooks: S+C routes
+ * `CSRF_SECURITY`, S routes `SESSION_SECURITY`, /v1 routes the tenant's. A route that also writes
+ * another by hand fails to register, so the document cannot disagree with the hooks.
  */
 export function provideSessionChecks(app: App, checks: SessionChecks) {
   app.decorate(CHECKS, checks)
   app.addHook('onRoute', (route) => {
-    const hooks = [route.onRequest ?? []].flat()
-    const security = hooks.includes(requireCsrf)
-      ? CSRF_SECURITY
-      : hooks.includes(requireSession)
-        ? SESSION_SECURITY
-        : null
+    const security = securityOf([route.onRequest ?? []].flat())
     if (!security) return
     const given = (route.schema as { security?: unknown } | undefined)?.security
     if (given !== undefined && JSON.stringify(given) !== JSON.stringify(security))
-      throw new Error(`${route.method} ${route.url}: its schema's security disagrees with its session hooks`)
+      throw new Error(`${route.method} ${route.url}: its schema's security disagrees with its guarding hooks`)
     route.schema = { ...route.schema, security } as typeof route.schema
   })
 }

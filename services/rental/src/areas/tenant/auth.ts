@@ -4,7 +4,12 @@ import type { ConsoleSessions } from '../auth/hooks.ts'
 import { tokenActor } from '../events/index.ts'
 import type { TokenService } from '../tokens/index.ts'
 import type { VerifiedApiToken } from '../tokens/service.ts'
-import type { Permission } from '../../http/index.ts'
+import {
+  type Permission,
+  publishSecurity,
+  TENANT_READ_SECURITY,
+  TENANT_WRITE_SECURITY,
+} from '../../http/index.ts'
 
 /** The role name a key's membership carries (it is no member's role). */
 export const KEY_ROLE = 'organization-key'
@@ -48,8 +53,8 @@ export function tenantAuth(tokens: TokenService, sessions: ConsoleSessions) {
     await sessions.checkSession(request)
     if (write) await sessions.checkCsrf(request)
   }
-  const read = hook(false)
-  const write = hook(true)
+  const read = publishSecurity(hook(false), TENANT_READ_SECURITY)
+  const write = publishSecurity(hook(true), TENANT_WRITE_SECURITY)
   return {
     /** Route options of a /v1 read that needs `permission`. */
     read: (permission: Permission) => ({ onRequest: [read], config: { permission } }),
