@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { moneyLocaleOf } from '@svc/kit'
 import { CATALOGUES, LANGUAGES } from '../../src/areas/public/i18n.ts'
-import { fromAcceptLanguage } from '../../src/areas/orgs/locale-routes.ts'
+import { fromAcceptLanguage } from '../../src/http/locale.ts'
 import { type FullStack, startFullStack } from '../support/full-stack.ts'
 
 describe('the member’s language', () => {

@@ -16,13 +16,13 @@ import {
   hire,
 } from './service.ts'
 import type { Page } from '@svc/kit'
-import type { OrgClient } from '../orgs/permissions.ts'
 import type { Actor } from '../events/index.ts'
 import type { SlaTeam, SlaTrial } from './bodies.ts'
 import * as store from './store.ts'
 import * as end from './end-store.ts'
 import * as terms from './terms-store.ts'
 import type { EngagementRow, EscrowKey, EscrowRow } from './store.ts'
+import type { OrgClient } from '../../http/index.ts'
 
 export type { EngagementConfig, EngagementRow, EscrowRow }
 

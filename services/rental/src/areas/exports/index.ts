@@ -1,5 +1,5 @@
 import { defineArea } from '../../context.ts'
-import { tenantAuth } from '../tenant/auth.ts'
+import { tenantAuth } from '../tenant/index.ts'
 import { exportRoutes } from './routes.ts'
 import type { RentalDb } from '../../db.ts'
 import { type ExportDeps, startExportWorker } from './service.ts'

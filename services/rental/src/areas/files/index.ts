@@ -21,6 +21,7 @@ import {
   storedOfEngagement,
 } from './store.ts'
 
+export { contentDisposition } from './names.ts'
 export type { FileRow } from './store.ts'
 
 export interface FileService {

@@ -1,37 +1,20 @@
-import type { App } from '@svc/kit'
+import { type App, Lang as Language } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { inTransaction } from '../../db.ts'
-import { CATALOGUES, type Lang } from '../public/i18n.ts'
-import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
+import { CATALOGUES, type Lang } from '../public/index.ts'
 import { actorOfRequest } from '../events/index.ts'
-import { membershipOf } from './permissions.ts'
 import type { OrgRouteDeps } from './routes.ts'
 import { setLocaleIfChanged } from './store.ts'
+import { fromAcceptLanguage, membershipOf, route } from '../../http/index.ts'
 
-const LangSchema = Type.Union([Type.Literal('en'), Type.Literal('ar')])
+const LangSchema = Language()
 const Locale = Type.Object({
   locale: LangSchema,
   dir: Type.Union([Type.Literal('ltr'), Type.Literal('rtl')]),
   chosen: Type.Union([LangSchema, Type.Null()]),
   source: Type.Union([Type.Literal('member'), Type.Literal('accept-language'), Type.Literal('default')]),
 })
-
-/** The first of `en` and `ar` that Accept-Language names, by its q-values (RFC 9110 §12.5.4). */
-export function fromAcceptLanguage(header: unknown): Lang | null {
-  if (typeof header !== 'string') return null
-  const ranked = header
-    .slice(0, 1000)
-    .split(',')
-    .map((part, i) => {
-      const [tag = '', ...params] = part.trim().split(';')
-      const q = params.map((p) => /^\s*q=([0-9.]+)\s*$/i.exec(p)?.[1]).find((v) => v !== undefined)
-      return { lang: tag.trim().toLowerCase().split('-')[0], q: q === undefined ? 1 : Number(q), i }
-    })
-    .filter((r) => (r.lang === 'en' || r.lang === 'ar') && r.q > 0)
-    .sort((a, b) => b.q - a.q || a.i - b.i)
-  return (ranked[0]?.lang as Lang | undefined) ?? null
-}
 
 const view = (request: FastifyRequest, chosen: Lang | null) => {
   const asked = fromAcceptLanguage(request.headers['accept-language'])
@@ -46,11 +29,10 @@ export function localeRoutes(app: App, deps: OrgRouteDeps) {
   app.get(
     '/api/locale',
     {
-      ...deps.sessions.session,
+      ...route.session(),
       schema: {
         summary: 'The member’s language: the one chosen, else Accept-Language’s, else English',
         tags,
-        security: SESSION_SECURITY,
         response: { 200: Locale },
       },
     },
@@ -59,11 +41,10 @@ export function localeRoutes(app: App, deps: OrgRouteDeps) {
   app.post(
     '/api/locale',
     {
-      ...deps.sessions.sessionAndCsrf,
+      ...route.csrf(),
       schema: {
         summary: 'Chooses the member’s language (en, ar): console, errors and amounts follow it',
         tags,
-        security: CSRF_SECURITY,
         body: Type.Object({ locale: LangSchema }, { additionalProperties: false }),
         response: { 200: Locale },
       },

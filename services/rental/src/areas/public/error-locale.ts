@@ -1,6 +1,6 @@
 import type { App } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
-import { fromAcceptLanguage } from '../orgs/locale-routes.ts'
+import { fromAcceptLanguage } from '../../http/index.ts'
 import { AR_ERRORS } from '../../errors.ts'
 
 type ErrorPayload = { error: { code: string; message: string; detail?: string } }

@@ -3,6 +3,8 @@ import { localiseErrors } from './error-locale.ts'
 import { publicRoutes } from './routes.ts'
 import { dependencyProbe } from './status.ts'
 
+export { CATALOGUES, type Lang } from './i18n.ts'
+
 /**
  * The public pages (landing, market, status), the console's message catalogues, and every error
  * answer in the caller's language (error-locale.ts). No tables.

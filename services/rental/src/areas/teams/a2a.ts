@@ -14,7 +14,7 @@ import type { A2ARequestHandler, ServerCallContext, User } from '@a2a-js/sdk/ser
 import { isEd25519DidKey } from '@svc/kit'
 import { rethrow } from '@svc/kit/http/a2a-jsonrpc'
 import { dataPart, textPart } from '@svc/kit/http/a2a-parts'
-import { InvalidParams, PermissionDenied } from '../a2a/caller.ts'
+import { InvalidParams, PermissionDenied } from '../a2a/index.ts'
 import { childHop, delegate, type HopOutcome, TEAM_A2A_PATH } from './hops.ts'
 import type { TeamDeps } from './service.ts'
 import type { HopRow } from './store.ts'

@@ -8,10 +8,10 @@ import type { EndingService } from '../ending/index.ts'
 import { bodyHash, type SlaTeam } from '../engagements/bodies.ts'
 import type { EngagementService } from '../engagements/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
-import type { OrgClient } from '../orgs/permissions.ts'
 import type { TaskService } from '../tasks/index.ts'
 import * as store from './store.ts'
 import type { TeamRow } from './store.ts'
+import type { OrgClient } from '../../http/index.ts'
 
 export interface TeamDeps {
   ctx: RentalContext

@@ -5,6 +5,8 @@ import type { TenantDeps } from './deps.ts'
 import { opsRoutes } from './ops-routes.ts'
 import { resolveSecret, secretList } from './secrets.ts'
 
+export { tenantAuth } from './auth.ts'
+
 export interface TenantService {
   /**
    * The plaintext a `secret://name` reference names in the organization's vault (connections and

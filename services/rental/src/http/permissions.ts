@@ -1,8 +1,6 @@
 import type { FastifyRequest } from 'fastify'
-import { idempotentRoute } from '@svc/kit'
-import type { RentalDb } from '../../db.ts'
-import { rentalError } from '../../errors.ts'
-import { sessionOf } from '../auth/hooks.ts'
+import { rentalError } from '../errors.ts'
+import { sessionOf } from './session.ts'
 
 /**
  * What a route may need. Roles are rows of `rental_roles` (role → permissions), so a custom role
@@ -61,9 +59,6 @@ export const PERMISSIONS = [
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
 
-/** The built-in roles (rows of `rental_roles`, made by migration 0013). */
-export const ROLES = ['owner', 'admin', 'member', 'billing', 'viewer'] as const
-
 /** The signed-in client's place: its organization, role and that role's permissions. */
 export interface Membership {
   memberId: string
@@ -84,20 +79,7 @@ declare module 'fastify' {
   }
 }
 
-/**
- * Route options declaring the permission a route needs, next to its schema:
- * `{ ...sessions.sessionAndCsrf, ...can('tasks:write'), schema }`. The check is one hook, after the
- * session's (orgs/index.ts); a refusal is 403 `forbidden` naming the permission.
- */
-export const can = (permission: Permission) => ({ config: { permission } })
-
-/**
- * Route options of a creating write a client may resend: an `Idempotency-Key` kept per organization
- * under `scope` (kit idempotentRoute); the route's schema adds `headers: IdempotencyKeyHeader`.
- */
-export const idempotent = (db: RentalDb, scope: string) => idempotentRoute({ db, scope, owner: orgOf })
-
-/** The membership of a request that passed the session check. */
+/** The membership of a request that passed the session check (set by the orgs area). */
 export function membershipOf(request: FastifyRequest): Membership {
   if (!request.membership) throw rentalError('unauthenticated', 'sign in first: no live console session')
   return request.membership
