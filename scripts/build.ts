@@ -3,7 +3,10 @@
  * runs on plain Node: no TypeScript loader in the running process (about 70 MB less per service).
  * Packages from node_modules stay external and load as installed.
  */
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
+import { join, relative } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { build, type Plugin } from 'esbuild'
 import { repoRoot } from '../packages/kit/src/paths.ts'
 import type { ServiceName } from '../packages/kit/src/topology.ts'
@@ -34,4 +37,49 @@ export async function bundleService(name: ServiceName): Promise<string> {
     plugins: [externalPackages],
   })
   return outfile
+}
+
+/**
+ * Each bundled module keeps its own `import.meta.url` (the .ts file it came from), so paths made
+ * relative to a module (migrations, pages, fixtures) resolve as they do under tsx.
+ */
+const ownModuleUrl: Plugin = {
+  name: 'own-module-url',
+  setup(b) {
+    b.onLoad({ filter: /\.ts$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8')
+      if (args.path.includes('/node_modules/')) return undefined
+      const url = JSON.stringify(pathToFileURL(args.path).href)
+      return { contents: text.replaceAll('import.meta.url', url), loader: 'ts' }
+    })
+  },
+}
+
+/**
+ * The test files (and the preload) bundled once into `.build/test/`, in the same folders, with
+ * the code they share split into common chunks: a test process then loads plain JavaScript
+ * rather than compiling TypeScript through a loader thread, module by module (docs/performance.md,
+ * The test suite's cost). Answers each bundled file, by the repository path of its source.
+ */
+export async function bundleTests(files: string[], outdir: string): Promise<Map<string, string>> {
+  const root = repoRoot()
+  rmSync(outdir, { recursive: true, force: true })
+  await build({
+    entryPoints: files.map((f) => join(root, f)),
+    outdir,
+    outbase: root,
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    splitting: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    sourcemap: 'linked',
+    sourcesContent: false,
+    logLevel: 'warning',
+    plugins: [externalPackages, ownModuleUrl],
+    // a chunk's name is its content hash: a chunk that did not change keeps its file
+    chunkNames: 'chunks/[name]-[hash]',
+  })
+  return new Map(files.map((f) => [f, relative(root, join(outdir, f.replace(/\.ts$/, '.mjs')))]))
 }

@@ -4,11 +4,12 @@
  * With DATABASE_URL and REDIS_URL set, the same suites run against PostgreSQL and Redis.
  */
 import { spawn } from 'node:child_process'
-import { existsSync, readdirSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { prepareSnapshot } from '../packages/kit/src/db/snapshot.ts'
 import { repoRoot } from '../packages/kit/src/paths.ts'
+import { bundleTests } from './build.ts'
 
 const root = repoRoot()
 const SKIP = new Set(['node_modules', '.data', '.build', '.git', 'scratch'])
@@ -21,27 +22,48 @@ function findTests(path: string): string[] {
 }
 
 /**
- * The longest files start first (two run at a time), so that none is left running alone at the
+ * The longest files start first (three run at a time: TEST_CONCURRENCY), so that none is left running alone at the
  * end; the others keep their order. Measured with the spec reporter's per-file durations.
  */
 const LONGEST_FIRST = [
-  'services/rental/test/sweep-bad-input.test.ts',
-  'services/rental/test/batches.test.ts',
+  'services/rental/test/tasks/task-faults-agents.test.ts',
+  'services/rental/test/tasks/task-faults-kill.test.ts',
+  'services/rental/test/tasks/task-faults-database.test.ts',
+  'services/rental/test/service/sweep-bad-input.test.ts',
+  'services/rental/test/batches/batches.test.ts',
   'scripts/start.test.ts',
-  'services/rental/test/sweep-auth.test.ts',
-  'services/rental/test/webconsole-client.test.ts',
-  'services/rental/test/webconsole-tenant.test.ts',
-  'services/rental/test/webconsole.test.ts',
-  'services/rental/test/webhooks.test.ts',
-  'services/rental/test/refunds.test.ts',
-  'services/rental/test/connect.test.ts',
+  'services/rental/test/service/sweep-auth.test.ts',
+  'services/rental/test/webconsole/webconsole-client.test.ts',
+  'services/rental/test/webconsole/webconsole-tenant.test.ts',
+  'services/rental/test/webconsole/webconsole.test.ts',
+  'services/rental/test/webhooks/webhooks.test.ts',
+  'services/rental/test/refunds/refunds.test.ts',
+  'services/rental/test/connect/connect.test.ts',
 ]
 const rank = (file: string) => {
   const at = LONGEST_FIRST.indexOf(file)
   return at < 0 ? LONGEST_FIRST.length : at
 }
 
-const given = process.argv.slice(2)
+/**
+ * `--backend-files`: only the files whose subject is the backend: those that name one (they read
+ * DATABASE_URL, REDIS_URL or `onPostgres`), the kit's and trust's own tests, and the main path of
+ * the idp and of the rental. CI runs every file on PostgreSQL and Redis, and these again on PGlite and the memory kv
+ * (docs/performance.md, What CI runs where).
+ */
+const MAIN_PATHS = new Set([
+  'services/idp/test/code-flow.test.ts',
+  'services/rental/test/engagements/engagements.test.ts',
+])
+const NAMES_A_BACKEND = /\bonPostgres\b|\bDATABASE_URL\b|\bREDIS_URL\b/
+const concernsTheBackend = (file: string) =>
+  file.startsWith('packages/') ||
+  MAIN_PATHS.has(file) ||
+  NAMES_A_BACKEND.test(readFileSync(join(root, file), 'utf8'))
+
+const backendFilesOnly = process.argv.includes('--backend-files')
+const listOnly = process.argv.includes('--list')
+const given = process.argv.slice(2).filter((arg) => !arg.startsWith('--'))
 const files = (
   given.length
     ? given.map((p) => join(root, p))
@@ -51,11 +73,16 @@ const files = (
   .map((f) => relative(root, f))
   .sort()
   .sort((a, b) => rank(a) - rank(b))
+  .filter((file) => !backendFilesOnly || concernsTheBackend(file))
 if (files.length === 0) {
   console.error('no test files found')
   process.exit(1)
 }
 
+if (listOnly) {
+  console.log(files.join('\n'))
+  process.exit(0)
+}
 const backend = process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'
 const kv = process.env.REDIS_URL ? 'Redis' : 'memory kv'
 console.log(`${files.length} test files on ${backend} and ${kv}`)
@@ -65,19 +92,39 @@ if (!process.env.DATABASE_URL)
     const migrations = join(root, 'services', service, 'migrations')
     if (existsSync(migrations)) await prepareSnapshot(service, migrations)
   }
+// TEST_TSX=1 runs the TypeScript through tsx as written, unbundled
+const viaTsx = process.env.TEST_TSX === '1'
+const preload = 'scripts/test-preload.ts'
+// each run bundles into a folder of its own, so that two runs at once do not share one
+const runs = join(root, '.build', 'test')
+const outdir = join(runs, String(process.pid))
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+for (const run of existsSync(runs) ? readdirSync(runs) : [])
+  if (!alive(Number(run))) rmSync(join(runs, run), { recursive: true, force: true })
+const bundled = viaTsx ? undefined : await bundleTests([preload, ...files], outdir)
+const run = (file: string) => bundled?.get(file) ?? file
 const child = spawn(
   process.execPath,
   // test-preload: the harness's async hook without its per-promise cost (see the file)
   [
+    ...(viaTsx ? ['--import', 'tsx'] : ['--enable-source-maps']),
     '--import',
-    'tsx',
-    '--import',
-    pathToFileURL(join(root, 'scripts/test-preload.ts')).href,
+    pathToFileURL(join(root, run(preload))).href,
     '--test',
     '--test-reporter=spec',
-    '--test-concurrency=2',
-    ...files,
+    `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 3}`,
+    ...files.map(run),
   ],
   { cwd: root, stdio: 'inherit', env: { LOG_LEVEL: 'error', ...process.env, NODE_ENV: 'test' } },
 )
-child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)))
+child.on('exit', (code, signal) => {
+  rmSync(outdir, { recursive: true, force: true })
+  process.exit(code ?? (signal ? 1 : 0))
+})

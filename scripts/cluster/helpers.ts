@@ -5,7 +5,7 @@ import { b64uEncode } from '@svc/trust/base64url'
 import { didKeyFromEd25519 } from '@svc/trust/did-key'
 import { generateEd25519, signEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
-import { signIn } from '../../services/rental/test/stack.ts'
+import { signIn } from '../../services/rental/test/support/stack.ts'
 import type { Cluster } from './cluster.ts'
 
 /** The ledger's development writer token for the rental (the cluster runs in development). */

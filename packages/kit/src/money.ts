@@ -37,7 +37,6 @@ export function formatMoney(amount: number | bigint, currency = 'AED', locale: M
 export function money(amountFils: number, currency = 'AED', locale: MoneyLocale = 'en') {
   return { amount_fils: amountFils, currency, display: formatMoney(amountFils, currency, locale) }
 }
-export type Money = ReturnType<typeof money>
 
 /**
  * The locale a reader wants money in: `lang` when given, else the request's `?lang=`, else the

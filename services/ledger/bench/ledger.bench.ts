@@ -19,7 +19,7 @@ import type { Kysely } from 'kysely'
 import pino from 'pino'
 import { Sequencer } from '../src/areas/log/sequencer.ts'
 import type { LedgerTables } from '../src/db.ts'
-import { newIssuer, signedReceipt, WRITER, writerEnv } from '../test/helpers.ts'
+import { newIssuer, signedReceipt, WRITER, writerEnv } from '../test/support/helpers.ts'
 
 // node:http with keep-alive costs the load generator far less CPU than fetch, on a machine it shares with the ledger
 const agent = new Agent({ keepAlive: true, maxSockets: 64 })

@@ -7,7 +7,7 @@
  * invariant fails it with the seed and the last actions.
  */
 import { performance } from 'node:perf_hooks'
-import { closeWorld, MONEY_ACTIONS, moneyWorld, runMoneyProperty } from '../test/money-model.ts'
+import { closeWorld, MONEY_ACTIONS, moneyWorld, runMoneyProperty } from '../test/money/money-model.ts'
 
 process.env.NODE_ENV ??= 'test'
 const seed = Number(process.env.RENTAL_BENCH_MONEY_SEED ?? Date.now() % 2 ** 31)

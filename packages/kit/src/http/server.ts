@@ -12,7 +12,7 @@ import { type HealthCheck, type Lifecycle, registerHealth } from './health.ts'
 import { refuseNonFiniteNumbers } from './finite-numbers.ts'
 import { registerMetrics } from './metrics.ts'
 import { securePages } from './page-headers.ts'
-import { compileValidator, parseForm, refuseUndecodableBody } from './validation.ts'
+import { compileValidator, compileSerializer, parseForm, refuseUndecodableBody } from './validation.ts'
 
 export type App = FastifyInstance<
   import('node:http').Server,
@@ -84,6 +84,7 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
     http: { requireHostHeader: false },
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.setValidatorCompiler(compileValidator)
+  app.setSerializerCompiler(compileSerializer)
   answerUnservedRequests(app.server, parserShape)
 
   const lifecycle: Lifecycle = { draining: false, closing: false }

@@ -1,6 +1,7 @@
 import { parse as parseQuery } from 'node:querystring'
 import AjvCompiler from '@fastify/ajv-compiler'
-import type { FastifyRequest, FastifySchemaValidationError } from 'fastify'
+import SerializerSelector, { type RouteDefinition } from '@fastify/fast-json-stringify-compiler'
+import type { FastifyRequest, FastifySchemaValidationError, FastifySerializerCompiler } from 'fastify'
 import { AppError } from '../errors.ts'
 
 const BASE = { removeAdditional: false, useDefaults: true, allErrors: false } as const
@@ -24,8 +25,37 @@ export function parseForm(text: string): Record<string, unknown> {
 
 type Validate = ((data: unknown) => boolean) & { errors?: FastifySchemaValidationError[] | null }
 
+/**
+ * In tests a route's schemas are compiled on the route's first request, and once per process for
+ * a schema object several apps share: a test file starts whole services, often several times, and
+ * compiling every route's schemas at each start was most of a start's CPU. A service in
+ * production compiles them all at start, so a broken schema stops the boot.
+ */
+const LAZY = process.env.NODE_ENV === 'test'
+const validators = { body: new WeakMap<object, Validate>(), other: new WeakMap<object, Validate>() }
+const serializers = new WeakMap<object, (data: unknown) => string>()
+
+function once<F>(cache: WeakMap<object, F>, schema: object, make: () => F): F {
+  let made = cache.get(schema)
+  if (!made) cache.set(schema, (made = make()))
+  return made
+}
+
 /** Fastify's validator compiler: a body is checked strictly unless it came from a form. */
 export function compileValidator({ schema, httpPart }: { schema: object; httpPart?: string }): Validate {
+  if (!LAZY) return compileNow({ schema, httpPart })
+  const cache = httpPart === 'body' ? validators.body : validators.other
+  let compiled: Validate | undefined
+  const validate: Validate = (data) => {
+    compiled ??= once(cache, schema, () => compileNow({ schema, httpPart }))
+    const ok = compiled(data)
+    validate.errors = compiled.errors
+    return ok
+  }
+  return validate
+}
+
+function compileNow({ schema, httpPart }: { schema: object; httpPart?: string }): Validate {
   if (httpPart !== 'body') return coercing({ schema }) as Validate
   const exact = strict({ schema }) as Validate
   // most routes never see a form: their coercing validator is compiled on the first one, not at start
@@ -85,4 +115,15 @@ export function refuseUndecodableBody(request: FastifyRequest): void {
         `charset ${JSON.stringify(charset.slice(0, 40))} is not supported: ${mediaType} bodies are UTF-8`,
       )
   }
+}
+
+const buildSerializer = SerializerSelector()({}, {})
+
+/** Fastify's serializer compiler (its default, fast-json-stringify), lazy in tests like the validators. */
+export const compileSerializer: FastifySerializerCompiler<unknown> = (route) => {
+  const definition = route as RouteDefinition
+  if (!LAZY) return buildSerializer(definition)
+  let compiled: ((data: unknown) => string) | undefined
+  return (data) =>
+    (compiled ??= once(serializers, route.schema as object, () => buildSerializer(definition)))(data)
 }

@@ -5,7 +5,7 @@ import { ibanValid } from './iban.ts'
 import { checkInvoice } from './invoice.ts'
 import { formatMinor, mulDivRound, toMinor } from './money.ts'
 import { splitSentences, summarise } from './summarise.ts'
-import { EMAIL, INVOICE, PARAGRAPH } from '../../test/fixtures.ts'
+import { EMAIL, INVOICE, PARAGRAPH } from '../../test/agents/fixtures.ts'
 
 describe('summariser skill', () => {
   it('splits sentences, not at abbreviations', () => {

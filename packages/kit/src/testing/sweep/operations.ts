@@ -44,7 +44,9 @@ export interface SpecAuth {
 }
 
 export function readSpecAuth(service: string): SpecAuth | undefined {
-  const file = process.env.SVC_SPEC_ENDPOINTS ?? join(repoRoot(), '..', 'shared', 'spec', 'endpoints.tsv')
+  // the specifications' table of endpoints, copied beside this file (SVC_SPEC_ENDPOINTS: another copy)
+  const file =
+    process.env.SVC_SPEC_ENDPOINTS ?? join(repoRoot(), 'packages/kit/src/testing/sweep/endpoints.tsv')
   if (!existsSync(file)) return undefined
   const rows = new Map<string, string>()
   const sections = new Map<string, string[]>()

@@ -4,8 +4,8 @@ import { handleJsonRpc, jsonRpcEndpoint, refuseUnauthenticated } from '@svc/kit/
 import { etagOf, ifNoneMatch } from '@svc/kit/http/etag'
 import { Type } from 'typebox'
 import { tokenActor } from '../events/index.ts'
-import { verifyApiToken } from '../tokens/service.ts'
 import type { TaskDeps } from '../tasks/service.ts'
+import type { TokenService } from '../tokens/index.ts'
 import { A2A_PATH, BEARER_SCHEME, INPUT_MODES, rentalCard } from './card.ts'
 import { mapRentalError, TokenUser } from './caller.ts'
 import { RentalA2AHandler } from './handler.ts'
@@ -27,7 +27,10 @@ const Card = Type.Object(
  * `Authorization: Bearer agt_…`), where a client's own software runs and follows tasks on that
  * client's engagements.
  */
-export function a2aRoutes(app: App, deps: TaskDeps & { baseUrl: string; version: string }) {
+export function a2aRoutes(
+  app: App,
+  deps: TaskDeps & { baseUrl: string; version: string; verifyToken: TokenService['verify'] },
+) {
   const cardJson = () => rentalCard(deps.catalogue, deps.baseUrl, deps.version)
   const handler = new RentalA2AHandler(deps, async () => AgentCard.fromJSON(await cardJson()))
   const endpoint = jsonRpcEndpoint(handler, INPUT_MODES)
@@ -73,7 +76,7 @@ export function a2aRoutes(app: App, deps: TaskDeps & { baseUrl: string; version:
       },
       async (request, reply) => {
         const header = request.headers.authorization
-        const token = await verifyApiToken(deps.db, header, deps.now())
+        const token = await deps.verifyToken(header)
         if (!token) {
           const given = typeof header === 'string' && header.trim() !== ''
           return refuseUnauthenticated(request, reply, {

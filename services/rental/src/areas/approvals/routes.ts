@@ -1,11 +1,9 @@
 import { type App, pageOf, pageQuery } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
-import { Nullable } from '../engagements/schemas.ts'
 import { actorOfRequest } from '../events/index.ts'
-import { can, membershipOf, orgOf } from '../orgs/permissions.ts'
 import { type ApprovalDeps, approvalDetail, approvalList, decide } from './service.ts'
+import { membershipOf, Nullable, orgOf, route } from '../../http/index.ts'
 
 const State = Type.Union([
   Type.Literal('pending'),
@@ -52,18 +50,15 @@ const bodyOptional = {
 }
 
 export function approvalRoutes(app: App, deps: ApprovalDeps) {
-  const { sessions } = deps
   const tags = ['approvals']
   app.get(
     '/api/approvals',
     {
-      ...sessions.session,
-      ...can('approvals:read'),
+      ...route.session('approvals:read'),
       schema: {
         summary: 'The organization’s approvals, newest first, filtered by state',
         description: 'A pending approval past its expires_at is listed as expired, swept or not.',
         tags,
-        security: SESSION_SECURITY,
         querystring: Type.Object(
           { ...pageQuery().properties, state: Type.Optional(State) },
           { additionalProperties: false },
@@ -84,12 +79,10 @@ export function approvalRoutes(app: App, deps: ApprovalDeps) {
   app.get(
     '/api/approvals/:id',
     {
-      ...sessions.session,
-      ...can('approvals:read'),
+      ...route.session('approvals:read'),
       schema: {
         summary: 'An approval: the task it holds, its state and decision',
         tags,
-        security: SESSION_SECURITY,
         params: ApprovalId,
         response: { 200: Approval },
       },
@@ -99,8 +92,7 @@ export function approvalRoutes(app: App, deps: ApprovalDeps) {
   app.post(
     '/api/approvals/:id/approve',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('approvals:write'),
+      ...route.csrf('approvals:write'),
       ...bodyOptional,
       schema: {
         summary: 'Approves: the task runs (an agent_input answer is sent to the agent); 409 unless pending',
@@ -108,7 +100,6 @@ export function approvalRoutes(app: App, deps: ApprovalDeps) {
           '`text` answers the agent’s question (agent_input approvals only; "approved" when omitted). ' +
           'Approving twice, or an expired or canceled approval, is 409 approval_not_pending naming its state.',
         tags,
-        security: CSRF_SECURITY,
         params: ApprovalId,
         body: Type.Object(
           { note: Note, text: Type.Optional(Type.String({ minLength: 1, maxLength: 20_000 })) },
@@ -129,13 +120,11 @@ export function approvalRoutes(app: App, deps: ApprovalDeps) {
   app.post(
     '/api/approvals/:id/reject',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('approvals:write'),
+      ...route.csrf('approvals:write'),
       ...bodyOptional,
       schema: {
         summary: 'Rejects: the task ends as rejected, never charged; 409 unless pending',
         tags,
-        security: CSRF_SECURITY,
         params: ApprovalId,
         body: Type.Object({ note: Note }, { additionalProperties: false }),
         response: { 200: Approval },

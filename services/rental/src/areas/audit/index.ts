@@ -18,6 +18,6 @@ export const auditArea = defineArea({
     return undefined
   },
   routes(app, ctx, use) {
-    auditRoutes(app, use.events, ctx.sessions)
+    auditRoutes(app, use.events)
   },
 })

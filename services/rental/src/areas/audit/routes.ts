@@ -1,9 +1,8 @@
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
 import { rentalError } from '../../errors.ts'
-import { type ConsoleSessions, SESSION_SECURITY } from '../auth/hooks.ts'
 import type { EventService } from '../events/index.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
+import { orgOf, route } from '../../http/index.ts'
 
 const Nullable = <T extends import('typebox').TSchema>(t: T) => Type.Union([t, Type.Null()])
 
@@ -41,17 +40,15 @@ const AuditQuery = Type.Object(
 )
 
 /** `GET /api/audit`: the organization's record (every event, requests and changes), newest first. */
-export function auditRoutes(app: App, events: EventService, sessions: ConsoleSessions) {
+export function auditRoutes(app: App, events: EventService) {
   app.get(
     '/api/audit',
     {
-      ...sessions.session,
-      ...can('audit:read'),
+      ...route.session('audit:read'),
       schema: {
         summary:
           'The organization’s audit record: its events (changes and the S+C and A2A calls that asked for them), newest first',
         tags: ['audit'],
-        security: SESSION_SECURITY,
         querystring: AuditQuery,
         response: {
           200: Type.Object({

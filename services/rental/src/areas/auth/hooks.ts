@@ -2,50 +2,30 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import { rentalError } from '../../errors.ts'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { RentalDb } from '../../db.ts'
-import { stepUpGuard, type StepUpRules, type StepUpWhen } from './step-up-guard.ts'
+import {
+  type ConsoleSession,
+  CSRF_HEADER,
+  requireCsrf,
+  requireSession,
+  type SessionChecks,
+  type StepUpWhen,
+} from '../../http/session.ts'
+import { stepUpGuard, type StepUpRules } from './step-up-guard.ts'
 import { endSessionsOf, liveSession } from './store.ts'
 
 /** The console session cookie: a random id; the database keeps only its SHA-256. */
 export const SESSION_COOKIE = 'rental_session'
-/** The header every S+C route checks against the session's CSRF token (from `GET /api/me`). */
-export const CSRF_HEADER = 'x-csrf-token'
-
-/** OpenAPI security of S and S+C routes (the schemes are declared in app.ts). */
-export const SESSION_SECURITY = [{ consoleSession: [] }]
-export const CSRF_SECURITY = [{ consoleSession: [], csrfToken: [] }]
 
 export const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').digest()
 
-/** The signed-in client, as `requireSession` finds it. */
-export interface ConsoleSession {
-  idHash: Buffer
-  subject: string
-  idpSid: string | null
-  name: string | null
-  email: string | null
-  /** Whether the idp said `email` is verified (invitations and operators by email need it). */
-  emailVerified: boolean
-  clientDid: string | null
-  /** The `acr` of the session's last ID token (`urn:svc:mfa`: a second factor) and its `auth_time`. */
-  acr: string | null
-  authTime: Date | null
-  csrfHash: Buffer
-  /** The CSRF token of this session (derived from the cookie id, never stored). */
-  csrfToken: string
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    consoleSession: ConsoleSession | null
-  }
-}
+export type { ConsoleSession } from '../../http/session.ts'
 
 /**
  * Sessions and CSRF tokens. A CSRF token is the HMAC of the session's cookie id under a key
  * derived from RENTAL_ENCRYPTION_KEY: `GET /api/me` can show it again without storing it, and the
  * database keeps only its SHA-256, compared in constant time.
  */
-export class ConsoleSessions {
+export class ConsoleSessions implements SessionChecks {
   readonly #csrfKey: Buffer
 
   constructor(
@@ -122,15 +102,15 @@ export class ConsoleSessions {
     return endSessionsOf(this.db, { subject }, this.now())
   }
 
-  /** `onRequest` hook of S routes: 401 without a live session; sets `request.consoleSession`. */
-  readonly requireSession = async (request: FastifyRequest) => {
+  /** The session check behind `requireSession` (http/session.ts): 401 without a live session. */
+  async checkSession(request: FastifyRequest) {
     const session = await this.find(request)
     if (!session) throw rentalError('unauthenticated', 'sign in first: no live console session')
     request.consoleSession = session
   }
 
-  /** `onRequest` hook of S+C routes, after `requireSession`: 403 `csrf_failed` unless the header holds the session's token. */
-  readonly requireCsrf = async (request: FastifyRequest) => {
+  /** The CSRF check behind `requireCsrf`: 403 `csrf_failed` unless the header holds the session's token. */
+  async checkCsrf(request: FastifyRequest) {
     const session = request.consoleSession
     const given = request.headers[CSRF_HEADER]
     if (!session) throw rentalError('unauthenticated', 'sign in first: no live console session')
@@ -140,28 +120,13 @@ export class ConsoleSessions {
       throw rentalError('csrf_failed', `the ${CSRF_HEADER} header does not match the session's CSRF token`)
   }
 
-  /** Route options of S routes (with `schema.security: SESSION_SECURITY`). */
-  get session() {
-    return { onRequest: [this.requireSession] }
-  }
-
-  /**
-   * Route options of a sensitive S+C route, next to `sessionAndCsrf` and `can(…)`: a recent second
-   * factor (step-up) when the rules are on and `when` (default: always) says so for the request.
-   */
-  stepUp(when?: StepUpWhen) {
+  /** The step-up check behind `route.stepUp`: a recent second factor when the rules are on and `when` says so. */
+  async checkStepUp(request: FastifyRequest, when?: StepUpWhen) {
     const rules = this.options.stepUp ?? { enabled: false, maxAgeS: 0 }
-    return { preHandler: [stepUpGuard(rules, () => this.now(), when)] }
+    await stepUpGuard(rules, () => this.now(), when)(request)
   }
 
-  /** Route options of S+C routes (with `schema.security: CSRF_SECURITY`). */
-  get sessionAndCsrf() {
-    return { onRequest: [this.requireSession, this.requireCsrf] }
-  }
-}
-
-/** The session of a request that passed `requireSession`. */
-export function sessionOf(request: FastifyRequest): ConsoleSession {
-  if (!request.consoleSession) throw rentalError('unauthenticated', 'sign in first: no live console session')
-  return request.consoleSession
+  /** The `onRequest` hooks of S and S+C routes (the same functions on every app: hooks recognise them). */
+  readonly requireSession = requireSession
+  readonly requireCsrf = requireCsrf
 }

@@ -1,11 +1,12 @@
 import { defineArea } from '../../context.ts'
+import { provideSessionChecks } from '../../http/session.ts'
 import type { RentalDb } from '../../db.ts'
 import { endSessionsOf, eraseSessionsOf } from './store.ts'
 import { IdpLink } from './idp-link.ts'
 import { authRoutes } from './routes.ts'
 
+export { ConsoleSessions, SESSION_COOKIE } from './hooks.ts'
 export { LIFECYCLE_PATH } from './idp-link.ts'
-export { ConsoleSessions, CSRF_HEADER, SESSION_COOKIE } from './hooks.ts'
 
 export interface AuthService {
   /** The console's link to the idp (its client and the issuer's metadata). */
@@ -26,6 +27,7 @@ export const authArea = defineArea({
   name: 'auth',
   needs: ['orgs'],
   mount(app, ctx): AuthService {
+    provideSessionChecks(app, ctx.sessions)
     const link = new IdpLink({
       db: ctx.db,
       sealer: ctx.sealer,

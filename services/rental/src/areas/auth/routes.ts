@@ -1,10 +1,10 @@
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
-import { SESSION_SECURITY, sessionOf } from './hooks.ts'
 import { BACKCHANNEL_PATH, CALLBACK_PATH } from './idp-link.ts'
 import { type AuthDeps, backchannelLogout, finishLogin, logout, startLogin } from './service.ts'
 import { finishStepUp, startStepUp } from './step-up.ts'
 import { STEP_UP_PATH } from './step-up-guard.ts'
+import { route, sessionOf } from '../../http/index.ts'
 
 const tags = ['auth']
 const Param = Type.Optional(Type.String({ maxLength: 4000 }))
@@ -63,14 +63,13 @@ export function authRoutes(app: App, deps: AuthDeps) {
   app.get(
     STEP_UP_PATH,
     {
-      ...deps.sessions.session,
+      ...route.session(),
       schema: {
         summary:
           'Step-up: 302 to the identity provider for a fresh sign-in with a second factor (acr_values urn:svc:mfa, max_age 0, PKCE); back at return_to',
         description:
           'On return the session keeps the ID token’s acr and auth_time; sensitive routes then pass for RENTAL_STEP_UP_MAX_AGE_S seconds. An account with no second factor gets 403 second_factor_missing naming the idp’s account page.',
         tags,
-        security: SESSION_SECURITY,
         querystring: Type.Object(
           {
             return_to: Type.Optional(
@@ -94,11 +93,10 @@ export function authRoutes(app: App, deps: AuthDeps) {
   app.post(
     '/auth/logout',
     {
-      ...deps.sessions.session,
+      ...route.session(),
       schema: {
         summary: 'Ends the console session; names the identity provider’s logout page to end that one too',
         tags,
-        security: SESSION_SECURITY,
         response: {
           200: Type.Object({
             signed_out: Type.Literal(true),

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import { rentalError } from '../../errors.ts'
+import type { StepUpWhen } from '../../http/session.ts'
 
 /** The `acr` of a sign-in with a second factor at the idp (identity-provider.md, ID token claims). */
 export const MFA_ACR = 'urn:svc:mfa'
@@ -11,9 +12,6 @@ export interface StepUpRules {
   /** Seconds an MFA sign-in counts for (RENTAL_STEP_UP_MAX_AGE_S). */
   maxAgeS: number
 }
-
-/** When a guarded route needs step-up for this request (e.g. a release above the amount); unset: always. */
-export type StepUpWhen = (request: FastifyRequest) => boolean | Promise<boolean>
 
 /** `return_to` as given: a same-origin relative path (`/…`, never `//host` or `/\host`), or null. */
 export function safeReturnTo(value: unknown): string | null {

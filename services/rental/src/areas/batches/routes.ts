@@ -1,9 +1,7 @@
 import { Readable } from 'node:stream'
 import { type App, IdempotencyKeyHeader, PageQuery, pageOf } from '@svc/kit'
 import { Type } from 'typebox'
-import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
 import { actorOfRequest } from '../events/index.ts'
-import { can, idempotent, orgOf } from '../orgs/permissions.ts'
 import { exportableBatch, exportLines } from './export.ts'
 import {
   type BatchDeps,
@@ -14,6 +12,7 @@ import {
   MAX_CONCURRENCY,
   MAX_ITEMS,
 } from './service.ts'
+import { idempotent, orgOf, route } from '../../http/index.ts'
 
 /** A task's text bound (POST /api/tasks). */
 const MAX_TEXT = 20_000
@@ -46,13 +45,11 @@ const Batch = Type.Object({
 const BatchId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
 
 export function batchRoutes(app: App, deps: BatchDeps) {
-  const { sessions } = deps
   const tags = ['batches']
   app.post(
     '/api/batches',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('tasks:write'),
+      ...route.csrf('tasks:write'),
       ...idempotent(deps.db, 'batch-create'),
       bodyLimit: BATCH_BODY_LIMIT,
       schema: {
@@ -60,7 +57,6 @@ export function batchRoutes(app: App, deps: BatchDeps) {
         description:
           'Each item becomes one task (actor: the batch), at most `concurrency` at a time. Idempotent with an Idempotency-Key: a replay answers the first answer.',
         tags,
-        security: CSRF_SECURITY,
         headers: IdempotencyKeyHeader,
         body: Type.Object(
           {
@@ -93,12 +89,10 @@ export function batchRoutes(app: App, deps: BatchDeps) {
   app.get(
     '/api/batches',
     {
-      ...sessions.session,
-      ...can('tasks:read'),
+      ...route.session('tasks:read'),
       schema: {
         summary: 'The organization’s batches, newest first',
         tags,
-        security: SESSION_SECURITY,
         querystring: PageQuery,
         response: {
           200: Type.Object({ batches: Type.Array(Batch), limit: Type.Integer(), offset: Type.Integer() }),
@@ -110,12 +104,10 @@ export function batchRoutes(app: App, deps: BatchDeps) {
   app.get(
     '/api/batches/:id',
     {
-      ...sessions.session,
-      ...can('tasks:read'),
+      ...route.session('tasks:read'),
       schema: {
         summary: 'A batch: its state, counts per item state, start and finish',
         tags,
-        security: SESSION_SECURITY,
         params: BatchId,
         response: { 200: Batch },
       },
@@ -125,15 +117,13 @@ export function batchRoutes(app: App, deps: BatchDeps) {
   app.get(
     '/api/batches/:id/export',
     {
-      ...sessions.session,
-      ...can('tasks:read'),
+      ...route.session('tasks:read'),
       schema: {
         summary:
           'The batch’s items as JSON Lines or CSV: state, task, output while kept, receipt leaf hash, error',
         description:
           "One row per item, in item order. CSV (RFC 4180) has a header row; a field starting with =, +, -, @, tab or CR is prefixed with ' (OWASP CSV injection).",
         tags,
-        security: SESSION_SECURITY,
         params: BatchId,
         querystring: Type.Object(
           { format: Type.Union([Type.Literal('jsonl'), Type.Literal('csv')], { default: 'jsonl' }) },

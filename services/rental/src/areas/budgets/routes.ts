@@ -1,9 +1,6 @@
-import { type App, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
+import { type App, DisplayedMoney, Fils, LangQuery, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
-import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
-import { Nullable } from '../engagements/schemas.ts'
 import { actorOfRequest } from '../events/index.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
 import {
   type BudgetDeps,
   budgetDetail,
@@ -13,12 +10,7 @@ import {
   MAX_FILS,
   updateBudget,
 } from './service.ts'
-
-const Money = Type.Object({
-  amount_fils: Type.Integer(),
-  currency: Type.String(),
-  display: Type.String({ description: 'formatted for a person, in the request’s language' }),
-})
+import { Nullable, orgOf, route } from '../../http/index.ts'
 
 const Budget = Type.Object({
   id: Type.String(),
@@ -31,42 +23,37 @@ const Budget = Type.Object({
   }),
   period_start: Type.String({ description: 'the period shown (the current month; a custom one’s own)' }),
   period_end: Type.String({ description: 'exclusive' }),
-  limit: Money,
-  spent: Money,
-  left: Money,
+  limit: DisplayedMoney,
+  spent: DisplayedMoney,
+  left: DisplayedMoney,
   thresholds: Type.Array(Type.Integer()),
   thresholds_crossed: Type.Array(Type.Integer(), { description: 'in the period shown' }),
   created_at: Type.String(),
   updated_at: Type.String(),
 })
 
-const LimitFils = Type.Integer({ minimum: 1, maximum: MAX_FILS, description: 'positive, at most 2^53-1' })
+const LimitFils = Fils({ maximum: MAX_FILS, description: 'positive, at most 2^53-1' })
 const Thresholds = Type.Array(Type.Integer({ minimum: 1, maximum: 100 }), {
   maxItems: 10,
   description: 'percentages of the limit announced once per period as `budget.threshold`',
 })
 const Name = Type.String({ minLength: 1, maxLength: 200 })
 const BudgetId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
-const LangProp = { lang: Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')])) }
-const Lang = Type.Object(LangProp)
 
 const localeOf = moneyLocaleOf
 
 export function budgetRoutes(app: App, deps: BudgetDeps) {
-  const { sessions } = deps
   const tags = ['budgets']
   app.post(
     '/api/budgets',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('budgets:write'),
+      ...route.csrf('budgets:write'),
       schema: {
         summary: 'A budget: a cap on spend per period for the organization, an engagement or an agent',
         description:
           'Escrows made past the limit (hiring, tasks) are refused with 402 `budget_exceeded`. Spend counts from the budget’s creation.',
         tags,
-        security: CSRF_SECURITY,
-        querystring: Lang,
+        querystring: LangQuery(),
         body: Type.Object(
           {
             name: Type.Optional(Name),
@@ -95,13 +82,11 @@ export function budgetRoutes(app: App, deps: BudgetDeps) {
   app.get(
     '/api/budgets',
     {
-      ...sessions.session,
-      ...can('money:read'),
+      ...route.session('money:read'),
       schema: {
         summary: 'The organization’s budgets, oldest first, with what is spent and left',
         tags,
-        security: SESSION_SECURITY,
-        querystring: Type.Object({ ...pageQuery().properties, ...LangProp }),
+        querystring: Type.Object({ ...pageQuery().properties, ...LangQuery().properties }),
         response: {
           200: Type.Object({
             budgets: Type.Array(Budget),
@@ -117,14 +102,12 @@ export function budgetRoutes(app: App, deps: BudgetDeps) {
   app.get(
     '/api/budgets/:id',
     {
-      ...sessions.session,
-      ...can('money:read'),
+      ...route.session('money:read'),
       schema: {
         summary: 'A budget: its limit, spend and what is left in the period, the thresholds crossed',
         tags,
-        security: SESSION_SECURITY,
         params: BudgetId,
-        querystring: Lang,
+        querystring: LangQuery(),
         response: { 200: Budget },
       },
     },
@@ -133,14 +116,12 @@ export function budgetRoutes(app: App, deps: BudgetDeps) {
   app.post(
     '/api/budgets/:id',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('budgets:write'),
+      ...route.csrf('budgets:write'),
       schema: {
         summary: 'Changes a budget’s limit, thresholds or name (the spend so far stays)',
         tags,
-        security: CSRF_SECURITY,
         params: BudgetId,
-        querystring: Lang,
+        querystring: LangQuery(),
         body: Type.Object(
           {
             name: Type.Optional(Name),
@@ -165,12 +146,10 @@ export function budgetRoutes(app: App, deps: BudgetDeps) {
   app.delete(
     '/api/budgets/:id',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('budgets:write'),
+      ...route.csrf('budgets:write'),
       schema: {
         summary: 'Deletes a budget: it caps nothing more, and it is not found afterwards',
         tags,
-        security: CSRF_SECURITY,
         params: BudgetId,
         response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }) },
       },

@@ -100,6 +100,6 @@ export const catalogueArea = defineArea({
     }
   },
   routes(app, ctx, _use, own) {
-    catalogueRoutes(app, own, ctx.sessions)
+    catalogueRoutes(app, own)
   },
 })

@@ -1,9 +1,8 @@
 import type { App } from '@svc/kit'
 import { type Static, Type } from 'typebox'
-import { type ConsoleSessions, SESSION_SECURITY } from '../auth/hooks.ts'
 import { DeclaredModel } from '../models/index.ts'
-import { can } from '../orgs/permissions.ts'
 import type { CatalogueService } from './index.ts'
+import { route } from '../../http/index.ts'
 
 /** The provider organization that publishes an agent (the built-in agents: the platform's, org_platform). */
 export const Provider = Type.Object({ id: Type.String(), name: Type.String() })
@@ -32,17 +31,15 @@ export const Job = Type.Object({
   ),
 })
 
-export function catalogueRoutes(app: App, catalogue: CatalogueService, sessions: ConsoleSessions) {
+export function catalogueRoutes(app: App, catalogue: CatalogueService) {
   app.get(
     '/api/jobs',
     {
-      ...sessions.session,
-      ...can('org:read'),
+      ...route.session('org:read'),
       schema: {
         summary:
           'The catalogue: jobs pairing a profile with an outcome, their price and serving agents (with their declared models)',
         tags: ['catalogue'],
-        security: SESSION_SECURITY,
         response: { 200: Type.Object({ jobs: Type.Array(Job) }) },
       },
     },

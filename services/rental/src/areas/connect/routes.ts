@@ -1,9 +1,6 @@
 import { type App, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
-import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
-import { Nullable, Params } from '../engagements/schemas.ts'
 import { actorOfRequest } from '../events/index.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
 import {
   type CallDeps,
   CALLS_PATH,
@@ -22,6 +19,7 @@ import {
   revoke,
   toolList,
 } from './service.ts'
+import { Nullable, orgOf, Params, route } from '../../http/index.ts'
 
 const Url = Type.String({
   minLength: 8,
@@ -152,10 +150,9 @@ const Page = Type.Object(pageQuery().properties, { additionalProperties: false }
 
 /** The console's connect routes and the agents' tool-call route. */
 export function connectRoutes(app: App, deps: CallDeps) {
-  const { sessions } = deps
   const tags = ['connect']
-  const read = { ...sessions.session, ...can('connect:read') }
-  const write = { ...sessions.sessionAndCsrf, ...can('connect:write') }
+  const read = route.session('connect:read')
+  const write = route.csrf('connect:write')
   app.post(
     '/api/engagements/:id/connect/preview',
     {
@@ -166,7 +163,6 @@ export function connectRoutes(app: App, deps: CallDeps) {
         description:
           'Connects with the official MCP SDK client (Streamable HTTP), lists the tools (`tools/list`) and answers each with `would_allow` and its `approval`. A URL refused, a key the server refuses, a server that fails or does not answer within RENTAL_CONNECT_TIMEOUT_MS: 400 `tool_server_refused` with the server’s own error.',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
         body: BindBody,
         response: {
@@ -192,7 +188,6 @@ export function connectRoutes(app: App, deps: CallDeps) {
         description:
           'The key is checked as preview does, then kept sealed (AES-256-GCM) and never answered. One connection per engagement: a second is 409 `already_connected`. A tool with approval `always` (default: every tool not read-only) waits for a member’s approval at each call.',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
         body: BindBody,
         response: { 201: Connection },
@@ -210,7 +205,6 @@ export function connectRoutes(app: App, deps: CallDeps) {
       schema: {
         summary: 'The engagement’s connection (no key), or 409 `not_connected`',
         tags,
-        security: SESSION_SECURITY,
         params: Params,
         response: { 200: Connection },
       },
@@ -224,7 +218,6 @@ export function connectRoutes(app: App, deps: CallDeps) {
       schema: {
         summary: 'Revokes the connection: the sealed key deleted, waiting tool calls canceled',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
         response: {
           200: Type.Object({
@@ -244,7 +237,6 @@ export function connectRoutes(app: App, deps: CallDeps) {
       schema: {
         summary: 'The engagement’s connections with their health (last success, last error, latency)',
         tags,
-        security: SESSION_SECURITY,
         params: Params,
         response: { 200: Type.Object({ connections: Type.Array(Connection) }) },
       },
@@ -258,7 +250,6 @@ export function connectRoutes(app: App, deps: CallDeps) {
       schema: {
         summary: 'The tools the key reached at bind, each allowed or not, with its approval',
         tags,
-        security: SESSION_SECURITY,
         params: Params,
         response: {
           200: Type.Object({ tools: Type.Array(Type.Object({ ...ToolFields, allowed: Type.Boolean() })) }),
@@ -274,7 +265,6 @@ export function connectRoutes(app: App, deps: CallDeps) {
       schema: {
         summary: 'The tool calls the engagement’s agents asked for, newest first (paged)',
         tags,
-        security: SESSION_SECURITY,
         params: Params,
         querystring: Page,
         response: { 200: Actions },
@@ -290,7 +280,6 @@ export function connectRoutes(app: App, deps: CallDeps) {
         summary:
           'The tool calls waiting for a member (decided at POST /api/approvals/{approval_id}/approve or reject)',
         tags,
-        security: SESSION_SECURITY,
         params: Params,
         querystring: Page,
         response: { 200: Actions },
@@ -308,7 +297,6 @@ export function connectRoutes(app: App, deps: CallDeps) {
         description:
           'An action still held, refused, rejected or canceled, or one whose tool is not idempotent (by the server’s annotations), is 409 `action_not_refreshable` naming why.',
         tags,
-        security: CSRF_SECURITY,
         params: ActionParams,
         response: { 200: Action },
       },

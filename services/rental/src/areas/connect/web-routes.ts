@@ -1,8 +1,8 @@
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
-import { Nullable } from '../engagements/schemas.ts'
 import { type CallDeps, type Credential, taskOfCredential } from './calls.ts'
 import { WEB_PATH, webFetch } from './web.ts'
+import { Nullable } from '../../http/index.ts'
 
 const Fetched = Type.Object({
   id: Type.String(),

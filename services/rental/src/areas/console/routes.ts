@@ -1,8 +1,8 @@
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
-import { type ConsoleSessions, CSRF_HEADER, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
+import type { ConsoleSessions } from '../auth/hooks.ts'
 import type { OrgService } from '../orgs/index.ts'
-import { membershipOf } from '../orgs/permissions.ts'
+import { CSRF_HEADER, membershipOf, route, sessionOf } from '../../http/index.ts'
 
 const Me = Type.Object({
   client: Type.Object({
@@ -33,12 +33,11 @@ export function consoleRoutes(
   app.get(
     '/api/me',
     {
-      ...sessions.session,
+      ...route.session(),
       schema: {
         summary:
           'The signed-in client, its organization and role, the CSRF token of the session and the ledger URL',
         tags: ['console'],
-        security: SESSION_SECURITY,
         response: { 200: Me },
       },
     },

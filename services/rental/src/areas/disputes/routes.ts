@@ -1,11 +1,17 @@
-import { type App, IdempotencyKeyHeader, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
+import {
+  type App,
+  Fils,
+  IdempotencyKeyHeader,
+  LangQuery,
+  Money,
+  moneyLocaleOf,
+  pageOf,
+  pageQuery,
+} from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { type TSchema, Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
-import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
-import { Id, Nullable, Params } from '../engagements/schemas.ts'
 import { actorOfRequest, operatorActor } from '../events/index.ts'
-import { can, idempotent, orgOf } from '../orgs/permissions.ts'
 import {
   type Caller,
   type DisputeDeps,
@@ -16,10 +22,8 @@ import {
   respondDispute,
   withdrawDispute,
 } from './service.ts'
+import { Id, idempotent, Nullable, orgOf, Params, route, sessionOf } from '../../http/index.ts'
 
-const Money = Type.Object({ amount_fils: Type.Integer(), currency: Type.String(), display: Type.String() })
-const Lang = Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')]))
-const Fils = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })
 const Text = Type.String({ minLength: 1, maxLength: 2000 })
 const LeafHash = Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$', description: 'base64 RFC 9162 leaf hash' })
 const EvidenceIn = Type.Object(
@@ -71,7 +75,6 @@ const Dispute = Type.Object({
 
 /** Disputes: opened by the client, answered by the provider, resolved by an operator, or withdrawn. */
 export function disputeRoutes(app: App, ctx: RentalContext, deps: DisputeDeps) {
-  const { sessions } = ctx
   const tags = ['disputes']
   const callerOf = (request: FastifyRequest): Caller => {
     const operator = deps.orgs.isOperator(sessionOf(request))
@@ -82,12 +85,10 @@ export function disputeRoutes(app: App, ctx: RentalContext, deps: DisputeDeps) {
     }
   }
   const write = (summary: string, body: TSchema, params = true) => ({
-    ...sessions.sessionAndCsrf,
-    ...can('disputes:write'),
+    ...route.csrf('disputes:write'),
     schema: {
       summary,
       tags,
-      security: CSRF_SECURITY,
       ...(params ? { params: Params } : {}),
       body,
       response: { [params ? 200 : 201]: Dispute },
@@ -99,7 +100,7 @@ export function disputeRoutes(app: App, ctx: RentalContext, deps: DisputeDeps) {
       {
         task_id: Type.Optional(Id),
         engagement_id: Type.Optional(Id),
-        amount_fils: Fils,
+        amount_fils: Fils(),
         reason: Text,
         evidence: Type.Optional(EvidenceIn),
       },
@@ -125,14 +126,15 @@ export function disputeRoutes(app: App, ctx: RentalContext, deps: DisputeDeps) {
   app.get(
     '/api/disputes',
     {
-      ...sessions.session,
-      ...can('money:read'),
+      ...route.session('money:read'),
       schema: {
         summary:
           'The organization’s disputes and those about agents it provides (an operator: all), newest first',
         tags,
-        security: SESSION_SECURITY,
-        querystring: Type.Object({ ...pageQuery().properties, lang: Lang }, { additionalProperties: false }),
+        querystring: Type.Object(
+          { ...pageQuery().properties, ...LangQuery().properties },
+          { additionalProperties: false },
+        ),
         response: {
           200: Type.Object({
             disputes: Type.Array(Dispute),
@@ -149,14 +151,12 @@ export function disputeRoutes(app: App, ctx: RentalContext, deps: DisputeDeps) {
   app.get(
     '/api/disputes/:id',
     {
-      ...sessions.session,
-      ...can('money:read'),
+      ...route.session('money:read'),
       schema: {
         summary: 'A dispute (its client, its provider or an operator)',
         tags,
-        security: SESSION_SECURITY,
         params: Params,
-        querystring: Type.Object({ lang: Lang }, { additionalProperties: false }),
+        querystring: LangQuery({ additionalProperties: false }),
         response: { 200: Dispute },
       },
     },
@@ -177,7 +177,7 @@ export function disputeRoutes(app: App, ctx: RentalContext, deps: DisputeDeps) {
     write(
       'An operator resolves an open or responded dispute once: client (refunded), provider (released) or split',
       Type.Object(
-        { outcome: Outcome, client_fils: Type.Optional(Fils), provider_fils: Type.Optional(Fils) },
+        { outcome: Outcome, client_fils: Type.Optional(Fils()), provider_fils: Type.Optional(Fils()) },
         { additionalProperties: false },
       ),
     ),

@@ -1,12 +1,9 @@
 import type { App } from '@svc/kit'
 import { type TSchema, Type } from 'typebox'
-import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
-import { expectedVersion } from '../engagements/config.ts'
-import { Nullable, Params } from '../engagements/schemas.ts'
 import { actorOfRequest } from '../events/index.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
 import { type EgressDeps, type EgressPolicy, policyDetail, setPolicy, type WebPolicy } from './service.ts'
 import type { PolicyKind } from './store.ts'
+import { expectedVersion, Nullable, orgOf, Params, route, sessionOf } from '../../http/index.ts'
 
 const Strict = { additionalProperties: false } as const
 /** A DNS name, or `*.` and one: letters, digits, hyphens and dots; or an IP address literal. */
@@ -74,18 +71,15 @@ const ABOUT: Record<PolicyKind, { summary: string; set: string; schema: TSchema 
 
 /** The policy routes of one kind, registered at the paths given literally below. */
 function policyRoutes(app: App, deps: EgressDeps, kind: PolicyKind, path: string) {
-  const { sessions } = deps
   const tags = ['egress']
   const about = ABOUT[kind]
   app.get(
     path,
     {
-      ...sessions.session,
-      ...can('engagements:read'),
+      ...route.session('engagements:read'),
       schema: {
         summary: about.summary,
         tags,
-        security: SESSION_SECURITY,
         params: Params,
         response: { 200: View(about.schema) },
       },
@@ -99,14 +93,12 @@ function policyRoutes(app: App, deps: EgressDeps, kind: PolicyKind, path: string
   app.post(
     path,
     {
-      ...sessions.sessionAndCsrf,
-      ...can('engagements:write'),
+      ...route.csrf('engagements:write'),
       schema: {
         summary: about.set,
         description:
           'Hosts match exactly, or `*.example.com` matches its subdomains. 409 `engagement_ended` once the engagement ended; 412 `precondition_failed` when If-Match names another version. Recorded as `engagement.policy_changed`.',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
         headers: Type.Object({ 'if-match': Type.Optional(Type.String({ maxLength: 20 })) }),
         body: about.schema,

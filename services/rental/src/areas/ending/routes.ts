@@ -1,16 +1,13 @@
-import { type App, moneyLocaleOf } from '@svc/kit'
+import { type App, LangQuery, Money, moneyLocaleOf } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
-import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
 import { actorOfRequest } from '../events/index.ts'
-import { Params } from '../engagements/schemas.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
 import { engagementExport, type ExportDeps } from './export.ts'
 import { exportZip } from './zip.ts'
 import { type EndDeps, endEngagement } from './service.ts'
+import { orgOf, Params, route } from '../../http/index.ts'
 
-const Money = Type.Object({ amount_fils: Type.Integer(), currency: Type.String(), display: Type.String() })
 const Outcome = Type.Union([
   Type.Literal('released'),
   Type.Literal('pending_release'),
@@ -18,7 +15,7 @@ const Outcome = Type.Union([
   Type.Literal('returned'),
   Type.Literal('withdrawn'),
 ])
-const Fils = Type.Integer()
+const FilsAmount = Type.Integer()
 const EndAnswer = Type.Object({
   engagement_id: Type.String(),
   state: Type.Literal('ended'),
@@ -31,18 +28,18 @@ const EndAnswer = Type.Object({
       task_id: Type.Union([Type.String(), Type.Null()]),
       outcome: Outcome,
       opened: Type.Boolean(),
-      amount_fils: Fils,
-      fee_fils: Fils,
+      amount_fils: FilsAmount,
+      fee_fils: FilsAmount,
       amount: Money,
     }),
   ),
   figures: Type.Object({
-    escrowed_fils: Fils,
-    released_fils: Fils,
-    fees_fils: Fils,
-    returned_fils: Fils,
-    pending_release_fils: Fils,
-    awaiting_task_fils: Fils,
+    escrowed_fils: FilsAmount,
+    released_fils: FilsAmount,
+    fees_fils: FilsAmount,
+    returned_fils: FilsAmount,
+    pending_release_fils: FilsAmount,
+    awaiting_task_fils: FilsAmount,
   }),
   statement: Type.Object({
     escrowed: Money,
@@ -56,13 +53,11 @@ const EndAnswer = Type.Object({
 })
 
 export function endingRoutes(app: App, ctx: RentalContext, deps: EndDeps & ExportDeps) {
-  const { sessions } = ctx
   const tags = ['engagements']
   app.post(
     '/api/engagements/:id/end',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('engagements:write'),
+      ...route.csrf('engagements:write'),
       // the body is optional: none is `{}` (running: finish)
       preValidation: async (request: FastifyRequest) => {
         request.body ??= {}
@@ -71,12 +66,8 @@ export function endingRoutes(app: App, ctx: RentalContext, deps: EndDeps & Expor
         summary:
           'Ends the engagement: no new tasks, running ones finished or canceled, unused escrows returned to the wallet, an engagement.ended receipt',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
-        querystring: Type.Object(
-          { lang: Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')])) },
-          { additionalProperties: false },
-        ),
+        querystring: Type.Object(LangQuery().properties, { additionalProperties: false }),
         body: Type.Object(
           { running: Type.Optional(Type.Union([Type.Literal('finish'), Type.Literal('cancel')])) },
           { additionalProperties: false },
@@ -97,13 +88,11 @@ export function endingRoutes(app: App, ctx: RentalContext, deps: EndDeps & Expor
   app.get(
     '/api/engagements/:id/export',
     {
-      ...sessions.session,
-      ...can('engagements:read'),
+      ...route.session('engagements:read'),
       schema: {
         summary:
           'Everything about the engagement: SLA and signatures, addenda, escrows, tasks, statement lines, invoices and credit notes, refunds, disputes, ratings, files list, receipts with inclusion proofs (npm run verify checks them offline); JSON, or a zip with ?format=zip or Accept: application/zip',
         tags,
-        security: SESSION_SECURITY,
         params: Params,
         querystring: Type.Object(
           { format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('zip')])) },

@@ -1,11 +1,9 @@
 import type { App } from '@svc/kit'
 import type { RentalContext } from '../../context.ts'
-import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
 import { actorOfRequest, type EventService } from '../events/index.ts'
 import type { MarketService } from '../market/index.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
 import { CapacityChange, CapacityView, capacityDetail, changeCapacity } from './capacity.ts'
-import { Params } from './schemas.ts'
+import { orgOf, Params, route } from '../../http/index.ts'
 
 export function engagementCapacityRoutes(
   app: App,
@@ -13,17 +11,14 @@ export function engagementCapacityRoutes(
   events: EventService,
   market: Pick<MarketService, 'listingConcurrencyOf'>,
 ) {
-  const { sessions } = ctx
   const tags = ['engagements']
   app.get(
     '/api/engagements/:id/capacity',
     {
-      ...sessions.session,
-      ...can('engagements:read'),
+      ...route.session('engagements:read'),
       schema: {
         summary: 'The engagement’s capacity: maximum concurrent tasks and tasks per minute',
         tags,
-        security: SESSION_SECURITY,
         params: Params,
         response: { 200: CapacityView },
       },
@@ -33,14 +28,12 @@ export function engagementCapacityRoutes(
   app.post(
     '/api/engagements/:id/capacity',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('engagements:write'),
+      ...route.csrf('engagements:write'),
       schema: {
         summary: 'Sets the engagement’s capacity (the fields given; null lifts a limit)',
         description:
           'Task creation over a limit (console, A2A, schedules, batches, retries) answers 429 `capacity_exceeded` with Retry-After.',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
         body: CapacityChange,
         response: { 200: CapacityView },

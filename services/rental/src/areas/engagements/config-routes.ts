@@ -1,25 +1,20 @@
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
-import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
 import { actorOfRequest, type EventService } from '../events/index.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
-import { changeConfig, ConfigChange, ConfigView, configDetail, expectedVersion } from './config.ts'
-import { Params } from './schemas.ts'
+import { changeConfig, ConfigChange, ConfigView, configDetail } from './config.ts'
+import { expectedVersion, orgOf, Params, route, sessionOf } from '../../http/index.ts'
 
 export function engagementConfigRoutes(app: App, ctx: RentalContext, events: EventService) {
-  const { sessions } = ctx
   const tags = ['engagements']
   app.get(
     '/api/engagements/:id/config',
     {
-      ...sessions.session,
-      ...can('engagements:read'),
+      ...route.session('engagements:read'),
       schema: {
         summary:
           'The engagement’s config (approval policy, maximum task price, output TTL, …) and its version',
         tags,
-        security: SESSION_SECURITY,
         params: Params,
         response: { 200: ConfigView },
       },
@@ -33,13 +28,11 @@ export function engagementConfigRoutes(app: App, ctx: RentalContext, events: Eve
   app.post(
     '/api/engagements/:id/config',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('engagements:write'),
+      ...route.csrf('engagements:write'),
       schema: {
         summary:
           'Changes some fields of the engagement’s config as a new version (If-Match: "<version>" to change only that version)',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
         headers: Type.Object({ 'if-match': Type.Optional(Type.String({ maxLength: 20 })) }),
         body: ConfigChange,

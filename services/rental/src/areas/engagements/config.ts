@@ -1,3 +1,4 @@
+import { Fils, Lang } from '@svc/kit'
 import { type Static, Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
@@ -6,7 +7,7 @@ import type { Actor, EventService } from '../events/index.ts'
 import { engagementEvent, engagementNotFound } from './service.ts'
 import { engagementOf, engagementWithConfig, insertConfigVersion } from './store.ts'
 
-const Fils = Type.Integer({ minimum: 0, maximum: 1_000_000_000 })
+const SettingFils = Fils({ minimum: 0, maximum: 1_000_000_000 })
 const ApprovalMode = Type.Union([Type.Literal('never'), Type.Literal('always'), Type.Literal('above_price')])
 const Approval = Type.Object(
   {
@@ -31,13 +32,13 @@ const Approval = Type.Object(
 const WebhookEvent = Type.String({ pattern: '^(\\*|[a-z][a-z0-9_]{0,40}(\\.[a-z][a-z0-9_]{0,40}){0,3})$' })
 const fields = {
   approval: Approval,
-  max_task_price_fils: Type.Union([Fils, Type.Null()]),
+  max_task_price_fils: Type.Union([SettingFils, Type.Null()]),
   output_ttl_s: Type.Integer({ minimum: 1, maximum: 31_536_000 }),
   webhook_events: Type.Array(WebhookEvent, {
     maxItems: 50,
     description: 'event types; "*" for all; repeats count once',
   }),
-  default_language: Type.Union([Type.Literal('en'), Type.Literal('ar')]),
+  default_language: Lang(),
 }
 
 /** An engagement's config: `max_task_price_fils` null for no limit, `webhook_events` `["*"]` for all. */
@@ -99,14 +100,6 @@ const view = (engagementId: string, current: Awaited<ReturnType<typeof configOf>
 export async function configDetail(ctx: ConfigContext, orgId: string, engagementId: string) {
   if (!(await engagementOf(ctx.db, orgId, engagementId))) throw engagementNotFound(engagementId)
   return view(engagementId, await configOf(ctx, ctx.db, engagementId))
-}
-
-/** `If-Match: "<version>"` as a number; 400 when malformed, undefined when absent. */
-export function expectedVersion(header: string | undefined): number | undefined {
-  if (header === undefined) return undefined
-  const match = /^"(\d{1,9})"$/.exec(header.trim())
-  if (!match) throw rentalError('invalid_request', 'If-Match must be the config version in quotes, like "3"')
-  return Number(match[1])
 }
 
 /**

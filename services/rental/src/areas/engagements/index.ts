@@ -16,7 +16,6 @@ export type { EngagementConfig, EngagementRow, EscrowRow }
 export type { EscrowBody, ReleaseBody, ServiceLevels, SlaBody, SlaTeam, SlaTrial } from './bodies.ts'
 export { bodyHash, DEFAULT_SERVICE_LEVELS, feeOf, newId, signedBy } from './bodies.ts'
 export { checkAgentDid, engagementEvent, engagementNotFound, escrowView, walletOf } from './service.ts'
-export { expectedVersion } from './config.ts'
 export type { EngagementRecords, EngagementTerms, EscrowService, RevocationRecords }
 export type { EscrowKey } from './escrow-store.ts'
 

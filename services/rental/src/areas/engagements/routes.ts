@@ -1,15 +1,26 @@
 import { type App, IdempotencyKeyHeader, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
-import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
-import { can, idempotent, orgOf, clientOf } from '../orgs/permissions.ts'
 import { actorOfRequest, type EventService } from '../events/index.ts'
 import type { BudgetService } from '../budgets/index.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import type { MarketService } from '../market/index.ts'
 import type { OnboardingService } from '../onboarding/index.ts'
-import { Body, Did, Escrow, Hash, Id, Nullable, Params, Signature } from './schemas.ts'
 import { engagementDetail, engagementList, hire, sign } from './service.ts'
+import {
+  Body,
+  clientOf,
+  Did,
+  Escrow,
+  Hash,
+  Id,
+  idempotent,
+  Nullable,
+  orgOf,
+  Params,
+  route,
+  Signature,
+} from '../../http/index.ts'
 
 const Signed = Type.Object({ body: Body, hash: Type.String() })
 const EngagementSummary = Type.Object({
@@ -39,20 +50,17 @@ export function engagementRoutes(
   market: Pick<MarketService, 'assertHireable' | 'refreshCard'>,
   onboarding: Pick<OnboardingService, 'assertMayHire'>,
 ) {
-  const { sessions } = ctx
   const tags = ['engagements']
   app.post(
     '/api/engagements',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('engagements:write'),
+      ...route.csrf('engagements:write'),
       ...idempotent(ctx.db, 'hire'),
       schema: {
         summary: 'Hires an agent for a job: a pending engagement and the offer package to sign',
         description:
           'Idempotent with an Idempotency-Key: a resend answers the first answer and makes no second engagement; the key with another body is 422.',
         tags,
-        security: CSRF_SECURITY,
         headers: IdempotencyKeyHeader,
         body: Type.Object(
           { job_id: Id, agent_did: Did, client_did: Type.Optional(Did) },
@@ -75,12 +83,10 @@ export function engagementRoutes(
   app.get(
     '/api/engagements',
     {
-      ...sessions.session,
-      ...can('engagements:read'),
+      ...route.session('engagements:read'),
       schema: {
         summary: 'The signed-in client’s engagements, newest first',
         tags,
-        security: SESSION_SECURITY,
         querystring: pageQuery(),
         response: { 200: Type.Object({ engagements: Type.Array(EngagementSummary) }) },
       },
@@ -90,12 +96,10 @@ export function engagementRoutes(
   app.get(
     '/api/engagements/:id',
     {
-      ...sessions.session,
-      ...can('engagements:read'),
+      ...route.session('engagements:read'),
       schema: {
         summary: 'An engagement with its SLA, offer package and escrow states',
         tags,
-        security: SESSION_SECURITY,
         params: Params,
         response: { 200: EngagementWithPackage },
       },
@@ -105,13 +109,11 @@ export function engagementRoutes(
   app.post(
     '/api/engagements/:id/signatures',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('engagements:write'),
+      ...route.csrf('engagements:write'),
       schema: {
         summary:
           'The client’s signatures: the SLA (activates the engagement) and escrows (opens them on the rail); a forged one refuses the whole request',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
         body: Type.Object(
           {

@@ -1,4 +1,3 @@
-import type { OrgClient } from '../orgs/permissions.ts'
 import { isEd25519DidKey, type Page } from '@svc/kit'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
@@ -29,6 +28,7 @@ import {
 } from './store.ts'
 import type { EventType } from '../events/index.ts'
 import { latestVersion } from './terms-store.ts'
+import type { OrgClient } from '../../http/index.ts'
 
 /** The parts of the context the money rules read. */
 type MoneyContext = Pick<RentalContext, 'db' | 'rail' | 'provider' | 'config' | 'now'>

@@ -1,13 +1,21 @@
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
-import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import { actorOfRequest, type EventService, operatorActor } from '../events/index.ts'
 import type { OrgService } from '../orgs/index.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
-import { AgentParams, Body, Hash, Nullable, Params, Signature } from './schemas.ts'
 import { acceptVersion, engagementVersion, releaseVersion } from './versions.ts'
+import {
+  AgentParams,
+  Body,
+  Hash,
+  Nullable,
+  orgOf,
+  Params,
+  route,
+  sessionOf,
+  Signature,
+} from '../../http/index.ts'
 
 const Version = Type.Object({
   agent_did: Type.String(),
@@ -51,18 +59,15 @@ export function engagementVersionRoutes(
   catalogue: Pick<CatalogueService, 'isProviderOf'>,
   orgs: Pick<OrgService, 'isOperator'>,
 ) {
-  const { sessions } = ctx
   app.post(
     '/api/agents/:did/versions',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('versions:write'),
+      ...route.csrf('versions:write'),
       schema: {
         summary: 'Releases a version of one of the organization’s agents (operators: the platform’s)',
         description:
           'SemVer 2.0.0, above the agent’s latest; `card_hash` is sha256:<hex> of the JCS form of the agent card at that version. Engagements stay on their version until the client accepts the new one.',
         tags: ['engagements'],
-        security: CSRF_SECURITY,
         params: AgentParams,
         body: Type.Object(
           {
@@ -95,13 +100,11 @@ export function engagementVersionRoutes(
   app.get(
     '/api/engagements/:id/version',
     {
-      ...sessions.session,
-      ...can('engagements:read'),
+      ...route.session('engagements:read'),
       schema: {
         summary:
           'The agent version the engagement is on, the newer one pending (with its addendum to sign), the addenda signed',
         tags: ['engagements'],
-        security: SESSION_SECURITY,
         params: Params,
         response: { 200: EngagementVersion },
       },
@@ -111,12 +114,10 @@ export function engagementVersionRoutes(
   app.post(
     '/api/engagements/:id/version/accept',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('engagements:write'),
+      ...route.csrf('engagements:write'),
       schema: {
         summary: 'Accepts the pending version: the client’s signature of its addendum (as the SLA’s)',
         tags: ['engagements'],
-        security: CSRF_SECURITY,
         params: Params,
         body: Type.Object({ addendum_hash: Hash, signature: Signature }, { additionalProperties: false }),
         response: { 200: EngagementVersion },

@@ -1,10 +1,9 @@
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
-import { CSRF_SECURITY, sessionOf } from '../auth/hooks.ts'
 import { actorOfRequest } from '../events/index.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
 import { type ErasureDeps, eraseClient } from './service.ts'
+import { orgOf, route, sessionOf } from '../../http/index.ts'
 
 const Count = Type.Integer({ minimum: 0 })
 const ErasureAnswer = Type.Object({
@@ -36,20 +35,16 @@ const ErasureAnswer = Type.Object({
 })
 
 export function erasureRoutes(app: App, ctx: RentalContext, deps: ErasureDeps) {
-  const { sessions } = ctx
   app.post(
     '/api/clients/erase',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('clients:erase'),
-      ...sessions.stepUp(),
+      ...route.stepUp('clients:erase'),
       schema: {
         summary:
           'Erases the client: personal data deleted, money records and receipts kept under a pseudonym (owner, after step-up)',
         description:
           'Refused (409 erasure_refused) under a legal hold, with live disputes or escrows of completed tasks still to release, all named. Active engagements end first (open escrows back to the wallet). A data.erased receipt. The same session calling again gets the first answer; signing in again starts a new organization.',
         tags: ['orgs'],
-        security: CSRF_SECURITY,
         body: Type.Object(
           {
             confirm: Type.String({

@@ -2,8 +2,7 @@ import type { App } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { actorOfRequest, tokenActor } from '../events/index.ts'
-import { membershipOf, orgOf } from '../orgs/permissions.ts'
-import { TENANT_READ_SECURITY, TENANT_WRITE_SECURITY, type TenantAuth } from '../tenant/auth.ts'
+import type { TenantAuth } from '../tenant/auth.ts'
 import {
   ARCHIVE_DAYS,
   type ExportDeps,
@@ -12,6 +11,7 @@ import {
   exportStatus,
   startExport,
 } from './service.ts'
+import { membershipOf, orgOf } from '../../http/index.ts'
 
 const tags = ['tenant']
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()])
@@ -62,7 +62,6 @@ export function exportRoutes(app: App, deps: ExportDeps, auth: TenantAuth) {
       schema: {
         summary: `Starts an export of all the organization’s data into one zip archive, gathered by a durable job (one at a time; 409 while one runs); kept sealed ${ARCHIVE_DAYS} days`,
         tags,
-        security: TENANT_WRITE_SECURITY,
         response: { 202: Export },
       },
     },
@@ -76,7 +75,6 @@ export function exportRoutes(app: App, deps: ExportDeps, auth: TenantAuth) {
       schema: {
         summary: 'The organization’s latest exports (20), newest first',
         tags,
-        security: TENANT_READ_SECURITY,
         response: { 200: Type.Object({ exports: Type.Array(Export) }) },
       },
     },
@@ -89,7 +87,6 @@ export function exportRoutes(app: App, deps: ExportDeps, auth: TenantAuth) {
       schema: {
         summary: 'An export’s state and progress (sections done of total); another organization’s is 404',
         tags,
-        security: TENANT_READ_SECURITY,
         params: Id,
         response: { 200: Export },
       },
@@ -104,7 +101,6 @@ export function exportRoutes(app: App, deps: ExportDeps, auth: TenantAuth) {
         summary:
           'The export’s zip archive: manifest.json and one JSON file per section (409 while not ready, 410 once expired)',
         tags,
-        security: TENANT_READ_SECURITY,
         params: Id,
       },
     },

@@ -5,9 +5,9 @@ import type { Logger } from 'pino'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import { type Actor, type EventService, SYSTEM } from '../events/index.ts'
-import type { Membership } from '../orgs/permissions.ts'
 import { SECTIONS, type SectionDeps } from './sections.ts'
 import * as store from './store.ts'
+import type { Membership } from '../../http/index.ts'
 
 export const EXPORT_QUEUE = 'tenant-export'
 /** A ready archive's expiry: a job due when its seven days end drops the bytes then. */

@@ -20,9 +20,9 @@ import {
   storedOfEngagement,
 } from './store.ts'
 
+export { contentDisposition } from './names.ts'
 export type { FileRow } from './store.ts'
 export type { HoldCheck } from './service.ts'
-export { contentDisposition } from './names.ts'
 
 export interface FileService {
   /** What the files' routes work with. */

@@ -5,10 +5,7 @@ import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
 import { rentalError } from '../../errors.ts'
-import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
-import { Id, Params } from '../engagements/schemas.ts'
 import { actorOfRequest } from '../events/index.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
 import { contentDisposition } from './names.ts'
 import {
   type Caller,
@@ -19,6 +16,7 @@ import {
   type Incoming,
   upload,
 } from './service.ts'
+import { Id, orgOf, Params, route } from '../../http/index.ts'
 
 const File = Type.Object({
   id: Type.String(),
@@ -84,7 +82,6 @@ async function* drained(stream: Readable) {
 }
 
 export function fileRoutes(app: App, ctx: RentalContext, deps: FileDeps) {
-  const { sessions } = ctx
   const tags = ['files']
   // the upload route reads its own body: multipart through @fastify/multipart, anything else raw
   app.register(async (scoped) => {
@@ -95,13 +92,11 @@ export function fileRoutes(app: App, ctx: RentalContext, deps: FileDeps) {
     upload$.post(
       '/api/engagements/:id/files',
       {
-        ...sessions.sessionAndCsrf,
-        ...can('files:write'),
+        ...route.csrf('files:write'),
         schema: {
           summary:
             'Stores a file with the engagement, encrypted at rest: a multipart/form-data form’s file part, or a raw body with its Content-Type and ?name=',
           tags,
-          security: CSRF_SECURITY,
           params: Params,
           querystring: Type.Object(
             { name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) },
@@ -121,12 +116,10 @@ export function fileRoutes(app: App, ctx: RentalContext, deps: FileDeps) {
   app.get(
     '/api/engagements/:id/files',
     {
-      ...sessions.session,
-      ...can('files:read'),
+      ...route.session('files:read'),
       schema: {
         summary: 'The engagement’s files, newest first (names, types, sizes and hashes; not their bytes)',
         tags,
-        security: SESSION_SECURITY,
         params: Params,
         querystring: pageQuery(),
         response: {
@@ -144,13 +137,11 @@ export function fileRoutes(app: App, ctx: RentalContext, deps: FileDeps) {
   app.get(
     '/api/files/:id',
     {
-      ...sessions.session,
-      ...can('files:read'),
+      ...route.session('files:read'),
       schema: {
         summary:
           'Downloads the file: decrypted as it streams, every chunk’s tag checked before it is sent (Content-Disposition: attachment)',
         tags,
-        security: SESSION_SECURITY,
         params: Type.Object({ id: Id }),
       },
     },
@@ -170,13 +161,11 @@ export function fileRoutes(app: App, ctx: RentalContext, deps: FileDeps) {
   app.delete(
     '/api/files/:id',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('files:write'),
+      ...route.csrf('files:write'),
       schema: {
         summary:
           'Deletes the file: its bytes and its sealed data key (crypto-shredding), with a file.deleted receipt',
         tags,
-        security: CSRF_SECURITY,
         params: Type.Object({ id: Id }),
         response: { 204: Type.Null() },
       },

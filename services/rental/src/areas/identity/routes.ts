@@ -1,6 +1,6 @@
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
-import { LIFECYCLE_PATH } from '../auth/idp-link.ts'
+import { LIFECYCLE_PATH } from '../auth/index.ts'
 import { checkSignature, handleEvent, type IdentityDeps, parseEvent } from './service.ts'
 
 const MAX_BODY = 64 * 1024

@@ -1,11 +1,8 @@
 import { type App, pageOf, pageQuery } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
-import { Id, Nullable, Params } from '../engagements/schemas.ts'
 import { actorOfRequest, operatorActor } from '../events/index.ts'
 import type { OrgService } from '../orgs/index.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
 import {
   type Caller,
   incidentDetail,
@@ -15,6 +12,7 @@ import {
   reportIncident,
   resolveIncident,
 } from './service.ts'
+import { Id, Nullable, orgOf, Params, route, sessionOf } from '../../http/index.ts'
 
 const Severity = Type.Union([
   Type.Literal('sev1'),
@@ -52,7 +50,6 @@ const Incident = Type.Object({
 
 /** Incidents: reported by clients (an engagement or agent) or operators (the platform), noted, resolved once. */
 export function incidentRoutes(app: App, deps: IncidentDeps, orgs: Pick<OrgService, 'isOperator'>) {
-  const { sessions } = deps.ctx
   const tags = ['incidents']
   const callerOf = (request: FastifyRequest): Caller => {
     const operator = orgs.isOperator(sessionOf(request))
@@ -65,15 +62,13 @@ export function incidentRoutes(app: App, deps: IncidentDeps, orgs: Pick<OrgServi
   app.post(
     '/api/incidents',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('incidents:write'),
+      ...route.csrf('incidents:write'),
       schema: {
         summary:
           'Reports an incident: about an engagement or an agent the organization hired, or (operators) the platform',
         description:
           'Give `engagement_id` or `agent_did` (the agent’s provider organization then sees and notes it); neither: a platform incident, operators only. Open incidents show on `/status`.',
         tags,
-        security: CSRF_SECURITY,
         body: Type.Object(
           {
             severity: Severity,
@@ -93,13 +88,11 @@ export function incidentRoutes(app: App, deps: IncidentDeps, orgs: Pick<OrgServi
   app.get(
     '/api/incidents',
     {
-      ...sessions.session,
-      ...can('incidents:read'),
+      ...route.session('incidents:read'),
       schema: {
         summary:
           'The incidents the organization reported, those about agents it provides and the platform’s (operators: all), newest first',
         tags,
-        security: SESSION_SECURITY,
         querystring: Type.Object(
           { ...pageQuery().properties, state: Type.Optional(State) },
           { additionalProperties: false },
@@ -120,12 +113,10 @@ export function incidentRoutes(app: App, deps: IncidentDeps, orgs: Pick<OrgServi
   app.get(
     '/api/incidents/:id',
     {
-      ...sessions.session,
-      ...can('incidents:read'),
+      ...route.session('incidents:read'),
       schema: {
         summary: 'An incident with its timeline of notes',
         tags,
-        security: SESSION_SECURITY,
         params: Params,
         response: { 200: Incident },
       },
@@ -135,13 +126,11 @@ export function incidentRoutes(app: App, deps: IncidentDeps, orgs: Pick<OrgServi
   app.post(
     '/api/incidents/:id/note',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('incidents:write'),
+      ...route.csrf('incidents:write'),
       schema: {
         summary:
           'Adds a note to an open incident (its reporter’s organization, the agent’s provider or an operator)',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
         body: Type.Object({ text: Text(2000) }, { additionalProperties: false }),
         response: { 200: Incident },
@@ -152,14 +141,12 @@ export function incidentRoutes(app: App, deps: IncidentDeps, orgs: Pick<OrgServi
   app.post(
     '/api/incidents/:id/resolve',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('incidents:write'),
+      ...route.csrf('incidents:write'),
       schema: {
         summary: 'Resolves an open incident once, with its resolution (the time to resolve is recorded)',
         description:
           'A resolved incident is 409 `incident_state`, naming the state. Platform incidents: operators only.',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
         body: Type.Object({ resolution: Text(2000) }, { additionalProperties: false }),
         response: { 200: Incident },

@@ -1,17 +1,12 @@
-import { type App, IdempotencyKeyHeader, moneyLocaleOf } from '@svc/kit'
+import { type App, Fils, IdempotencyKeyHeader, LangQuery, Money, moneyLocaleOf } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
-import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
-import { Id, Nullable, Params } from '../engagements/schemas.ts'
 import { actorOfRequest, operatorActor } from '../events/index.ts'
-import { can, idempotent, orgOf } from '../orgs/permissions.ts'
 import { fundReserve, operatorFunds } from './funds.ts'
 import { PRICING, quote } from './quote.ts'
 import { buyPolicy, fileClaim, type InsuranceDeps, policyOf } from './service.ts'
+import { Id, idempotent, Nullable, orgOf, Params, route, sessionOf } from '../../http/index.ts'
 
-const Money = Type.Object({ amount_fils: Type.Integer(), currency: Type.String(), display: Type.String() })
-const Lang = Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')]))
-const Fils = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })
 const Covered = Type.Union([
   Type.Literal('failed_task'),
   Type.Literal('sla_breach'),
@@ -75,26 +70,23 @@ const Policy = Type.Object({
 
 /** An engagement's insurance: the policy (premium charged on the rail at start) and claims against it. */
 export function insuranceRoutes(app: App, ctx: RentalContext, deps: InsuranceDeps) {
-  const { sessions } = ctx
   const tags = ['insurance']
   app.post(
     '/api/engagements/:id/insurance/quote',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('insurance:write'),
+      ...route.csrf('insurance:write'),
       schema: {
         summary:
           'A quote from the platform: coverage up to the money at risk (the engagement’s opened escrows), a premium priced from the agent’s measured failure and breach rates; it holds 15 minutes',
         description:
           'Declined with 409 coverage_declined, said in words, when nothing is at risk, the agent is the organization’s own, the cover would be worth no more than its premium, or the platform’s insurance funds cannot back it. A coverage_fils above the money at risk is 400 coverage_above_risk.',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
-        querystring: Type.Object({ lang: Lang }, { additionalProperties: false }),
+        querystring: LangQuery({ additionalProperties: false }),
         body: Type.Object(
           {
             covers: Type.Optional(Type.Array(Quotable, { minItems: 1, maxItems: 2, uniqueItems: true })),
-            coverage_fils: Type.Optional(Fils),
+            coverage_fils: Type.Optional(Fils()),
             days: Type.Optional(
               Type.Integer({ minimum: 1, maximum: 366, description: `default ${PRICING.defaultDays}` }),
             ),
@@ -121,8 +113,7 @@ export function insuranceRoutes(app: App, ctx: RentalContext, deps: InsuranceDep
   app.post(
     '/api/engagements/:id/insurance',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('insurance:write'),
+      ...route.csrf('insurance:write'),
       ...idempotent(ctx.db, 'insurance-start'),
       schema: {
         summary:
@@ -130,7 +121,6 @@ export function insuranceRoutes(app: App, ctx: RentalContext, deps: InsuranceDep
         description:
           'The body is {"quote_id"} only. A body of the old shape (coverage_fils, premium_fils, covers, starts_at, ends_at) is 400 quote_required naming the field: the platform prices insurance.',
         tags,
-        security: CSRF_SECURITY,
         headers: IdempotencyKeyHeader,
         params: Params,
         body: Type.Object(
@@ -161,15 +151,13 @@ export function insuranceRoutes(app: App, ctx: RentalContext, deps: InsuranceDep
   app.get(
     '/api/engagements/:id/insurance',
     {
-      ...sessions.session,
-      ...can('money:read'),
+      ...route.session('money:read'),
       schema: {
         summary:
           'The engagement’s policy (its latest), what is left of its coverage, and its claims with their states',
         tags,
-        security: SESSION_SECURITY,
         params: Params,
-        querystring: Type.Object({ lang: Lang }, { additionalProperties: false }),
+        querystring: LangQuery({ additionalProperties: false }),
         response: { 200: Policy },
       },
     },
@@ -179,20 +167,18 @@ export function insuranceRoutes(app: App, ctx: RentalContext, deps: InsuranceDep
   app.post(
     '/api/engagements/:id/insurance/claims',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('insurance:write'),
+      ...route.csrf('insurance:write'),
       ...idempotent(ctx.db, 'insurance-claim'),
       schema: {
         summary:
           'Claims on the active policy for a covered event, with its evidence: paid once the least of the loss the record proves, the amount asked and the coverage left, or refused with the reason',
         tags,
-        security: CSRF_SECURITY,
         headers: IdempotencyKeyHeader,
         params: Params,
         body: Type.Object(
           {
             type: Covered,
-            amount_fils: Type.Optional(Fils),
+            amount_fils: Type.Optional(Fils()),
             task_id: Type.Optional(Id),
             event_id: Type.Optional(Id),
             incident_id: Type.Optional(Id),
@@ -213,13 +199,12 @@ export function insuranceRoutes(app: App, ctx: RentalContext, deps: InsuranceDep
   app.get(
     '/api/insurance/funds',
     {
-      ...sessions.session,
+      ...route.session(),
       schema: {
         summary:
           'An operator: the insurance pool and the platform’s reserve, the coverage sold and still owed, what is left to back new cover, and the fees',
         tags,
-        security: SESSION_SECURITY,
-        querystring: Type.Object({ lang: Lang }, { additionalProperties: false }),
+        querystring: LangQuery({ additionalProperties: false }),
         response: { 200: Funds },
       },
     },
@@ -233,16 +218,15 @@ export function insuranceRoutes(app: App, ctx: RentalContext, deps: InsuranceDep
   app.post(
     '/api/insurance/reserve',
     {
-      ...sessions.sessionAndCsrf,
+      ...route.csrf(),
       schema: {
         summary:
           'An operator funds the platform’s insurance reserve from its fees (a reserve_funding transfer platform:fees → platform:insurance_reserve)',
         description: 'Idempotent with an Idempotency-Key: a replay moves nothing more.',
         tags,
-        security: CSRF_SECURITY,
         headers: IdempotencyKeyHeader,
-        querystring: Type.Object({ lang: Lang }, { additionalProperties: false }),
-        body: Type.Object({ amount_fils: Fils }, { additionalProperties: false }),
+        querystring: LangQuery({ additionalProperties: false }),
+        body: Type.Object({ amount_fils: Fils() }, { additionalProperties: false }),
         response: { 201: Type.Object({ transfer_id: Type.String(), funds: Funds }) },
       },
     },

@@ -1,18 +1,19 @@
-import { type App, moneyLocaleOf, type MoneyLocale, type Page, pageOf, pageQuery } from '@svc/kit'
+import {
+  type App,
+  Lang,
+  LangQuery,
+  Money,
+  type MoneyLocale,
+  moneyLocaleOf,
+  type Page,
+  pageOf,
+  pageQuery,
+} from '@svc/kit'
 import { type TSchema, Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
-import { SESSION_SECURITY } from '../auth/hooks.ts'
-import { Nullable, Params } from '../engagements/schemas.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
 import { DOCUMENT_CSP } from './document.ts'
 import type { InvoiceDeps } from './service.ts'
-
-export const Money = Type.Object({
-  amount_fils: Type.Integer(),
-  currency: Type.String(),
-  display: Type.String(),
-})
-export const Lang = Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')]))
+import { Nullable, orgOf, Params, route } from '../../http/index.ts'
 
 /** What a line of an invoice or a credit note starts with: the escrow it is for and what that was. */
 export const LINE_HEAD = {
@@ -68,18 +69,18 @@ export function documentReadRoutes<V extends { number: string }>(
   deps: InvoiceDeps,
   kind: DocumentRoutes<V>,
 ) {
-  const { sessions } = ctx
   const tags = ['invoices']
   app.get(
     kind.path,
     {
-      ...sessions.session,
-      ...can('money:read'),
+      ...route.session('money:read'),
       schema: {
         summary: kind.listSummary,
         tags,
-        security: SESSION_SECURITY,
-        querystring: Type.Object({ ...pageQuery().properties, lang: Lang }, { additionalProperties: false }),
+        querystring: Type.Object(
+          { ...pageQuery().properties, ...LangQuery().properties },
+          { additionalProperties: false },
+        ),
         response: {
           200: Type.Object({
             [kind.listKey]: Type.Array(kind.schema),
@@ -101,19 +102,17 @@ export function documentReadRoutes<V extends { number: string }>(
   app.get(
     `${kind.path}/:id`,
     {
-      ...sessions.session,
-      ...can('money:read'),
+      ...route.session('money:read'),
       schema: {
         summary: kind.oneSummary,
         tags,
-        security: SESSION_SECURITY,
         params: Params,
         querystring: Type.Object(
           {
             format: Type.Optional(
               Type.Union([Type.Literal('json'), Type.Literal('html'), Type.Literal('pdf')]),
             ),
-            lang: Lang,
+            lang: Type.Optional(Lang()),
           },
           { additionalProperties: false },
         ),

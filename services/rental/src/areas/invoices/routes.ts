@@ -1,14 +1,12 @@
-import { type App, IdempotencyKeyHeader, moneyLocaleOf } from '@svc/kit'
+import { type App, IdempotencyKeyHeader, Money, moneyLocaleOf } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
-import { CSRF_SECURITY, sessionOf } from '../auth/hooks.ts'
 import { actorOfRequest, operatorActor } from '../events/index.ts'
-import { Id, Nullable, Params } from '../engagements/schemas.ts'
-import { can, idempotent, orgOf } from '../orgs/permissions.ts'
 import { creditNoteList, creditNoteOf } from './credit-notes.ts'
-import { CreditNote, documentReadRoutes, LINE_HEAD, Money } from './document-routes.ts'
+import { CreditNote, documentReadRoutes, LINE_HEAD } from './document-routes.ts'
 import { creditNoteHtml, creditNotePdf, invoiceHtml, invoicePdf } from './render.ts'
 import { createInvoice, type InvoiceDeps, invoiceList, invoiceOf, markPaid } from './service.ts'
+import { Id, idempotent, Nullable, orgOf, Params, route, sessionOf } from '../../http/index.ts'
 
 const DateTime = Type.String({ format: 'date-time', maxLength: 40 })
 
@@ -81,20 +79,17 @@ const localeOf = moneyLocaleOf
 
 /** Invoices: issued for released escrows, listed, read (JSON, HTML, PDF), and marked paid. */
 export function invoiceRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps) {
-  const { sessions } = ctx
   const tags = ['invoices']
   app.post(
     '/api/invoices',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('invoices:write'),
+      ...route.csrf('invoices:write'),
       ...idempotent(ctx.db, 'invoice-create'),
       schema: {
         summary: 'Issues an invoice for the released escrows of a period or an engagement not invoiced yet',
         description:
           'Prices are VAT-inclusive: each line’s gross is its escrow, its VAT the share the release posted to platform:vat. The releases paid it: the invoice is issued paid, its payments listed, balance 0. Idempotent with an Idempotency-Key: a replay answers the first answer; the key with another body is 422.',
         tags,
-        security: CSRF_SECURITY,
         headers: IdempotencyKeyHeader,
         body: Type.Object(
           { engagement_id: Type.Optional(Id), from: Type.Optional(DateTime), to: Type.Optional(DateTime) },
@@ -131,13 +126,11 @@ export function invoiceRoutes(app: App, ctx: RentalContext, deps: InvoiceDeps) {
   app.post(
     '/api/invoices/:id/paid',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('invoices:write'),
+      ...route.csrf('invoices:write'),
       schema: {
         summary:
           'Records the invoice’s payment once (the same reference again answers the same); an operator may for any organization',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
         body: Type.Object(
           {

@@ -1,12 +1,9 @@
-import { type App, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
+import { type App, DisplayedMoney, Fils, LangQuery, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
 import { DeclaredModel } from '../models/index.ts'
-import { Nullable } from '../engagements/schemas.ts'
 import { actorOfRequest, operatorActor } from '../events/index.ts'
 import type { OrgService } from '../orgs/index.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
 import {
   changeAvailability,
   listingDetail,
@@ -18,12 +15,8 @@ import {
   withModels,
 } from './service.ts'
 import { publishExternal } from './external.ts'
+import { Nullable, orgOf, route, sessionOf } from '../../http/index.ts'
 
-const Money = Type.Object({
-  amount_fils: Type.Integer(),
-  currency: Type.String(),
-  display: Type.String({ description: 'formatted for a person, in the request’s language' }),
-})
 const State = Type.Union([Type.Literal('available'), Type.Literal('limited'), Type.Literal('unavailable')])
 const ListedState = Type.Union([...State.anyOf, Type.Literal('unpublished')])
 
@@ -38,8 +31,8 @@ const Listing = Type.Object({
   skills: Type.Array(Type.String()),
   tags: Type.Array(Type.String()),
   languages: Type.Array(Type.String()),
-  price: Money,
-  package_price: Nullable(Money),
+  price: DisplayedMoney,
+  package_price: Nullable(DisplayedMoney),
   sla: Type.Record(Type.String(), Type.Unknown()),
   availability: Type.Object({
     state: ListedState,
@@ -72,11 +65,8 @@ const Listing = Type.Object({
   updated_at: Type.String(),
 })
 
-const Fils = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_FILS, description })
 const Words = (max: number) => Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: max })
 const ListingId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
-const LangProp = { lang: Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')])) }
-const Lang = Type.Object(LangProp)
 
 const localeOf = moneyLocaleOf
 
@@ -87,8 +77,8 @@ const Terms = {
   languages: Type.Optional(
     Type.Array(Type.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$' }), { maxItems: 20 }),
   ),
-  price_fils: Fils('price per task, positive, at most 2^53-1'),
-  package_price_fils: Type.Optional(Fils('price per package')),
+  price_fils: Fils({ maximum: MAX_FILS, description: 'price per task, positive, at most 2^53-1' }),
+  package_price_fils: Type.Optional(Fils({ maximum: MAX_FILS, description: 'price per package' })),
   sla: Type.Optional(
     Type.Record(
       Type.String({ maxLength: 100 }),
@@ -102,7 +92,6 @@ const Terms = {
 }
 
 export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 'isOperator'>) {
-  const { sessions } = deps
   const tags = ['market']
   const publisher = (request: FastifyRequest): Publisher => ({
     orgId: orgOf(request),
@@ -115,16 +104,14 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
   app.post(
     '/api/market/listings',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('market:write'),
+      ...route.csrf('market:write'),
       schema: {
         summary:
           'Publishes a listing of one of the organization’s agents (again for the same agent: updates it)',
         description:
           'The organization must provide the agent (403 otherwise); operators publish for the platform’s built-in agents (org_platform).',
         tags,
-        security: CSRF_SECURITY,
-        querystring: Lang,
+        querystring: LangQuery(),
         body: Type.Object(
           {
             agent_did: Type.String({ minLength: 1, maxLength: 200 }),
@@ -148,16 +135,14 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
   app.post(
     '/api/market/listings/external',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('market:write'),
+      ...route.csrf('market:write'),
       schema: {
         summary:
           'Publishes an external A2A agent named by URL (again for the same agent: updates it, re-reading its card)',
         description:
           'The rental fetches the A2A 1.0 agent card (`url` itself when it ends in /.well-known/agent-card.json, else that path under it; https and public addresses only outside development; 64 KiB, 5 s, 3 redirects), validates it, verifies its JWS signatures (key by `jku` and `kid`), and lists the agent with the card’s SHA-256; the agent is then hired and run as the built-in ones. The card must name the agent’s did:key (extension urn:svc:a2a:agent-result:v1) and a JSON-RPC 1.0 interface. A card that cannot be fetched, is not a valid card, or whose signature does not verify: 422.',
         tags,
-        security: CSRF_SECURITY,
-        querystring: Lang,
+        querystring: LangQuery(),
         body: Type.Object(
           {
             url: Type.String({
@@ -191,18 +176,16 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
   app.get(
     '/api/market/listings',
     {
-      ...sessions.session,
-      ...can('market:read'),
+      ...route.session('market:read'),
       schema: {
         summary: 'Searches the published listings, ranked',
         description:
           '`q`: full-text search over title, skills and description (websearch syntax; a title match ranks above a description match).',
         tags,
-        security: SESSION_SECURITY,
         querystring: Type.Object(
           {
             ...pageQuery().properties,
-            ...LangProp,
+            ...LangQuery().properties,
             q: Type.Optional(Type.String({ maxLength: 200 })),
             tag: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
             language: Type.Optional(Type.String({ minLength: 1, maxLength: 20 })),
@@ -249,14 +232,12 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
   app.get(
     '/api/market/listings/:id',
     {
-      ...sessions.session,
-      ...can('market:read'),
+      ...route.session('market:read'),
       schema: {
         summary: 'A published listing',
         tags,
-        security: SESSION_SECURITY,
         params: ListingId,
-        querystring: Lang,
+        querystring: LangQuery(),
         response: { 200: Listing },
       },
     },
@@ -270,17 +251,15 @@ export function marketRoutes(app: App, deps: MarketDeps, orgs: Pick<OrgService, 
   app.post(
     '/api/market/listings/:id/availability',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('market:write'),
+      ...route.csrf('market:write'),
       schema: {
         summary:
           'Sets a listing’s availability: available, limited (a concurrency cap), unavailable (until a time, or until changed) or unpublished (off the market)',
         description:
           'Hiring the agent of an unavailable or unpublished listing is 409 `listing_unavailable`; a limited listing’s agent takes a new task only while fewer than `max_concurrency` of its tasks run (429 `listing_at_capacity`). Unpublished: left out of search and /market, read only by its organization; publishing it again (or setting another state) puts it back. Another organization’s listing: 404.',
         tags,
-        security: CSRF_SECURITY,
         params: ListingId,
-        querystring: Lang,
+        querystring: LangQuery(),
         body: Type.Union([
           Type.Object({ state: Type.Literal('available') }, { additionalProperties: false }),
           Type.Object(

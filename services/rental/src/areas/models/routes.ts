@@ -1,9 +1,7 @@
 import { type App, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
-import { SESSION_SECURITY } from '../auth/hooks.ts'
-import { Nullable } from '../engagements/schemas.ts'
-import { can } from '../orgs/permissions.ts'
 import { type Declarations, listModels, type ModelDeps } from './service.ts'
+import { Nullable, route } from '../../http/index.ts'
 
 const Model = Type.Object({
   agent_did: Type.String(),
@@ -21,14 +19,12 @@ export function modelRoutes(app: App, deps: ModelDeps, declarations: Declaration
   app.get(
     '/api/models',
     {
-      ...deps.sessions.session,
-      ...can('market:read'),
+      ...route.session('market:read'),
       schema: {
         summary: 'The models the listed agents declare (their operators’ declarations at the idp), paged',
         description:
           'One entry per published listing whose agent’s operator declared a model at the idp (its registry profile’s `agent`, `declared_by: operator`); `provider` filters (case-insensitive). A declaration is a claim of the operator, not checked.',
         tags: ['models'],
-        security: SESSION_SECURITY,
         querystring: Type.Object(
           {
             ...pageQuery().properties,

@@ -49,6 +49,6 @@ export const onboardingArea = defineArea({
     }
   },
   routes(app, ctx, use, own) {
-    onboardingRoutes(app, { ...own.deps, orgs: use.orgs }, ctx.sessions)
+    onboardingRoutes(app, { ...own.deps, orgs: use.orgs })
   },
 })

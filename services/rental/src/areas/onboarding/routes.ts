@@ -1,11 +1,8 @@
 import type { App } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { type ConsoleSessions, CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
-import { Id, Nullable } from '../engagements/schemas.ts'
 import { actorOfRequest, operatorActor } from '../events/index.ts'
 import type { OrgService } from '../orgs/index.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
 import {
   type Caller,
   type OnboardingDeps,
@@ -14,6 +11,7 @@ import {
   screenAgent,
   submitKyb,
 } from './service.ts'
+import { Id, Nullable, orgOf, route, sessionOf } from '../../http/index.ts'
 
 /** The idp's own pattern for a declared domain (a host name, a port allowed), so it never refuses one we took. */
 const Domain = Type.String({
@@ -64,11 +62,7 @@ const Kya = Type.Object({
   created_at: Type.String(),
 })
 
-export function onboardingRoutes(
-  app: App,
-  deps: OnboardingDeps & { orgs: Pick<OrgService, 'isOperator'> },
-  sessions: ConsoleSessions,
-) {
+export function onboardingRoutes(app: App, deps: OnboardingDeps & { orgs: Pick<OrgService, 'isOperator'> }) {
   const tags = ['onboarding']
   const caller = (request: FastifyRequest): Caller => ({
     orgId: orgOf(request),
@@ -77,14 +71,12 @@ export function onboardingRoutes(
   app.post(
     '/api/onboarding/kyb',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('onboarding:write'),
+      ...route.csrf('onboarding:write'),
       schema: {
         summary: 'Submits the organization’s business check; the idp checks its domain at once',
         description:
           'The idp declares the business and answers the owner document the domain publishes at `publish_at`; its domain is checked at once. Verified: `pending_review` (an operator decides); else `awaiting_domain` with the problems, and submitting again checks again. 409 `kyb_state` while a check is pending review or once approved.',
         tags,
-        security: CSRF_SECURITY,
         body: Type.Object(
           {
             domain: Domain,
@@ -102,12 +94,10 @@ export function onboardingRoutes(
   app.get(
     '/api/onboarding',
     {
-      ...sessions.session,
-      ...can('onboarding:read'),
+      ...route.session('onboarding:read'),
       schema: {
         summary: 'The organization’s onboarding: its latest business check, agent screenings and the gates',
         tags,
-        security: SESSION_SECURITY,
         response: {
           200: Type.Object({
             organization_id: Type.String(),
@@ -127,13 +117,11 @@ export function onboardingRoutes(
   app.post(
     '/api/onboarding/kya/:agent_did',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('onboarding:write'),
+      ...route.csrf('onboarding:write'),
       schema: {
         summary:
           'Screens an agent through the idp (deny list and ledger history), its kya.screening receipt named',
         tags,
-        security: CSRF_SECURITY,
         params: Type.Object({ agent_did: AgentDid }),
         body: Type.Object(
           {
@@ -151,14 +139,12 @@ export function onboardingRoutes(
   app.post(
     '/api/onboarding/kyb/:id/review',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('onboarding:write'),
+      ...route.csrf('onboarding:write'),
       schema: {
         summary: 'An operator approves a verified business check or rejects an open one with a reason',
         description:
           'Operators only (another organization’s check is 404 for anyone else). Approve: only `pending_review` (409 `kyb_state` naming the state otherwise); reject: `awaiting_domain` or `pending_review`, with a reason (400 `reason_required`). Receipted as `kyb.reviewed`.',
         tags,
-        security: CSRF_SECURITY,
         params: Type.Object({ id: Id }),
         body: Type.Object(
           {

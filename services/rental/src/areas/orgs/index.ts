@@ -1,6 +1,5 @@
 import { defineArea } from '../../context.ts'
 import { rentalError } from '../../errors.ts'
-import { type Membership, refuse } from './permissions.ts'
 import type { RentalDb } from '../../db.ts'
 import type { Actor } from '../events/index.ts'
 import { changeEmailByIdentity, type LeaveOutcome, leaveByIdentity, memberBySubject } from './identity.ts'
@@ -11,6 +10,7 @@ import { ensureMembership, invite, memberList, type Recorder, type SignedIn } fr
 import { type ProfilePatch, profile, setProfile } from './profile.ts'
 import { putRole, removeRole, roleList } from './roles.ts'
 import { eraseOrgMembers, lockOrg, type OrgKind, orgIdOfSubject, orgIdsAfter, orgsByIds } from './store.ts'
+import { type Membership, refuse } from '../../http/index.ts'
 
 export type { OrgKind } from './store.ts'
 export { InvitationSchema, MemberSchema, RoleNameSchema } from './schemas.ts'
@@ -110,7 +110,9 @@ export const orgsArea = defineArea({
       if (permission) route.schema = { ...route.schema, 'x-permission': permission } as typeof route.schema
       const signedIn = [route.onRequest ?? []].flat().includes(ctx.sessions.requireSession)
       if (signedIn && !permission && !ANY_MEMBER.has(route.url))
-        throw new Error(`${route.url} is a signed-in route with no permission: add can(…) to its options`)
+        throw new Error(
+          `${route.url} is a signed-in route with no permission: guard it with route.session(…) or route.csrf(…)`,
+        )
     })
     // after the route's onRequest session (and CSRF) check, before its body is validated
     app.addHook('preValidation', async (request) => {

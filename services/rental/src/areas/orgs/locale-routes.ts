@@ -1,15 +1,14 @@
-import type { App } from '@svc/kit'
+import { type App, Lang as Language } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { inTransaction } from '../../db.ts'
-import { CATALOGUES, fromAcceptLanguage, type Lang } from '../public/i18n.ts'
-import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
+import { CATALOGUES, type Lang } from '../public/index.ts'
 import { actorOfRequest } from '../events/index.ts'
-import { membershipOf } from './permissions.ts'
 import type { OrgRouteDeps } from './routes.ts'
 import { setLocaleIfChanged } from './store.ts'
+import { fromAcceptLanguage, membershipOf, route } from '../../http/index.ts'
 
-const LangSchema = Type.Union([Type.Literal('en'), Type.Literal('ar')])
+const LangSchema = Language()
 const Locale = Type.Object({
   locale: LangSchema,
   dir: Type.Union([Type.Literal('ltr'), Type.Literal('rtl')]),
@@ -30,11 +29,10 @@ export function localeRoutes(app: App, deps: OrgRouteDeps) {
   app.get(
     '/api/locale',
     {
-      ...deps.sessions.session,
+      ...route.session(),
       schema: {
         summary: 'The member’s language: the one chosen, else Accept-Language’s, else English',
         tags,
-        security: SESSION_SECURITY,
         response: { 200: Locale },
       },
     },
@@ -43,11 +41,10 @@ export function localeRoutes(app: App, deps: OrgRouteDeps) {
   app.post(
     '/api/locale',
     {
-      ...deps.sessions.sessionAndCsrf,
+      ...route.csrf(),
       schema: {
         summary: 'Chooses the member’s language (en, ar): console, errors and amounts follow it',
         tags,
-        security: CSRF_SECURITY,
         body: Type.Object({ locale: LangSchema }, { additionalProperties: false }),
         response: { 200: Locale },
       },

@@ -1,8 +1,8 @@
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
-import type { Membership } from './permissions.ts'
 import type { Recorder } from './service.ts'
 import { profileRow, updateProfile } from './store.ts'
+import type { Membership } from '../../http/index.ts'
 
 export interface ProfilePatch {
   display_name?: string | null | undefined

@@ -1,6 +1,5 @@
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
-import { type Membership, refuse } from './permissions.ts'
 import {
   deleteRole,
   insertRole,
@@ -11,9 +10,13 @@ import {
   updateRole,
 } from './store.ts'
 import type { Recorder } from './service.ts'
+import { type Membership, refuse } from '../../http/index.ts'
 
 /** The permission that makes an owner an owner: a role in use never loses it (PUT /v1/roles). */
 export const OWNER_PERMISSION = 'members:owners'
+
+/** The built-in roles (rows of `rental_roles`, made by migration 0013). */
+export const ROLES = ['owner', 'admin', 'member', 'billing', 'viewer'] as const
 
 export interface RoleView {
   name: string

@@ -2,11 +2,11 @@ import { type App, type Page, PageQuery, pageOf } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
-import { type ConsoleSessions, CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
-import { can, membershipOf } from './permissions.ts'
+import { type ConsoleSessions } from '../auth/hooks.ts'
 import { actorOfRequest, type EventService } from '../events/index.ts'
 import { InvitationSchema, MemberSchema, RoleNameSchema } from './schemas.ts'
 import { changeRole, invite, memberList, removeMember } from './service.ts'
+import { membershipOf, route, sessionOf } from '../../http/index.ts'
 
 const MemberId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
 
@@ -29,12 +29,10 @@ export function orgRoutes(app: App, deps: OrgRouteDeps) {
   app.get(
     '/api/org/members',
     {
-      ...sessions.session,
-      ...can('org:read'),
+      ...route.session('org:read'),
       schema: {
         summary: 'The organization’s members and pending invitations',
         tags,
-        security: SESSION_SECURITY,
         querystring: PageQuery,
         response: { 200: Type.Object({ members: Type.Array(MemberSchema) }) },
       },
@@ -44,13 +42,11 @@ export function orgRoutes(app: App, deps: OrgRouteDeps) {
   app.post(
     '/api/org/members',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('members:write'),
+      ...route.csrf('members:write'),
       schema: {
         summary:
           'Invites by email: the invitee joins at its next sign-in with that email, verified at the idp',
         tags,
-        security: CSRF_SECURITY,
         body: InvitationSchema,
         response: { 201: MemberSchema },
       },
@@ -61,13 +57,11 @@ export function orgRoutes(app: App, deps: OrgRouteDeps) {
   app.delete(
     '/api/org/members/:id',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('members:write'),
+      ...route.csrf('members:write'),
       schema: {
         summary:
           'Removes a member (their sessions end) or an invitation; the last owner cannot be removed (409)',
         tags,
-        security: CSRF_SECURITY,
         params: MemberId,
         response: { 200: Type.Object({ id: Type.String(), removed: Type.Literal(true) }) },
       },
@@ -86,12 +80,10 @@ export function orgRoutes(app: App, deps: OrgRouteDeps) {
   app.post(
     '/api/org/members/:id/role',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('members:write'),
+      ...route.csrf('members:write'),
       schema: {
         summary: 'Sets a member’s role (only owners make or unmake owners; the last owner keeps the role)',
         tags,
-        security: CSRF_SECURITY,
         params: MemberId,
         body: Type.Object({ role: RoleNameSchema }, { additionalProperties: false }),
         response: { 200: MemberSchema },
@@ -103,11 +95,10 @@ export function orgRoutes(app: App, deps: OrgRouteDeps) {
   app.get(
     '/api/admin/operators',
     {
-      ...sessions.session,
+      ...route.session(),
       schema: {
         summary: 'The platform’s operators (RENTAL_OPERATORS): operators only',
         tags: ['admin'],
-        security: SESSION_SECURITY,
         response: {
           200: Type.Object({
             operators: Type.Array(

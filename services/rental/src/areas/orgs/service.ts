@@ -3,8 +3,6 @@ import { type Page } from '@svc/kit'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import type { Actor, EventService } from '../events/index.ts'
-import type { Membership } from './permissions.ts'
-import { refuse } from './permissions.ts'
 import {
   deleteMember,
   emailTaken,
@@ -21,6 +19,7 @@ import {
   setRole,
 } from './store.ts'
 import type { EventType } from '../events/index.ts'
+import { type Membership, refuse } from '../../http/index.ts'
 
 /** Who records a member change: the events area and the change's actor. */
 export interface Recorder {

@@ -1,7 +1,7 @@
 import type { App } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
+import { fromAcceptLanguage } from '../../http/index.ts'
 import { AR_ERRORS } from '../../errors.ts'
-import { fromAcceptLanguage } from './i18n.ts'
 
 type ErrorPayload = { error: { code: string; message: string; detail?: string } }
 

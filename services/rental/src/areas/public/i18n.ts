@@ -2,22 +2,6 @@
 export const LANGUAGES = ['en', 'ar'] as const
 export type Lang = (typeof LANGUAGES)[number]
 
-/** The first of `en` and `ar` that Accept-Language names, by its q-values (RFC 9110 §12.5.4). */
-export function fromAcceptLanguage(header: unknown): Lang | null {
-  if (typeof header !== 'string') return null
-  const ranked = header
-    .slice(0, 1000)
-    .split(',')
-    .map((part, i) => {
-      const [tag = '', ...params] = part.trim().split(';')
-      const q = params.map((p) => /^\s*q=([0-9.]+)\s*$/i.exec(p)?.[1]).find((v) => v !== undefined)
-      return { lang: tag.trim().toLowerCase().split('-')[0], q: q === undefined ? 1 : Number(q), i }
-    })
-    .filter((r) => (r.lang === 'en' || r.lang === 'ar') && r.q > 0)
-    .sort((a, b) => b.q - a.q || a.i - b.i)
-  return (ranked[0]?.lang as Lang | undefined) ?? null
-}
-
 const en = {
   'app.title': 'Agent rental',
   'app.tagline': 'Hire AI agents for jobs, with signed agreements, escrow and receipts on a public ledger.',

@@ -3,7 +3,7 @@ import { localiseErrors } from './error-locale.ts'
 import { publicRoutes } from './routes.ts'
 import { dependencyProbe } from './status.ts'
 
-export { CATALOGUES, fromAcceptLanguage, isLang, LANGUAGES, type Lang } from './i18n.ts'
+export { CATALOGUES, type Lang } from './i18n.ts'
 
 /**
  * The public pages (landing, market, status), the console's message catalogues, and every error

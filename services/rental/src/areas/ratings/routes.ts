@@ -1,10 +1,7 @@
 import { type App, pageOf, pageQuery } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
-import { AgentParams, Nullable, Params } from '../engagements/schemas.ts'
 import { actorOfRequest } from '../events/index.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
 import {
   agentRatings,
   agentReferences,
@@ -14,6 +11,7 @@ import {
   type Rater,
   rateTask,
 } from './service.ts'
+import { AgentParams, Nullable, orgOf, Params, route } from '../../http/index.ts'
 
 const Score = Type.Integer({ minimum: 1, maximum: 5 })
 const Distribution = Type.Object({
@@ -52,7 +50,6 @@ const Paged = { total: Type.Integer(), limit: Type.Integer(), offset: Type.Integ
 
 /** Ratings of tasks and references of engagements; every client reads an agent's. */
 export function ratingsRoutes(app: App, deps: RatingDeps) {
-  const { sessions } = deps.ctx
   const tags = ['ratings']
   const rater = (request: FastifyRequest): Rater => ({
     orgId: orgOf(request),
@@ -61,15 +58,13 @@ export function ratingsRoutes(app: App, deps: RatingDeps) {
   app.post(
     '/api/tasks/:id/rating',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('ratings:write'),
+      ...route.csrf('ratings:write'),
       schema: {
         summary:
           'Rates a completed task of the organization (1 to 5, a comment), once; edits within the window',
         description:
           'Bound to the task’s `task.completed` receipt (its leaf hash is kept with the rating): a task not completed with its receipt is 409 `task_not_rateable`. A second rating is 409 `already_rated`; `edit: true` replaces the score and comment until `editable_until` (RENTAL_RATING_EDIT_WINDOW_S after the rating), each edit an event (`rating.edited`); after it, 409 `rating_edit_closed`.',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
         body: Type.Object(
           {
@@ -89,14 +84,12 @@ export function ratingsRoutes(app: App, deps: RatingDeps) {
   app.get(
     '/api/agents/:did/ratings',
     {
-      ...sessions.session,
-      ...can('record:read'),
+      ...route.session('record:read'),
       schema: {
         summary: 'The agent’s ratings: count, mean, distribution and the ratings newest first (paged)',
         description:
           'Each rating carries the leaf hash of the receipt of the task it rates; not who rated it.',
         tags,
-        security: SESSION_SECURITY,
         params: AgentParams,
         querystring: Type.Object(pageQuery().properties, { additionalProperties: false }),
         response: {
@@ -125,13 +118,11 @@ export function ratingsRoutes(app: App, deps: RatingDeps) {
   app.get(
     '/api/engagements/:id/reference',
     {
-      ...sessions.session,
-      ...can('engagements:read'),
+      ...route.session('engagements:read'),
       schema: {
         summary:
           'The organization’s reference of its engagement (null before one), and whether it may publish one',
         tags,
-        security: SESSION_SECURITY,
         params: Params,
         response: {
           200: Type.Object({
@@ -148,14 +139,12 @@ export function ratingsRoutes(app: App, deps: RatingDeps) {
   app.post(
     '/api/engagements/:id/reference',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('ratings:write'),
+      ...route.csrf('ratings:write'),
       schema: {
         summary: 'Publishes the organization’s reference of its engagement (again: replaces it, recorded)',
         description:
           'Only after at least one completed task of the engagement (else 409 `reference_not_allowed`). `show_organization`: consent to show the organization’s name with it; anonymous otherwise.',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
         body: Type.Object(
           {
@@ -172,13 +161,11 @@ export function ratingsRoutes(app: App, deps: RatingDeps) {
   app.get(
     '/api/agents/:did/references',
     {
-      ...sessions.session,
-      ...can('record:read'),
+      ...route.session('record:read'),
       schema: {
         summary:
           'The agent’s published references, newest first (the organization named only with its consent)',
         tags,
-        security: SESSION_SECURITY,
         params: AgentParams,
         querystring: Type.Object(pageQuery().properties, { additionalProperties: false }),
         response: {

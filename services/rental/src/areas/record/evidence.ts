@@ -1,7 +1,7 @@
-import type { OrgClient } from '../orgs/permissions.ts'
 import { createHash } from 'node:crypto'
 import { rentalError } from '../../errors.ts'
 import { type RecordDeps, receiptsSlice } from './service.ts'
+import type { OrgClient } from '../../http/index.ts'
 
 type Section = 'agent' | 'engagements' | 'tasks' | 'receipts' | 'revocations'
 interface Control {

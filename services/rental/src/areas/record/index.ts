@@ -27,7 +27,7 @@ export const recordArea = defineArea({
     return { proofs: (ids) => proveReceipts(ledger, use.outbox, ids) }
   },
   routes(app, ctx, use) {
-    recordRoutes(app, { ctx, ...use, ledger: readers.get(ctx)! }, ctx.sessions)
+    recordRoutes(app, { ctx, ...use, ledger: readers.get(ctx)! })
   },
 })
 

@@ -1,10 +1,8 @@
 import { type App, pageOf, pageQuery } from '@svc/kit'
 import { type TSchema, Type } from 'typebox'
-import { type ConsoleSessions, SESSION_SECURITY } from '../auth/hooks.ts'
-import { can, orgOf, clientOf } from '../orgs/permissions.ts'
-import { AgentParams } from '../engagements/schemas.ts'
 import { DEFAULT_FRAMEWORK, evidencePack, FRAMEWORKS, renderEvidenceMarkdown } from './evidence.ts'
 import { agentCv, type RecordDeps, receiptsSlice, signAsProvider } from './service.ts'
+import { AgentParams, clientOf, orgOf, route } from '../../http/index.ts'
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()])
 const Body = Type.Record(Type.String(), Type.Unknown())
@@ -50,18 +48,16 @@ const LogKey = Nullable(
   Type.Object({ origin: Type.String(), verifier_key: Type.String(), did: Type.String() }),
 )
 
-export function recordRoutes(app: App, deps: RecordDeps, sessions: ConsoleSessions) {
+export function recordRoutes(app: App, deps: RecordDeps) {
   const tags = ['record']
   app.get(
     '/api/agents/:did/receipts',
     {
-      ...sessions.session,
-      ...can('record:read'),
+      ...route.session('record:read'),
       schema: {
         summary:
           'The signed-in client’s slice of the agent’s receipts, each with an RFC 9162 inclusion proof against the ledger’s latest checkpoint',
         tags,
-        security: SESSION_SECURITY,
         params: AgentParams,
         // published with a page of 100 before the kit's one page schema: kept
         querystring: pageQuery({ limitDefault: 100 }),
@@ -84,13 +80,11 @@ export function recordRoutes(app: App, deps: RecordDeps, sessions: ConsoleSessio
   app.get(
     '/api/agents/:did/cv',
     {
-      ...sessions.session,
-      ...can('record:read'),
+      ...route.session('record:read'),
       schema: {
         summary:
           'The AgentCV as the rental sees the agent, signed by the provider key (eddsa-jcs-2022), with its verification',
         tags,
-        security: SESSION_SECURITY,
         params: AgentParams,
         response: {
           200: Type.Object({
@@ -110,13 +104,11 @@ export function recordRoutes(app: App, deps: RecordDeps, sessions: ConsoleSessio
   app.get(
     '/api/agents/:did/evidence',
     {
-      ...sessions.session,
-      ...can('record:read'),
+      ...route.session('record:read'),
       schema: {
         summary:
           'The evidence pack of what the agent did for the signed-in client, mapped to a framework’s controls (Markdown or JSON)',
         tags,
-        security: SESSION_SECURITY,
         params: AgentParams,
         querystring: Type.Object({
           framework: Type.String({

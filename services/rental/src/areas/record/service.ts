@@ -1,4 +1,3 @@
-import type { OrgClient } from '../orgs/permissions.ts'
 import { createEddsaJcs2022Proof, verifyEddsaJcs2022Proof } from '@svc/trust/data-integrity'
 import { didKeyVerificationMethod } from '@svc/trust/did-key'
 import type { RentalContext } from '../../context.ts'
@@ -10,6 +9,7 @@ import type { RevocationService } from '../revocation/index.ts'
 import type { TaskService } from '../tasks/index.ts'
 import { type CheckpointView, type LedgerReader, type LogKey, mapLimited } from './ledger.ts'
 import { ledgerView, proveRow } from './proofs.ts'
+import type { OrgClient } from '../../http/index.ts'
 
 /** What the record (receipts, CV, evidence) reads: the context and the areas that hold the facts. */
 export interface RecordDeps {

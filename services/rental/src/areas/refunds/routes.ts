@@ -1,11 +1,17 @@
-import { type App, IdempotencyKeyHeader, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
+import {
+  type App,
+  Fils,
+  IdempotencyKeyHeader,
+  LangQuery,
+  Money,
+  moneyLocaleOf,
+  pageOf,
+  pageQuery,
+} from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
-import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
 import { actorOfRequest, operatorActor } from '../events/index.ts'
-import { Hash, Id, Nullable, Params } from '../engagements/schemas.ts'
-import { can, idempotent, orgOf } from '../orgs/permissions.ts'
 import {
   acceptRefund,
   approveRefund,
@@ -16,10 +22,8 @@ import {
   refundView,
   rejectRefund,
 } from './service.ts'
+import { Hash, Id, idempotent, Nullable, orgOf, Params, route, sessionOf } from '../../http/index.ts'
 
-const Money = Type.Object({ amount_fils: Type.Integer(), currency: Type.String(), display: Type.String() })
-const Lang = Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')]))
-const Fils = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })
 const Reason = Type.String({ minLength: 1, maxLength: 500 })
 
 const RefundBody = Type.Object({
@@ -85,7 +89,6 @@ const localeOf = moneyLocaleOf
 
 /** Refunds: asked for by the client, accepted by the provider or an operator, approved (settled) by an operator. */
 export function refundRoutes(app: App, ctx: RentalContext, deps: RefundDeps) {
-  const { sessions } = ctx
   const tags = ['refunds']
   const callerOf = (request: FastifyRequest): Caller => {
     const operator = deps.orgs.isOperator(sessionOf(request))
@@ -98,22 +101,20 @@ export function refundRoutes(app: App, ctx: RentalContext, deps: RefundDeps) {
   app.post(
     '/api/refunds',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('refunds:write'),
+      ...route.csrf('refunds:write'),
       ...idempotent(ctx.db, 'refund-request'),
       schema: {
         summary: 'Asks for a refund of a released escrow (by escrow or task), up to what is left to refund',
         description:
           'Idempotent with an Idempotency-Key: a replay answers the first answer; the key with another body is 422.',
         tags,
-        security: CSRF_SECURITY,
         headers: IdempotencyKeyHeader,
         body: Type.Object(
           {
             escrow_id: Type.Optional(Id),
             escrow_hash: Type.Optional(Hash),
             task_id: Type.Optional(Id),
-            amount_fils: Fils,
+            amount_fils: Fils(),
             reason: Reason,
           },
           { additionalProperties: false },
@@ -127,13 +128,14 @@ export function refundRoutes(app: App, ctx: RentalContext, deps: RefundDeps) {
   app.get(
     '/api/refunds',
     {
-      ...sessions.session,
-      ...can('money:read'),
+      ...route.session('money:read'),
       schema: {
         summary: 'The organization’s refunds, newest first',
         tags,
-        security: SESSION_SECURITY,
-        querystring: Type.Object({ ...pageQuery().properties, lang: Lang }, { additionalProperties: false }),
+        querystring: Type.Object(
+          { ...pageQuery().properties, ...LangQuery().properties },
+          { additionalProperties: false },
+        ),
         response: {
           200: Type.Object({
             refunds: Type.Array(Refund),
@@ -150,16 +152,14 @@ export function refundRoutes(app: App, ctx: RentalContext, deps: RefundDeps) {
   app.post(
     '/api/refunds/:id/accept',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('refunds:write'),
+      ...route.csrf('refunds:write'),
       schema: {
         summary:
           'The agent’s provider organization (or an operator) accepts a requested refund, for that amount or less',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
         body: Type.Optional(
-          Type.Object({ amount_fils: Type.Optional(Fils) }, { additionalProperties: false }),
+          Type.Object({ amount_fils: Type.Optional(Fils()) }, { additionalProperties: false }),
         ),
         response: { 200: Refund },
       },
@@ -173,13 +173,11 @@ export function refundRoutes(app: App, ctx: RentalContext, deps: RefundDeps) {
   app.post(
     '/api/refunds/:id/approve',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('refunds:write'),
+      ...route.csrf('refunds:write'),
       schema: {
         summary:
           'An operator settles an accepted refund once: signed by the provider key, the reversal transfer to the client’s wallet, its credit note and receipt',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
         body: Type.Optional(Type.Object({}, { additionalProperties: false })),
         response: { 200: Refund },
@@ -191,12 +189,10 @@ export function refundRoutes(app: App, ctx: RentalContext, deps: RefundDeps) {
   app.post(
     '/api/refunds/:id/reject',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('refunds:write'),
+      ...route.csrf('refunds:write'),
       schema: {
         summary: 'Rejects a requested or accepted refund, with a reason',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
         body: Type.Object({ reason: Reason }, { additionalProperties: false }),
         response: { 200: Refund },

@@ -1,25 +1,20 @@
 import { type App, IdempotencyKeyHeader } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
-import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
 import { actorOfRequest } from '../events/index.ts'
-import { Body, Escrow, Hash, Nullable, Params, Signature } from '../engagements/schemas.ts'
 import { pendingReleases, type ReleaseDeps, release } from './service.ts'
+import { Body, Escrow, Hash, Nullable, orgOf, Params, route, Signature } from '../../http/index.ts'
 
 /** Pending releases and the release itself: an open escrow paid out once, on the client's signed instruction. */
 export function releaseRoutes(app: App, ctx: RentalContext, deps: ReleaseDeps) {
-  const { sessions } = ctx
   const tags = ['engagements']
   app.get(
     '/api/engagements/:id/releases/pending',
     {
-      ...sessions.session,
-      ...can('money:read'),
+      ...route.session('money:read'),
       schema: {
         summary: 'Escrows still to sign, and release requests (completed tasks) with the body to sign',
         tags,
-        security: SESSION_SECURITY,
         params: Params,
         response: {
           200: Type.Object({
@@ -49,10 +44,8 @@ export function releaseRoutes(app: App, ctx: RentalContext, deps: ReleaseDeps) {
   app.post(
     '/api/engagements/:id/releases',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('releases:write'),
       // a release above RENTAL_STEP_UP_RELEASE_FILS needs a recent second factor
-      ...sessions.stepUp(async (request) => {
+      ...route.stepUp('releases:write', async (request) => {
         const { params, body } = request as unknown as {
           params: { id: string }
           body: { escrow_hash: string }
@@ -64,7 +57,6 @@ export function releaseRoutes(app: App, ctx: RentalContext, deps: ReleaseDeps) {
       schema: {
         summary: 'Pays an open escrow out once, on the client’s signed release instruction',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
         headers: IdempotencyKeyHeader,
         body: Type.Object(

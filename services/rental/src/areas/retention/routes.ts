@@ -2,10 +2,7 @@ import type { App } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { rentalError } from '../../errors.ts'
-import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
-import { Id, Nullable, Params } from '../engagements/schemas.ts'
 import { actorOfRequest, operatorActor } from '../events/index.ts'
-import { can, membershipOf } from '../orgs/permissions.ts'
 import {
   type Holder,
   placeHold,
@@ -14,6 +11,7 @@ import {
   retentionView,
   setPolicy,
 } from './service.ts'
+import { Id, membershipOf, Nullable, Params, route, sessionOf } from '../../http/index.ts'
 
 const Period = Type.Union([
   Type.Integer({ description: 'seconds' }),
@@ -59,7 +57,6 @@ const Reason = Type.String({ minLength: 1, maxLength: 2000 })
 
 /** Retention policy and legal holds: GET/POST /api/retention, POST /api/retention/hold, …/{id}/release. */
 export function retentionRoutes(app: App, deps: RetentionDeps) {
-  const { sessions } = deps.ctx
   const tags = ['retention']
   const operator = (request: FastifyRequest) => deps.orgs.isOperator(sessionOf(request))
   /** The organization acted on: the member's own, or (operators only) the one named, which must exist. */
@@ -82,13 +79,11 @@ export function retentionRoutes(app: App, deps: RetentionDeps) {
   app.get(
     '/api/retention',
     {
-      ...sessions.session,
-      ...can('retention:read'),
+      ...route.session('retention:read'),
       schema: {
         summary:
           'The organization’s retention policy, its bounds and defaults, and its legal holds (newest first)',
         tags,
-        security: SESSION_SECURITY,
         querystring: OrgQuery,
         response: { 200: Retention },
       },
@@ -98,14 +93,12 @@ export function retentionRoutes(app: App, deps: RetentionDeps) {
   app.post(
     '/api/retention',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('retention:write'),
+      ...route.csrf('retention:write'),
       schema: {
         summary: 'Sets how long task texts and outputs, files and events are kept (the ones not given stay)',
         description:
           'Each period is whole seconds or an ISO 8601 duration of weeks, days, hours, minutes and seconds, from 1 day to 3650 days. Receipts, journal and money rows are kept regardless.',
         tags,
-        security: CSRF_SECURITY,
         body: Type.Object(
           {
             tasks: Type.Optional(Period),
@@ -128,15 +121,13 @@ export function retentionRoutes(app: App, deps: RetentionDeps) {
   app.post(
     '/api/retention/hold',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('retention:hold'),
+      ...route.csrf('retention:hold'),
       schema: {
         summary:
           'Places a legal hold over the organization’s data, or one engagement’s: nothing of it is deleted until released',
         description:
           'By the organization’s owner, or an operator (who may name another organization with `org_id`). The reason is kept only as its SHA-256, in the `data.retention.hold` receipt.',
         tags,
-        security: CSRF_SECURITY,
         body: Type.Object(
           { reason: Reason, engagement_id: Type.Optional(Id), org_id: Type.Optional(Id) },
           { additionalProperties: false },
@@ -152,14 +143,12 @@ export function retentionRoutes(app: App, deps: RetentionDeps) {
   app.post(
     '/api/retention/hold/:id/release',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('retention:hold'),
+      ...route.csrf('retention:hold'),
       schema: {
         summary: 'Releases a legal hold (once); deletion resumes at the retention job’s next run',
         description:
           'An operator releases any hold; the organization’s owner only one an owner placed. The release is receipted as `data.retention.hold` (`hold: released`).',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
         body: Type.Object({ reason: Type.Optional(Reason) }, { additionalProperties: false }),
         response: { 200: Hold },

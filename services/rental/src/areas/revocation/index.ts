@@ -20,6 +20,6 @@ export const revocationArea = defineArea({
       (await revokeAnswer({ ctx, ...use }, subject, did))?.receipt?.id ?? undefined,
   }),
   routes(app, ctx, use) {
-    revocationRoutes(app, { ctx, ...use }, ctx.sessions)
+    revocationRoutes(app, { ctx, ...use })
   },
 })

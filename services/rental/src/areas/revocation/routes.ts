@@ -1,24 +1,20 @@
 import type { App } from '@svc/kit'
 import { type TSchema, Type } from 'typebox'
-import { type ConsoleSessions, CSRF_SECURITY, sessionOf } from '../auth/hooks.ts'
-import { can, clientOf } from '../orgs/permissions.ts'
 import { actorOfRequest } from '../events/index.ts'
-import { AgentParams } from '../engagements/schemas.ts'
 import { revoke, type RevocationDeps } from './service.ts'
+import { AgentParams, clientOf, route, sessionOf } from '../../http/index.ts'
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()])
 
-export function revocationRoutes(app: App, deps: RevocationDeps, sessions: ConsoleSessions) {
+export function revocationRoutes(app: App, deps: RevocationDeps) {
   app.post(
     '/api/agents/:did/revoke',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('agents:revoke'),
+      ...route.csrf('agents:revoke'),
       schema: {
         summary:
           'The kill switch: no new task for the agent, the client’s unfinished tasks with it failed, receipted as agent.revoked; a second revoke answers the first',
         tags: ['record'],
-        security: CSRF_SECURITY,
         params: AgentParams,
         body: Type.Object(
           { reason: Type.String({ minLength: 1, maxLength: 500 }) },

@@ -1,4 +1,3 @@
-import type { OrgClient } from '../orgs/permissions.ts'
 import { createHash } from 'node:crypto'
 import { keepAnswer, keptAnswer } from '@svc/kit'
 import type { RentalContext } from '../../context.ts'
@@ -8,6 +7,7 @@ import type { Actor } from '../events/index.ts'
 import type { OutboxService } from '../outbox/index.ts'
 import { clientRef } from '../provider/index.ts'
 import type { TaskService } from '../tasks/index.ts'
+import type { OrgClient } from '../../http/index.ts'
 
 /** The scope under which a client's first revoke answer is kept (key: the agent DID). */
 export const REVOKE_SCOPE = 'agent.revoke'

@@ -1,9 +1,6 @@
 import { type App, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
-import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
-import { Nullable } from '../engagements/schemas.ts'
 import { actorOfRequest } from '../events/index.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
 import {
   createSchedule,
   deleteSchedule,
@@ -13,6 +10,7 @@ import {
   scheduleDetail,
   scheduleList,
 } from './service.ts'
+import { Nullable, orgOf, route } from '../../http/index.ts'
 
 const Schedule = Type.Object({
   id: Type.String(),
@@ -46,20 +44,17 @@ const Schedule = Type.Object({
 const ScheduleId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
 
 export function scheduleRoutes(app: App, deps: ScheduleDeps) {
-  const { sessions } = deps
   const tags = ['schedules']
   app.post(
     '/api/schedules',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('schedules:write'),
+      ...route.csrf('schedules:write'),
       schema: {
         summary:
           'A schedule: a task for the engagement at each tick of a 5-field cron expression in a time zone',
         description:
           'A bad expression (not 5 fields, or one croner refuses) is 400 `invalid_cron`, a zone that is not an IANA name 400 `invalid_timezone`; the engagement must be active.',
         tags,
-        security: CSRF_SECURITY,
         body: Type.Object(
           {
             engagement_id: Type.String({ minLength: 1, maxLength: 100 }),
@@ -78,12 +73,10 @@ export function scheduleRoutes(app: App, deps: ScheduleDeps) {
   app.get(
     '/api/schedules',
     {
-      ...sessions.session,
-      ...can('schedules:read'),
+      ...route.session('schedules:read'),
       schema: {
         summary: 'The organization’s schedules, oldest first',
         tags,
-        security: SESSION_SECURITY,
         querystring: pageQuery(),
         response: {
           200: Type.Object({
@@ -100,12 +93,10 @@ export function scheduleRoutes(app: App, deps: ScheduleDeps) {
   app.get(
     '/api/schedules/:id',
     {
-      ...sessions.session,
-      ...can('schedules:read'),
+      ...route.session('schedules:read'),
       schema: {
         summary: 'A schedule: its next ticks, state, last run and catch-up',
         tags,
-        security: SESSION_SECURITY,
         params: ScheduleId,
         response: { 200: Schedule },
       },
@@ -115,12 +106,10 @@ export function scheduleRoutes(app: App, deps: ScheduleDeps) {
   app.delete(
     '/api/schedules/:id',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('schedules:write'),
+      ...route.csrf('schedules:write'),
       schema: {
         summary: 'Deletes a schedule: no more ticks, and it is not found afterwards',
         tags,
-        security: CSRF_SECURITY,
         params: ScheduleId,
         response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }) },
       },
@@ -130,12 +119,10 @@ export function scheduleRoutes(app: App, deps: ScheduleDeps) {
   app.post(
     '/api/schedules/:id/pause',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('schedules:write'),
+      ...route.csrf('schedules:write'),
       schema: {
         summary: 'Pauses an active schedule (409 naming the state otherwise): no tick runs while paused',
         tags,
-        security: CSRF_SECURITY,
         params: ScheduleId,
         response: { 200: Schedule },
       },
@@ -145,13 +132,11 @@ export function scheduleRoutes(app: App, deps: ScheduleDeps) {
   app.post(
     '/api/schedules/:id/resume',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('schedules:write'),
+      ...route.csrf('schedules:write'),
       schema: {
         summary:
           'Resumes a paused schedule from now (409 naming the state otherwise): the ticks it was paused over do not run',
         tags,
-        security: CSRF_SECURITY,
         params: ScheduleId,
         response: { 200: Schedule },
       },

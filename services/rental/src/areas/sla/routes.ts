@@ -2,11 +2,9 @@ import { type App, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
 import { rentalError } from '../../errors.ts'
-import { CSRF_SECURITY, SESSION_SECURITY, sessionOf } from '../auth/hooks.ts'
 import { creditClosedPeriods } from './credits.ts'
-import { Body, Id, Nullable, Params } from '../engagements/schemas.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
 import { type SlaDeps, slaEvents, slaOf } from './service.ts'
+import { Body, Id, Nullable, orgOf, Params, route, sessionOf } from '../../http/index.ts'
 
 const Term = Type.Union([
   Type.Literal('latency_p95'),
@@ -79,18 +77,15 @@ const SlaEvent = Type.Object({
 
 /** The engagement's SLA with its measurements, and the organization's breaches and restorations. */
 export function slaRoutes(app: App, ctx: RentalContext, deps: SlaDeps) {
-  const { sessions } = ctx
   const tags = ['sla']
   app.get(
     '/api/engagements/:id/sla',
     {
-      ...sessions.session,
-      ...can('engagements:read'),
+      ...route.session('engagements:read'),
       schema: {
         summary:
           'The signed SLA (body, hash, signatures), its terms, and each term measured now from the engagement’s tasks and receipts',
         tags,
-        security: SESSION_SECURITY,
         params: Params,
         response: {
           200: Type.Object({
@@ -121,12 +116,10 @@ export function slaRoutes(app: App, ctx: RentalContext, deps: SlaDeps) {
   app.get(
     '/api/sla/events',
     {
-      ...sessions.session,
-      ...can('engagements:read'),
+      ...route.session('engagements:read'),
       schema: {
         summary: 'The organization’s SLA breaches and restorations, newest first',
         tags,
-        security: SESSION_SECURITY,
         querystring: Type.Object(
           {
             ...pageQuery().properties,
@@ -153,14 +146,13 @@ export function slaRoutes(app: App, ctx: RentalContext, deps: SlaDeps) {
     '/api/sla/credits/run',
     {
       // operators only, whatever their role (as GET /api/admin/operators): no role permission
-      ...sessions.sessionAndCsrf,
+      ...route.csrf(),
       schema: {
         summary:
           'Operators: runs the credit job now (every ended period’s uncredited breaches credited once)',
         description:
           'The job also runs on every instance every RENTAL_SLA_CREDIT_CHECK_MS; running it again, or at once on several instances, credits each breach once.',
         tags,
-        security: CSRF_SECURITY,
         body: Type.Optional(Type.Object({}, { additionalProperties: false })),
         response: { 200: Type.Object({ credited: Type.Integer() }) },
       },

@@ -1,12 +1,10 @@
-import type { App } from '@svc/kit'
+import { type App, Lang, Money } from '@svc/kit'
 import { Type } from 'typebox'
-import { SESSION_SECURITY } from '../auth/hooks.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
 import { statementCsv } from './csv.ts'
 import { MAX_DAYS, periodOf, type StatementDeps, statementOf, statementView } from './service.ts'
+import { orgOf, route } from '../../http/index.ts'
 
 const Nullable = <T extends import('typebox').TSchema>(t: T) => Type.Union([t, Type.Null()])
-const Money = Type.Object({ amount_fils: Type.Integer(), currency: Type.String(), display: Type.String() })
 const Balances = Type.Object({ wallet: Money, held: Money })
 const Kind = Type.Union([
   Type.Literal('funding'),
@@ -86,13 +84,11 @@ export function statementRoutes(app: App, deps: StatementDeps) {
   app.get(
     '/api/statements',
     {
-      ...deps.sessions.session,
-      ...can('money:read'),
+      ...route.session('money:read'),
       schema: {
         summary: 'The organization’s statement for a period: opening, every movement, closing',
         description: `The wallet (\`wallet:<org>\`) and the money held in its escrows over [from, to): every rail transfer posting to them, one line per counter-account (a release is a release line and a fee line), with its transfer id, the escrow, engagement and task, and the receipts' leaf hashes. Opening + movements = closing. The period spans at most ${MAX_DAYS} days; the default is the current calendar month (UTC).`,
         tags: ['statements'],
-        security: SESSION_SECURITY,
         querystring: Type.Object(
           {
             from: Iso('ISO 8601 date or date-time with an offset (inclusive)'),
@@ -100,7 +96,7 @@ export function statementRoutes(app: App, deps: StatementDeps) {
             format: Type.Optional(
               Type.Union([Type.Literal('json'), Type.Literal('csv')], { default: 'json' }),
             ),
-            lang: Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')], { default: 'en' })),
+            lang: Type.Optional(Lang({ default: 'en' })),
           },
           { additionalProperties: false },
         ),

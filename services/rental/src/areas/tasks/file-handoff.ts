@@ -4,12 +4,13 @@ import type { App } from '@svc/kit'
 import { Type } from 'typebox'
 import { inTransaction } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
-import { Id } from '../engagements/schemas.ts'
-import { contentDisposition, type FileRow } from '../files/index.ts'
+import { contentDisposition } from '../files/index.ts'
+import type { FileRow } from '../files/index.ts'
 import type { Actor } from '../events/index.ts'
 import { endRunning } from './events.ts'
 import type { TaskDeps } from './service.ts'
 import { type TaskRow, taskById } from './store.ts'
+import { Id } from '../../http/index.ts'
 
 /** At most this many files a task hands its agent. */
 export const MAX_TASK_FILES = 20

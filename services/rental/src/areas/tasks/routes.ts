@@ -1,15 +1,13 @@
 import { type App, IdempotencyKeyHeader, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
-import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
 import { actorOfRequest } from '../events/index.ts'
-import { can, idempotent, orgOf } from '../orgs/permissions.ts'
-import { Escrow, Nullable } from '../engagements/schemas.ts'
 import { cancelTaskRoute } from './cancel.ts'
 import { fileHandoffRoutes, MAX_TASK_FILES } from './file-handoff.ts'
 import { retryTask, taskRuns } from './runs.ts'
 import { createTask, type TaskDeps } from './service.ts'
 import { taskDetail, taskList } from './views.ts'
 import { taskEventRoutes } from './stream.ts'
+import { Escrow, idempotent, Nullable, orgOf, route } from '../../http/index.ts'
 
 export const Task = Type.Object({
   id: Type.String(),
@@ -76,20 +74,17 @@ const Run = Type.Object({
 const TaskId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
 
 export function taskRoutes(app: App, deps: TaskDeps) {
-  const { sessions } = deps
   const tags = ['tasks']
   app.post(
     '/api/tasks',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('tasks:write'),
+      ...route.csrf('tasks:write'),
       ...idempotent(deps.db, 'task-create'),
       schema: {
         summary: 'A task for the engagement’s agent over A2A, with the escrow body that pays for it',
         description:
           'Idempotent with an Idempotency-Key: a resend answers the first answer and makes no second task or escrow; the key with another body is 422.',
         tags,
-        security: CSRF_SECURITY,
         headers: IdempotencyKeyHeader,
         body: Type.Object(
           {
@@ -116,12 +111,10 @@ export function taskRoutes(app: App, deps: TaskDeps) {
   app.get(
     '/api/tasks',
     {
-      ...sessions.session,
-      ...can('tasks:read'),
+      ...route.session('tasks:read'),
       schema: {
         summary: 'The signed-in client’s tasks, newest first',
         tags,
-        security: SESSION_SECURITY,
         // published with a page of 20 before the kit's one page schema: kept
         querystring: pageQuery({ limitDefault: 20 }),
         response: {
@@ -134,12 +127,10 @@ export function taskRoutes(app: App, deps: TaskDeps) {
   app.get(
     '/api/tasks/:id',
     {
-      ...sessions.session,
-      ...can('tasks:read'),
+      ...route.session('tasks:read'),
       schema: {
         summary: 'A task: state, receipt, and the output while it is kept',
         tags,
-        security: SESSION_SECURITY,
         params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
         response: { 200: Task },
       },
@@ -149,13 +140,11 @@ export function taskRoutes(app: App, deps: TaskDeps) {
   app.post(
     '/api/tasks/:id/cancel',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('tasks:write'),
+      ...route.csrf('tasks:write'),
       schema: {
         summary:
           'Cancels a task that has not ended (409 naming the state of one that has): no receipt, no charge',
         tags,
-        security: CSRF_SECURITY,
         params: TaskId,
         response: { 200: Task },
       },
@@ -165,12 +154,10 @@ export function taskRoutes(app: App, deps: TaskDeps) {
   app.get(
     '/api/tasks/:id/runs',
     {
-      ...sessions.session,
-      ...can('tasks:read'),
+      ...route.session('tasks:read'),
       schema: {
         summary: 'The task’s attempts: null when none failed',
         tags,
-        security: SESSION_SECURITY,
         params: TaskId,
         response: {
           200: Type.Object({
@@ -186,14 +173,12 @@ export function taskRoutes(app: App, deps: TaskDeps) {
   app.post(
     '/api/tasks/:id/retry',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('tasks:write'),
+      ...route.csrf('tasks:write'),
       schema: {
         summary: 'A failed task run again as a new attempt, with the same escrow (paid once, on completion)',
         description:
           'Idempotent with an Idempotency-Key: a replay answers the first answer. 409 for a task that is not failed.',
         tags,
-        security: CSRF_SECURITY,
         params: TaskId,
         headers: IdempotencyKeyHeader,
         response: { 200: Task },

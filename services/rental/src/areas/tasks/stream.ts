@@ -2,11 +2,10 @@ import { Readable } from 'node:stream'
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
 import { rentalError } from '../../errors.ts'
-import { SESSION_SECURITY } from '../auth/hooks.ts'
 import type { EventView } from '../events/index.ts'
-import { can, orgOf } from '../orgs/permissions.ts'
 import { type TaskDeps, terminal } from './service.ts'
 import { taskOf } from './store.ts'
+import { orgOf, route } from '../../http/index.ts'
 
 /** The reconnection delay a browser's EventSource is told (`retry:`), in ms. */
 const RETRY_MS = 3000
@@ -90,8 +89,7 @@ export function taskEventRoutes(app: App, deps: TaskDeps) {
   app.get(
     '/api/tasks/:id/events',
     {
-      ...deps.sessions.session,
-      ...can('tasks:read'),
+      ...route.session('tasks:read'),
       schema: {
         summary: 'The task’s events (state changes, trace lines) as server-sent events',
         description:
@@ -100,7 +98,6 @@ export function taskEventRoutes(app: App, deps: TaskDeps) {
           'The stream stays open while the task runs, with a `: keep-alive` comment every 10 s, and ends after the event of a terminal state, or after RENTAL_EVENTS_STREAM_S (30 s): the client reconnects. ' +
           '204 when the task has ended and no event follows the N-th (an EventSource then stops reconnecting).',
         tags: ['tasks'],
-        security: SESSION_SECURITY,
         params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
         querystring: Type.Object({
           after: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SEQ })),

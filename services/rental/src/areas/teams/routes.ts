@@ -1,21 +1,19 @@
-import { type App, pageOf, pageQuery } from '@svc/kit'
+import { type App, Fils, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
-import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
-import { Did, Id, Nullable, Params } from '../engagements/schemas.ts'
 import { actorOfRequest } from '../events/index.ts'
 import type { RecordService } from '../record/index.ts'
-import { can, clientOf, orgOf } from '../orgs/permissions.ts'
 import { chainOf, endTeam } from './chain.ts'
 import { teamHopA2aRoutes } from './a2a-routes.ts'
 import { createTeam, hireTeam, teamDetail, type TeamDeps, teamList, teamTask, teamView } from './service.ts'
+import { clientOf, Did, Id, Nullable, orgOf, Params, route } from '../../http/index.ts'
 
 const Bps = Type.Integer({ minimum: 0, maximum: 10_000, description: 'basis points (10000 = 100 %)' })
-const Fils = Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'AED fils' })
+const BudgetFils = (description: string) => Fils({ minimum: 0, maximum: 1_000_000_000, description })
 const Member = Type.Object(
   {
     agent_did: Did,
     share_bps: Bps,
-    hop_fils: Type.Optional({ ...Fils, description: 'what a hop to this member costs the task budget' }),
+    hop_fils: Type.Optional(BudgetFils('what a hop to this member costs the task budget')),
   },
   { additionalProperties: false },
 )
@@ -49,19 +47,16 @@ const TaskParams = Type.Object({ id: Id, task_id: Id })
 
 /** Teams: a lead and members bound by terms, one engagement on the lead, tasks delegated hop by hop. */
 export function teamRoutes(app: App, deps: TeamDeps & { record: RecordService }) {
-  const { sessions } = deps.ctx
   const tags = ['teams']
   app.post(
     '/api/teams',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('teams:write'),
+      ...route.csrf('teams:write'),
       schema: {
         summary: 'Creates a team: a lead agent and members with the team terms',
         description:
           'Shares are basis points of the price released to the lead (at most 10000 together); `delegation` (default: the lead to every member) says who may delegate to whom; `max_depth` bounds the hops from the lead; `task_budget_fils` bounds the sum of `hop_fils` of a task’s hops. No lead, a duplicate member, the lead among its members, shares over 100 %: 400.',
         tags,
-        security: CSRF_SECURITY,
         body: Type.Object(
           {
             name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -70,7 +65,7 @@ export function teamRoutes(app: App, deps: TeamDeps & { record: RecordService })
             members: Type.Array(Member, { minItems: 1, maxItems: 20 }),
             delegation: Type.Optional(Type.Array(Rule, { maxItems: 21 })),
             max_depth: Type.Integer({ minimum: 0, maximum: 5 }),
-            task_budget_fils: Fils,
+            task_budget_fils: BudgetFils('AED fils'),
           },
           { additionalProperties: false },
         ),
@@ -83,12 +78,10 @@ export function teamRoutes(app: App, deps: TeamDeps & { record: RecordService })
   app.get(
     '/api/teams',
     {
-      ...sessions.session,
-      ...can('engagements:read'),
+      ...route.session('engagements:read'),
       schema: {
         summary: 'The organization’s teams, newest first',
         tags,
-        security: SESSION_SECURITY,
         querystring: pageQuery(),
         response: {
           200: Type.Object({
@@ -105,12 +98,10 @@ export function teamRoutes(app: App, deps: TeamDeps & { record: RecordService })
   app.get(
     '/api/teams/:id',
     {
-      ...sessions.session,
-      ...can('engagements:read'),
+      ...route.session('engagements:read'),
       schema: {
         summary: 'A team with its terms, state and engagement',
         tags,
-        security: SESSION_SECURITY,
         params: Params,
         response: { 200: Team },
       },
@@ -120,14 +111,12 @@ export function teamRoutes(app: App, deps: TeamDeps & { record: RecordService })
   app.post(
     '/api/teams/:id/hire',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('teams:write'),
+      ...route.csrf('teams:write'),
       schema: {
         summary: 'Hires the team: one engagement on the lead, the team terms bound into its SLA body',
         description:
           'Answers as POST /api/engagements does (the pending engagement and its package, whose SLA body has `team`); sign it at POST /api/engagements/{id}/signatures. Once: a hired or ended team is 409 `team_already_hired`.',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
         body: Type.Object({ client_did: Type.Optional(Did) }, { additionalProperties: false }),
         response: { 200: Type.Object({ team: Team, engagement: Any, package: Any }) },
@@ -139,14 +128,12 @@ export function teamRoutes(app: App, deps: TeamDeps & { record: RecordService })
   app.post(
     '/api/teams/:id/tasks',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('tasks:write'),
+      ...route.csrf('tasks:write'),
       schema: {
         summary: 'A team task: sent to the lead, which delegates to members through the rental',
         description:
           'A task of the team’s engagement (escrow, approvals and capacity as POST /api/tasks); the lead’s A2A message carries `svc_team_card_url` (the delegation endpoint’s A2A card) and `svc_team_token`, the credential of the task’s root hop.',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
         body: Type.Object(
           { text: Type.String({ minLength: 1, maxLength: 100_000 }), async: Type.Optional(Type.Boolean()) },
@@ -168,12 +155,10 @@ export function teamRoutes(app: App, deps: TeamDeps & { record: RecordService })
   app.get(
     '/api/teams/:id/tasks/:task_id/chain',
     {
-      ...sessions.session,
-      ...can('tasks:read'),
+      ...route.session('tasks:read'),
       schema: {
         summary: 'The delegation tree of a team task: each hop’s agent, hashes, signature, receipt and state',
         tags,
-        security: SESSION_SECURITY,
         params: TaskParams,
         response: { 200: Any },
       },
@@ -183,12 +168,10 @@ export function teamRoutes(app: App, deps: TeamDeps & { record: RecordService })
   app.post(
     '/api/teams/:id/end',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('teams:write'),
+      ...route.csrf('teams:write'),
       schema: {
         summary: 'Ends the team: its engagement ended, each member paid its share once',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
         response: { 200: Any },
       },

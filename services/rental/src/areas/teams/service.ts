@@ -7,10 +7,10 @@ import type { CatalogueService } from '../catalogue/index.ts'
 import type { EndingService } from '../ending/index.ts'
 import { bodyHash, type EngagementService, type SlaTeam } from '../engagements/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
-import type { OrgClient } from '../orgs/permissions.ts'
 import type { TaskService } from '../tasks/index.ts'
 import * as store from './store.ts'
 import type { TeamRow } from './store.ts'
+import type { OrgClient } from '../../http/index.ts'
 
 export interface TeamDeps {
   ctx: RentalContext

@@ -1,15 +1,14 @@
-import { type App, PageQuery, pageOf } from '@svc/kit'
+import { type App, Lang, pageOf, PageQuery } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { rentalError } from '../../errors.ts'
 import { actorOfRequest, tokenActor } from '../events/index.ts'
-import { membershipOf, orgOf, PERMISSIONS } from '../orgs/permissions.ts'
-import { InvitationSchema, MemberSchema, RoleNameSchema } from '../orgs/schemas.ts'
+import { InvitationSchema, MemberSchema, RoleNameSchema } from '../orgs/index.ts'
 import { ApiTokenSchema as ApiToken, IssuedTokenSchema as IssuedToken } from '../tokens/index.ts'
-import { ORG_KEY_SCOPES } from '../tokens/scopes.ts'
-import { TENANT_READ_SECURITY, TENANT_WRITE_SECURITY } from './auth.ts'
+import { ORG_KEY_SCOPES } from '../tokens/index.ts'
 import { Nullable, type TenantDeps } from './deps.ts'
 import { deleteSecret, putSecret, SECRET_NAME, secretList } from './secrets.ts'
+import { membershipOf, orgOf, PERMISSIONS } from '../../http/index.ts'
 
 const tags = ['tenant']
 
@@ -47,7 +46,7 @@ const Notifications = Type.Object(
   Object.fromEntries(NOTIFICATIONS.map((n) => [n, Type.Optional(Type.Boolean())])),
   { additionalProperties: false },
 )
-const Locale = Type.Union([Type.Literal('en'), Type.Literal('ar')])
+const Locale = Lang()
 
 const Profile = Type.Object({
   member_id: Type.String(),
@@ -122,7 +121,6 @@ export function adminRoutes(app: App, deps: TenantDeps) {
         summary:
           'Issues an organization key (ork_…) with scopes of /v1 and the A2A surface; the plaintext is shown once (owners and admins)',
         tags,
-        security: TENANT_WRITE_SECURITY,
         body: Type.Object(
           {
             label: Type.String({ minLength: 1, maxLength: 100 }),
@@ -154,7 +152,6 @@ export function adminRoutes(app: App, deps: TenantDeps) {
       schema: {
         summary: 'The organization’s live keys (never their plaintext); revoked with DELETE /api/tokens/{id}',
         tags,
-        security: TENANT_READ_SECURITY,
         response: { 200: Type.Object({ keys: Type.Array(ApiToken) }) },
       },
     },
@@ -168,7 +165,6 @@ export function adminRoutes(app: App, deps: TenantDeps) {
         summary:
           'Stores a named secret in the organization’s vault, sealed (a new version if the name is known); the value is never answered',
         tags,
-        security: TENANT_WRITE_SECURITY,
         body: Type.Object(
           { name: SecretName, value: Type.String({ minLength: 1, maxLength: 8192 }) },
           { additionalProperties: false },
@@ -185,7 +181,6 @@ export function adminRoutes(app: App, deps: TenantDeps) {
       schema: {
         summary: 'The vault’s secrets: names, versions and times, never values',
         tags,
-        security: TENANT_READ_SECURITY,
         response: { 200: Type.Object({ secrets: Type.Array(Secret) }) },
       },
     },
@@ -198,7 +193,6 @@ export function adminRoutes(app: App, deps: TenantDeps) {
       schema: {
         summary: 'Removes a secret from the vault (another organization’s answers 404)',
         tags,
-        security: TENANT_WRITE_SECURITY,
         params: Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) }),
         response: { 200: Type.Object({ name: Type.String(), deleted: Type.Literal(true) }) },
       },
@@ -212,7 +206,6 @@ export function adminRoutes(app: App, deps: TenantDeps) {
       schema: {
         summary: 'The organization’s members and pending invitations',
         tags,
-        security: TENANT_READ_SECURITY,
         querystring: PageQuery,
         response: { 200: Type.Object({ members: Type.Array(MemberSchema) }) },
       },
@@ -226,7 +219,6 @@ export function adminRoutes(app: App, deps: TenantDeps) {
       schema: {
         summary: 'Adds a member by email with a role: an invitation taken at their next sign-in',
         tags,
-        security: TENANT_WRITE_SECURITY,
         body: InvitationSchema,
         response: { 201: MemberSchema },
       },
@@ -241,7 +233,6 @@ export function adminRoutes(app: App, deps: TenantDeps) {
       schema: {
         summary: 'The roles: built-in ones and custom ones, with how many members hold each',
         tags,
-        security: TENANT_READ_SECURITY,
         response: { 200: Type.Object({ roles: Type.Array(Role) }) },
       },
     },
@@ -255,7 +246,6 @@ export function adminRoutes(app: App, deps: TenantDeps) {
         summary:
           'Makes or changes a custom role: a named set of existing permissions (built-in roles do not change; a role in use keeps members:owners)',
         tags,
-        security: TENANT_WRITE_SECURITY,
         body: Type.Object(
           {
             name: RoleNameSchema,
@@ -277,7 +267,6 @@ export function adminRoutes(app: App, deps: TenantDeps) {
         summary:
           'Deletes a custom role; built-in roles stay (409), and a role members or invitations hold stays until they have another (409 naming how many)',
         tags,
-        security: TENANT_WRITE_SECURITY,
         params: Type.Object({ name: RoleNameSchema }),
         response: { 200: Type.Object({ name: Type.String(), deleted: Type.Literal(true) }) },
       },
@@ -292,7 +281,6 @@ export function adminRoutes(app: App, deps: TenantDeps) {
         summary:
           'The signed-in member’s own profile, and the identity provider’s account page (password, second factor)',
         tags,
-        security: TENANT_READ_SECURITY,
         response: { 200: Type.Object({ ...Profile.properties, account_url: Type.String() }) },
       },
     },
@@ -308,7 +296,6 @@ export function adminRoutes(app: App, deps: TenantDeps) {
       schema: {
         summary: 'The signed-in member’s own profile: display name, language, notification choices',
         tags,
-        security: TENANT_WRITE_SECURITY,
         body: Type.Object(
           {
             display_name: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 100 }))),
@@ -335,7 +322,6 @@ export function adminRoutes(app: App, deps: TenantDeps) {
         summary:
           'The organization: name, plan, usage this month, onboarding state, its DID and its proof-of-action ledger',
         tags,
-        security: TENANT_READ_SECURITY,
         response: { 200: Org },
       },
     },

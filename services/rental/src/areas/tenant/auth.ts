@@ -2,17 +2,14 @@ import type { FastifyRequest } from 'fastify'
 import { rentalError } from '../../errors.ts'
 import type { ConsoleSessions } from '../auth/hooks.ts'
 import { tokenActor } from '../events/index.ts'
-import type { Permission } from '../orgs/permissions.ts'
 import type { TokenService } from '../tokens/index.ts'
 import type { VerifiedApiToken } from '../tokens/service.ts'
-
-/** OpenAPI security of /v1 reads and writes: the console session (with CSRF on writes) or an organization key. */
-type Security = Array<Record<string, string[]>>
-export const TENANT_READ_SECURITY: Security = [{ consoleSession: [] }, { organizationKey: [] }]
-export const TENANT_WRITE_SECURITY: Security = [
-  { consoleSession: [], csrfToken: [] },
-  { organizationKey: [] },
-]
+import {
+  type Permission,
+  publishSecurity,
+  TENANT_READ_SECURITY,
+  TENANT_WRITE_SECURITY,
+} from '../../http/index.ts'
 
 /** The role name a key's membership carries (it is no member's role). */
 export const KEY_ROLE = 'organization-key'
@@ -53,11 +50,11 @@ export function tenantAuth(tokens: TokenService, sessions: ConsoleSessions) {
       if (write) request.auditCaller = { actor: tokenActor(key.id, request), orgId: key.owner }
       return
     }
-    await sessions.requireSession(request)
-    if (write) await sessions.requireCsrf(request)
+    await sessions.checkSession(request)
+    if (write) await sessions.checkCsrf(request)
   }
-  const read = hook(false)
-  const write = hook(true)
+  const read = publishSecurity(hook(false), TENANT_READ_SECURITY)
+  const write = publishSecurity(hook(true), TENANT_WRITE_SECURITY)
   return {
     /** Route options of a /v1 read that needs `permission`. */
     read: (permission: Permission) => ({ onRequest: [read], config: { permission } }),

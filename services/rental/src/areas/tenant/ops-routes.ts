@@ -3,10 +3,9 @@ import { Type } from 'typebox'
 import { rentalError } from '../../errors.ts'
 import { ApprovalSchema as Approval } from '../approvals/index.ts'
 import type { ConnectService } from '../connect/index.ts'
-import { orgOf } from '../orgs/permissions.ts'
-import { TENANT_READ_SECURITY } from './auth.ts'
 import { verifyWithAnchor } from './anchor-check.ts'
 import { DateTime, dateOf, type TenantDeps, Nullable } from './deps.ts'
+import { orgOf } from '../../http/index.ts'
 
 const tags = ['tenant']
 const TaskState = Type.Union(
@@ -162,7 +161,6 @@ export function opsRoutes(app: App, deps: TenantDeps) {
         summary:
           'The organization’s executions (its tasks and tool actions), newest first across both, by kind, state, agent, engagement, period; cursor paging',
         tags,
-        security: TENANT_READ_SECURITY,
         querystring: Type.Object(
           {
             kind: Type.Optional(Type.Union([Type.Literal('task'), Type.Literal('tool_action')])),
@@ -230,7 +228,6 @@ export function opsRoutes(app: App, deps: TenantDeps) {
         summary:
           'The health of the organization’s connections (the connect area’s tool-server bindings): `failing` when the last call failed, `degraded` when some failed since, `healthy` otherwise',
         tags,
-        security: TENANT_READ_SECURITY,
         response: {
           200: Type.Object({ connections: Type.Array(Connection), checked_at: Type.String() }),
         },
@@ -248,7 +245,6 @@ export function opsRoutes(app: App, deps: TenantDeps) {
       schema: {
         summary: 'The organization’s pending approvals, newest first',
         tags,
-        security: TENANT_READ_SECURITY,
         querystring: PageQuery,
         response: {
           200: Type.Object({
@@ -270,7 +266,6 @@ export function opsRoutes(app: App, deps: TenantDeps) {
         summary:
           'The organization’s audit record (who, what, when, from where, outcome), newest first, each entry hash-chained to the previous',
         tags,
-        security: TENANT_READ_SECURITY,
         querystring: Type.Object(
           {
             type: Type.Optional(
@@ -339,7 +334,6 @@ export function opsRoutes(app: App, deps: TenantDeps) {
         summary:
           'Walks the organization’s audit chain and answers whether it holds: an edited or removed entry is named',
         tags,
-        security: TENANT_READ_SECURITY,
         response: { 200: ChainReport },
       },
     },

@@ -4,8 +4,8 @@ import { deleteTokensOf, revokeCreatedBy } from './store.ts'
 import { tokenRoutes } from './routes.ts'
 
 /** A token's response schemas, as the /v1 key routes show them. */
-export { ApiToken as ApiTokenSchema, IssuedToken as IssuedTokenSchema } from './routes.ts'
 export { ORG_KEY_SCOPES } from './scopes.ts'
+export { ApiToken as ApiTokenSchema, IssuedToken as IssuedTokenSchema } from './routes.ts'
 export { verifyApiToken } from './service.ts'
 import { issueOrgKey, type TokenActor, tokensOf, type VerifiedApiToken, verifyApiToken } from './service.ts'
 

@@ -2,9 +2,9 @@ import { TOKEN_SCOPES } from './scopes.ts'
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalDb } from '../../db.ts'
-import { type ConsoleSessions, CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
-import { can, membershipOf, orgOf } from '../orgs/permissions.ts'
+import { type ConsoleSessions } from '../auth/hooks.ts'
 import { issueToken, revokeToken, rotateToken, setPolicy, tokensOf } from './service.ts'
+import { membershipOf, orgOf, route } from '../../http/index.ts'
 
 const Nullable = <T extends import('typebox').TSchema>(t: T) => Type.Union([t, Type.Null()])
 
@@ -34,14 +34,11 @@ export function tokenRoutes(app: App, db: RentalDb, sessions: ConsoleSessions, m
   app.post(
     '/api/tokens',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('tokens:write'),
       // a new token (or a new plaintext) holds the write scope: a recent second factor
-      ...sessions.stepUp(),
+      ...route.stepUp('tokens:write'),
       schema: {
         summary: 'Issues an agt_ API token for the A2A surface; the plaintext is shown once',
         tags,
-        security: CSRF_SECURITY,
         body: Type.Object(
           { label: Type.String({ minLength: 1, maxLength: 100 }) },
           { additionalProperties: false },
@@ -55,12 +52,10 @@ export function tokenRoutes(app: App, db: RentalDb, sessions: ConsoleSessions, m
   app.get(
     '/api/tokens',
     {
-      ...sessions.session,
-      ...can('tokens:read'),
+      ...route.session('tokens:read'),
       schema: {
         summary: 'The signed-in client’s live API tokens (never their plaintext)',
         tags,
-        security: SESSION_SECURITY,
         response: { 200: Type.Object({ tokens: Type.Array(ApiToken) }) },
       },
     },
@@ -69,12 +64,10 @@ export function tokenRoutes(app: App, db: RentalDb, sessions: ConsoleSessions, m
   app.delete(
     '/api/tokens/:id',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('tokens:write'),
+      ...route.csrf('tokens:write'),
       schema: {
         summary: 'Revokes an API token (another client’s answers 404)',
         tags,
-        security: CSRF_SECURITY,
         params: TokenId,
         response: { 200: Type.Object({ id: Type.String(), revoked: Type.Literal(true) }) },
       },
@@ -84,16 +77,13 @@ export function tokenRoutes(app: App, db: RentalDb, sessions: ConsoleSessions, m
   app.post(
     '/api/tokens/:id/policy',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('tokens:write'),
       // granting a write scope needs a recent second factor
-      ...sessions.stepUp((request) =>
+      ...route.stepUp('tokens:write', (request) =>
         ((request.body as { scopes?: string[] }).scopes ?? []).some((scope) => scope.endsWith(':write')),
       ),
       schema: {
         summary: 'Sets the token’s policy: scopes, the engagements it may act on, its expiry',
         tags,
-        security: CSRF_SECURITY,
         params: TokenId,
         body: Type.Object(
           {
@@ -111,14 +101,11 @@ export function tokenRoutes(app: App, db: RentalDb, sessions: ConsoleSessions, m
   app.post(
     '/api/tokens/:id/rotate',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('tokens:write'),
       // a new token (or a new plaintext) holds the write scope: a recent second factor
-      ...sessions.stepUp(),
+      ...route.stepUp('tokens:write'),
       schema: {
         summary: 'A new plaintext for the token, shown once; the old one stops working at once',
         tags,
-        security: CSRF_SECURITY,
         params: TokenId,
         response: { 200: IssuedToken },
       },

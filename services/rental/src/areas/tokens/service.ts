@@ -1,7 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { rentalError } from '../../errors.ts'
 import type { RentalDb } from '../../db.ts'
-import { type Membership, refuse } from '../orgs/permissions.ts'
 import { DEFAULT_SCOPES } from './scopes.ts'
 
 /** Who issues or narrows a token: a member of the organization, with its role's permissions. */
@@ -14,6 +13,7 @@ import {
   type TokenKind,
   updateToken,
 } from './store.ts'
+import { type Membership, refuse } from '../../http/index.ts'
 
 /** API tokens are `agt_` and 32 random bytes (base64url); the database keeps their SHA-256. */
 export const TOKEN_PREFIX = 'agt_'

@@ -1,11 +1,8 @@
-import { type App, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
+import { type App, LangQuery, Money, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
 import type { RentalContext } from '../../context.ts'
-import { Body, Did, Id, Nullable, Params } from '../engagements/schemas.ts'
 import { actorOfRequest } from '../events/index.ts'
-import { can, clientOf } from '../orgs/permissions.ts'
 import { TaskSchema as Task } from '../tasks/index.ts'
 import {
   type Caller,
@@ -16,10 +13,8 @@ import {
   trialList,
   trialTask,
 } from './service.ts'
+import { Body, clientOf, Did, Id, Nullable, Params, route } from '../../http/index.ts'
 
-const Money = Type.Object({ amount_fils: Type.Integer(), currency: Type.String(), display: Type.String() })
-const LangProp = { lang: Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ar')])) }
-const Lang = Type.Object(LangProp, { additionalProperties: false })
 const State = Type.Union([
   Type.Literal('active'),
   Type.Literal('exhausted'),
@@ -65,15 +60,13 @@ export function trialRoutes(app: App, sessions: RentalContext['sessions'], deps:
   app.post(
     '/api/trials',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('engagements:write'),
+      ...route.csrf('engagements:write'),
       schema: {
         summary: 'Starts a trial of a market listing: a few free tasks within a window, no escrow, no charge',
         description:
           'The listing’s SLA terms `trial_tasks` (1–20) and `trial_days` (1–30) set it; else 3 tasks in 7 days. One live trial per organization and listing (409 `trial_exists` naming it); an unavailable listing: 409 `listing_unavailable`.',
         tags,
-        security: CSRF_SECURITY,
-        querystring: Lang,
+        querystring: LangQuery({ additionalProperties: false }),
         body: Type.Object(
           { listing_id: Id, client_did: Type.Optional(Did) },
           { additionalProperties: false },
@@ -87,14 +80,12 @@ export function trialRoutes(app: App, sessions: RentalContext['sessions'], deps:
   app.get(
     '/api/trials',
     {
-      ...sessions.session,
-      ...can('engagements:read'),
+      ...route.session('engagements:read'),
       schema: {
         summary: 'The organization’s trials, newest first, in a state when asked',
         tags,
-        security: SESSION_SECURITY,
         querystring: Type.Object(
-          { ...pageQuery().properties, ...LangProp, state: Type.Optional(State) },
+          { ...pageQuery().properties, ...LangQuery().properties, state: Type.Optional(State) },
           { additionalProperties: false },
         ),
         response: {
@@ -119,15 +110,13 @@ export function trialRoutes(app: App, sessions: RentalContext['sessions'], deps:
   app.get(
     '/api/trials/:id',
     {
-      ...sessions.session,
-      ...can('engagements:read'),
+      ...route.session('engagements:read'),
       schema: {
         summary:
           'A trial: its listing, tasks used and left, window end, state, and its tasks with their receipts',
         tags,
-        security: SESSION_SECURITY,
         params: Params,
-        querystring: Lang,
+        querystring: LangQuery({ additionalProperties: false }),
         response: { 200: TrialWithTasks },
       },
     },
@@ -136,16 +125,14 @@ export function trialRoutes(app: App, sessions: RentalContext['sessions'], deps:
   app.post(
     '/api/trials/:id/tasks',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('tasks:write'),
+      ...route.csrf('tasks:write'),
       schema: {
         summary: 'A free task of the trial, run as every task is and receipted (`trial: true`)',
         description:
           'Counted against the trial atomically. 409 `trial_exhausted`, `trial_expired` or `trial_converted` when it takes no more.',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
-        querystring: Lang,
+        querystring: LangQuery({ additionalProperties: false }),
         body: Type.Object(
           { text: Type.String({ minLength: 1, maxLength: 20_000 }), async: Type.Optional(Type.Boolean()) },
           { additionalProperties: false },
@@ -161,16 +148,14 @@ export function trialRoutes(app: App, sessions: RentalContext['sessions'], deps:
   app.post(
     '/api/trials/:id/convert',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('engagements:write'),
+      ...route.csrf('engagements:write'),
       schema: {
         summary: 'Converts the trial: the pending engagement and offer package, exactly as hiring makes them',
         description:
           'The SLA body names the trial (`trial`: its id, tasks used, tasks and receipts). At most once: converting a converted trial (concurrently or later) answers the same engagement.',
         tags,
-        security: CSRF_SECURITY,
         params: Params,
-        querystring: Lang,
+        querystring: LangQuery({ additionalProperties: false }),
         body: Type.Object({ job_id: Id, client_did: Type.Optional(Did) }, { additionalProperties: false }),
         response: {
           200: Type.Object({ trial: TrialWithTasks, engagement: Body, package: Body }),

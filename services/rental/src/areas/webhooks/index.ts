@@ -37,6 +37,6 @@ export const webhooksArea = defineArea({
     return { eraseOrg: deleteWebhooksOf, list: (orgId, page) => webhookList(deps, orgId, page) }
   },
   routes(app, ctx, use) {
-    webhookRoutes(app, { ...ctx, ...use }, ctx.sessions)
+    webhookRoutes(app, { ...ctx, ...use })
   },
 })

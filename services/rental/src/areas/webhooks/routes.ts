@@ -1,9 +1,7 @@
 import { type App, pageOf, pageQuery } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { type ConsoleSessions, CSRF_SECURITY, SESSION_SECURITY } from '../auth/hooks.ts'
 import { actorOfRequest } from '../events/index.ts'
-import { can, membershipOf, orgOf } from '../orgs/permissions.ts'
 import type { WebhookDeps } from './deliver.ts'
 import {
   createWebhook,
@@ -13,6 +11,7 @@ import {
   type WebhookActor,
   webhookList,
 } from './service.ts'
+import { membershipOf, orgOf, route } from '../../http/index.ts'
 
 const Nullable = <T extends import('typebox').TSchema>(t: T) => Type.Union([t, Type.Null()])
 
@@ -69,18 +68,15 @@ const who = (request: FastifyRequest): WebhookActor => ({
  * organization's events to a URL of its choosing); `webhooks:read` lists them and their deliveries
  * (owners, admins, members, viewers).
  */
-export function webhookRoutes(app: App, deps: WebhookDeps, sessions: ConsoleSessions) {
+export function webhookRoutes(app: App, deps: WebhookDeps) {
   const tags = ['webhooks']
   app.post(
     '/api/webhooks',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('webhooks:write'),
-      ...sessions.stepUp(),
+      ...route.stepUp('webhooks:write'),
       schema: {
         summary: 'Subscribes an https URL to event types; the signing secret is shown once',
         tags,
-        security: CSRF_SECURITY,
         body: Type.Object(
           {
             url: Type.String({ minLength: 1, maxLength: 2048 }),
@@ -97,12 +93,10 @@ export function webhookRoutes(app: App, deps: WebhookDeps, sessions: ConsoleSess
   app.get(
     '/api/webhooks',
     {
-      ...sessions.session,
-      ...can('webhooks:read'),
+      ...route.session('webhooks:read'),
       schema: {
         summary: 'The organization’s webhooks, newest first (never their secrets)',
         tags,
-        security: SESSION_SECURITY,
         querystring: pageQuery(),
         response: { 200: Type.Object({ webhooks: Type.Array(Webhook) }) },
       },
@@ -112,13 +106,10 @@ export function webhookRoutes(app: App, deps: WebhookDeps, sessions: ConsoleSess
   app.delete(
     '/api/webhooks/:id',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('webhooks:write'),
-      ...sessions.stepUp(),
+      ...route.stepUp('webhooks:write'),
       schema: {
         summary: 'Deletes a webhook: its pending deliveries stop',
         tags,
-        security: CSRF_SECURITY,
         params: WebhookId,
         response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }) },
       },
@@ -128,13 +119,10 @@ export function webhookRoutes(app: App, deps: WebhookDeps, sessions: ConsoleSess
   app.post(
     '/api/webhooks/:id/test',
     {
-      ...sessions.sessionAndCsrf,
-      ...can('webhooks:write'),
-      ...sessions.stepUp(),
+      ...route.stepUp('webhooks:write'),
       schema: {
         summary: 'Sends a webhook.test event to this webhook only; answers the delivery',
         tags,
-        security: CSRF_SECURITY,
         params: WebhookId,
         response: { 200: Type.Object({ delivery_id: Type.String(), event_id: Type.String() }) },
       },
@@ -144,12 +132,10 @@ export function webhookRoutes(app: App, deps: WebhookDeps, sessions: ConsoleSess
   app.get(
     '/api/webhooks/:id/deliveries',
     {
-      ...sessions.session,
-      ...can('webhooks:read'),
+      ...route.session('webhooks:read'),
       schema: {
         summary: 'The webhook’s deliveries, newest event first, with every attempt',
         tags,
-        security: SESSION_SECURITY,
         params: WebhookId,
         querystring: pageQuery(),
         response: { 200: Type.Object({ deliveries: Type.Array(Delivery) }) },

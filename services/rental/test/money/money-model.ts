@@ -1,0 +1,460 @@
+import fc from 'fast-check'
+import { type RunningService, startService } from '@svc/kit'
+import { testEnv } from '@svc/kit/testing'
+import type { Ed25519KeyPair } from '@svc/trust/ed25519'
+import { sql } from 'kysely'
+import { agents } from '../../../agents/src/app.ts'
+import { type Client, type FullStack, startFullStack } from '../support/full-stack.ts'
+import { endedTask, fundReserve, newTask, quoteAndBuy, releaseCompleted } from '../support/money-actions.ts'
+import { checkInvoices, INVOICE_ACTIONS } from './money-invoices.ts'
+
+/**
+ * Money conservation as a property: random sequences of client, provider and operator actions
+ * through the running HTTP services, and after every step the invariants of docs/money.md checked
+ * against the rail and the statements. The actions are a table: a new money action (invoices, …)
+ * is one more entry of MONEY_ACTIONS.
+ */
+
+export interface Engagement {
+  id: string
+  who: Client
+  key: Ed25519KeyPair
+  ended: boolean
+}
+
+export interface World {
+  s: FullStack
+  /** The operator (bob, another client's member, named in RENTAL_OPERATORS). */
+  operator: Client
+  clients: Client[]
+  agentDid: string
+  engagements: Engagement[]
+  /** The agents service when an action restarted it (closed last). */
+  agents?: RunningService<unknown>
+  /** How many clients were signed in (their emails are numbered). */
+  made: number
+  /** The clients that pulled their kill switch on the agent (their engagements take no task). */
+  revoked: Set<Client>
+  /** What the warm start did. */
+  warmUp: string[]
+}
+
+/** One action: what it does with the picks (random naturals), in words for the log. */
+export interface MoneyAction {
+  weight: number
+  run(world: World, picks: number[]): Promise<string>
+}
+
+const of = <T>(items: T[], pick: number) => (items.length ? items[pick % items.length] : undefined)
+const activeOf = (w: World) => w.engagements.filter((e) => !e.ended && !w.revoked.has(e.who))
+
+/** Mostly (2 picks in 3) one of the engagements with a policy, when there are any: where claims may pay. */
+async function insuredFirst(w: World, among: Engagement[], pick: number) {
+  const insured = new Set(
+    (await w.s.db.selectFrom('insurance_policies').select('engagement_id').execute()).map(
+      (p) => p.engagement_id,
+    ),
+  )
+  const covered = among.filter((e) => insured.has(e.id))
+  return of(pick % 3 && covered.length ? covered : among, pick)
+}
+const status = (res: { status: number; body: Record<string, unknown> }) =>
+  `${res.status}${res.status >= 300 ? ` ${(res.body.error as { code?: string } | undefined)?.code ?? ''}` : ''}`
+
+/** The org's escrows in these states (read from the rental's tables: the property picks among them). */
+async function escrowsOf(w: World, who: Client, states: string[]) {
+  return w.s.db
+    .selectFrom('escrows')
+    .select(['id', 'task_id', 'amount_fils', 'state'])
+    .where('org_id', '=', who.me.organization.id)
+    .where('state', 'in', states as never[])
+    .where('task_id', 'is not', null)
+    .orderBy('id')
+    .execute()
+}
+
+export const MONEY_ACTIONS: Record<string, MoneyAction> = {
+  new_client: {
+    weight: 2,
+    async run(w) {
+      const client = await w.s.signInWith(`client${++w.made}@money.example`)
+      w.clients.push(client)
+      return `a new client ${client.me.organization.id}`
+    },
+  },
+  hire: {
+    weight: 4,
+    async run(w, [c = 0]) {
+      const who = of(w.clients, c)!
+      const key = w.s.newClientKey()
+      try {
+        const id = await w.s.hireAndSign(who, 'job_summary', w.agentDid, key)
+        w.engagements.push({ id, who, key, ended: false })
+        return `hire ${id}`
+      } catch (err) {
+        return `hire refused: ${(err as Error).message.slice(0, 80)}`
+      }
+    },
+  },
+  task: {
+    weight: 6,
+    async run(w, [e = 0, sign = 0]) {
+      const eng = of(activeOf(w), e)
+      if (!eng) return 'task: no engagement'
+      try {
+        const task = await newTask(
+          w.s,
+          eng.who,
+          eng.id,
+          eng.key,
+          'The ledger records every receipt.',
+          sign % 4 !== 0,
+        )
+        const ended = await endedTask(w.s, eng.who, task.id)
+        return `task ${task.id} ${ended.state}`
+      } catch (err) {
+        return `task refused: ${(err as Error).message.slice(0, 80)}`
+      }
+    },
+  },
+  release: {
+    weight: 4,
+    async run(w, [e = 0]) {
+      const eng = of(w.engagements, e)
+      if (!eng) return 'release: no engagement'
+      return `released ${await releaseCompleted(w.s, eng.who, eng.id, eng.key)} of ${eng.id}`
+    },
+  },
+  refund: {
+    weight: 2,
+    async run(w, [c = 0, x = 0, amount = 0]) {
+      const who = of(w.clients, c)!
+      const escrow = of(await escrowsOf(w, who, ['released']), x)
+      if (!escrow) return 'refund: nothing released'
+      const asked = 1 + (amount % Number(escrow.amount_fils))
+      const res = await w.s.call(who, 'POST', '/api/refunds', {
+        escrow_id: escrow.id,
+        amount_fils: asked,
+        reason: 'The property asks for money back.',
+      })
+      if (res.status !== 201) return `refund ${asked}: ${status(res)}`
+      const id = res.body.id as string
+      const accepted = await w.s.call(w.operator, 'POST', `/api/refunds/${id}/accept`, {})
+      const approved = await w.s.call(w.operator, 'POST', `/api/refunds/${id}/approve`, {})
+      return `refund ${asked} of ${escrow.id}: accept ${status(accepted)}, approve ${status(approved)}`
+    },
+  },
+  dispute: {
+    weight: 2,
+    async run(w, [c = 0, x = 0, outcome = 0]) {
+      const who = of(w.clients, c)!
+      const escrow = of(await escrowsOf(w, who, ['open', 'released']), x)
+      if (!escrow) return 'dispute: no escrow'
+      const amount = Number(escrow.amount_fils)
+      const res = await w.s.call(who, 'POST', '/api/disputes', {
+        task_id: escrow.task_id,
+        amount_fils: amount,
+        reason: 'The property disputes it.',
+      })
+      if (res.status !== 201) return `dispute ${escrow.id}: ${status(res)}`
+      const body = [
+        { outcome: 'client' },
+        { outcome: 'provider' },
+        { outcome: 'split', client_fils: Math.ceil(amount / 2), provider_fils: Math.floor(amount / 2) },
+      ][outcome % 3]!
+      const resolved = await w.s.call(
+        w.operator,
+        'POST',
+        `/api/disputes/${res.body.id as string}/resolve`,
+        body,
+      )
+      return `dispute ${escrow.id} → ${body.outcome}: ${status(resolved)}`
+    },
+  },
+  insure: {
+    weight: 4,
+    async run(w, [e = 0, small = 0]) {
+      const eng = of(activeOf(w), e)
+      if (!eng) return 'insure: no engagement'
+      const body = small % 2 ? { coverage_fils: 200 + (small % 1000) } : {}
+      const { quote, bought } = await quoteAndBuy(w.s, eng.who, eng.id, body)
+      return `insure ${eng.id}: quote ${status(quote)}${bought ? `, buy ${status(bought)}` : ''}`
+    },
+  },
+  claim: {
+    weight: 4,
+    async run(w, [e = 0, t = 0, amount = 0]) {
+      const eng = await insuredFirst(w, w.engagements, e)
+      if (!eng) return 'claim: no engagement'
+      const tasks = await w.s.db
+        .selectFrom('tasks')
+        .select(['id', 'state'])
+        .where('engagement_id', '=', eng.id)
+        .orderBy('id')
+        .execute()
+      // mostly a failed task (the claims that may pay), sometimes any
+      const failed = tasks.filter((x) => x.state === 'failed')
+      const task = of(t % 3 && failed.length ? failed : tasks, t)
+      const res = await w.s.call(eng.who, 'POST', `/api/engagements/${eng.id}/insurance/claims`, {
+        type: 'failed_task',
+        ...(task ? { task_id: task.id } : {}),
+        ...(amount % 3 ? { amount_fils: 1 + amount } : {}),
+      })
+      const claim = res.body.claim as { state: string; paid: { amount_fils: number } } | undefined
+      return `claim ${task?.id ?? '-'}: ${status(res)} ${claim ? `${claim.state} ${claim.paid.amount_fils}` : ''}`
+    },
+  },
+  fund_reserve: {
+    weight: 2,
+    async run(w, [share = 0]) {
+      // a quarter to all of the fees (what is moved is not there for a refund's or dispute's fee part)
+      const funds = await w.s.call(w.operator, 'GET', '/api/insurance/funds')
+      const fees = (funds.body.fees as { amount_fils: number }).amount_fils
+      const amount = Math.floor((fees * (1 + (share % 4))) / 4)
+      if (amount <= 0) return 'fund reserve: no fees'
+      return `fund reserve ${amount}: ${status(await fundReserve(w.s, w.operator, amount))}`
+    },
+  },
+  sla_credits: {
+    weight: 1,
+    async run(w) {
+      return `sla credits run: ${status(await w.s.call(w.operator, 'POST', '/api/sla/credits/run', {}))}`
+    },
+  },
+  end: {
+    weight: 1,
+    async run(w, [e = 0, how = 0]) {
+      const eng = of(activeOf(w), e)
+      if (!eng) return 'end: no engagement'
+      const running = how % 2 ? 'cancel' : 'finish'
+      const res = await w.s.call(eng.who, 'POST', `/api/engagements/${eng.id}/end`, { running })
+      if (res.status === 200) eng.ended = true
+      return `end ${eng.id} (${running}): ${status(res)}`
+    },
+  },
+  kill_switch: {
+    weight: 1,
+    async run(w, [c = 0]) {
+      const who = of(w.clients, c)!
+      const res = await w.s.call(who, 'POST', `/api/agents/${w.agentDid}/revoke`, { reason: 'the property' })
+      if (res.status === 200) w.revoked.add(who)
+      return `revoke by ${who.me.organization.id}: ${status(res)}`
+    },
+  },
+  agent_down: {
+    weight: 2,
+    async run(w, [e = 0]) {
+      const eng = await insuredFirst(w, activeOf(w), e)
+      if (!eng) return 'agent down: no engagement'
+      const running = w.agents ?? w.s.agents
+      const url = running.url
+      await running.close()
+      let said: string
+      try {
+        const task = await newTask(w.s, eng.who, eng.id, eng.key, 'The agent is down.')
+        said = `agent down: task ${task.id} ${(await endedTask(w.s, eng.who, task.id)).state}`
+      } catch (err) {
+        said = `agent down: ${(err as Error).message.slice(0, 80)}`
+      }
+      w.agents = await startService(
+        agents,
+        testEnv({
+          AGENTS_KEY_SEED: Buffer.alloc(32, 7).toString('base64url'),
+          AGENTS_PORT: new URL(url).port,
+          AGENTS_URL: url,
+          IDP_URL: w.s.idp.url,
+          AGENTS_TOOL_WAIT_MS: '0',
+        }),
+      )
+      return said
+    },
+  },
+  ...INVOICE_ACTIONS,
+}
+
+/** The kinds of transfer that may post to a wallet, and which way. */
+const INTO_WALLET = new Set([
+  'wallet_grant',
+  'escrow_return',
+  'refund',
+  'dispute_settlement',
+  'sla_credit',
+  'insurance_claim',
+])
+const OUT_OF_WALLET = new Set(['escrow_open', 'insurance_premium'])
+const FUNDS = ['platform:insurance', 'platform:insurance_reserve']
+const INTO_FUNDS = new Set(['insurance_premium', 'reserve_funding'])
+
+/** Every invariant of docs/money.md, checked on the rail and through the API; throws naming the one broken. */
+export async function checkInvariants(w: World) {
+  const db = w.s.db
+  const fail = (what: string): never => {
+    throw new Error(`money invariant broken: ${what}`)
+  }
+  const unbalanced = await sql<{ transfer_id: string; sum: string }>`
+    select transfer_id, sum(amount) as sum from rail_postings group by transfer_id having sum(amount) <> 0`.execute(
+    db,
+  )
+  if (unbalanced.rows.length) fail(`transfers that do not balance: ${JSON.stringify(unbalanced.rows)}`)
+  const negative = await sql<{ account_id: string; balance: string }>`
+    select account_id, sum(amount) as balance from rail_postings group by account_id
+    having sum(amount) < 0 and account_id <> 'external:funding'`.execute(db)
+  if (negative.rows.length) fail(`accounts below zero: ${JSON.stringify(negative.rows)}`)
+  const postings = await sql<{ account_id: string; kind: string; amount: string; transfer_id: string }>`
+    select p.account_id, t.kind, p.amount, p.transfer_id from rail_postings p
+    join rail_transfers t on t.id = p.transfer_id`.execute(db)
+  const rows = postings.rows.map((r) => ({ ...r, amount: Number(r.amount) }))
+  // money enters only from external:funding, and only as funding
+  for (const r of rows.filter((r) => r.account_id.startsWith('external:')))
+    if (r.account_id !== 'external:funding' || r.kind !== 'wallet_grant')
+      fail(`${r.kind} ${r.transfer_id} moves ${r.amount} through ${r.account_id}`)
+  const total = (filter: (r: (typeof rows)[number]) => boolean) =>
+    rows.filter(filter).reduce((sum, r) => sum + r.amount, 0)
+  for (const who of w.clients) {
+    const wallet = `wallet:${who.me.organization.id}`
+    const mine = rows.filter((r) => r.account_id === wallet)
+    for (const r of mine)
+      if (!(r.amount > 0 ? INTO_WALLET : OUT_OF_WALLET).has(r.kind))
+        fail(`${wallet} ${r.amount > 0 ? 'received' : 'paid'} ${r.amount} by ${r.kind} (${r.transfer_id})`)
+    const funded = total((r) => r.account_id === wallet && r.kind === 'wallet_grant')
+    const claims = total((r) => r.account_id === wallet && r.kind === 'insurance_claim')
+    const credits = total((r) => r.account_id === wallet && r.kind === 'sla_credit')
+    const balance = total((r) => r.account_id === wallet)
+    // its own money back (returns, refunds, a dispute's part) is never more than it put in escrow
+    const back = total(
+      (r) => r.account_id === wallet && ['escrow_return', 'refund', 'dispute_settlement'].includes(r.kind),
+    )
+    const putIn = -total((r) => r.account_id === wallet && r.kind === 'escrow_open')
+    if (back > putIn) fail(`${wallet} got back ${back} of the ${putIn} it put in escrow`)
+    if (balance > funded + claims + credits)
+      fail(`${wallet} holds ${balance}, more than funded ${funded} + claims ${claims} + credits ${credits}`)
+    // what insurance paid it is at most the coverage it bought, itself at most the money it had at risk
+    const policies = await sql<{ coverage: string; at_risk: string | null; paid: string }>`
+      select p.coverage_fils as coverage, (q.basis->>'money_at_risk_fils') as at_risk,
+        coalesce((select sum(c.paid_fils) from insurance_claims c where c.policy_id = p.id), 0) as paid
+      from insurance_policies p left join insurance_quotes q on q.id = p.quote_id
+      where p.org_id = ${who.me.organization.id}`.execute(db)
+    for (const p of policies.rows) {
+      if (Number(p.paid) > Number(p.coverage)) fail(`a policy paid ${p.paid} of a coverage of ${p.coverage}`)
+      if (p.at_risk === null || Number(p.coverage) > Number(p.at_risk))
+        fail(`a policy covers ${p.coverage} with ${p.at_risk} at risk`)
+    }
+    const bought = policies.rows.reduce((sum, p) => sum + Number(p.coverage), 0)
+    if (claims > bought) fail(`${wallet} was paid ${claims} by insurance, more than the ${bought} it bought`)
+    // every paid claim is at most the price of the failed task it names, and the task failed by its agent
+    const paid = await sql<{
+      paid: string
+      loss: string | null
+      state: string | null
+      cause: string | null
+      price: string | null
+    }>`
+      select c.paid_fils as paid, c.loss_fils as loss, t.state, t.end_cause as cause, e.amount_fils as price
+      from insurance_claims c
+      left join tasks t on t.id = c.evidence->>'task_id'
+      left join escrows e on e.task_id = t.id
+      where c.org_id = ${who.me.organization.id} and c.state = 'paid'`.execute(db)
+    for (const c of paid.rows)
+      if (
+        c.state !== 'failed' ||
+        c.cause !== 'agent' ||
+        Number(c.paid) > Number(c.price ?? 0) ||
+        Number(c.paid) > Number(c.loss ?? 0)
+      )
+        fail(`a paid claim ${JSON.stringify(c)} is not a loss the record proves`)
+    const to = encodeURIComponent(new Date(Date.now() + 60_000).toISOString())
+    const from = encodeURIComponent(new Date(Date.now() - 86_400_000).toISOString())
+    const st = await w.s.call(who, 'GET', `/api/statements?from=${from}&to=${to}`)
+    if (st.status !== 200 || st.body.reconciles !== true)
+      fail(`${wallet}'s statement: ${st.status} ${st.text.slice(0, 300)}`)
+  }
+  // the insurance funds: only premiums and reserve funding in, only claims out; never less than what they still cover
+  for (const r of rows.filter((r) => FUNDS.includes(r.account_id)))
+    if (!(r.amount > 0 ? INTO_FUNDS : new Set(['insurance_claim'])).has(r.kind))
+      fail(`${r.account_id} moved ${r.amount} by ${r.kind}`)
+  const funds = await w.s.call(w.operator, 'GET', '/api/insurance/funds')
+  const f = funds.body as Record<string, { amount_fils: number }>
+  if (f.exposure!.amount_fils > f.pool!.amount_fils + f.reserve!.amount_fils)
+    fail(`the platform sold ${f.exposure!.amount_fils} of cover it cannot pay: ${JSON.stringify(funds.body)}`)
+  await checkInvoices(w, fail)
+}
+
+/** A stack for the property: bob the operator, half of each release the platform's fee, one attempt per task. */
+export async function moneyWorld(): Promise<World> {
+  const s = await startFullStack({
+    RENTAL_OPERATORS: 'another-client',
+    RENTAL_FEE_BPS: '5000',
+    RENTAL_TASK_RETRIES: '0',
+  })
+  const world: World = {
+    s,
+    operator: s.bob,
+    clients: [s.alice],
+    agentDid: await s.agentOf('job_summary'),
+    engagements: [],
+    made: 0,
+    revoked: new Set(),
+    warmUp: [],
+  }
+  // a warm start, so that the first steps have something to act on: an engagement of alice's with
+  // two tasks released (fees) and invoiced, one fil of one refunded (a credit note), half the fees moved into the
+  await MONEY_ACTIONS.hire!.run(world, [0])
+  // reserve (funds to back cover), a task held (money at risk) insured, a task its agent failed claimed
+  const warmUp = [
+    'task',
+    'task',
+    'release',
+    'invoice',
+    'refund',
+    'fund_reserve',
+    'task',
+    'insure',
+    'agent_down',
+    'claim',
+  ]
+  for (const step of warmUp) world.warmUp.push(`${step}: ${await MONEY_ACTIONS[step]!.run(world, [0, 1, 0])}`)
+  return world
+}
+
+export async function closeWorld(w: World) {
+  await w.agents?.close()
+  await w.s.close()
+}
+
+const NAMES = Object.keys(MONEY_ACTIONS)
+const WEIGHTED = NAMES.flatMap((name) => Array<string>(MONEY_ACTIONS[name]!.weight).fill(name))
+
+/** A step: the action's name and its picks. */
+export const stepArb = fc.record({
+  action: fc.constantFrom(...WEIGHTED),
+  picks: fc.array(fc.nat({ max: 10_000 }), { minLength: 3, maxLength: 3 }),
+})
+
+/**
+ * Runs `runs` random sequences of `steps` actions on the world (which persists between
+ * runs: the invariants are the platform's, whatever came before), checking the invariants before
+ * and after every step. No shrinking (`endOnFailure`): the stack is not reset between runs, so the
+ * failing sequence is reported as it ran, with its log.
+ */
+export async function runMoneyProperty(w: World, options: { seed: number; runs: number; steps: number }) {
+  const log: string[] = []
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(stepArb, { minLength: options.steps, maxLength: options.steps }),
+      async (steps) => {
+        await checkInvariants(w)
+        for (const step of steps) {
+          const said = await MONEY_ACTIONS[step.action]!.run(w, step.picks)
+          log.push(`${step.action}: ${said}`)
+          try {
+            await checkInvariants(w)
+          } catch (err) {
+            throw new Error(`${(err as Error).message}\nafter:\n${log.slice(-20).join('\n')}`)
+          }
+        }
+      },
+    ),
+    { seed: options.seed, numRuns: options.runs, endOnFailure: true },
+  )
+  return log
+}
