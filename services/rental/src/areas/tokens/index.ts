@@ -2,12 +2,12 @@ import { defineArea } from '../../context.ts'
 import type { RentalDb } from '../../db.ts'
 import { deleteTokensOf, revokeCreatedBy } from './store.ts'
 import { tokenRoutes } from './routes.ts'
+import { issueOrgKey, type TokenActor, tokensOf, type VerifiedApiToken, verifyApiToken } from './service.ts'
 
-/** A token's response schemas, as the /v1 key routes show them. */
 export { ORG_KEY_SCOPES } from './scopes.ts'
+/** A token's response schemas, as the /v1 key routes show them. */
 export { ApiToken as ApiTokenSchema, IssuedToken as IssuedTokenSchema } from './routes.ts'
 export { verifyApiToken } from './service.ts'
-import { issueOrgKey, type TokenActor, tokensOf, type VerifiedApiToken, verifyApiToken } from './service.ts'
 
 export interface TokenService {
   /** The live token a `Bearer agt_…` value names, or null. */
