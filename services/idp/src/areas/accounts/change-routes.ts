@@ -1,9 +1,9 @@
 import { type App, AppError, html, type Sealer } from '@svc/kit'
 import { Type } from 'typebox'
-import { pageHooks, sessionOf } from '../sessions/pages.ts'
-import { endSession } from '../sessions/service.ts'
-import { type Lang, t } from '../ui/i18n.ts'
-import { sendLocalMessage, sendMessage } from '../ui/layout.ts'
+import { pageHooks, sessionOf } from '../sessions/index.ts'
+import { endSession } from '../sessions/index.ts'
+import { type Lang, t } from '../../pages/i18n.ts'
+import { sendLocalMessage, sendMessage } from '../../pages/layout.ts'
 import {
   type ChangeDeps,
   changePassword,

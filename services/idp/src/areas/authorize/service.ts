@@ -6,7 +6,7 @@ import { withParams } from '../../oauth/redirect.ts'
 import { parseScope, SCOPES } from '../../oauth/scopes.ts'
 import { hasTotp } from '../mfa/totp.ts'
 import { passkeysService } from '../passkeys/service.ts'
-import { currentSession } from '../sessions/service.ts'
+import { currentSession } from '../sessions/index.ts'
 import { consentOf, consentsToExport, deleteConsentsOf } from './consent-store.ts'
 import { targetResource } from '../resources/service.ts'
 import { expandPushed } from '../par/service.ts'
@@ -15,7 +15,7 @@ import { parService } from '../par/service.ts'
 import { memberNeedsMfa } from '../orgs/members.ts'
 import { createTask, parseTask, TASK_PARAMETERS } from '../tasks/service.ts'
 import { clientsService } from '../clients/service.ts'
-import type { Phrase } from '../ui/i18n.ts'
+import type { Phrase } from '../../pages/i18n.ts'
 import {
   clientIdsOfSession,
   clientIdsOfUser,

@@ -5,7 +5,7 @@ import { type IdpDb, inTransaction } from '../../db.ts'
 import { recordEvent } from '../accounts/service.ts'
 import { decideConsent } from '../authorize/consent-service.ts'
 import { checkScope } from '../authorize/service.ts'
-import type { Session } from '../sessions/service.ts'
+import type { Session } from '../sessions/index.ts'
 import {
   clientIdsOfSession,
   clientIdsOfUser,

@@ -1,7 +1,7 @@
 import type { App, rateLimit } from '@svc/kit'
 import { DEVICE_CODE } from '../token/device-code.ts'
 import { PRE_AUTHORIZED_CODE } from '../token/pre-authorized-code.ts'
-import { ASSERTION_ALGS, SECRET_METHODS } from '../../oauth/client-auth.ts'
+import { ASSERTION_ALGS, SECRET_METHODS } from '../clients/index.ts'
 import { DPOP_ALGS } from '../../oauth/dpop.ts'
 import { SCOPES } from '../../oauth/scopes.ts'
 import { TOKEN_EXCHANGE } from '../token/exchange.ts'

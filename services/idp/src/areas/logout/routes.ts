@@ -3,8 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { withParams } from '../../oauth/redirect.ts'
 import { clientsService } from '../clients/service.ts'
-import { currentSession, endSession } from '../sessions/service.ts'
-import { sendLocalMessage, signedOut, signedOutCsp } from '../ui/layout.ts'
+import { currentSession, endSession } from '../sessions/index.ts'
+import { sendLocalMessage, signedOut, signedOutCsp } from '../../pages/layout.ts'
 import { announceLogout, type LogoutDeps } from './service.ts'
 
 const Param = Type.Optional(Type.String({ maxLength: 4000 }))

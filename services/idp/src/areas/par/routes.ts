@@ -1,6 +1,6 @@
 import { type App, AppError } from '@svc/kit'
 import { Type } from 'typebox'
-import { authenticateClient, type ClientAuthDeps } from '../../oauth/client-auth.ts'
+import { authenticateClient, type ClientAuthDeps } from '../clients/index.ts'
 import { currentNonce, type DpopDeps, tokenEndpointProof } from '../../oauth/dpop.ts'
 import { ClientAuthFields, formOnly } from '../../oauth/form.ts'
 import { AUTHORIZE_PARAMETERS, checkParameters } from '../authorize/service.ts'

@@ -15,3 +15,7 @@ export const sessionsService = {
   /** Ends one live session (the account page's "sign out other sessions"). */
   endOne: store.endSessionBySid,
 }
+
+export { backHere, pageHooks, sessionOf } from './pages.ts'
+export { currentSession, endSession, type Session, startSession } from './service.ts'
+export { recognizeDevice } from './devices.ts'

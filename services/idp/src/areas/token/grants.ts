@@ -7,7 +7,7 @@ import { authorizeService } from '../authorize/service.ts'
 import { resourcesService } from '../resources/service.ts'
 import type { SigningKeys } from '../keys/service.ts'
 import type { Kv } from '@svc/kit'
-import { denyAccessToken } from '../revocation/denylist.ts'
+import { denyAccessToken } from '../../oauth/denylist.ts'
 import {
   insertRefresh,
   refreshByHash,

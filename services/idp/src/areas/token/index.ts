@@ -1,6 +1,9 @@
 import { defineArea } from '../../context.ts'
 import { tokenRoutes } from './routes.ts'
 
+/** Who a user access token stands for while it stands (userinfo, approvals, introspection). */
+export { tokenHolder, userOfToken } from './holder.ts'
+
 /** The token endpoint: each grant type's steps in ./routes.ts. */
 export const tokenArea = defineArea({
   name: 'token',

@@ -15,11 +15,11 @@ import { PASSKEY_SCRIPT_PATH, passkeySection } from '../passkeys/pages.ts'
 import { type RelyingParty, registrationOptions } from '../passkeys/service.ts'
 import { passkeysOf } from '../passkeys/index.ts'
 import { sessionsService } from '../sessions/index.ts'
-import type { Session } from '../sessions/service.ts'
+import type { Session } from '../sessions/index.ts'
 import { taskSection } from '../tasks/pages.ts'
 import { liveTasksOf } from '../tasks/index.ts'
-import { describeDevice, formatRelative, formatWhen, type Lang, langOf, type Phrase, t } from './i18n.ts'
-import { localPage } from './layout.ts'
+import { describeDevice, type Lang, langOf, type Phrase, t } from '../../pages/i18n.ts'
+import { localPage, when } from '../../pages/layout.ts'
 
 /** Security events as people read them; a type not listed shows as it is stored. */
 const EVENTS: Record<string, Phrase> = {
@@ -41,12 +41,6 @@ const EVENTS: Record<string, Phrase> = {
   device_approved: 'Device connected',
   other_sessions_ended: 'Other sessions signed out',
 }
-
-/** A moment as the account page shows it: "5 minutes ago", with the full date and time beside it. */
-export const when = (lang: Lang, at: Date) =>
-  html`<time datetime="${at.toISOString()}" title="${formatWhen(lang, at)}"
-    >${formatRelative(lang, at)} (${formatWhen(lang, at)})</time
-  >`
 
 /** Where the account is signed in: each live session, this one marked, and the way to end the others. */
 function sessionsSection(lang: Lang, csrf: string, current: string, sessions: LiveSession[]) {

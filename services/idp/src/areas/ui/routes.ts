@@ -9,11 +9,11 @@ import { hasTotp } from '../mfa/totp.ts'
 import { authenticate, recordEvent, requestContext } from '../accounts/service.ts'
 import { PASSKEY_SCRIPT_PATH, passkeySignInForm } from '../passkeys/pages.ts'
 import { type RelyingParty, signInOptions } from '../passkeys/service.ts'
-import { CsrfOnly, checkCsrf, csrfToken } from '../sessions/csrf.ts'
-import { pageHooks, sessionOf } from '../sessions/pages.ts'
-import { currentSession, endSession } from '../sessions/service.ts'
+import { CsrfOnly, checkCsrf, csrfToken } from '../../pages/csrf.ts'
+import { pageHooks, sessionOf } from '../sessions/index.ts'
+import { currentSession, endSession } from '../sessions/index.ts'
 import { accountPage } from './account-page.ts'
-import { langOf, type Phrase, rememberLang, t } from './i18n.ts'
+import { langOf, type Phrase, rememberLang, t } from '../../pages/i18n.ts'
 import {
   langField,
   localPage,
@@ -22,8 +22,8 @@ import {
   safeReturnTo,
   signedOut,
   signedOutCsp,
-} from './layout.ts'
-import { completeSignIn } from './sign-in.ts'
+} from '../../pages/layout.ts'
+import { completeSignIn } from '../accounts/sign-in.ts'
 
 interface UiOptions {
   db: IdpDb

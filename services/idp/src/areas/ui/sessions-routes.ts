@@ -1,9 +1,9 @@
 import type { App } from '@svc/kit'
 import type { IdpDb } from '../../db.ts'
 import { recordEvent, requestContext } from '../accounts/service.ts'
-import { CsrfOnly } from '../sessions/csrf.ts'
+import { CsrfOnly } from '../../pages/csrf.ts'
 import { sessionsService } from '../sessions/index.ts'
-import { pageHooks, sessionOf } from '../sessions/pages.ts'
+import { pageHooks, sessionOf } from '../sessions/index.ts'
 
 interface SessionsRouteDeps {
   db: IdpDb
