@@ -14,6 +14,18 @@ export {
   SECRET_METHODS,
 } from './client-auth.ts'
 
+export { forgetClients } from './cache.ts'
+export { Client, CreatedClient, NewClient } from './schemas.ts'
+export {
+  checkClientUris,
+  clientsService,
+  clientView,
+  createClient,
+  rotateClientSecret,
+  rotateWebhookSecret,
+  webhookSecretOf,
+} from './service.ts'
+
 /** OAuth clients: the management API and each client's did:key. */
 export const clientsArea = defineArea({
   name: 'clients',

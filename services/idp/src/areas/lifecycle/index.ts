@@ -1,11 +1,25 @@
 import { defineArea } from '../../context.ts'
 import { lifecycleAdminRoutes } from './routes.ts'
-import { type LifecycleDeps, startLifecycleDelivery } from './service.ts'
+import { announce, clientsKnowing, type LifecycleDeps, startLifecycleDelivery } from './service.ts'
+
+export { announce, clientsKnowing, type LifecycleDeps, lifecycleService } from './service.ts'
+
+/** What the lifecycle offers: its deps (for `announce`), and `announce` itself for areas below it. */
+export interface Lifecycle extends LifecycleDeps {
+  /** Tells the clients that know the user (or only `onlyClient`) of an account event, in `trx`. */
+  announce(
+    trx: Parameters<typeof announce>[1],
+    userId: string,
+    event: Parameters<typeof announce>[3],
+    data?: Record<string, unknown>,
+    onlyClient?: string,
+  ): Promise<void>
+}
 
 /** Lifecycle webhooks to clients (consent granted or withdrawn, account deleted). */
 export const lifecycleArea = defineArea({
   name: 'lifecycle',
-  async mount(app, ctx) {
+  async mount(app, ctx): Promise<Lifecycle> {
     const lifecycle: LifecycleDeps = {
       db: ctx.db,
       jobs: ctx.jobs,
@@ -16,6 +30,10 @@ export const lifecycleArea = defineArea({
     }
     await startLifecycleDelivery(lifecycle)
     lifecycleAdminRoutes(app, ctx.db, ctx.config.adminToken)
-    return lifecycle
+    return {
+      ...lifecycle,
+      announce: (trx, userId, event, data, onlyClient) =>
+        announce(lifecycle, trx, userId, event, data, onlyClient),
+    }
   },
 })

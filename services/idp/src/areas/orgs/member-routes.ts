@@ -1,6 +1,6 @@
 import { type App, AppError, html } from '@svc/kit'
 import { Type } from 'typebox'
-import { accountsService } from '../accounts/service.ts'
+import { accountsService } from '../accounts/index.ts'
 import { checkCsrf, csrfToken } from '../../pages/csrf.ts'
 import { currentSession } from '../sessions/index.ts'
 import { langOf, t } from '../../pages/i18n.ts'

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto'
 import type { Kv } from '@svc/kit'
 import type { IdpDb, IdpTables } from '../../db.ts'
-import { tokenHolder } from '../token/holder.ts'
+import { tokenHolder } from '../token/index.ts'
 import type { SigningKeys } from '../keys/service.ts'
-import { tokenService } from '../token/service.ts'
+import { tokenService } from '../token/index.ts'
 import { denyAccessToken, isDenied } from '../../oauth/denylist.ts'
 
 type Client = Pick<IdpTables['clients'], 'client_id'>

@@ -2,11 +2,11 @@ import type { FastifyRequest } from 'fastify'
 import type { IdpDb } from '../../db.ts'
 import { isDenied } from '../../oauth/denylist.ts'
 import { type PresentedTokenDeps, presentedToken } from '../../oauth/presented-token.ts'
-import { accountsService } from '../accounts/service.ts'
-import { authorizeService } from '../authorize/service.ts'
-import { clientsService } from '../clients/service.ts'
+import { accountsService } from '../accounts/index.ts'
+import { authorizeService } from '../authorize/index.ts'
+import { clientsService } from '../clients/index.ts'
 import { sessionsService } from '../sessions/index.ts'
-import { tasksService } from '../tasks/service.ts'
+import { tasksService } from '../tasks/index.ts'
 
 type Actor = { sub?: unknown; act?: Actor }
 

@@ -6,7 +6,7 @@ import { authenticateClient } from '../clients/index.ts'
 import { currentNonce, tokenEndpointProof } from '../../oauth/dpop.ts'
 import type { IdpTables } from '../../db.ts'
 import { idpError } from '../../errors.ts'
-import { orgsService } from '../orgs/service.ts'
+import { orgsService } from '../orgs/index.ts'
 import type { TokenDeps, TokenRequest } from './routes.ts'
 
 /** One /token request as its steps see it: each step checks one rule and may add what it learned. */

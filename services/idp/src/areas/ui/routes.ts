@@ -3,12 +3,12 @@ import { type App, html, type Kv, KvUnavailable, rateLimit } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
-import { exportAccount } from '../accounts/export.ts'
-import { beginSecondFactor } from '../mfa/pending.ts'
-import { hasTotp } from '../mfa/totp.ts'
-import { authenticate, recordEvent, requestContext } from '../accounts/service.ts'
-import { PASSKEY_SCRIPT_PATH, passkeySignInForm } from '../passkeys/pages.ts'
-import { type RelyingParty, signInOptions } from '../passkeys/service.ts'
+import { exportAccount } from '../account-changes/index.ts'
+import { beginSecondFactor } from '../mfa/index.ts'
+import { hasTotp } from '../mfa/index.ts'
+import { authenticate, recordEvent, requestContext } from '../accounts/index.ts'
+import { PASSKEY_SCRIPT_PATH, passkeySignInForm } from '../passkeys/index.ts'
+import { type RelyingParty, signInOptions } from '../passkeys/index.ts'
 import { CsrfOnly, checkCsrf, csrfToken } from '../../pages/csrf.ts'
 import { pageHooks, sessionOf } from '../sessions/index.ts'
 import { currentSession, endSession } from '../sessions/index.ts'
@@ -23,7 +23,7 @@ import {
   signedOut,
   signedOutCsp,
 } from '../../pages/layout.ts'
-import { completeSignIn } from '../accounts/sign-in.ts'
+import { completeSignIn } from '../accounts/index.ts'
 
 interface UiOptions {
   db: IdpDb

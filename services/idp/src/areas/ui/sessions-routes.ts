@@ -1,6 +1,6 @@
 import type { App } from '@svc/kit'
 import type { IdpDb } from '../../db.ts'
-import { recordEvent, requestContext } from '../accounts/service.ts'
+import { recordEvent, requestContext } from '../accounts/index.ts'
 import { CsrfOnly } from '../../pages/csrf.ts'
 import { sessionsService } from '../sessions/index.ts'
 import { pageHooks, sessionOf } from '../sessions/index.ts'

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import type { PresentedTokenDeps } from '../../oauth/presented-token.ts'
 import { userOfToken } from '../token/index.ts'
 import { CLAIMS_BY_SCOPE, parseScope } from '../../oauth/scopes.ts'
-import { orgClaim } from '../orgs/members.ts'
+import { orgClaim } from '../orgs/index.ts'
 
 async function claims(deps: PresentedTokenDeps, request: FastifyRequest) {
   const { payload, holder } = await userOfToken(deps, request)

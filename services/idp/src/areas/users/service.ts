@@ -1,10 +1,10 @@
 import { notFound } from '@svc/kit'
 import { type IdpDb, inTransaction } from '../../db.ts'
-import { accountsService } from '../accounts/service.ts'
-import { lifecycleService } from '../lifecycle/service.ts'
+import { accountsService } from '../accounts/index.ts'
+import { lifecycleService } from '../lifecycle/index.ts'
 import { sessionsService } from '../sessions/index.ts'
-import { emit, type SignalDeps } from '../signals/service.ts'
-import { tokenService } from '../token/service.ts'
+import { emit, type SignalDeps } from '../signals/index.ts'
+import { tokenService } from '../token/index.ts'
 
 const view = (row: {
   id: string

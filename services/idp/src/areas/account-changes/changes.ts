@@ -3,17 +3,17 @@ import { AppError } from '@svc/kit'
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import { type IdpDb, inTransaction } from '../../db.ts'
 import type { Mailer } from '../email/mailer.ts'
-import { authorizeService } from '../authorize/service.ts'
-import { announce, clientsKnowing, type LifecycleDeps } from '../lifecycle/service.ts'
-import { mfaService } from '../mfa/service.ts'
-import { orgsService } from '../orgs/service.ts'
-import { passkeysService } from '../passkeys/service.ts'
+import { authorizeService } from '../authorize/index.ts'
+import { announce, clientsKnowing, type LifecycleDeps } from '../lifecycle/index.ts'
+import { mfaService } from '../mfa/index.ts'
+import { orgsService } from '../orgs/index.ts'
+import { passkeysService } from '../passkeys/index.ts'
 import { sessionsService } from '../sessions/index.ts'
-import { emit, type SignalDeps } from '../signals/service.ts'
-import { tokenService } from '../token/service.ts'
-import { hashPassword, verifyPassword } from './passwords.ts'
-import { holdFor, markDeletionRequested } from './retention-store.ts'
-import { recordEvent } from './service.ts'
+import { emit, type SignalDeps } from '../signals/index.ts'
+import { tokenService } from '../token/index.ts'
+import { hashPassword, verifyPassword } from '../accounts/index.ts'
+import { holdFor, markDeletionRequested } from '../accounts/index.ts'
+import { recordEvent } from '../accounts/index.ts'
 import {
   disableUser,
   eraseUser,
@@ -23,7 +23,7 @@ import {
   useEmailChange,
   userByEmail,
   userById,
-} from './store.ts'
+} from '../accounts/index.ts'
 import { idpError } from '../../errors.ts'
 
 const EMAIL_CHANGE_TTL_MS = 24 * 3600_000

@@ -14,7 +14,7 @@ import {
 } from './changes.ts'
 import { exportKeyBackup, MIN_PASSPHRASE } from './key-backup.ts'
 import { MIN_PASSWORD } from './routes.ts'
-import { userByEmail } from './store.ts'
+import { userByEmail } from '../accounts/index.ts'
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]{2,}$/
 const CONFIRM_DELETE = 'delete my account'

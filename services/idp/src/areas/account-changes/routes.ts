@@ -3,13 +3,13 @@ import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import type { Mailer } from '../email/mailer.ts'
-import { consumeEmailToken, issueEmailToken, outbox } from '../email/service.ts'
+import { consumeEmailToken, issueEmailToken, outbox } from '../email/index.ts'
 import { checkCsrf, csrfToken } from '../../pages/csrf.ts'
 import { type Lang, langOf, type Phrase, t } from '../../pages/i18n.ts'
 import { langField, localPage, page, sendLocalMessage } from '../../pages/layout.ts'
 import { type ChangeDeps, changePassword } from './changes.ts'
-import { createUser, recordEvent } from './service.ts'
-import { markEmailVerified, userByEmail } from './store.ts'
+import { createUser, recordEvent } from '../accounts/index.ts'
+import { markEmailVerified, userByEmail } from '../accounts/index.ts'
 
 /** NIST SP 800-63B: length, not composition rules. */
 export const MIN_PASSWORD = 10
