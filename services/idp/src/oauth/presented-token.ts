@@ -2,7 +2,6 @@ import { AppError, type Kv } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import type { IdpDb } from '../db.ts'
 import type { SigningKeys } from '../areas/keys/service.ts'
-import { isDenied } from './denylist.ts'
 import { challenge } from './challenge.ts'
 import { checkProof, currentNonce, DPOP_ALGS, type DpopDeps, DpopError } from './dpop.ts'
 

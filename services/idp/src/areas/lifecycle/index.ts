@@ -1,6 +1,6 @@
 import { defineArea } from '../../context.ts'
 import { lifecycleAdminRoutes } from './routes.ts'
-import { announce, clientsKnowing, type LifecycleDeps, startLifecycleDelivery } from './service.ts'
+import { announce, type LifecycleDeps, startLifecycleDelivery } from './service.ts'
 
 export { announce, clientsKnowing, type LifecycleDeps, lifecycleService } from './service.ts'
 
