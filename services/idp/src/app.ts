@@ -19,6 +19,7 @@ import { signalsArea } from './areas/signals/index.ts'
 import { usersArea } from './areas/users/index.ts'
 import { activityArea } from './areas/activity/index.ts'
 import { accountsArea } from './areas/accounts/index.ts'
+import { sessionsArea } from './areas/sessions/index.ts'
 import { accountChangesArea } from './areas/account-changes/index.ts'
 import { discoveryArea } from './areas/discovery/index.ts'
 import { resourcesArea } from './areas/resources/index.ts'
@@ -57,6 +58,7 @@ export const idpAreas = [
   signalsArea,
   usersArea,
   activityArea,
+  sessionsArea,
   accountsArea,
   accountChangesArea,
   discoveryArea,

@@ -10,6 +10,7 @@ import type { Mailer } from './areas/email/mailer.ts'
 import type { SignalDeps } from './areas/signals/service.ts'
 import type { ScreeningDeps } from './areas/orgs/screening.ts'
 import type { LogoutService } from './areas/logout/index.ts'
+import type { SessionsService } from './areas/sessions/index.ts'
 import type { IdpConfig } from './config.ts'
 import type { IdpTables } from './db.ts'
 import type { Kysely } from 'kysely'
@@ -50,6 +51,7 @@ export interface IdpServices {
   signals: SignalDeps
   orgs: { screening: ScreeningDeps }
   logout: LogoutService
+  sessions: SessionsService
   accounts: undefined
   'account-changes': undefined
   activity: undefined

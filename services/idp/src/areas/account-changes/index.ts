@@ -9,10 +9,10 @@ export { exportAccount } from './export.ts'
 /** Sign-up, email verification, password reset, changes, export, deletion and holds of an account. */
 export const accountChangesArea = defineArea({
   name: 'account-changes',
-  needs: ['email', 'receipts', 'lifecycle', 'signals'],
-  mount(app, ctx, { email, receipts, lifecycle, signals }) {
+  needs: ['email', 'receipts', 'lifecycle', 'signals', 'sessions'],
+  mount(app, ctx, { email, receipts, lifecycle, signals, sessions }) {
     const { db, sealer, issuer, origin, secureCookies } = ctx
-    const changes = { db, mailer: email, receipts, lifecycle, signals, issuer }
+    const changes = { db, mailer: email, receipts, lifecycle, signals, sessions, issuer }
     retentionRoutes(app, { ...changes, adminToken: ctx.config.adminToken })
     accountRoutes(app, {
       db,

@@ -1,10 +1,10 @@
 import { defineArea } from '../../context.ts'
 import { lifecycleAdminRoutes } from './routes.ts'
-import { announce, type LifecycleDeps, startLifecycleDelivery } from './service.ts'
+import { announce, clientsKnowing, type LifecycleDeps, startLifecycleDelivery } from './service.ts'
 
-export { announce, clientsKnowing, type LifecycleDeps, lifecycleService } from './service.ts'
+export type { LifecycleDeps } from './service.ts'
 
-/** What the lifecycle offers: its deps (for `announce`), and `announce` itself for areas below it. */
+/** What the lifecycle offers: its deps, the clients that know a user, and `announce` bound to its deps. */
 export interface Lifecycle extends LifecycleDeps {
   /** Tells the clients that know the user (or only `onlyClient`) of an account event, in `trx`. */
   announce(
@@ -14,6 +14,8 @@ export interface Lifecycle extends LifecycleDeps {
     data?: Record<string, unknown>,
     onlyClient?: string,
   ): Promise<void>
+  /** The live clients that know the user: the ones told of its account events. */
+  clientsKnowing: typeof clientsKnowing
 }
 
 /** Lifecycle webhooks to clients (consent granted or withdrawn, account deleted). */
@@ -34,6 +36,7 @@ export const lifecycleArea = defineArea({
       ...lifecycle,
       announce: (trx, userId, event, data, onlyClient) =>
         announce(lifecycle, trx, userId, event, data, onlyClient),
+      clientsKnowing,
     }
   },
 })

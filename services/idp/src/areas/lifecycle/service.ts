@@ -121,9 +121,3 @@ export async function startLifecycleDelivery(deps: LifecycleDeps) {
     deliver(deps, data.id, job.retryCount ?? 0),
   )
 }
-
-/** What other areas may ask of the lifecycle (in the caller's db or transaction). */
-export const lifecycleService = {
-  /** The live clients that know the user: the ones told of its account events. */
-  clientsKnowing,
-}

@@ -14,7 +14,7 @@ import { offerSection } from '../credentials/index.ts'
 import { PASSKEY_SCRIPT_PATH, passkeySection } from '../passkeys/index.ts'
 import { type RelyingParty, registrationOptions } from '../passkeys/index.ts'
 import { passkeysOf } from '../passkeys/index.ts'
-import { sessionsService } from '../sessions/index.ts'
+import type { SessionsService } from '../sessions/index.ts'
 import type { Session } from '../sessions/index.ts'
 import { taskSection } from '../tasks/index.ts'
 import { liveTasksOf } from '../tasks/index.ts'
@@ -66,7 +66,7 @@ function sessionsSection(lang: Lang, csrf: string, current: string, sessions: Li
         : html`<p>${t(lang, 'You are signed in nowhere else.')}</p>`
     }`
 }
-type LiveSession = Awaited<ReturnType<typeof sessionsService.liveOf>>[number]
+type LiveSession = Awaited<ReturnType<SessionsService['liveOf']>>[number]
 
 /** The apps of svc itself (the rental and its console): no consent is asked, so they are listed from sign-ins. */
 async function firstPartySection(db: IdpDb, lang: Lang, userId: string) {
@@ -96,18 +96,18 @@ async function firstPartySection(db: IdpDb, lang: Lang, userId: string) {
 
 /** The whole account page of the signed-in person, in the request's language. */
 export async function accountPage(
-  deps: { db: IdpDb; rp: RelyingParty },
+  deps: { db: IdpDb; rp: RelyingParty; sessions: SessionsService },
   request: FastifyRequest,
   session: Session,
   csrf: string,
 ) {
-  const { db, rp } = deps
+  const { db, rp, sessions: sessionsOf } = deps
   const lang = langOf(request)
   const user = await userById(db, session.user_id)
   const events = await recentEvents(db, session.user_id)
   const apps = await consentsOf(db, session.user_id)
   const passkeys = await passkeysOf(db, session.user_id)
-  const sessions = await sessionsService.liveOf(db, session.user_id)
+  const sessions = await sessionsOf.liveOf(db, session.user_id)
   return localPage(
     request,
     'Account',
