@@ -1,9 +1,9 @@
 import type { IdpDb } from '../../db.ts'
-import { authorizeService } from '../authorize/service.ts'
-import { clientsService } from '../clients/service.ts'
+import { authorizeService } from '../authorize/index.ts'
+import { clientsService } from '../clients/index.ts'
 import { sessionsService } from '../sessions/index.ts'
-import { tasksService } from '../tasks/service.ts'
-import { eventsToExport, userById } from './store.ts'
+import { tasksService } from '../tasks/index.ts'
+import { eventsToExport, userById } from '../accounts/index.ts'
 
 /** The account's consents, each with its client's name. */
 async function consentsWithNames(db: IdpDb, userId: string) {

@@ -1,11 +1,11 @@
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { IdpDb } from '../../db.ts'
-import { recordEvent, requestContext } from '../accounts/service.ts'
-import { userById } from '../accounts/index.ts'
-import { recognizeDevice } from '../sessions/devices.ts'
-import { startSession } from '../sessions/service.ts'
-import { sendLocalMessage } from './layout.ts'
+import { recordEvent, requestContext } from './service.ts'
+import { userById } from './store.ts'
+import { recognizeDevice } from '../sessions/index.ts'
+import { startSession } from '../sessions/index.ts'
+import { sendLocalMessage } from '../../pages/layout.ts'
 
 export interface SignInDeps {
   db: IdpDb

@@ -1,6 +1,6 @@
 import { type Html, html, PAGE_CSP } from '@svc/kit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { type Lang, langOf, type Phrase, t } from './i18n.ts'
+import { formatRelative, formatWhen, type Lang, langOf, type Phrase, t } from './i18n.ts'
 
 /** The hosted pages' one style sheet, served at `PAGE_STYLE_PATH` (no inline style: the pages' CSP has none). */
 export const PAGE_STYLE_PATH = '/ui/page.css'
@@ -152,3 +152,9 @@ export function sendLocalMessage(
   const lang = langOf(reply.request)
   return sendLocalPage(reply, status, title, html`<h1>${t(lang, title)}</h1><p>${t(lang, text, vars)}</p>`)
 }
+
+/** A moment as the account page shows it: "5 minutes ago", with the full date and time beside it. */
+export const when = (lang: Lang, at: Date) =>
+  html`<time datetime="${at.toISOString()}" title="${formatWhen(lang, at)}"
+    >${formatRelative(lang, at)} (${formatWhen(lang, at)})</time
+  >`

@@ -3,17 +3,17 @@ import { AppError } from '@svc/kit'
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import { type IdpDb, inTransaction } from '../../db.ts'
 import type { Mailer } from '../email/mailer.ts'
-import { authorizeService } from '../authorize/service.ts'
-import { announce, clientsKnowing, type LifecycleDeps } from '../lifecycle/service.ts'
-import { mfaService } from '../mfa/service.ts'
-import { orgsService } from '../orgs/service.ts'
-import { passkeysService } from '../passkeys/service.ts'
-import { sessionsService } from '../sessions/index.ts'
-import { emit, type SignalDeps } from '../signals/service.ts'
-import { tokenService } from '../token/service.ts'
-import { hashPassword, verifyPassword } from './passwords.ts'
-import { holdFor, markDeletionRequested } from './retention-store.ts'
-import { recordEvent } from './service.ts'
+import { authorizeService } from '../authorize/index.ts'
+import type { Lifecycle } from '../lifecycle/index.ts'
+import { mfaService } from '../mfa/index.ts'
+import { orgsService } from '../orgs/index.ts'
+import { passkeysService } from '../passkeys/index.ts'
+import type { SessionsService } from '../sessions/index.ts'
+import { emit, type SignalDeps } from '../signals/index.ts'
+import { tokenService } from '../token/index.ts'
+import { hashPassword, verifyPassword } from '../accounts/index.ts'
+import { holdFor, markDeletionRequested } from '../accounts/index.ts'
+import { recordEvent } from '../accounts/index.ts'
 import {
   disableUser,
   eraseUser,
@@ -23,7 +23,7 @@ import {
   useEmailChange,
   userByEmail,
   userById,
-} from './store.ts'
+} from '../accounts/index.ts'
 import { idpError } from '../../errors.ts'
 
 const EMAIL_CHANGE_TTL_MS = 24 * 3600_000
@@ -33,14 +33,15 @@ export interface ChangeDeps {
   db: IdpDb
   mailer: Mailer
   receipts: ReceiptWriter
-  lifecycle: LifecycleDeps
+  lifecycle: Lifecycle
+  sessions: SessionsService
   signals: SignalDeps
   issuer: string
 }
 
 /** Ends the user's sessions (all, or all but `keep`) and every refresh family: old credentials open nothing. */
-async function signOutEverywhere(trx: IdpDb, userId: string, keep?: string) {
-  await sessionsService.endAllOf(trx, userId, keep)
+async function signOutEverywhere(deps: ChangeDeps, trx: IdpDb, userId: string, keep?: string) {
+  await deps.sessions.endAllOf(trx, userId, keep)
   await tokenService.revokeUserFamilies(trx, userId)
 }
 
@@ -58,15 +59,22 @@ export async function changePassword(
   const passwordHash = await hashPassword(password)
   await inTransaction(deps.db, async (trx) => {
     await setPasswordHash(trx, userId, passwordHash)
-    await signOutEverywhere(trx, userId, context.keepSid)
+    await signOutEverywhere(deps, trx, userId, context.keepSid)
     await recordEvent(trx, userId, via === 'reset' ? 'password_reset' : 'password_changed', {
       ip: context.ip,
     })
-    await announce(deps.lifecycle, trx, userId, 'user.password_changed', { via })
-    await emit(deps.signals, trx, userId, 'credential-change', await clientsKnowing(trx, userId), {
-      credential_type: 'password',
-      change_type: 'update',
-    })
+    await deps.lifecycle.announce(trx, userId, 'user.password_changed', { via })
+    await emit(
+      deps.signals,
+      trx,
+      userId,
+      'credential-change',
+      await deps.lifecycle.clientsKnowing(trx, userId),
+      {
+        credential_type: 'password',
+        change_type: 'update',
+      },
+    )
   })
 }
 
@@ -105,13 +113,13 @@ export async function confirmEmailChange(deps: ChangeDeps, token: string) {
     await setVerifiedEmail(trx, change.user_id, change.new_email)
     await recordEvent(trx, change.user_id, 'email_changed', {})
     const claims = { email: change.new_email, email_verified: true }
-    await announce(deps.lifecycle, trx, change.user_id, 'user.email_changed', claims)
+    await deps.lifecycle.announce(trx, change.user_id, 'user.email_changed', claims)
     await emit(
       deps.signals,
       trx,
       change.user_id,
       'token-claims-change',
-      await clientsKnowing(trx, change.user_id),
+      await deps.lifecycle.clientsKnowing(trx, change.user_id),
       {
         claims,
       },
@@ -136,7 +144,7 @@ export async function deleteAccount(
   return inTransaction(deps.db, async (trx) => {
     const user = (await userById(trx, userId))!
     if (await holdFor(trx, userId)) {
-      await signOutEverywhere(trx, userId)
+      await signOutEverywhere(deps, trx, userId)
       await disableUser(trx, userId)
       await markDeletionRequested(trx, userId)
       await recordEvent(trx, userId, 'account_closed_under_hold', context)
@@ -147,14 +155,14 @@ export async function deleteAccount(
       })
       return 'deferred'
     }
-    await announce(deps.lifecycle, trx, userId, 'user.deleted')
-    await emit(deps.signals, trx, userId, 'account-purged', await clientsKnowing(trx, userId))
-    await signOutEverywhere(trx, userId)
+    await deps.lifecycle.announce(trx, userId, 'user.deleted')
+    await emit(deps.signals, trx, userId, 'account-purged', await deps.lifecycle.clientsKnowing(trx, userId))
+    await signOutEverywhere(deps, trx, userId)
     await authorizeService.forgetUser(trx, userId)
     await passkeysService.forgetUser(trx, userId)
     await mfaService.forgetUser(trx, userId)
     await orgsService.forgetMember(trx, userId)
-    await sessionsService.forgetDevicesOf(trx, userId)
+    await deps.sessions.forgetDevicesOf(trx, userId)
     await eraseUser(trx, userId)
     await recordEvent(trx, userId, 'account_deleted', context)
     await deps.receipts.record(trx, {

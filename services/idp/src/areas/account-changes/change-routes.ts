@@ -1,9 +1,9 @@
 import { type App, AppError, html, type Sealer } from '@svc/kit'
 import { Type } from 'typebox'
-import { pageHooks, sessionOf } from '../sessions/pages.ts'
-import { endSession } from '../sessions/service.ts'
-import { type Lang, t } from '../ui/i18n.ts'
-import { sendLocalMessage, sendMessage } from '../ui/layout.ts'
+import { pageHooks, sessionOf } from '../sessions/index.ts'
+import { endSession } from '../sessions/index.ts'
+import { type Lang, t } from '../../pages/i18n.ts'
+import { sendLocalMessage, sendMessage } from '../../pages/layout.ts'
 import {
   type ChangeDeps,
   changePassword,
@@ -14,7 +14,7 @@ import {
 } from './changes.ts'
 import { exportKeyBackup, MIN_PASSPHRASE } from './key-backup.ts'
 import { MIN_PASSWORD } from './routes.ts'
-import { userByEmail } from './store.ts'
+import { userByEmail } from '../accounts/index.ts'
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]{2,}$/
 const CONFIRM_DELETE = 'delete my account'

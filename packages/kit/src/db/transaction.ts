@@ -4,15 +4,16 @@ import type { Kysely, Transaction } from 'kysely'
 const pending = new WeakMap<object, Array<() => void>>()
 
 /**
- * Runs `work` in a transaction, then, once it has committed, what `afterCommit` registered on it.
- * A rolled-back transaction runs none of them.
+ * Runs `work` in one transaction, then, once it has committed, what `afterCommit` registered on it;
+ * a rolled-back transaction runs none of them. Every service's `inTransaction` is this one. `db` is
+ * a database or (typed as one) a transaction: Kysely refuses a transaction inside a transaction.
  */
-export async function transactionWithHooks<DB, T>(
-  db: Kysely<DB>,
+export async function inTransaction<DB, T>(
+  db: Kysely<DB> | Transaction<DB>,
   work: (trx: Transaction<DB>) => Promise<T>,
 ): Promise<T> {
   const hooks: Array<() => void> = []
-  const result = await db.transaction().execute((trx) => {
+  const result = await (db as Kysely<DB>).transaction().execute((trx) => {
     pending.set(trx, hooks)
     return work(trx)
   })
@@ -26,8 +27,8 @@ export async function transactionWithHooks<DB, T>(
 
 /**
  * Registers `hook` to run after `executor`'s transaction commits, when that transaction was opened
- * by `transactionWithHooks`; otherwise (autocommit, or a transaction opened elsewhere) it runs at
- * once. A hook is a hint (a wake-up), never a guarantee: whatever must happen is in the transaction.
+ * by `inTransaction`; otherwise (autocommit, or a transaction opened elsewhere) it runs at once. A
+ * hook is a hint (a wake-up), never a guarantee: whatever must happen is in the transaction.
  */
 export function afterCommit(executor: object, hook: () => void): void {
   const hooks = pending.get(executor)

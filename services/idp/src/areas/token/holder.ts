@@ -1,9 +1,12 @@
-import type { IdpDb } from '../db.ts'
-import { accountsService } from '../areas/accounts/service.ts'
-import { authorizeService } from '../areas/authorize/service.ts'
-import { clientsService } from '../areas/clients/service.ts'
-import { sessionsService } from '../areas/sessions/index.ts'
-import { tasksService } from '../areas/tasks/service.ts'
+import type { FastifyRequest } from 'fastify'
+import type { IdpDb } from '../../db.ts'
+import { isDenied } from '../../oauth/denylist.ts'
+import { type PresentedTokenDeps, presentedToken } from '../../oauth/presented-token.ts'
+import { accountsService } from '../accounts/index.ts'
+import { authorizeService } from '../authorize/index.ts'
+import { clientsService } from '../clients/index.ts'
+import { sessionsService } from '../sessions/index.ts'
+import { tasksService } from '../tasks/index.ts'
 
 type Actor = { sub?: unknown; act?: Actor }
 
@@ -35,4 +38,19 @@ export async function tokenHolder(db: IdpDb, payload: Record<string, unknown>) {
   const consent = await authorizeService.consentOf(db, user.id, client.client_id)
   if (!consent.granted_at) return undefined
   return { user, client, consent }
+}
+
+/**
+ * The user behind the request's access token (RFC 6750 §2.1, RFC 9449 §7): a live token of ours,
+ * not revoked, issued for a user whose session and consent still stand. Refusals answer 401 with
+ * a challenge in the scheme used.
+ */
+export async function userOfToken(deps: PresentedTokenDeps, request: FastifyRequest) {
+  const { payload, invalidToken } = await presentedToken(deps, request)
+  if (await isDenied(deps.kv, payload.jti)) throw invalidToken('the access token was revoked')
+  if (typeof payload.sid !== 'string')
+    throw invalidToken('this access token was issued to a client for itself: there is no user')
+  const holder = await tokenHolder(deps.db, payload)
+  if (!holder) throw invalidToken('the access token no longer stands for a signed-in user')
+  return { payload, holder }
 }

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto'
 import { notFound } from '@svc/kit'
 import { type IdpDb, inTransaction } from '../../db.ts'
 import { type ChangeDeps, deleteAccount } from './changes.ts'
-import { holdRow, placeHoldRow, removeHold } from './retention-store.ts'
-import { userById } from './store.ts'
+import { holdRow, placeHoldRow, removeHold } from '../accounts/index.ts'
+import { userById } from '../accounts/index.ts'
 
 /** The reason may name a case or a person: the receipt proves it by digest, never publishes it. */
 const digestOf = (reason: string) => `sha256:${createHash('sha256').update(reason).digest('hex')}`
