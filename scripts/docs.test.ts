@@ -153,6 +153,13 @@ describe('the documentation', () => {
     assert.deepEqual(found, [], 'name the document instead (for example "the rental service specification")')
   })
 
+  it('carries no merge conflict markers', () => {
+    const found = files.flatMap((file) =>
+      lines(file).flatMap((line, i) => (/^(<{7}|={7}$|>{7}|(> ){7})/.test(line) ? [`${file}:${i + 1}`] : [])),
+    )
+    assert.deepEqual(found, [], 'a merge left these lines')
+  })
+
   it('links only to files of the repository, and to headings they have', () => {
     const broken: string[] = []
     for (const file of files)

@@ -12,7 +12,7 @@ import { agents } from '../services/agents/src/app.ts'
 import { idp } from '../services/idp/src/app.ts'
 import { ledger } from '../services/ledger/src/app.ts'
 import { rental } from '../services/rental/src/app.ts'
-import { ADMIN, signInOnPage } from '../services/idp/test/flow.ts'
+import { ADMIN, signInOnPage } from '@svc/testing/idp-flow'
 
 interface Page {
   path: string

@@ -52,7 +52,7 @@ const rank = (file: string) => {
  * (docs/performance.md, What CI runs where).
  */
 const MAIN_PATHS = new Set([
-  'services/idp/test/code-flow.test.ts',
+  'services/idp/test/authorize/code-flow.test.ts',
   'services/rental/test/engagements/engagements.test.ts',
 ])
 const NAMES_A_BACKEND = /\bonPostgres\b|\bDATABASE_URL\b|\bREDIS_URL\b/

@@ -4,7 +4,7 @@ import cookie from '@fastify/cookie'
 import { Jobs, rateLimit, Sealer, type ServiceSpec } from '@svc/kit'
 import type { Kysely } from 'kysely'
 import { requireAdmin } from './admin.ts'
-import { DEMO_EMAIL } from './areas/accounts/service.ts'
+import { DEMO_EMAIL } from './areas/accounts/index.ts'
 import { keysArea } from './areas/keys/index.ts'
 import { clientsArea } from './areas/clients/index.ts'
 import { identityArea } from './areas/identity/index.ts'
@@ -19,6 +19,8 @@ import { signalsArea } from './areas/signals/index.ts'
 import { usersArea } from './areas/users/index.ts'
 import { activityArea } from './areas/activity/index.ts'
 import { accountsArea } from './areas/accounts/index.ts'
+import { sessionsArea } from './areas/sessions/index.ts'
+import { accountChangesArea } from './areas/account-changes/index.ts'
 import { discoveryArea } from './areas/discovery/index.ts'
 import { resourcesArea } from './areas/resources/index.ts'
 import { authorizeArea } from './areas/authorize/index.ts'
@@ -39,6 +41,7 @@ import { type IdpConfig, readIdpConfig } from './config.ts'
 import { type IdpContext, mountAreas } from './context.ts'
 import type { IdpTables } from './db.ts'
 import { idpErrors } from './errors.ts'
+import { idpReactions } from './reactions.ts'
 
 /** The idp's areas; each is mounted after the areas it needs (context.ts lists what each offers). */
 export const idpAreas = [
@@ -55,7 +58,9 @@ export const idpAreas = [
   signalsArea,
   usersArea,
   activityArea,
+  sessionsArea,
   accountsArea,
+  accountChangesArea,
   discoveryArea,
   resourcesArea,
   authorizeArea,
@@ -133,6 +138,7 @@ export const idp: ServiceSpec<IdpConfig> = {
         'slow_down',
       ),
       // one nonce secret for every instance, derived from the sealing key (RFC 9449 §8 leaves its form to us)
+      reactions: idpReactions(),
       dpop: {
         kv: ctx.kv,
         issuer,

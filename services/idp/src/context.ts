@@ -7,14 +7,17 @@ import type { Identity } from './areas/identity/service.ts'
 import type { DocumentDeps } from './areas/documents/service.ts'
 import type { SigningKeys } from './areas/keys/service.ts'
 import type { Mailer } from './areas/email/mailer.ts'
-import type { LifecycleDeps } from './areas/lifecycle/service.ts'
 import type { SignalDeps } from './areas/signals/service.ts'
 import type { ScreeningDeps } from './areas/orgs/screening.ts'
 import type { LogoutService } from './areas/logout/index.ts'
+import type { SessionsService } from './areas/sessions/index.ts'
 import type { IdpConfig } from './config.ts'
 import type { IdpTables } from './db.ts'
 import type { Kysely } from 'kysely'
 import type { DpopDeps } from './oauth/dpop.ts'
+import type { IdpReactions } from './reactions.ts'
+import type { AuthorizeService } from './areas/authorize/index.ts'
+import type { Lifecycle } from './areas/lifecycle/index.ts'
 
 /** What every idp area is mounted with: one typed context, the same for all. */
 export interface IdpContext {
@@ -33,6 +36,8 @@ export interface IdpContext {
   /** Discovery, JWKS and metadata: 240/min/IP by default (identity-provider.md, Limits). */
   discoveryLimit: ReturnType<typeof rateLimit>
   dpop: DpopDeps
+  /** Events told in a transaction, and the areas' reactions to them (reactions.ts). */
+  reactions: IdpReactions
 }
 
 /** What each area offers the others (`undefined`: nothing). */
@@ -42,14 +47,16 @@ export interface IdpServices {
   receipts: ReceiptWriter
   documents: DocumentDeps
   email: Mailer
-  lifecycle: LifecycleDeps
+  lifecycle: Lifecycle
   signals: SignalDeps
   orgs: { screening: ScreeningDeps }
   logout: LogoutService
+  sessions: SessionsService
   accounts: undefined
+  'account-changes': undefined
   activity: undefined
   approvals: undefined
-  authorize: undefined
+  authorize: AuthorizeService
   clients: undefined
   credentials: undefined
   device: undefined

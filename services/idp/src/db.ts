@@ -1,3 +1,4 @@
+import { inTransaction as kitTransaction } from '@svc/kit'
 import type { Kysely, Transaction } from 'kysely'
 import type { KeysTables } from './areas/keys/store.ts'
 import type { ClientsTables } from './areas/clients/store.ts'
@@ -48,6 +49,9 @@ export type IdpTables = KeysTables &
 
 export type IdpDb = Kysely<IdpTables> | Transaction<IdpTables>
 
-/** Runs `work` in one transaction (an IdpDb may be either kind; a transaction inside one is refused by Kysely). */
+/**
+ * Runs `work` in one transaction, then what `afterCommit` registered on it once it has committed (an
+ * IdpDb may be either kind; a transaction inside one is refused by Kysely).
+ */
 export const inTransaction = <T>(db: IdpDb, work: (trx: IdpDb) => Promise<T>) =>
-  (db as Kysely<IdpTables>).transaction().execute(work)
+  kitTransaction<IdpTables, T>(db, work)

@@ -1,4 +1,4 @@
-import { type IdempotencyTables, transactionWithHooks } from '@svc/kit'
+import { type IdempotencyTables, inTransaction as kitTransaction } from '@svc/kit'
 import type { ColumnType, Kysely, Transaction } from 'kysely'
 import type { ApprovalTables } from './areas/approvals/store.ts'
 import type { AuthTables } from './areas/auth/store.ts'
@@ -86,4 +86,4 @@ export type RentalDb = Kysely<RentalTables> | Transaction<RentalTables>
 
 /** A transaction; what `afterCommit` registers on it (the receipt writer's wake-up) runs once it commits. */
 export const inTransaction = <T>(db: RentalDb, work: (trx: RentalDb) => Promise<T>) =>
-  transactionWithHooks(db as Kysely<RentalTables>, work)
+  kitTransaction<RentalTables, T>(db, work)

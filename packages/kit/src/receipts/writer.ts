@@ -3,7 +3,7 @@ import { b64Encode, b64uEncode } from '@svc/trust/base64url'
 import { signEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
 import { leafHash } from '@svc/trust/merkle'
-import { afterCommit } from '../db/after-commit.ts'
+import { afterCommit } from '../db/transaction.ts'
 import type { Jobs } from '../jobs.ts'
 import { batched } from './batched.ts'
 import {

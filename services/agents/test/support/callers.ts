@@ -4,7 +4,7 @@ import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a
 import * as oidc from 'openid-client'
 import { idp } from '../../../idp/src/app.ts'
 import type { IdpConfig } from '../../../idp/src/config.ts'
-import { ADMIN, registerClient } from '../../../idp/test/flow.ts'
+import { ADMIN, registerClient } from '@svc/testing/idp-flow'
 
 /** The real idp the agents trust (their IDP_URL), on a throwaway database. */
 export const startIdp = () =>

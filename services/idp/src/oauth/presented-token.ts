@@ -2,10 +2,8 @@ import { AppError, type Kv } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import type { IdpDb } from '../db.ts'
 import type { SigningKeys } from '../areas/keys/service.ts'
-import { isDenied } from '../areas/revocation/denylist.ts'
 import { challenge } from './challenge.ts'
 import { checkProof, currentNonce, DPOP_ALGS, type DpopDeps, DpopError } from './dpop.ts'
-import { tokenHolder } from './token-holder.ts'
 
 // RFC 6750 §3 and RFC 9449 §7.1: a failed check answers 401 with a challenge in the scheme used
 const refusal = (
@@ -64,19 +62,4 @@ export async function presentedToken(deps: PresentedTokenDeps, request: FastifyR
       throw invalidToken('the DPoP proof is signed by another key than the token is bound to')
   }
   return { payload, invalidToken }
-}
-
-/**
- * The user behind the request's access token (RFC 6750 §2.1, RFC 9449 §7): a live token of ours,
- * not revoked, issued for a user whose session and consent still stand. Refusals answer 401 with
- * a challenge in the scheme used.
- */
-export async function userOfToken(deps: PresentedTokenDeps, request: FastifyRequest) {
-  const { payload, invalidToken } = await presentedToken(deps, request)
-  if (await isDenied(deps.kv, payload.jti)) throw invalidToken('the access token was revoked')
-  if (typeof payload.sid !== 'string')
-    throw invalidToken('this access token was issued to a client for itself: there is no user')
-  const holder = await tokenHolder(deps.db, payload)
-  if (!holder) throw invalidToken('the access token no longer stands for a signed-in user')
-  return { payload, holder }
 }

@@ -22,7 +22,7 @@ import { canonicalBytes } from '@svc/trust/jcs'
 import { agents } from '../../../agents/src/app.ts'
 import { createUser } from '../../../idp/src/areas/accounts/service.ts'
 import type { IdpDb } from '../../../idp/src/db.ts'
-import { signInOnPage } from '../../../idp/test/flow.ts'
+import { signInOnPage } from '@svc/testing/idp-flow'
 import { ledger } from '../../../ledger/src/app.ts'
 import { ADMIN, eventually, signIn, type Stack, startStack } from '../support/stack.ts'
 

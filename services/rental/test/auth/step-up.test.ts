@@ -6,8 +6,8 @@ import { signEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
 import { Secret, TOTP } from 'otpauth'
 import type { Browser, Page } from 'playwright-core'
-import { chromiumPath, launchChromium, NO_CHROMIUM } from '../../../idp/test/chromium.ts'
-import { signInOnPage } from '../../../idp/test/flow.ts'
+import { chromiumPath, launchChromium, NO_CHROMIUM } from '@svc/testing/chromium'
+import { signInOnPage } from '@svc/testing/idp-flow'
 import { type Client, type FullStack, startFullStack } from '../support/full-stack.ts'
 
 const executable = chromiumPath()

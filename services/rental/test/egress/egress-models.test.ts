@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { sql } from 'kysely'
-import { asOrg, signUpOrg } from '../../../idp/test/org-api.ts'
+import { asOrg, signUpOrg } from '@svc/testing/idp-orgs'
 import { type NotesKey, newNotesKey, storeToolCredential } from '../support/connect-client.ts'
 import { Declarations } from '../../src/areas/models/service.ts'
 import { type Answer, type FullStack, startFullStack } from '../support/full-stack.ts'

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { createHmac } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { Sealer } from '@svc/kit'
-import { csrfOf } from '../../../idp/test/flow.ts'
+import { csrfOf } from '@svc/testing/idp-flow'
 import { type Client, type FullStack, startFullStack } from '../support/full-stack.ts'
 import { eventually } from '../support/stack.ts'
 

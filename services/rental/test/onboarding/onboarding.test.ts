@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { Sealer } from '@svc/kit'
-import { type LedgerReceipt, receiptsAbout } from '../../../idp/test/ledger-api.ts'
+import { type LedgerReceipt, receiptsAbout } from '@svc/testing/ledger'
 import { type Client, type FullStack, startFullStack, WRITER } from '../support/full-stack.ts'
 
 type Body = Record<string, unknown>

@@ -10,7 +10,7 @@ import { canonicalBytes } from '@svc/trust/jcs'
 import { leafHash, verifyInclusion } from '@svc/trust/merkle'
 import { openNote, verifierFromKey } from '@svc/trust/note'
 import { marked } from 'marked'
-import { type LedgerReceipt, receiptsAbout } from '../../../idp/test/ledger-api.ts'
+import { type LedgerReceipt, receiptsAbout } from '@svc/testing/ledger'
 import { type FullStack, startFullStack, WRITER } from '../support/full-stack.ts'
 import { eventually } from '../support/stack.ts'
 

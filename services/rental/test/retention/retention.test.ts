@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
-import { type LedgerReceipt, receiptsAbout } from '../../../idp/test/ledger-api.ts'
+import { type LedgerReceipt, receiptsAbout } from '@svc/testing/ledger'
 import { type Answer, type Client, type FullStack, startFullStack, WRITER } from '../support/full-stack.ts'
 import { eventually } from '../support/stack.ts'
 

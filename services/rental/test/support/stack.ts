@@ -6,7 +6,7 @@ import { didKeyFromEd25519 } from '@svc/trust/did-key'
 import { generateEd25519 } from '@svc/trust/ed25519'
 import { idp } from '../../../idp/src/app.ts'
 import type { IdpConfig } from '../../../idp/src/config.ts'
-import { ADMIN, signInOnPage } from '../../../idp/test/flow.ts'
+import { ADMIN, signInOnPage } from '@svc/testing/idp-flow'
 import { rental } from '../../src/app.ts'
 import type { RentalConfig } from '../../src/config.ts'
 

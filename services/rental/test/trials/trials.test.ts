@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { didKeyFromEd25519 } from '@svc/trust/did-key'
-import { type LedgerReceipt, receiptsAbout } from '../../../idp/test/ledger-api.ts'
+import { type LedgerReceipt, receiptsAbout } from '@svc/testing/ledger'
 import { type Answer, type FullStack, startFullStack, WRITER } from '../support/full-stack.ts'
 
 interface Trial {

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
 import { DEMO_EMAIL } from '../../../idp/src/areas/accounts/service.ts'
-import { chromiumPath, launchChromium, NO_CHROMIUM } from '../../../idp/test/chromium.ts'
+import { chromiumPath, launchChromium, NO_CHROMIUM } from '@svc/testing/chromium'
 import { type FullStack, startFullStack } from '../support/full-stack.ts'
 import { eventually } from '../support/stack.ts'
 

@@ -7,7 +7,7 @@ import { strFromU8, unzipSync } from 'fflate'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { sha256 } from '../../src/areas/auth/hooks.ts'
 import { MFA_ACR } from '../../src/areas/auth/step-up-guard.ts'
-import { chromiumPath, launchChromium, NO_CHROMIUM } from '../../../idp/test/chromium.ts'
+import { chromiumPath, launchChromium, NO_CHROMIUM } from '@svc/testing/chromium'
 import { type Client, type FullStack, startFullStack } from '../support/full-stack.ts'
 
 const executable = chromiumPath()

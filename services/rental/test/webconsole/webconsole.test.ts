@@ -9,7 +9,7 @@ import { verifyEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
 import type { Browser, Page } from 'playwright-core'
 import { DEMO_EMAIL } from '../../../idp/src/areas/accounts/service.ts'
-import { chromiumPath, launchChromium, NO_CHROMIUM } from '../../../idp/test/chromium.ts'
+import { chromiumPath, launchChromium, NO_CHROMIUM } from '@svc/testing/chromium'
 import { type FullStack, startFullStack } from '../support/full-stack.ts'
 
 const executable = chromiumPath()

@@ -1,36 +1,46 @@
 import { defineArea } from '../../context.ts'
-import { accountChangeRoutes } from './change-routes.ts'
-import { retentionRoutes } from './retention-routes.ts'
-import { accountRoutes } from './routes.ts'
 import { ensureDemoUser } from './service.ts'
 import { backfillUserKeys } from './store.ts'
 
-/** What other areas read or change of the accounts' tables: only through these. */
-export { recentEvents, removePassword, userById } from './store.ts'
+export {
+  accountsService,
+  authenticate,
+  createUser,
+  DEMO_EMAIL,
+  recordEvent,
+  requestContext,
+  type UserRow,
+} from './service.ts'
+export { hashPassword, verifyPassword } from './passwords.ts'
+export { completeSignIn } from './sign-in.ts'
 
-/** Accounts: sign-up, email verification, password reset, changes, export, deletion and holds. */
+/** What other areas read or change of the accounts' tables: only through these. */
+export {
+  disableUser,
+  eraseUser,
+  eventsToExport,
+  insertEmailChange,
+  markEmailVerified,
+  recentEvents,
+  removePassword,
+  setPasswordHash,
+  setVerifiedEmail,
+  useEmailChange,
+  userByEmail,
+  userById,
+} from './store.ts'
+export { holdFor, holdRow, markDeletionRequested, placeHoldRow, removeHold } from './retention-store.ts'
+
+/**
+ * Accounts: who a person is (the users, their security events, their holds), how they are
+ * checked (passwords) and how a sign-in completes. What changes an account is areas/account-changes.
+ */
 export const accountsArea = defineArea({
   name: 'accounts',
-  needs: ['email', 'receipts', 'lifecycle', 'signals'],
-  async mount(app, ctx, { email, receipts, lifecycle, signals }) {
-    const { db, sealer, issuer, origin, secureCookies } = ctx
+  async mount(_app, ctx) {
+    const { db, sealer } = ctx
     await backfillUserKeys(db, sealer)
     if (ctx.development) await ensureDemoUser(db, sealer, ctx.config.demoPassword)
-    const changes = { db, mailer: email, receipts, lifecycle, signals, issuer }
-    retentionRoutes(app, { ...changes, adminToken: ctx.config.adminToken })
-    accountRoutes(app, {
-      db,
-      mailer: email,
-      sealer,
-      kv: ctx.kv,
-      issuer,
-      origin,
-      secureCookies,
-      development: ctx.development,
-      ratePerMinute: ctx.config.registerRatePerMinute,
-      changes,
-    })
-    accountChangeRoutes(app, { ...changes, origin, sealer })
     return undefined
   },
 })

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Sealer } from '@svc/kit'
 import type { IdpDb } from '../../db.ts'
-import { newUserKey } from '../identity/service.ts'
+import { newUserKey } from '../identity/index.ts'
 import { hashPassword, verifyPassword } from './passwords.ts'
 import {
   insertEvent,

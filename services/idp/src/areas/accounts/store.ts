@@ -1,6 +1,6 @@
 import type { Sealer } from '@svc/kit'
 import type { Generated } from 'kysely'
-import { newUserKey } from '../identity/service.ts'
+import { newUserKey } from '../identity/index.ts'
 import type { IdpDb, IdpTables } from '../../db.ts'
 
 /** The tables of the accounts area. */

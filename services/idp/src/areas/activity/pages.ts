@@ -1,6 +1,6 @@
 import { html } from '@svc/kit'
-import { type Lang, t } from '../ui/i18n.ts'
-import { when } from '../ui/account-page.ts'
+import { type Lang, t } from '../../pages/i18n.ts'
+import { when } from '../../pages/layout.ts'
 import type { activityOf } from './service.ts'
 
 /** The account page's list of what apps reported from the ledger about the user. */

@@ -2,6 +2,8 @@ import { defineArea } from '../../context.ts'
 import { approvalRoutes } from './routes.ts'
 import { startApprovalExpiry } from './service.ts'
 
+export { pendingSection } from './pages.ts'
+
 /** The approvals' reads other areas share: the user's pending and recent ones, with the client's name. */
 export { approvalsOf, pendingOf } from './store.ts'
 

@@ -1,5 +1,5 @@
 import { html } from '@svc/kit'
-import { formatWhen, type Lang, type Phrase, t } from '../ui/i18n.ts'
+import { formatWhen, type Lang, type Phrase, t } from '../../pages/i18n.ts'
 import type { ApprovalRow, pendingOf } from './store.ts'
 
 const STATUS: Record<ApprovalRow['status'], Phrase> = {

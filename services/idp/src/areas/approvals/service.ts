@@ -3,7 +3,7 @@ import { type Jobs } from '@svc/kit'
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import { canonicalize } from '@svc/trust'
 import { type IdpDb, inTransaction } from '../../db.ts'
-import { accountsService } from '../accounts/service.ts'
+import { accountsService } from '../accounts/index.ts'
 import { type ApprovalRow, approvalById, insertApproval, recordPoll, setReceipt, settle } from './store.ts'
 import { idpError } from '../../errors.ts'
 

@@ -4,16 +4,17 @@ import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import { withParams } from '../../oauth/redirect.ts'
 import { parseScope } from '../../oauth/scopes.ts'
-import { csrfToken } from '../sessions/csrf.ts'
-import { pageHooks, sessionOf } from '../sessions/pages.ts'
-import { type Lang, langOf, type Phrase, t } from '../ui/i18n.ts'
-import { langField, localPage, sendLocalMessage } from '../ui/layout.ts'
-import { expandPushed } from '../par/service.ts'
-import { requestContext } from '../accounts/service.ts'
-import type { LifecycleDeps } from '../lifecycle/service.ts'
+import { csrfToken } from '../../pages/csrf.ts'
+import { pageHooks, sessionOf } from '../sessions/index.ts'
+import { type Lang, langOf, type Phrase, t } from '../../pages/i18n.ts'
+import { langField, localPage, sendLocalMessage } from '../../pages/layout.ts'
+import { expandPushed } from '../par/index.ts'
+import { requestContext } from '../accounts/index.ts'
+import type { Lifecycle } from '../lifecycle/index.ts'
+import type { IdpReactions } from '../../reactions.ts'
 import { decideConsent, withdrawConsent } from './consent-service.ts'
-import { ceilingText } from '../tasks/pages.ts'
-import { parseTask } from '../tasks/service.ts'
+import { ceilingText } from '../tasks/index.ts'
+import { parseTask } from '../tasks/index.ts'
 import { clientRow } from '../clients/index.ts'
 import { consentOf } from './consent-store.ts'
 
@@ -39,7 +40,8 @@ const duration = (lang: Lang, seconds: number) =>
 interface ConsentOptions {
   db: IdpDb
   receipts: ReceiptWriter
-  lifecycle: LifecycleDeps
+  lifecycle: Lifecycle
+  reactions: IdpReactions
   issuer: string
   origin: string
   secureCookies: boolean
@@ -74,7 +76,7 @@ async function requestOf(db: IdpDb, returnTo: string | undefined) {
 /** identity-provider.md, /authorize 3: the user approves per scope; openid is always present. */
 export function consentRoutes(
   app: App,
-  { db, receipts, lifecycle, issuer, origin, secureCookies }: ConsentOptions,
+  { db, receipts, lifecycle, reactions, issuer, origin, secureCookies }: ConsentOptions,
 ) {
   const tags = ['pages']
   const pages = pageHooks({ db, origin })
@@ -186,7 +188,7 @@ export function consentRoutes(
       const session = sessionOf(request)
       if (
         !(await withdrawConsent(
-          { db, receipts, lifecycle },
+          { db, receipts, lifecycle, reactions },
           session.user_id,
           request.body.client_id,
           requestContext(request),

@@ -1,9 +1,9 @@
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import type { IdpDb } from '../../db.ts'
-import { recordEvent } from '../accounts/service.ts'
-import { announce, type LifecycleDeps } from '../lifecycle/service.ts'
-import { accountsService } from '../accounts/service.ts'
-import { tokenService } from '../token/service.ts'
+import { recordEvent } from '../accounts/index.ts'
+import type { Lifecycle } from '../lifecycle/index.ts'
+import type { IdpReactions } from '../../reactions.ts'
+import { accountsService } from '../accounts/index.ts'
 import { consentOf, deleteConsent, saveConsent } from './consent-store.ts'
 
 export interface ConsentDeps {
@@ -64,16 +64,16 @@ export async function decideConsent(
  * and the client told `consent.revoked`.
  */
 export async function withdrawConsent(
-  { db, receipts, lifecycle }: ConsentDeps & { lifecycle: LifecycleDeps },
+  { db, receipts, lifecycle, reactions }: ConsentDeps & { lifecycle: Lifecycle; reactions: IdpReactions },
   userId: string,
   clientId: string,
   context: { ip?: string; userAgent?: string },
 ) {
   return db.transaction().execute(async (trx) => {
     const previous = await consentOf(trx, userId, clientId)
-    if (previous.granted_at) await announce(lifecycle, trx, userId, 'consent.revoked', {}, clientId)
+    if (previous.granted_at) await lifecycle.announce(trx, userId, 'consent.revoked', {}, clientId)
     if (!(await deleteConsent(trx, userId, clientId))) return false
-    await tokenService.revokeClientFamilies(trx, userId, clientId)
+    await reactions.tell(trx, 'consent.withdrawn', { userId, clientId })
     await recordEvent(trx, userId, 'consent_withdrawn', context)
     await receipts.record(trx, {
       type: 'consent.withdrawn',

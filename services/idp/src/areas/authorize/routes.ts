@@ -1,7 +1,7 @@
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
-import { sendLocalMessage } from '../ui/layout.ts'
+import { sendLocalMessage } from '../../pages/layout.ts'
 import { AUTHORIZE_PARAMETERS, authorize } from './service.ts'
 
 const Param = Type.Optional(Type.String({ maxLength: 2000 }))

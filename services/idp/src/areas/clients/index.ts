@@ -4,6 +4,27 @@ import { backfillClientKeys } from './service.ts'
 
 /** The clients' reads other areas share: a client's public columns, a live client's whole row. */
 export { clientById, clientRow } from './store.ts'
+/** Client authentication at the token, PAR, device, revocation and signal endpoints. */
+export {
+  ASSERTION_ALGS,
+  authenticateClient,
+  type ClientAuthDeps,
+  type ClientCredentials,
+  JWT_BEARER,
+  SECRET_METHODS,
+} from './client-auth.ts'
+
+export { forgetClients } from './cache.ts'
+export { Client, CreatedClient, NewClient } from './schemas.ts'
+export {
+  checkClientUris,
+  clientsService,
+  clientView,
+  createClient,
+  rotateClientSecret,
+  rotateWebhookSecret,
+  webhookSecretOf,
+} from './service.ts'
 
 /** OAuth clients: the management API and each client's did:key. */
 export const clientsArea = defineArea({

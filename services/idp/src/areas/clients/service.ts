@@ -4,7 +4,7 @@ import { importJWK, type JWK } from 'jose'
 import type { Static } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import { hasPrivateMembers } from '../../oauth/jwk.ts'
-import { newDidKey } from '../identity/service.ts'
+import { newDidKey } from '../identity/index.ts'
 import type { NewClient } from './schemas.ts'
 import { forgetClients } from './cache.ts'
 import {

@@ -21,7 +21,7 @@ import { sql } from 'kysely'
 import { idp } from '../../app.ts'
 import type { IdpConfig } from '../../config.ts'
 import { DEMO_EMAIL } from '../accounts/service.ts'
-import { ADMIN, createClient, csrfOf, signInOnPage } from '../../../test/flow.ts'
+import { ADMIN, createClient, csrfOf, signInOnPage } from '@svc/testing/idp-flow'
 
 // the idp runs on http://127.0.0.1 in tests; the library otherwise insists on https
 setGlobalConfig({ allowInsecureUrls: true })

@@ -3,6 +3,9 @@ import type { IdpDb } from '../../db.ts'
 import { CONFIGURATION_IDS } from './metadata.ts'
 import { digest, insertOffer } from './store.ts'
 
+/** The audience of credential access tokens: they are good at the credential endpoint only. */
+export const credentialAudience = (issuer: string) => `${issuer}/credential`
+
 export const PRE_AUTHORIZED_CODE = 'urn:ietf:params:oauth:grant-type:pre-authorized_code'
 /** An offer waits five minutes for its wallet: long enough to scan, too short to linger. */
 export const OFFER_TTL_S = 300

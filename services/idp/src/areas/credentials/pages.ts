@@ -1,6 +1,6 @@
 import { html } from '@svc/kit'
 import QRCode from 'qrcode'
-import { type Lang, t } from '../ui/i18n.ts'
+import { type Lang, t } from '../../pages/i18n.ts'
 import type { createOffer } from './offers.ts'
 
 /** The account page's section: offer the identity credential to a wallet. */

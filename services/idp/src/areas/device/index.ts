@@ -1,6 +1,8 @@
 import { defineArea } from '../../context.ts'
 import { deviceRoutes } from './routes.ts'
 
+export { deviceService } from './service.ts'
+
 /** The device authorization grant (RFC 8628): device codes and the user-code page. */
 export const deviceArea = defineArea({
   name: 'device',

@@ -1,7 +1,7 @@
 import { type App, notFound, rateLimit } from '@svc/kit'
 import QRCode from 'qrcode'
 import { Type } from 'typebox'
-import { authenticateClient } from '../../oauth/client-auth.ts'
+import { authenticateClient } from '../clients/index.ts'
 import { ClientAuthFields, formOnly } from '../../oauth/form.ts'
 import { devicePages, type PageDeps } from './pages.ts'
 import { authorizeDevice, pendingRequest, verificationUris } from './service.ts'

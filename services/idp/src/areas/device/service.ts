@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto'
 import { AppError } from '@svc/kit'
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import { type IdpDb, inTransaction } from '../../db.ts'
-import { recordEvent } from '../accounts/service.ts'
-import { decideConsent } from '../authorize/consent-service.ts'
-import { checkScope } from '../authorize/service.ts'
-import type { Session } from '../sessions/service.ts'
+import { recordEvent } from '../accounts/index.ts'
+import { decideConsent } from '../authorize/index.ts'
+import { checkScope } from '../authorize/index.ts'
+import type { Session } from '../sessions/index.ts'
 import {
   clientIdsOfSession,
   clientIdsOfUser,

@@ -1,10 +1,10 @@
 import type { App, rateLimit } from '@svc/kit'
-import { DEVICE_CODE } from '../token/device-code.ts'
-import { PRE_AUTHORIZED_CODE } from '../token/pre-authorized-code.ts'
-import { ASSERTION_ALGS, SECRET_METHODS } from '../../oauth/client-auth.ts'
+import { DEVICE_CODE } from '../token/index.ts'
+import { PRE_AUTHORIZED_CODE } from '../token/index.ts'
+import { ASSERTION_ALGS, SECRET_METHODS } from '../clients/index.ts'
 import { DPOP_ALGS } from '../../oauth/dpop.ts'
 import { SCOPES } from '../../oauth/scopes.ts'
-import { TOKEN_EXCHANGE } from '../token/exchange.ts'
+import { TOKEN_EXCHANGE } from '../token/index.ts'
 
 const CLIENT_AUTH_METHODS = [...SECRET_METHODS, 'private_key_jwt', 'none']
 

@@ -3,6 +3,8 @@ import { publishConstitution } from './constitution.ts'
 import { documentRoutes } from './routes.ts'
 import type { DocumentDeps } from './service.ts'
 
+export { type DocumentDeps, signed } from './service.ts'
+
 /** The issuer's signed operating documents (constitution, sovereignty, build). */
 export const documentsArea = defineArea({
   name: 'documents',

@@ -1,6 +1,8 @@
 import { defineArea } from '../../context.ts'
 import { Mailer } from './mailer.ts'
 
+export { consumeEmailToken, issueEmailToken, outbox } from './service.ts'
+
 /** Outgoing mail, through the jobs queue (SMTP, or the development outbox). */
 export const emailArea = defineArea({
   name: 'email',

@@ -1,12 +1,12 @@
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
-import { activityOf } from '../activity/service.ts'
+import { activityOf } from '../activity/index.ts'
 import { recentEvents, userById } from '../accounts/index.ts'
 import { approvalsOf } from '../approvals/index.ts'
-import { consentsOf } from '../authorize/consent-store.ts'
-import { pageHooks, sessionOf } from '../sessions/pages.ts'
-import { sendMessage } from '../ui/layout.ts'
+import { consentsOf } from '../authorize/index.ts'
+import { pageHooks, sessionOf } from '../sessions/index.ts'
+import { sendMessage } from '../../pages/layout.ts'
 import { type Lang, renderEvidence } from './render.ts'
 
 /** The signed-in user's evidence about the account, as Markdown (RFC 7763), in English, Arabic or both. */

@@ -1,6 +1,8 @@
 import { defineArea } from '../../context.ts'
 import { issuerIdentity, issuerPqKey, issuerWitnessSeed } from './service.ts'
 
+export { newDidKey, newUserKey, openUserKey } from './service.ts'
+
 /** The issuer's own keys: its ledger did:key, its ML-DSA key and its witness seed, each made once. */
 export const identityArea = defineArea({
   name: 'identity',

@@ -1,11 +1,27 @@
 import { defineArea } from '../../context.ts'
 import { lifecycleAdminRoutes } from './routes.ts'
-import { type LifecycleDeps, startLifecycleDelivery } from './service.ts'
+import { announce, clientsKnowing, type LifecycleDeps, startLifecycleDelivery } from './service.ts'
+
+export type { LifecycleDeps } from './service.ts'
+
+/** What the lifecycle offers: its deps, the clients that know a user, and `announce` bound to its deps. */
+export interface Lifecycle extends LifecycleDeps {
+  /** Tells the clients that know the user (or only `onlyClient`) of an account event, in `trx`. */
+  announce(
+    trx: Parameters<typeof announce>[1],
+    userId: string,
+    event: Parameters<typeof announce>[3],
+    data?: Record<string, unknown>,
+    onlyClient?: string,
+  ): Promise<void>
+  /** The live clients that know the user: the ones told of its account events. */
+  clientsKnowing: typeof clientsKnowing
+}
 
 /** Lifecycle webhooks to clients (consent granted or withdrawn, account deleted). */
 export const lifecycleArea = defineArea({
   name: 'lifecycle',
-  async mount(app, ctx) {
+  async mount(app, ctx): Promise<Lifecycle> {
     const lifecycle: LifecycleDeps = {
       db: ctx.db,
       jobs: ctx.jobs,
@@ -16,6 +32,11 @@ export const lifecycleArea = defineArea({
     }
     await startLifecycleDelivery(lifecycle)
     lifecycleAdminRoutes(app, ctx.db, ctx.config.adminToken)
-    return lifecycle
+    return {
+      ...lifecycle,
+      announce: (trx, userId, event, data, onlyClient) =>
+        announce(lifecycle, trx, userId, event, data, onlyClient),
+      clientsKnowing,
+    }
   },
 })

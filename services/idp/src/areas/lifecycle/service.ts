@@ -2,10 +2,10 @@ import { createHmac, randomBytes } from 'node:crypto'
 import type { Jobs, Sealer } from '@svc/kit'
 import type { IdpDb } from '../../db.ts'
 import { subjectFor } from '../../oauth/subject.ts'
-import { authorizeService } from '../authorize/service.ts'
-import { clientsService, webhookSecretOf } from '../clients/service.ts'
-import { deviceService } from '../device/service.ts'
-import { tokenService } from '../token/service.ts'
+import { authorizeService } from '../authorize/index.ts'
+import { clientsService, webhookSecretOf } from '../clients/index.ts'
+import { deviceService } from '../device/index.ts'
+import { tokenService } from '../token/index.ts'
 import { postToCaller } from '../../outbound.ts'
 import { deliveryById, insertDelivery, recordAttempt } from './store.ts'
 
@@ -120,10 +120,4 @@ export async function startLifecycleDelivery(deps: LifecycleDeps) {
   await deps.jobs.work<{ id: string }>(LIFECYCLE_QUEUE, (data, job) =>
     deliver(deps, data.id, job.retryCount ?? 0),
   )
-}
-
-/** What other areas may ask of the lifecycle (in the caller's db or transaction). */
-export const lifecycleService = {
-  /** The live clients that know the user: the ones told of its account events. */
-  clientsKnowing,
 }

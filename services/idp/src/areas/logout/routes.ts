@@ -2,9 +2,9 @@ import type { App } from '@svc/kit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { withParams } from '../../oauth/redirect.ts'
-import { clientsService } from '../clients/service.ts'
-import { currentSession, endSession } from '../sessions/service.ts'
-import { sendLocalMessage, signedOut, signedOutCsp } from '../ui/layout.ts'
+import { clientsService } from '../clients/index.ts'
+import { currentSession, endSession } from '../sessions/index.ts'
+import { sendLocalMessage, signedOut, signedOutCsp } from '../../pages/layout.ts'
 import { announceLogout, type LogoutDeps } from './service.ts'
 
 const Param = Type.Optional(Type.String({ maxLength: 4000 }))

@@ -1,6 +1,10 @@
 import { defineArea } from '../../context.ts'
 import { mfaRoutes } from './routes.ts'
 
+export { beginSecondFactor } from './pending.ts'
+export { mfaService } from './service.ts'
+export { hasTotp } from './totp.ts'
+
 /** TOTP second factor: enrolment and the second step of sign-in. */
 export const mfaArea = defineArea({
   name: 'mfa',

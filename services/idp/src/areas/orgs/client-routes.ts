@@ -1,7 +1,7 @@
 import type { App, Sealer } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
-import { Client, CreatedClient, NewClient } from '../clients/schemas.ts'
+import { Client, CreatedClient, NewClient } from '../clients/index.ts'
 import {
   createOrgClient,
   deleteOrgClient,

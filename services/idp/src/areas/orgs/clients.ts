@@ -8,9 +8,9 @@ import {
   createClient,
   rotateClientSecret,
   rotateWebhookSecret,
-} from '../clients/service.ts'
-import { forgetClients } from '../clients/cache.ts'
-import { clientsService } from '../clients/service.ts'
+} from '../clients/index.ts'
+import { forgetClients } from '../clients/index.ts'
+import { clientsService } from '../clients/index.ts'
 import { checkCallerUrl } from '../../outbound.ts'
 import { lockOrg, type OrgRow } from './store.ts'
 

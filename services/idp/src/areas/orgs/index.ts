@@ -6,6 +6,10 @@ import { registerRoutes } from './register.ts'
 import { orgResourceRoutes } from './resource-routes.ts'
 import { orgRoutes } from './routes.ts'
 
+export { memberNeedsMfa, orgClaim } from './members.ts'
+export { ledgerHistory, screenAgent, type ScreeningDeps } from './screening.ts'
+export { orgsService } from './service.ts'
+
 /** Organizations: sign-up, KYB, their clients, resources and members; screening of agents. */
 export const orgsArea = defineArea({
   name: 'orgs',

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { notFound } from '@svc/kit'
 import { type IdpDb, inTransaction } from '../../db.ts'
 import { subjectFor } from '../../oauth/subject.ts'
-import { accountsService } from '../accounts/service.ts'
+import { accountsService } from '../accounts/index.ts'
 import type { Mailer } from '../email/mailer.ts'
 import {
   acceptInvite,

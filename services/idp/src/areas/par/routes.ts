@@ -1,23 +1,26 @@
 import { type App, AppError } from '@svc/kit'
 import { Type } from 'typebox'
-import { authenticateClient, type ClientAuthDeps } from '../../oauth/client-auth.ts'
+import { authenticateClient, type ClientAuthDeps } from '../clients/index.ts'
 import { currentNonce, type DpopDeps, tokenEndpointProof } from '../../oauth/dpop.ts'
 import { ClientAuthFields, formOnly } from '../../oauth/form.ts'
-import { AUTHORIZE_PARAMETERS, checkParameters } from '../authorize/service.ts'
+import type { AuthorizeService } from '../authorize/index.ts'
 import { pushRequest } from './service.ts'
 import { idpError } from '../../errors.ts'
 
 const Param = Type.Optional(Type.String({ maxLength: 2000 }))
 // RFC 9126 §2.1: the authorization parameters as a form, with client authentication; unknown ones ignored
-const PushedRequest = Type.Object({
-  ...Object.fromEntries(AUTHORIZE_PARAMETERS.map((name) => [name, Param])),
-  ...ClientAuthFields,
-  request_uri: Param,
-}) as ReturnType<typeof Type.Object<Record<string, typeof Param>>>
+const pushedRequest = (parameters: AuthorizeService['parameters']) =>
+  Type.Object({
+    ...Object.fromEntries(parameters.map((name) => [name, Param])),
+    ...ClientAuthFields,
+    request_uri: Param,
+  }) as ReturnType<typeof Type.Object<Record<string, typeof Param>>>
 
 /** Pushed authorization requests (RFC 9126): checked now, answered with JSON errors, kept 90 s. */
-export function parRoutes(app: App, deps: ClientAuthDeps & { dpop: DpopDeps }) {
+export function parRoutes(app: App, deps: ClientAuthDeps & { dpop: DpopDeps; authorize: AuthorizeService }) {
   const { db } = deps
+  const { parameters, checkParameters } = deps.authorize
+  const PushedRequest = pushedRequest(parameters)
   app.post(
     '/par',
     {
@@ -39,7 +42,7 @@ export function parRoutes(app: App, deps: ClientAuthDeps & { dpop: DpopDeps }) {
       if (!body.redirect_uri || !client.redirect_uris.includes(body.redirect_uri))
         throw idpError('invalid_request', 'redirect_uri is not registered for this client')
       const params: Record<string, string> = Object.fromEntries(
-        AUTHORIZE_PARAMETERS.flatMap((name) => (body[name] === undefined ? [] : [[name, body[name]!]])),
+        parameters.flatMap((name) => (body[name] === undefined ? [] : [[name, body[name]!]])),
       )
       // RFC 9449 §10.1: a proof here binds the code to its key, which dpop_jkt, if sent, must name
       const jkt = await tokenEndpointProof(deps.dpop, request)

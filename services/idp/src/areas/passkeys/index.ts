@@ -1,6 +1,9 @@
 import { defineArea } from '../../context.ts'
 import { passkeyRoutes } from './routes.ts'
 
+export { PASSKEY_SCRIPT_PATH, passkeySection, passkeySignInForm } from './pages.ts'
+export { passkeysService, registrationOptions, type RelyingParty, signInOptions } from './service.ts'
+
 /** The passkeys' reads other areas share. */
 export { passkeysOf } from './store.ts'
 

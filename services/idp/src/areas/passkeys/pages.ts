@@ -1,6 +1,6 @@
 import { html } from '@svc/kit'
-import { when } from '../ui/account-page.ts'
-import { type Lang, t } from '../ui/i18n.ts'
+import { when } from '../../pages/layout.ts'
+import { type Lang, t } from '../../pages/i18n.ts'
 
 export const PASSKEY_SCRIPT_PATH = '/ui/passkeys.js'
 

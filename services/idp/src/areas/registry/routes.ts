@@ -1,6 +1,6 @@
 import { type App, html, type Kv, rateLimit } from '@svc/kit'
 import { Type } from 'typebox'
-import { page } from '../ui/layout.ts'
+import { page } from '../../pages/layout.ts'
 import { agentCv, agentProfile, erc8004, type RegistryDeps } from './service.ts'
 
 const CACHE_MS = 60_000

@@ -1,8 +1,8 @@
 import type { IdpDb } from '../../db.ts'
-import { clientsService } from '../clients/service.ts'
-import { signed, type DocumentDeps } from '../documents/service.ts'
-import { ledgerHistory, type ScreeningDeps } from '../orgs/screening.ts'
-import { orgsService } from '../orgs/service.ts'
+import { clientsService } from '../clients/index.ts'
+import { signed, type DocumentDeps } from '../documents/index.ts'
+import { ledgerHistory, type ScreeningDeps } from '../orgs/index.ts'
+import { orgsService } from '../orgs/index.ts'
 import { idpError } from '../../errors.ts'
 
 export interface RegistryDeps {

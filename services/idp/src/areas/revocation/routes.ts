@@ -1,7 +1,7 @@
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
 import { ClientAuthFields, formOnly } from '../../oauth/form.ts'
-import { authenticateClient } from '../../oauth/client-auth.ts'
+import { authenticateClient } from '../clients/index.ts'
 import { introspect, revoke, type TokenDeps } from './service.ts'
 
 const TokenForm = Type.Object({

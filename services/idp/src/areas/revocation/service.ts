@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto'
 import type { Kv } from '@svc/kit'
 import type { IdpDb, IdpTables } from '../../db.ts'
-import { tokenHolder } from '../../oauth/token-holder.ts'
+import { tokenHolder } from '../token/index.ts'
 import type { SigningKeys } from '../keys/service.ts'
-import { tokenService } from '../token/service.ts'
-import { denyAccessToken, isDenied } from './denylist.ts'
+import { tokenService } from '../token/index.ts'
+import { denyAccessToken, isDenied } from '../../oauth/denylist.ts'
 
 type Client = Pick<IdpTables['clients'], 'client_id'>
 export interface TokenDeps {

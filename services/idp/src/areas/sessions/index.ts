@@ -1,3 +1,4 @@
+import { defineArea } from '../../context.ts'
 import * as store from './store.ts'
 
 /**
@@ -15,3 +16,15 @@ export const sessionsService = {
   /** Ends one live session (the account page's "sign out other sessions"). */
   endOne: store.endSessionBySid,
 }
+
+export type SessionsService = typeof sessionsService
+
+/** Browser sessions: started by a sign-in, looked up by the pages, ended by sign-out or a change. */
+export const sessionsArea = defineArea({
+  name: 'sessions',
+  mount: (): SessionsService => sessionsService,
+})
+
+export { backHere, pageHooks, sessionOf } from './pages.ts'
+export { currentSession, endSession, type Session, startSession } from './service.ts'
+export { recognizeDevice } from './devices.ts'

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { IdpDb } from '../../db.ts'
 import { idpError } from '../../errors.ts'
-import { checkCsrf } from './csrf.ts'
+import { checkCsrf } from '../../pages/csrf.ts'
 import { currentSession, type Session } from './service.ts'
 
 declare module 'fastify' {

@@ -2,6 +2,8 @@ import { defineArea } from '../../context.ts'
 import { signalRoutes } from './routes.ts'
 import { type SignalDeps, startSignalDelivery } from './service.ts'
 
+export { emit, type SignalDeps } from './service.ts'
+
 /** Shared Signals (SSF) streams: security events pushed or polled by clients. */
 export const signalsArea = defineArea({
   name: 'signals',

@@ -1,6 +1,6 @@
 import { type App, type Kv } from '@svc/kit'
 import { Type } from 'typebox'
-import { authenticateClient } from '../../oauth/client-auth.ts'
+import { authenticateClient } from '../clients/index.ts'
 import { ClientAuthFields } from '../../oauth/form.ts'
 import { checkCallerUrl } from '../../outbound.ts'
 import { poll, type SignalDeps, ssfConfiguration, status } from './service.ts'

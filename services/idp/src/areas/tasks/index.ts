@@ -1,6 +1,17 @@
 import { defineArea } from '../../context.ts'
 import { taskRoutes } from './routes.ts'
 
+export { ceilingText, taskSection } from './pages.ts'
+export {
+  createTask,
+  parseTask,
+  spendTask,
+  TASK_PARAMETERS,
+  type TaskClaim,
+  taskClaim,
+  tasksService,
+} from './service.ts'
+
 /** The task grants' reads other areas share. */
 export { liveTasksOf } from './store.ts'
 

@@ -1,5 +1,5 @@
 import { html } from '@svc/kit'
-import { formatWhen, type Lang, t } from '../ui/i18n.ts'
+import { formatWhen, type Lang, t } from '../../pages/i18n.ts'
 import type { liveTasksOf } from './store.ts'
 
 type LiveTask = Awaited<ReturnType<typeof liveTasksOf>>[number]

@@ -1,8 +1,8 @@
 import { type App } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
-import { pageHooks, sessionOf } from '../sessions/pages.ts'
-import { sendLocalMessage } from '../ui/layout.ts'
+import { pageHooks, sessionOf } from '../sessions/index.ts'
+import { sendLocalMessage } from '../../pages/layout.ts'
 import { endTask } from './store.ts'
 
 /** The user ends a task grant: its next token request is refused, and its tokens stop working. */

@@ -1,8 +1,8 @@
 import type { IdpTables } from '../../db.ts'
 import { parseScope, SCOPE_TOKEN, SCOPES } from '../../oauth/scopes.ts'
-import { targetResource } from '../resources/service.ts'
+import { targetResource } from '../resources/index.ts'
 import type { GrantDeps } from './grants.ts'
-import { clientsService } from '../clients/service.ts'
+import { clientsService } from '../clients/index.ts'
 import { ACCESS_TOKEN_TTL_S, agentClaims, signAccessToken, tokenType } from './tokens.ts'
 import { idpError } from '../../errors.ts'
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { AppError } from '@svc/kit'
 import type { IdpDb, IdpTables } from '../../db.ts'
-import { deviceService } from '../device/service.ts'
+import { deviceService } from '../device/index.ts'
 import { atomically, type GrantDeps, respond, saveRefresh } from './grants.ts'
 import { idpError } from '../../errors.ts'
 

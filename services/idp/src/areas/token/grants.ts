@@ -3,11 +3,11 @@ import { AppError } from '@svc/kit'
 import { type IdpDb, type IdpTables, inTransaction } from '../../db.ts'
 import { s256Challenge, verifyPkce } from '../../oauth/pkce.ts'
 import { parseScope } from '../../oauth/scopes.ts'
-import { authorizeService } from '../authorize/service.ts'
-import { resourcesService } from '../resources/service.ts'
+import { authorizeService } from '../authorize/index.ts'
+import { resourcesService } from '../resources/index.ts'
 import type { SigningKeys } from '../keys/service.ts'
 import type { Kv } from '@svc/kit'
-import { denyAccessToken } from '../revocation/denylist.ts'
+import { denyAccessToken } from '../../oauth/denylist.ts'
 import {
   insertRefresh,
   refreshByHash,
@@ -16,8 +16,8 @@ import {
   rotateAtOnce,
   rotateRefresh,
 } from './store.ts'
-import { orgClaim } from '../orgs/members.ts'
-import { spendTask } from '../tasks/service.ts'
+import { orgClaim } from '../orgs/index.ts'
+import { spendTask } from '../tasks/index.ts'
 import type { TaskRow } from '../tasks/service.ts'
 import { ACCESS_TOKEN_TTL_S, type Grant, issueTokens, newJti } from './tokens.ts'
 import { idpError } from '../../errors.ts'

@@ -1,10 +1,10 @@
 import { timingSafeEqual } from 'node:crypto'
 import { AppError, type Kv } from '@svc/kit'
 import { inTransaction } from '../../db.ts'
-import { issueNonce, C_NONCE_TTL_S } from '../credentials/nonce.ts'
-import { PRE_AUTHORIZED_CODE, TX_CODE_MAX_FAILURES, txCodeDigest } from '../credentials/offers.ts'
-import { accountsService } from '../accounts/service.ts'
-import { credentialsService } from '../credentials/service.ts'
+import { credentialAudience, issueNonce, C_NONCE_TTL_S } from '../credentials/index.ts'
+import { PRE_AUTHORIZED_CODE, TX_CODE_MAX_FAILURES, txCodeDigest } from '../credentials/index.ts'
+import { accountsService } from '../accounts/index.ts'
+import { credentialsService } from '../credentials/index.ts'
 import type { GrantDeps } from './grants.ts'
 import { ACCESS_TOKEN_TTL_S, signAccessToken, tokenType } from './tokens.ts'
 import { idpError } from '../../errors.ts'
@@ -12,8 +12,6 @@ import { idpError } from '../../errors.ts'
 export { PRE_AUTHORIZED_CODE }
 /** The `client_id` of credential access tokens: wallets are public and need not be registered. */
 export const WALLET_CLIENT = 'urn:svc:wallet'
-/** The audience of credential access tokens: they are good at the credential endpoint only. */
-export const credentialAudience = (issuer: string) => `${issuer}/credential`
 
 const invalidGrant = (message: string) => idpError('invalid_grant', message)
 

@@ -2,11 +2,11 @@ import { rateLimit } from '@svc/kit'
 import type { Selectable } from 'kysely'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Static } from 'typebox'
-import { authenticateClient } from '../../oauth/client-auth.ts'
+import { authenticateClient } from '../clients/index.ts'
 import { currentNonce, tokenEndpointProof } from '../../oauth/dpop.ts'
 import type { IdpTables } from '../../db.ts'
 import { idpError } from '../../errors.ts'
-import { orgsService } from '../orgs/service.ts'
+import { orgsService } from '../orgs/index.ts'
 import type { TokenDeps, TokenRequest } from './routes.ts'
 
 /** One /token request as its steps see it: each step checks one rule and may add what it learned. */

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import type { IdpTables } from '../../db.ts'
 import { subjectFor } from '../../oauth/subject.ts'
 import type { SigningKeys } from '../keys/service.ts'
-import { type TaskClaim, taskClaim } from '../tasks/service.ts'
+import { type TaskClaim, taskClaim } from '../tasks/index.ts'
 import type { TaskRow } from '../tasks/service.ts'
 
 export const ACCESS_TOKEN_TTL_S = 600

@@ -2,24 +2,24 @@ import { html } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import type { IdpDb } from '../../db.ts'
 import { recentEvents, userById } from '../accounts/index.ts'
-import { changeForms } from '../accounts/change-routes.ts'
-import { activitySection } from '../activity/pages.ts'
-import { activityOf } from '../activity/service.ts'
-import { pendingSection } from '../approvals/pages.ts'
+import { changeForms } from '../account-changes/index.ts'
+import { activitySection } from '../activity/index.ts'
+import { activityOf } from '../activity/index.ts'
+import { pendingSection } from '../approvals/index.ts'
 import { pendingOf } from '../approvals/index.ts'
-import { consentsOf } from '../authorize/consent-store.ts'
-import { authorizeService } from '../authorize/service.ts'
-import { clientsService } from '../clients/service.ts'
-import { offerSection } from '../credentials/pages.ts'
-import { PASSKEY_SCRIPT_PATH, passkeySection } from '../passkeys/pages.ts'
-import { type RelyingParty, registrationOptions } from '../passkeys/service.ts'
+import { consentsOf } from '../authorize/index.ts'
+import { authorizeService } from '../authorize/index.ts'
+import { clientsService } from '../clients/index.ts'
+import { offerSection } from '../credentials/index.ts'
+import { PASSKEY_SCRIPT_PATH, passkeySection } from '../passkeys/index.ts'
+import { type RelyingParty, registrationOptions } from '../passkeys/index.ts'
 import { passkeysOf } from '../passkeys/index.ts'
-import { sessionsService } from '../sessions/index.ts'
-import type { Session } from '../sessions/service.ts'
-import { taskSection } from '../tasks/pages.ts'
+import type { SessionsService } from '../sessions/index.ts'
+import type { Session } from '../sessions/index.ts'
+import { taskSection } from '../tasks/index.ts'
 import { liveTasksOf } from '../tasks/index.ts'
-import { describeDevice, formatRelative, formatWhen, type Lang, langOf, type Phrase, t } from './i18n.ts'
-import { localPage } from './layout.ts'
+import { describeDevice, type Lang, langOf, type Phrase, t } from '../../pages/i18n.ts'
+import { localPage, when } from '../../pages/layout.ts'
 
 /** Security events as people read them; a type not listed shows as it is stored. */
 const EVENTS: Record<string, Phrase> = {
@@ -41,12 +41,6 @@ const EVENTS: Record<string, Phrase> = {
   device_approved: 'Device connected',
   other_sessions_ended: 'Other sessions signed out',
 }
-
-/** A moment as the account page shows it: "5 minutes ago", with the full date and time beside it. */
-export const when = (lang: Lang, at: Date) =>
-  html`<time datetime="${at.toISOString()}" title="${formatWhen(lang, at)}"
-    >${formatRelative(lang, at)} (${formatWhen(lang, at)})</time
-  >`
 
 /** Where the account is signed in: each live session, this one marked, and the way to end the others. */
 function sessionsSection(lang: Lang, csrf: string, current: string, sessions: LiveSession[]) {
@@ -72,7 +66,7 @@ function sessionsSection(lang: Lang, csrf: string, current: string, sessions: Li
         : html`<p>${t(lang, 'You are signed in nowhere else.')}</p>`
     }`
 }
-type LiveSession = Awaited<ReturnType<typeof sessionsService.liveOf>>[number]
+type LiveSession = Awaited<ReturnType<SessionsService['liveOf']>>[number]
 
 /** The apps of svc itself (the rental and its console): no consent is asked, so they are listed from sign-ins. */
 async function firstPartySection(db: IdpDb, lang: Lang, userId: string) {
@@ -102,18 +96,18 @@ async function firstPartySection(db: IdpDb, lang: Lang, userId: string) {
 
 /** The whole account page of the signed-in person, in the request's language. */
 export async function accountPage(
-  deps: { db: IdpDb; rp: RelyingParty },
+  deps: { db: IdpDb; rp: RelyingParty; sessions: SessionsService },
   request: FastifyRequest,
   session: Session,
   csrf: string,
 ) {
-  const { db, rp } = deps
+  const { db, rp, sessions: sessionsOf } = deps
   const lang = langOf(request)
   const user = await userById(db, session.user_id)
   const events = await recentEvents(db, session.user_id)
   const apps = await consentsOf(db, session.user_id)
   const passkeys = await passkeysOf(db, session.user_id)
-  const sessions = await sessionsService.liveOf(db, session.user_id)
+  const sessions = await sessionsOf.liveOf(db, session.user_id)
   return localPage(
     request,
     'Account',

@@ -3,17 +3,18 @@ import { type App, html, type Kv, KvUnavailable, rateLimit } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
-import { exportAccount } from '../accounts/export.ts'
-import { beginSecondFactor } from '../mfa/pending.ts'
-import { hasTotp } from '../mfa/totp.ts'
-import { authenticate, recordEvent, requestContext } from '../accounts/service.ts'
-import { PASSKEY_SCRIPT_PATH, passkeySignInForm } from '../passkeys/pages.ts'
-import { type RelyingParty, signInOptions } from '../passkeys/service.ts'
-import { CsrfOnly, checkCsrf, csrfToken } from '../sessions/csrf.ts'
-import { pageHooks, sessionOf } from '../sessions/pages.ts'
-import { currentSession, endSession } from '../sessions/service.ts'
+import { exportAccount } from '../account-changes/index.ts'
+import { beginSecondFactor } from '../mfa/index.ts'
+import { hasTotp } from '../mfa/index.ts'
+import { authenticate, recordEvent, requestContext } from '../accounts/index.ts'
+import { PASSKEY_SCRIPT_PATH, passkeySignInForm } from '../passkeys/index.ts'
+import { type RelyingParty, signInOptions } from '../passkeys/index.ts'
+import { CsrfOnly, checkCsrf, csrfToken } from '../../pages/csrf.ts'
+import { pageHooks, sessionOf } from '../sessions/index.ts'
+import { currentSession, endSession } from '../sessions/index.ts'
+import type { SessionsService } from '../sessions/index.ts'
 import { accountPage } from './account-page.ts'
-import { langOf, type Phrase, rememberLang, t } from './i18n.ts'
+import { langOf, type Phrase, rememberLang, t } from '../../pages/i18n.ts'
 import {
   langField,
   localPage,
@@ -22,11 +23,12 @@ import {
   safeReturnTo,
   signedOut,
   signedOutCsp,
-} from './layout.ts'
-import { completeSignIn } from './sign-in.ts'
+} from '../../pages/layout.ts'
+import { completeSignIn } from '../accounts/index.ts'
 
 interface UiOptions {
   db: IdpDb
+  sessions: SessionsService
   /** Where passkeys belong (the issuer's host and origin). */
   rp: RelyingParty
   receipts: ReceiptWriter
@@ -88,7 +90,8 @@ const loginForm = (
   )
 }
 
-export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies, onSessionEnd }: UiOptions) {
+export function uiRoutes(app: App, options: UiOptions) {
+  const { db, rp, receipts, kv, origin, secureCookies, onSessionEnd } = options
   const tags = ['pages']
   const pages = pageHooks({ db, origin })
   app.get(PAGE_STYLE_PATH, { schema: { summary: 'The style sheet of the hosted pages', tags } }, (_, reply) =>
@@ -197,7 +200,7 @@ export function uiRoutes(app: App, { db, rp, receipts, kv, origin, secureCookies
       const csrf = csrfToken(request, reply, secureCookies)
       return reply
         .type('text/html; charset=utf-8')
-        .send(await accountPage({ db, rp }, request, sessionOf(request), csrf))
+        .send(await accountPage({ db, rp, sessions: options.sessions }, request, sessionOf(request), csrf))
     },
   )
 

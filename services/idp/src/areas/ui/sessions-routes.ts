@@ -1,19 +1,20 @@
 import type { App } from '@svc/kit'
 import type { IdpDb } from '../../db.ts'
-import { recordEvent, requestContext } from '../accounts/service.ts'
-import { CsrfOnly } from '../sessions/csrf.ts'
-import { sessionsService } from '../sessions/index.ts'
-import { pageHooks, sessionOf } from '../sessions/pages.ts'
+import { recordEvent, requestContext } from '../accounts/index.ts'
+import { CsrfOnly } from '../../pages/csrf.ts'
+import type { SessionsService } from '../sessions/index.ts'
+import { pageHooks, sessionOf } from '../sessions/index.ts'
 
 interface SessionsRouteDeps {
   db: IdpDb
+  sessions: SessionsService
   origin: string
   /** Tells the clients of an ended session (back-channel logout, SSF); front-channel frames are not loaded here. */
   onSessionEnd: (session: { sid: string; user_id: string }) => Promise<string[]>
 }
 
 /** The account page's "sign out other sessions": every live session of the account but this one ends. */
-export function sessionsRoutes(app: App, { db, origin, onSessionEnd }: SessionsRouteDeps) {
+export function sessionsRoutes(app: App, { db, sessions, origin, onSessionEnd }: SessionsRouteDeps) {
   app.post(
     '/ui/account/sessions/end-others',
     {
@@ -26,11 +27,11 @@ export function sessionsRoutes(app: App, { db, origin, onSessionEnd }: SessionsR
     },
     async (request, reply) => {
       const session = sessionOf(request)
-      const others = (await sessionsService.liveOf(db, session.user_id)).filter((s) => s.sid !== session.sid)
+      const others = (await sessions.liveOf(db, session.user_id)).filter((s) => s.sid !== session.sid)
       let ended = 0
       for (const other of others) {
         // one at a time, each announced once: a session another request ends meanwhile is skipped
-        if (!(await sessionsService.endOne(db, session.user_id, other.sid))) continue
+        if (!(await sessions.endOne(db, session.user_id, other.sid))) continue
         ended++
         // the other browsers' front-channel frames cannot load here; back-channel and SSF carry it
         await onSessionEnd({ sid: other.sid, user_id: session.user_id })

@@ -1,8 +1,9 @@
 import type { App } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
-import { type PresentedTokenDeps, userOfToken } from '../../oauth/presented-token.ts'
+import type { PresentedTokenDeps } from '../../oauth/presented-token.ts'
+import { userOfToken } from '../token/index.ts'
 import { CLAIMS_BY_SCOPE, parseScope } from '../../oauth/scopes.ts'
-import { orgClaim } from '../orgs/members.ts'
+import { orgClaim } from '../orgs/index.ts'
 
 async function claims(deps: PresentedTokenDeps, request: FastifyRequest) {
   const { payload, holder } = await userOfToken(deps, request)

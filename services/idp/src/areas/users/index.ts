@@ -4,9 +4,9 @@ import { userAdminRoutes } from './routes.ts'
 /** The admin's view of users: disable and enable accounts. */
 export const usersArea = defineArea({
   name: 'users',
-  needs: ['signals'],
-  mount(app, ctx, { signals }) {
-    userAdminRoutes(app, { db: ctx.db, signals, adminToken: ctx.config.adminToken })
+  needs: ['signals', 'sessions', 'lifecycle'],
+  mount(app, ctx, { signals, sessions, lifecycle }) {
+    userAdminRoutes(app, { db: ctx.db, signals, sessions, lifecycle, adminToken: ctx.config.adminToken })
     return undefined
   },
 })

@@ -3,6 +3,8 @@ import { Type } from 'typebox'
 import { requireAdmin } from '../../admin.ts'
 import type { IdpDb } from '../../db.ts'
 import type { SignalDeps } from '../signals/service.ts'
+import type { SessionsService } from '../sessions/index.ts'
+import type { Lifecycle } from '../lifecycle/index.ts'
 import { findUser, setDisabled } from './service.ts'
 import { idpError } from '../../errors.ts'
 
@@ -18,7 +20,16 @@ function reasonOf(body: unknown) {
 }
 
 /** The admin finds an account by its address, and disables or enables it. */
-export function userAdminRoutes(app: App, deps: { db: IdpDb; signals: SignalDeps; adminToken: string }) {
+export function userAdminRoutes(
+  app: App,
+  deps: {
+    db: IdpDb
+    signals: SignalDeps
+    sessions: SessionsService
+    lifecycle: Lifecycle
+    adminToken: string
+  },
+) {
   const admin = {
     onRequest: async (request: Parameters<typeof requireAdmin>[0]) => requireAdmin(request, deps.adminToken),
   }

@@ -1,10 +1,10 @@
 import { notFound } from '@svc/kit'
 import { type IdpDb, inTransaction } from '../../db.ts'
-import { accountsService } from '../accounts/service.ts'
-import { lifecycleService } from '../lifecycle/service.ts'
-import { sessionsService } from '../sessions/index.ts'
-import { emit, type SignalDeps } from '../signals/service.ts'
-import { tokenService } from '../token/service.ts'
+import { accountsService } from '../accounts/index.ts'
+import type { Lifecycle } from '../lifecycle/index.ts'
+import type { SessionsService } from '../sessions/index.ts'
+import { emit, type SignalDeps } from '../signals/index.ts'
+import { tokenService } from '../token/index.ts'
 
 const view = (row: {
   id: string
@@ -31,7 +31,7 @@ export async function findUser(db: IdpDb, email: string) {
  * stop standing, it cannot sign in, and the clients that know it get RISC `account-disabled`.
  */
 export async function setDisabled(
-  deps: { db: IdpDb; signals: SignalDeps },
+  deps: { db: IdpDb; signals: SignalDeps; sessions: SessionsService; lifecycle: Lifecycle },
   userId: string,
   disabled: boolean,
   reason?: 'hijacking' | 'bulk-account',
@@ -39,14 +39,14 @@ export async function setDisabled(
   const row = await inTransaction(deps.db, async (trx) => {
     const updated = await accountsService.setDisabledAt(trx, userId, disabled ? new Date() : null)
     if (!updated || !disabled) return updated
-    await sessionsService.endAllOf(trx, userId)
+    await deps.sessions.endAllOf(trx, userId)
     await tokenService.revokeUserFamilies(trx, userId)
     await emit(
       deps.signals,
       trx,
       userId,
       'account-disabled',
-      await lifecycleService.clientsKnowing(trx, userId),
+      await deps.lifecycle.clientsKnowing(trx, userId),
       reason ? { reason } : {},
     )
     return updated

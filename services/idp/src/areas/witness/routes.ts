@@ -1,7 +1,7 @@
 import { type App, badRequest } from '@svc/kit'
 import { TLOG_SIZE_CONTENT_TYPE, formatTlogSize } from '@svc/trust/witness'
 import { Type } from 'typebox'
-import { type DocumentDeps, signed } from '../documents/service.ts'
+import { type DocumentDeps, signed } from '../documents/index.ts'
 import { addCheckpoint, rootOf, SizeConflict, type WitnessDeps } from './service.ts'
 import { cosignaturesSince, splitViewEvidence, witnessedLogs } from './store.ts'
 import { idpError } from '../../errors.ts'

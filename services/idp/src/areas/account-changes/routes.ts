@@ -1,0 +1,296 @@
+import { type App, html, type Kv, rateLimit, type Sealer } from '@svc/kit'
+import type { FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import type { IdpDb } from '../../db.ts'
+import type { Mailer } from '../email/mailer.ts'
+import { consumeEmailToken, issueEmailToken, outbox } from '../email/index.ts'
+import { checkCsrf, csrfToken } from '../../pages/csrf.ts'
+import { type Lang, langOf, type Phrase, t } from '../../pages/i18n.ts'
+import { langField, localPage, page, sendLocalMessage } from '../../pages/layout.ts'
+import { type ChangeDeps, changePassword } from './changes.ts'
+import { createUser, recordEvent } from '../accounts/index.ts'
+import { markEmailVerified, userByEmail } from '../accounts/index.ts'
+
+/** NIST SP 800-63B: length, not composition rules. */
+export const MIN_PASSWORD = 10
+const VERIFY_TTL_MS = 24 * 3600_000
+const RESET_TTL_MS = 3600_000
+const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]{2,}$/
+
+interface AccountOptions {
+  db: IdpDb
+  mailer: Mailer
+  sealer: Sealer
+  kv: Kv
+  issuer: string
+  origin: string
+  secureCookies: boolean
+  development: boolean
+  ratePerMinute: number
+  changes: ChangeDeps
+}
+
+const registerForm = (
+  request: FastifyRequest,
+  csrf: string,
+  values: { email?: string; name?: string } = {},
+  error?: Phrase,
+) => {
+  const lang = langOf(request)
+  return localPage(
+    request,
+    'Create an account',
+    html`<h1>${t(lang, 'Create an account')}</h1>
+      ${error ? html`<p class="error" role="alert">${t(lang, error, { n: MIN_PASSWORD })}</p>` : ''}
+      <form method="post" action="/ui/register">
+        <input type="hidden" name="csrf" value="${csrf}" />
+        ${langField(lang)}
+        <label for="name">${t(lang, 'Name')}</label>
+        <input id="name" name="name" autocomplete="name" value="${values.name ?? ''}" />
+        <label for="email">${t(lang, 'Email')}</label>
+        <input id="email" name="email" type="email" autocomplete="email" required value="${values.email ?? ''}" />
+        <label for="password">${t(lang, 'Password (at least {n} characters)', { n: MIN_PASSWORD })}</label>
+        <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${MIN_PASSWORD}" />
+        <button type="submit">${t(lang, 'Create account')}</button>
+      </form>
+      <p><a href="/ui/login?ui_locales=${lang}">${t(lang, 'I already have an account: sign in')}</a></p>`,
+  )
+}
+
+const emailForm = (lang: Lang, csrf: string) =>
+  html`<h1>${t(lang, 'Forgot your password')}</h1>
+    <p>${t(lang, 'Enter your address: if it has an account, we send it a link to choose a new password.')}</p>
+    <form method="post" action="/ui/forgot">
+      <input type="hidden" name="csrf" value="${csrf}" />
+      ${langField(lang)}
+      <label for="email">${t(lang, 'Email')}</label>
+      <input id="email" name="email" type="email" autocomplete="email" required />
+      <button type="submit">${t(lang, 'Send a reset link')}</button>
+    </form>
+    <p><a href="/ui/login?ui_locales=${lang}">${t(lang, 'Back to sign in')}</a></p>`
+
+export function accountRoutes(
+  app: App,
+  {
+    db,
+    mailer,
+    sealer,
+    kv,
+    issuer,
+    origin,
+    secureCookies,
+    development,
+    ratePerMinute,
+    changes,
+  }: AccountOptions,
+) {
+  const tags = ['pages']
+
+  app.get('/ui/register', { schema: { summary: 'The registration page', tags } }, async (request, reply) =>
+    reply
+      .type('text/html; charset=utf-8')
+      .send(registerForm(request, csrfToken(request, reply, secureCookies))),
+  )
+
+  app.post(
+    '/ui/register',
+    {
+      preHandler: rateLimit(kv, 'register', { limit: ratePerMinute, windowMs: 60_000 }),
+      schema: {
+        summary: 'Create an account; the address is confirmed by a link sent to it',
+        tags,
+        body: Type.Object({
+          csrf: Type.String({ maxLength: 100 }),
+          email: Type.String({ maxLength: 320 }),
+          password: Type.String({ maxLength: 1000 }),
+          name: Type.Optional(Type.String({ maxLength: 200 })),
+        }),
+      },
+    },
+    async (request, reply) => {
+      checkCsrf(request, request.body.csrf, origin)
+      const { email, password } = request.body
+      const name = request.body.name?.trim() || undefined
+      const refuse = (error: Phrase) =>
+        reply
+          .code(400)
+          .type('text/html; charset=utf-8')
+          .send(registerForm(request, csrfToken(request, reply, secureCookies), { email, name }, error))
+      if (!EMAIL.test(email)) return refuse('Enter a valid email address.')
+      if (password.length < MIN_PASSWORD) return refuse('Choose a password of at least {n} characters.')
+      // the same answer whether or not the address has an account: its owner is told by email instead
+      await db.transaction().execute(async (trx) => {
+        if (await userByEmail(trx, email)) {
+          await mailer.send(trx, {
+            to: email,
+            subject: 'You already have an account',
+            text: `Someone tried to create an account with this address, which already has one. Sign in at ${issuer}/ui/login. If it was not you, nothing changed.`,
+          })
+          return
+        }
+        const userId = await createUser(trx, sealer, { email, password, ...(name ? { name } : {}) })
+        const token = await issueEmailToken(trx, userId, 'verify_email', VERIFY_TTL_MS)
+        await mailer.send(trx, {
+          to: email,
+          subject: 'Confirm your email address',
+          text: `Confirm your address: ${issuer}/ui/verify-email?token=${token}\nThe link works once, for 24 hours.`,
+        })
+        await recordEvent(trx, userId, 'register', { ip: request.ip })
+      })
+      return sendLocalMessage(
+        reply,
+        200,
+        'Check your email',
+        'We sent a message to {email}. Follow its link to confirm your address.',
+        { email },
+      )
+    },
+  )
+
+  app.get(
+    '/ui/verify-email',
+    {
+      schema: {
+        summary: 'Confirm an email address from its link',
+        tags,
+        querystring: Type.Object({ token: Type.String({ maxLength: 100 }) }),
+      },
+    },
+    async (request, reply) => {
+      const userId = await consumeEmailToken(db, request.query.token, 'verify_email')
+      if (!userId)
+        return sendLocalMessage(reply, 400, 'Link not valid', 'This link has expired or was already used.')
+      await markEmailVerified(db, userId)
+      await recordEvent(db, userId, 'email_verified', { ip: request.ip })
+      return sendLocalMessage(reply, 200, 'Email confirmed', 'Your address is confirmed. You can sign in.')
+    },
+  )
+
+  if (development)
+    app.get(
+      '/ui/dev/outbox',
+      { schema: { summary: 'Development only: the emails sent', tags } },
+      async (_request, reply) => {
+        const emails = await outbox(db)
+        return reply.type('text/html; charset=utf-8').send(
+          page(
+            'Outbox',
+            html`<h1>Outbox (development)</h1>
+            ${emails.map((e) => html`<article><h2>${e.subject}</h2><p>To ${e.recipient}, ${e.created_at.toISOString()}</p><pre>${e.body}</pre></article>`)}`,
+          ),
+        )
+      },
+    )
+
+  app.get(
+    '/ui/forgot',
+    { schema: { summary: 'Ask for a password reset link', tags } },
+    async (request, reply) =>
+      reply
+        .type('text/html; charset=utf-8')
+        .send(
+          localPage(
+            request,
+            'Forgot your password',
+            emailForm(langOf(request), csrfToken(request, reply, secureCookies)),
+          ),
+        ),
+  )
+
+  app.post(
+    '/ui/forgot',
+    {
+      preHandler: rateLimit(kv, 'forgot', { limit: ratePerMinute, windowMs: 60_000 }),
+      schema: {
+        summary: 'Mail a reset link; the answer is the same whether or not the address has an account',
+        tags,
+        body: Type.Object({ csrf: Type.String({ maxLength: 100 }), email: Type.String({ maxLength: 320 }) }),
+      },
+    },
+    async (request, reply) => {
+      checkCsrf(request, request.body.csrf, origin)
+      const user = await userByEmail(db, request.body.email)
+      if (user)
+        await db.transaction().execute(async (trx) => {
+          const token = await issueEmailToken(trx, user.id, 'reset_password', RESET_TTL_MS)
+          await mailer.send(trx, {
+            to: user.email,
+            subject: 'Reset your password',
+            text: `Choose a new password: ${issuer}/ui/reset?token=${token}\nThe link works once, for one hour. If you did not ask, ignore this message.`,
+          })
+        })
+      return sendLocalMessage(
+        reply,
+        200,
+        'Check your email',
+        'If an account uses this address, a reset link is on its way.',
+      )
+    },
+  )
+
+  app.get(
+    '/ui/reset',
+    {
+      schema: {
+        summary: 'Choose a new password',
+        tags,
+        querystring: Type.Object({ token: Type.String({ maxLength: 100 }) }),
+      },
+    },
+    async (request, reply) => {
+      const lang = langOf(request)
+      return reply.type('text/html; charset=utf-8').send(
+        localPage(
+          request,
+          'Choose a new password',
+          html`<h1>${t(lang, 'Choose a new password')}</h1>
+            <form method="post" action="/ui/reset">
+              <input type="hidden" name="csrf" value="${csrfToken(request, reply, secureCookies)}" />
+              <input type="hidden" name="token" value="${request.query.token}" />
+              ${langField(lang)}
+              <label for="password">${t(lang, 'New password (at least {n} characters)', { n: MIN_PASSWORD })}</label>
+              <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${MIN_PASSWORD}" />
+              <button type="submit">${t(lang, 'Change password')}</button>
+            </form>`,
+        ),
+      )
+    },
+  )
+
+  app.post(
+    '/ui/reset',
+    {
+      schema: {
+        summary: 'Set the new password; every session of the account ends',
+        tags,
+        body: Type.Object({
+          csrf: Type.String({ maxLength: 100 }),
+          token: Type.String({ maxLength: 100 }),
+          password: Type.String({ maxLength: 1000 }),
+        }),
+      },
+    },
+    async (request, reply) => {
+      checkCsrf(request, request.body.csrf, origin)
+      if (request.body.password.length < MIN_PASSWORD)
+        return sendLocalMessage(
+          reply,
+          400,
+          'Password too short',
+          'Choose a password of at least {n} characters.',
+          { n: MIN_PASSWORD },
+        )
+      const userId = await consumeEmailToken(db, request.body.token, 'reset_password')
+      if (!userId)
+        return sendLocalMessage(reply, 400, 'Link not valid', 'This link has expired or was already used.')
+      // whoever knew the old password is signed out everywhere, and the clients are told
+      await changePassword(changes, userId, request.body.password, 'reset', { ip: request.ip })
+      return sendLocalMessage(
+        reply,
+        200,
+        'Password changed',
+        'Your password is changed and every session is signed out. Sign in again.',
+      )
+    },
+  )
+}
