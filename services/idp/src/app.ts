@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import cookie from '@fastify/cookie'
-import { Jobs, rateLimit, Sealer, type ServiceSpec } from '@svc/kit'
+import { Jobs, Reactions, rateLimit, Sealer, type ServiceSpec } from '@svc/kit'
 import type { Kysely } from 'kysely'
 import { requireAdmin } from './admin.ts'
 import { DEMO_EMAIL } from './areas/accounts/index.ts'
@@ -41,7 +41,7 @@ import { type IdpConfig, readIdpConfig } from './config.ts'
 import { type IdpContext, mountAreas } from './context.ts'
 import type { IdpTables } from './db.ts'
 import { idpErrors } from './errors.ts'
-import { idpReactions } from './reactions.ts'
+import type { IdpReactionTypes } from './reactions.ts'
 
 /** The idp's areas; each is mounted after the areas it needs (context.ts lists what each offers). */
 export const idpAreas = [
@@ -138,7 +138,7 @@ export const idp: ServiceSpec<IdpConfig> = {
         'slow_down',
       ),
       // one nonce secret for every instance, derived from the sealing key (RFC 9449 §8 leaves its form to us)
-      reactions: idpReactions(),
+      reactions: new Reactions<IdpReactionTypes>(),
       dpop: {
         kv: ctx.kv,
         issuer,

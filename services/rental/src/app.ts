@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url'
 import cookie from '@fastify/cookie'
-import { Jobs, Sealer, type ServiceSpec } from '@svc/kit'
+import { Jobs, Reactions, Sealer, type ServiceSpec } from '@svc/kit'
 import { ReceiptWriter } from '@svc/kit/receipts/writer'
 import type { Kysely } from 'kysely'
 import { a2aArea } from './areas/a2a/index.ts'
@@ -53,7 +53,7 @@ import { type RentalConfig, readRentalConfig } from './config.ts'
 import { mountAreas, type RentalContext } from './context.ts'
 import type { RentalTables } from './db.ts'
 import { rentalErrors } from './errors.ts'
-import { Reactions } from './reactions.ts'
+import type { RentalReactionTypes } from './reactions.ts'
 
 const VERSION = '0.16.1'
 
@@ -153,7 +153,7 @@ export const rental: ServiceSpec<RentalConfig> = {
       baseUrl: service.baseUrl,
       version: VERSION,
       addReadinessCheck: service.addReadinessCheck,
-      reactions: new Reactions(),
+      reactions: new Reactions<RentalReactionTypes>(),
     }
     // routes are registered in this order (the API document's); services in the order areas need them
     await mountAreas(app, ctx, [

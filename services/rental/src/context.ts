@@ -41,7 +41,7 @@ import type { ErasureService } from './areas/erasure/index.ts'
 import type { ExportService } from './areas/exports/index.ts'
 import type { RentalConfig } from './config.ts'
 import type { RentalTables } from './db.ts'
-import type { Reactions } from './reactions.ts'
+import type { RentalReactions } from './reactions.ts'
 
 /** What every area of the rental is given: the service's parts, made once in app.ts. */
 export interface RentalContext {
@@ -65,7 +65,7 @@ export interface RentalContext {
   version: string
   addReadinessCheck(check: HealthCheck): void
   /** What areas do for the areas they need, which cannot need them back (reactions.ts). */
-  reactions: Reactions
+  reactions: RentalReactions
 }
 
 /** Each area's service: the only thing other areas may call (`undefined`: it offers nothing). */

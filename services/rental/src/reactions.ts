@@ -1,3 +1,4 @@
+import type { Reactions } from '@svc/kit'
 import type { ToolCallDecisions } from './areas/approvals/index.ts'
 import type { EngagementLookup } from './areas/budgets/index.ts'
 import type { HoldCheck } from './areas/files/index.ts'
@@ -29,30 +30,8 @@ export interface RentalReactionTypes {
   'budgets.engagement': EngagementLookup
 }
 
-type Name = keyof RentalReactionTypes
+/** The rental's reactions, one registry per app (`ctx.reactions`). */
+export type RentalReactions = Reactions<RentalReactionTypes>
 
 /** Without the models area: no agent declares a model. */
 export const NO_MODELS: ModelsOf = async () => new Map()
-
-export class Reactions {
-  readonly #registered = new Map<Name, unknown[]>()
-
-  /** Registers the area's reaction (at its mount); reactions run in the order registered. */
-  on<K extends Name>(name: K, reaction: RentalReactionTypes[K]): void {
-    this.all(name).push(reaction)
-  }
-
-  /** Every reaction to `name`, a list that later registrations join. */
-  all<K extends Name>(name: K): Array<RentalReactionTypes[K]> {
-    let found = this.#registered.get(name)
-    if (!found) this.#registered.set(name, (found = []))
-    return found as Array<RentalReactionTypes[K]>
-  }
-
-  /** The one reaction to `name` (the last registered), or `fallback` when no area reacts. */
-  one<K extends Name>(name: K, fallback: RentalReactionTypes[K]): RentalReactionTypes[K]
-  one<K extends Name>(name: K): RentalReactionTypes[K] | undefined
-  one<K extends Name>(name: K, fallback?: RentalReactionTypes[K]) {
-    return this.all(name).at(-1) ?? fallback
-  }
-}

@@ -1,4 +1,3 @@
 export { type Backend, type Database, type DatabaseOptions, jobsSchema, openDatabase } from './database.ts'
 export { migrate, readMigrations } from './migrator.ts'
 export { afterCommit, inTransaction } from './transaction.ts'
-export { Reactions } from './reactions.ts'

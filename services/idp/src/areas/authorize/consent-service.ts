@@ -73,7 +73,7 @@ export async function withdrawConsent(
     const previous = await consentOf(trx, userId, clientId)
     if (previous.granted_at) await lifecycle.announce(trx, userId, 'consent.revoked', {}, clientId)
     if (!(await deleteConsent(trx, userId, clientId))) return false
-    await reactions.tell(trx, 'consent.withdrawn', { userId, clientId })
+    await reactions.tell('consent.withdrawn', trx, { userId, clientId })
     await recordEvent(trx, userId, 'consent_withdrawn', context)
     await receipts.record(trx, {
       type: 'consent.withdrawn',

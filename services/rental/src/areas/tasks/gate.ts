@@ -1,5 +1,5 @@
 import { inTransaction, type RentalDb } from '../../db.ts'
-import type { Reactions } from '../../reactions.ts'
+import type { RentalReactions } from '../../reactions.ts'
 import type { EngagementConfig } from '../engagements/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
 import type { AgentAsks } from './dispatch.ts'
@@ -52,7 +52,7 @@ export const NO_APPROVALS: ApprovalGate = {
 }
 
 /** The gate tasks call: the approvals area's `tasks.gate` reaction, read at each call (NO_APPROVALS without one). */
-export function reactingGate(reactions: Reactions): ApprovalGate {
+export function reactingGate(reactions: RentalReactions): ApprovalGate {
   const gate = () => reactions.one('tasks.gate', NO_APPROVALS)
   return {
     holds: (policy, priceFils) => gate().holds(policy, priceFils),
