@@ -173,7 +173,7 @@ export const CLIENT_AR = {
   'statement.kind.vat': 'ضريبة القيمة المضافة',
   'statement.kind.refund': 'استرداد',
   'statement.kind.adjustment': 'تسوية',
-  'teams.empty': 'لا توجد فرق. يُنشأ الفريق (وكيل قائد وأعضاؤه) عبر POST /api/teams.',
+  'teams.empty': 'لا توجد فرق بعد. الفريق وكيل قائد وأعضاؤه؛ كوّنه من عرض وكيل في السوق.',
   'teams.members': 'الأعضاء',
   'teams.lead': 'القائد',
   'teams.budget': 'الميزانية لكل مهمة',

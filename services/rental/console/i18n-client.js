@@ -177,7 +177,8 @@ export const CLIENT_EN = {
   'statement.kind.vat': 'VAT',
   'statement.kind.refund': 'Refund',
   'statement.kind.adjustment': 'Adjustment',
-  'teams.empty': 'No teams. A team (a lead agent and its members) is made with POST /api/teams.',
+  'teams.empty':
+    'No teams yet. A team is a lead agent with its members; form one from an agent’s listing in the Market.',
   'teams.members': 'Members',
   'teams.lead': 'Lead',
   'teams.budget': 'Budget per task',
