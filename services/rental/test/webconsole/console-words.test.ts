@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
-import { ERRORS_AR } from '../../console/i18n-errors-ar.js'
-import { ERRORS_EN } from '../../console/i18n-errors.js'
-import { CATALOGUES } from '../../console/i18n.js'
+
+type Words = Record<string, string>
+// the console's files are the browser's ES modules (no types): loaded by URL
+const consoleModule = (name: string) => import(new URL(`../../console/${name}`, import.meta.url).href)
+const { ERRORS_EN } = (await consoleModule('i18n-errors.js')) as { ERRORS_EN: Words }
+const { ERRORS_AR } = (await consoleModule('i18n-errors-ar.js')) as { ERRORS_AR: Words }
+const { CATALOGUES } = (await consoleModule('i18n.js')) as { CATALOGUES: Record<'en' | 'ar', Words> }
 
 /** The error codes the rental publishes: the OpenAPI document's ErrorCode. */
 const published = (
@@ -18,11 +22,11 @@ describe('the console’s words (no browser)', () => {
   it('has a sentence in English and in Arabic for every published error code, and for no other', () => {
     assert.ok(published.length > 100, 'the published ErrorCode enum')
     for (const code of published) {
-      const en = (ERRORS_EN as Record<string, string>)[code]
-      const ar = (ERRORS_AR as Record<string, string>)[code]
+      const en = ERRORS_EN[code]
+      const ar = ERRORS_AR[code]
       assert.ok(en?.trim(), `English sentence for ${code}`)
       assert.ok(ar?.trim(), `Arabic sentence for ${code}`)
-      assert.match(ar, /[\u0600-\u06FF]/, `${code}: the Arabic sentence is in Arabic`)
+      assert.match(ar!, /[\u0600-\u06FF]/, `${code}: the Arabic sentence is in Arabic`)
       assert.notEqual(en, ar, code)
     }
     assert.deepEqual(Object.keys(ERRORS_EN).sort(), [...published].sort())
@@ -30,7 +34,7 @@ describe('the console’s words (no browser)', () => {
   })
 
   it('the English and Arabic catalogues have the same keys, and none names a route or a schema path', () => {
-    const { en, ar } = CATALOGUES as Record<'en' | 'ar', Record<string, string>>
+    const { en, ar } = CATALOGUES
     assert.deepEqual(
       Object.keys(en).filter((key) => !(key in ar)),
       [],
@@ -44,7 +48,6 @@ describe('the console’s words (no browser)', () => {
     for (const [lang, words] of Object.entries({ en, ar }))
       for (const [key, text] of Object.entries(words))
         assert.doesNotMatch(text, ROUTE_OR_SCHEMA, `${lang} ${key}: ${text}`)
-    for (const code of published)
-      assert.equal(en[`error.code.${code}`], ERRORS_EN[code as keyof typeof ERRORS_EN])
+    for (const code of published) assert.equal(en[`error.code.${code}`], ERRORS_EN[code])
   })
 })
