@@ -90,9 +90,23 @@ function useLabelledCells() {
   }, [])
 }
 
-function Account({ me, t, lang, choose, onError }) {
+// the account (who, language, sign-out) sits in the header on wide screens, in the menu on a phone
+const NARROW = '(max-width: 56rem)'
+
+function useNarrow() {
+  const [narrow, setNarrow] = useState(() => globalThis.matchMedia(NARROW).matches)
+  useEffect(() => {
+    const query = globalThis.matchMedia(NARROW)
+    const onChange = () => setNarrow(query.matches)
+    query.addEventListener('change', onChange)
+    return () => query.removeEventListener('change', onChange)
+  }, [])
+  return narrow
+}
+
+function Account({ me, t, lang, choose, onError, inHeader }) {
   const [leaving, setLeaving] = useState(false)
-  return html`<section class="account" aria-labelledby="account-title">
+  return html`<section class=${inHeader ? 'account account-top' : 'account'} aria-labelledby="account-title">
     <h2 class="nav-heading" id="account-title">${t('nav.account')}</h2>
     ${
       me
@@ -135,6 +149,7 @@ function App() {
     return () => removeEventListener('hashchange', onHash)
   }, [])
   useLabelledCells()
+  const narrow = useNarrow()
   const choose = (next) => {
     remember(next)
     setLang(next)
@@ -143,15 +158,15 @@ function App() {
     setMenuOpen(false)
     if (giveFocusBack) menuButton.current?.focus()
   }
+  const account = html`<${Account} me=${me} t=${t} lang=${lang} choose=${choose} onError=${setError} inHeader=${!narrow} />`
   return html`<${SkipLink} t=${t} />
     <header class="top">
       <${MenuButton} t=${t} open=${menuOpen} buttonRef=${menuButton} onToggle=${() => setMenuOpen(!menuOpen)} />
       <a class="brand" href="#/home">${t('title')}</a>
+      ${narrow ? null : account}
     </header>
     <div class="shell">
-      <${Sidebar} t=${t} current=${route[0]} open=${menuOpen} onClose=${closeMenu}>
-        <${Account} me=${me} t=${t} lang=${lang} choose=${choose} onError=${setError} />
-      <//>
+      <${Sidebar} t=${t} current=${route[0]} open=${menuOpen} onClose=${closeMenu}>${narrow ? account : null}<//>
       <main id="main" tabindex="-1">
         <${ErrorText} error=${error} t=${t} />
         ${me ? html`<${Screen} route=${route} me=${me} t=${t} lang=${lang} />` : error ? null : html`<${Loading} t=${t} />`}
