@@ -68,7 +68,8 @@ export function Sidebar({ t, current, open, onClose, children }) {
   const link = (to, label) =>
     html`<a href=${`#/${to}`} aria-current=${section === to ? 'page' : undefined}
       onClick=${() => onClose(false)}>${t(label)}</a>`
-  return html`<nav id="sidebar" ref=${ref} class=${open ? 'sidebar open' : 'sidebar'} aria-label=${t('nav.main')}>
+  // the column carries the sidebar's background the page's whole height; the list inside stays in view
+  return html`<div class="sidebar-column"><nav id="sidebar" ref=${ref} class=${open ? 'sidebar open' : 'sidebar'} aria-label=${t('nav.main')}>
     <ul class="nav-home"><li>${link('home', 'nav.home')}</li></ul>
     ${NAV_GROUPS.map(
       ({ key, items }) => html`<div class="nav-group" key=${key}>
@@ -79,7 +80,7 @@ export function Sidebar({ t, current, open, onClose, children }) {
       </div>`,
     )}
     ${children}
-  </nav>`
+  </nav></div>`
 }
 
 /** The link past the header and the navigation: it focuses the main region (the hash is the router's). */

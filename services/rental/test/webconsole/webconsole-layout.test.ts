@@ -71,7 +71,8 @@ describe('the web console’s layout in Chromium: errors in words, a phone and a
     await stack.close()
   })
 
-  const shot = (name: string) => page.screenshot({ path: `${SHOTS}layout-${name}.png`, fullPage: true })
+  const shot = (name: string, fullPage = true) =>
+    page.screenshot({ path: `${SHOTS}layout-${name}.png`, fullPage })
   const open = async (route: string, lang: 'en' | 'ar' = 'en') => {
     await page.goto(`${stack.rental.url}/console?lang=${lang}#/${route}`)
     await page.locator('main h1').first().waitFor()
