@@ -205,6 +205,8 @@ describe('the web console’s layout in Chromium: errors in words, a phone and a
       assert.equal(await menu.getAttribute('aria-expanded'), 'true')
       assert.ok(await page.locator('#sidebar').isVisible())
       await shot(`phone-menu-${lang}`)
+      await page.locator('#sidebar').evaluate((nav) => nav.scrollTo(0, nav.scrollHeight))
+      await shot(`phone-menu-end-${lang}`, false)
       await page.keyboard.press('Escape')
       assert.equal(await menu.getAttribute('aria-expanded'), 'false')
       assert.equal(await page.evaluate(() => document.activeElement?.className), 'menu-button')
@@ -234,8 +236,10 @@ describe('the web console’s layout in Chromium: errors in words, a phone and a
       await page.getByTestId('members').waitFor()
       assert.deepEqual(await sticksOut(), [])
       await shot(`phone-members-${lang}`)
+      await shot(`phone-members-top-${lang}`, false)
       await open(`engagements/${encodeURIComponent(engagementId)}`, lang)
       await shot(`phone-engagement-${lang}`)
+      await shot(`phone-engagement-top-${lang}`, false)
     }
   }
 
