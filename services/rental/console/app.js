@@ -111,7 +111,7 @@ function Account({ me, t, lang, choose, onError, inHeader }) {
     ${
       me
         ? html`<p class="person" data-testid="person">${me.client.name ?? me.client.email ?? me.client.subject}</p>
-          <p class="org">${roleName(me.organization.role, lang)} · <code dir="ltr" data-testid="org">${me.organization.id}</code></p>`
+          <p class="org">${roleName(me.organization.role, lang)} · <code dir="ltr" data-testid="org-id">${me.organization.id}</code></p>`
         : null
     }
     <label for="lang">${t('language')}</label>

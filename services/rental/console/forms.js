@@ -108,7 +108,8 @@ export function WebhookForm({ t, reload }) {
   const fields = useFieldProblems()
   const send = () => {
     fields.check({
-      'webhook-url': /^https:\/\/\S+$/.test(f.url.trim()) ? null : t('field.https_url'),
+      // a web address; the rental itself refuses one that is not https where it must be (production)
+      'webhook-url': /^https?:\/\/\S+$/.test(f.url.trim()) ? null : t('field.https_url'),
       'webhook-events': wordsOf(f.events).length ? null : t('field.required'),
     })
     return api('POST', '/api/webhooks', {
