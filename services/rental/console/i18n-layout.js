@@ -4,7 +4,6 @@
 export const LAYOUT_EN = {
   'nav.skip': 'Skip to content',
   'nav.menu': 'Menu',
-  'nav.menu_close': 'Close',
   'nav.group.work': 'Work',
   'nav.group.money': 'Money',
   'nav.group.trust': 'Trust',
@@ -19,7 +18,6 @@ export const LAYOUT_EN = {
 export const LAYOUT_AR = {
   'nav.skip': 'انتقل إلى المحتوى',
   'nav.menu': 'القائمة',
-  'nav.menu_close': 'إغلاق',
   'nav.group.work': 'العمل',
   'nav.group.money': 'المال',
   'nav.group.trust': 'الثقة',

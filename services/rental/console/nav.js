@@ -94,4 +94,4 @@ export const SkipLink = ({ t }) =>
 export const MenuButton = ({ t, open, onToggle, buttonRef }) =>
   html`<button type="button" class="menu-button" ref=${buttonRef} aria-expanded=${open ? 'true' : 'false'}
     aria-controls="sidebar" onClick=${onToggle}>
-    <span class="menu-icon" aria-hidden="true"></span>${open ? t('nav.menu_close') : t('nav.menu')}</button>`
+    <span class="menu-icon" aria-hidden="true"></span>${t('nav.menu')}</button>`
