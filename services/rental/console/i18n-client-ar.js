@@ -193,7 +193,6 @@ export const CLIENT_AR = {
   'batch.new': 'شغّل دفعة',
   'batch.items': 'نصوص المهام، سطر لكل مهمة',
   'batch.run': 'شغّل الدفعة',
-  'batch.fill': 'اختر تعاقداً نشطاً واكتب مهمة واحدة على الأقل.',
   'batch.need_engagement': 'تعمل الدفعة على تعاقد نشط: استأجر وكيلاً أولاً.',
   'batch.empty': 'لا توجد دفعات بعد.',
   'batch.progress': 'التقدّم',

@@ -198,7 +198,6 @@ export const CLIENT_EN = {
   'batch.new': 'Run a batch',
   'batch.items': 'Task texts, one a line',
   'batch.run': 'Run the batch',
-  'batch.fill': 'Choose an active engagement and write at least one task.',
   'batch.need_engagement': 'A batch runs on an active engagement: hire an agent first.',
   'batch.empty': 'No batches yet.',
   'batch.progress': 'Progress',

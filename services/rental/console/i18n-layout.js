@@ -11,6 +11,9 @@ export const LAYOUT_EN = {
   'nav.wallet_statements': 'Wallet and statements',
   'nav.account': 'Your account',
   'field.required': 'Fill in this field.',
+  'field.email': 'Give an email address, such as name@example.com.',
+  'field.choose_engagement': 'Choose the engagement that runs these tasks.',
+  'field.batch_items': 'Write at least one task, one per line.',
   'field.task_text': 'Write what the agent should do: the task needs some text.',
   'field.https_url': 'Give an address that starts with https://, for example https://example.com/hook.',
 }
@@ -25,6 +28,9 @@ export const LAYOUT_AR = {
   'nav.wallet_statements': 'المحفظة والكشوف',
   'nav.account': 'حسابك',
   'field.required': 'املأ هذا الحقل.',
+  'field.email': 'أدخل عنوان بريد إلكتروني، مثل name@example.com.',
+  'field.choose_engagement': 'اختر التعاقد الذي ينفّذ هذه المهام.',
+  'field.batch_items': 'اكتب مهمة واحدة على الأقل، مهمة في كل سطر.',
   'field.task_text': 'اكتب ما ينبغي للوكيل فعله: المهمة تحتاج إلى نص.',
   'field.https_url': 'أدخل عنواناً يبدأ بـ https://‎، مثل https://example.com/hook.',
 }

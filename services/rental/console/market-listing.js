@@ -3,6 +3,7 @@
 // converts it into the pending engagement signed in this browser as hiring does (engagements.js).
 import { useState } from 'preact/hooks'
 import { api } from './api.js'
+import { useFieldProblems } from './field-check.js'
 import { formatNumber } from './i18n.js'
 import { ensureKey } from './keys.js'
 import { ActionButton, Did, Empty, ErrorText, html, Loading, useLoad, When } from './ui.js'
@@ -105,7 +106,9 @@ async function hire(trial, jobId) {
 function TrialTask({ trial, t, onRan }) {
   const [text, setText] = useState('')
   const [task, setTask] = useState(null)
+  const fields = useFieldProblems()
   const run = async () => {
+    fields.check({ 'trial-text': text.trim() ? null : t('field.task_text') })
     const answer = await api('POST', `/api/trials/${encodeURIComponent(trial.id)}/tasks`, { text })
     setTask(answer.task)
     onRan(answer.trial)
@@ -115,8 +118,9 @@ function TrialTask({ trial, t, onRan }) {
     ${
       trial.state === 'active'
         ? html`<label for="trial-text">${t('task.text')}</label>
-          <textarea id="trial-text" rows="4" maxlength="20000" value=${text}
+          <textarea id="trial-text" rows="4" maxlength="20000" required value=${text} ...${fields.at('trial-text')}
             onInput=${(e) => setText(e.currentTarget.value)}></textarea>
+          ${fields.note('trial-text')}
           <${ActionButton} kind="primary" t=${t} label=${t('trial.run')} busy=${t('task.running')} action=${run} />`
         : html`<p class="hint">${t(`trial.no_more.${trial.state}`)}</p>`
     }

@@ -132,6 +132,19 @@ describe('the web console’s layout in Chromium: errors in words, a phone and a
       assert.equal(await page.locator('#task-text-problem').textContent(), say('en', 'field.task_text'))
       assert.equal(await page.locator('#task-text').getAttribute('aria-invalid'), 'true')
 
+      // an email that is not one, and a batch with nothing to run
+      await open('members')
+      await page.locator('#member-email').fill('colleague')
+      await page.getByTestId('add-member').getByRole('button').click()
+      assert.equal(await page.locator('#member-email-problem').textContent(), say('en', 'field.email'))
+      await open('batches')
+      await page.getByRole('button', { name: say('en', 'batch.run') }).click()
+      assert.equal(await page.locator('#batch-items-problem').textContent(), say('en', 'field.batch_items'))
+      assert.equal(
+        await page.locator('#batch-engagement-problem').textContent(),
+        say('en', 'field.choose_engagement'),
+      )
+
       // a task that is not there, in English and in Arabic
       for (const lang of ['en', 'ar'] as const) {
         await page.goto(`${stack.rental.url}/console?lang=${lang}#/tasks/tsk_nope`)
