@@ -113,7 +113,9 @@ export function Engagement({ id, t, lang }) {
   const loaded = useLoad(`/api/engagements/${encodeURIComponent(id)}`)
   const [detail, setDetail] = useState(null)
   useEffect(() => setDetail(loaded.data), [loaded.data])
-  if (loaded.error && !detail) return html`<${ErrorText} error=${loaded.error} t=${t} />`
+  if (loaded.error && !detail)
+    return html`<h1>${t('nav.engagements')}</h1><${ErrorText} error=${loaded.error} t=${t} />
+      <p><a href="#/engagements">${t('nav.engagements')}</a></p>`
   if (!detail) return html`<${Loading} t=${t} />`
   const e = detail.engagement
   return html`<p><a href="#/engagements">← ${t('eng.title')}</a></p>

@@ -67,7 +67,9 @@ export function Task({ id, t, lang }) {
   const [generation, setGeneration] = useState(0)
   const { events, live } = useEvents(id, generation, () => void loaded.reload())
   const task = loaded.data
-  if (loaded.error && !task) return html`<${ErrorText} error=${loaded.error} t=${t} />`
+  if (loaded.error && !task)
+    return html`<h1>${t('task.title')}</h1><${ErrorText} error=${loaded.error} t=${t} />
+      <p><a href="#/tasks">${t('nav.tasks')}</a></p>`
   if (!task) return html`<${Loading} t=${t} />`
   const act = (what) => async () => {
     await api('POST', `/api/tasks/${encodeURIComponent(id)}/${what}`)
