@@ -194,6 +194,7 @@ describe('the web console’s layout in Chromium: errors in words, a phone and a
       await page.keyboard.press('Tab')
       assert.equal(await page.evaluate(() => document.activeElement?.className), 'skip-link')
       assert.ok(await page.locator('.skip-link').isVisible())
+      await shot(`phone-skip-link-${lang}`, false)
       await page.keyboard.press('Enter')
       assert.equal(await page.evaluate(() => document.activeElement?.id), 'main')
       assert.match(page.url(), /#\/tasks$/)
