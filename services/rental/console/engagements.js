@@ -102,7 +102,7 @@ function NewTask({ engagement, t }) {
   return html`<section class="card" aria-labelledby="new-task">
     <h2 id="new-task">${t('task.new')}</h2>
     <label for="task-text">${t('task.text')}</label>
-    <textarea id="task-text" rows="5" maxlength="20000" required value=${text} ...${fields.at('task-text')}
+    <textarea id="task-text" dir="auto" rows="5" maxlength="20000" required value=${text} ...${fields.at('task-text')}
       onInput=${(e) => setText(e.currentTarget.value)}></textarea>
     ${fields.note('task-text')}
     <${ActionButton} kind="primary" label=${t('task.run')} busy=${t('task.running')} t=${t} action=${run} />
@@ -118,7 +118,7 @@ export function Engagement({ id, t, lang }) {
       <p><a href="#/engagements">${t('nav.engagements')}</a></p>`
   if (!detail) return html`<${Loading} t=${t} />`
   const e = detail.engagement
-  return html`<p><a href="#/engagements">← ${t('eng.title')}</a></p>
+  return html`<p><a href="#/engagements"><span class="back-arrow" aria-hidden="true">←</span> ${t('eng.title')}</a></p>
     <h1>${e.job_id}</h1>
     <section class="card">
       <dl>

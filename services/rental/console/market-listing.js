@@ -47,7 +47,7 @@ function TryIt({ listing, t, lang }) {
 export function ListingDetail({ id, t, lang }) {
   const loaded = useLoad(`/api/market/listings/${encodeURIComponent(id)}?lang=${lang}`)
   const l = loaded.data
-  const back = html`<p><a href="#/market">← ${t('market.title')}</a></p>`
+  const back = html`<p><a href="#/market"><span class="back-arrow" aria-hidden="true">←</span> ${t('market.title')}</a></p>`
   if (loaded.error && !l) return html`${back}<${ErrorText} error=${loaded.error} t=${t} />`
   if (!l) return html`<${Loading} t=${t} />`
   const terms = Object.entries(l.sla)
@@ -118,7 +118,7 @@ function TrialTask({ trial, t, onRan }) {
     ${
       trial.state === 'active'
         ? html`<label for="trial-text">${t('task.text')}</label>
-          <textarea id="trial-text" rows="4" maxlength="20000" required value=${text} ...${fields.at('trial-text')}
+          <textarea id="trial-text" dir="auto" rows="4" maxlength="20000" required value=${text} ...${fields.at('trial-text')}
             onInput=${(e) => setText(e.currentTarget.value)}></textarea>
           ${fields.note('trial-text')}
           <${ActionButton} kind="primary" t=${t} label=${t('trial.run')} busy=${t('task.running')} action=${run} />`
@@ -128,7 +128,7 @@ function TrialTask({ trial, t, onRan }) {
       task
         ? html`<h3>${t('task.output')}</h3>${
             task.output
-              ? html`<pre class="output" data-testid="trial-output">${task.output.text ?? JSON.stringify(task.output.data, null, 2)}</pre>`
+              ? html`<pre class="output" dir="auto" data-testid="trial-output">${task.output.text ?? JSON.stringify(task.output.data, null, 2)}</pre>`
               : html`<p class="hint">${t(`state.${task.state}`)} · <a href=${`#/tasks/${task.id}`}>${task.id}</a></p>`
           }`
         : null
@@ -164,7 +164,7 @@ export function Trial({ id, t, lang }) {
   const trial = fresh ?? loaded.data
   if (loaded.error && !trial) return html`<${ErrorText} error=${loaded.error} t=${t} />`
   if (!trial) return html`<${Loading} t=${t} />`
-  return html`<p><a href=${`#/market/listings/${encodeURIComponent(trial.listing.id)}`}>← ${trial.listing.title}</a></p>
+  return html`<p><a href=${`#/market/listings/${encodeURIComponent(trial.listing.id)}`}><span class="back-arrow" aria-hidden="true">←</span> ${trial.listing.title}</a></p>
     <h1>${t('trial.title', { title: trial.listing.title })}</h1>
     <section class="card" data-testid="trial" data-state=${trial.state}>
       <dl>

@@ -76,7 +76,7 @@ export function Task({ id, t, lang }) {
     await loaded.reload()
     if (what === 'retry') setGeneration((g) => g + 1)
   }
-  return html`<p><a href=${`#/engagements/${task.engagement_id}`}>← ${t('nav.engagements')}</a></p>
+  return html`<p><a href=${`#/engagements/${task.engagement_id}`}><span class="back-arrow" aria-hidden="true">←</span> ${t('nav.engagements')}</a></p>
     <h1>${t('task.title')} <code dir="ltr">${task.id}</code></h1>
     <section class="card">
       <dl>
@@ -109,7 +109,7 @@ export function Task({ id, t, lang }) {
       <h2 id="output-title">${t('task.output')}</h2>
       ${
         task.output
-          ? html`<pre class="output" data-testid="output">${task.output.text ?? JSON.stringify(task.output.data, null, 2)}</pre>`
+          ? html`<pre class="output" dir="auto" data-testid="output">${task.output.text ?? JSON.stringify(task.output.data, null, 2)}</pre>`
           : html`<${Empty}>${task.output_expired ? t('task.output_expired') : t('task.no_output')}<//>`
       }
     </section>

@@ -69,7 +69,7 @@ export function Team({ id, t, lang }) {
   if (team.error && !d) return html`<${ErrorText} error=${team.error} t=${t} />`
   if (!d) return html`<${Loading} t=${t} />`
   const mine = (tasks.data?.tasks ?? []).filter((x) => d.engagement_id && x.engagement_id === d.engagement_id)
-  return html`<p><a href="#/teams">← ${t('nav.teams')}</a></p>
+  return html`<p><a href="#/teams"><span class="back-arrow" aria-hidden="true">←</span> ${t('nav.teams')}</a></p>
     <h1>${d.name}</h1>
     <section class="card"><dl>
       <dt>${t('col.state')}</dt><dd>${t(`team.${d.state}`)}</dd>
