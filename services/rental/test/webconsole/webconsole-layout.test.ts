@@ -77,7 +77,14 @@ describe('the web console’s layout in Chromium: errors in words, a phone and a
     await page.goto(`${stack.rental.url}/console?lang=${lang}#/${route}`)
     await page.locator('main h1').first().waitFor()
   }
-  const pageText = () => page.evaluate(() => document.body.innerText)
+  // the page's own code as strings: the tests are typed without the DOM's names
+  const pageText = () => page.evaluate('document.body.innerText') as Promise<string>
+  const focused = (what: 'id' | 'className') =>
+    page.evaluate(`document.activeElement?.${what}`) as Promise<string | undefined>
+  const style = (selector: string, property: string) =>
+    page.evaluate(
+      `getComputedStyle(document.querySelector(${JSON.stringify(selector)})).${property}`,
+    ) as Promise<string>
   /** The API's answer to the next call of `method` whose path matches, and its error code. */
   const codeOf = async (method: string, path: RegExp, act: () => Promise<unknown>) => {
     const [answer] = await Promise.all([
@@ -90,12 +97,10 @@ describe('the web console’s layout in Chromium: errors in words, a phone and a
 
   /** The controls and cells of the main region that reach past the screen's edges. */
   const sticksOut = () =>
-    page.evaluate(() =>
-      [...document.querySelectorAll('main button, main a, main td, main input, main select')]
-        .map((el) => ({ el: el.outerHTML.slice(0, 80), box: el.getBoundingClientRect() }))
-        .filter(({ box }) => box.width > 0 && (box.left < -1 || box.right > innerWidth + 1))
-        .map(({ el }) => el),
-    )
+    page.evaluate(`[...document.querySelectorAll('main button, main a, main td, main input, main select')]
+      .map((el) => ({ el: el.outerHTML.slice(0, 80), box: el.getBoundingClientRect() }))
+      .filter(({ box }) => box.width > 0 && (box.left < -1 || box.right > innerWidth + 1))
+      .map(({ el }) => el)`) as Promise<string[]>
 
   it(
     'says what went wrong in words, at the field before sending and from the error code after, in English and Arabic',
@@ -112,7 +117,7 @@ describe('the web console’s layout in Chromium: errors in words, a phone and a
       assert.equal(await page.locator('#webhook-url').getAttribute('aria-invalid'), 'true')
       assert.equal(await page.locator('#webhook-url-problem').textContent(), say('en', 'field.https_url'))
       assert.equal(await page.locator('#webhook-events-problem').textContent(), say('en', 'field.required'))
-      assert.equal(await page.evaluate(() => document.activeElement?.id), 'webhook-url')
+      assert.equal(await focused('id'), 'webhook-url')
       assert.deepEqual(posts, [])
 
       // an API refusal: the sentence of its code, never the API's message
@@ -192,11 +197,11 @@ describe('the web console’s layout in Chromium: errors in words, a phone and a
       await page.getByTestId('tasks').waitFor()
       // the skip link is the first stop, and it moves the focus to the main region
       await page.keyboard.press('Tab')
-      assert.equal(await page.evaluate(() => document.activeElement?.className), 'skip-link')
+      assert.equal(await focused('className'), 'skip-link')
       assert.ok(await page.locator('.skip-link').isVisible())
       await shot(`phone-skip-link-${lang}`, false)
       await page.keyboard.press('Enter')
-      assert.equal(await page.evaluate(() => document.activeElement?.id), 'main')
+      assert.equal(await focused('id'), 'main')
       assert.match(page.url(), /#\/tasks$/)
 
       const header = (await page.locator('header.top').boundingBox())!
@@ -207,10 +212,11 @@ describe('the web console’s layout in Chromium: errors in words, a phone and a
       assert.equal(await menu.getAttribute('aria-expanded'), 'false')
       assert.equal(await page.locator('#sidebar').isVisible(), false)
       await menu.focus()
-      const ring = await menu.evaluate((el) => {
-        const style = getComputedStyle(el)
-        return { outline: style.outlineColor, width: style.outlineWidth, style: style.outlineStyle }
-      })
+      const ring = {
+        outline: await style('.menu-button', 'outlineColor'),
+        width: await style('.menu-button', 'outlineWidth'),
+        style: await style('.menu-button', 'outlineStyle'),
+      }
       assert.equal(ring.style, 'solid')
       assert.ok(parseFloat(ring.width) >= 2, ring.width)
       for (const background of ['rgb(255, 255, 255)', 'rgb(250, 250, 250)'])
@@ -223,7 +229,7 @@ describe('the web console’s layout in Chromium: errors in words, a phone and a
       await shot(`phone-menu-end-${lang}`, false)
       await page.keyboard.press('Escape')
       assert.equal(await menu.getAttribute('aria-expanded'), 'false')
-      assert.equal(await page.evaluate(() => document.activeElement?.className), 'menu-button')
+      assert.equal(await focused('className'), 'menu-button')
       await menu.click()
       await page
         .locator('#sidebar')
@@ -235,16 +241,9 @@ describe('the web console’s layout in Chromium: errors in words, a phone and a
       // the list's rows are cards: nothing sticks out of the 390 px screen, in either direction
       await open('tasks', lang)
       await page.getByTestId('tasks').locator('tbody tr').first().waitFor()
-      assert.equal(
-        await page
-          .getByTestId('tasks')
-          .locator('tbody tr')
-          .first()
-          .evaluate((tr) => getComputedStyle(tr).display),
-        'block',
-      )
+      assert.equal(await style('[data-testid=tasks] tbody tr', 'display'), 'block')
       assert.deepEqual(await sticksOut(), [])
-      assert.equal(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), true)
+      assert.equal(await page.evaluate('document.documentElement.scrollWidth <= innerWidth'), true)
       await shot(`phone-tasks-${lang}`)
       await open('members', lang)
       await page.getByTestId('members').waitFor()
@@ -320,29 +319,14 @@ describe('the web console’s layout in Chromium: errors in words, a phone and a
             await open(screen, lang)
             await page.waitForLoadState('networkidle')
             await page.addScriptTag({ path: AXE })
-            const violations = await page.evaluate(async () => {
-              const axe = (
-                globalThis as unknown as {
-                  axe: {
-                    run: (c: Document) => Promise<{
-                      passes: unknown[]
-                      violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }>
-                    }>
-                  }
-                }
-              ).axe
-              const results = await axe.run(document)
-              if (results.passes.length === 0) return ['axe-core checked nothing']
-              return results.violations
-                .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-                .map(
-                  (v) =>
-                    `${v.id} (${v.impact}): ${v.nodes
-                      .map((n) => n.target.join(' '))
-                      .slice(0, 3)
-                      .join(', ')}`,
-                )
-            })
+            // the serious and critical violations, each with up to three of its elements
+            const violations = (await page.evaluate(`axe.run(document).then((results) =>
+              results.passes.length === 0
+                ? ['axe-core checked nothing']
+                : results.violations
+                    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+                    .map((v) => v.id + ' (' + v.impact + '): ' +
+                      v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')))`)) as string[]
             for (const v of violations) found.push(`${viewport.width} ${lang} #/${screen}: ${v}`)
           }
       }
