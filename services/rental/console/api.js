@@ -1,5 +1,6 @@
 // Calls to the rental's /api with the session cookie (same origin) and, on every write, the CSRF
-// header that GET /api/me names. An error answer becomes an ApiError carrying the API's message.
+// header that GET /api/me names. An error answer becomes an ApiError carrying the API's code (and its
+// message, for the few screens that read a named id from it: never shown).
 
 let csrf = { header: 'x-csrf-token', token: '' }
 
@@ -45,12 +46,19 @@ export async function api(method, path, body) {
   return parsed
 }
 
-/** The words to show for a failed call: the API's own message, or what went wrong with the network. */
+/**
+ * The words to show for a failed call: the catalogue's sentence for its code (what went wrong, what
+ * to do next), never the API's message, which may hold schema paths or routes. Errors the console
+ * raises itself (a form's own check) carry words already.
+ */
 export function messageOf(error, t) {
   if (error instanceof ApiError) {
     if (error.code === 'network') return t('error.network')
+    const key = `error.code.${error.code}`
+    const sentence = t(key)
+    if (sentence !== key) return sentence
     if (error.status === 401) return t('error.signed_out')
-    return error.message
+    return t(error.status >= 500 ? 'error.server' : 'error.unknown')
   }
   return error?.message ?? String(error)
 }

@@ -1,6 +1,6 @@
 // The console: who is signed in, the language switch, sign-out, and the screens by hash route.
 import { render } from 'preact'
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, loadMe } from './api.js'
 import { Engagement, Engagements } from './engagements.js'
 import { Home } from './home.js'
@@ -11,6 +11,7 @@ import { Invoices, Statements } from './billing.js'
 import { Disputes, Incidents } from './disputes.js'
 import { Batches, Team, Teams } from './teams.js'
 import { Market } from './market.js'
+import { MenuButton, SkipLink, Sidebar } from './nav.js'
 import { ListingDetail, Trial } from './market-listing.js'
 import { Task, Tasks } from './tasks.js'
 // the tenant screens (organization, operations, members, profile, danger zone)
@@ -53,7 +54,7 @@ const LISTS = {
 }
 
 // The client screens (money, disputes, incidents, teams, batches): they come before LISTS (the
-// console's invoices screen replaces the read-only list); those not in LISTS get a link of their own.
+// console's invoices screen replaces the read-only list).
 const CLIENT_SCREENS = {
   invoices: { list: Invoices },
   statements: { list: Statements },
@@ -62,7 +63,6 @@ const CLIENT_SCREENS = {
   teams: { list: Teams, detail: Team },
   batches: { list: Batches },
 }
-const CLIENT_NAV = Object.keys(CLIENT_SCREENS).filter((name) => !LISTS[name])
 
 /** Ends the session here, then at the idp (RP-initiated logout), which sends the browser back to `/`. */
 async function signOut() {
@@ -70,60 +70,108 @@ async function signOut() {
   location.assign(answer.idp_logout_url ?? '/')
 }
 
+/** Each cell of a list table is labelled with its column's heading: below 600 px the rows become cards. */
+function labelCells(root) {
+  for (const table of root.querySelectorAll('table.list')) {
+    const headings = [...table.querySelectorAll('thead th')].map((th) => th.textContent.trim())
+    for (const row of table.querySelectorAll('tbody tr'))
+      [...row.children].forEach((cell, i) => {
+        if (headings[i] && cell.dataset.label !== headings[i]) cell.dataset.label = headings[i]
+      })
+  }
+}
+
+function useLabelledCells() {
+  useEffect(() => {
+    const main = document.getElementById('main')
+    const observer = new globalThis.MutationObserver(() => labelCells(main))
+    observer.observe(main, { childList: true, subtree: true, characterData: true })
+    return () => observer.disconnect()
+  }, [])
+}
+
+// the account (who, language, sign-out) sits in the header on wide screens, in the menu on a phone
+const NARROW = '(max-width: 56rem)'
+
+function useNarrow() {
+  const [narrow, setNarrow] = useState(() => globalThis.matchMedia(NARROW).matches)
+  useEffect(() => {
+    const query = globalThis.matchMedia(NARROW)
+    const onChange = () => setNarrow(query.matches)
+    query.addEventListener('change', onChange)
+    return () => query.removeEventListener('change', onChange)
+  }, [])
+  return narrow
+}
+
+function Account({ me, t, lang, choose, onError, inHeader }) {
+  const [leaving, setLeaving] = useState(false)
+  return html`<section class=${inHeader ? 'account account-top' : 'account'} aria-labelledby="account-title">
+    <h2 class="nav-heading" id="account-title">${t('nav.account')}</h2>
+    ${
+      me
+        ? html`<p class="person" data-testid="person">${me.client.name ?? me.client.email ?? me.client.subject}</p>
+          <p class="org">${roleName(me.organization.role, lang)} · <code dir="ltr" data-testid="org-id">${me.organization.id}</code></p>`
+        : null
+    }
+    <label for="lang">${t('language')}</label>
+    <select id="lang" value=${lang} onChange=${(e) => choose(e.currentTarget.value)}>
+      <option value="en">English</option>
+      <option value="ar">العربية</option>
+    </select>
+    <button type="button" disabled=${leaving}
+      onClick=${() => {
+        setLeaving(true)
+        signOut().catch((e) => {
+          setLeaving(false)
+          onError(e)
+        })
+      }}>${leaving ? t('signing_out') : t('sign_out')}</button>
+  </section>`
+}
+
 function App() {
   const [lang, setLang] = useState(initialLang)
   const [me, setMe] = useState(null)
   const [error, setError] = useState(null)
   const [route, setRoute] = useState(routeOf)
-  const [leaving, setLeaving] = useState(false)
+  const [menuOpen, setMenuOpen] = useState(false)
+  const menuButton = useRef(null)
   const t = translator(lang)
   useEffect(() => applyLang(lang), [lang])
   useEffect(() => {
     void loadMe().then(setMe, setError)
-    const onHash = () => setRoute(routeOf())
+    const onHash = () => {
+      setRoute(routeOf())
+      setMenuOpen(false)
+    }
     addEventListener('hashchange', onHash)
     return () => removeEventListener('hashchange', onHash)
   }, [])
+  useLabelledCells()
+  const narrow = useNarrow()
   const choose = (next) => {
     remember(next)
     setLang(next)
   }
-  const link = (to, label) =>
-    html`<a href=${`#/${to}`} aria-current=${route[0] === to ? 'page' : undefined}>${label}</a>`
-  return html`<header class="top">
-      <a class="brand" href="/">${t('title')}</a>
-      <nav aria-label=${t('nav.main')}>
-        ${link('home', t('nav.home'))}${link('market', t('nav.market'))}${link('engagements', t('nav.engagements'))}${link('tasks', t('nav.tasks'))}
-        ${Object.keys(LISTS).map((name) => link(name, t(`nav.${name}`)))}
-        ${CLIENT_NAV.map((name) => link(name, t(`nav.${name}`)))}
-        ${link('org', t('nav.org'))}
-      </nav>
-      <div class="who">
-        ${
-          me
-            ? html`<span class="person" data-testid="person">${me.client.name ?? me.client.email ?? me.client.subject}</span>
-              <span class="org"><code dir="ltr">${me.organization.id}</code> · ${roleName(me.organization.role, lang)}</span>`
-            : null
-        }
-        <label for="lang">${t('language')}</label>
-        <select id="lang" value=${lang} onChange=${(e) => choose(e.currentTarget.value)}>
-          <option value="en">English</option>
-          <option value="ar">العربية</option>
-        </select>
-        <button type="button" disabled=${leaving}
-          onClick=${() => {
-            setLeaving(true)
-            signOut().catch((e) => {
-              setLeaving(false)
-              setError(e)
-            })
-          }}>${leaving ? t('signing_out') : t('sign_out')}</button>
-      </div>
+  const closeMenu = (giveFocusBack) => {
+    setMenuOpen(false)
+    if (giveFocusBack) menuButton.current?.focus()
+  }
+  const account = html`<${Account} me=${me} t=${t} lang=${lang} choose=${choose} onError=${setError} inHeader=${!narrow} />`
+  return html`<${SkipLink} t=${t} />
+    <header class="top">
+      <${MenuButton} t=${t} open=${menuOpen} buttonRef=${menuButton} onToggle=${() => setMenuOpen(!menuOpen)} />
+      <a class="brand" href="#/home">${t('title')}</a>
+      ${narrow ? null : account}
     </header>
-    <main id="main">
-      <${ErrorText} error=${error} t=${t} />
-      ${me ? html`<${Screen} route=${route} me=${me} t=${t} lang=${lang} />` : error ? null : html`<${Loading} t=${t} />`}
-    </main>`
+    <div class="shell">
+      <${Sidebar} t=${t} current=${route[0]} open=${menuOpen} onClose=${closeMenu}>${narrow ? account : null}<//>
+      <main id="main" tabindex="-1">
+        <${ErrorText} error=${error} t=${t} />
+        ${me ? html`<${Screen} route=${route} me=${me} t=${t} lang=${lang} />` : error ? null : html`<${Loading} t=${t} />`}
+      </main>
+    </div>`
 }
 
 const root = document.getElementById('app')

@@ -2,6 +2,7 @@
 // and incidents (report one, list them).
 import { useState } from 'preact/hooks'
 import { api } from './api.js'
+import { useFieldProblems } from './field-check.js'
 import { formatNumber } from './i18n.js'
 import { useLoadAgain } from './reload.js'
 import { ActionButton, Did, Empty, ErrorText, html, Loading, useLoad, When, listBody } from './ui.js'
@@ -54,10 +55,13 @@ function AmountForm({ kind, path, task, t, lang, onDone }) {
   const [amount, setAmount] = useState((task.price_fils / 100).toFixed(2))
   const [reason, setReason] = useState('')
   const [open, setOpen] = useState(false)
+  const fields = useFieldProblems()
   const submit = async () => {
     const fils = filsOf(amount)
-    if (fils === null || fils <= 0) throw new Error(t('amount.invalid'))
-    if (!reason.trim()) throw new Error(t(`${kind}.reason_needed`))
+    fields.check({
+      [`${kind}-amount`]: fils === null || fils <= 0 ? t('amount.invalid') : null,
+      [`${kind}-reason`]: reason.trim() ? null : t(`${kind}.reason_needed`),
+    })
     await api('POST', path, { task_id: task.id, amount_fils: fils, reason: reason.trim() })
     setReason('')
     setOpen(false)
@@ -67,10 +71,14 @@ function AmountForm({ kind, path, task, t, lang, onDone }) {
     return html`<button type="button" onClick=${() => setOpen(true)}>${t(`${kind}.open_button`)}</button>`
   return html`<form class="form" onSubmit=${(e) => e.preventDefault()}>
     <label for=${`${kind}-amount`}>${t('dispute.amount', { currency: task.currency })}</label>
-    <input id=${`${kind}-amount`} inputmode="decimal" dir="ltr" value=${amount} onInput=${(e) => setAmount(e.currentTarget.value)} />
+    <input id=${`${kind}-amount`} inputmode="decimal" dir="ltr" required value=${amount} ...${fields.at(`${kind}-amount`)}
+      onInput=${(e) => setAmount(e.currentTarget.value)} />
+    ${fields.note(`${kind}-amount`)}
     <p class="hint">${t(`${kind}.amount_hint`, { max: formatNumber(task.price_fils / 100, lang, { style: 'currency', currency: task.currency }) })}</p>
     <label for=${`${kind}-reason`}>${t('col.reason')}</label>
-    <textarea id=${`${kind}-reason`} rows="3" maxlength="2000" value=${reason} onInput=${(e) => setReason(e.currentTarget.value)}></textarea>
+    <textarea id=${`${kind}-reason`} rows="3" maxlength="2000" required value=${reason} ...${fields.at(`${kind}-reason`)}
+      onInput=${(e) => setReason(e.currentTarget.value)}></textarea>
+    ${fields.note(`${kind}-reason`)}
     <div class="actions"><${ActionButton} kind="primary" label=${t(`${kind}.submit`)} busy=${t('loading')} t=${t} action=${submit} />
       <button type="button" onClick=${() => setOpen(false)}>${t('cancel')}</button></div>
   </form>`

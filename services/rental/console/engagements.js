@@ -2,6 +2,7 @@
 // (in this browser, with its key, showing what is signed) and a new task on an active one.
 import { useEffect, useState } from 'preact/hooks'
 import { api } from './api.js'
+import { useFieldProblems } from './field-check.js'
 import { EngagementMore } from './engagement-detail.js'
 import { canonicalOf, currentKey, signBody } from './keys.js'
 import { ActionButton, Did, Empty, ErrorText, Fils, html, Loading, useLoad, When } from './ui.js'
@@ -92,14 +93,18 @@ function SignPanel({ detail, t, lang, onSigned }) {
 
 function NewTask({ engagement, t }) {
   const [text, setText] = useState('')
+  const fields = useFieldProblems()
   const run = async () => {
+    fields.check({ 'task-text': text.trim() ? null : t('field.task_text') })
     const created = await api('POST', '/api/tasks', { engagement_id: engagement.id, text, async: true })
     location.hash = `#/tasks/${created.task.id}`
   }
   return html`<section class="card" aria-labelledby="new-task">
     <h2 id="new-task">${t('task.new')}</h2>
     <label for="task-text">${t('task.text')}</label>
-    <textarea id="task-text" rows="5" maxlength="20000" value=${text} onInput=${(e) => setText(e.currentTarget.value)}></textarea>
+    <textarea id="task-text" dir="auto" rows="5" maxlength="20000" required value=${text} ...${fields.at('task-text')}
+      onInput=${(e) => setText(e.currentTarget.value)}></textarea>
+    ${fields.note('task-text')}
     <${ActionButton} kind="primary" label=${t('task.run')} busy=${t('task.running')} t=${t} action=${run} />
   </section>`
 }
@@ -108,10 +113,12 @@ export function Engagement({ id, t, lang }) {
   const loaded = useLoad(`/api/engagements/${encodeURIComponent(id)}`)
   const [detail, setDetail] = useState(null)
   useEffect(() => setDetail(loaded.data), [loaded.data])
-  if (loaded.error && !detail) return html`<${ErrorText} error=${loaded.error} t=${t} />`
+  if (loaded.error && !detail)
+    return html`<h1>${t('nav.engagements')}</h1><${ErrorText} error=${loaded.error} t=${t} />
+      <p><a href="#/engagements">${t('nav.engagements')}</a></p>`
   if (!detail) return html`<${Loading} t=${t} />`
   const e = detail.engagement
-  return html`<p><a href="#/engagements">← ${t('eng.title')}</a></p>
+  return html`<p><a href="#/engagements"><span class="back-arrow" aria-hidden="true">←</span> ${t('eng.title')}</a></p>
     <h1>${e.job_id}</h1>
     <section class="card">
       <dl>

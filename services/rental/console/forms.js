@@ -3,6 +3,7 @@
 // in words and reloads its list after.
 import { useState } from 'preact/hooks'
 import { api, ApiError } from './api.js'
+import { FieldsInvalid, isAmount, useFieldProblems } from './field-check.js'
 import { filsOf } from './disputes.js'
 import { formatDate } from './i18n.js'
 import { ErrorText, html, useLoad } from './ui.js'
@@ -21,12 +22,12 @@ function CreateForm({ id, title, t, send, onDone, children, submit }) {
       await onDone(await send())
     } catch (err) {
       if (err instanceof ApiError && err.code === 'step_up_required') setStepUp(true)
-      else setError(err)
+      else if (!(err instanceof FieldsInvalid)) setError(err)
     } finally {
       setBusy(false)
     }
   }
-  return html`<form class="form card" data-testid=${id} aria-labelledby=${`${id}-title`} onSubmit=${run}>
+  return html`<form class="form card" data-testid=${id} aria-labelledby=${`${id}-title`} novalidate onSubmit=${run}>
     <h2 id=${`${id}-title`}>${title}</h2>
     ${children}
     <button type="submit" class="primary" disabled=${busy}>${busy ? t('form.saving') : submit}</button>
@@ -39,9 +40,11 @@ function CreateForm({ id, title, t, send, onDone, children, submit }) {
   </form>`
 }
 
-const Input = ({ id, label, value, set, hint, ...rest }) =>
+/** A labelled field; with `fields` (useFieldProblems), its problem said under it. */
+const Input = ({ id, label, value, set, hint, fields, ...rest }) =>
   html`<label for=${id}>${label}</label>
-    <input id=${id} value=${value} onInput=${(e) => set(e.currentTarget.value)} ...${rest} />
+    <input id=${id} value=${value} onInput=${(e) => set(e.currentTarget.value)} ...${rest} ...${fields?.at(id) ?? {}} />
+    ${fields?.note(id)}
     ${hint ? html`<small class="hint">${hint}</small>` : null}`
 
 /** Words split on commas and spaces. */
@@ -59,12 +62,17 @@ export function BudgetForm({ t, lang, reload }) {
     bind,
     reset,
   } = useFields({ name: '', limit: '', scope: 'organization', target: '', thresholds: '80' })
+  const fields = useFieldProblems()
   const send = () => {
     const limit = filsOf(f.limit)
-    if (limit === null || limit === 0) throw new Error(t('amount.invalid'))
     const thresholds = wordsOf(f.thresholds).map(Number)
-    if (thresholds.some((n) => !Number.isInteger(n) || n < 1 || n > 100))
-      throw new Error(t('budget.bad_thresholds'))
+    fields.check({
+      'budget-limit': isAmount(f.limit) && limit ? null : t('amount.invalid'),
+      'budget-target': f.scope !== 'organization' && !f.target.trim() ? t('field.required') : null,
+      'budget-thresholds': thresholds.some((n) => !Number.isInteger(n) || n < 1 || n > 100)
+        ? t('budget.bad_thresholds')
+        : null,
+    })
     return api('POST', `/api/budgets?lang=${lang}`, {
       limit_fils: limit,
       thresholds,
@@ -79,7 +87,7 @@ export function BudgetForm({ t, lang, reload }) {
       await reload()
     }}>
     <${Input} id="budget-name" label=${t('col.name')} maxlength="200" ...${bind('name')} />
-    <${Input} id="budget-limit" label=${t('budget.limit')} inputmode="decimal" required ...${bind('limit')} hint=${t('budget.limit_hint')} />
+    <${Input} id="budget-limit" label=${t('budget.limit')} inputmode="decimal" required fields=${fields} ...${bind('limit')} hint=${t('budget.limit_hint')} />
     <label for="budget-scope">${t('budget.scope')}</label>
     <select id="budget-scope" value=${f.scope} onChange=${(e) => bind('scope').set(e.currentTarget.value)}>
       ${['organization', 'engagement', 'agent'].map((s) => html`<option value=${s}>${t(`budgets.scope.${s}`)}</option>`)}
@@ -87,9 +95,9 @@ export function BudgetForm({ t, lang, reload }) {
     ${
       f.scope === 'organization'
         ? null
-        : html`<${Input} id="budget-target" dir="ltr" required label=${t(f.scope === 'agent' ? 'budget.agent' : 'budget.engagement')} ...${bind('target')} />`
+        : html`<${Input} id="budget-target" dir="ltr" required fields=${fields} label=${t(f.scope === 'agent' ? 'budget.agent' : 'budget.engagement')} ...${bind('target')} />`
     }
-    <${Input} id="budget-thresholds" label=${t('budget.thresholds')} hint=${t('budget.thresholds_hint')} ...${bind('thresholds')} />
+    <${Input} id="budget-thresholds" fields=${fields} label=${t('budget.thresholds')} hint=${t('budget.thresholds_hint')} ...${bind('thresholds')} />
   <//>`
 }
 
@@ -97,12 +105,19 @@ export function WebhookForm({ t, reload }) {
   const { bind, fields: f, reset } = useFields({ url: '', events: '*', description: '' })
   const [created, setCreated] = useState(null)
   const [copied, setCopied] = useState(false)
-  const send = () =>
-    api('POST', '/api/webhooks', {
+  const fields = useFieldProblems()
+  const send = () => {
+    fields.check({
+      // a web address; the rental itself refuses one that is not https where it must be (production)
+      'webhook-url': /^https?:\/\/\S+$/.test(f.url.trim()) ? null : t('field.https_url'),
+      'webhook-events': wordsOf(f.events).length ? null : t('field.required'),
+    })
+    return api('POST', '/api/webhooks', {
       url: f.url.trim(),
       event_types: wordsOf(f.events),
       ...(f.description.trim() ? { description: f.description.trim() } : {}),
     })
+  }
   // without the clipboard (denied, or not a secure context) the secret is selected to copy by hand
   const copy = async (e) => {
     const shown = e.currentTarget.previousElementSibling
@@ -120,8 +135,8 @@ export function WebhookForm({ t, reload }) {
       reset()
       await reload()
     }}>
-    <${Input} id="webhook-url" type="url" dir="ltr" required label=${t('col.url')} placeholder="https://" ...${bind('url')} />
-    <${Input} id="webhook-events" dir="ltr" required label=${t('col.events')} hint=${t('webhook.events_hint')} ...${bind('events')} />
+    <${Input} id="webhook-url" type="url" dir="ltr" required fields=${fields} label=${t('col.url')} placeholder="https://" ...${bind('url')} />
+    <${Input} id="webhook-events" dir="ltr" required fields=${fields} label=${t('col.events')} hint=${t('webhook.events_hint')} ...${bind('events')} />
     <${Input} id="webhook-description" label=${t('webhook.description')} maxlength="500" ...${bind('description')} />
     ${
       created
@@ -146,14 +161,20 @@ export function ScheduleForm({ t, lang, reload }) {
   } = useFields({ engagement: '', name: '', text: '', cron: '0 9 * * 1', timezone: zone })
   const [created, setCreated] = useState(null)
   const engagement = f.engagement || active[0]?.id || ''
-  const send = () =>
-    api('POST', '/api/schedules', {
+  const fields = useFieldProblems()
+  const send = () => {
+    fields.check({
+      'schedule-text': f.text.trim() ? null : t('field.task_text'),
+      'schedule-cron': wordsOf(f.cron).length === 5 ? null : t('error.code.invalid_cron'),
+    })
+    return api('POST', '/api/schedules', {
       engagement_id: engagement,
       text: f.text,
       cron: f.cron.trim(),
       timezone: f.timezone.trim() || 'UTC',
       ...(f.name.trim() ? { name: f.name.trim() } : {}),
     })
+  }
   if (engagements.data && active.length === 0)
     return html`<p class="hint card">${t('schedule.no_engagement')} <a href="#/market">${t('nav.market')}</a></p>`
   return html`<${CreateForm} id="schedule-form" title=${t('schedule.new')} submit=${t('schedule.create')} t=${t} send=${send}
@@ -168,9 +189,10 @@ export function ScheduleForm({ t, lang, reload }) {
     </select>
     <${Input} id="schedule-name" label=${t('col.name')} maxlength="200" ...${bind('name')} />
     <label for="schedule-text">${t('task.text')}</label>
-    <textarea id="schedule-text" rows="3" required maxlength="20000" value=${f.text}
+    <textarea id="schedule-text" rows="3" required maxlength="20000" value=${f.text} ...${fields.at('schedule-text')}
       onInput=${(e) => bind('text').set(e.currentTarget.value)}></textarea>
-    <${Input} id="schedule-cron" dir="ltr" required label=${t('col.cron')} hint=${t('schedule.cron_hint')} ...${bind('cron')} />
+    ${fields.note('schedule-text')}
+    <${Input} id="schedule-cron" dir="ltr" required fields=${fields} label=${t('col.cron')} hint=${t('schedule.cron_hint')} ...${bind('cron')} />
     <${Input} id="schedule-timezone" dir="ltr" label=${t('schedule.timezone')} ...${bind('timezone')} />
     ${
       created

@@ -4,7 +4,7 @@ import { KeyPanel } from './key-panel.js'
 import { Empty, ErrorText, html, Loading, StateBadge, useLoad, When } from './ui.js'
 
 export function TaskRows({ tasks, t, lang }) {
-  return html`<table class="list">
+  return html`<table class="list" data-testid="tasks">
     <thead><tr><th>${t('task.title')}</th><th>${t('task.state')}</th><th>${t('task.created')}</th></tr></thead>
     <tbody>${tasks.map(
       (task) => html`<tr key=${task.id}>

@@ -177,7 +177,8 @@ export const CLIENT_EN = {
   'statement.kind.vat': 'VAT',
   'statement.kind.refund': 'Refund',
   'statement.kind.adjustment': 'Adjustment',
-  'teams.empty': 'No teams. A team (a lead agent and its members) is made with POST /api/teams.',
+  'teams.empty':
+    'No teams yet. A team is a lead agent with its members; form one from an agent’s listing in the Market.',
   'teams.members': 'Members',
   'teams.lead': 'Lead',
   'teams.budget': 'Budget per task',
@@ -197,7 +198,6 @@ export const CLIENT_EN = {
   'batch.new': 'Run a batch',
   'batch.items': 'Task texts, one a line',
   'batch.run': 'Run the batch',
-  'batch.fill': 'Choose an active engagement and write at least one task.',
   'batch.need_engagement': 'A batch runs on an active engagement: hire an agent first.',
   'batch.empty': 'No batches yet.',
   'batch.progress': 'Progress',

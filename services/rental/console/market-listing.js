@@ -3,6 +3,7 @@
 // converts it into the pending engagement signed in this browser as hiring does (engagements.js).
 import { useState } from 'preact/hooks'
 import { api } from './api.js'
+import { useFieldProblems } from './field-check.js'
 import { formatNumber } from './i18n.js'
 import { ensureKey } from './keys.js'
 import { ActionButton, Did, Empty, ErrorText, html, Loading, useLoad, When } from './ui.js'
@@ -46,7 +47,7 @@ function TryIt({ listing, t, lang }) {
 export function ListingDetail({ id, t, lang }) {
   const loaded = useLoad(`/api/market/listings/${encodeURIComponent(id)}?lang=${lang}`)
   const l = loaded.data
-  const back = html`<p><a href="#/market">← ${t('market.title')}</a></p>`
+  const back = html`<p><a href="#/market"><span class="back-arrow" aria-hidden="true">←</span> ${t('market.title')}</a></p>`
   if (loaded.error && !l) return html`${back}<${ErrorText} error=${loaded.error} t=${t} />`
   if (!l) return html`<${Loading} t=${t} />`
   const terms = Object.entries(l.sla)
@@ -105,7 +106,9 @@ async function hire(trial, jobId) {
 function TrialTask({ trial, t, onRan }) {
   const [text, setText] = useState('')
   const [task, setTask] = useState(null)
+  const fields = useFieldProblems()
   const run = async () => {
+    fields.check({ 'trial-text': text.trim() ? null : t('field.task_text') })
     const answer = await api('POST', `/api/trials/${encodeURIComponent(trial.id)}/tasks`, { text })
     setTask(answer.task)
     onRan(answer.trial)
@@ -115,8 +118,9 @@ function TrialTask({ trial, t, onRan }) {
     ${
       trial.state === 'active'
         ? html`<label for="trial-text">${t('task.text')}</label>
-          <textarea id="trial-text" rows="4" maxlength="20000" value=${text}
+          <textarea id="trial-text" dir="auto" rows="4" maxlength="20000" required value=${text} ...${fields.at('trial-text')}
             onInput=${(e) => setText(e.currentTarget.value)}></textarea>
+          ${fields.note('trial-text')}
           <${ActionButton} kind="primary" t=${t} label=${t('trial.run')} busy=${t('task.running')} action=${run} />`
         : html`<p class="hint">${t(`trial.no_more.${trial.state}`)}</p>`
     }
@@ -124,7 +128,7 @@ function TrialTask({ trial, t, onRan }) {
       task
         ? html`<h3>${t('task.output')}</h3>${
             task.output
-              ? html`<pre class="output" data-testid="trial-output">${task.output.text ?? JSON.stringify(task.output.data, null, 2)}</pre>`
+              ? html`<pre class="output" dir="auto" data-testid="trial-output">${task.output.text ?? JSON.stringify(task.output.data, null, 2)}</pre>`
               : html`<p class="hint">${t(`state.${task.state}`)} · <a href=${`#/tasks/${task.id}`}>${task.id}</a></p>`
           }`
         : null
@@ -160,7 +164,7 @@ export function Trial({ id, t, lang }) {
   const trial = fresh ?? loaded.data
   if (loaded.error && !trial) return html`<${ErrorText} error=${loaded.error} t=${t} />`
   if (!trial) return html`<${Loading} t=${t} />`
-  return html`<p><a href=${`#/market/listings/${encodeURIComponent(trial.listing.id)}`}>← ${trial.listing.title}</a></p>
+  return html`<p><a href=${`#/market/listings/${encodeURIComponent(trial.listing.id)}`}><span class="back-arrow" aria-hidden="true">←</span> ${trial.listing.title}</a></p>
     <h1>${t('trial.title', { title: trial.listing.title })}</h1>
     <section class="card" data-testid="trial" data-state=${trial.state}>
       <dl>

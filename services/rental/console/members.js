@@ -3,6 +3,7 @@
 // show only to roles that may write.
 import { useState } from 'preact/hooks'
 import { api } from './api.js'
+import { useFieldProblems } from './field-check.js'
 import { roleName } from './i18n.js'
 import { Field, Loaded } from './tenant-ui.js'
 import { allowed, ErrorText, html, useLoad, When } from './ui.js'
@@ -13,12 +14,20 @@ function AddMember({ roles, t, lang, done }) {
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState(null)
   const [added, setAdded] = useState('')
+  const fields = useFieldProblems()
   const submit = async (e) => {
     e.preventDefault()
-    setBusy(true)
     setError(null)
     try {
-      await api('POST', '/v1/users', { email, role })
+      fields.check({
+        'member-email': /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email.trim()) ? null : t('field.email'),
+      })
+    } catch {
+      return
+    }
+    setBusy(true)
+    try {
+      await api('POST', '/v1/users', { email: email.trim(), role })
       setAdded(email)
       setEmail('')
       await done()
@@ -28,10 +37,10 @@ function AddMember({ roles, t, lang, done }) {
       setBusy(false)
     }
   }
-  return html`<form class="card" data-testid="add-member" onSubmit=${submit}>
+  return html`<form class="card" data-testid="add-member" novalidate onSubmit=${submit}>
     <h2>${t('members.add')}</h2>
     <${Field} id="member-email" type="email" label=${t('members.email')} value=${email} onInput=${setEmail}
-      required=${true} autocomplete="off" />
+      required=${true} autocomplete="off" fields=${fields} />
     <p class="field"><label for="member-role">${t('members.role')}</label>
       <select id="member-role" value=${role} onChange=${(e) => setRole(e.currentTarget.value)}>
         ${roles.map((r) => html`<option key=${r.name} value=${r.name}>${roleName(r.name, lang)}</option>`)}

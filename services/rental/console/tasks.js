@@ -67,14 +67,16 @@ export function Task({ id, t, lang }) {
   const [generation, setGeneration] = useState(0)
   const { events, live } = useEvents(id, generation, () => void loaded.reload())
   const task = loaded.data
-  if (loaded.error && !task) return html`<${ErrorText} error=${loaded.error} t=${t} />`
+  if (loaded.error && !task)
+    return html`<h1>${t('task.title')}</h1><${ErrorText} error=${loaded.error} t=${t} />
+      <p><a href="#/tasks">${t('nav.tasks')}</a></p>`
   if (!task) return html`<${Loading} t=${t} />`
   const act = (what) => async () => {
     await api('POST', `/api/tasks/${encodeURIComponent(id)}/${what}`)
     await loaded.reload()
     if (what === 'retry') setGeneration((g) => g + 1)
   }
-  return html`<p><a href=${`#/engagements/${task.engagement_id}`}>← ${t('nav.engagements')}</a></p>
+  return html`<p><a href=${`#/engagements/${task.engagement_id}`}><span class="back-arrow" aria-hidden="true">←</span> ${t('nav.engagements')}</a></p>
     <h1>${t('task.title')} <code dir="ltr">${task.id}</code></h1>
     <section class="card">
       <dl>
@@ -107,7 +109,7 @@ export function Task({ id, t, lang }) {
       <h2 id="output-title">${t('task.output')}</h2>
       ${
         task.output
-          ? html`<pre class="output" data-testid="output">${task.output.text ?? JSON.stringify(task.output.data, null, 2)}</pre>`
+          ? html`<pre class="output" dir="auto" data-testid="output">${task.output.text ?? JSON.stringify(task.output.data, null, 2)}</pre>`
           : html`<${Empty}>${task.output_expired ? t('task.output_expired') : t('task.no_output')}<//>`
       }
     </section>

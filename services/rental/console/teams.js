@@ -2,6 +2,7 @@
 // with their progress while they run (polled), and a new batch from a list of task texts.
 import { useEffect, useState } from 'preact/hooks'
 import { api } from './api.js'
+import { useFieldProblems } from './field-check.js'
 import { formatNumber } from './i18n.js'
 import { useLoadAgain } from './reload.js'
 import {
@@ -68,7 +69,7 @@ export function Team({ id, t, lang }) {
   if (team.error && !d) return html`<${ErrorText} error=${team.error} t=${t} />`
   if (!d) return html`<${Loading} t=${t} />`
   const mine = (tasks.data?.tasks ?? []).filter((x) => d.engagement_id && x.engagement_id === d.engagement_id)
-  return html`<p><a href="#/teams">← ${t('nav.teams')}</a></p>
+  return html`<p><a href="#/teams"><span class="back-arrow" aria-hidden="true">←</span> ${t('nav.teams')}</a></p>
     <h1>${d.name}</h1>
     <section class="card"><dl>
       <dt>${t('col.state')}</dt><dd>${t(`team.${d.state}`)}</dd>
@@ -125,6 +126,7 @@ function NewBatch({ t, onMade }) {
   const engagements = useLoad('/api/engagements?limit=50')
   const [engagement, setEngagement] = useState('')
   const [texts, setTexts] = useState('')
+  const fields = useFieldProblems()
   const active = (engagements.data?.engagements ?? []).filter((e) => e.state === 'active')
   if (engagements.data && active.length === 0)
     return html`<${Empty}>${t('batch.need_engagement')} <a href="#/market">${t('nav.market')}</a><//>`
@@ -133,7 +135,10 @@ function NewBatch({ t, onMade }) {
       .split('\n')
       .map((s) => s.trim())
       .filter(Boolean)
-    if (!engagement || items.length === 0) throw new Error(t('batch.fill'))
+    fields.check({
+      'batch-engagement': engagement ? null : t('field.choose_engagement'),
+      'batch-items': items.length ? null : t('field.batch_items'),
+    })
     await api('POST', '/api/batches', { engagement_id: engagement, items })
     setTexts('')
     onMade()
@@ -141,12 +146,16 @@ function NewBatch({ t, onMade }) {
   return html`<form class="form card" onSubmit=${(e) => e.preventDefault()}>
     <h2>${t('batch.new')}</h2>
     <label for="batch-engagement">${t('incident.engagement')}</label>
-    <select id="batch-engagement" value=${engagement} onChange=${(e) => setEngagement(e.currentTarget.value)}>
+    <select id="batch-engagement" value=${engagement} ...${fields.at('batch-engagement')}
+      onChange=${(e) => setEngagement(e.currentTarget.value)}>
       <option value="">—</option>
       ${active.map((e) => html`<option key=${e.id} value=${e.id}>${e.job_id} · ${e.id}</option>`)}
     </select>
+    ${fields.note('batch-engagement')}
     <label for="batch-items">${t('batch.items')}</label>
-    <textarea id="batch-items" rows="4" value=${texts} onInput=${(e) => setTexts(e.currentTarget.value)}></textarea>
+    <textarea id="batch-items" rows="4" value=${texts} ...${fields.at('batch-items')}
+      onInput=${(e) => setTexts(e.currentTarget.value)}></textarea>
+    ${fields.note('batch-items')}
     <${ActionButton} kind="primary" label=${t('batch.run')} busy=${t('loading')} t=${t} action=${run} />
   </form>`
 }

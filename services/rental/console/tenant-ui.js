@@ -15,8 +15,8 @@ export function Loaded({ load, rows, t, empty, children }) {
     }`
 }
 
-/** A labelled text field. */
-export const Field = ({ id, label, value, onInput, type = 'text', required = false, autocomplete }) =>
+/** A labelled text field; with `fields` (field-check.js), its problem said under it. */
+export const Field = ({ id, label, value, onInput, type = 'text', required = false, autocomplete, fields }) =>
   html`<p class="field"><label for=${id}>${label}</label>
     <input id=${id} type=${type} value=${value} required=${required} autocomplete=${autocomplete}
-      onInput=${(e) => onInput(e.currentTarget.value)} /></p>`
+      ...${fields?.at(id) ?? {}} onInput=${(e) => onInput(e.currentTarget.value)} />${fields?.note(id)}</p>`

@@ -1,4 +1,4 @@
-// The tenant screens' frame (a section menu) and the operations views: the organization, its
+// The tenant screens (the sidebar's Organization group links them) and the operations views: the organization, its
 // connections' health, recent executions and the approvals waiting for a decision.
 import { useState } from 'preact/hooks'
 import { api } from './api.js'
@@ -20,29 +20,6 @@ import {
   useLoad,
   When,
 } from './ui.js'
-
-const SECTIONS = [
-  'org',
-  'connections',
-  'executions',
-  'approvals',
-  'usage',
-  'automation',
-  'members',
-  'profile',
-  'danger',
-]
-
-/** The organization's section menu above each tenant screen. */
-function Frame({ t, current, children }) {
-  return html`<nav class="tenant-nav" aria-label=${t('tenant.nav')}>
-      ${SECTIONS.map(
-        (name) =>
-          html`<a key=${name} href=${`#/${name}`} aria-current=${name === current ? 'page' : undefined}>${t(`tenant.${name}`)}</a>`,
-      )}
-    </nav>
-    ${children}`
-}
 
 function Overview({ t, lang }) {
   const org = useLoad('/v1/org')
@@ -178,9 +155,9 @@ const SCREENS = {
   danger: Danger,
 }
 
-/** The tenant screen of a route name, in its frame; undefined for another name. */
+/** The tenant screen of a route name (the sidebar's Organization group links them); undefined for another name. */
 export function tenantScreen(name, props) {
   const Screen = SCREENS[name]
   if (!Screen) return undefined
-  return html`<${Frame} t=${props.t} current=${name}><${Screen} ...${props} /><//>`
+  return html`<${Screen} ...${props} />`
 }

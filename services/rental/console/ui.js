@@ -3,6 +3,7 @@ import { h } from 'preact'
 import { useCallback, useEffect, useState } from 'preact/hooks'
 import htm from 'htm'
 import { api, messageOf } from './api.js'
+import { FieldsInvalid } from './field-check.js'
 import { formatDate, formatFils } from './i18n.js'
 
 export const html = htm.bind(h)
@@ -25,7 +26,7 @@ export function useLoad(path) {
   return { ...state, reload }
 }
 
-/** An error from the API, in words (its message), announced to screen readers. */
+/** An error in words (api.js's messageOf: the code's sentence), announced to screen readers. */
 export const ErrorText = ({ error, t }) =>
   error ? html`<p class="error" role="alert">${messageOf(error, t)}</p>` : null
 
@@ -67,7 +68,7 @@ export function ActionButton({ label, busy, action, t, kind = '' }) {
     try {
       await action()
     } catch (e) {
-      setError(e)
+      if (!(e instanceof FieldsInvalid)) setError(e)
     } finally {
       setRunning(false)
     }

@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { describe, it } from 'node:test'
+
+type Words = Record<string, string>
+// the console's files are the browser's ES modules (no types): loaded by URL
+const consoleModule = (name: string) => import(new URL(`../../console/${name}`, import.meta.url).href)
+const { ERRORS_EN } = (await consoleModule('i18n-errors.js')) as { ERRORS_EN: Words }
+const { ERRORS_AR } = (await consoleModule('i18n-errors-ar.js')) as { ERRORS_AR: Words }
+const { CATALOGUES } = (await consoleModule('i18n.js')) as { CATALOGUES: Record<'en' | 'ar', Words> }
+
+/** The error codes the rental publishes: the OpenAPI document's ErrorCode. */
+const published = (
+  JSON.parse(readFileSync(new URL('../../../../docs/openapi/rental.json', import.meta.url), 'utf8')) as {
+    components: { schemas: { ErrorCode: { enum: string[] } } }
+  }
+).components.schemas.ErrorCode.enum
+
+const ROUTE_OR_SCHEMA = /\/api\/|\/v1\/|\bbody\.|\b(GET|POST|PUT|PATCH|DELETE) \//
+
+describe('the console’s words (no browser)', () => {
+  it('has a sentence in English and in Arabic for every published error code, and for no other', () => {
+    assert.ok(published.length > 100, 'the published ErrorCode enum')
+    for (const code of published) {
+      const en = ERRORS_EN[code]
+      const ar = ERRORS_AR[code]
+      assert.ok(en?.trim(), `English sentence for ${code}`)
+      assert.ok(ar?.trim(), `Arabic sentence for ${code}`)
+      assert.match(ar!, /[\u0600-\u06FF]/, `${code}: the Arabic sentence is in Arabic`)
+      assert.notEqual(en, ar, code)
+    }
+    assert.deepEqual(Object.keys(ERRORS_EN).sort(), [...published].sort())
+    assert.deepEqual(Object.keys(ERRORS_AR).sort(), [...published].sort())
+  })
+
+  it('the English and Arabic catalogues have the same keys, and none names a route or a schema path', () => {
+    const { en, ar } = CATALOGUES
+    assert.deepEqual(
+      Object.keys(en).filter((key) => !(key in ar)),
+      [],
+      'keys in English only',
+    )
+    assert.deepEqual(
+      Object.keys(ar).filter((key) => !(key in en)),
+      [],
+      'keys in Arabic only',
+    )
+    for (const [lang, words] of Object.entries({ en, ar }))
+      for (const [key, text] of Object.entries(words))
+        assert.doesNotMatch(text, ROUTE_OR_SCHEMA, `${lang} ${key}: ${text}`)
+    for (const code of published) assert.equal(en[`error.code.${code}`], ERRORS_EN[code])
+  })
+})
