@@ -4,7 +4,7 @@ import { createRequire } from 'node:module'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import type { Browser, Page } from 'playwright-core'
-import { chromiumPath, launchChromium, NO_CHROMIUM } from '../../../idp/test/chromium.ts'
+import { chromiumPath, launchChromium, NO_CHROMIUM } from '@svc/testing/chromium'
 import { type FullStack, startFullStack } from '../support/full-stack.ts'
 
 const executable = chromiumPath()
