@@ -29,7 +29,7 @@ interface Receipt {
   envelope: { receipt: { type: string; data?: Record<string, string> } }
 }
 
-/** p95 by nearest rank, as docs/architecture.md defines it. */
+/** p95 by nearest rank, as docs/rental/sla.md defines it. */
 const p95 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.ceil(0.95 * values.length) - 1]!
 
 describe('SLA: terms measured from receipts, breaches and restorations as events and webhooks', () => {

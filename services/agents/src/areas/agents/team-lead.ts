@@ -1,8 +1,7 @@
 /**
  * The team lead: a built-in agent that really delegates. Run as a team task by the rental, its
  * message metadata carries `svc_team_card_url` (the A2A card of the rental's delegation endpoint)
- * and `svc_team_token` (a credential bound to the task, docs/architecture.md "Rental: teams and
- * delegation"); it asks the summariser and the extractor over A2A through that endpoint (the
+ * and `svc_team_token` (a credential bound to the task, docs/rental/teams.md); it asks the summariser and the extractor over A2A through that endpoint (the
  * @a2a-js/sdk client, the member named in the message metadata), checks their signed results and
  * merges them. A text holding `[ask-lead]` also asks the lead itself (a loop the rental refuses: a
  * way to see a refusal).

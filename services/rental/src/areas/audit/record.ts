@@ -2,7 +2,7 @@ import { legacyJsonRpcToV1Method } from '@a2a-js/sdk/compat/v0_3'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Actor } from '../events/index.ts'
 
-/** The type of the request record: one per S+C call and per mutating A2A call (docs/architecture.md). */
+/** The type of the request record: one per S+C call and per mutating A2A call (docs/rental/events.md). */
 export const REQUEST_EVENT = 'request.answered'
 
 /**

@@ -86,7 +86,7 @@ export async function batchList(deps: BatchDeps, orgId: string, page: Page) {
 /**
  * A new batch under an active engagement of the organization: the batch and its items in one
  * transaction with its `batch.created` event and its first tick job. Its Idempotency-Key is the
- * route's (orgs/permissions.ts `idempotent`).
+ * route's (http/route.ts `idempotent`).
  */
 export async function createBatch(deps: BatchDeps, orgId: string, input: NewBatch, actor: Actor) {
   const texts = input.items.map((item) => (typeof item === 'string' ? item : item.text))

@@ -65,7 +65,7 @@ export async function endEngagement(
     const canceled: string[] = []
     const unfinished = (await deps.tasks.ofEngagement(trx, orgId, id)).filter((t) => RUNNING.has(t.state))
     // `finish` leaves running tasks to finish, except one whose escrow is still offered: nothing
-    // holds money for it and, the engagement ended, nothing can (docs/architecture.md)
+    // holds money for it and, the engagement ended, nothing can (docs/rental/ending.md)
     const unfunded = new Set(
       (await deps.engagements.end.escrowsOf(trx, id))
         .filter((e) => e.state === 'offered' && e.task_id !== null)

@@ -44,7 +44,7 @@ export type SlaBody = {
   team?: SlaTeam
 }
 
-/** The team terms an SLA binds (areas/teams, docs/architecture.md "Rental: teams and delegation"). */
+/** The team terms an SLA binds (areas/teams, docs/rental/teams.md). */
 export type SlaTeam = {
   team_id: string
   lead_did: string
@@ -58,7 +58,7 @@ export type SlaTeam = {
 
 /**
  * The SLA's measurable terms, measured from the engagement's tasks and their receipts (areas/sla,
- * docs/architecture.md "SLA"). Rates are basis points (9500 = 95 %).
+ * docs/rental/sla.md). Rates are basis points (9500 = 95 %).
  */
 export type ServiceLevels = {
   v: 1

@@ -43,7 +43,7 @@ export interface Eraser {
   actor: Actor
 }
 
-/** What erasure keeps, and why (docs/architecture.md, Rental: erasure). */
+/** What erasure keeps, and why (docs/rental/erasure.md). */
 export const KEPT = [
   'the organization row, its name replaced by a pseudonym (money records name it)',
   'engagements, escrows, transfers and wallet balances (the ledger of money)',

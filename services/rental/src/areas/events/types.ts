@@ -1,5 +1,5 @@
 /**
- * Every event type the rental records (docs/architecture.md, "the event log"): what a webhook may
+ * Every event type the rental records (docs/rental/events.md): what a webhook may
  * subscribe to. An area that records a new type adds it here, so clients can subscribe to it.
  */
 export const EVENT_TYPES = [

@@ -79,7 +79,7 @@ async function takenMeanwhileAs409<T>(work: () => Promise<T>): Promise<T> {
  * share its release posted to platform:vat), the totals (sums of the lines), an `invoice.issued`
  * event. The releases paid the lines already: the invoice is issued `paid` (by `escrow`, on the
  * last release), with nothing due. Nothing to invoice: 409, and the number goes back with the
- * rollback. Its Idempotency-Key is the route's (orgs/permissions.ts `idempotent`).
+ * rollback. Its Idempotency-Key is the route's (http/route.ts `idempotent`).
  */
 export async function createInvoice(
   deps: InvoiceDeps,

@@ -103,7 +103,7 @@ function checked(input: RefundInput) {
  * A client asks for a refund of a released escrow of its own: the escrow row locked, the amount
  * at most what was paid less the refunds requested, accepted or settled already; `requested`.
  * `POST /api/refunds`: the refund asked for, in one transaction (its Idempotency-Key is the
- * route's: orgs/permissions.ts `idempotent`).
+ * route's: http/route.ts `idempotent`).
  */
 export async function requestRefund(
   deps: RefundDeps,

@@ -138,7 +138,7 @@ export async function runTask(
     if (!locked || terminal(locked.state)) return undefined
     const now = deps.now()
     // the agent's final A2A status, as a trace line (the rental calls the agent with blocking
-    // SendMessage: its status updates are not streamed; docs/architecture.md says why)
+    // SendMessage: its status updates are not streamed; docs/rental/webhooks.md says why)
     await events.trace(
       trx,
       refOf(locked),

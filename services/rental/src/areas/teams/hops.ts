@@ -10,7 +10,7 @@ import * as store from './store.ts'
 import type { HopRow, TeamRow } from './store.ts'
 
 /**
- * Where a team task's agents delegate (docs/architecture.md "Rental: teams and delegation"): an
+ * Where a team task's agents delegate (docs/rental/teams.md): an
  * A2A 1.0 JSON-RPC endpoint, named by its agent card, that the hop's credential opens.
  */
 export const TEAM_A2A_PATH = '/api/team-hops/a2a'

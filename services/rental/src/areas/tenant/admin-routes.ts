@@ -337,7 +337,7 @@ export function adminRoutes(app: App, deps: TenantDeps) {
         id: org.id,
         name: org.name,
         kind: org.kind,
-        // a seam: no plans area yet (docs/architecture.md, the tenant API)
+        // a seam: no plans area yet (docs/rental/tenant.md)
         plan: { name: 'pay-as-you-go', description: 'each task is paid from its escrow; no subscription' },
         usage: {
           month: monthStart.toISOString().slice(0, 7),
