@@ -9,7 +9,7 @@ const Nullable = <T extends import('typebox').TSchema>(t: T) => Type.Union([t, T
 const Event = Type.Object({
   id: Type.String({ description: 'evt_<seq>' }),
   seq: Type.Integer(),
-  type: Type.String({ description: 'task.created, request.answered, … (docs/architecture.md)' }),
+  type: Type.String({ description: 'task.created, request.answered, … (docs/rental/webhooks.md)' }),
   stream: Nullable(Type.String()),
   stream_seq: Nullable(Type.Integer()),
   subjects: Type.Record(Type.String(), Type.String()),

@@ -54,7 +54,7 @@ const EventType = Type.String({
   minLength: 1,
   maxLength: 100,
   pattern: '^(\\*|[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+)$',
-  description: 'an event type (docs/architecture.md), or "*" for all',
+  description: 'an event type (docs/rental/webhooks.md), or "*" for all',
 })
 
 const who = (request: FastifyRequest): WebhookActor => ({
