@@ -5,6 +5,11 @@ import type { IdpDb } from './db.ts'
 export interface IdpEvents {
   /** The user withdrew a client's consent (the account page): the token area ends the client's refresh families. */
   'consent.withdrawn': { userId: string; clientId: string }
+  /**
+   * The lifecycle asks which clients know the user (it consented to them, or they got tokens for
+   * it): the authorization, token and device areas each add theirs to `clientIds`.
+   */
+  'user.clients': { userId: string; clientIds: Set<string> }
 }
 
 export type IdpReactions = Reactions<IdpEvents, IdpDb>

@@ -7,8 +7,6 @@ export { describeScope } from './consent-routes.ts'
 export { decideConsent } from './consent-service.ts'
 export { consentsOf } from './consent-store.ts'
 export { AUTHORIZE_PARAMETERS, checkParameters, checkScope } from './service.ts'
-/** The lifecycle reads codes and consents directly until its cycle with the authorization endpoint is cut (issue 31). */
-export { authorizeService }
 
 /** What the authorization endpoint offers: its codes, consents and the clients a user or session signed in to. */
 export type AuthorizeService = typeof authorizeService
@@ -23,7 +21,13 @@ export interface AuthorizeParameters {
 export const authorizeArea = defineArea({
   name: 'authorize',
   needs: ['receipts', 'lifecycle', 'accounts', 'clients', 'passkeys', 'par'],
-  mount: (): AuthorizeService => authorizeService,
+  mount(_app, ctx): AuthorizeService {
+    // the clients the user consented to or got a code at know the user (the lifecycle tells them)
+    ctx.reactions.on('user.clients', async (trx, known) => {
+      for (const id of await authorizeService.clientIdsOfUser(trx, known.userId)) known.clientIds.add(id)
+    })
+    return authorizeService
+  },
   routes(app, ctx, { receipts, lifecycle, accounts, clients, passkeys, par }) {
     authorizeRoutes(app, { db: ctx.db, issuer: ctx.issuer, clients, passkeys, par })
     consentRoutes(app, {

@@ -9,7 +9,13 @@ export type DeviceService = typeof deviceService
 export const deviceArea = defineArea({
   name: 'device',
   needs: ['receipts', 'accounts'],
-  mount: (): DeviceService => deviceService,
+  mount(_app, ctx): DeviceService {
+    // the clients that redeemed a device code of the user know it (the lifecycle tells them)
+    ctx.reactions.on('user.clients', async (trx, known) => {
+      for (const id of await deviceService.clientIdsOfUser(trx, known.userId)) known.clientIds.add(id)
+    })
+    return deviceService
+  },
   routes(app, ctx, { receipts, accounts }) {
     deviceRoutes(app, {
       db: ctx.db,

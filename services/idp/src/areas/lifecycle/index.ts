@@ -21,8 +21,8 @@ export interface Lifecycle extends LifecycleDeps {
 /** Lifecycle webhooks to clients (consent granted or withdrawn, account deleted). */
 export const lifecycleArea = defineArea({
   name: 'lifecycle',
-  needs: ['clients', 'device'],
-  async mount(app, ctx, { clients, device }): Promise<Lifecycle> {
+  needs: ['clients'],
+  async mount(app, ctx, { clients }): Promise<Lifecycle> {
     const lifecycle: LifecycleDeps = {
       db: ctx.db,
       jobs: ctx.jobs,
@@ -31,7 +31,7 @@ export const lifecycleArea = defineArea({
       retryDelayS: ctx.config.lifecycleRetryDelayS,
       allowPrivate: ctx.config.fetchAllowPrivate,
       clients,
-      device,
+      reactions: ctx.reactions,
     }
     await startLifecycleDelivery(lifecycle)
     lifecycleAdminRoutes(app, ctx.db, ctx.config.adminToken)

@@ -2,10 +2,8 @@ import { createHmac, randomBytes } from 'node:crypto'
 import type { Jobs, Sealer } from '@svc/kit'
 import type { IdpDb } from '../../db.ts'
 import { subjectFor } from '../../oauth/subject.ts'
-import { authorizeService } from '../authorize/index.ts'
 import { type ClientsService, webhookSecretOf } from '../clients/index.ts'
-import type { DeviceService } from '../device/index.ts'
-import { tokenService } from '../token/index.ts'
+import type { IdpReactions } from '../../reactions.ts'
 import { postToCaller } from '../../outbound.ts'
 import { deliveryById, insertDelivery, recordAttempt } from './store.ts'
 
@@ -22,18 +20,15 @@ export type LifecycleEvent =
  * user reach them: with their view of the user and where they hear of it.
  */
 export async function clientsKnowing(
-  deps: Pick<LifecycleDeps, 'clients' | 'device'>,
+  deps: Pick<LifecycleDeps, 'clients' | 'reactions'>,
   db: IdpDb,
   userId: string,
 ) {
-  const known = new Set([
-    ...(await authorizeService.clientIdsOfUser(db, userId)),
-    ...(await tokenService.clientIdsOfUser(db, userId)),
-    ...(await deps.device.clientIdsOfUser(db, userId)),
-  ])
+  const known = { userId, clientIds: new Set<string>() }
+  await deps.reactions.tell(db, 'user.clients', known)
   return deps.clients.liveAmong(
     db,
-    [...known],
+    [...known.clientIds],
     ['client_id', 'subject_type', 'redirect_uris', 'organization_id', 'lifecycle_webhook_url'],
   )
 }
@@ -48,7 +43,8 @@ export interface LifecycleDeps {
   /** IDP_FETCH_ALLOW_PRIVATE: lifecycle URLs may be http and private (never a metadata address). */
   allowPrivate: boolean
   clients: ClientsService
-  device: DeviceService
+  /** Where the areas that hand out tokens say which clients know a user (`user.clients`). */
+  reactions: IdpReactions
 }
 
 /**

@@ -17,9 +17,6 @@ export type TokenService = typeof tokenService & {
   userOf(deps: PresentedTokenDeps, request: FastifyRequest): ReturnType<typeof userOfToken>
 }
 
-/** The lifecycle reads tokens directly until its cycle with the token endpoint is cut (issue 31). */
-export { tokenService }
-
 export { DEVICE_CODE } from './device-code.ts'
 export { TOKEN_EXCHANGE } from './exchange.ts'
 export { PRE_AUTHORIZED_CODE } from './pre-authorized-code.ts'
@@ -44,6 +41,10 @@ export const tokenArea = defineArea({
     ctx.reactions.on('consent.withdrawn', (trx, { userId, clientId }) =>
       revokeClientFamilies(trx, userId, clientId),
     )
+    // the clients that hold or held a refresh family of the user know it (the lifecycle tells them)
+    ctx.reactions.on('user.clients', async (trx, known) => {
+      for (const id of await tokenService.clientIdsOfUser(trx, known.userId)) known.clientIds.add(id)
+    })
     const holderDeps = { ...use, db: ctx.db }
     const holder = (payload: Record<string, unknown>) => tokenHolder(holderDeps, payload)
     return {
