@@ -8,7 +8,6 @@ import type { DocumentDeps } from './areas/documents/service.ts'
 import type { SigningKeys } from './areas/keys/service.ts'
 import type { Mailer } from './areas/email/mailer.ts'
 import type { SignalDeps } from './areas/signals/service.ts'
-import type { ScreeningDeps } from './areas/orgs/screening.ts'
 import type { LogoutService } from './areas/logout/index.ts'
 import type { SessionsService } from './areas/sessions/index.ts'
 import type { IdpConfig } from './config.ts'
@@ -17,6 +16,19 @@ import type { Kysely } from 'kysely'
 import type { DpopDeps } from './oauth/dpop.ts'
 import type { IdpReactions } from './reactions.ts'
 import type { AuthorizeService } from './areas/authorize/index.ts'
+import type { ActivityService } from './areas/activity/index.ts'
+import type { AccountChangesService } from './areas/account-changes/index.ts'
+import type { AccountsService } from './areas/accounts/index.ts'
+import type { ClientsService } from './areas/clients/index.ts'
+import type { CredentialsService } from './areas/credentials/index.ts'
+import type { DeviceService } from './areas/device/index.ts'
+import type { MfaService } from './areas/mfa/index.ts'
+import type { OrgsService } from './areas/orgs/index.ts'
+import type { ParService } from './areas/par/index.ts'
+import type { PasskeysService } from './areas/passkeys/index.ts'
+import type { ResourcesService } from './areas/resources/index.ts'
+import type { TasksService } from './areas/tasks/index.ts'
+import type { TokenService } from './areas/token/index.ts'
 import type { Lifecycle } from './areas/lifecycle/index.ts'
 
 /** What every idp area is mounted with: one typed context, the same for all. */
@@ -49,27 +61,27 @@ export interface IdpServices {
   email: Mailer
   lifecycle: Lifecycle
   signals: SignalDeps
-  orgs: { screening: ScreeningDeps }
+  orgs: OrgsService
   logout: LogoutService
   sessions: SessionsService
-  accounts: undefined
-  'account-changes': undefined
-  activity: undefined
+  accounts: AccountsService
+  'account-changes': AccountChangesService
+  activity: ActivityService
   approvals: undefined
   authorize: AuthorizeService
-  clients: undefined
-  credentials: undefined
-  device: undefined
+  clients: ClientsService
+  credentials: CredentialsService
+  device: DeviceService
   discovery: undefined
   evidence: undefined
-  mfa: undefined
-  par: undefined
-  passkeys: undefined
+  mfa: MfaService
+  par: ParService
+  passkeys: PasskeysService
   registry: undefined
-  resources: undefined
+  resources: ResourcesService
   revocation: undefined
-  tasks: undefined
-  token: undefined
+  tasks: TasksService
+  token: TokenService
   ui: undefined
   userinfo: undefined
   users: undefined

@@ -3,14 +3,14 @@ import { AppError } from '@svc/kit'
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import { type IdpDb, inTransaction } from '../../db.ts'
 import type { Mailer } from '../email/mailer.ts'
-import { authorizeService } from '../authorize/index.ts'
+import type { AuthorizeService } from '../authorize/index.ts'
 import type { Lifecycle } from '../lifecycle/index.ts'
-import { mfaService } from '../mfa/index.ts'
-import { orgsService } from '../orgs/index.ts'
-import { passkeysService } from '../passkeys/index.ts'
+import type { MfaService } from '../mfa/index.ts'
+import type { OrgsService } from '../orgs/index.ts'
+import type { PasskeysService } from '../passkeys/index.ts'
 import type { SessionsService } from '../sessions/index.ts'
 import { emit, type SignalDeps } from '../signals/index.ts'
-import { tokenService } from '../token/index.ts'
+import type { TokenService } from '../token/index.ts'
 import { hashPassword, verifyPassword } from '../accounts/index.ts'
 import { holdFor, markDeletionRequested } from '../accounts/index.ts'
 import { recordEvent } from '../accounts/index.ts'
@@ -37,12 +37,18 @@ export interface ChangeDeps {
   sessions: SessionsService
   signals: SignalDeps
   issuer: string
+  /** What an account's deletion forgets, and a sign-out everywhere revokes, in the other areas. */
+  authorize: AuthorizeService
+  passkeys: PasskeysService
+  mfa: MfaService
+  orgs: OrgsService
+  tokens: TokenService
 }
 
 /** Ends the user's sessions (all, or all but `keep`) and every refresh family: old credentials open nothing. */
 async function signOutEverywhere(deps: ChangeDeps, trx: IdpDb, userId: string, keep?: string) {
   await deps.sessions.endAllOf(trx, userId, keep)
-  await tokenService.revokeUserFamilies(trx, userId)
+  await deps.tokens.revokeUserFamilies(trx, userId)
 }
 
 /**
@@ -158,10 +164,10 @@ export async function deleteAccount(
     await deps.lifecycle.announce(trx, userId, 'user.deleted')
     await emit(deps.signals, trx, userId, 'account-purged', await deps.lifecycle.clientsKnowing(trx, userId))
     await signOutEverywhere(deps, trx, userId)
-    await authorizeService.forgetUser(trx, userId)
-    await passkeysService.forgetUser(trx, userId)
-    await mfaService.forgetUser(trx, userId)
-    await orgsService.forgetMember(trx, userId)
+    await deps.authorize.forgetUser(trx, userId)
+    await deps.passkeys.forgetUser(trx, userId)
+    await deps.mfa.forgetUser(trx, userId)
+    await deps.orgs.forgetMember(trx, userId)
     await deps.sessions.forgetDevicesOf(trx, userId)
     await eraseUser(trx, userId)
     await recordEvent(trx, userId, 'account_deleted', context)

@@ -1,19 +1,25 @@
 import type { IdpDb } from '../../db.ts'
-import { authorizeService } from '../authorize/index.ts'
-import { clientsService } from '../clients/index.ts'
-import { sessionsService } from '../sessions/index.ts'
-import { tasksService } from '../tasks/index.ts'
+import type { AuthorizeService } from '../authorize/index.ts'
+import type { ClientsService } from '../clients/index.ts'
+import type { SessionsService } from '../sessions/index.ts'
+import type { TasksService } from '../tasks/index.ts'
 import { eventsToExport, userById } from '../accounts/index.ts'
 
+/** The areas an account's export gathers from, besides the accounts' own tables. */
+export interface ExportDeps {
+  db: IdpDb
+  authorize: AuthorizeService
+  clients: ClientsService
+  sessions: SessionsService
+  tasks: TasksService
+}
+
 /** The account's consents, each with its client's name. */
-async function consentsWithNames(db: IdpDb, userId: string) {
-  const consents = await authorizeService.consentsToExport(db, userId)
+async function consentsWithNames({ db, authorize, clients }: ExportDeps, userId: string) {
+  const consents = await authorize.consentsToExport(db, userId)
   const ids = consents.map((consent) => consent.client_id)
   const names = new Map(
-    (await clientsService.anyAmong(db, ids, ['client_id', 'client_name'])).map((c) => [
-      c.client_id,
-      c.client_name,
-    ]),
+    (await clients.anyAmong(db, ids, ['client_id', 'client_name'])).map((c) => [c.client_id, c.client_name]),
   )
   return consents.flatMap(({ client_id, granted, updated_at }) =>
     names.has(client_id) ? [{ client_id, client_name: names.get(client_id)!, granted, updated_at }] : [],
@@ -21,13 +27,14 @@ async function consentsWithNames(db: IdpDb, userId: string) {
 }
 
 /** Everything the idp keeps about an account, for the user to take away (never a password hash or a token). */
-export async function exportAccount(db: IdpDb, userId: string) {
+export async function exportAccount(deps: ExportDeps, userId: string) {
+  const { db } = deps
   const user = await userById(db, userId)
   if (!user) throw new Error(`no account ${userId} to export`)
-  const sessions = await sessionsService.toExport(db, userId)
+  const sessions = await deps.sessions.toExport(db, userId)
   const events = await eventsToExport(db, userId)
-  const consents = await consentsWithNames(db, userId)
-  const taskGrants = await tasksService.allOf(db, userId)
+  const consents = await consentsWithNames(deps, userId)
+  const taskGrants = await deps.tasks.allOf(db, userId)
   return {
     format: 'svc-account-export/v1',
     exported_at: new Date().toISOString(),

@@ -1,16 +1,11 @@
 import { defineArea } from '../../context.ts'
-import { ensureDemoUser } from './service.ts'
+import { accountsService, ensureDemoUser } from './service.ts'
+
+/** What other areas ask of the accounts: a user by id, address or DID, names, the admin's disabled mark. */
+export type AccountsService = typeof accountsService
 import { backfillUserKeys } from './store.ts'
 
-export {
-  accountsService,
-  authenticate,
-  createUser,
-  DEMO_EMAIL,
-  recordEvent,
-  requestContext,
-  type UserRow,
-} from './service.ts'
+export { authenticate, createUser, DEMO_EMAIL, recordEvent, requestContext, type UserRow } from './service.ts'
 export { hashPassword, verifyPassword } from './passwords.ts'
 export { completeSignIn } from './sign-in.ts'
 
@@ -37,10 +32,10 @@ export { holdFor, holdRow, markDeletionRequested, placeHoldRow, removeHold } fro
  */
 export const accountsArea = defineArea({
   name: 'accounts',
-  async mount(_app, ctx) {
+  async mount(_app, ctx): Promise<AccountsService> {
     const { db, sealer } = ctx
     await backfillUserKeys(db, sealer)
     if (ctx.development) await ensureDemoUser(db, sealer, ctx.config.demoPassword)
-    return undefined
+    return accountsService
   },
 })

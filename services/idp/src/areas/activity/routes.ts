@@ -1,14 +1,13 @@
-import type { App, Sealer } from '@svc/kit'
+import type { App } from '@svc/kit'
 import { Type } from 'typebox'
-import type { IdpDb } from '../../db.ts'
-import { ingest } from './service.ts'
+import { type ActivityDeps, ingest } from './service.ts'
 
 /**
  * POST /webhooks/svc/{client_id}: the exact bytes are signed, so the body is taken raw, whatever
  * its content type (or none), and parsed only after its signature is checked (a re-serialised
  * body no longer verifies).
  */
-export async function activityRoutes(app: App, deps: { db: IdpDb; sealer: Sealer; pairwiseSalt: string }) {
+export async function activityRoutes(app: App, deps: ActivityDeps) {
   await app.register(async (raw) => {
     raw.removeAllContentTypeParsers()
     raw.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 256 * 1024 }, (_req, body, done) =>

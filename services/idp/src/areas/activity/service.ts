@@ -8,10 +8,18 @@ import { leafHash } from '@svc/trust/merkle'
 import type { IdpDb } from '../../db.ts'
 import { subjectFor } from '../../oauth/subject.ts'
 import { webhookSecretOf } from '../clients/index.ts'
-import { accountsService } from '../accounts/index.ts'
-import { clientsService } from '../clients/index.ts'
+import type { AccountsService } from '../accounts/index.ts'
+import type { ClientsService } from '../clients/index.ts'
 import { keepActivity, recentActivity } from './store.ts'
 import { idpError } from '../../errors.ts'
+
+export interface ActivityDeps {
+  db: IdpDb
+  sealer: Sealer
+  pairwiseSalt: string
+  clients: ClientsService
+  accounts: AccountsService
+}
 
 export type Outcome = 'accepted' | 'duplicate' | 'ignored'
 
@@ -65,12 +73,12 @@ function checkReceipt(data: NonNullable<Relayed['data']>, hash: string) {
  * subject, when the tag is that user's `sub` at this client; anything else is ignored.
  */
 export async function ingest(
-  deps: { db: IdpDb; sealer: Sealer; pairwiseSalt: string },
+  deps: ActivityDeps,
   clientId: string,
   raw: Buffer,
   signatureHeader: string | undefined,
 ): Promise<Outcome> {
-  const client = await clientsService.live(deps.db, clientId, [
+  const client = await deps.clients.live(deps.db, clientId, [
     'client_id',
     'subject_type',
     'redirect_uris',
@@ -93,7 +101,7 @@ export async function ingest(
   if (body.type !== 'receipt.recorded') return 'ignored'
   const receipt = checkReceipt(body.data!, hash)
   const userId =
-    typeof receipt.subject === 'string' ? await accountsService.idByDid(deps.db, receipt.subject) : undefined
+    typeof receipt.subject === 'string' ? await deps.accounts.idByDid(deps.db, receipt.subject) : undefined
   if (!userId || subjectFor(client, userId, deps.pairwiseSalt) !== body.subject_tag) return 'ignored'
   const stored = await keepActivity(deps.db, {
     receipt_hash: hash,
@@ -107,10 +115,10 @@ export async function ingest(
 }
 
 /** The user's latest relayed receipts, newest first, each with its client's name. */
-export async function activityOf(db: IdpDb, userId: string, limit = 20) {
-  const rows = await recentActivity(db, userId, limit)
-  const clients = await clientsService.anyAmong(
-    db,
+export async function activityOf(deps: Pick<ActivityDeps, 'db' | 'clients'>, userId: string, limit = 20) {
+  const rows = await recentActivity(deps.db, userId, limit)
+  const clients = await deps.clients.anyAmong(
+    deps.db,
     [...new Set(rows.map((row) => row.client_id))],
     ['client_id', 'client_name'],
   )

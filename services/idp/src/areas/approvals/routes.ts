@@ -5,7 +5,7 @@ import { authenticateClient } from '../clients/index.ts'
 import { challenge } from '../../oauth/challenge.ts'
 import { ClientAuthFields } from '../../oauth/form.ts'
 import type { PresentedTokenDeps } from '../../oauth/presented-token.ts'
-import { userOfToken } from '../token/index.ts'
+import type { TokenService } from '../token/index.ts'
 import { csrfToken } from '../../pages/csrf.ts'
 import { pageHooks, sessionOf } from '../sessions/index.ts'
 import { clientById } from '../clients/index.ts'
@@ -26,7 +26,7 @@ const ApprovalRequest = Type.Object({
 
 type Deps = ApprovalDeps &
   PresentedTokenDeps &
-  ClientAuthDeps & { kv: Kv; origin: string; secureCookies: boolean }
+  ClientAuthDeps & { kv: Kv; origin: string; secureCookies: boolean; tokens: TokenService }
 
 /**
  * "Ask my human" (identity-provider.md, Approvals): a confidential client with a user's access
@@ -57,7 +57,7 @@ export function approvalRoutes(app: App, deps: Deps) {
       const client = await authenticateClient(deps, request, credentials)
       if (client.client_type !== 'confidential')
         throw idpError('invalid_client', 'approvals are asked by confidential clients')
-      const { payload, holder } = await userOfToken(deps, request)
+      const { payload, holder } = await deps.tokens.userOf(deps, request)
       if (payload.client_id !== client.client_id)
         throw idpError('invalid_token', 'the access token was not issued to this client', {
           'www-authenticate': challenge('Bearer', { error: 'invalid_token' }),

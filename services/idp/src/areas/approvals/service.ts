@@ -3,7 +3,7 @@ import { type Jobs } from '@svc/kit'
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import { canonicalize } from '@svc/trust'
 import { type IdpDb, inTransaction } from '../../db.ts'
-import { accountsService } from '../accounts/index.ts'
+import type { AccountsService } from '../accounts/index.ts'
 import { type ApprovalRow, approvalById, insertApproval, recordPoll, setReceipt, settle } from './store.ts'
 import { idpError } from '../../errors.ts'
 
@@ -22,6 +22,7 @@ export interface ApprovalDeps {
   issuer: string
   /** Seconds a client waits between polls. */
   intervalS: number
+  accounts: AccountsService
 }
 
 export interface ApprovalRequest {
@@ -56,7 +57,7 @@ const requestDigest = (row: ApprovalRow) =>
 async function receipt(deps: ApprovalDeps, trx: IdpDb, row: ApprovalRow) {
   const recorded = await deps.receipts.record(trx, {
     type: `approval.${row.status}`,
-    subject: (await accountsService.byId(trx, row.user_id))!.did!,
+    subject: (await deps.accounts.byId(trx, row.user_id))!.did!,
     data: { approval_id: row.id, client_id: row.client_id, request_digest: requestDigest(row) },
   })
   await setReceipt(trx, row.id, recorded.leafHash)

@@ -1,18 +1,16 @@
-import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import { type App, html } from '@svc/kit'
 import { Type } from 'typebox'
-import type { IdpDb } from '../../db.ts'
 import { withParams } from '../../oauth/redirect.ts'
 import { parseScope } from '../../oauth/scopes.ts'
 import { csrfToken } from '../../pages/csrf.ts'
 import { pageHooks, sessionOf } from '../sessions/index.ts'
 import { type Lang, langOf, type Phrase, t } from '../../pages/i18n.ts'
 import { langField, localPage, sendLocalMessage } from '../../pages/layout.ts'
-import { expandPushed } from '../par/index.ts'
 import { requestContext } from '../accounts/index.ts'
+import type { ParService } from '../par/index.ts'
 import type { Lifecycle } from '../lifecycle/index.ts'
 import type { IdpReactions } from '../../reactions.ts'
-import { decideConsent, withdrawConsent } from './consent-service.ts'
+import { type ConsentDeps, decideConsent, withdrawConsent } from './consent-service.ts'
 import { ceilingText } from '../tasks/index.ts'
 import { parseTask } from '../tasks/index.ts'
 import { clientRow } from '../clients/index.ts'
@@ -37,9 +35,8 @@ const duration = (lang: Lang, seconds: number) =>
       ? t(lang, '{n} hours', { n: Math.round(seconds / 3600) })
       : t(lang, '{n} minutes', { n: Math.round(seconds / 60) })
 
-interface ConsentOptions {
-  db: IdpDb
-  receipts: ReceiptWriter
+interface ConsentOptions extends ConsentDeps {
+  par: ParService
   lifecycle: Lifecycle
   reactions: IdpReactions
   issuer: string
@@ -48,12 +45,12 @@ interface ConsentOptions {
 }
 
 /** The authorization request a consent page is about: only one for a registered third-party client. */
-async function requestOf(db: IdpDb, returnTo: string | undefined) {
+async function requestOf({ db, par }: Pick<ConsentOptions, 'db' | 'par'>, returnTo: string | undefined) {
   if (!returnTo?.startsWith('/authorize?')) return undefined
   let params = new URLSearchParams(returnTo.slice('/authorize?'.length))
   if (params.has('request_uri')) {
     // a pushed request (RFC 9126): its parameters are the stored ones
-    const pushed = await expandPushed(db, {
+    const pushed = await par.expand(db, {
       client_id: params.get('client_id') ?? undefined,
       request_uri: params.get('request_uri') ?? undefined,
     })
@@ -76,7 +73,7 @@ async function requestOf(db: IdpDb, returnTo: string | undefined) {
 /** identity-provider.md, /authorize 3: the user approves per scope; openid is always present. */
 export function consentRoutes(
   app: App,
-  { db, receipts, lifecycle, reactions, issuer, origin, secureCookies }: ConsentOptions,
+  { db, receipts, accounts, par, lifecycle, reactions, issuer, origin, secureCookies }: ConsentOptions,
 ) {
   const tags = ['pages']
   const pages = pageHooks({ db, origin })
@@ -93,7 +90,7 @@ export function consentRoutes(
     },
     async (request, reply) => {
       const session = sessionOf(request)
-      const asked = await requestOf(db, request.query.return_to)
+      const asked = await requestOf({ db, par }, request.query.return_to)
       if (!asked) return sendLocalMessage(reply, 400, 'Consent', 'This consent request is not valid.')
       const csrf = csrfToken(request, reply, secureCookies)
       const granted = (await consentOf(db, session.user_id, asked.client.client_id)).granted
@@ -153,7 +150,7 @@ export function consentRoutes(
     },
     async (request, reply) => {
       const session = sessionOf(request)
-      const asked = await requestOf(db, request.body.return_to)
+      const asked = await requestOf({ db, par }, request.body.return_to)
       if (!asked) return sendLocalMessage(reply, 400, 'Consent', 'This consent request is not valid.')
       if (request.body.decision === 'deny')
         return reply.redirect(
@@ -166,7 +163,7 @@ export function consentRoutes(
           303,
         )
       const checked = [request.body.scope ?? []].flat().filter((s) => asked.scopes.includes(s))
-      await decideConsent({ db, receipts }, session.user_id, asked.client, asked.scopes, checked)
+      await decideConsent({ db, receipts, accounts }, session.user_id, asked.client, asked.scopes, checked)
       return reply.redirect(request.body.return_to, 303)
     },
   )
@@ -188,7 +185,7 @@ export function consentRoutes(
       const session = sessionOf(request)
       if (
         !(await withdrawConsent(
-          { db, receipts, lifecycle, reactions },
+          { db, receipts, accounts, lifecycle, reactions },
           session.user_id,
           request.body.client_id,
           requestContext(request),

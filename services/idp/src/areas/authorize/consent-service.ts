@@ -3,16 +3,17 @@ import type { IdpDb } from '../../db.ts'
 import { recordEvent } from '../accounts/index.ts'
 import type { Lifecycle } from '../lifecycle/index.ts'
 import type { IdpReactions } from '../../reactions.ts'
-import { accountsService } from '../accounts/index.ts'
+import type { AccountsService } from '../accounts/index.ts'
 import { consentOf, deleteConsent, saveConsent } from './consent-store.ts'
 
 export interface ConsentDeps {
   db: IdpDb
   receipts: ReceiptWriter
+  accounts: AccountsService
 }
 
-async function subjectOf(db: IdpDb, userId: string) {
-  return (await accountsService.byId(db, userId))!.did!
+async function subjectOf(accounts: AccountsService, db: IdpDb, userId: string) {
+  return (await accounts.byId(db, userId))!.did!
 }
 
 /**
@@ -22,7 +23,7 @@ async function subjectOf(db: IdpDb, userId: string) {
  * consent's commitment; scopes the user unticked are receipted as `consent.withdrawn`.
  */
 export async function decideConsent(
-  { db, receipts }: ConsentDeps,
+  { db, receipts, accounts }: ConsentDeps,
   userId: string,
   client: { client_id: string; client_name: string },
   asked: string[],
@@ -39,7 +40,7 @@ export async function decideConsent(
     const removed = previous.granted.filter((s) => !granted.includes(s))
     let { commitment, purpose, granted_at } = previous
     if (added.length || removed.length) {
-      const subject = await subjectOf(trx, userId)
+      const subject = await subjectOf(accounts, trx, userId)
       if (removed.length)
         await receipts.record(trx, {
           type: 'consent.withdrawn',
@@ -64,7 +65,13 @@ export async function decideConsent(
  * and the client told `consent.revoked`.
  */
 export async function withdrawConsent(
-  { db, receipts, lifecycle, reactions }: ConsentDeps & { lifecycle: Lifecycle; reactions: IdpReactions },
+  {
+    db,
+    receipts,
+    accounts,
+    lifecycle,
+    reactions,
+  }: ConsentDeps & { lifecycle: Lifecycle; reactions: IdpReactions },
   userId: string,
   clientId: string,
   context: { ip?: string; userAgent?: string },
@@ -77,7 +84,7 @@ export async function withdrawConsent(
     await recordEvent(trx, userId, 'consent_withdrawn', context)
     await receipts.record(trx, {
       type: 'consent.withdrawn',
-      subject: await subjectOf(trx, userId),
+      subject: await subjectOf(accounts, trx, userId),
       data: { client_id: clientId, scope: previous.granted.join(' ') },
     })
     return true

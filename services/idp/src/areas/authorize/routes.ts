@@ -1,12 +1,11 @@
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
-import type { IdpDb } from '../../db.ts'
 import { sendLocalMessage } from '../../pages/layout.ts'
-import { AUTHORIZE_PARAMETERS, authorize } from './service.ts'
+import { AUTHORIZE_PARAMETERS, authorize, type AuthorizeDeps } from './service.ts'
 
 const Param = Type.Optional(Type.String({ maxLength: 2000 }))
 
-export function authorizeRoutes(app: App, db: IdpDb, issuer: string) {
+export function authorizeRoutes(app: App, deps: AuthorizeDeps) {
   app.get(
     '/authorize',
     {
@@ -23,7 +22,7 @@ export function authorizeRoutes(app: App, db: IdpDb, issuer: string) {
       },
     },
     async (request, reply) => {
-      const outcome = await authorize(db, issuer, request, request.query)
+      const outcome = await authorize(deps, request, request.query)
       if (outcome.kind === 'redirect') return reply.redirect(outcome.location, 302)
       return sendLocalMessage(reply, outcome.status, outcome.title, outcome.message)
     },

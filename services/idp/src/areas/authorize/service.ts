@@ -5,16 +5,15 @@ import { isS256Challenge } from '../../oauth/pkce.ts'
 import { withParams } from '../../oauth/redirect.ts'
 import { parseScope, SCOPES } from '../../oauth/scopes.ts'
 import { hasTotp } from '../mfa/index.ts'
-import { passkeysService } from '../passkeys/index.ts'
+import type { PasskeysService } from '../passkeys/index.ts'
 import { currentSession } from '../sessions/index.ts'
 import { consentOf, consentsToExport, deleteConsentsOf } from './consent-store.ts'
 import { targetResource } from '../resources/index.ts'
-import { expandPushed } from '../par/index.ts'
 import { unsupportedRequest } from './request-object.ts'
-import { parService } from '../par/index.ts'
+import type { ParService } from '../par/index.ts'
 import { memberNeedsMfa } from '../orgs/index.ts'
 import { createTask, parseTask, TASK_PARAMETERS } from '../tasks/index.ts'
-import { clientsService } from '../clients/index.ts'
+import type { ClientsService } from '../clients/index.ts'
 import type { Phrase } from '../../pages/i18n.ts'
 import {
   clientIdsOfSession,
@@ -75,6 +74,15 @@ export interface AuthorizeQuery {
 }
 
 /** What /authorize answers: an error page on our own domain, or a redirect (to the client, or to sign in). */
+/** What the authorization endpoint reads of other areas: the client, the user's passkeys, a pushed request. */
+export interface AuthorizeDeps {
+  db: IdpDb
+  issuer: string
+  clients: ClientsService
+  passkeys: PasskeysService
+  par: ParService
+}
+
 export type Outcome =
   { kind: 'page'; status: number; title: Phrase; message: Phrase } | { kind: 'redirect'; location: string }
 
@@ -153,15 +161,15 @@ export async function checkParameters(db: IdpDb, query: AuthorizeQuery) {
  * back to the client's redirect URI with `error`, `error_description`, `state` and `iss` (RFC 9207).
  */
 export async function authorize(
-  db: IdpDb,
-  issuer: string,
+  deps: AuthorizeDeps,
   request: FastifyRequest,
   given: AuthorizeQuery,
 ): Promise<Outcome> {
+  const { db, issuer } = deps
   const unsupported = unsupportedRequest(given)
   let query = unsupported ? { ...unsupported.where, ...given } : given
   if (given.request_uri !== undefined && !unsupported) {
-    const pushed = await expandPushed(db, given)
+    const pushed = await deps.par.expand(db, given)
     if (!pushed)
       return {
         kind: 'page',
@@ -172,7 +180,7 @@ export async function authorize(
       }
     query = pushed
   }
-  const client = query.client_id ? await clientsService.liveRow(db, query.client_id) : undefined
+  const client = query.client_id ? await deps.clients.liveRow(db, query.client_id) : undefined
   if (!client)
     return {
       kind: 'page',
@@ -212,7 +220,7 @@ export async function authorize(
     session &&
     wantsMfa &&
     session.acr !== 'urn:svc:mfa' &&
-    ((await hasTotp(db, session.user_id)) || (await passkeysService.hasPasskey(db, session.user_id)))
+    ((await hasTotp(db, session.user_id)) || (await deps.passkeys.hasPasskey(db, session.user_id)))
   // whole seconds, as auth_time is counted: max_age=0 asks for a sign-in, and is met by the one just made
   const stale =
     stepUp ||
@@ -252,7 +260,7 @@ export async function authorize(
 
   const code = randomBytes(32).toString('base64url')
   const issued = await inTransaction(db, async (trx) => {
-    if (query.request_uri && !(await parService.use(trx, query.request_uri))) return false
+    if (query.request_uri && !(await deps.par.use(trx, query.request_uri))) return false
     const owner = {
       user_id: session.user_id,
       client_id: client.client_id,

@@ -1,6 +1,9 @@
 import { defineArea } from '../../context.ts'
 import { clientRoutes } from './routes.ts'
-import { backfillClientKeys } from './service.ts'
+import { backfillClientKeys, clientsService } from './service.ts'
+
+/** What other areas ask of the clients: reads of live and deleted clients, an organization's, and their changes. */
+export type ClientsService = typeof clientsService
 
 /** The clients' reads other areas share: a client's public columns, a live client's whole row. */
 export { clientById, clientRow } from './store.ts'
@@ -18,7 +21,6 @@ export { forgetClients } from './cache.ts'
 export { Client, CreatedClient, NewClient } from './schemas.ts'
 export {
   checkClientUris,
-  clientsService,
   clientView,
   createClient,
   rotateClientSecret,
@@ -29,9 +31,9 @@ export {
 /** OAuth clients: the management API and each client's did:key. */
 export const clientsArea = defineArea({
   name: 'clients',
-  async mount(app, ctx) {
+  async mount(app, ctx): Promise<ClientsService> {
     clientRoutes(app, ctx.db, ctx.sealer, ctx.config.adminToken, ctx.config.fetchAllowPrivate)
     await backfillClientKeys(ctx.db, ctx.sealer)
-    return undefined
+    return clientsService
   },
 })

@@ -12,7 +12,7 @@ import { type AccountClaims, jwtVc, ldpVc } from './issue.ts'
 import { formatOf } from './metadata.ts'
 import { spendNonce } from './nonce.ts'
 import { type Holder, invalidProof, verifyProof } from './proof.ts'
-import { accountsService } from '../accounts/index.ts'
+import type { AccountsService } from '../accounts/index.ts'
 import { digest, lockOffer, recordTxCodeFailure, redeemOffer } from './store.ts'
 
 export interface CredentialDeps extends PresentedTokenDeps {
@@ -20,6 +20,7 @@ export interface CredentialDeps extends PresentedTokenDeps {
   identity: Identity
   receipts: ReceiptWriter
   now: () => Date
+  accounts: AccountsService
 }
 
 export interface CredentialRequest {
@@ -42,7 +43,7 @@ export async function credentialToken(deps: CredentialDeps, request: FastifyRequ
     throw invalidToken('this access token is not for the credential endpoint')
   if (await isDenied(deps.kv, payload.jti)) throw invalidToken('the access token was revoked')
   const account =
-    typeof payload.sub === 'string' ? await accountsService.live(deps.db, { did: payload.sub }) : undefined
+    typeof payload.sub === 'string' ? await deps.accounts.live(deps.db, { did: payload.sub }) : undefined
   if (!account?.did) throw invalidToken('the account behind this access token no longer exists')
   const offered = Array.isArray(payload.credential_configuration_ids)
     ? (payload.credential_configuration_ids as string[])

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { AppError } from '@svc/kit'
+import type { AccountsService } from '../accounts/index.ts'
 import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import { type IdpDb, inTransaction } from '../../db.ts'
 import { recordEvent } from '../accounts/index.ts'
@@ -28,6 +29,7 @@ export interface DeviceDeps {
   db: IdpDb
   issuer: string
   receipts: ReceiptWriter
+  accounts: AccountsService
   now: () => Date
 }
 

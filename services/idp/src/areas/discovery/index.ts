@@ -4,8 +4,8 @@ import { discoveryRoutes } from './routes.ts'
 /** OpenID Connect discovery and OAuth authorization server metadata. */
 export const discoveryArea = defineArea({
   name: 'discovery',
-  mount(app, ctx) {
+  mount: () => undefined,
+  routes(app, ctx) {
     discoveryRoutes(app, ctx.issuer, ctx.discoveryLimit)
-    return undefined
   },
 })

@@ -1,7 +1,7 @@
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
-import { activityOf } from '../activity/index.ts'
+import type { ActivityService } from '../activity/index.ts'
 import { recentEvents, userById } from '../accounts/index.ts'
 import { approvalsOf } from '../approvals/index.ts'
 import { consentsOf } from '../authorize/index.ts'
@@ -10,7 +10,10 @@ import { sendMessage } from '../../pages/layout.ts'
 import { type Lang, renderEvidence } from './render.ts'
 
 /** The signed-in user's evidence about the account, as Markdown (RFC 7763), in English, Arabic or both. */
-export function evidenceRoutes(app: App, { db, origin }: { db: IdpDb; origin: string }) {
+export function evidenceRoutes(
+  app: App,
+  { db, origin, activity }: { db: IdpDb; origin: string; activity: ActivityService },
+) {
   const pages = pageHooks({ db, origin })
   app.get(
     '/ui/activity/evidence/:did.md',
@@ -40,7 +43,7 @@ export function evidenceRoutes(app: App, { db, origin }: { db: IdpDb; origin: st
           events: await recentEvents(db, user.id),
           consents: await consentsOf(db, user.id),
           approvals: await approvalsOf(db, user.id),
-          activity: await activityOf(db, user.id),
+          activity: await activity.of(user.id),
         },
         langs,
       )

@@ -15,13 +15,14 @@ export interface Lifecycle extends LifecycleDeps {
     onlyClient?: string,
   ): Promise<void>
   /** The live clients that know the user: the ones told of its account events. */
-  clientsKnowing: typeof clientsKnowing
+  clientsKnowing(db: Parameters<typeof clientsKnowing>[1], userId: string): ReturnType<typeof clientsKnowing>
 }
 
 /** Lifecycle webhooks to clients (consent granted or withdrawn, account deleted). */
 export const lifecycleArea = defineArea({
   name: 'lifecycle',
-  async mount(app, ctx): Promise<Lifecycle> {
+  needs: ['clients'],
+  async mount(app, ctx, { clients }): Promise<Lifecycle> {
     const lifecycle: LifecycleDeps = {
       db: ctx.db,
       jobs: ctx.jobs,
@@ -29,6 +30,8 @@ export const lifecycleArea = defineArea({
       pairwiseSalt: ctx.config.pairwiseSalt,
       retryDelayS: ctx.config.lifecycleRetryDelayS,
       allowPrivate: ctx.config.fetchAllowPrivate,
+      clients,
+      reactions: ctx.reactions,
     }
     await startLifecycleDelivery(lifecycle)
     lifecycleAdminRoutes(app, ctx.db, ctx.config.adminToken)
@@ -36,7 +39,7 @@ export const lifecycleArea = defineArea({
       ...lifecycle,
       announce: (trx, userId, event, data, onlyClient) =>
         announce(lifecycle, trx, userId, event, data, onlyClient),
-      clientsKnowing,
+      clientsKnowing: (db, userId) => clientsKnowing(lifecycle, db, userId),
     }
   },
 })

@@ -2,10 +2,8 @@ import { createHmac, randomBytes } from 'node:crypto'
 import type { Jobs, Sealer } from '@svc/kit'
 import type { IdpDb } from '../../db.ts'
 import { subjectFor } from '../../oauth/subject.ts'
-import { authorizeService } from '../authorize/index.ts'
-import { clientsService, webhookSecretOf } from '../clients/index.ts'
-import { deviceService } from '../device/index.ts'
-import { tokenService } from '../token/index.ts'
+import { type ClientsService, webhookSecretOf } from '../clients/index.ts'
+import type { IdpReactions } from '../../reactions.ts'
 import { postToCaller } from '../../outbound.ts'
 import { deliveryById, insertDelivery, recordAttempt } from './store.ts'
 
@@ -21,15 +19,16 @@ export type LifecycleEvent =
  * The live clients that know the user (consented, or got tokens for it), as events about the
  * user reach them: with their view of the user and where they hear of it.
  */
-export async function clientsKnowing(db: IdpDb, userId: string) {
-  const known = new Set([
-    ...(await authorizeService.clientIdsOfUser(db, userId)),
-    ...(await tokenService.clientIdsOfUser(db, userId)),
-    ...(await deviceService.clientIdsOfUser(db, userId)),
-  ])
-  return clientsService.liveAmong(
+export async function clientsKnowing(
+  deps: Pick<LifecycleDeps, 'clients' | 'reactions'>,
+  db: IdpDb,
+  userId: string,
+) {
+  const known = { userId, clientIds: new Set<string>() }
+  await deps.reactions.tell('user.clients', db, known)
+  return deps.clients.liveAmong(
     db,
-    [...known],
+    [...known.clientIds],
     ['client_id', 'subject_type', 'redirect_uris', 'organization_id', 'lifecycle_webhook_url'],
   )
 }
@@ -43,6 +42,9 @@ export interface LifecycleDeps {
   retryDelayS: number
   /** IDP_FETCH_ALLOW_PRIVATE: lifecycle URLs may be http and private (never a metadata address). */
   allowPrivate: boolean
+  clients: ClientsService
+  /** Where the areas that hand out tokens say which clients know a user (`user.clients`). */
+  reactions: IdpReactions
 }
 
 /**
@@ -58,7 +60,7 @@ export async function announce(
   data: Record<string, unknown> = {},
   onlyClient?: string,
 ) {
-  const clients = (await clientsKnowing(trx, userId)).filter(
+  const clients = (await clientsKnowing(deps, trx, userId)).filter(
     (c) => c.lifecycle_webhook_url && (!onlyClient || c.client_id === onlyClient),
   )
   const occurredAt = new Date().toISOString()
@@ -81,7 +83,7 @@ export const signature = (secret: string, body: string) =>
 
 async function deliver(deps: LifecycleDeps, id: string, retryCount: number) {
   const found = await deliveryById(deps.db, id)
-  const client = found && (await clientsService.anyById(deps.db, found.client_id, ['lifecycle_webhook_url']))
+  const client = found && (await deps.clients.anyById(deps.db, found.client_id, ['lifecycle_webhook_url']))
   if (!found || !client || found.status !== 'pending') return
   const delivery = { ...found, lifecycle_webhook_url: client.lifecycle_webhook_url }
   const last = retryCount + 1 >= LIFECYCLE_ATTEMPTS

@@ -1,4 +1,4 @@
-import { defineArea } from '../../context.ts'
+import { defineArea, type IdpContext } from '../../context.ts'
 import { logoutRoutes } from './routes.ts'
 import { announceLogout, type LogoutDeps, startBackchannelDelivery } from './service.ts'
 
@@ -10,20 +10,28 @@ export interface LogoutService {
 /** RP-initiated, back-channel and front-channel logout. */
 export const logoutArea = defineArea({
   name: 'logout',
-  needs: ['keys', 'signals'],
-  async mount(app, ctx, { keys, signals }) {
-    const logout: LogoutDeps = {
-      db: ctx.db,
-      keys,
-      issuer: ctx.issuer,
-      pairwiseSalt: ctx.config.pairwiseSalt,
-      log: ctx.log,
-      jobs: ctx.jobs,
-      signals,
-      allowPrivate: ctx.config.fetchAllowPrivate,
-    }
+  needs: ['keys', 'signals', 'authorize', 'device', 'clients'],
+  async mount(_app, ctx, use) {
+    const logout = logoutDeps(ctx, use)
     await startBackchannelDelivery(logout)
-    logoutRoutes(app, logout)
     return { announce: (session) => announceLogout(logout, session) }
   },
+  routes(app, ctx, use) {
+    logoutRoutes(app, logoutDeps(ctx, use))
+  },
 })
+
+function logoutDeps(
+  ctx: IdpContext,
+  use: Pick<LogoutDeps, 'keys' | 'signals' | 'authorize' | 'device' | 'clients'>,
+): LogoutDeps {
+  return {
+    ...use,
+    db: ctx.db,
+    issuer: ctx.issuer,
+    pairwiseSalt: ctx.config.pairwiseSalt,
+    log: ctx.log,
+    jobs: ctx.jobs,
+    allowPrivate: ctx.config.fetchAllowPrivate,
+  }
+}

@@ -2,7 +2,6 @@ import type { App } from '@svc/kit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { withParams } from '../../oauth/redirect.ts'
-import { clientsService } from '../clients/index.ts'
 import { currentSession, endSession } from '../sessions/index.ts'
 import { sendLocalMessage, signedOut, signedOutCsp } from '../../pages/layout.ts'
 import { announceLogout, type LogoutDeps } from './service.ts'
@@ -42,7 +41,7 @@ export function logoutRoutes(app: App, deps: LogoutDeps) {
     let redirect: string | undefined
     if (params.post_logout_redirect_uri) {
       const client = clientId
-        ? await clientsService.anyById(deps.db, clientId, ['post_logout_redirect_uris'])
+        ? await deps.clients.anyById(deps.db, clientId, ['post_logout_redirect_uris'])
         : undefined
       if (!client || !client.post_logout_redirect_uris.includes(params.post_logout_redirect_uri))
         return sendLocalMessage(

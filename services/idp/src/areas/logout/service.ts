@@ -4,9 +4,9 @@ import { emit, type SignalDeps } from '../signals/index.ts'
 import type { FastifyBaseLogger } from 'fastify'
 import type { IdpDb } from '../../db.ts'
 import { subjectFor } from '../../oauth/subject.ts'
-import { authorizeService } from '../authorize/index.ts'
-import { clientsService } from '../clients/index.ts'
-import { deviceService } from '../device/index.ts'
+import type { AuthorizeService } from '../authorize/index.ts'
+import type { ClientsService } from '../clients/index.ts'
+import type { DeviceService } from '../device/index.ts'
 import type { SigningKeys } from '../keys/service.ts'
 import { postToCaller } from '../../outbound.ts'
 
@@ -22,16 +22,20 @@ export interface LogoutDeps {
   signals: SignalDeps
   /** IDP_FETCH_ALLOW_PRIVATE: logout URIs may be http and private (never a metadata address). */
   allowPrivate: boolean
+  authorize: AuthorizeService
+  device: DeviceService
+  clients: ClientsService
 }
 
 /** The clients that received tokens in a session: the ones to tell when it ends. */
-async function clientsOfSession(db: IdpDb, sid: string) {
+async function clientsOfSession(deps: LogoutDeps, sid: string) {
+  const { db } = deps
   // the clients that got tokens in this session: by a code, or by a device code
   const ids = new Set([
-    ...(await authorizeService.clientIdsOfSession(db, sid)),
-    ...(await deviceService.clientIdsOfSession(db, sid)),
+    ...(await deps.authorize.clientIdsOfSession(db, sid)),
+    ...(await deps.device.clientIdsOfSession(db, sid)),
   ])
-  return clientsService.anyAmong(
+  return deps.clients.anyAmong(
     db,
     [...ids],
     [
@@ -66,7 +70,7 @@ export async function startBackchannelDelivery(deps: LogoutDeps) {
  * `sid`, the client's own `sub`, no `nonce`) POSTed as a form; anything but a 2XX fails the attempt.
  */
 async function deliverLogoutToken(deps: LogoutDeps, job: BackchannelJob) {
-  const client = await clientsService.anyById(deps.db, job.client_id, [
+  const client = await deps.clients.anyById(deps.db, job.client_id, [
     'client_id',
     'subject_type',
     'redirect_uris',
@@ -110,7 +114,7 @@ export async function announceLogout(
   deps: LogoutDeps,
   session: { sid: string; user_id: string },
 ): Promise<string[]> {
-  const clients = await clientsOfSession(deps.db, session.sid)
+  const clients = await clientsOfSession(deps, session.sid)
   await emit(deps.signals, deps.db, session.user_id, 'session-revoked', clients)
   for (const client of clients.filter((c) => c.backchannel_logout_uri))
     await deps.jobs.enqueue(deps.db, BACKCHANNEL_QUEUE, {

@@ -1,12 +1,12 @@
 import type { App, Sealer } from '@svc/kit'
 import { Type } from 'typebox'
-import type { IdpDb } from '../../db.ts'
 import { Client, CreatedClient, NewClient } from '../clients/index.ts'
 import {
   createOrgClient,
   deleteOrgClient,
   orgClient,
   orgClients,
+  type OrgClientDeps,
   rotateOrgClientSecret,
   declareModel,
   rotateOrgWebhookSecret,
@@ -24,7 +24,7 @@ const Id = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
 /** An organization's clients (identity-provider.md, Organizations): its own only; any other is 404. */
 export function orgClientRoutes(
   app: App,
-  deps: { db: IdpDb; sealer: Sealer; issuer: string; allowPrivate: boolean },
+  deps: OrgClientDeps & { sealer: Sealer; issuer: string; allowPrivate: boolean },
 ) {
   const { db, sealer } = deps
   const tags = ['organizations']
@@ -47,7 +47,7 @@ export function orgClientRoutes(
       reply
         .code(201)
         .header('cache-control', 'no-store')
-        .send(await createOrgClient(db, sealer, orgOf(request), request.body, deps.allowPrivate)),
+        .send(await createOrgClient(deps, sealer, orgOf(request), request.body, deps.allowPrivate)),
   )
   app.get(
     '/orgs/clients',
@@ -60,7 +60,7 @@ export function orgClientRoutes(
         response: { 200: Type.Object({ clients: Type.Array(Client) }) },
       },
     },
-    async (request) => ({ clients: await orgClients(db, orgOf(request)) }),
+    async (request) => ({ clients: await orgClients(deps, orgOf(request)) }),
   )
   app.get(
     '/orgs/clients/:id',
@@ -74,7 +74,7 @@ export function orgClientRoutes(
         response: { 200: Client },
       },
     },
-    async (request) => orgClient(db, orgOf(request), request.params.id),
+    async (request) => orgClient(deps, orgOf(request), request.params.id),
   )
   app.delete(
     '/orgs/clients/:id',
@@ -89,7 +89,7 @@ export function orgClientRoutes(
       },
     },
     async (request, reply) => {
-      await deleteOrgClient(db, orgOf(request), request.params.id)
+      await deleteOrgClient(deps, orgOf(request), request.params.id)
       return reply.code(204).send(null)
     },
   )
@@ -115,7 +115,7 @@ export function orgClientRoutes(
     async (request, reply) =>
       reply
         .header('cache-control', 'no-store')
-        .send(await rotateOrgClientSecret(db, orgOf(request), request.params.id)),
+        .send(await rotateOrgClientSecret(deps, orgOf(request), request.params.id)),
   )
   app.post(
     '/orgs/clients/:id/rotate-webhook-secret',
@@ -132,7 +132,7 @@ export function orgClientRoutes(
     async (request, reply) =>
       reply
         .header('cache-control', 'no-store')
-        .send(await rotateOrgWebhookSecret(db, sealer, orgOf(request), request.params.id)),
+        .send(await rotateOrgWebhookSecret(deps, sealer, orgOf(request), request.params.id)),
   )
   app.post(
     '/orgs/clients/:id/lifecycle-url',
@@ -153,7 +153,7 @@ export function orgClientRoutes(
     },
     async (request) =>
       setLifecycleUrl(
-        db,
+        deps,
         orgOf(request),
         request.params.id,
         request.body.lifecycle_webhook_url,
@@ -180,7 +180,7 @@ export function orgClientRoutes(
         response: { 200: Client },
       },
     },
-    async (request) => declareModel(db, orgOf(request), request.params.id, request.body),
+    async (request) => declareModel(deps, orgOf(request), request.params.id, request.body),
   )
   app.post(
     '/orgs/clients/:id/workload-binding',

@@ -10,24 +10,30 @@ import {
   rotateWebhookSecret,
 } from '../clients/index.ts'
 import { forgetClients } from '../clients/index.ts'
-import { clientsService } from '../clients/index.ts'
+import type { ClientsService } from '../clients/index.ts'
 import { checkCallerUrl } from '../../outbound.ts'
 import { lockOrg, type OrgRow } from './store.ts'
+
+/** Where an organization's clients are read and changed: the database, through the clients' service. */
+export interface OrgClientDeps {
+  db: IdpDb
+  clients: ClientsService
+}
 
 type OrgClientInput = Omit<Static<typeof NewClient>, 'first_party' | 'subject_type'>
 
 /** A new client of the organization, within its `max_clients` (429 beyond, counted under a row lock). */
 export async function createOrgClient(
-  db: IdpDb,
+  deps: OrgClientDeps,
   sealer: Sealer,
   org: OrgRow,
   input: OrgClientInput,
   allowPrivate: boolean,
 ) {
   await checkClientUris(input, allowPrivate)
-  return inTransaction(db, async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const locked = await lockOrg(trx, org.id)
-    if ((await clientsService.countLiveOf(trx, org.id)) >= locked.max_clients)
+    if ((await deps.clients.countLiveOf(trx, org.id)) >= locked.max_clients)
       throw new AppError(
         429,
         'quota_exceeded',
@@ -37,31 +43,36 @@ export async function createOrgClient(
   })
 }
 
-export async function orgClients(db: IdpDb, org: OrgRow) {
-  return (await clientsService.ofOrganization(db, org.id)).map(clientView)
+export async function orgClients(deps: OrgClientDeps, org: OrgRow) {
+  return (await deps.clients.ofOrganization(deps.db, org.id)).map(clientView)
 }
 
 /** One of the organization's clients; any other answers 404, never 403. */
-export async function orgClient(db: IdpDb, org: OrgRow, clientId: string) {
-  const row = await clientsService.ofOrganizationById(db, org.id, clientId)
+export async function orgClient(deps: OrgClientDeps, org: OrgRow, clientId: string) {
+  const row = await deps.clients.ofOrganizationById(deps.db, org.id, clientId)
   if (!row) throw notFound(`no client ${clientId} in this organization`, 'not_found')
   return clientView(row)
 }
 
-export async function deleteOrgClient(db: IdpDb, org: OrgRow, clientId: string) {
-  if (!(await clientsService.markDeleted(db, org.id, clientId)))
+export async function deleteOrgClient(deps: OrgClientDeps, org: OrgRow, clientId: string) {
+  if (!(await deps.clients.markDeleted(deps.db, org.id, clientId)))
     throw notFound(`no client ${clientId} in this organization`, 'not_found')
   forgetClients()
 }
 
-export async function rotateOrgClientSecret(db: IdpDb, org: OrgRow, clientId: string) {
-  await orgClient(db, org, clientId)
-  return rotateClientSecret(db, clientId)
+export async function rotateOrgClientSecret(deps: OrgClientDeps, org: OrgRow, clientId: string) {
+  await orgClient(deps, org, clientId)
+  return rotateClientSecret(deps.db, clientId)
 }
 
-export async function rotateOrgWebhookSecret(db: IdpDb, sealer: Sealer, org: OrgRow, clientId: string) {
-  await orgClient(db, org, clientId)
-  return rotateWebhookSecret(db, sealer, clientId)
+export async function rotateOrgWebhookSecret(
+  deps: OrgClientDeps,
+  sealer: Sealer,
+  org: OrgRow,
+  clientId: string,
+) {
+  await orgClient(deps, org, clientId)
+  return rotateWebhookSecret(deps.db, sealer, clientId)
 }
 
 /**
@@ -69,31 +80,31 @@ export async function rotateOrgWebhookSecret(db: IdpDb, sealer: Sealer, org: Org
  * logout URI when it has none (identity-provider.md: the lifecycle URL also registers logout URIs).
  */
 export async function setLifecycleUrl(
-  db: IdpDb,
+  deps: OrgClientDeps,
   org: OrgRow,
   clientId: string,
   url: string,
   allowPrivate: boolean,
 ) {
-  const client = await orgClient(db, org, clientId)
+  const client = await orgClient(deps, org, clientId)
   await checkCallerUrl(url, 'lifecycle_webhook_url', { allowPrivate })
-  await clientsService.update(db, clientId, {
+  await deps.clients.update(deps.db, clientId, {
     lifecycle_webhook_url: url,
     backchannel_logout_uri: client.backchannel_logout_uri ?? url,
   })
   forgetClients()
-  return orgClient(db, org, clientId)
+  return orgClient(deps, org, clientId)
 }
 
 /** The operator's declaration of the model behind its agent, shown as `agent` with `declared_by: operator`. */
 export async function declareModel(
-  db: IdpDb,
+  deps: OrgClientDeps,
   org: OrgRow,
   clientId: string,
   model: { model: string; version?: string; provider?: string },
 ) {
-  await orgClient(db, org, clientId)
-  await clientsService.update(db, clientId, { agent_model: JSON.stringify(model) as never })
+  await orgClient(deps, org, clientId)
+  await deps.clients.update(deps.db, clientId, { agent_model: JSON.stringify(model) as never })
   forgetClients()
-  return orgClient(db, org, clientId)
+  return orgClient(deps, org, clientId)
 }

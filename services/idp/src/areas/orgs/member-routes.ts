@@ -1,6 +1,5 @@
 import { type App, AppError, html } from '@svc/kit'
 import { Type } from 'typebox'
-import { accountsService } from '../accounts/index.ts'
 import { checkCsrf, csrfToken } from '../../pages/csrf.ts'
 import { currentSession } from '../sessions/index.ts'
 import { langOf, t } from '../../pages/i18n.ts'
@@ -116,7 +115,7 @@ export function memberRoutes(app: App, deps: MemberDeps & { origin: string; secu
       checkCsrf(request, request.body.csrf, deps.origin)
       const session = await currentSession(db, request)
       if (!session) throw idpError('login_required', 'sign in to accept the invitation')
-      const user = (await accountsService.byId(db, session.user_id))!
+      const user = (await deps.accounts.byId(db, session.user_id))!
       try {
         const joined = await accept(db, request.body.token, user)
         return sendLocalMessage(reply, 200, 'Invitation', 'You joined {organization} as {role}.', {

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { notFound } from '@svc/kit'
 import { type IdpDb, inTransaction } from '../../db.ts'
 import { subjectFor } from '../../oauth/subject.ts'
-import { accountsService } from '../accounts/index.ts'
+import type { AccountsService } from '../accounts/index.ts'
 import type { Mailer } from '../email/mailer.ts'
 import {
   acceptInvite,
@@ -25,6 +25,7 @@ export interface MemberDeps {
   mailer: Mailer
   issuer: string
   pairwiseSalt: string
+  accounts: AccountsService
 }
 
 /**
@@ -63,7 +64,7 @@ export async function members(deps: MemberDeps, org: OrgRow) {
   const rows = await membersOf(deps.db, org.id)
   const accounts = new Map(
     (
-      await accountsService.namesOf(
+      await deps.accounts.namesOf(
         deps.db,
         rows.map((m) => m.user_id),
       )

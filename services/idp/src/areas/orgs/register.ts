@@ -1,7 +1,6 @@
 import { type App, type Sealer } from '@svc/kit'
 import { Type } from 'typebox'
-import type { IdpDb } from '../../db.ts'
-import { createOrgClient } from './clients.ts'
+import { createOrgClient, type OrgClientDeps } from './clients.ts'
 import { orgKey, orgOf } from './auth.ts'
 import { idpError } from '../../errors.ts'
 
@@ -30,7 +29,8 @@ const Registration = Type.Object({
  * organization's, pairwise, third-party and bound to PKCE. Bad metadata is `invalid_client_metadata`,
  * a bad redirect URI `invalid_redirect_uri` (§3.2.2).
  */
-export function registerRoutes(app: App, db: IdpDb, sealer: Sealer, allowPrivate: boolean) {
+export function registerRoutes(app: App, deps: OrgClientDeps & { sealer: Sealer; allowPrivate: boolean }) {
+  const { db, sealer, allowPrivate } = deps
   const authed = orgKey(db)
   app.post(
     '/register',
@@ -60,7 +60,7 @@ export function registerRoutes(app: App, db: IdpDb, sealer: Sealer, allowPrivate
       const method =
         body.token_endpoint_auth_method ?? (body.jwks ? 'private_key_jwt' : 'client_secret_basic')
       const created = await createOrgClient(
-        db,
+        deps,
         sealer,
         org,
         {

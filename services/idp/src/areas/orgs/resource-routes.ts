@@ -3,13 +3,13 @@ import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import { NewResource, Resource, ResourceId } from '../resources/index.ts'
 import { present, registerResource } from '../resources/index.ts'
-import { resourcesService } from '../resources/index.ts'
+import type { ResourcesService } from '../resources/index.ts'
 import { orgKey, orgOf } from './auth.ts'
 import { NoContent } from '../../responses.ts'
 import { idpError } from '../../errors.ts'
 
 /** An organization's protected resources: registered, listed and removed by it alone (another's is 404). */
-export function orgResourceRoutes(app: App, db: IdpDb) {
+export function orgResourceRoutes(app: App, { db, resources }: { db: IdpDb; resources: ResourcesService }) {
   const tags = ['organizations']
   const security = [{ organizationKey: [] }]
   const authed = orgKey(db)
@@ -44,7 +44,7 @@ export function orgResourceRoutes(app: App, db: IdpDb) {
     },
     async (request) => {
       const org = orgOf(request)
-      return { resources: (await resourcesService.all(db, org.id)).map(present) }
+      return { resources: (await resources.all(db, org.id)).map(present) }
     },
   )
   app.delete(
@@ -61,7 +61,7 @@ export function orgResourceRoutes(app: App, db: IdpDb) {
     },
     async (request, reply) => {
       const org = orgOf(request)
-      if (!(await resourcesService.delete(db, request.params.id, org.id)))
+      if (!(await resources.delete(db, request.params.id, org.id)))
         throw idpError('not_found', 'no such resource in this organization')
       return reply.code(204).send(null)
     },

@@ -1,9 +1,7 @@
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose'
-import type { IdpDb } from '../../db.ts'
 import { fetchPublic } from '../../outbound.ts'
 import { forgetClients } from '../clients/index.ts'
-import { clientsService } from '../clients/index.ts'
-import { orgClient } from './clients.ts'
+import { orgClient, type OrgClientDeps } from './clients.ts'
 import type { OrgRow } from './store.ts'
 import { idpError } from '../../errors.ts'
 
@@ -24,12 +22,12 @@ const invalid = (message: string) => idpError('invalid_request', message)
  * the workload vouches for the agent. The binding then shows in the client's own tokens.
  */
 export async function bindWorkload(
-  deps: { db: IdpDb; issuer: string; allowPrivate: boolean },
+  deps: OrgClientDeps & { issuer: string; allowPrivate: boolean },
   org: OrgRow,
   clientId: string,
   proof: WorkloadProof,
 ) {
-  const client = await orgClient(deps.db, org, clientId)
+  const client = await orgClient(deps, org, clientId)
   if (proof.scheme === 'spiffe' && !/^spiffe:\/\/[^/]+\/.+/.test(proof.external_id))
     throw invalid('a SPIFFE external_id is a SPIFFE ID: spiffe://<trust domain>/<path>')
   const jwks = (await fetchPublic(proof.jwks_uri, { allowPrivate: deps.allowPrivate })) as JSONWebKeySet
@@ -55,7 +53,7 @@ export async function bindWorkload(
     issuer: proof.issuer,
     bound_at: new Date().toISOString(),
   }
-  await clientsService.update(deps.db, clientId, { workload: JSON.stringify(workload) as never })
+  await deps.clients.update(deps.db, clientId, { workload: JSON.stringify(workload) as never })
   forgetClients()
-  return orgClient(deps.db, org, clientId)
+  return orgClient(deps, org, clientId)
 }

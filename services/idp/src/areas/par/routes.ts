@@ -3,13 +3,13 @@ import { Type } from 'typebox'
 import { authenticateClient, type ClientAuthDeps } from '../clients/index.ts'
 import { currentNonce, type DpopDeps, tokenEndpointProof } from '../../oauth/dpop.ts'
 import { ClientAuthFields, formOnly } from '../../oauth/form.ts'
-import type { AuthorizeService } from '../authorize/index.ts'
+import type { AuthorizeParameters } from '../authorize/index.ts'
 import { pushRequest } from './service.ts'
 import { idpError } from '../../errors.ts'
 
 const Param = Type.Optional(Type.String({ maxLength: 2000 }))
 // RFC 9126 §2.1: the authorization parameters as a form, with client authentication; unknown ones ignored
-const pushedRequest = (parameters: AuthorizeService['parameters']) =>
+const pushedRequest = (parameters: AuthorizeParameters['parameters']) =>
   Type.Object({
     ...Object.fromEntries(parameters.map((name) => [name, Param])),
     ...ClientAuthFields,
@@ -17,7 +17,13 @@ const pushedRequest = (parameters: AuthorizeService['parameters']) =>
   }) as ReturnType<typeof Type.Object<Record<string, typeof Param>>>
 
 /** Pushed authorization requests (RFC 9126): checked now, answered with JSON errors, kept 90 s. */
-export function parRoutes(app: App, deps: ClientAuthDeps & { dpop: DpopDeps; authorize: AuthorizeService }) {
+export function parRoutes(
+  app: App,
+  deps: ClientAuthDeps & {
+    dpop: DpopDeps
+    authorize: AuthorizeParameters
+  },
+) {
   const { db } = deps
   const { parameters, checkParameters } = deps.authorize
   const PushedRequest = pushedRequest(parameters)

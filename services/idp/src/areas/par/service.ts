@@ -39,6 +39,8 @@ export async function expandPushed(
 
 /** What other areas may ask of pushed requests (in the caller's db or transaction). */
 export const parService = {
+  /** The pushed parameters standing in for an authorization request's query, or undefined. */
+  expand: expandPushed,
   /** Spends a pushed request_uri once: false when it was already used or has expired. */
   use: usePushed,
 }

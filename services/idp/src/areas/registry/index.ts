@@ -4,12 +4,13 @@ import { registryRoutes } from './routes.ts'
 /** The public agent registry. */
 export const registryArea = defineArea({
   name: 'registry',
-  needs: ['orgs', 'documents'],
-  mount(app, ctx, { orgs, documents }) {
+  needs: ['orgs', 'documents', 'clients'],
+  mount(app, ctx, { orgs, documents, clients }) {
     registryRoutes(app, {
       db: ctx.db,
       issuer: ctx.issuer,
-      screening: orgs.screening,
+      orgs,
+      clients,
       documents,
       kv: ctx.kv,
       ratePerMinute: ctx.config.registryRatePerMinute,

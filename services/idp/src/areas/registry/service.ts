@@ -1,22 +1,22 @@
 import type { IdpDb } from '../../db.ts'
-import { clientsService } from '../clients/index.ts'
+import type { ClientsService } from '../clients/index.ts'
 import { signed, type DocumentDeps } from '../documents/index.ts'
-import { ledgerHistory, type ScreeningDeps } from '../orgs/index.ts'
-import { orgsService } from '../orgs/index.ts'
+import { ledgerHistory, type OrgsService } from '../orgs/index.ts'
 import { idpError } from '../../errors.ts'
 
 export interface RegistryDeps {
   db: IdpDb
   issuer: string
-  screening: ScreeningDeps
+  clients: ClientsService
+  orgs: OrgsService
   documents: DocumentDeps
 }
 
 /** The registered agent (a client) behind a DID, with its organization; 404 for any other DID. */
 async function agentOf(deps: RegistryDeps, did: string) {
-  const client = await clientsService.liveByDid(deps.db, did)
+  const client = await deps.clients.liveByDid(deps.db, did)
   if (!client) throw idpError('not_found', `no agent ${did} is registered here`)
-  const org = client.organization_id ? await orgsService.byId(deps.db, client.organization_id) : undefined
+  const org = client.organization_id ? await deps.orgs.byId(deps.db, client.organization_id) : undefined
   return { client, org }
 }
 
@@ -27,7 +27,7 @@ async function agentOf(deps: RegistryDeps, did: string) {
  */
 export async function agentProfile(deps: RegistryDeps, did: string) {
   const { client, org } = await agentOf(deps, did)
-  const { history, history_error } = await ledgerHistory(deps.screening, did)
+  const { history, history_error } = await ledgerHistory(deps.orgs.screening, did)
   const types: Record<string, number> = {}
   for (const h of history) types[h.type] = (types[h.type] ?? 0) + 1
   const domainVerified = Boolean(org?.domain && org.domain_verified)

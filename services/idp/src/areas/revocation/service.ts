@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto'
 import type { Kv } from '@svc/kit'
 import type { IdpDb, IdpTables } from '../../db.ts'
-import { tokenHolder } from '../token/index.ts'
 import type { SigningKeys } from '../keys/service.ts'
-import { tokenService } from '../token/index.ts'
+import type { TokenService } from '../token/index.ts'
 import { denyAccessToken, isDenied } from '../../oauth/denylist.ts'
 
 type Client = Pick<IdpTables['clients'], 'client_id'>
@@ -12,6 +11,7 @@ export interface TokenDeps {
   kv: Kv
   keys: SigningKeys
   issuer: string
+  tokens: TokenService
 }
 
 const digest = (value: string) => createHash('sha256').update(value).digest()
@@ -31,8 +31,8 @@ async function accessToken(deps: TokenDeps, token: string) {
  */
 export async function revoke(deps: TokenDeps, client: Client, token: string, hint?: string) {
   const tryRefresh = async () => {
-    const row = await tokenService.refreshByHash(deps.db, digest(token))
-    if (row && row.client_id === client.client_id) await tokenService.revokeFamily(deps.db, row.family_id)
+    const row = await deps.tokens.refreshByHash(deps.db, digest(token))
+    if (row && row.client_id === client.client_id) await deps.tokens.revokeFamily(deps.db, row.family_id)
     return Boolean(row)
   }
   if (hint === 'refresh_token' && (await tryRefresh())) return
@@ -64,7 +64,7 @@ export async function introspect(deps: TokenDeps, client: Client, token: string)
     // a client's token for itself (client_credentials) stands on its own: no session, no consent
     if (sid === undefined)
       return { active: true, sub, aud, scope, exp, iat, client_id, cnf, token_type, kya, agent, workload }
-    const holder = await tokenHolder(deps.db, payload)
+    const holder = await deps.tokens.holder(payload)
     if (!holder) return inactive
     const { user, consent } = holder
     return {
@@ -93,7 +93,7 @@ export async function introspect(deps: TokenDeps, client: Client, token: string)
         : {}),
     }
   }
-  const row = await tokenService.refreshByHash(deps.db, digest(token))
+  const row = await deps.tokens.refreshByHash(deps.db, digest(token))
   if (
     !row ||
     row.client_id !== client.client_id ||

@@ -6,7 +6,7 @@ import * as store from './store.ts'
  * and ended by the sign-in pages (./service.ts); this is what the account's changes, its export
  * and the token checks need.
  */
-export const sessionsService = {
+const sessionsService = {
   /** Ends the account's live sessions, all or all but one `sid`. */
   endAllOf: store.endSessionsOf,
   liveUserOf: store.liveSessionUser,

@@ -1,8 +1,6 @@
 import type { IdpTables } from '../../db.ts'
 import { parseScope } from '../../oauth/scopes.ts'
-import { clientsService } from '../clients/index.ts'
 import { type ScreeningDeps, screenAgent } from '../orgs/index.ts'
-import { orgsService } from '../orgs/index.ts'
 import type { GrantDeps } from './grants.ts'
 import { ACCESS_TOKEN_TTL_S, agentClaims, signAccessToken, tokenType } from './tokens.ts'
 import { idpError } from '../../errors.ts'
@@ -15,9 +13,9 @@ const invalidGrant = (message: string) => idpError('invalid_grant', message)
 /** A live client and its organization, both needed for agent-to-agent login. */
 async function withOrganization(deps: GrantDeps, clientId: string | undefined, role: string) {
   const client = clientId
-    ? await clientsService.live(deps.db, clientId, ['client_id', 'organization_id'])
+    ? await deps.clients.live(deps.db, clientId, ['client_id', 'organization_id'])
     : undefined
-  const org = client?.organization_id ? await orgsService.byId(deps.db, client.organization_id) : undefined
+  const org = client?.organization_id ? await deps.orgs.byId(deps.db, client.organization_id) : undefined
   if (!client || !org)
     throw idpError('invalid_target', `agent-to-agent login needs the ${role} to be an organization’s client`)
   return { client, org }

@@ -2,7 +2,6 @@ import type { IdpTables } from '../../db.ts'
 import { parseScope, SCOPE_TOKEN, SCOPES } from '../../oauth/scopes.ts'
 import { targetResource } from '../resources/index.ts'
 import type { GrantDeps } from './grants.ts'
-import { clientsService } from '../clients/index.ts'
 import { ACCESS_TOKEN_TTL_S, agentClaims, signAccessToken, tokenType } from './tokens.ts'
 import { idpError } from '../../errors.ts'
 
@@ -40,7 +39,7 @@ export async function clientCredentialsGrant(
     throw idpError('invalid_scope', `${resource!.identifier} has no scope ${foreign.join(' ')}`)
   let audience = resource?.identifier ?? client.client_id
   if (body.audience !== undefined) {
-    const target = await clientsService.live(deps.db, body.audience, ['client_id'])
+    const target = await deps.clients.live(deps.db, body.audience, ['client_id'])
     if (!target) throw idpError('invalid_target', `audience ${body.audience} is not a registered client`)
     audience = target.client_id
   }

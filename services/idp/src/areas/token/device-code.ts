@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { AppError } from '@svc/kit'
 import type { IdpDb, IdpTables } from '../../db.ts'
-import { deviceService } from '../device/index.ts'
+import type { DeviceService } from '../device/index.ts'
 import { atomically, type GrantDeps, respond, saveRefresh } from './grants.ts'
 import { idpError } from '../../errors.ts'
 
@@ -16,8 +16,8 @@ type Client = Pick<IdpTables['clients'], 'client_id' | 'subject_type' | 'redirec
  * the interval after the last one is `slow_down` and lengthens the interval by 5 s for every
  * later poll; every poll is remembered, so the refusal is returned for the transaction to commit.
  */
-async function pollRefusal(trx: IdpDb, hash: Buffer, clientId: string, now: Date) {
-  const code = await deviceService.lock(trx, hash)
+async function pollRefusal(device: DeviceService, trx: IdpDb, hash: Buffer, clientId: string, now: Date) {
+  const code = await device.lock(trx, hash)
   if (!code || code.client_id !== clientId)
     return idpError('invalid_grant', 'the device_code is invalid or was issued to another client')
   if (code.consumed_at) return idpError('invalid_grant', 'the device_code was already used')
@@ -26,7 +26,7 @@ async function pollRefusal(trx: IdpDb, hash: Buffer, clientId: string, now: Date
   if (code.status === 'denied') return new AppError(400, 'access_denied', 'the user denied the request')
   const early = code.last_polled_at && now.getTime() - code.last_polled_at.getTime() < code.interval_s * 1000
   const interval = early ? code.interval_s + SLOW_DOWN_STEP_S : code.interval_s
-  await deviceService.recordPoll(trx, hash, now, interval)
+  await device.recordPoll(trx, hash, now, interval)
   return early
     ? idpError('slow_down', `poll at most every ${interval} s`)
     : idpError('authorization_pending', 'the user has not answered yet')
@@ -40,11 +40,11 @@ export async function deviceCodeGrant(
   jkt?: string,
 ) {
   if (!body.device_code) throw idpError('invalid_request', 'device_code is required')
-  const hash = deviceService.digest(body.device_code)
+  const hash = deps.device.digest(body.device_code)
   const saved = await atomically(deps, async (trx) => {
     const now = deps.now()
-    const code = await deviceService.consumeApproved(trx, hash, client.client_id, now)
-    if (!code) return pollRefusal(trx, hash, client.client_id, now)
+    const code = await deps.device.consumeApproved(trx, hash, client.client_id, now)
+    if (!code) return pollRefusal(deps.device, trx, hash, client.client_id, now)
     const grant = {
       user_id: code.user_id!,
       sid: code.sid!,

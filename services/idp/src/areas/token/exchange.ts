@@ -5,12 +5,10 @@ import { subjectFor } from '../../oauth/subject.ts'
 import { tokenHolder } from './holder.ts'
 import { targetResource } from '../resources/index.ts'
 import type { ScreeningDeps } from '../orgs/screening.ts'
-import { orgsService } from '../orgs/index.ts'
 import { isDenied } from '../../oauth/denylist.ts'
 import { spendTask, taskClaim } from '../tasks/index.ts'
 import { ACCESS_TOKEN_TYPE, agentExchange, exchangeResponse } from './agent-exchange.ts'
 import type { GrantDeps } from './grants.ts'
-import { clientsService } from '../clients/index.ts'
 import { type Actor, signAccessToken } from './tokens.ts'
 import { idpError } from '../../errors.ts'
 
@@ -46,7 +44,7 @@ async function liveToken(deps: GrantDeps & { kv: Kv }, token: string, name: stri
 }
 
 async function audienceClient(deps: GrantDeps, clientId: string) {
-  const client = await clientsService.live(deps.db, clientId, [
+  const client = await deps.clients.live(deps.db, clientId, [
     'client_id',
     'subject_type',
     'redirect_uris',
@@ -58,9 +56,9 @@ async function audienceClient(deps: GrantDeps, clientId: string) {
 
 /** The audience's organization may refuse the acting client: by its client_id, or its organization's DID or id. */
 async function refusesActor(deps: GrantDeps, audienceOrg: string | null, actor: Client) {
-  const org = audienceOrg ? await orgsService.byId(deps.db, audienceOrg) : undefined
+  const org = audienceOrg ? await deps.orgs.byId(deps.db, audienceOrg) : undefined
   if (!org?.agent_deny_list.length) return false
-  const actorOrg = actor.organization_id ? await orgsService.byId(deps.db, actor.organization_id) : undefined
+  const actorOrg = actor.organization_id ? await deps.orgs.byId(deps.db, actor.organization_id) : undefined
   const names = [actor.client_id, actorOrg?.did, actorOrg?.id]
   return org.agent_deny_list.some((entry) => names.includes(entry))
 }
@@ -115,7 +113,7 @@ export async function tokenExchangeGrant(
     if (actor.sub !== client.client_id || actor.client_id !== client.client_id || actor.sid !== undefined)
       throw invalidGrant('actor_token must be this client’s own client-credentials token')
   }
-  const holder = await tokenHolder(deps.db, subject)
+  const holder = await tokenHolder(deps, subject)
   if (!holder) throw invalidGrant('the subject_token’s session has ended or its consent was withdrawn')
 
   const held = parseScope(subject.scope as string | undefined)

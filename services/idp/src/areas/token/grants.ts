@@ -3,8 +3,6 @@ import { AppError } from '@svc/kit'
 import { type IdpDb, type IdpTables, inTransaction } from '../../db.ts'
 import { s256Challenge, verifyPkce } from '../../oauth/pkce.ts'
 import { parseScope } from '../../oauth/scopes.ts'
-import { authorizeService } from '../authorize/index.ts'
-import { resourcesService } from '../resources/index.ts'
 import type { SigningKeys } from '../keys/service.ts'
 import type { Kv } from '@svc/kit'
 import { denyAccessToken } from '../../oauth/denylist.ts'
@@ -21,12 +19,34 @@ import { spendTask } from '../tasks/index.ts'
 import type { TaskRow } from '../tasks/service.ts'
 import { ACCESS_TOKEN_TTL_S, type Grant, issueTokens, newJti } from './tokens.ts'
 import { idpError } from '../../errors.ts'
+import type { AccountsService } from '../accounts/index.ts'
+import type { AuthorizeService } from '../authorize/index.ts'
+import type { ClientsService } from '../clients/index.ts'
+import type { CredentialsService } from '../credentials/index.ts'
+import type { DeviceService } from '../device/index.ts'
+import type { OrgsService } from '../orgs/index.ts'
+import type { ResourcesService } from '../resources/index.ts'
+import type { SessionsService } from '../sessions/index.ts'
+import type { TasksService } from '../tasks/index.ts'
 
 /** Refresh tokens are ours to time (identity-provider.md): thirty days, renewed by each rotation. */
 export const REFRESH_TTL_MS = 30 * 86_400_000
 
 type Client = Pick<IdpTables['clients'], 'client_id' | 'subject_type' | 'redirect_uris' | 'organization_id'>
-export interface GrantDeps {
+/** The areas the grants read, each through its service. */
+export interface GrantAreas {
+  accounts: AccountsService
+  authorize: AuthorizeService
+  clients: ClientsService
+  credentials: CredentialsService
+  device: DeviceService
+  orgs: OrgsService
+  resources: ResourcesService
+  sessions: SessionsService
+  tasks: TasksService
+}
+
+export interface GrantDeps extends GrantAreas {
   db: IdpDb
   /** Where revoked access tokens are denylisted (a replayed code revokes its exchange's token). */
   kv: Kv
@@ -143,7 +163,7 @@ async function exchangeAtOnce(
   const familyId = `rtf_${randomBytes(12).toString('base64url')}`
   const accessJti = newJti()
   const refreshToken = randomBytes(32).toString('base64url')
-  const code = await authorizeService.redeemCodeAtOnce(
+  const code = await deps.authorize.redeemCodeAtOnce(
     deps.db,
     codeHash,
     {
@@ -177,9 +197,9 @@ async function exchangeInFull(
   jkt: string | undefined,
 ) {
   return atomically(deps, async (trx) => {
-    const code = await authorizeService.consumeCode(trx, codeHash)
+    const code = await deps.authorize.consumeCode(trx, codeHash)
     if (!code) {
-      const replayed = await authorizeService.codeExchange(trx, codeHash)
+      const replayed = await deps.authorize.codeExchange(trx, codeHash)
       if (replayed?.used_at && replayed.family_id) await revokeFamily(trx, replayed.family_id)
       if (replayed?.used_at && replayed.access_token_jti && replayed.access_token_expires_at)
         await denyAccessToken(
@@ -200,7 +220,7 @@ async function exchangeInFull(
     if (task instanceof AppError) return task
     const familyId = `rtf_${randomBytes(12).toString('base64url')}`
     const accessJti = newJti()
-    await authorizeService.recordCodeExchange(trx, codeHash, {
+    await deps.authorize.recordCodeExchange(trx, codeHash, {
       family_id: code.scope.includes('offline_access') ? familyId : null,
       access_token_jti: accessJti,
       // the token ends no later than this (sooner under a task grant)
@@ -288,7 +308,7 @@ async function rotateInFull(
     if (token.dpop_jkt && token.dpop_jkt !== jkt)
       throw invalidGrant('the refresh token is bound to a DPoP key: prove possession of that key')
     // a resource removed since: no more tokens for it
-    if (token.resource && !(await resourcesService.byIdentifier(trx, token.resource)))
+    if (token.resource && !(await deps.resources.byIdentifier(trx, token.resource)))
       throw idpError('invalid_target', `no resource ${token.resource} is registered`)
     const asked = body.scope === undefined ? token.scope : parseScope(body.scope)
     const beyond = asked.filter((s) => !token.scope.includes(s))

@@ -2,11 +2,13 @@ import type { FastifyRequest } from 'fastify'
 import type { IdpDb } from '../../db.ts'
 import { isDenied } from '../../oauth/denylist.ts'
 import { type PresentedTokenDeps, presentedToken } from '../../oauth/presented-token.ts'
-import { accountsService } from '../accounts/index.ts'
-import { authorizeService } from '../authorize/index.ts'
-import { clientsService } from '../clients/index.ts'
-import { sessionsService } from '../sessions/index.ts'
-import { tasksService } from '../tasks/index.ts'
+import type { GrantAreas } from './grants.ts'
+
+/** What the holder of a token is looked up in: the database and the areas that say whether it stands. */
+export type HolderDeps = { db: IdpDb } & Pick<
+  GrantAreas,
+  'accounts' | 'authorize' | 'clients' | 'sessions' | 'tasks'
+>
 
 type Actor = { sub?: unknown; act?: Actor }
 
@@ -24,18 +26,19 @@ function authorizedClient(payload: Record<string, unknown>) {
  * account), its task grant (if any) not ended by the user and, for a third-party client, the user's
  * consent not withdrawn. Undefined otherwise.
  */
-export async function tokenHolder(db: IdpDb, payload: Record<string, unknown>) {
+export async function tokenHolder(deps: HolderDeps, payload: Record<string, unknown>) {
+  const { db } = deps
   const clientId = authorizedClient(payload)
   if (typeof payload.sid !== 'string' || typeof clientId !== 'string') return undefined
-  const session = await sessionsService.liveUserOf(db, payload.sid)
-  const client = await clientsService.live(db, clientId, ['client_id', 'first_party', 'organization_id'])
-  const user = session && client ? await accountsService.byId(db, session.user_id) : undefined
+  const session = await deps.sessions.liveUserOf(db, payload.sid)
+  const client = await deps.clients.live(db, clientId, ['client_id', 'first_party', 'organization_id'])
+  const user = session && client ? await deps.accounts.byId(db, session.user_id) : undefined
   if (!user || !client || user.disabled_at) return undefined
   // a token under a task grant the user ended stops with it
   const taskId = (payload.tsk as { id?: unknown } | undefined)?.id
-  if (typeof taskId === 'string' && (await tasksService.byId(db, taskId))?.ended_at) return undefined
+  if (typeof taskId === 'string' && (await deps.tasks.byId(db, taskId))?.ended_at) return undefined
   if (client.first_party) return { user, client, consent: undefined }
-  const consent = await authorizeService.consentOf(db, user.id, client.client_id)
+  const consent = await deps.authorize.consentOf(db, user.id, client.client_id)
   if (!consent.granted_at) return undefined
   return { user, client, consent }
 }
@@ -45,12 +48,16 @@ export async function tokenHolder(db: IdpDb, payload: Record<string, unknown>) {
  * not revoked, issued for a user whose session and consent still stand. Refusals answer 401 with
  * a challenge in the scheme used.
  */
-export async function userOfToken(deps: PresentedTokenDeps, request: FastifyRequest) {
+export async function userOfToken(
+  deps: PresentedTokenDeps,
+  holderOf: (payload: Record<string, unknown>) => ReturnType<typeof tokenHolder>,
+  request: FastifyRequest,
+) {
   const { payload, invalidToken } = await presentedToken(deps, request)
   if (await isDenied(deps.kv, payload.jti)) throw invalidToken('the access token was revoked')
   if (typeof payload.sid !== 'string')
     throw invalidToken('this access token was issued to a client for itself: there is no user')
-  const holder = await tokenHolder(deps.db, payload)
+  const holder = await holderOf(payload)
   if (!holder) throw invalidToken('the access token no longer stands for a signed-in user')
   return { payload, holder }
 }

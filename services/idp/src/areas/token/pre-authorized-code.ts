@@ -3,8 +3,7 @@ import { AppError, type Kv } from '@svc/kit'
 import { inTransaction } from '../../db.ts'
 import { credentialAudience, issueNonce, C_NONCE_TTL_S } from '../credentials/index.ts'
 import { PRE_AUTHORIZED_CODE, TX_CODE_MAX_FAILURES, txCodeDigest } from '../credentials/index.ts'
-import { accountsService } from '../accounts/index.ts'
-import { credentialsService } from '../credentials/index.ts'
+import type { CredentialsService } from '../credentials/index.ts'
 import type { GrantDeps } from './grants.ts'
 import { ACCESS_TOKEN_TTL_S, signAccessToken, tokenType } from './tokens.ts'
 import { idpError } from '../../errors.ts'
@@ -17,7 +16,7 @@ const invalidGrant = (message: string) => idpError('invalid_grant', message)
 
 /** Why the offer behind a code gives no token, or undefined when it may. */
 function refusal(
-  offer: Awaited<ReturnType<typeof credentialsService.lockOffer>>,
+  offer: Awaited<ReturnType<CredentialsService['lockOffer']>>,
   txCode: string | undefined,
   now: Date,
 ): AppError | 'wrong_tx_code' | undefined {
@@ -53,13 +52,13 @@ export async function preAuthorizedCodeGrant(
   if (!code) throw idpError('invalid_request', 'pre-authorized_code is required')
   const outcome = await inTransaction(deps.db, async (trx) => {
     const now = deps.now()
-    const offer = await credentialsService.lockOffer(trx, credentialsService.digest(code))
+    const offer = await deps.credentials.lockOffer(trx, deps.credentials.digest(code))
     const refused = refusal(offer, body.tx_code, now)
     if (refused instanceof AppError) return refused
     if (offer!.tx_code_hash) {
       const given = txCodeDigest(code, body.tx_code!)
       if (!timingSafeEqual(given, offer!.tx_code_hash)) {
-        const failures = await credentialsService.recordTxCodeFailure(trx, offer!.id)
+        const failures = await deps.credentials.recordTxCodeFailure(trx, offer!.id)
         return invalidGrant(
           failures >= TX_CODE_MAX_FAILURES
             ? 'wrong transaction code: the offer has ended, ask for a new one'
@@ -67,12 +66,12 @@ export async function preAuthorizedCodeGrant(
         )
       }
     }
-    if (!(await credentialsService.redeemOffer(trx, offer!.id, now)))
+    if (!(await deps.credentials.redeemOffer(trx, offer!.id, now)))
       return invalidGrant('the pre-authorized code is invalid, expired or already used')
     return offer!
   })
   if (outcome instanceof AppError) throw outcome
-  const account = await accountsService.live(deps.db, { id: outcome.user_id })
+  const account = await deps.accounts.live(deps.db, { id: outcome.user_id })
   if (!account?.did) throw invalidGrant('the account behind this offer no longer exists')
   const accessToken = await signAccessToken(
     deps.keys,

@@ -6,7 +6,6 @@ import { authenticateClient } from '../clients/index.ts'
 import { currentNonce, tokenEndpointProof } from '../../oauth/dpop.ts'
 import type { IdpTables } from '../../db.ts'
 import { idpError } from '../../errors.ts'
-import { orgsService } from '../orgs/index.ts'
 import type { TokenDeps, TokenRequest } from './routes.ts'
 
 /** One /token request as its steps see it: each step checks one rule and may add what it learned. */
@@ -63,7 +62,7 @@ export function tokenSteps(deps: TokenDeps) {
     organizationLimit: async (t: TokenState) => {
       const organizationId = t.client!.organization_id
       if (!organizationId) return
-      const org = await orgsService.byId(deps.db, organizationId)
+      const org = await deps.orgs.byId(deps.db, organizationId)
       const limit = org?.token_rate_limit_per_min ?? 0
       const options = { limit, windowMs: 60_000, key: () => organizationId, retryAfterS: 60 }
       await rateLimit(deps.kv, 'token-org', options, 'slow_down')(t.request, t.reply)

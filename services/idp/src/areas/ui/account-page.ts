@@ -4,12 +4,12 @@ import type { IdpDb } from '../../db.ts'
 import { recentEvents, userById } from '../accounts/index.ts'
 import { changeForms } from '../account-changes/index.ts'
 import { activitySection } from '../activity/index.ts'
-import { activityOf } from '../activity/index.ts'
+import type { ActivityService } from '../activity/index.ts'
 import { pendingSection } from '../approvals/index.ts'
 import { pendingOf } from '../approvals/index.ts'
 import { consentsOf } from '../authorize/index.ts'
-import { authorizeService } from '../authorize/index.ts'
-import { clientsService } from '../clients/index.ts'
+import type { AuthorizeService } from '../authorize/index.ts'
+import type { ClientsService } from '../clients/index.ts'
 import { offerSection } from '../credentials/index.ts'
 import { PASSKEY_SCRIPT_PATH, passkeySection } from '../passkeys/index.ts'
 import { type RelyingParty, registrationOptions } from '../passkeys/index.ts'
@@ -69,10 +69,10 @@ function sessionsSection(lang: Lang, csrf: string, current: string, sessions: Li
 type LiveSession = Awaited<ReturnType<SessionsService['liveOf']>>[number]
 
 /** The apps of svc itself (the rental and its console): no consent is asked, so they are listed from sign-ins. */
-async function firstPartySection(db: IdpDb, lang: Lang, userId: string) {
-  const used = await authorizeService.firstPartyAppsOf(db, userId)
-  const clients = await clientsService.anyAmong(
-    db,
+async function firstPartySection(deps: AccountPageDeps, lang: Lang, userId: string) {
+  const used = await deps.authorize.firstPartyAppsOf(deps.db, userId)
+  const clients = await deps.clients.anyAmong(
+    deps.db,
     used.map((u) => u.client_id),
     ['client_id', 'redirect_uris'],
   )
@@ -94,9 +94,19 @@ async function firstPartySection(db: IdpDb, lang: Lang, userId: string) {
     </ul>`
 }
 
+/** What the account page reads beyond its own tables: the areas that show a part of it. */
+export interface AccountPageDeps {
+  db: IdpDb
+  rp: RelyingParty
+  sessions: SessionsService
+  authorize: AuthorizeService
+  clients: ClientsService
+  activity: ActivityService
+}
+
 /** The whole account page of the signed-in person, in the request's language. */
 export async function accountPage(
-  deps: { db: IdpDb; rp: RelyingParty; sessions: SessionsService },
+  deps: AccountPageDeps,
   request: FastifyRequest,
   session: Session,
   csrf: string,
@@ -128,7 +138,7 @@ export async function accountPage(
             </tr>`,
         )}
       </table>
-      ${await firstPartySection(db, lang, session.user_id)}
+      ${await firstPartySection(deps, lang, session.user_id)}
       <h2>${t(lang, 'Connected apps')}</h2>
       ${apps.length === 0 ? html`<p>${t(lang, 'No app has access to your account.')}</p>` : ''}
       ${apps.map(
@@ -143,7 +153,7 @@ export async function accountPage(
           </form>`,
       )}
       ${pendingSection(lang, await pendingOf(db, session.user_id))}
-      ${activitySection(lang, await activityOf(db, session.user_id))}
+      ${activitySection(lang, await deps.activity.of(session.user_id))}
       ${taskSection(lang, csrf, await liveTasksOf(db, session.user_id))}
       ${offerSection(lang, csrf)}
       ${changeForms(lang, csrf)}

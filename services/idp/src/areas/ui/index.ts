@@ -5,13 +5,19 @@ import { sessionsRoutes } from './sessions-routes.ts'
 /** The user's pages: sign-in, home, sessions, consents, security. */
 export const uiArea = defineArea({
   name: 'ui',
-  needs: ['receipts', 'logout', 'sessions'],
-  mount(app, ctx, { receipts, logout, sessions }) {
+  needs: ['receipts', 'logout', 'sessions', 'authorize', 'clients', 'activity', 'account-changes'],
+  mount: () => undefined,
+  routes(app, ctx, use) {
+    const { receipts, logout, sessions, authorize, clients, activity } = use
     uiRoutes(app, {
       rp: { db: ctx.db, kv: ctx.kv, rpId: new URL(ctx.issuer).hostname, origin: ctx.origin },
       onSessionEnd: (session) => logout.announce(session),
       db: ctx.db,
       sessions,
+      authorize,
+      clients,
+      activity,
+      accountChanges: use['account-changes'],
       receipts,
       kv: ctx.kv,
       origin: ctx.origin,
@@ -23,6 +29,5 @@ export const uiArea = defineArea({
       origin: ctx.origin,
       onSessionEnd: (session) => logout.announce(session),
     })
-    return undefined
   },
 })

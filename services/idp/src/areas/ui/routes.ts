@@ -2,8 +2,7 @@ import type { ReceiptWriter } from '@svc/kit/receipts/writer'
 import { type App, html, type Kv, KvUnavailable, rateLimit } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import type { IdpDb } from '../../db.ts'
-import { exportAccount } from '../account-changes/index.ts'
+import type { AccountChangesService } from '../account-changes/index.ts'
 import { beginSecondFactor } from '../mfa/index.ts'
 import { hasTotp } from '../mfa/index.ts'
 import { authenticate, recordEvent, requestContext } from '../accounts/index.ts'
@@ -12,8 +11,7 @@ import { type RelyingParty, signInOptions } from '../passkeys/index.ts'
 import { CsrfOnly, checkCsrf, csrfToken } from '../../pages/csrf.ts'
 import { pageHooks, sessionOf } from '../sessions/index.ts'
 import { currentSession, endSession } from '../sessions/index.ts'
-import type { SessionsService } from '../sessions/index.ts'
-import { accountPage } from './account-page.ts'
+import { accountPage, type AccountPageDeps } from './account-page.ts'
 import { langOf, type Phrase, rememberLang, t } from '../../pages/i18n.ts'
 import {
   langField,
@@ -26,11 +24,8 @@ import {
 } from '../../pages/layout.ts'
 import { completeSignIn } from '../accounts/index.ts'
 
-interface UiOptions {
-  db: IdpDb
-  sessions: SessionsService
-  /** Where passkeys belong (the issuer's host and origin). */
-  rp: RelyingParty
+interface UiOptions extends AccountPageDeps {
+  accountChanges: AccountChangesService
   receipts: ReceiptWriter
   kv: Kv
   /** The issuer's origin, for the Origin check of form posts. */
@@ -200,7 +195,7 @@ export function uiRoutes(app: App, options: UiOptions) {
       const csrf = csrfToken(request, reply, secureCookies)
       return reply
         .type('text/html; charset=utf-8')
-        .send(await accountPage({ db, rp, sessions: options.sessions }, request, sessionOf(request), csrf))
+        .send(await accountPage(options, request, sessionOf(request), csrf))
     },
   )
 
@@ -216,7 +211,7 @@ export function uiRoutes(app: App, options: UiOptions) {
     },
     async (request, reply) => {
       const session = sessionOf(request)
-      const data = await exportAccount(db, session.user_id)
+      const data = await options.accountChanges.exportOf(session.user_id)
       await recordEvent(db, session.user_id, 'account_exported', requestContext(request))
       return reply
         .header('content-disposition', 'attachment; filename="svc-account.json"')

@@ -1,12 +1,14 @@
 import type { App } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import type { PresentedTokenDeps } from '../../oauth/presented-token.ts'
-import { userOfToken } from '../token/index.ts'
+import type { TokenService } from '../token/index.ts'
 import { CLAIMS_BY_SCOPE, parseScope } from '../../oauth/scopes.ts'
 import { orgClaim } from '../orgs/index.ts'
 
-async function claims(deps: PresentedTokenDeps, request: FastifyRequest) {
-  const { payload, holder } = await userOfToken(deps, request)
+type UserinfoDeps = PresentedTokenDeps & { tokens: TokenService }
+
+async function claims(deps: UserinfoDeps, request: FastifyRequest) {
+  const { payload, holder } = await deps.tokens.userOf(deps, request)
   const { user, client } = holder
   const released = new Set(
     parseScope(payload.scope as string | undefined).flatMap((s) => CLAIMS_BY_SCOPE[s] ?? []),
@@ -28,7 +30,7 @@ async function claims(deps: PresentedTokenDeps, request: FastifyRequest) {
 }
 
 /** OpenID Connect Core §5.3: the claims the token's scopes release; absent claims are omitted, never null. */
-export function userinfoRoutes(app: App, deps: PresentedTokenDeps) {
+export function userinfoRoutes(app: App, deps: UserinfoDeps) {
   const schema = {
     summary: 'Claims about the signed-in user, by the scopes of the access token',
     tags: ['oauth'],

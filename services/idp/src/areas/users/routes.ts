@@ -1,11 +1,7 @@
 import { type App } from '@svc/kit'
 import { Type } from 'typebox'
 import { requireAdmin } from '../../admin.ts'
-import type { IdpDb } from '../../db.ts'
-import type { SignalDeps } from '../signals/service.ts'
-import type { SessionsService } from '../sessions/index.ts'
-import type { Lifecycle } from '../lifecycle/index.ts'
-import { findUser, setDisabled } from './service.ts'
+import { findUser, setDisabled, type UserAdminDeps } from './service.ts'
 import { idpError } from '../../errors.ts'
 
 const REASONS = ['hijacking', 'bulk-account'] as const
@@ -20,16 +16,7 @@ function reasonOf(body: unknown) {
 }
 
 /** The admin finds an account by its address, and disables or enables it. */
-export function userAdminRoutes(
-  app: App,
-  deps: {
-    db: IdpDb
-    signals: SignalDeps
-    sessions: SessionsService
-    lifecycle: Lifecycle
-    adminToken: string
-  },
-) {
+export function userAdminRoutes(app: App, deps: UserAdminDeps & { adminToken: string }) {
   const admin = {
     onRequest: async (request: Parameters<typeof requireAdmin>[0]) => requireAdmin(request, deps.adminToken),
   }
@@ -45,7 +32,7 @@ export function userAdminRoutes(
         querystring: Type.Object({ email: Type.String({ maxLength: 320 }) }),
       },
     },
-    async (request) => findUser(deps.db, request.query.email),
+    async (request) => findUser(deps, request.query.email),
   )
   app.post(
     '/manage/v1/users/:id/disable',

@@ -1,10 +1,19 @@
 import { notFound } from '@svc/kit'
 import { type IdpDb, inTransaction } from '../../db.ts'
-import { accountsService } from '../accounts/index.ts'
+import type { AccountsService } from '../accounts/index.ts'
 import type { Lifecycle } from '../lifecycle/index.ts'
 import type { SessionsService } from '../sessions/index.ts'
 import { emit, type SignalDeps } from '../signals/index.ts'
-import { tokenService } from '../token/index.ts'
+import type { TokenService } from '../token/index.ts'
+
+export interface UserAdminDeps {
+  db: IdpDb
+  signals: SignalDeps
+  sessions: SessionsService
+  lifecycle: Lifecycle
+  accounts: AccountsService
+  tokens: TokenService
+}
 
 const view = (row: {
   id: string
@@ -20,8 +29,8 @@ const view = (row: {
   created_at: row.created_at.toISOString(),
 })
 
-export async function findUser(db: IdpDb, email: string) {
-  const row = await accountsService.byEmail(db, email)
+export async function findUser(deps: { db: IdpDb; accounts: AccountsService }, email: string) {
+  const row = await deps.accounts.byEmail(deps.db, email)
   if (!row) throw notFound(`no account ${email}`, 'not_found')
   return view(row)
 }
@@ -31,16 +40,16 @@ export async function findUser(db: IdpDb, email: string) {
  * stop standing, it cannot sign in, and the clients that know it get RISC `account-disabled`.
  */
 export async function setDisabled(
-  deps: { db: IdpDb; signals: SignalDeps; sessions: SessionsService; lifecycle: Lifecycle },
+  deps: UserAdminDeps,
   userId: string,
   disabled: boolean,
   reason?: 'hijacking' | 'bulk-account',
 ) {
   const row = await inTransaction(deps.db, async (trx) => {
-    const updated = await accountsService.setDisabledAt(trx, userId, disabled ? new Date() : null)
+    const updated = await deps.accounts.setDisabledAt(trx, userId, disabled ? new Date() : null)
     if (!updated || !disabled) return updated
     await deps.sessions.endAllOf(trx, userId)
-    await tokenService.revokeUserFamilies(trx, userId)
+    await deps.tokens.revokeUserFamilies(trx, userId)
     await emit(
       deps.signals,
       trx,
