@@ -33,7 +33,7 @@ const isListItem = (line: string) => /^\s*([-*+]|\d+[.)])\s/.test(line)
 const isFence = (line: string) => /^\s*(```|~~~)/.test(line)
 const words = (s: string) => s.split(/\s+/).filter(Boolean).length
 
-type Block = { line: number; words: number; kind: 'paragraph' | 'list item' }
+type Block = { line: number; words: number; kind: 'paragraph' | 'tight list' }
 
 /**
  * The prose blocks of a file: paragraphs (runs of non-blank lines outside code blocks that are not
@@ -54,9 +54,10 @@ function blocks(file: string): Block[] {
       return
     }
     if (fenced || line.trim() === '' || isHeading(line) || isTable(line)) return end()
-    if (isListItem(line)) {
+    // a tight list (items with no blank line between them) reads as one block
+    if (isListItem(line) && current?.kind !== 'tight list') {
       end()
-      current = { line: i + 1, words: words(line), kind: 'list item' }
+      current = { line: i + 1, words: words(line), kind: 'tight list' }
       return
     }
     if (current) current.words += words(line)
