@@ -47,8 +47,8 @@ const ownModuleUrl: Plugin = {
   name: 'own-module-url',
   setup(b) {
     b.onLoad({ filter: /\.ts$/ }, async (args) => {
-      const text = await readFile(args.path, 'utf8')
       if (args.path.includes('/node_modules/')) return undefined
+      const text = await readFile(args.path, 'utf8')
       const url = JSON.stringify(pathToFileURL(args.path).href)
       return { contents: text.replaceAll('import.meta.url', url), loader: 'ts' }
     })
@@ -59,7 +59,7 @@ const ownModuleUrl: Plugin = {
  * The test files (and the preload) bundled once into `.build/test/`, in the same folders, with
  * the code they share split into common chunks: a test process then loads plain JavaScript
  * rather than compiling TypeScript through a loader thread, module by module (docs/performance.md,
- * The test suite's cost). Answers each bundled file, by the repository path of its source.
+ * CI under 15 minutes). Answers each bundled file, by the repository path of its source.
  */
 export async function bundleTests(files: string[], outdir: string): Promise<Map<string, string>> {
   const root = repoRoot()

@@ -22,8 +22,8 @@ function findTests(path: string): string[] {
 }
 
 /**
- * The longest files start first (three run at a time: TEST_CONCURRENCY), so that none is left running alone at the
- * end; the others keep their order. Measured with the spec reporter's per-file durations.
+ * The longest files start first (three run at a time: TEST_CONCURRENCY), so that none is left
+ * running alone at the end; the others keep their order. Measured with per-file durations.
  */
 const LONGEST_FIRST = [
   'services/rental/test/tasks/task-faults-agents.test.ts',
@@ -48,8 +48,8 @@ const rank = (file: string) => {
 /**
  * `--backend-files`: only the files whose subject is the backend: those that name one (they read
  * DATABASE_URL, REDIS_URL or `onPostgres`), the kit's and trust's own tests, and the main path of
- * the idp and of the rental. CI runs every file on PostgreSQL and Redis, and these again on PGlite and the memory kv
- * (docs/performance.md, What CI runs where).
+ * the idp and of the rental. CI runs every file on PostgreSQL and Redis, and these again on
+ * PGlite and the memory kv (docs/performance.md, CI under 15 minutes).
  */
 const MAIN_PATHS = new Set([
   'services/idp/test/authorize/code-flow.test.ts',
