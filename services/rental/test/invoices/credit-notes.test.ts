@@ -8,7 +8,7 @@ import { type Ed25519KeyPair, signEd25519, verifyEd25519 } from '@svc/trust/ed25
 import { canonicalBytes } from '@svc/trust/jcs'
 import { formatMoney, vatIncluded, vatShareOf } from '@svc/kit'
 import { type Client, type FullStack, startFullStack } from '../support/full-stack.ts'
-import { embeddedFonts, unicodePdfText } from './pdf-read.ts'
+import { embeddedFonts, pdfText, unicodePdfText } from './pdf-read.ts'
 import { releaseAndInvoice } from '../support/sweep-objects.ts'
 
 interface Money {
@@ -52,17 +52,6 @@ const vatOf = (amount: number, before = 0) =>
   vatShareOf(before + amount, PRICE, PRICE_VAT) - vatShareOf(before, PRICE, PRICE_VAT)
 const codeOf = (a: { body: Record<string, unknown> }) => (a.body.error as { code?: string } | undefined)?.code
 const cnSerial = (number: string) => Number(number.slice(-6))
-
-/** Text a pdfkit PDF shows (uncompressed content: hex strings of Tj/TJ operators), as invoices.test.ts reads it. */
-function pdfText(pdf: Buffer): string {
-  const source = pdf.toString('latin1')
-  const lines: string[] = []
-  for (const op of source.matchAll(/\[((?:<[0-9a-fA-F]*>|\s|-?[\d.]+)*)\]\s*TJ|<([0-9a-fA-F]*)>\s*Tj/g)) {
-    const hexes = op[1] !== undefined ? [...op[1].matchAll(/<([0-9a-fA-F]*)>/g)].map((m) => m[1]!) : [op[2]!]
-    lines.push(hexes.map((h) => Buffer.from(h, 'hex').toString('latin1')).join(''))
-  }
-  return lines.join('\n')
-}
 
 describe('rental money: signed refunds, credit notes, budgets released, idempotent writes, paid by operators', () => {
   let s: FullStack

@@ -5,7 +5,7 @@ import { formatMoney, vatIncluded } from '@svc/kit'
 import { sql } from 'kysely'
 import type { Ed25519KeyPair } from '@svc/trust/ed25519'
 import { type FullStack, startFullStack } from '../support/full-stack.ts'
-import { embeddedFonts, unicodePdfText } from './pdf-read.ts'
+import { embeddedFonts, pdfText, unicodePdfText } from './pdf-read.ts'
 import { eventually } from '../support/stack.ts'
 import { releaseAndInvoice } from '../support/sweep-objects.ts'
 
@@ -28,20 +28,6 @@ interface Invoice {
 }
 
 const codeOf = (a: { body: Record<string, unknown> }) => (a.body.error as { code?: string } | undefined)?.code
-
-/**
- * The text a PDF shows, read back from its (uncompressed) content streams: the strings of its
- * `Tj` and `TJ` text operators (pdfkit writes them as hex of the WinAnsi bytes).
- */
-function pdfText(pdf: Buffer): string {
-  const source = pdf.toString('latin1')
-  const lines: string[] = []
-  for (const op of source.matchAll(/\[((?:<[0-9a-fA-F]*>|\s|-?[\d.]+)*)\]\s*TJ|<([0-9a-fA-F]*)>\s*Tj/g)) {
-    const hexes = op[1] !== undefined ? [...op[1].matchAll(/<([0-9a-fA-F]*)>/g)].map((m) => m[1]!) : [op[2]!]
-    lines.push(hexes.map((h) => Buffer.from(h, 'hex').toString('latin1')).join(''))
-  }
-  return lines.join('\n')
-}
 
 describe('rental invoices: numbering, VAT per line, HTML and PDF, paid once', () => {
   let s: FullStack

@@ -63,3 +63,17 @@ export function unicodePdfText(pdf: Buffer): string {
   }
   return runs.join('\n')
 }
+
+/**
+ * The text a PDF shows, read back from its (uncompressed) content streams: the strings of its
+ * `Tj` and `TJ` text operators (pdfkit writes them as hex of the WinAnsi bytes).
+ */
+export function pdfText(pdf: Buffer): string {
+  const source = pdf.toString('latin1')
+  const lines: string[] = []
+  for (const op of source.matchAll(/\[((?:<[0-9a-fA-F]*>|\s|-?[\d.]+)*)\]\s*TJ|<([0-9a-fA-F]*)>\s*Tj/g)) {
+    const hexes = op[1] !== undefined ? [...op[1].matchAll(/<([0-9a-fA-F]*)>/g)].map((m) => m[1]!) : [op[2]!]
+    lines.push(hexes.map((h) => Buffer.from(h, 'hex').toString('latin1')).join(''))
+  }
+  return lines.join('\n')
+}
