@@ -134,8 +134,6 @@ export const AR = {
   'New email address': 'عنوان البريد الإلكتروني الجديد',
   'Change address': 'تغيير العنوان',
   'Back up your key': 'نسخ مفتاحك احتياطيًا',
-  'Download your account’s key (its did:key) encrypted under a passphrase of your choice: a JWE (PBES2-HS512+A256KW, A256GCM) holding the private JWK. Keep the passphrase apart from the file.':
-    'نزّل مفتاح حسابك (did:key) مشفّرًا بعبارة مرور تختارها: ملف JWE ‏(PBES2-HS512+A256KW, A256GCM) يحوي مفتاح JWK الخاص. احفظ عبارة المرور بعيدًا عن الملف.',
   'Current password (if your account has one)': 'كلمة المرور الحالية (إن كان لحسابك كلمة مرور)',
   'Passphrase for the backup (at least {n} characters)':
     'عبارة المرور للنسخة الاحتياطية ({n} أحرف على الأقل)',
@@ -218,4 +216,29 @@ export const AR = {
   'You joined {organization} as {role}.': 'انضممت إلى {organization} بصفة {role}.',
   Tasks: 'المهام',
   'You have no such task grant running.': 'ليس لديك إذن مهمة قائم كهذا.',
+  'Download your account’s signing key, encrypted with a passphrase you choose. Keep the passphrase apart from the file: without it the file cannot be opened.':
+    'نزّل مفتاح التوقيع لحسابك مشفّرًا بعبارة مرور تختارها. احفظ عبارة المرور بعيدًا عن الملف: بدونها لا يمكن فتح الملف.',
+  'Deleting your account signs you out everywhere and tells the apps you use. It cannot be undone.':
+    'حذف حسابك يسجّل خروجك من كل مكان ويُبلغ التطبيقات التي تستخدمها. لا يمكن التراجع عنه.',
+  'No message after a few minutes? Check your spam folder, or':
+    'لم تصلك رسالة بعد بضع دقائق؟ تحقّق من مجلد الرسائل غير المرغوب فيها، أو',
+  'Send it again': 'أرسلها مرة أخرى',
+  'Try again': 'حاول مرة أخرى',
+  'Ask for a new link': 'اطلب رابطًا جديدًا',
+  Profile: 'الملف الشخصي',
+  'Open {app}': 'افتح {app}',
+  'Email address': 'عنوان البريد الإلكتروني',
+  'How you sign in': 'طرق تسجيل الدخول',
+  'Two-step sign-in': 'تسجيل الدخول بخطوتين',
+  'On: after your password, an authenticator app gives a code.':
+    'مفعّل: بعد كلمة المرور، يعطيك تطبيق المصادقة رمزًا.',
+  'Off: your password alone signs you in.': 'غير مفعّل: كلمة المرور وحدها تكفي لتسجيل الدخول.',
+  'Set up another authenticator app': 'إعداد تطبيق مصادقة آخر',
+  'Sessions and devices': 'الجلسات والأجهزة',
+  Apps: 'التطبيقات',
+  'Your data': 'بياناتك',
+  'Everything kept about your account, in one file (JSON).': 'كل ما نحتفظ به عن حسابك، في ملف واحد (JSON).',
+  'Danger zone': 'منطقة الخطر',
+  'Sign in again': 'سجّل الدخول مرة أخرى',
+  'Back to the application': 'العودة إلى التطبيق',
 } as const satisfies Record<string, string>

@@ -72,9 +72,11 @@ describe('logout: RP-initiated, back-channel and front-channel', () => {
     )
     assert.equal(res.status, 200)
     const page = await res.text()
+    // on to the application by a script once the frames loaded, with the link meanwhile
+    assert.match(page, /<script src="\/ui\/signed-out\.js" defer><\/script>/)
     assert.match(
       page,
-      /<meta http-equiv="refresh" content="2;url=http:\/\/127\.0\.0\.1:9\/signed-out\?state=xyz" \/>/,
+      /<a href="http:\/\/127\.0\.0\.1:9\/signed-out\?state=xyz" class="svc-button primary" data-onward-link/,
     )
     assert.match(
       page,

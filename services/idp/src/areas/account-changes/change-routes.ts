@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import { pageHooks, sessionOf } from '../sessions/index.ts'
 import { endSession } from '../sessions/index.ts'
 import { type Lang, t } from '../../pages/i18n.ts'
-import { sendLocalMessage, sendMessage } from '../../pages/layout.ts'
+import { field, type Onward, sendLocalMessage, sendMessage } from '../../pages/layout.ts'
 import {
   type ChangeDeps,
   changePassword,
@@ -18,45 +18,58 @@ import { userByEmail } from '../accounts/index.ts'
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]{2,}$/
 const CONFIRM_DELETE = 'delete my account'
+/** After the account is gone, the only way on is the sign-in page. */
+const TO_SIGN_IN: Onward[] = [{ href: '/ui/login', text: 'Back to sign in' }]
 
-/** The account page's forms for changing the password or the address, and for deleting the account. */
-export const changeForms = (lang: Lang, csrf: string) =>
-  html`<h2>${t(lang, 'Password and address')}</h2>
+/** The account page's form for a new password (the current one first). */
+export const passwordForm = (lang: Lang, csrf: string) =>
+  html`<details class="svc-disclosure">
+    <summary>${t(lang, 'Change password')}</summary>
     <form method="post" action="/ui/account/password">
-      <input type="hidden" name="csrf" value="${csrf}" />
-      <label for="current_password">${t(lang, 'Current password')}</label>
-      <input id="current_password" name="current_password" type="password" autocomplete="current-password" required />
-      <label for="new_password">${t(lang, 'New password (at least {n} characters)', { n: MIN_PASSWORD })}</label>
-      <input id="new_password" name="new_password" type="password" autocomplete="new-password" required minlength="${MIN_PASSWORD}" />
-      <button type="submit">${t(lang, 'Change password')}</button>
-    </form>
+    <input type="hidden" name="csrf" value="${csrf}" />
+    ${field(lang, { id: 'current_password', label: 'Current password', type: 'password', autocomplete: 'current-password', required: true })}
+    ${field(lang, { id: 'new_password', label: 'New password (at least {n} characters)', labelVars: { n: MIN_PASSWORD }, type: 'password', autocomplete: 'new-password', required: true, minlength: MIN_PASSWORD })}
+    <button type="submit" class="primary">${t(lang, 'Change password')}</button>
+  </form>
+  </details>`
+
+/** The account page's form for a new address (a link goes to it first). */
+export const emailForm = (lang: Lang, csrf: string) =>
+  html`<details class="svc-disclosure">
+    <summary>${t(lang, 'Change address')}</summary>
     <form method="post" action="/ui/account/email">
-      <input type="hidden" name="csrf" value="${csrf}" />
-      <label for="new_email">${t(lang, 'New email address')}</label>
-      <input id="new_email" name="email" type="email" autocomplete="email" required />
-      <button type="submit">${t(lang, 'Change address')}</button>
-    </form>
-    <h2>${t(lang, 'Back up your key')}</h2>
-    <p>
+    <input type="hidden" name="csrf" value="${csrf}" />
+    ${field(lang, { id: 'new_email', name: 'email', label: 'New email address', type: 'email', autocomplete: 'email', required: true })}
+    <button type="submit" class="primary">${t(lang, 'Change address')}</button>
+  </form>
+  </details>`
+
+/** The account page's key backup: the account's key, encrypted with a passphrase the person chooses. */
+export const keyBackupForm = (lang: Lang, csrf: string) =>
+  html`<h3>${t(lang, 'Back up your key')}</h3>
+    <p class="svc-hint">
       ${t(
         lang,
-        'Download your account’s key (its did:key) encrypted under a passphrase of your choice: a JWE (PBES2-HS512+A256KW, A256GCM) holding the private JWK. Keep the passphrase apart from the file.',
+        'Download your account’s signing key, encrypted with a passphrase you choose. Keep the passphrase apart from the file: without it the file cannot be opened.',
       )}
     </p>
+    <details class="svc-disclosure">
+    <summary>${t(lang, 'Back up your key')}</summary>
     <form method="post" action="/ui/account/key-backup">
       <input type="hidden" name="csrf" value="${csrf}" />
-      <label for="backup_password">${t(lang, 'Current password (if your account has one)')}</label>
-      <input id="backup_password" name="current_password" type="password" autocomplete="current-password" />
-      <label for="passphrase">${t(lang, 'Passphrase for the backup (at least {n} characters)', { n: MIN_PASSPHRASE })}</label>
-      <input id="passphrase" name="passphrase" type="password" autocomplete="new-password" required minlength="${MIN_PASSPHRASE}" />
-      <button type="submit">${t(lang, 'Download the backup')}</button>
+      ${field(lang, { id: 'backup_password', name: 'current_password', label: 'Current password (if your account has one)', type: 'password', autocomplete: 'current-password' })}
+      ${field(lang, { id: 'passphrase', label: 'Passphrase for the backup (at least {n} characters)', labelVars: { n: MIN_PASSPHRASE }, type: 'password', autocomplete: 'new-password', required: true, minlength: MIN_PASSPHRASE })}
+      <button type="submit" class="primary">${t(lang, 'Download the backup')}</button>
     </form>
-    <h2>${t(lang, 'Delete your account')}</h2>
+    </details>`
+
+/** The account page's last form: deleting the account, confirmed by typing a phrase. */
+export const deleteForm = (lang: Lang, csrf: string) =>
+  html`<p>${t(lang, 'Deleting your account signs you out everywhere and tells the apps you use. It cannot be undone.')}</p>
     <form method="post" action="/ui/account/delete">
       <input type="hidden" name="csrf" value="${csrf}" />
-      <label for="confirm">${t(lang, 'Type “{phrase}” to confirm', { phrase: CONFIRM_DELETE })}</label>
-      <input id="confirm" name="confirm" required />
-      <button type="submit">${t(lang, 'Delete my account')}</button>
+      ${field(lang, { id: 'confirm', label: 'Type “{phrase}” to confirm', labelVars: { phrase: CONFIRM_DELETE }, required: true, autocomplete: 'off' })}
+      <button type="submit" class="danger">${t(lang, 'Delete my account')}</button>
     </form>`
 
 /** Changes the signed-in user makes to the account; each one tells the clients (lifecycle webhooks). */
@@ -225,12 +238,16 @@ export function accountChangeRoutes(app: App, deps: ChangeDeps & { origin: strin
           200,
           'Account closed',
           'Your account is closed and signed out everywhere. A legal hold requires its data to be kept for now; it will be deleted as soon as the hold ends.',
+          {},
+          TO_SIGN_IN,
         )
       return sendLocalMessage(
         reply,
         200,
         'Account deleted',
         'Your account is deleted. Thank you for having used it.',
+        {},
+        TO_SIGN_IN,
       )
     },
   )

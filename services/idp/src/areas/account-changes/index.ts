@@ -4,7 +4,7 @@ import { exportAccount } from './export.ts'
 import { retentionRoutes } from './retention-routes.ts'
 import { accountRoutes } from './routes.ts'
 
-export { changeForms } from './change-routes.ts'
+export { deleteForm, emailForm, keyBackupForm, passwordForm } from './change-routes.ts'
 
 /** What the account page asks of the account's changes: everything kept about the account, to take away. */
 export interface AccountChangesService {

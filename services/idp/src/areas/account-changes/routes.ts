@@ -6,7 +6,7 @@ import type { Mailer } from '../email/mailer.ts'
 import { consumeEmailToken, issueEmailToken, outbox } from '../email/index.ts'
 import { checkCsrf, csrfToken } from '../../pages/csrf.ts'
 import { type Lang, langOf, type Phrase, t } from '../../pages/i18n.ts'
-import { langField, localPage, page, sendLocalMessage } from '../../pages/layout.ts'
+import { field, langField, localPage, type Onward, page, sendLocalMessage, when } from '../../pages/layout.ts'
 import { type ChangeDeps, changePassword } from './changes.ts'
 import { createUser, recordEvent } from '../accounts/index.ts'
 import { markEmailVerified, userByEmail } from '../accounts/index.ts'
@@ -30,30 +30,30 @@ interface AccountOptions {
   changes: ChangeDeps
 }
 
+/** Which field a registration error belongs to: it is shown under that field, in words. */
+type RegisterError = { field: 'email' | 'password'; phrase: Phrase }
+
 const registerForm = (
   request: FastifyRequest,
   csrf: string,
   values: { email?: string; name?: string } = {},
-  error?: Phrase,
+  error?: RegisterError,
 ) => {
   const lang = langOf(request)
+  const errorOf = (name: RegisterError['field']) => (error?.field === name ? error.phrase : undefined)
   return localPage(
     request,
     'Create an account',
     html`<h1>${t(lang, 'Create an account')}</h1>
-      ${error ? html`<p class="error" role="alert">${t(lang, error, { n: MIN_PASSWORD })}</p>` : ''}
-      <form method="post" action="/ui/register">
+      <form method="post" action="/ui/register" novalidate>
         <input type="hidden" name="csrf" value="${csrf}" />
         ${langField(lang)}
-        <label for="name">${t(lang, 'Name')}</label>
-        <input id="name" name="name" autocomplete="name" value="${values.name ?? ''}" />
-        <label for="email">${t(lang, 'Email')}</label>
-        <input id="email" name="email" type="email" autocomplete="email" required value="${values.email ?? ''}" />
-        <label for="password">${t(lang, 'Password (at least {n} characters)', { n: MIN_PASSWORD })}</label>
-        <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${MIN_PASSWORD}" />
-        <button type="submit">${t(lang, 'Create account')}</button>
+        ${field(lang, { id: 'name', label: 'Name', autocomplete: 'name', value: values.name ?? '' })}
+        ${field(lang, { id: 'email', label: 'Email', type: 'email', autocomplete: 'email', required: true, value: values.email ?? '', error: errorOf('email') })}
+        ${field(lang, { id: 'password', label: 'Password (at least {n} characters)', labelVars: { n: MIN_PASSWORD }, type: 'password', autocomplete: 'new-password', required: true, minlength: MIN_PASSWORD, error: errorOf('password'), errorVars: { n: MIN_PASSWORD } })}
+        <button type="submit" class="primary">${t(lang, 'Create account')}</button>
       </form>
-      <p><a href="/ui/login?ui_locales=${lang}">${t(lang, 'I already have an account: sign in')}</a></p>`,
+      <p class="svc-links"><a href="/ui/login?ui_locales=${lang}">${t(lang, 'I already have an account: sign in')}</a></p>`,
   )
 }
 
@@ -63,11 +63,28 @@ const emailForm = (lang: Lang, csrf: string) =>
     <form method="post" action="/ui/forgot">
       <input type="hidden" name="csrf" value="${csrf}" />
       ${langField(lang)}
-      <label for="email">${t(lang, 'Email')}</label>
-      <input id="email" name="email" type="email" autocomplete="email" required />
-      <button type="submit">${t(lang, 'Send a reset link')}</button>
+      ${field(lang, { id: 'email', label: 'Email', type: 'email', autocomplete: 'email', required: true })}
+      <button type="submit" class="primary">${t(lang, 'Send a reset link')}</button>
     </form>
-    <p><a href="/ui/login?ui_locales=${lang}">${t(lang, 'Back to sign in')}</a></p>`
+    <p class="svc-links"><a href="/ui/login?ui_locales=${lang}">${t(lang, 'Back to sign in')}</a></p>`
+
+/** "Check your email" leads on: send the message again (the same form, the address kept), or back to sign in. */
+const sendAgain = (lang: Lang, csrf: string, action: string, email: string) =>
+  html`<form method="post" action="${action}" class="svc-actions" data-resend>
+    <input type="hidden" name="csrf" value="${csrf}" />
+    <input type="hidden" name="email" value="${email}" />
+    ${langField(lang)}
+    <span class="svc-hint">${t(lang, 'No message after a few minutes? Check your spam folder, or')}</span>
+    <button type="submit">${t(lang, 'Send it again')}</button>
+  </form>`
+
+const backToSignIn = (lang: Lang): Onward[] => [
+  { href: `/ui/login?ui_locales=${lang}`, text: 'Back to sign in' },
+]
+
+/** A development outbox's message: its text with every link made a link. */
+const withLinks = (text: string) =>
+  text.split(/(https?:\/\/[^\s<>"]+)/g).map((part, i) => (i % 2 ? html`<a href="${part}">${part}</a>` : part))
 
 export function accountRoutes(
   app: App,
@@ -111,13 +128,14 @@ export function accountRoutes(
       checkCsrf(request, request.body.csrf, origin)
       const { email, password } = request.body
       const name = request.body.name?.trim() || undefined
-      const refuse = (error: Phrase) =>
+      const refuse = (error: RegisterError) =>
         reply
           .code(400)
           .type('text/html; charset=utf-8')
           .send(registerForm(request, csrfToken(request, reply, secureCookies), { email, name }, error))
-      if (!EMAIL.test(email)) return refuse('Enter a valid email address.')
-      if (password.length < MIN_PASSWORD) return refuse('Choose a password of at least {n} characters.')
+      if (!EMAIL.test(email)) return refuse({ field: 'email', phrase: 'Enter a valid email address.' })
+      if (password.length < MIN_PASSWORD)
+        return refuse({ field: 'password', phrase: 'Choose a password of at least {n} characters.' })
       // the same answer whether or not the address has an account: its owner is told by email instead
       await db.transaction().execute(async (trx) => {
         if (await userByEmail(trx, email)) {
@@ -137,12 +155,15 @@ export function accountRoutes(
         })
         await recordEvent(trx, userId, 'register', { ip: request.ip })
       })
+      const lang = langOf(request)
       return sendLocalMessage(
         reply,
         200,
         'Check your email',
         'We sent a message to {email}. Follow its link to confirm your address.',
         { email },
+        backToSignIn(lang),
+        sendAgain(lang, csrfToken(request, reply, secureCookies), '/ui/register/resend', email),
       )
     },
   )
@@ -159,10 +180,62 @@ export function accountRoutes(
     async (request, reply) => {
       const userId = await consumeEmailToken(db, request.query.token, 'verify_email')
       if (!userId)
-        return sendLocalMessage(reply, 400, 'Link not valid', 'This link has expired or was already used.')
+        return sendLocalMessage(
+          reply,
+          400,
+          'Link not valid',
+          'This link has expired or was already used.',
+          {},
+          [{ href: '/ui/login', text: 'Back to sign in' }],
+        )
       await markEmailVerified(db, userId)
       await recordEvent(db, userId, 'email_verified', { ip: request.ip })
-      return sendLocalMessage(reply, 200, 'Email confirmed', 'Your address is confirmed. You can sign in.')
+      return sendLocalMessage(
+        reply,
+        200,
+        'Email confirmed',
+        'Your address is confirmed. You can sign in.',
+        {},
+        [{ href: '/ui/account', text: 'Sign in' }],
+      )
+    },
+  )
+
+  app.post(
+    '/ui/register/resend',
+    {
+      preHandler: rateLimit(kv, 'register', { limit: ratePerMinute, windowMs: 60_000 }),
+      schema: {
+        summary:
+          'Send the confirmation link again; the answer is the same whether or not the address has an account',
+        tags,
+        body: Type.Object({ csrf: Type.String({ maxLength: 100 }), email: Type.String({ maxLength: 320 }) }),
+      },
+    },
+    async (request, reply) => {
+      checkCsrf(request, request.body.csrf, origin)
+      const email = request.body.email.trim()
+      const user = EMAIL.test(email) ? await userByEmail(db, email) : undefined
+      // only an address not yet confirmed gets a new link; any other gets nothing, and the same page
+      if (user && !user.email_verified_at)
+        await db.transaction().execute(async (trx) => {
+          const token = await issueEmailToken(trx, user.id, 'verify_email', VERIFY_TTL_MS)
+          await mailer.send(trx, {
+            to: user.email,
+            subject: 'Confirm your email address',
+            text: `Confirm your address: ${issuer}/ui/verify-email?token=${token}\nThe link works once, for 24 hours.`,
+          })
+        })
+      const lang = langOf(request)
+      return sendLocalMessage(
+        reply,
+        200,
+        'Check your email',
+        'We sent a message to {email}. Follow its link to confirm your address.',
+        { email },
+        backToSignIn(lang),
+        sendAgain(lang, csrfToken(request, reply, secureCookies), '/ui/register/resend', email),
+      )
     },
   )
 
@@ -176,7 +249,17 @@ export function accountRoutes(
           page(
             'Outbox',
             html`<h1>Outbox (development)</h1>
-            ${emails.map((e) => html`<article><h2>${e.subject}</h2><p>To ${e.recipient}, ${e.created_at.toISOString()}</p><pre>${e.body}</pre></article>`)}`,
+              ${emails.length === 0 ? html`<p>No message was sent yet.</p>` : ''}
+              ${emails.map(
+                (e) =>
+                  html`<article class="svc-card">
+                    <h2>${e.subject}</h2>
+                    <p class="svc-hint">To ${e.recipient}, ${when('en', e.created_at)}</p>
+                    <pre>${withLinks(e.body)}</pre>
+                  </article>`,
+              )}`,
+            [],
+            'wide',
           ),
         )
       },
@@ -219,11 +302,15 @@ export function accountRoutes(
             text: `Choose a new password: ${issuer}/ui/reset?token=${token}\nThe link works once, for one hour. If you did not ask, ignore this message.`,
           })
         })
+      const lang = langOf(request)
       return sendLocalMessage(
         reply,
         200,
         'Check your email',
         'If an account uses this address, a reset link is on its way.',
+        {},
+        backToSignIn(lang),
+        sendAgain(lang, csrfToken(request, reply, secureCookies), '/ui/forgot', request.body.email),
       )
     },
   )
@@ -248,9 +335,8 @@ export function accountRoutes(
               <input type="hidden" name="csrf" value="${csrfToken(request, reply, secureCookies)}" />
               <input type="hidden" name="token" value="${request.query.token}" />
               ${langField(lang)}
-              <label for="password">${t(lang, 'New password (at least {n} characters)', { n: MIN_PASSWORD })}</label>
-              <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${MIN_PASSWORD}" />
-              <button type="submit">${t(lang, 'Change password')}</button>
+              ${field(lang, { id: 'password', label: 'New password (at least {n} characters)', labelVars: { n: MIN_PASSWORD }, type: 'password', autocomplete: 'new-password', required: true, minlength: MIN_PASSWORD })}
+              <button type="submit" class="primary">${t(lang, 'Change password')}</button>
             </form>`,
         ),
       )
@@ -279,10 +365,18 @@ export function accountRoutes(
           'Password too short',
           'Choose a password of at least {n} characters.',
           { n: MIN_PASSWORD },
+          [{ href: `/ui/reset?token=${encodeURIComponent(request.body.token)}`, text: 'Try again' }],
         )
       const userId = await consumeEmailToken(db, request.body.token, 'reset_password')
       if (!userId)
-        return sendLocalMessage(reply, 400, 'Link not valid', 'This link has expired or was already used.')
+        return sendLocalMessage(
+          reply,
+          400,
+          'Link not valid',
+          'This link has expired or was already used.',
+          {},
+          [{ href: '/ui/forgot', text: 'Ask for a new link' }],
+        )
       // whoever knew the old password is signed out everywhere, and the clients are told
       await changePassword(changes, userId, request.body.password, 'reset', { ip: request.ip })
       return sendLocalMessage(
@@ -290,6 +384,8 @@ export function accountRoutes(
         200,
         'Password changed',
         'Your password is changed and every session is signed out. Sign in again.',
+        {},
+        [{ href: `/ui/login?ui_locales=${langOf(request)}`, text: 'Sign in' }],
       )
     },
   )

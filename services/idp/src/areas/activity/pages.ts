@@ -5,7 +5,7 @@ import type { activityOf } from './service.ts'
 
 /** The account page's list of what apps reported from the ledger about the user. */
 export const activitySection = (lang: Lang, activity: Awaited<ReturnType<typeof activityOf>>) =>
-  html`<h2>${t(lang, 'Activity reported by apps')}</h2>
+  html`<h3>${t(lang, 'Activity reported by apps')}</h3>
     ${activity.length === 0 ? html`<p>${t(lang, 'No app has reported activity.')}</p>` : ''}
     <table aria-label="${t(lang, 'Activity reported by apps')}">
       ${activity.map(

@@ -1,5 +1,6 @@
 import { html } from '@svc/kit'
-import { formatWhen, type Lang, type Phrase, t } from '../../pages/i18n.ts'
+import { type Lang, type Phrase, t } from '../../pages/i18n.ts'
+import { at, phraseHtml } from '../../pages/layout.ts'
 import type { ApprovalRow, pendingOf } from './store.ts'
 
 const STATUS: Record<ApprovalRow['status'], Phrase> = {
@@ -29,7 +30,7 @@ export const approvalPage = (lang: Lang, row: ApprovalRow, clientName: string, c
     ${
       row.status === 'pending'
         ? html`<p>
-              ${t(lang, 'Answer before {until}; no answer is a refusal.', { until: formatWhen(lang, row.expires_at) })}
+              ${phraseHtml(lang, 'Answer before {until}; no answer is a refusal.', { until: at(lang, row.expires_at) })}
             </p>
           <form method="post" action="/ui/approvals/${row.id}">
             <input type="hidden" name="csrf" value="${csrf}" />
@@ -41,12 +42,12 @@ export const approvalPage = (lang: Lang, row: ApprovalRow, clientName: string, c
 
 /** The account page's list of requests waiting for an answer. */
 export const pendingSection = (lang: Lang, pending: Awaited<ReturnType<typeof pendingOf>>) =>
-  html`<h2>${t(lang, 'Requests waiting for you')}</h2>
+  html`<h3>${t(lang, 'Requests waiting for you')}</h3>
     ${pending.length === 0 ? html`<p>${t(lang, 'No app is waiting for your approval.')}</p>` : ''}
     ${pending.map(
       (a) =>
         html`<p>
           <strong>${a.client_name}</strong>: <a href="/ui/approvals/${a.id}">${a.action}</a>
-          (${t(lang, 'until {until}', { until: formatWhen(lang, a.expires_at) })})
+          (${phraseHtml(lang, 'until {until}', { until: at(lang, a.expires_at) })})
         </p>`,
     )}`

@@ -115,13 +115,17 @@ export function consentRoutes(
               <input type="hidden" name="csrf" value="${csrf}" />
               <input type="hidden" name="return_to" value="${request.query.return_to}" />
               ${langField(lang)}
-              ${asked.scopes.map((scope) =>
-                scope === 'openid'
-                  ? html`<p><label><input type="checkbox" checked disabled /> ${describeScope(lang, 'openid')}</label></p>`
-                  : html`<p><label><input type="checkbox" name="scope" value="${scope}" ${granted.includes(scope) || !granted.length ? html`checked` : ''} /> ${describeScope(lang, scope)}</label></p>`,
-              )}
-              <button type="submit" name="decision" value="approve">${t(lang, 'Allow')}</button>
-              <button type="submit" name="decision" value="deny">${t(lang, 'Deny')}</button>
+              <div data-scopes>
+                ${asked.scopes.map((scope) =>
+                  scope === 'openid'
+                    ? html`<p><label><input type="checkbox" checked disabled /> ${describeScope(lang, 'openid')}</label></p>`
+                    : html`<p><label><input type="checkbox" name="scope" value="${scope}" ${granted.includes(scope) || !granted.length ? html`checked` : ''} /> ${describeScope(lang, scope)}</label></p>`,
+                )}
+              </div>
+              <div class="svc-actions">
+                <button type="submit" name="decision" value="approve" class="primary">${t(lang, 'Allow')}</button>
+                <button type="submit" name="decision" value="deny">${t(lang, 'Deny')}</button>
+              </div>
             </form>`,
         ),
       )

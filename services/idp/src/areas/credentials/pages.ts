@@ -5,7 +5,7 @@ import type { createOffer } from './offers.ts'
 
 /** The account page's section: offer the identity credential to a wallet. */
 export const offerSection = (lang: Lang, csrf: string) =>
-  html`<h2>${t(lang, 'Wallet credential')}</h2>
+  html`<h3>${t(lang, 'Wallet credential')}</h3>
     <form method="post" action="/ui/credentials/offer">
       <input type="hidden" name="csrf" value="${csrf}" />
       <p>${t(lang, 'Put your svc identity (your DID, email address and name) in a digital wallet.')}</p>

@@ -7,7 +7,7 @@ import { csrfToken } from '../../pages/csrf.ts'
 import { pageHooks, sessionOf } from '../sessions/index.ts'
 import type { Session } from '../sessions/index.ts'
 import { langOf, type Phrase, t } from '../../pages/i18n.ts'
-import { langField, sendLocalMessage, sendLocalPage } from '../../pages/layout.ts'
+import { field, langField, sendLocalMessage, sendLocalPage } from '../../pages/layout.ts'
 import { answerDevice, type DeviceDeps, type PendingRequest, pendingRequest } from './service.ts'
 import { displayUserCode } from './user-code.ts'
 
@@ -26,11 +26,9 @@ function codeForm(reply: FastifyReply, status: number, typed = '', error?: Phras
     status,
     'Connect a device',
     html`<h1>${t(lang, 'Connect a device')}</h1>
-      ${error ? html`<p class="error" role="alert">${t(lang, error)}</p>` : ''}
       <form method="get" action="/device">
-        <label for="user_code">${t(lang, 'The code your device shows')}</label>
-        <input id="user_code" name="user_code" autocomplete="off" required value="${typed}" />
-        <button type="submit">${t(lang, 'Continue')}</button>
+        ${field(lang, { id: 'user_code', label: 'The code your device shows', autocomplete: 'off', required: true, value: typed, error })}
+        <button type="submit" class="primary">${t(lang, 'Continue')}</button>
       </form>`,
   )
 }
@@ -53,8 +51,10 @@ function confirmation(reply: FastifyReply, csrf: string, request: PendingRequest
         <input type="hidden" name="csrf" value="${csrf}" />
         <input type="hidden" name="user_code" value="${code}" />
         ${langField(lang)}
-        <button type="submit" name="decision" value="approve">${t(lang, 'Allow')}</button>
-        <button type="submit" name="decision" value="deny">${t(lang, 'Deny')}</button>
+        <div class="svc-actions">
+          <button type="submit" name="decision" value="approve" class="primary">${t(lang, 'Allow')}</button>
+          <button type="submit" name="decision" value="deny">${t(lang, 'Deny')}</button>
+        </div>
       </form>`,
   )
 }

@@ -22,12 +22,16 @@ interface MfaOptions {
 }
 
 const codeForm = (lang: Lang, action: string, csrf: string, intro: unknown, error?: string) =>
-  html`${intro}${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+  html`${intro}
     <form method="post" action="${action}">
       <input type="hidden" name="csrf" value="${csrf}" />
-      <label for="code">${t(lang, 'Six-digit code from your authenticator app')}</label>
-      <input id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" required />
-      <button type="submit">${t(lang, 'Continue')}</button>
+      <div class="svc-field">
+        <label for="code">${t(lang, 'Six-digit code from your authenticator app')}</label>
+        <input id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" required
+          ${error ? html`aria-invalid="true" aria-describedby="code-error"` : ''} />
+        ${error ? html`<p class="svc-field-error" id="code-error" role="alert">${error}</p>` : ''}
+      </div>
+      <button type="submit" class="primary">${t(lang, 'Continue')}</button>
     </form>`
 
 const Code = Type.Object({ csrf: Type.String({ maxLength: 100 }), code: Type.String({ maxLength: 10 }) })

@@ -21,7 +21,7 @@ export const passkeySection = (
   options: object,
   passkeys: Array<{ id: string; created_at: Date; last_used_at: Date | null }>,
 ) =>
-  html`<h2>${t(lang, 'Passkeys')}</h2>
+  html`<h3>${t(lang, 'Passkeys')}</h3>
     ${passkeys.map(
       (p) =>
         html`<form method="post" action="/ui/account/passkeys/delete">

@@ -1,5 +1,6 @@
 import { html } from '@svc/kit'
-import { formatWhen, type Lang, t } from '../../pages/i18n.ts'
+import { type Lang, t } from '../../pages/i18n.ts'
+import { at, phraseHtml } from '../../pages/layout.ts'
 import type { liveTasksOf } from './store.ts'
 
 type LiveTask = Awaited<ReturnType<typeof liveTasksOf>>[number]
@@ -13,15 +14,15 @@ export const ceilingText = (ceiling: Record<string, unknown> | null) =>
     : ''
 
 const usesLeft = (lang: Lang, task: LiveTask) =>
-  t(lang, '{left} of {max} uses left, until {until}', {
+  phraseHtml(lang, '{left} of {max} uses left, until {until}', {
     left: task.max_uses - task.uses,
     max: task.max_uses,
-    until: formatWhen(lang, task.expires_at),
+    until: at(lang, task.expires_at),
   })
 
 /** The account page's list of task grants that can still issue tokens, each with a way to end it. */
 export const taskSection = (lang: Lang, csrf: string, tasks: LiveTask[]) =>
-  html`<h2>${t(lang, 'Tasks you allowed')}</h2>
+  html`<h3>${t(lang, 'Tasks you allowed')}</h3>
     ${tasks.length === 0 ? html`<p>${t(lang, 'No app holds a task grant.')}</p>` : ''}
     ${tasks.map(
       (task) =>

@@ -2,7 +2,8 @@ import { html } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import type { IdpDb } from '../../db.ts'
 import { recentEvents, userById } from '../accounts/index.ts'
-import { changeForms } from '../account-changes/index.ts'
+import { deleteForm, emailForm, keyBackupForm, passwordForm } from '../account-changes/index.ts'
+import { hasTotp } from '../mfa/index.ts'
 import { activitySection } from '../activity/index.ts'
 import type { ActivityService } from '../activity/index.ts'
 import { pendingSection } from '../approvals/index.ts'
@@ -20,6 +21,7 @@ import { taskSection } from '../tasks/index.ts'
 import { liveTasksOf } from '../tasks/index.ts'
 import { describeDevice, type Lang, langOf, type Phrase, t } from '../../pages/i18n.ts'
 import { localPage, when } from '../../pages/layout.ts'
+import type { Html } from '@svc/kit'
 
 /** Security events as people read them; a type not listed shows as it is stored. */
 const EVENTS: Record<string, Phrase> = {
@@ -45,7 +47,7 @@ const EVENTS: Record<string, Phrase> = {
 /** Where the account is signed in: each live session, this one marked, and the way to end the others. */
 function sessionsSection(lang: Lang, csrf: string, current: string, sessions: LiveSession[]) {
   const others = sessions.filter((s) => s.sid !== current)
-  return html`<h2>${t(lang, 'Where you are signed in')}</h2>
+  return html`<h3>${t(lang, 'Where you are signed in')}</h3>
     <table aria-label="${t(lang, 'Where you are signed in')}">
       ${sessions.map(
         (s) =>
@@ -68,31 +70,44 @@ function sessionsSection(lang: Lang, csrf: string, current: string, sessions: Li
 }
 type LiveSession = Awaited<ReturnType<SessionsService['liveOf']>>[number]
 
-/** The apps of svc itself (the rental and its console): no consent is asked, so they are listed from sign-ins. */
-async function firstPartySection(deps: AccountPageDeps, lang: Lang, userId: string) {
+/** The apps of svc itself (the rental and its console) the person used: their homes, to go back to them. */
+async function firstPartyApps(deps: AccountPageDeps, userId: string) {
   const used = await deps.authorize.firstPartyAppsOf(deps.db, userId)
   const clients = await deps.clients.anyAmong(
     deps.db,
     used.map((u) => u.client_id),
     ['client_id', 'redirect_uris'],
   )
-  const homeOf = (clientId: string) => {
-    const uri = clients.find((c) => c.client_id === clientId)?.redirect_uris[0]
-    return uri ? new URL(uri).origin : undefined
-  }
-  return html`<h2>${t(lang, 'svc apps you use')}</h2>
-    ${used.length === 0 ? html`<p>${t(lang, 'You have not signed in to an svc app yet.')}</p>` : ''}
-    <ul>
-      ${used.map((app) => {
-        const home = homeOf(app.client_id)
-        return html`<li data-first-party="${app.client_id}">
-          ${home ? html`<a href="${home}">${app.client_name}</a>` : app.client_name}:
-          ${t(lang, 'part of svc, no consent needed')}; ${t(lang, 'last sign-in')}
-          ${app.last_used_at ? when(lang, new Date(app.last_used_at)) : ''}
-        </li>`
-      })}
-    </ul>`
+  return used.map((app) => {
+    const uri = clients.find((c) => c.client_id === app.client_id)?.redirect_uris[0]
+    return { ...app, home: uri ? new URL(uri).origin : undefined }
+  })
 }
+type FirstPartyApp = Awaited<ReturnType<typeof firstPartyApps>>[number]
+
+/** No consent is asked of svc's own apps, so they are listed from sign-ins. */
+const firstPartySection = (lang: Lang, used: FirstPartyApp[]) =>
+  html`<h3>${t(lang, 'svc apps you use')}</h3>
+    ${used.length === 0 ? html`<p>${t(lang, 'You have not signed in to an svc app yet.')}</p>` : ''}
+    <ul class="svc-rows">
+      ${used.map(
+        (app) =>
+          html`<li data-first-party="${app.client_id}">
+            ${app.home ? html`<a href="${app.home}">${app.client_name}</a>` : app.client_name}
+            <span
+              >${t(lang, 'part of svc, no consent needed')}; ${t(lang, 'last sign-in')}
+              ${app.last_used_at ? when(lang, new Date(app.last_used_at)) : ''}</span
+            >
+          </li>`,
+      )}
+    </ul>`
+
+/** A section of the account page: a card with its heading, named for the tests and the skip links. */
+const section = (name: string, title: string, body: Html) =>
+  html`<section class="svc-card${name === 'danger' ? ' svc-danger' : ''}" data-section="${name}" aria-labelledby="section-${name}">
+    <h2 id="section-${name}">${title}</h2>
+    ${body}
+  </section>`
 
 /** What the account page reads beyond its own tables: the areas that show a part of it. */
 export interface AccountPageDeps {
@@ -118,66 +133,108 @@ export async function accountPage(
   const apps = await consentsOf(db, session.user_id)
   const passkeys = await passkeysOf(db, session.user_id)
   const sessions = await sessionsOf.liveOf(db, session.user_id)
+  const apps1st = await firstPartyApps(deps, session.user_id)
+  const twoStep = await hasTotp(db, session.user_id)
+  const hidden = html`<input type="hidden" name="csrf" value="${csrf}" />`
   return localPage(
     request,
     'Account',
     html`<h1>${t(lang, 'Your account')}</h1>
-      <p>
-        ${t(lang, 'Signed in as')} <strong>${user?.email}</strong>${user?.name ? html` (${user.name})` : ''}.
-      </p>
-      ${sessionsSection(lang, csrf, session.sid, sessions)}
-      <h2>${t(lang, 'Recent security activity')}</h2>
-      <table aria-label="${t(lang, 'Recent security activity')}">
-        ${events.map(
-          (e) =>
-            html`<tr>
-              <td>${when(lang, e.created_at)}</td>
-              <td data-event="${e.type}">${EVENTS[e.type] ? t(lang, EVENTS[e.type]!) : e.type}</td>
-              <td>${e.user_agent ? describeDevice(lang, e.user_agent) : ''}</td>
-              <td>${e.ip ?? ''}</td>
-            </tr>`,
-        )}
-      </table>
-      ${await firstPartySection(deps, lang, session.user_id)}
-      <h2>${t(lang, 'Connected apps')}</h2>
-      ${apps.length === 0 ? html`<p>${t(lang, 'No app has access to your account.')}</p>` : ''}
-      ${apps.map(
-        (a) =>
-          html`<form method="post" action="/ui/account/consents/withdraw">
-            <input type="hidden" name="csrf" value="${csrf}" />
-            <input type="hidden" name="client_id" value="${a.client_id}" />
-            <p>
-              <strong>${a.client_name}</strong>: ${a.granted.join(', ')}
-              <button type="submit">${t(lang, 'Withdraw access')}</button>
-            </p>
+      ${section(
+        'profile',
+        t(lang, 'Profile'),
+        html`<p>
+            ${t(lang, 'Signed in as')} <strong>${user?.email}</strong>${user?.name ? html` (${user.name})` : ''}.
+          </p>
+          <div class="svc-actions">
+            ${apps1st
+              .filter((app) => app.home)
+              .map(
+                (app, i) =>
+                  html`<a class="svc-button${i === 0 ? ' primary' : ''}" href="${app.home}" data-open-app
+                    >${t(lang, 'Open {app}', { app: app.client_name })}</a
+                  >`,
+              )}
+            <form method="post" action="/ui/logout">${hidden}<button type="submit">${t(lang, 'Sign out')}</button></form>
+          </div>
+          ${emailForm(lang, csrf)}`,
+      )}
+      ${section(
+        'sign-in',
+        t(lang, 'How you sign in'),
+        html`<h3>${t(lang, 'Password')}</h3>
+          ${passwordForm(lang, csrf)}
+          ${
+            user?.password_hash && session.amr.includes('webauthn')
+              ? html`<form method="post" action="/ui/account/password/remove" class="svc-actions">
+                  ${hidden}
+                  <button type="submit">${t(lang, 'Remove my password (sign in with passkeys only)')}</button>
+                </form>`
+              : ''
+          }
+          ${passkeySection(lang, csrf, await registrationOptions(rp, user!), passkeys)}
+          <h3>${t(lang, 'Two-step sign-in')}</h3>
+          <p data-two-step="${twoStep ? 'on' : 'off'}">
+            ${t(lang, twoStep ? 'On: after your password, an authenticator app gives a code.' : 'Off: your password alone signs you in.')}
+          </p>
+          <form method="post" action="/ui/account/totp">
+            ${hidden}
+            <button type="submit">${t(lang, twoStep ? 'Set up another authenticator app' : 'Set up an authenticator app')}</button>
           </form>`,
       )}
-      ${pendingSection(lang, await pendingOf(db, session.user_id))}
-      ${activitySection(lang, await deps.activity.of(session.user_id))}
-      ${taskSection(lang, csrf, await liveTasksOf(db, session.user_id))}
-      ${offerSection(lang, csrf)}
-      ${changeForms(lang, csrf)}
-      ${passkeySection(lang, csrf, await registrationOptions(rp, user!), passkeys)}
-      ${
-        user?.password_hash && session.amr.includes('webauthn')
-          ? html`<form method="post" action="/ui/account/password/remove">
-              <input type="hidden" name="csrf" value="${csrf}" />
-              <button type="submit">${t(lang, 'Remove my password (sign in with passkeys only)')}</button>
-            </form>`
-          : ''
-      }
-      <form method="post" action="/ui/account/totp">
-        <input type="hidden" name="csrf" value="${csrf}" />
-        <button type="submit">${t(lang, 'Set up an authenticator app')}</button>
-      </form>
-      <form method="post" action="/ui/account/export">
-        <input type="hidden" name="csrf" value="${csrf}" />
-        <button type="submit">${t(lang, 'Download my data')}</button>
-      </form>
-      <form method="post" action="/ui/logout">
-        <input type="hidden" name="csrf" value="${csrf}" />
-        <button type="submit">${t(lang, 'Sign out')}</button>
-      </form>`,
+      ${section(
+        'sessions',
+        t(lang, 'Sessions and devices'),
+        html`${sessionsSection(lang, csrf, session.sid, sessions)}
+          <h3>${t(lang, 'Recent security activity')}</h3>
+          <table aria-label="${t(lang, 'Recent security activity')}">
+            ${events.map(
+              (e) =>
+                html`<tr>
+                  <td>${when(lang, e.created_at)}</td>
+                  <td data-event="${e.type}">${EVENTS[e.type] ? t(lang, EVENTS[e.type]!) : e.type}</td>
+                  <td>${e.user_agent ? describeDevice(lang, e.user_agent) : ''}</td>
+                  <td>${e.ip ?? ''}</td>
+                </tr>`,
+            )}
+          </table>`,
+      )}
+      ${section(
+        'apps',
+        t(lang, 'Apps'),
+        html`${firstPartySection(lang, apps1st)}
+          <h3>${t(lang, 'Connected apps')}</h3>
+          ${apps.length === 0 ? html`<p>${t(lang, 'No app has access to your account.')}</p>` : ''}
+          <ul class="svc-rows">
+            ${apps.map(
+              (a) =>
+                html`<li>
+                  <span><strong>${a.client_name}</strong>: ${a.granted.join(', ')}</span>
+                  <form method="post" action="/ui/account/consents/withdraw">
+                    ${hidden}
+                    <input type="hidden" name="client_id" value="${a.client_id}" />
+                    <button type="submit">${t(lang, 'Withdraw access')}</button>
+                  </form>
+                </li>`,
+            )}
+          </ul>
+          ${pendingSection(lang, await pendingOf(db, session.user_id))}
+          ${taskSection(lang, csrf, await liveTasksOf(db, session.user_id))}
+          ${activitySection(lang, await deps.activity.of(session.user_id))}`,
+      )}
+      ${section(
+        'data',
+        t(lang, 'Your data'),
+        html`<h3>${t(lang, 'Download my data')}</h3>
+          <form method="post" action="/ui/account/export">
+            ${hidden}
+            <p class="svc-hint">${t(lang, 'Everything kept about your account, in one file (JSON).')}</p>
+            <button type="submit">${t(lang, 'Download my data')}</button>
+          </form>
+          ${keyBackupForm(lang, csrf)} ${offerSection(lang, csrf)}`,
+      )}
+      ${section('danger', t(lang, 'Danger zone'), html`<h3>${t(lang, 'Delete your account')}</h3>${deleteForm(lang, csrf)}`)}`,
     [PASSKEY_SCRIPT_PATH],
+    'wide',
   )
 }

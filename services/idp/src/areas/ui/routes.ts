@@ -14,14 +14,20 @@ import { currentSession, endSession } from '../sessions/index.ts'
 import { accountPage, type AccountPageDeps } from './account-page.ts'
 import { langOf, type Phrase, rememberLang, t } from '../../pages/i18n.ts'
 import {
+  DESIGN_CSS_PATH,
+  FAVICON_PATH,
+  field,
   langField,
+  LOCAL_TIME_SCRIPT,
+  LOCAL_TIME_SCRIPT_PATH,
+  SIGNED_OUT_SCRIPT,
+  SIGNED_OUT_SCRIPT_PATH,
   localPage,
-  PAGE_STYLE,
-  PAGE_STYLE_PATH,
   safeReturnTo,
   signedOut,
   signedOutCsp,
 } from '../../pages/layout.ts'
+import { designAssets, sendDesignAsset } from '@svc/kit/design/assets'
 import { completeSignIn } from '../accounts/index.ts'
 
 interface UiOptions extends AccountPageDeps {
@@ -61,26 +67,24 @@ const loginForm = (
     request,
     'Sign in',
     html`<h1>${t(lang, 'Sign in')}</h1>
-      ${error ? html`<p class="error" role="alert">${t(lang, error)}</p>` : ''}
+      ${error ? html`<p class="svc-notice error" role="alert">${t(lang, error)}</p>` : ''}
       <form method="post" action="/ui/login">
         <input type="hidden" name="csrf" value="${csrf}" />
         <input type="hidden" name="return_to" value="${returnTo}" />
         ${langField(lang)}
-        <label for="email">${t(lang, 'Email')}</label>
-        <input id="email" name="email" type="email" autocomplete="username" required value="${email}" />
-        <label for="password">${t(lang, 'Password')}</label>
-        <input id="password" name="password" type="password" autocomplete="current-password" required />
-        <button type="submit">${t(lang, 'Sign in')}</button>
+        ${field(lang, { id: 'email', label: 'Email', type: 'email', autocomplete: 'username', required: true, value: email })}
+        ${field(lang, { id: 'password', label: 'Password', type: 'password', autocomplete: 'current-password', required: true })}
+        <button type="submit" class="primary">${t(lang, 'Sign in')}</button>
       </form>
-      <p>
-        <a href="/ui/forgot?ui_locales=${lang}" data-link="forgot">${t(lang, 'Forgot your password?')}</a>
-        · <a href="/ui/register?ui_locales=${lang}" data-link="register">${t(lang, 'Create an account')}</a>
-      </p>
       ${
         passkeyOptions
           ? passkeySignInForm(lang, csrf, returnTo, passkeyOptions)
           : html`<p>${t(lang, 'Passkey sign-in is unavailable for a moment: sign in with your password.')}</p>`
-      }`,
+      }
+      <p class="svc-links">
+        <a href="/ui/forgot?ui_locales=${lang}" data-link="forgot">${t(lang, 'Forgot your password?')}</a>
+        <a href="/ui/register?ui_locales=${lang}" data-link="register">${t(lang, 'Create an account')}</a>
+      </p>`,
     [PASSKEY_SCRIPT_PATH],
   )
 }
@@ -89,9 +93,39 @@ export function uiRoutes(app: App, options: UiOptions) {
   const { db, rp, receipts, kv, origin, secureCookies, onSessionEnd } = options
   const tags = ['pages']
   const pages = pageHooks({ db, origin })
-  app.get(PAGE_STYLE_PATH, { schema: { summary: 'The style sheet of the hosted pages', tags } }, (_, reply) =>
-    reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=300').send(PAGE_STYLE),
+  const design = designAssets()
+  const VersionQuery = Type.Object({ v: Type.Optional(Type.String({ maxLength: 40 })) })
+  app.get(
+    DESIGN_CSS_PATH,
+    {
+      schema: {
+        summary: 'The style sheet shared with the console (packages/kit design)',
+        tags,
+        querystring: VersionQuery,
+      },
+    },
+    (request, reply) => sendDesignAsset(request, reply, design.css),
   )
+  for (const path of [FAVICON_PATH, '/favicon.ico'])
+    app.get(
+      path,
+      { schema: { summary: 'The favicon (SVG)', tags, querystring: VersionQuery } },
+      (request, reply) => sendDesignAsset(request, reply, design.favicon),
+    )
+  for (const [path, script, summary] of [
+    [LOCAL_TIME_SCRIPT_PATH, LOCAL_TIME_SCRIPT, 'Shows the pages’ times in the reader’s time zone'],
+    [
+      SIGNED_OUT_SCRIPT_PATH,
+      SIGNED_OUT_SCRIPT,
+      'Goes on from the signed-out page once the clients were told',
+    ],
+  ] as const)
+    app.get(path, { schema: { summary, tags } }, (_, reply) =>
+      reply
+        .type('text/javascript; charset=utf-8')
+        .header('cache-control', 'public, max-age=300')
+        .send(script),
+    )
   app.get(
     '/ui/login',
     {

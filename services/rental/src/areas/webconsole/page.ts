@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { Html, html } from '@svc/kit'
+import { designAssets } from '@svc/kit/design/assets'
 import { IMPORT_MAP } from './files.ts'
 
 const importMapHash = `'sha256-${createHash('sha256').update(IMPORT_MAP).digest('base64')}'`
@@ -28,6 +29,9 @@ export const CONSOLE_HEADERS = {
   'cross-origin-opener-policy': 'same-origin',
 }
 
+/** The style sheet shared with the idp's pages (tokens, buttons, fields), linked before the console's own. */
+export const DESIGN_CSS_PATH = '/console/design.css'
+
 /** The console's style sheets, in cascade order: the base, then the client and the tenant screens'. */
 const STYLE_SHEETS = ['console.css', 'console-client.css', 'console-tenant.css']
 
@@ -41,6 +45,8 @@ export const consolePage = (lang: 'en' | 'ar') =>
 <html lang="${lang}" dir="${lang === 'ar' ? 'rtl' : 'ltr'}">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${lang === 'ar' ? 'لوحة التحكم' : 'Console'}</title>
+<link rel="icon" type="image/svg+xml" href="/favicon.svg?v=${designAssets().favicon.version}">
+<link rel="stylesheet" href="${DESIGN_CSS_PATH}?v=${designAssets().css.version}">
 ${STYLE_SHEETS.map(
   (sheet) => html`<link rel="stylesheet" href="/console/assets/${sheet}">
 `,

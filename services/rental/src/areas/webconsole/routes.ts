@@ -4,7 +4,8 @@ import { Type } from 'typebox'
 import { rentalError } from '../../errors.ts'
 import type { ConsoleSessions } from '../auth/hooks.ts'
 import { consoleAssets, type Served, vendorModules } from './files.ts'
-import { CONSOLE_HEADERS, consolePage } from './page.ts'
+import { CONSOLE_HEADERS, consolePage, DESIGN_CSS_PATH } from './page.ts'
+import { designAssets, sendDesignAsset } from '@svc/kit/design/assets'
 
 const tags = ['console']
 /** The console's language as the browser code keeps it (console/i18n.js), for the signed-out redirect. */
@@ -48,6 +49,25 @@ export function webConsoleRoutes(app: App, sessions: ConsoleSessions) {
         .send(consolePage(request.query.lang === 'ar' ? 'ar' : 'en'))
     },
   )
+  const design = designAssets()
+  const VersionQuery = Type.Object({ v: Type.Optional(Type.String({ maxLength: 40 })) })
+  app.get(
+    DESIGN_CSS_PATH,
+    {
+      schema: {
+        summary: 'The style sheet shared with the idp’s pages (packages/kit design)',
+        tags,
+        querystring: VersionQuery,
+      },
+    },
+    async (request, reply) => sendDesignAsset(request, reply, design.css),
+  )
+  for (const path of ['/favicon.svg', '/favicon.ico'])
+    app.get(
+      path,
+      { schema: { summary: 'The favicon (SVG)', tags, querystring: VersionQuery } },
+      async (request, reply) => sendDesignAsset(request, reply, design.favicon),
+    )
   app.get(
     '/console/assets/:file',
     { schema: { summary: 'A file of the console’s browser code', tags, params: FileParams } },
