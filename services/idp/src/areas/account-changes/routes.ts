@@ -45,7 +45,7 @@ const registerForm = (
     request,
     'Create an account',
     html`<h1>${t(lang, 'Create an account')}</h1>
-      <form method="post" action="/ui/register" novalidate>
+      <form method="post" action="/ui/register">
         <input type="hidden" name="csrf" value="${csrf}" />
         ${langField(lang)}
         ${field(lang, { id: 'name', label: 'Name', autocomplete: 'name', value: values.name ?? '' })}
