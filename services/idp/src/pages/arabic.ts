@@ -227,7 +227,6 @@ export const AR = {
   'Ask for a new link': 'اطلب رابطًا جديدًا',
   Profile: 'الملف الشخصي',
   'Open {app}': 'افتح {app}',
-  'Email address': 'عنوان البريد الإلكتروني',
   'How you sign in': 'طرق تسجيل الدخول',
   'Two-step sign-in': 'تسجيل الدخول بخطوتين',
   'On: after your password, an authenticator app gives a code.':
