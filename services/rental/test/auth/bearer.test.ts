@@ -127,6 +127,20 @@ describe('rental: the idp’s access tokens on the signed-in routes (Bearer and 
     assert.deepEqual(failures, [])
   })
 
+  it('gives svc-cli a refresh token whose next access tokens are for the rental too', async () => {
+    const tokens = await deviceGrant(s.alice.jar)
+    assert.ok(tokens.refresh_token, 'offline_access gives a refresh token')
+    const refreshed = await form(`${s.idp.url}/token`, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token!,
+      client_id: CLI_CLIENT_ID,
+    })
+    const next = (await refreshed.json()) as Record<string, string>
+    assert.equal(refreshed.status, 200, JSON.stringify(next))
+    assert.equal(decodeJwt(next.access_token!).aud, s.rental.url)
+    assert.equal((await api('GET', '/api/me', bearer(next.access_token!))).status, 200)
+  })
+
   it('acts as the person’s organization: /api/me, and a write without a CSRF token', async () => {
     const me = await api('GET', '/api/me', bearer(token))
     assert.equal(me.status, 200, me.text)
