@@ -174,6 +174,13 @@ describe('rental: the idp’s access tokens on the signed-in routes (Bearer and 
       res.headers.get('www-authenticate')!,
       /^Bearer error="invalid_token", error_description="[^"]*audience/,
     )
+    // RFC 9728: the challenge names the rental's metadata, which names the idp and svc-cli
+    const metadataUrl = `${s.rental.url}/.well-known/oauth-protected-resource`
+    assert.match(res.headers.get('www-authenticate')!, new RegExp(`resource_metadata="${metadataUrl}"`))
+    const metadata = (await (await fetch(metadataUrl)).json()) as Record<string, unknown>
+    assert.equal(metadata.resource, s.rental.url)
+    assert.deepEqual(metadata.authorization_servers, [s.idp.url])
+    assert.equal(metadata.svc_cli_client_id, CLI_CLIENT_ID)
     for (const junk of ['not-a-jwt', `${token.slice(0, -4)}AAAA`]) {
       const bad = await api('GET', '/api/me', bearer(junk))
       assert.equal(bad.status, 401, bad.text)
