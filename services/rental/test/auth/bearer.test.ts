@@ -177,6 +177,12 @@ describe('rental: the idp’s access tokens on the signed-in routes (Bearer and 
     // RFC 9728: the challenge names the rental's metadata, which names the idp and svc-cli
     const metadataUrl = `${s.rental.url}/.well-known/oauth-protected-resource`
     assert.match(res.headers.get('www-authenticate')!, new RegExp(`resource_metadata="${metadataUrl}"`))
+    const none = await api('GET', '/api/me', {})
+    assert.equal(none.status, 401)
+    assert.equal(
+      none.headers.get('www-authenticate'),
+      `Bearer resource_metadata="${metadataUrl}", DPoP resource_metadata="${metadataUrl}", algs="ES256 EdDSA RS256 PS256"`,
+    )
     const metadata = (await (await fetch(metadataUrl)).json()) as Record<string, unknown>
     assert.equal(metadata.resource, s.rental.url)
     assert.deepEqual(metadata.authorization_servers, [s.idp.url])

@@ -101,6 +101,14 @@ export class AccessTokens {
     return this.deps.baseUrl
   }
 
+  /** The challenges of a request with no credential at all: both schemes, naming our metadata. */
+  challengeForNone(): Record<string, string> {
+    const metadata = { resource_metadata: `${this.deps.baseUrl}${RESOURCE_METADATA_PATH}` }
+    return {
+      'www-authenticate': `${challenge('Bearer', metadata)}, ${challenge('DPoP', metadata)}`,
+    }
+  }
+
   /** The session a valid token stands for; 401 (or 403 for a subject that never joined) otherwise. */
   async authenticate(request: FastifyRequest, presented: { scheme: TokenScheme; token: string }) {
     const { scheme, token } = presented
