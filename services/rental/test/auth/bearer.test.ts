@@ -92,9 +92,9 @@ describe('rental: the idp’s access tokens on the signed-in routes (Bearer and 
     assert.equal(typeof claims.auth_time, 'number')
   })
 
-  it('takes the token on every signed-in route as the session would, with no CSRF token; the OpenAPI security offers it', async (t) => {
+  it('takes the token on every signed-in route (/api and /v1) as the session would, with no CSRF token; the OpenAPI security offers it', async (t) => {
     const { operations } = await fetchOperations(s.rental.url, 'rental')
-    const signedIn = operations.filter((op) => op.auth === 'S' || op.auth === 'S+C')
+    const signedIn = operations.filter((op) => ['S', 'S+C', 'tenant'].includes(op.auth))
     assert.ok(signedIn.length > 100, `${signedIn.length} signed-in operations`)
     const failures: string[] = []
     for (const op of signedIn.filter((o) => o.path !== '/auth/logout')) {
