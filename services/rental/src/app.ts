@@ -78,6 +78,20 @@ export const rental: ServiceSpec<RentalConfig> = {
       name: CSRF_HEADER,
       description: 'the session’s CSRF token from GET /api/me (S+C routes)',
     },
+    idpAccessToken: {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+      description:
+        'the idp’s access token (RFC 9068) for this service (`resource` = its base URL), e.g. from the `svc-cli` client’s device grant: any signed-in route, no CSRF token',
+    },
+    idpDpopToken: {
+      type: 'http',
+      scheme: 'dpop',
+      bearerFormat: 'JWT',
+      description:
+        'the idp’s access token bound to a DPoP key (`cnf.jkt`), with its proof in the DPoP header (RFC 9449): any signed-in route, no CSRF token',
+    },
     teamHopBearer: {
       type: 'http',
       scheme: 'bearer',

@@ -16,8 +16,13 @@ export interface ConsoleSession {
   acr: string | null
   authTime: Date | null
   csrfHash: Buffer
-  /** The CSRF token of this session (derived from the cookie id, never stored). */
+  /** The CSRF token of this session (derived from the cookie id, never stored); empty for a token. */
   csrfToken: string
+  /**
+   * Set when the request was authenticated by the idp's access token in `Authorization` rather
+   * than by the cookie (areas/auth/bearer.ts): no CSRF token is needed, and nothing is stored.
+   */
+  token?: { scheme: 'Bearer' | 'DPoP'; clientId: string; expiresAt: Date }
 }
 
 declare module 'fastify' {
@@ -32,15 +37,26 @@ export const CSRF_HEADER = 'x-csrf-token'
 /** An OpenAPI security requirement: any one of its sets of schemes. */
 export type Security = Array<Record<string, string[]>>
 
-/** OpenAPI security of S and S+C routes (the schemes are declared in app.ts). */
-export const SESSION_SECURITY: Security = [{ consoleSession: [] }]
-export const CSRF_SECURITY: Security = [{ consoleSession: [], csrfToken: [] }]
+/**
+ * The alternative to the console session on every signed-in route: the idp's access token for
+ * this service, as a Bearer token or a DPoP-bound one (its proof in the `DPoP` header); no CSRF token.
+ */
+export const ACCESS_TOKEN_SECURITY: Security = [{ idpAccessToken: [] }, { idpDpopToken: [] }]
 
-/** OpenAPI security of /v1 reads and writes: the console session (with CSRF on writes) or an organization key. */
-export const TENANT_READ_SECURITY: Security = [{ consoleSession: [] }, { organizationKey: [] }]
+/** OpenAPI security of S and S+C routes (the schemes are declared in app.ts). */
+export const SESSION_SECURITY: Security = [{ consoleSession: [] }, ...ACCESS_TOKEN_SECURITY]
+export const CSRF_SECURITY: Security = [{ consoleSession: [], csrfToken: [] }, ...ACCESS_TOKEN_SECURITY]
+
+/** OpenAPI security of /v1 reads and writes: the console session (with CSRF on writes), an organization key, or an access token. */
+export const TENANT_READ_SECURITY: Security = [
+  { consoleSession: [] },
+  { organizationKey: [] },
+  ...ACCESS_TOKEN_SECURITY,
+]
 export const TENANT_WRITE_SECURITY: Security = [
   { consoleSession: [], csrfToken: [] },
   { organizationKey: [] },
+  ...ACCESS_TOKEN_SECURITY,
 ]
 
 /** When a guarded route needs step-up for this request (e.g. a release above the amount); unset: always. */
@@ -48,9 +64,9 @@ export type StepUpWhen = (request: FastifyRequest) => boolean | Promise<boolean>
 
 /** The checks behind the session hooks, given once per app by the auth area (its console sessions). */
 export interface SessionChecks {
-  /** 401 without a live session; sets `request.consoleSession`. */
+  /** 401 without a live session or a valid access token; sets `request.consoleSession`. */
   checkSession(request: FastifyRequest): Promise<void>
-  /** 403 `csrf_failed` unless the CSRF header holds the session's token. */
+  /** 403 `csrf_failed` unless the CSRF header holds the session's token (a token's request needs none). */
   checkCsrf(request: FastifyRequest): Promise<void>
   /** 401 `step_up_required` unless a recent second factor, when the rules are on and `when` says so. */
   checkStepUp(request: FastifyRequest, when?: StepUpWhen): Promise<void>

@@ -2,7 +2,7 @@ import type { App, Sealer } from '@svc/kit'
 import { Type } from 'typebox'
 import { requireAdmin } from '../../admin.ts'
 import type { IdpDb } from '../../db.ts'
-import { Client, ClientId, CreatedClient, NewClient } from './schemas.ts'
+import { Client, ClientId, CreatedClient, ManagedNewClient } from './schemas.ts'
 import {
   allClients,
   checkClientUris,
@@ -25,13 +25,14 @@ export function clientRoutes(app: App, db: IdpDb, sealer: Sealer, adminToken: st
       schema: {
         summary: 'Register a client; its secrets are shown once',
         tags,
-        body: NewClient,
+        body: ManagedNewClient,
         response: { 201: CreatedClient },
       },
     },
     async (request, reply) => {
-      await checkClientUris(request.body, allowPrivate)
-      return reply.code(201).send(await createClient(db, sealer, request.body))
+      const { client_id: chosenId, ...input } = request.body
+      await checkClientUris(input, allowPrivate)
+      return reply.code(201).send(await createClient(db, sealer, input, null, chosenId))
     },
   )
   app.get(

@@ -33,6 +33,20 @@ export const NewClient = Type.Object(
   { additionalProperties: false },
 )
 
+/** The admin's registration may name the client (a first-party client known by name, as the rental's `svc-cli`). */
+export const ManagedNewClient = Type.Object(
+  {
+    ...NewClient.properties,
+    client_id: Type.Optional(
+      Type.String({
+        pattern: '^[a-z][a-z0-9-]{2,62}$',
+        description: 'a chosen client_id (lowercase letters, digits and dashes); default: a random cli_…',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+
 export const Client = Type.Object({
   client_id: Type.String(),
   client_name: Type.String(),

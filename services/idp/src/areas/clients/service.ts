@@ -91,7 +91,10 @@ export async function createClient(
   sealer: Sealer,
   input: Static<typeof NewClient>,
   organizationId: string | null = null,
+  chosenId?: string,
 ) {
+  if (chosenId !== undefined && (await clientById(db, chosenId)))
+    throw idpError('conflict', `a client ${chosenId} is already registered`)
   const publicClient = input.client_type === 'public'
   const method =
     input.token_endpoint_auth_method ??
@@ -111,7 +114,7 @@ export async function createClient(
     )
   const jwks = keyBased ? await publicJwks(input.jwks!) : null
 
-  const clientId = `cli_${randomBytes(18).toString('base64url')}`
+  const clientId = chosenId ?? `cli_${randomBytes(18).toString('base64url')}`
   const clientSecret = publicClient || keyBased ? undefined : token('cs_')
   const webhookSecret = token('whsec_')
   // an organization's clients are third-party and pairwise, always (identity-provider.md)

@@ -3,15 +3,17 @@ import type { Kv } from '@svc/kit'
 import type { IdpDb, IdpTables } from '../../db.ts'
 import type { SigningKeys } from '../keys/service.ts'
 import type { TokenService } from '../token/index.ts'
+import type { ResourcesService } from '../resources/index.ts'
 import { denyAccessToken, isDenied } from '../../oauth/denylist.ts'
 
-type Client = Pick<IdpTables['clients'], 'client_id'>
+type Client = Pick<IdpTables['clients'], 'client_id' | 'client_type' | 'first_party' | 'redirect_uris'>
 export interface TokenDeps {
   db: IdpDb
   kv: Kv
   keys: SigningKeys
   issuer: string
   tokens: TokenService
+  resources: ResourcesService
 }
 
 const digest = (value: string) => createHash('sha256').update(value).digest()
@@ -49,16 +51,41 @@ export async function revoke(deps: TokenDeps, client: Client, token: string, hin
   await tryRefresh()
 }
 
+const originOf = (uri: string) => {
+  try {
+    return new URL(uri).origin
+  } catch {
+    return undefined
+  }
+}
+
 /**
- * RFC 7662: what a token is, for the client it was issued for. Anyone else, and any dead token,
- * learns only `{"active": false}`.
+ * Whether the client is the server of a platform resource the token is for (RFC 8707): a
+ * first-party confidential client whose redirect URIs share the origin of a resource the admin
+ * registered (no organization's), as the rental's console client serves the rental's resource.
+ */
+async function servesResourceOf(deps: TokenDeps, client: Client, audience: unknown[]) {
+  if (!client.first_party || client.client_type !== 'confidential') return false
+  const origins = new Set(client.redirect_uris.map(originOf))
+  for (const aud of audience) {
+    if (typeof aud !== 'string' || !origins.has(originOf(aud))) continue
+    const resource = await deps.resources.byIdentifier(deps.db, aud)
+    if (resource && resource.organization_id === null) return true
+  }
+  return false
+}
+
+/**
+ * RFC 7662: what a token is, for the client it was issued for, or the client that serves the
+ * platform resource it is for. Anyone else, and any dead token, learns only `{"active": false}`.
  */
 export async function introspect(deps: TokenDeps, client: Client, token: string) {
   const inactive = { active: false as const }
   const payload = token.includes('.') ? await accessToken(deps, token) : undefined
   if (payload) {
     const audience = Array.isArray(payload.aud) ? payload.aud : [payload.aud]
-    if (!audience.includes(client.client_id) || (await isDenied(deps.kv, payload.jti))) return inactive
+    const reader = audience.includes(client.client_id) || (await servesResourceOf(deps, client, audience))
+    if (!reader || (await isDenied(deps.kv, payload.jti))) return inactive
     const { sub, aud, scope, exp, iat, sid, client_id, cnf, act, tsk, kya, agent, workload } = payload
     const token_type = cnf ? 'DPoP' : 'Bearer'
     // a client's token for itself (client_credentials) stands on its own: no session, no consent

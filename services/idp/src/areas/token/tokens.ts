@@ -37,6 +37,9 @@ export interface AccessClaims {
   client_id: string
   scope?: string
   sid?: string
+  /** RFC 9068 §2.2.1: how and when the user signed in, so a resource server can ask for step-up (RFC 9470). */
+  acr?: string
+  auth_time?: number
   act?: Actor
   tsk?: TaskClaim
   /** Agent-to-agent login: both organizations screened each other (leaf hashes of the two receipts). */
@@ -124,6 +127,8 @@ export async function issueTokens(
       client_id: client.client_id,
       scope,
       sid: grant.sid,
+      acr: grant.acr,
+      auth_time: Math.floor(grant.auth_time.getTime() / 1000),
       ...(tsk ? { tsk } : {}),
     },
     jkt,

@@ -10,6 +10,7 @@ import {
   type SessionChecks,
   type StepUpWhen,
 } from '../../http/session.ts'
+import { type AccessTokens, presentedToken } from './bearer.ts'
 import { stepUpGuard, type StepUpRules } from './step-up-guard.ts'
 import { endSessionsOf, liveSession } from './store.ts'
 
@@ -27,6 +28,7 @@ export type { ConsoleSession } from '../../http/session.ts'
  */
 export class ConsoleSessions implements SessionChecks {
   readonly #csrfKey: Buffer
+  #accessTokens: AccessTokens | undefined
 
   constructor(
     readonly db: RentalDb,
@@ -102,18 +104,38 @@ export class ConsoleSessions implements SessionChecks {
     return endSessionsOf(this.db, { subject }, this.now())
   }
 
-  /** The session check behind `requireSession` (http/session.ts): 401 without a live session. */
+  /** From now on the signed-in routes also take the idp's access tokens (the auth area, at its mount). */
+  acceptAccessTokens(tokens: AccessTokens) {
+    this.#accessTokens = tokens
+  }
+
+  /**
+   * The session check behind `requireSession` (http/session.ts): 401 without a live session. A
+   * request with `Authorization: Bearer` or `DPoP` is authenticated by that token alone, its cookie
+   * ignored (bearer.ts): the token wins, so a client's token is never mixed with a browser's session.
+   */
   async checkSession(request: FastifyRequest) {
+    const presented = presentedToken(request)
+    if (presented) {
+      if (!this.#accessTokens) throw rentalError('unauthenticated', 'access tokens are not taken here')
+      request.consoleSession = await this.#accessTokens.authenticate(request, presented)
+      return
+    }
     const session = await this.find(request)
     if (!session) throw rentalError('unauthenticated', 'sign in first: no live console session')
     request.consoleSession = session
   }
 
-  /** The CSRF check behind `requireCsrf`: 403 `csrf_failed` unless the header holds the session's token. */
+  /**
+   * The CSRF check behind `requireCsrf`: 403 `csrf_failed` unless the header holds the session's
+   * token. A request authenticated by an access token needs none: a browser never adds the
+   * `Authorization` header to a forged cross-site request, so the token is itself the proof.
+   */
   async checkCsrf(request: FastifyRequest) {
     const session = request.consoleSession
     const given = request.headers[CSRF_HEADER]
     if (!session) throw rentalError('unauthenticated', 'sign in first: no live console session')
+    if (session.token) return
     if (typeof given !== 'string' || given.length === 0 || given.length > 200)
       throw rentalError('csrf_failed', `the ${CSRF_HEADER} header is missing`)
     if (!timingSafeEqual(sha256(given), session.csrfHash))

@@ -5,6 +5,7 @@ import * as oidc from 'openid-client'
 import type { Logger } from 'pino'
 import type { AdminTokenClient } from '../../config.ts'
 import type { RentalDb } from '../../db.ts'
+import { registerCliAccess } from './cli-client.ts'
 import {
   AdminTokenRefused,
   type ClientCredentials,
@@ -79,7 +80,7 @@ export class IdpLink {
     return this.#webhookSecret
   }
 
-  /** The idp's signing keys (its JWKS, cached and refreshed by jose), for logout tokens. */
+  /** The idp's signing keys (its JWKS, cached, and fetched again by jose for an unknown kid), for logout and access tokens. */
   jwks(): JWTVerifyGetKey {
     this.configuration()
     return this.#jwks!
@@ -151,5 +152,18 @@ export class IdpLink {
     this.#jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!), { timeoutDuration: 5_000 })
     this.#webhookSecret = creds.webhookSecret
     this.#config = config
+    if ('adminToken' in client) await this.#registerCli(client.adminToken)
+  }
+
+  /** The command line's access (cli-client.ts); without it sign-in still works, so a failure is logged only. */
+  async #registerCli(adminToken: string): Promise<void> {
+    try {
+      await registerCliAccess(this.options.issuer, adminToken, this.options.baseUrl)
+    } catch (err) {
+      this.options.log.warn(
+        { err: (err as Error).message },
+        'the command line client (svc-cli) or the rental resource is not registered at the idp',
+      )
+    }
   }
 }

@@ -4,9 +4,11 @@ import type { RentalDb } from '../../db.ts'
 import { endSessionsOf, eraseSessionsOf } from './store.ts'
 import { IdpLink } from './idp-link.ts'
 import { authRoutes } from './routes.ts'
+import { AccessTokens } from './bearer.ts'
 
 export { ConsoleSessions, SESSION_COOKIE } from './hooks.ts'
 export { LIFECYCLE_PATH } from './idp-link.ts'
+export { CLI_CLIENT_ID } from './cli-client.ts'
 
 export interface AuthService {
   /** The console's link to the idp (its client and the issuer's metadata). */
@@ -22,11 +24,11 @@ export interface AuthService {
   eraseSessionsOf(trx: RentalDb, subjects: string[], keep?: Buffer): Promise<number>
 }
 
-/** Sign-in through the idp, console sessions, back-channel logout. Tables: console_sessions, idp_clients. */
+/** Sign-in through the idp, console sessions, the idp's access tokens, back-channel logout. Tables: console_sessions, idp_clients. */
 export const authArea = defineArea({
   name: 'auth',
   needs: ['orgs'],
-  mount(app, ctx): AuthService {
+  mount(app, ctx, use): AuthService {
     provideSessionChecks(app, ctx.sessions)
     const link = new IdpLink({
       db: ctx.db,
@@ -38,6 +40,16 @@ export const authArea = defineArea({
     })
     // sign-in needs the idp: not ready until the console's client is registered and the issuer discovered
     ctx.addReadinessCheck({ name: 'idp', check: async () => link.ready })
+    // the signed-in routes also take the idp's access tokens for this service (bearer.ts)
+    ctx.sessions.acceptAccessTokens(
+      new AccessTokens({
+        link,
+        kv: ctx.kv,
+        baseUrl: ctx.baseUrl,
+        now: () => ctx.now(),
+        hasJoined: async (subject) => (await use.orgs.orgIdOf(subject)) !== null,
+      }),
+    )
     link.start()
     app.addHook('onClose', async () => link.stop())
     return {

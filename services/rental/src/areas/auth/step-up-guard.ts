@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import { rentalError } from '../../errors.ts'
 import type { StepUpWhen } from '../../http/session.ts'
+import { challenge, type TokenScheme } from './bearer.ts'
 
 /** The `acr` of a sign-in with a second factor at the idp (identity-provider.md, ID token claims). */
 export const MFA_ACR = 'urn:svc:mfa'
@@ -43,8 +44,11 @@ function whereFrom(request: FastifyRequest): string {
  * rules are on and `when` says so, the console session must carry `acr` urn:svc:mfa with an
  * `auth_time` within the window; otherwise 401 `step_up_required`, naming the step-up URL in the
  * message, in `WWW-Authenticate` (the parameters of RFC 9470's challenge, under the `Session`
- * scheme) and in a `Link` (rel `step-up`). Requests without a console session are left to the
- * route's own checks (an API token was issued under step-up itself).
+ * scheme) and in a `Link` (rel `step-up`). A request made with the idp's access token is judged
+ * by the token's own `acr` and `auth_time` (RFC 9068 §2.2.1) and answered with RFC 9470's challenge
+ * in its scheme (`Bearer` or `DPoP`): it needs a new token from a sign-in with a second factor.
+ * Requests without a console session are left to the route's own checks (an API token was issued
+ * under step-up itself).
  */
 export function stepUpGuard(rules: StepUpRules, now: () => Date, when?: StepUpWhen) {
   return async (request: FastifyRequest) => {
@@ -56,6 +60,7 @@ export function stepUpGuard(rules: StepUpRules, now: () => Date, when?: StepUpWh
       session.authTime !== null &&
       now().getTime() - session.authTime.getTime() <= rules.maxAgeS * 1000
     if (fresh) return
+    if (session.token) throw tokenStepUp(session.token.scheme, rules.maxAgeS)
     const url = `${STEP_UP_PATH}?${new URLSearchParams({ return_to: whereFrom(request) })}`
     throw rentalError(
       'step_up_required',
@@ -66,4 +71,17 @@ export function stepUpGuard(rules: StepUpRules, now: () => Date, when?: StepUpWh
       },
     )
   }
+}
+
+/** RFC 9470 §3 on a token's request: `insufficient_user_authentication` with what a new token needs. */
+function tokenStepUp(scheme: TokenScheme, maxAgeS: number) {
+  const message = `this needs a second factor proven in the last ${maxAgeS} seconds: get a new access token after signing in at the identity provider with one (acr_values ${MFA_ACR}, max_age ${maxAgeS}), then retry`
+  return rentalError('step_up_required', message, {
+    'www-authenticate': challenge(scheme, {
+      error: 'insufficient_user_authentication',
+      error_description: message,
+      acr_values: MFA_ACR,
+      max_age: String(maxAgeS),
+    }),
+  })
 }

@@ -1,0 +1,323 @@
+import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
+import { after, before, describe, it } from 'node:test'
+import type { CookieJar } from '@svc/kit/testing'
+import { wellFormed } from '@svc/kit/testing/sweep/auth'
+import { fetchOperations } from '@svc/kit/testing/sweep/operations'
+import { calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose'
+import { createHash } from 'node:crypto'
+import { csrfOf } from '@svc/testing/idp-flow'
+import { CLI_CLIENT_ID } from '../../src/areas/auth/index.ts'
+import { type Client, type FullStack, startFullStack } from '../support/full-stack.ts'
+
+const DEVICE_CODE = 'urn:ietf:params:oauth:grant-type:device_code'
+const MAX_AGE_S = 300
+const codeOf = (a: { body: Record<string, unknown> }) => (a.body.error as { code?: string } | undefined)?.code
+
+interface DpopKey {
+  privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey']
+  jwk: JWK
+  jkt: string
+}
+
+async function dpopKey(): Promise<DpopKey> {
+  const { publicKey, privateKey } = await generateKeyPair('ES256')
+  const jwk = await exportJWK(publicKey)
+  return { privateKey, jwk, jkt: await calculateJwkThumbprint(jwk, 'sha256') }
+}
+
+/** An RFC 9449 proof for one request (`ath` when a token is given); `claims` override. */
+function proof(key: DpopKey, htm: string, htu: string, claims: Record<string, unknown> = {}) {
+  return new SignJWT({ htm, htu, jti: randomUUID(), iat: Math.floor(Date.now() / 1000), ...claims })
+    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk })
+    .sign(key.privateKey)
+}
+const ath = (token: string) => createHash('sha256').update(token).digest('base64url')
+
+describe('rental: the idp’s access tokens on the signed-in routes (Bearer and DPoP)', () => {
+  let s: FullStack
+  let offset = 0
+  let token = ''
+  let carol: Client
+
+  const form = (url: string, fields: Record<string, string>, headers: Record<string, string> = {}) =>
+    fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams(fields).toString(),
+    })
+
+  /**
+   * The command line's sign-in (RFC 8628) as `svc-cli`: the device asks, the person (signed in at
+   * the idp in `jar`) allows, the device gets its tokens; for the rental unless `resource` is null.
+   */
+  async function deviceGrant(jar: CookieJar, options: { resource?: string | null; dpop?: DpopKey } = {}) {
+    const resource = options.resource === undefined ? s.rental.url : options.resource
+    const started = await form(`${s.idp.url}/device_authorization`, {
+      client_id: CLI_CLIENT_ID,
+      scope: 'openid offline_access',
+      ...(resource ? { resource } : {}),
+    })
+    const codes = (await started.json()) as Record<string, string>
+    assert.equal(started.status, 200, JSON.stringify(codes))
+    const page = await jar.fetch(codes.verification_uri_complete!)
+    const text = await page.text()
+    assert.equal(page.status, 200, text)
+    const answered = await jar.fetch(`${s.idp.url}/device`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf: csrfOf(text), user_code: codes.user_code!, decision: 'approve' }),
+    })
+    assert.equal(answered.status, 200)
+    const fields = { grant_type: DEVICE_CODE, device_code: codes.device_code!, client_id: CLI_CLIENT_ID }
+    const htu = `${s.idp.url}/token`
+    let res = await form(htu, fields, options.dpop ? { dpop: await proof(options.dpop, 'POST', htu) } : {})
+    const nonce = res.headers.get('dpop-nonce')
+    if (res.status === 400 && options.dpop && nonce)
+      res = await form(htu, fields, { dpop: await proof(options.dpop, 'POST', htu, { nonce }) })
+    const tokens = (await res.json()) as Record<string, string>
+    assert.equal(res.status, 200, JSON.stringify(tokens))
+    return tokens
+  }
+
+  /** A call to the rental with only these headers (no cookie, no CSRF token). */
+  async function api(method: string, path: string, headers: Record<string, string>, body?: unknown) {
+    const res = await fetch(`${s.rental.url}${path}`, {
+      method,
+      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      redirect: 'manual',
+    })
+    const text = await res.text()
+    let parsed: Record<string, unknown> = {}
+    try {
+      parsed = JSON.parse(text) as Record<string, unknown>
+    } catch {}
+    return { status: res.status, headers: res.headers, text, body: parsed }
+  }
+  const bearer = (value: string) => ({ authorization: `Bearer ${value}` })
+
+  before(async () => {
+    s = await startFullStack(
+      {
+        RENTAL_STEP_UP: 'true',
+        RENTAL_STEP_UP_MAX_AGE_S: String(MAX_AGE_S),
+        RENTAL_STEP_UP_RELEASE_FILS: '0',
+        RENTAL_OPERATORS: 'ops@bearer.example',
+      },
+      { now: () => new Date(Date.now() + offset), idpEnv: { IDP_USER_CODE_RATE_PER_MIN: '0' } },
+    )
+    carol = await s.signInWith('carol@bearer.example')
+    token = (await deviceGrant(s.alice.jar)).access_token!
+  })
+  after(async () => s?.close())
+
+  it('issues svc-cli tokens for the rental: aud the rental, the person’s acr and auth_time carried', () => {
+    const claims = decodeJwt(token)
+    assert.equal(claims.aud, s.rental.url)
+    assert.equal(claims.client_id, CLI_CLIENT_ID)
+    assert.equal(claims.sub, s.alice.me.client.subject)
+    assert.equal(typeof claims.acr, 'string')
+    assert.equal(typeof claims.auth_time, 'number')
+  })
+
+  it('takes the token on every signed-in route as the session would, with no CSRF token; the OpenAPI security offers it', async (t) => {
+    const { operations } = await fetchOperations(s.rental.url, 'rental')
+    const signedIn = operations.filter((op) => op.auth === 'S' || op.auth === 'S+C')
+    assert.ok(signedIn.length > 100, `${signedIn.length} signed-in operations`)
+    const failures: string[] = []
+    for (const op of signedIn.filter((o) => o.path !== '/auth/logout')) {
+      if (!op.security.some((set) => set.includes('idpAccessToken')))
+        failures.push(`${op.method} ${op.path}: its security does not offer idpAccessToken`)
+      const req = wellFormed(op, s.rental.url)
+      const res = await fetch(req.url, {
+        method: op.method,
+        headers: { accept: 'application/json', ...req.headers, ...bearer(token) },
+        body: req.body,
+        redirect: 'manual',
+      })
+      const text = await res.text()
+      // authenticated: anything but 401, except the step-up this stack asks of sensitive routes
+      const stepUp = res.status === 401 && text.includes('"step_up_required"')
+      if ((res.status === 401 && !stepUp) || text.includes('"csrf_failed"') || res.status >= 500)
+        failures.push(`${op.method} ${op.path}: ${res.status} ${text.slice(0, 200)}`)
+      if (res.status === 403 && text.includes('"forbidden"')) {
+        // only what the owner's session is refused too (the operators' own routes)
+        const session = await s.alice.jar.fetch(req.url, {
+          method: op.method,
+          headers: { accept: 'application/json', 'x-csrf-token': s.alice.csrf, ...req.headers },
+          body: req.body,
+        })
+        if (session.status !== 403)
+          failures.push(`${op.method} ${op.path}: 403 with the token, ${session.status} with the session`)
+      }
+    }
+    t.diagnostic(`${signedIn.length} signed-in operations called with the token`)
+    assert.deepEqual(failures, [])
+  })
+
+  it('acts as the person’s organization: /api/me, and a write without a CSRF token', async () => {
+    const me = await api('GET', '/api/me', bearer(token))
+    assert.equal(me.status, 200, me.text)
+    const org = me.body.organization as { id: string; role: string }
+    assert.equal(org.id, s.alice.me.organization.id)
+    assert.equal(org.role, 'owner')
+    const hook = await api('POST', '/api/org/members', bearer(token), {
+      email: 'dan@bearer.example',
+      role: 'viewer',
+    })
+    assert.equal(hook.status, 201, hook.text)
+    // the session still needs its CSRF token
+    const session = await s.call(
+      s.alice,
+      'POST',
+      '/api/org/members',
+      { email: 'erin@bearer.example', role: 'viewer' },
+      { csrf: false },
+    )
+    assert.equal(session.status, 403)
+    assert.equal(codeOf(session), 'csrf_failed')
+  })
+
+  it('refuses a token for another audience 401 with WWW-Authenticate: Bearer error="invalid_token"', async () => {
+    const other = (await deviceGrant(s.alice.jar, { resource: null })).access_token!
+    assert.equal(decodeJwt(other).aud, CLI_CLIENT_ID)
+    const res = await api('GET', '/api/me', bearer(other))
+    assert.equal(res.status, 401, res.text)
+    assert.equal(codeOf(res), 'unauthenticated')
+    assert.match(
+      res.headers.get('www-authenticate')!,
+      /^Bearer error="invalid_token", error_description="[^"]*audience/,
+    )
+    for (const junk of ['not-a-jwt', `${token.slice(0, -4)}AAAA`]) {
+      const bad = await api('GET', '/api/me', bearer(junk))
+      assert.equal(bad.status, 401, bad.text)
+      assert.match(bad.headers.get('www-authenticate')!, /^Bearer error="invalid_token"/)
+    }
+  })
+
+  it('keeps organizations apart: another organization’s token gets 404 for alice’s engagement', async () => {
+    const id = await s.hireAndSign(s.alice, 'job_summary', await s.agentOf('job_summary'), s.newClientKey())
+    const carolToken = (await deviceGrant(carol.jar)).access_token!
+    const mine = await api('GET', '/api/me', bearer(carolToken))
+    assert.equal((mine.body.organization as { id: string }).id, carol.me.organization.id)
+    assert.equal((await api('GET', `/api/engagements/${id}`, bearer(token))).status, 200)
+    const theirs = await api('GET', `/api/engagements/${id}`, bearer(carolToken))
+    assert.equal(theirs.status, 404, theirs.text)
+    const task = await api('POST', '/api/tasks', bearer(carolToken), { engagement_id: id, text: 'One. Two.' })
+    assert.equal(task.status, 404, task.text)
+  })
+
+  it('answers a sensitive route RFC 9470 style on a token without a recent second factor', async () => {
+    const res = await api('POST', '/api/tokens', bearer(token), { label: 'needs mfa' })
+    assert.equal(res.status, 401, res.text)
+    assert.equal(codeOf(res), 'step_up_required')
+    assert.match(
+      res.headers.get('www-authenticate')!,
+      /^Bearer error="insufficient_user_authentication", .*acr_values="urn:svc:mfa", max_age="300"/,
+    )
+  })
+
+  it('honours DPoP-bound tokens: with a proof it works; without one, replayed, for another URL or key it is 401 DPoP', async () => {
+    const key = await dpopKey()
+    const tokens = await deviceGrant(s.alice.jar, { dpop: key })
+    assert.equal(tokens.token_type, 'DPoP')
+    const bound = tokens.access_token!
+    assert.equal((decodeJwt(bound).cnf as { jkt: string }).jkt, key.jkt)
+    const htu = `${s.rental.url}/api/me`
+    const dpop = (extra: Record<string, unknown> = {}, signer = key) =>
+      proof(signer, 'GET', htu, { ath: ath(bound), ...extra })
+    const good = await dpop()
+    const ok = await api('GET', '/api/me', { authorization: `DPoP ${bound}`, dpop: good })
+    assert.equal(ok.status, 200, ok.text)
+    const refusals: Array<[string, Record<string, string>, RegExp]> = [
+      ['replayed', { authorization: `DPoP ${bound}`, dpop: good }, /invalid_dpop_proof.*replayed/],
+      ['no proof', { authorization: `DPoP ${bound}` }, /invalid_dpop_proof/],
+      ['as Bearer', { authorization: `Bearer ${bound}`, dpop: await dpop() }, /invalid_token/],
+      [
+        'another URL',
+        {
+          authorization: `DPoP ${bound}`,
+          dpop: await proof(key, 'GET', `${s.rental.url}/api/org`, { ath: ath(bound) }),
+        },
+        /htu/,
+      ],
+      [
+        'another method',
+        { authorization: `DPoP ${bound}`, dpop: await proof(key, 'POST', htu, { ath: ath(bound) }) },
+        /htm/,
+      ],
+      ['another token', { authorization: `DPoP ${bound}`, dpop: await dpop({ ath: ath(token) }) }, /ath/],
+      [
+        'old',
+        { authorization: `DPoP ${bound}`, dpop: await dpop({ iat: Math.floor(Date.now() / 1000) - 300 }) },
+        /iat/,
+      ],
+      [
+        'another key',
+        { authorization: `DPoP ${bound}`, dpop: await dpop({}, await dpopKey()) },
+        /another key/,
+      ],
+    ]
+    for (const [what, headers, message] of refusals) {
+      const res = await api('GET', '/api/me', headers)
+      assert.equal(res.status, 401, `${what}: ${res.text}`)
+      const challenge = res.headers.get('www-authenticate')!
+      assert.match(challenge, /^(DPoP|Bearer) error="/, what)
+      assert.match(`${challenge} ${res.text}`, message, what)
+      if (what !== 'as Bearer') assert.match(challenge, /^DPoP .*algs="/, what)
+    }
+  })
+
+  it('takes the token over the cookie when a request has both (the cookie is ignored)', async () => {
+    const res = await carol.jar.fetch(`${s.rental.url}/api/me`, { headers: bearer(token) })
+    const me = (await res.json()) as { organization: { id: string } }
+    assert.equal(me.organization.id, s.alice.me.organization.id)
+    const other = (await deviceGrant(s.alice.jar, { resource: null })).access_token!
+    const refused = await s.alice.jar.fetch(`${s.rental.url}/api/me`, { headers: bearer(other) })
+    assert.equal(refused.status, 401, 'a bad token is not saved by a good cookie')
+  })
+
+  it('refuses a token whose person never signed in to the console (no organization to act for) 403', async () => {
+    const jar = (await s.signInWith('frank@bearer.example')).jar
+    const frank = (await deviceGrant(jar)).access_token!
+    const ok = await api('GET', '/api/me', bearer(frank))
+    assert.equal(ok.status, 200, 'frank signed in to the console: his organization')
+    // a person of the idp the rental never saw: made without the console
+    await s.db
+      .deleteFrom('org_members')
+      .where('subject', '=', String(decodeJwt(frank).sub))
+      .execute()
+    const unknown = await api('GET', '/api/me', bearer(frank))
+    assert.equal(unknown.status, 403, unknown.text)
+    assert.match(unknown.text, /sign in to the console once/)
+  })
+
+  it('stops a revoked token within the introspection cache (5 s), and an expired one at once', async () => {
+    const tokens = await deviceGrant(s.alice.jar)
+    const revoked = tokens.access_token!
+    assert.equal((await api('GET', '/api/me', bearer(revoked))).status, 200)
+    const answer = await form(`${s.idp.url}/revoke`, { token: revoked, client_id: CLI_CLIENT_ID })
+    assert.equal(answer.status, 200)
+    const from = Date.now()
+    let status = 200
+    while (status === 200 && Date.now() - from < 8_000) {
+      status = (await api('GET', '/api/me', bearer(revoked))).status
+      if (status === 200) await new Promise((r) => setTimeout(r, 250))
+    }
+    assert.equal(status, 401, 'refused once the idp says the token was revoked')
+    assert.ok(Date.now() - from < 6_500, `refused after ${Date.now() - from} ms`)
+    // eleven minutes on, past the token's 600 s
+    offset = 11 * 60_000
+    try {
+      const expired = await api('GET', '/api/me', bearer(token))
+      assert.equal(expired.status, 401, expired.text)
+      assert.match(
+        expired.headers.get('www-authenticate')!,
+        /invalid_token", error_description="the access token has expired/,
+      )
+    } finally {
+      offset = 0
+    }
+  })
+})
