@@ -4,6 +4,7 @@ import { chromiumPath, launchChromium, NO_CHROMIUM } from '@svc/testing/chromium
 import { b64uDecode } from '@svc/trust/base64url'
 import { verifyEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
+import { generateKeyPair } from 'oauth4webapi'
 import type { Browser } from 'playwright-core'
 import { DEMO_EMAIL } from '../../../services/idp/src/areas/accounts/index.ts'
 import { type FullStack, startFullStack } from '../../../services/rental/test/support/full-stack.ts'
@@ -16,12 +17,13 @@ import {
   signUnnamed,
   startDeviceSignIn,
   SvcClient,
+  Session,
   SvcError,
   type TaskEvent,
   type TokenSet,
   verifyBundle,
 } from '../src/index.ts'
-import { answerOnPage, consoleSend, registerDeviceClient } from './support.ts'
+import { answerOnPage } from './support.ts'
 
 const executable = chromiumPath()
 const INVOICE = ['Invoice INV-1042, Gulf Supplies LLC', '3 x Printer paper @ 25.00 AED = 75.00 AED'].join(
@@ -61,13 +63,11 @@ function lossy(inner: Send) {
 describe('@svc/client against the running stack', { skip: executable ? false : NO_CHROMIUM }, () => {
   let stack: FullStack
   let browser: Browser
-  let clientId: string
   let agentDid: string
 
   before(async () => {
     stack = await startFullStack()
     browser = await launchChromium(executable!)
-    clientId = await registerDeviceClient(stack)
     agentDid = await stack.agentOf('job_invoice_check')
   })
   after(async () => {
@@ -76,11 +76,11 @@ describe('@svc/client against the running stack', { skip: executable ? false : N
   })
 
   /** Signs in by the device grant, allowed in Chromium; every token set the session saw is in `seen`. */
-  async function deviceSignIn(dpop?: DPoPKeyPair) {
+  async function deviceSignIn(dpop?: DPoPKeyPair, options: { resource?: false } = {}) {
     const seen: TokenSet[] = []
     const started = await startDeviceSignIn({
       idp: stack.idp.url,
-      clientId,
+      ...(options.resource === false ? {} : { resource: stack.rental.url }),
       ...(dpop ? { dpop } : {}),
       onTokens: (tokens) => void seen.push(tokens),
     })
@@ -219,26 +219,54 @@ describe('@svc/client against the running stack', { skip: executable ? false : N
     return engagement
   }
 
-  it('signs in by the device grant allowed in Chromium, and refreshes (the refresh token rotates)', async () => {
+  it('signs in as svc-cli by the device grant allowed in Chromium; with its Bearer token: the main path', async () => {
     const { session, seen } = await deviceSignIn()
     assert.equal(session.dpopBound, false)
     assert.ok(session.tokens.refresh_token)
+    const key = await ClientKey.generate()
+    const way = lossy(session.fetch)
+    const client = new SvcClient({ rental: stack.rental.url, ledger: stack.ledger.url, send: way.send, key })
+    const me = await client.me()
+    assert.equal(me.organization.id, stack.alice.me.organization.id)
+    await mainPath(client, key, way)
+
+    // a refresh rotates the refresh token; the SDK goes on with the new access token
     const before = session.tokens
     const refreshed = await session.refresh()
     assert.notEqual(refreshed.access_token, before.access_token)
     assert.notEqual(refreshed.refresh_token, before.refresh_token)
-    assert.equal(seen.length, 2)
-    // the rotated-out refresh token is refused, typed as the idp's OAuth error
+    assert.deepEqual(seen.at(-1), refreshed)
+    assert.equal((await client.me()).organization.id, me.organization.id)
+    // the rotated-out refresh token is refused, typed as the idp's OAuth error (and ends the family)
     const replayed = await thrown(
-      (await import('../src/auth.ts')).Session.resume({ idp: stack.idp.url, clientId, tokens: before }).then(
-        (s) => s.refresh(),
-      ),
+      Session.resume({ idp: stack.idp.url, tokens: before }).then((s) => s.refresh()),
     )
     assert.equal(replayed.code, 'invalid_grant')
   })
 
+  it('with a DPoP-bound token: the same path, every request with a fresh proof of the key', async () => {
+    const { session } = await deviceSignIn(await generateKeyPair('ES256'))
+    assert.equal(session.dpopBound, true)
+    const key = await ClientKey.generate()
+    const way = lossy(session.fetch)
+    const client = new SvcClient({ rental: stack.rental.url, ledger: stack.ledger.url, send: way.send, key })
+    await mainPath(client, key, way)
+    // the token alone, as a Bearer token, is refused: typed, and the SDK did not send it that way
+    const res = await fetch(`${stack.rental.url}/api/me`, {
+      headers: { authorization: `Bearer ${session.tokens.access_token}` },
+    })
+    assert.equal(res.status, 401)
+  })
+
+  it('refuses a token for another audience with a typed error (unauthenticated, 401)', async () => {
+    const { session } = await deviceSignIn(undefined, { resource: false })
+    const client = new SvcClient({ rental: stack.rental.url, ledger: stack.ledger.url, session })
+    const refused = await thrown(client.me())
+    assert.deepEqual([refused.code, refused.status], ['unauthenticated', 401])
+  })
+
   it('denied on the page: access_denied', async () => {
-    const started = await startDeviceSignIn({ idp: stack.idp.url, clientId })
+    const started = await startDeviceSignIn({ idp: stack.idp.url, resource: stack.rental.url })
     const waiting = thrown(started.wait())
     await answerOnPage(browser, stack, started.code.verification_uri_complete!, 'Deny')
     assert.equal((await waiting).code, 'access_denied')
@@ -282,12 +310,5 @@ describe('@svc/client against the running stack', { skip: executable ? false : N
     } finally {
       await context.close()
     }
-  })
-
-  it('hires, signs, runs tasks with events, verifies the receipt offline, releases once (console session)', async () => {
-    const key = await ClientKey.generate()
-    const way = lossy(consoleSend(stack.alice))
-    const client = new SvcClient({ rental: stack.rental.url, ledger: stack.ledger.url, send: way.send, key })
-    await mainPath(client, key, way)
   })
 })
