@@ -193,30 +193,40 @@ export class SvcClient {
 
   /**
    * Pays one completed task's escrow (`escrow_hash`, else the first waiting): the release body as
-   * handed over, signed. Sent again with the same idempotency key it answers the same transfer.
+   * handed over, signed, under one idempotency key. Sending it again (`prepared.send()`, or the SDK
+   * after a lost answer) answers the same transfer: it pays once.
    */
-  async release(
-    engagementId: string,
-    options: WriteOptions & { escrowHash?: string } = {},
-  ): Promise<Release> {
+  async prepareRelease(engagementId: string, options: WriteOptions & { escrowHash?: string } = {}) {
     const { releases } = await this.pending(engagementId)
     const release = options.escrowHash
       ? releases.find((r) => r.escrow.hash === options.escrowHash)
       : releases[0]
     if (!release) throw new SvcError('nothing_to_release', 409, `no release waits on ${engagementId}`)
-    return ok(
-      this.api.POST('/api/engagements/{id}/releases', {
-        params: { path: { id: engagementId } },
-        body: {
-          escrow_hash: release.escrow.hash,
-          instruction: {
-            body: release.instruction,
-            signature: await signUnnamed(this.key, release.instruction),
-          },
+    const request = {
+      params: { path: { id: engagementId } },
+      body: {
+        escrow_hash: release.escrow.hash,
+        instruction: {
+          body: release.instruction,
+          signature: await signUnnamed(this.key, release.instruction),
         },
-        headers: keyHeader(options),
-      }),
-    )
+      },
+      headers: keyHeader(options),
+    }
+    return {
+      escrow: release.escrow,
+      task: release.task,
+      idempotencyKey: request.headers['idempotency-key'],
+      send: (): Promise<Release> => ok(this.api.POST('/api/engagements/{id}/releases', request)),
+    }
+  }
+
+  /** Pays one completed task's escrow once (see prepareRelease). */
+  async release(
+    engagementId: string,
+    options: WriteOptions & { escrowHash?: string } = {},
+  ): Promise<Release> {
+    return (await this.prepareRelease(engagementId, options)).send()
   }
 
   /** Accepts the engagement's pending agent version: its addendum, signed as handed over. */

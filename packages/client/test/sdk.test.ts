@@ -204,6 +204,12 @@ describe('@svc/client against the running stack', { skip: executable ? false : N
       ),
     )
     assert.deepEqual([reused.code, reused.status], ['idempotency_key_reused', 409])
+    // a prepared release sent twice: one transfer, and nothing is left to pay
+    const prepared = await client.prepareRelease(engagement)
+    assert.equal(prepared.escrow.hash, other.escrow.hash)
+    const [one, two] = [await prepared.send(), await prepared.send()]
+    assert.equal(one.transfer.id, two.transfer.id)
+    assert.deepEqual((await client.pending(engagement)).releases, [])
 
     // errors are typed: the published code, the status, the message
     const noJob = await thrown(client.hire({ job_id: 'job_nope', agent_did: agentDid }))
