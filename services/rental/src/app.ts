@@ -88,7 +88,6 @@ export const rental: ServiceSpec<RentalConfig> = {
     idpDpopToken: {
       type: 'http',
       scheme: 'dpop',
-      bearerFormat: 'JWT',
       description:
         'the idp’s access token bound to a DPoP key (`cnf.jkt`), with its proof in the DPoP header (RFC 9449): any signed-in route, no CSRF token',
     },

@@ -152,6 +152,23 @@ describe('idp clients management', () => {
     assert.equal(rotate.body.error, 'invalid_request')
   })
 
+  it('registers a client by the name the admin chooses, once (409 conflict after)', async () => {
+    const named = {
+      client_id: 'svc-cli-test',
+      client_name: 'Command line',
+      client_type: 'public',
+      first_party: true,
+      redirect_uris: ['http://127.0.0.1/callback'],
+    }
+    const res = await create(named)
+    assert.equal(res.status, 201, JSON.stringify(res.body))
+    assert.equal(res.body.client_id, 'svc-cli-test')
+    assert.equal(res.body.subject_type, 'public', 'first-party clients see the user id')
+    const again = await create(named)
+    assert.equal(again.status, 409)
+    assert.equal((await create({ ...named, client_id: 'Not A Name' })).status, 400)
+  })
+
   it('lists clients for the admin only', async () => {
     const list = await request(`${service.url}/manage/v1/clients`, { headers: json })
     assert.equal(list.status, 200)

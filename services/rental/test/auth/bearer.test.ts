@@ -1,37 +1,18 @@
 import assert from 'node:assert/strict'
-import { randomUUID } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
-import type { CookieJar } from '@svc/kit/testing'
+import { CookieJar } from '@svc/kit/testing'
 import { wellFormed } from '@svc/kit/testing/sweep/auth'
 import { fetchOperations } from '@svc/kit/testing/sweep/operations'
-import { calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose'
-import { createHash } from 'node:crypto'
+import { decodeJwt } from 'jose'
+import { Secret, TOTP } from 'otpauth'
 import { csrfOf } from '@svc/testing/idp-flow'
 import { CLI_CLIENT_ID } from '../../src/areas/auth/index.ts'
+import { deviceGrant as grant, dpopKey, dpopProof as proof } from '../support/device-grant.ts'
 import { type Client, type FullStack, startFullStack } from '../support/full-stack.ts'
 
-const DEVICE_CODE = 'urn:ietf:params:oauth:grant-type:device_code'
 const MAX_AGE_S = 300
 const codeOf = (a: { body: Record<string, unknown> }) => (a.body.error as { code?: string } | undefined)?.code
-
-interface DpopKey {
-  privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey']
-  jwk: JWK
-  jkt: string
-}
-
-async function dpopKey(): Promise<DpopKey> {
-  const { publicKey, privateKey } = await generateKeyPair('ES256')
-  const jwk = await exportJWK(publicKey)
-  return { privateKey, jwk, jkt: await calculateJwkThumbprint(jwk, 'sha256') }
-}
-
-/** An RFC 9449 proof for one request (`ath` when a token is given); `claims` override. */
-function proof(key: DpopKey, htm: string, htu: string, claims: Record<string, unknown> = {}) {
-  return new SignJWT({ htm, htu, jti: randomUUID(), iat: Math.floor(Date.now() / 1000), ...claims })
-    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk })
-    .sign(key.privateKey)
-}
 const ath = (token: string) => createHash('sha256').update(token).digest('base64url')
 
 describe('rental: the idp’s access tokens on the signed-in routes (Bearer and DPoP)', () => {
@@ -47,38 +28,8 @@ describe('rental: the idp’s access tokens on the signed-in routes (Bearer and 
       body: new URLSearchParams(fields).toString(),
     })
 
-  /**
-   * The command line's sign-in (RFC 8628) as `svc-cli`: the device asks, the person (signed in at
-   * the idp in `jar`) allows, the device gets its tokens; for the rental unless `resource` is null.
-   */
-  async function deviceGrant(jar: CookieJar, options: { resource?: string | null; dpop?: DpopKey } = {}) {
-    const resource = options.resource === undefined ? s.rental.url : options.resource
-    const started = await form(`${s.idp.url}/device_authorization`, {
-      client_id: CLI_CLIENT_ID,
-      scope: 'openid offline_access',
-      ...(resource ? { resource } : {}),
-    })
-    const codes = (await started.json()) as Record<string, string>
-    assert.equal(started.status, 200, JSON.stringify(codes))
-    const page = await jar.fetch(codes.verification_uri_complete!)
-    const text = await page.text()
-    assert.equal(page.status, 200, text)
-    const answered = await jar.fetch(`${s.idp.url}/device`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ csrf: csrfOf(text), user_code: codes.user_code!, decision: 'approve' }),
-    })
-    assert.equal(answered.status, 200)
-    const fields = { grant_type: DEVICE_CODE, device_code: codes.device_code!, client_id: CLI_CLIENT_ID }
-    const htu = `${s.idp.url}/token`
-    let res = await form(htu, fields, options.dpop ? { dpop: await proof(options.dpop, 'POST', htu) } : {})
-    const nonce = res.headers.get('dpop-nonce')
-    if (res.status === 400 && options.dpop && nonce)
-      res = await form(htu, fields, { dpop: await proof(options.dpop, 'POST', htu, { nonce }) })
-    const tokens = (await res.json()) as Record<string, string>
-    assert.equal(res.status, 200, JSON.stringify(tokens))
-    return tokens
-  }
+  const deviceGrant = (jar: CookieJar, options: Parameters<typeof grant>[2] = {}) =>
+    grant({ idp: s.idp.url, rental: s.rental.url }, jar, options)
 
   /** A call to the rental with only these headers (no cookie, no CSRF token). */
   async function api(method: string, path: string, headers: Record<string, string>, body?: unknown) {
@@ -96,6 +47,26 @@ describe('rental: the idp’s access tokens on the signed-in routes (Bearer and 
     return { status: res.status, headers: res.headers, text, body: parsed }
   }
   const bearer = (value: string) => ({ authorization: `Bearer ${value}` })
+
+  /** Asks until the rental refuses the token (up to 8 s); how long it took, in ms. */
+  async function refusedWithin(value: string): Promise<number> {
+    const from = Date.now()
+    let status = 200
+    while (status === 200 && Date.now() - from < 8_000) {
+      status = (await api('GET', '/api/me', bearer(value))).status
+      if (status === 200) await new Promise((r) => setTimeout(r, 250))
+    }
+    assert.equal(status, 401, 'refused once the idp no longer vouches for the token')
+    return Date.now() - from
+  }
+
+  /** A form post in the idp's pages, as the browser in `jar`. */
+  const idpForm = (jar: CookieJar, path: string, fields: Record<string, string>) =>
+    jar.fetch(`${s.idp.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: s.idp.url },
+      body: new URLSearchParams(fields).toString(),
+    })
 
   before(async () => {
     s = await startFullStack(
@@ -299,14 +270,8 @@ describe('rental: the idp’s access tokens on the signed-in routes (Bearer and 
     assert.equal((await api('GET', '/api/me', bearer(revoked))).status, 200)
     const answer = await form(`${s.idp.url}/revoke`, { token: revoked, client_id: CLI_CLIENT_ID })
     assert.equal(answer.status, 200)
-    const from = Date.now()
-    let status = 200
-    while (status === 200 && Date.now() - from < 8_000) {
-      status = (await api('GET', '/api/me', bearer(revoked))).status
-      if (status === 200) await new Promise((r) => setTimeout(r, 250))
-    }
-    assert.equal(status, 401, 'refused once the idp says the token was revoked')
-    assert.ok(Date.now() - from < 6_500, `refused after ${Date.now() - from} ms`)
+    const took = await refusedWithin(revoked)
+    assert.ok(took < 6_500, `refused after ${took} ms`)
     // eleven minutes on, past the token's 600 s
     offset = 11 * 60_000
     try {
@@ -316,6 +281,67 @@ describe('rental: the idp’s access tokens on the signed-in routes (Bearer and 
         expired.headers.get('www-authenticate')!,
         /invalid_token", error_description="the access token has expired/,
       )
+    } finally {
+      offset = 0
+    }
+  })
+
+  it('stops the tokens of a person who signed out at the idp within the introspection cache', async () => {
+    const gina = await s.signInWith('gina@bearer.example')
+    const ginas = (await deviceGrant(gina.jar)).access_token!
+    assert.equal((await api('GET', '/api/me', bearer(ginas))).status, 200)
+    const account = await (await gina.jar.fetch(`${s.idp.url}/ui/account`)).text()
+    const out = await idpForm(gina.jar, '/ui/logout', { csrf: csrfOf(account) })
+    assert.ok([200, 303].includes(out.status), `signed out: ${out.status}`)
+    const took = await refusedWithin(ginas)
+    assert.ok(took < 6_500, `refused after ${took} ms`)
+  })
+
+  it('lets a token from a sign-in with a second factor through a step-up route', async () => {
+    const hana = await s.signInWith('hana@bearer.example')
+    // a TOTP code is taken once and within one step of now: three steps used in order, in one period
+    const left = 30_000 - (Date.now() % 30_000)
+    if (left < 8_000) await new Promise((r) => setTimeout(r, left + 50))
+    let step = -1
+    const account = await (await hana.jar.fetch(`${s.idp.url}/ui/account`)).text()
+    const setup = await (await idpForm(hana.jar, '/ui/account/totp', { csrf: csrfOf(account) })).text()
+    const totp = new TOTP({
+      issuer: 'svc',
+      algorithm: 'SHA1',
+      digits: 6,
+      period: 30,
+      secret: Secret.fromBase32(/<code data-secret>([A-Z2-7]+)<\/code>/.exec(setup)![1]!),
+    })
+    const nextCode = () => totp.generate({ timestamp: Date.now() + step++ * 30_000 })
+    const confirmed = await idpForm(hana.jar, '/ui/account/totp/confirm', {
+      csrf: csrfOf(setup),
+      code: nextCode(),
+    })
+    assert.equal(confirmed.status, 200)
+    // a fresh sign-in at the idp with the password and the code: acr urn:svc:mfa
+    const jar = new CookieJar()
+    const login = await (await jar.fetch(`${s.idp.url}/ui/login`)).text()
+    const password = await idpForm(jar, '/ui/login', {
+      email: 'hana@bearer.example',
+      password: 'password-of-hana@bearer.example',
+      csrf: csrfOf(login),
+    })
+    assert.equal(password.headers.get('location'), '/ui/mfa')
+    const mfa = await (await jar.fetch(`${s.idp.url}/ui/mfa`)).text()
+    assert.equal((await idpForm(jar, '/ui/mfa', { csrf: csrfOf(mfa), code: nextCode() })).status, 303)
+    const strong = (await deviceGrant(jar)).access_token!
+    assert.equal(decodeJwt(strong).acr, 'urn:svc:mfa')
+    const made = await api('POST', '/api/tokens', bearer(strong), { label: 'made with a token' })
+    assert.ok([200, 201].includes(made.status), made.text)
+    // the password-only token of the same person is still refused there
+    const weak = (await deviceGrant(hana.jar)).access_token!
+    const refused = await api('POST', '/api/tokens', bearer(weak), { label: 'no second factor' })
+    assert.equal(codeOf(refused), 'step_up_required')
+    // past the window, even the strong one needs a new sign-in
+    offset = (MAX_AGE_S + 5) * 1000
+    try {
+      const late = await api('POST', '/api/tokens', bearer(strong), { label: 'too late' })
+      assert.equal(codeOf(late), 'step_up_required', late.text)
     } finally {
       offset = 0
     }

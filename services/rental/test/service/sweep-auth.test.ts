@@ -5,6 +5,7 @@ import { assertNoUnknownFailures } from '@svc/kit/testing/sweep/known-failures'
 import { fetchOperations, key, type Operation } from '@svc/kit/testing/sweep/operations'
 import { type Client, type FullStack, startFullStack } from '../support/full-stack.ts'
 import { aliceObjects } from '../support/sweep-objects.ts'
+import { deviceGrant } from '../support/device-grant.ts'
 
 /** Id parameters that name no client's object, with the reason; every other one is probed across clients. */
 const NOT_TENANT_OWNED: Record<string, string> = {
@@ -34,6 +35,8 @@ describe('rental: the auth and tenancy sweep (endpoints.tsv Auth column and /ope
   let ids: Record<string, string> = {}
   /** An organization key of alice's whose one scope (connections:read) no other /v1 route needs. */
   let narrowKey = ''
+  /** Another organization's person's access token from the idp (svc-cli's device grant): a second tenancy probe. */
+  let strangerToken = ''
   const members: Record<string, Client> = {}
   before(async () => {
     // no operators: bob (the demo user as another client) would be one in development, and an
@@ -55,10 +58,13 @@ describe('rental: the auth and tenancy sweep (endpoints.tsv Auth column and /ope
     })
     narrowKey = (key.body as { token?: string }).token ?? ''
     if (!narrowKey) throw new Error(`no organization key: ${key.text}`)
+    const stranger = await stack.signInWith('stranger@sweep.example')
+    const urls = { idp: stack.idp.url, rental: stack.rental.url }
+    strangerToken = (await deviceGrant(urls, stranger.jar)).access_token!
   })
   after(async () => stack.close())
 
-  it('refuses every S route without a session (401), every S+C route without CSRF (403), every object of another client (404)', async (t) => {
+  it('refuses every S route without a session (401), every S+C route without CSRF (403), every object of another client, by session or access token (404)', async (t) => {
     const { operations, spec } = await fetchOperations(stack.rental.url, 'rental')
     if (!spec) t.diagnostic('endpoints.tsv not found: Auth classes come from the OpenAPI security only')
     const base = stack.rental.url
@@ -126,9 +132,18 @@ describe('rental: the auth and tenancy sweep (endpoints.tsv Auth column and /ope
           })
           continue
         }
-        probes++
+        probes += 2
         failures.push(
           await probe('rental', 'api', op, base, { expect: 404, headers: bob, ids: objectIds }, 'tenancy'),
+          // the same with another organization's access token instead of a session (no CSRF token)
+          await probe(
+            'rental',
+            'api',
+            op,
+            base,
+            { expect: 404, headers: { authorization: `Bearer ${strangerToken}` }, ids: objectIds },
+            'tenancy',
+          ),
         )
         // the control: the owner reads the same object, so the 404 above is about the client, not the id
         if (op.method === 'GET') {
