@@ -8,7 +8,7 @@ import type { Session } from './auth.ts'
 import { SvcError } from './errors.ts'
 import { taskEvents, TERMINAL_STATES } from './events.ts'
 import type { ClientKey } from './keys.ts'
-import { type ReceiptBundle, type ReceiptVerdict, verifyBundle } from './receipts.ts'
+import type { ReceiptBundle, ReceiptVerdict } from './receipts.ts'
 import { signBody, signUnnamed } from './signing.ts'
 import { newIdempotencyKey, type Send, type TransportOptions } from './transport.ts'
 
@@ -176,6 +176,8 @@ export class SvcClient {
   async verifyReceipt(taskId: string): Promise<ReceiptVerdict & { bundle: ReceiptBundle }> {
     const task = await this.withReceipt(taskId)
     const bundle = await this.bundle(task.receipt!.ledger_index!)
+    // loaded on first use: the checks are @svc/trust's, on node:crypto (the seam a browser build leaves out)
+    const { verifyBundle } = await import('./receipts.ts')
     const verdict = verifyBundle(bundle, {
       logKey: await this.ledgerKey(),
       subject: task.id,

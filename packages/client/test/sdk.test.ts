@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { chromiumPath, launchChromium, NO_CHROMIUM } from '@svc/testing/chromium'
+import { fileURLToPath } from 'node:url'
 import { b64uDecode } from '@svc/trust/base64url'
+import { ed25519FromDidKey } from '@svc/trust/did-key'
 import { verifyEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
+import { build } from 'esbuild'
 import { generateKeyPair } from 'oauth4webapi'
 import type { Browser } from 'playwright-core'
 import { DEMO_EMAIL } from '../../../services/idp/src/areas/accounts/index.ts'
@@ -21,8 +24,8 @@ import {
   SvcError,
   type TaskEvent,
   type TokenSet,
-  verifyBundle,
 } from '../src/index.ts'
+import { verifyBundle } from '../src/receipts.ts'
 import { answerOnPage } from './support.ts'
 
 const executable = chromiumPath()
@@ -276,6 +279,60 @@ describe('@svc/client against the running stack', { skip: executable ? false : N
     const waiting = thrown(started.wait())
     await answerOnPage(browser, stack, started.code.verification_uri_complete!, 'Deny')
     assert.equal((await waiting).code, 'access_denied')
+  })
+
+  it('runs in a browser: the bundle has no Node module outside the receipt checks; keys and signing work there', async () => {
+    const entryPoints = [fileURLToPath(new URL('../src/index.ts', import.meta.url))]
+    const common = {
+      entryPoints,
+      bundle: true,
+      platform: 'browser',
+      external: ['node:*'],
+      write: false,
+    } as const
+    // split as a web app would ship it: Node's modules only in the chunk of the receipt checks, loaded on use
+    const split = await build({
+      ...common,
+      format: 'esm',
+      splitting: true,
+      outdir: 'out',
+      logLevel: 'silent',
+    })
+    const withNode = split.outputFiles
+      .filter((f) => /from "node:|import\("node:/.test(f.text))
+      .map((f) => f.path)
+    assert.equal(withNode.length, 1, withNode.join())
+    assert.match(withNode[0]!, /\/receipts-[^/]+\.js$/)
+    const code = (await build({ ...common, format: 'iife', globalName: 'svc', logLevel: 'silent' }))
+      .outputFiles[0]!.text
+    const context = await browser.newContext()
+    try {
+      const page = await context.newPage()
+      // a page of its own on a loopback origin (a secure context, as WebCrypto asks)
+      const PAGE = 'http://127.0.0.1:9/sdk.html'
+      await page.route(PAGE, (route) =>
+        route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>sdk</title>' }),
+      )
+      await page.goto(PAGE)
+      await page.addScriptTag({ content: code })
+      const seen = (await page.evaluate(`(async () => {
+        const key = await svc.ClientKey.generate()
+        const body = { type: 'svc.escrow', v: 1, amount_fils: 1500 }
+        const signature = await svc.signBody(key, { body, hash: await svc.bodyHash(body) })
+        const file = await key.backup('a long passphrase kept apart')
+        const again = await svc.ClientKey.restore(file, 'a long passphrase kept apart')
+        let refused = ''
+        try { await svc.signBody(key, { body: { ...body, amount_fils: 1 }, hash: await svc.bodyHash(body) }) }
+        catch (err) { refused = err.code }
+        return { did: key.did, restored: again.did, signature, refused }
+      })()`)) as { did: string; restored: string; signature: string; refused: string }
+      assert.equal(seen.restored, seen.did)
+      assert.equal(seen.refused, 'hash_mismatch')
+      const body = { type: 'svc.escrow', v: 1, amount_fils: 1500 }
+      assert.ok(verifyEd25519(ed25519FromDidKey(seen.did), canonicalBytes(body), b64uDecode(seen.signature)))
+    } finally {
+      await context.close()
+    }
   })
 
   it('restores a key the web console backed up, and the console restores one the SDK backed up', async () => {
