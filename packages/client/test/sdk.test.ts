@@ -26,6 +26,7 @@ import {
   type TokenSet,
 } from '../src/index.ts'
 import { verifyBundle } from '../src/receipts.ts'
+import { eventually } from '../../../services/rental/test/support/stack.ts'
 import { answerOnPage } from './support.ts'
 
 const executable = chromiumPath()
@@ -48,7 +49,10 @@ async function thrown(call: Promise<unknown>): Promise<SvcError> {
 function lossy(inner: Send) {
   let dropNext = false
   const releases: Array<{ key: string; body: string }> = []
+  const streams: string[] = []
   const send: Send = async (request) => {
+    if (new URL(request.url).pathname.endsWith('/events'))
+      streams.push(request.headers.get('last-event-id') ?? '')
     const body = request.method === 'POST' ? await request.clone().text() : ''
     const res = await inner(request)
     if (request.method === 'POST' && new URL(request.url).pathname.endsWith('/releases')) {
@@ -60,7 +64,7 @@ function lossy(inner: Send) {
     }
     return res
   }
-  return { send, releases, dropNextRelease: () => void (dropNext = true) }
+  return { send, releases, streams, dropNextRelease: () => void (dropNext = true) }
 }
 
 describe('@svc/client against the running stack', { skip: executable ? false : NO_CHROMIUM }, () => {
@@ -69,7 +73,8 @@ describe('@svc/client against the running stack', { skip: executable ? false : N
   let agentDid: string
 
   before(async () => {
-    stack = await startFullStack()
+    // a stream ends after 1 s, and each task takes 2.5 s: the events come over several streams
+    stack = await startFullStack({ RENTAL_EVENTS_STREAM_S: '1' }, { agentsEnv: { AGENTS_DELAY_MS: '2500' } })
     browser = await launchChromium(executable!)
     agentDid = await stack.agentOf('job_invoice_check')
   })
@@ -116,6 +121,10 @@ describe('@svc/client against the running stack', { skip: executable ? false : N
       events.map((e) => e.stream_seq),
       events.map((_, i) => i + 1),
     )
+    // the task outlasts the stream's bound (1 s): the SDK came back with Last-Event-ID each time
+    assert.ok(way.streams.length >= 2, `read in ${way.streams.length} stream(s)`)
+    assert.equal(way.streams[0], '0')
+    assert.ok(way.streams.slice(1).every((id) => Number(id) > 0))
     assert.equal(events[0]!.type, 'task.created')
     assert.deepEqual(events.at(-1)!.data.to, 'completed')
     // resuming after the second event gives the rest only (Last-Event-ID)
@@ -238,6 +247,23 @@ describe('@svc/client against the running stack', { skip: executable ? false : N
     const me = await client.me()
     assert.equal(me.organization.id, stack.alice.me.organization.id)
     await mainPath(client, key, way)
+
+    // the access token revoked at the idp: the rental says 401 invalid_token, the SDK refreshes and goes on
+    const revoked = session.tokens.access_token
+    const revocation = await fetch(`${stack.idp.url}/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: revoked, client_id: 'svc-cli' }).toString(),
+    })
+    assert.equal(revocation.status, 200)
+    await eventually('the rental refuses the revoked token', async () => {
+      const res = await fetch(`${stack.rental.url}/api/me`, {
+        headers: { authorization: `Bearer ${revoked}` },
+      })
+      return res.status === 401
+    })
+    assert.equal((await client.me()).organization.id, me.organization.id)
+    assert.notEqual(session.tokens.access_token, revoked)
 
     // a refresh rotates the refresh token; the SDK goes on with the new access token
     const before = session.tokens
