@@ -7,6 +7,7 @@ import { ledgerApi, type LedgerApi, ok, rentalApi, type RentalApi } from './api.
 import type { Session } from './auth.ts'
 import { SvcError } from './errors.ts'
 import { taskEvents, TERMINAL_STATES } from './events.ts'
+import type { paths as RentalApiPaths } from './generated/rental.d.ts'
 import type { ClientKey } from './keys.ts'
 import type { ReceiptBundle, ReceiptVerdict } from './receipts.ts'
 import { signBody, signUnnamed } from './signing.ts'
@@ -39,7 +40,6 @@ type RentalJson<P extends keyof RentalApiPaths, M extends 'get' | 'post'> = Rent
 }
   ? T
   : never
-type RentalApiPaths = import('./generated/rental.d.ts').paths
 export type Task = RentalJson<'/api/tasks/{id}', 'get'>
 export type Hired = RentalJson<'/api/engagements', 'post'>
 export type Release = RentalJson<'/api/engagements/{id}/releases', 'post'>

@@ -312,10 +312,10 @@ describe('@svc/client against the running stack', { skip: executable ? false : N
     const common = {
       entryPoints,
       bundle: true,
-      platform: 'browser',
+      platform: 'browser' as const,
       external: ['node:*'],
       write: false,
-    } as const
+    }
     // split as a web app would ship it: Node's modules only in the chunk of the receipt checks, loaded on use
     const split = await build({
       ...common,
@@ -324,13 +324,13 @@ describe('@svc/client against the running stack', { skip: executable ? false : N
       outdir: 'out',
       logLevel: 'silent',
     })
-    const withNode = split.outputFiles
-      .filter((f) => /from "node:|import\("node:/.test(f.text))
+    const withNode = split
+      .outputFiles!.filter((f) => /from "node:|import\("node:/.test(f.text))
       .map((f) => f.path)
     assert.equal(withNode.length, 1, withNode.join())
     assert.match(withNode[0]!, /\/receipts-[^/]+\.js$/)
     const code = (await build({ ...common, format: 'iife', globalName: 'svc', logLevel: 'silent' }))
-      .outputFiles[0]!.text
+      .outputFiles![0]!.text
     const context = await browser.newContext()
     try {
       const page = await context.newPage()
