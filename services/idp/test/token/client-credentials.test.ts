@@ -78,6 +78,33 @@ describe('client_credentials (RFC 6749 §4.4)', () => {
     await assert.rejects(validate(tokens.access_token, agent.clientId), /aud/)
   })
 
+  it('describes a platform resource’s token to the first-party confidential client on its origin, and to no other', async () => {
+    const resource = 'https://rental.example.com'
+    const registered = await fetch(`${service.url}/manage/v1/resources`, {
+      method: 'POST',
+      headers: { 'x-admin-token': ADMIN, 'content-type': 'application/json' },
+      body: JSON.stringify({ identifier: resource, name: 'Rental API' }),
+    })
+    assert.equal(registered.status, 201)
+    const server = await registerClient(service, {
+      client_name: 'Rental console',
+      redirect_uris: [`${resource}/auth/callback`],
+    })
+    const elsewhere = await registerClient(service, { client_name: 'Elsewhere', redirect_uris: [CALLBACK] })
+    const thirdParty = await registerClient(service, {
+      client_name: 'Same origin, third party',
+      first_party: false,
+      redirect_uris: [`${resource}/other`],
+    })
+    const tokens = await oidc.clientCredentialsGrant(agent.config, { resource })
+    assert.equal((await validate(tokens.access_token, resource)).aud, resource)
+    const info = await oidc.tokenIntrospection(server.config, tokens.access_token)
+    assert.equal(info.active, true)
+    assert.equal(info.aud, resource)
+    for (const other of [elsewhere, thirdParty])
+      assert.deepEqual(await oidc.tokenIntrospection(other.config, tokens.access_token), { active: false })
+  })
+
   it('refuses user scopes, unknown audiences and resources, and public clients', async () => {
     const refusals: Array<[Record<string, string>, string]> = [
       [{ scope: 'openid' }, 'invalid_scope'],

@@ -92,9 +92,9 @@ describe('rental: the idp’s access tokens on the signed-in routes (Bearer and 
     assert.equal(typeof claims.auth_time, 'number')
   })
 
-  it('takes the token on every signed-in route as the session would, with no CSRF token; the OpenAPI security offers it', async (t) => {
+  it('takes the token on every signed-in route (/api and /v1) as the session would, with no CSRF token; the OpenAPI security offers it', async (t) => {
     const { operations } = await fetchOperations(s.rental.url, 'rental')
-    const signedIn = operations.filter((op) => op.auth === 'S' || op.auth === 'S+C')
+    const signedIn = operations.filter((op) => ['S', 'S+C', 'tenant'].includes(op.auth))
     assert.ok(signedIn.length > 100, `${signedIn.length} signed-in operations`)
     const failures: string[] = []
     for (const op of signedIn.filter((o) => o.path !== '/auth/logout')) {
@@ -125,6 +125,20 @@ describe('rental: the idp’s access tokens on the signed-in routes (Bearer and 
     }
     t.diagnostic(`${signedIn.length} signed-in operations called with the token`)
     assert.deepEqual(failures, [])
+  })
+
+  it('gives svc-cli a refresh token whose next access tokens are for the rental too', async () => {
+    const tokens = await deviceGrant(s.alice.jar)
+    assert.ok(tokens.refresh_token, 'offline_access gives a refresh token')
+    const refreshed = await form(`${s.idp.url}/token`, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token!,
+      client_id: CLI_CLIENT_ID,
+    })
+    const next = (await refreshed.json()) as Record<string, string>
+    assert.equal(refreshed.status, 200, JSON.stringify(next))
+    assert.equal(decodeJwt(next.access_token!).aud, s.rental.url)
+    assert.equal((await api('GET', '/api/me', bearer(next.access_token!))).status, 200)
   })
 
   it('acts as the person’s organization: /api/me, and a write without a CSRF token', async () => {
@@ -160,6 +174,19 @@ describe('rental: the idp’s access tokens on the signed-in routes (Bearer and 
       res.headers.get('www-authenticate')!,
       /^Bearer error="invalid_token", error_description="[^"]*audience/,
     )
+    // RFC 9728: the challenge names the rental's metadata, which names the idp and svc-cli
+    const metadataUrl = `${s.rental.url}/.well-known/oauth-protected-resource`
+    assert.match(res.headers.get('www-authenticate')!, new RegExp(`resource_metadata="${metadataUrl}"`))
+    const none = await api('GET', '/api/me', {})
+    assert.equal(none.status, 401)
+    assert.equal(
+      none.headers.get('www-authenticate'),
+      `Bearer resource_metadata="${metadataUrl}", DPoP resource_metadata="${metadataUrl}", algs="ES256 EdDSA RS256 PS256"`,
+    )
+    const metadata = (await (await fetch(metadataUrl)).json()) as Record<string, unknown>
+    assert.equal(metadata.resource, s.rental.url)
+    assert.deepEqual(metadata.authorization_servers, [s.idp.url])
+    assert.equal(metadata.svc_cli_client_id, CLI_CLIENT_ID)
     for (const junk of ['not-a-jwt', `${token.slice(0, -4)}AAAA`]) {
       const bad = await api('GET', '/api/me', bearer(junk))
       assert.equal(bad.status, 401, bad.text)

@@ -51,9 +51,12 @@ export async function revoke(deps: TokenDeps, client: Client, token: string, hin
   await tryRefresh()
 }
 
-const originOf = (uri: string) => {
+/** An http(s) URI's origin, or undefined (a client_id, a private-use scheme's `null` origin). */
+const originOf = (uri: unknown) => {
+  if (typeof uri !== 'string') return undefined
   try {
-    return new URL(uri).origin
+    const origin = new URL(uri).origin
+    return origin === 'null' ? undefined : origin
   } catch {
     return undefined
   }
@@ -66,9 +69,10 @@ const originOf = (uri: string) => {
  */
 async function servesResourceOf(deps: TokenDeps, client: Client, audience: unknown[]) {
   if (!client.first_party || client.client_type !== 'confidential') return false
-  const origins = new Set(client.redirect_uris.map(originOf))
+  const origins = new Set(client.redirect_uris.map(originOf).filter((o) => o !== undefined))
   for (const aud of audience) {
-    if (typeof aud !== 'string' || !origins.has(originOf(aud))) continue
+    const origin = originOf(aud)
+    if (typeof aud !== 'string' || origin === undefined || !origins.has(origin)) continue
     const resource = await deps.resources.byIdentifier(deps.db, aud)
     if (resource && resource.organization_id === null) return true
   }

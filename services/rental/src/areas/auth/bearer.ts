@@ -8,6 +8,9 @@ import type { ConsoleSession } from '../../http/session.ts'
 import { checkDpopProof, DPOP_ALGS, DpopProofError } from './dpop.ts'
 import type { IdpLink } from './idp-link.ts'
 
+/** RFC 9728 §3: where the rental publishes its metadata as a protected resource (routes.ts). */
+export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource'
+
 /** How long the idp's introspection answer about a token is believed: the bound on revocation. */
 export const INTROSPECTION_CACHE_MS = 5_000
 const CACHE_LIMIT = 10_000
@@ -41,9 +44,17 @@ export function challenge(scheme: TokenScheme, params: Record<string, string>): 
     .join(', ')}`
 }
 
-/** 401 `unauthenticated` (400 for a malformed header) with the RFC 6750 / RFC 9449 challenge. */
-function refusal(scheme: TokenScheme, error: string, message: string) {
-  const headers = { 'www-authenticate': challenge(scheme, { error, error_description: message }) }
+/**
+ * 401 `unauthenticated` (400 for a malformed header) with the RFC 6750 / RFC 9449 challenge,
+ * naming the resource's metadata (RFC 9728 §5.1) when the base URL is given.
+ */
+function refusal(scheme: TokenScheme, error: string, message: string, baseUrl?: string) {
+  const metadata: Record<string, string> = baseUrl
+    ? { resource_metadata: `${baseUrl}${RESOURCE_METADATA_PATH}` }
+    : {}
+  const headers = {
+    'www-authenticate': challenge(scheme, { error, error_description: message, ...metadata }),
+  }
   return rentalError(error === 'invalid_request' ? 'invalid_request' : 'unauthenticated', message, headers)
 }
 
@@ -90,10 +101,18 @@ export class AccessTokens {
     return this.deps.baseUrl
   }
 
+  /** The challenges of a request with no credential at all: both schemes, naming our metadata. */
+  challengeForNone(): Record<string, string> {
+    const metadata = { resource_metadata: `${this.deps.baseUrl}${RESOURCE_METADATA_PATH}` }
+    return {
+      'www-authenticate': `${challenge('Bearer', metadata)}, ${challenge('DPoP', metadata)}`,
+    }
+  }
+
   /** The session a valid token stands for; 401 (or 403 for a subject that never joined) otherwise. */
   async authenticate(request: FastifyRequest, presented: { scheme: TokenScheme; token: string }) {
     const { scheme, token } = presented
-    const invalid = (message: string) => refusal(scheme, 'invalid_token', message)
+    const invalid = (message: string) => refusal(scheme, 'invalid_token', message, this.deps.baseUrl)
     const config = this.deps.link.configuration()
     let claims: Record<string, unknown>
     try {
@@ -116,7 +135,7 @@ export class AccessTokens {
         await checkDpopProof(this.deps, request, token, jkt)
       } catch (err) {
         if (!(err instanceof DpopProofError)) throw err
-        throw refusal('DPoP', 'invalid_dpop_proof', err.message)
+        throw refusal('DPoP', 'invalid_dpop_proof', err.message, this.deps.baseUrl)
       }
     } else if (scheme === 'DPoP')
       throw invalid('this access token is not bound to a DPoP key: use the Bearer scheme')

@@ -3,7 +3,7 @@ export const CLI_CLIENT_ID = 'svc-cli'
 const CLI_CLIENT_NAME = 'svc command line'
 /** RFC 8252 §7.3: a loopback redirect (any port), which the idp's registration requires; the CLI uses the device grant. */
 const CLI_REDIRECT_URI = 'http://127.0.0.1/callback'
-const RESOURCE_NAME = 'svc rental API'
+export const RESOURCE_NAME = 'svc rental API'
 
 async function call(
   issuer: string,

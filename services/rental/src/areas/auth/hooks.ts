@@ -122,7 +122,13 @@ export class ConsoleSessions implements SessionChecks {
       return
     }
     const session = await this.find(request)
-    if (!session) throw rentalError('unauthenticated', 'sign in first: no live console session')
+    if (!session)
+      throw rentalError(
+        'unauthenticated',
+        'sign in first: no live console session or access token',
+        // RFC 6750 §3.1 and RFC 9728 §5.1: no error code, and where a program learns how to get a token
+        this.#accessTokens?.challengeForNone() ?? {},
+      )
     request.consoleSession = session
   }
 

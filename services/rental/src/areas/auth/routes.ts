@@ -5,6 +5,9 @@ import { type AuthDeps, backchannelLogout, finishLogin, logout, startLogin } fro
 import { finishStepUp, startStepUp } from './step-up.ts'
 import { STEP_UP_PATH } from './step-up-guard.ts'
 import { route, sessionOf } from '../../http/index.ts'
+import { CLI_CLIENT_ID, RESOURCE_NAME } from './cli-client.ts'
+import { DPOP_ALGS } from './dpop.ts'
+import { RESOURCE_METADATA_PATH } from './bearer.ts'
 
 const tags = ['auth']
 const Param = Type.Optional(Type.String({ maxLength: 4000 }))
@@ -106,6 +109,39 @@ export function authRoutes(app: App, deps: AuthDeps) {
       },
     },
     async (request, reply) => logout(deps, sessionOf(request), reply),
+  )
+
+  app.get(
+    RESOURCE_METADATA_PATH,
+    {
+      schema: {
+        summary:
+          'RFC 9728 protected-resource metadata: the rental as a resource of the idp, for access tokens on its signed-in routes',
+        description: `A program signs in at the authorization server (the idp) as the public client ${CLI_CLIENT_ID} with the device grant (RFC 8628), asking for \`resource\` = this document's \`resource\`, and calls the signed-in routes with \`Authorization: Bearer\` (or \`DPoP\` with a proof).`,
+        tags,
+        response: {
+          200: Type.Object({
+            resource: Type.String(),
+            authorization_servers: Type.Array(Type.String()),
+            resource_name: Type.String(),
+            bearer_methods_supported: Type.Array(Type.String()),
+            dpop_signing_alg_values_supported: Type.Array(Type.String()),
+            svc_cli_client_id: Type.String({ description: 'the public client a command line signs in as' }),
+          }),
+        },
+      },
+    },
+    async (_request, reply) => {
+      reply.header('cache-control', 'public, max-age=300')
+      return {
+        resource: deps.baseUrl,
+        authorization_servers: [deps.link.wanted.issuer],
+        resource_name: RESOURCE_NAME,
+        bearer_methods_supported: ['header'],
+        dpop_signing_alg_values_supported: DPOP_ALGS,
+        svc_cli_client_id: CLI_CLIENT_ID,
+      }
+    },
   )
 
   app.post(
