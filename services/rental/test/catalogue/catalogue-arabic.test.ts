@@ -71,6 +71,55 @@ describe('the catalogue in English and Arabic', () => {
     assert.equal(((await bad.json()) as { error: { code: string } }).error.code, 'invalid_request')
   })
 
+  it('built-in roles are described in Arabic; a custom role keeps the words its maker typed', async () => {
+    const made = await alice.jar.fetch(`${stack.rental.url}/v1/roles`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', 'x-csrf-token': alice.csrf },
+      body: JSON.stringify({ name: 'readers', permissions: ['org:read'], description: 'reads the org' }),
+    })
+    assert.equal(made.status, 200, await made.text())
+    const roles = async (query: string) =>
+      (
+        (await (await alice.jar.fetch(`${stack.rental.url}/v1/roles${query}`)).json()) as {
+          roles: Array<{ name: string; description: string }>
+        }
+      ).roles
+    const arabic = await roles('?lang=ar')
+    for (const builtin of ['owner', 'admin', 'member', 'billing', 'viewer'])
+      assert.match(arabic.find((r) => r.name === builtin)!.description, ARABIC, builtin)
+    assert.equal(arabic.find((r) => r.name === 'readers')!.description, 'reads the org')
+    assert.equal((await roles('')).find((r) => r.name === 'viewer')!.description, 'reads only')
+  })
+
+  it('the default organization name and the plan in Arabic', async () => {
+    const org = async (query: string) =>
+      (await (await alice.jar.fetch(`${stack.rental.url}/v1/org${query}`)).json()) as {
+        name: string
+        plan: { name: string; description: string }
+      }
+    const [english, arabic] = [await org(''), await org('?lang=ar')]
+    assert.match(english.name, /organization$/)
+    assert.match(arabic.name, /^مؤسسة /)
+    assert.equal(english.plan.name, 'Pay as you go')
+    assert.match(arabic.plan.name, ARABIC)
+  })
+
+  it('signing out asks the idp for its signed-out page in the console’s language; the landing page follows', async () => {
+    const leaving = await signIn(stack, undefined, { freshIdpSession: true })
+    const res = await leaving.jar.fetch(`${stack.rental.url}/auth/logout?lang=ar`, { method: 'POST' })
+    assert.equal(res.status, 200)
+    const { idp_logout_url } = (await res.json()) as { idp_logout_url: string }
+    assert.equal(new URL(idp_logout_url).searchParams.get('ui_locales'), 'ar')
+    const signedOut = await (await leaving.jar.fetch(idp_logout_url)).text()
+    assert.match(signedOut, /<html[^>]*lang="ar"/)
+    const landing = await (
+      await fetch(`${stack.rental.url}/`, { headers: { cookie: 'console_lang=ar' } })
+    ).text()
+    assert.match(landing, /<html[^>]*lang="ar"/)
+    const english = await (await fetch(`${stack.rental.url}/`)).text()
+    assert.match(english, /<html[^>]*lang="en"/)
+  })
+
   it('the public market page shows the Arabic titles and names', async () => {
     const page = await (await fetch(`${stack.rental.url}/market?lang=ar`)).text()
     assert.ok(page.includes('ملخص مستند'), 'the Arabic job title')
