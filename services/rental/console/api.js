@@ -3,6 +3,13 @@
 // message, for the few screens that read a named id from it: never shown).
 
 let csrf = { header: 'x-csrf-token', token: '' }
+// the console's language, sent with every call: the catalogue's words, amounts and errors follow it
+let language = 'en'
+
+/** The language the API answers in (Accept-Language); the member's stored one is kept equal (app.js). */
+export const setApiLang = (lang) => {
+  language = lang
+}
 
 export class ApiError extends Error {
   constructor(status, code, message) {
@@ -20,7 +27,7 @@ export async function loadMe() {
 }
 
 export async function api(method, path, body) {
-  const headers = { accept: 'application/json' }
+  const headers = { accept: 'application/json', 'accept-language': language }
   if (method !== 'GET') headers[csrf.header] = csrf.token
   if (body !== undefined) headers['content-type'] = 'application/json'
   let res

@@ -1,7 +1,7 @@
 // The console: who is signed in, the language switch, sign-out, and the screens by hash route.
 import { render } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { api, loadMe } from './api.js'
+import { api, loadMe, setApiLang } from './api.js'
 import { Engagement, Engagements } from './engagements.js'
 import { Home } from './home.js'
 import { applyLang, initialLang, remember, roleName, translator } from './i18n.js'
@@ -64,9 +64,22 @@ const CLIENT_SCREENS = {
   batches: { list: Batches },
 }
 
-/** Ends the session here, then at the idp (RP-initiated logout), which sends the browser back to `/`. */
-async function signOut() {
-  const answer = await api('POST', '/auth/logout')
+/**
+ * The member's stored language made the console's (the API answers in the stored one first): at
+ * sign-in when they differ, and at each choice.
+ */
+async function keepLocale(lang) {
+  setApiLang(lang)
+  const current = await api('GET', '/api/locale')
+  if (current.locale !== lang) await api('POST', '/api/locale', { locale: lang })
+}
+
+/**
+ * Ends the session here, then at the idp (RP-initiated logout) in the console's language, which
+ * sends the browser back to `/` (the landing page, in the language the console's cookie keeps).
+ */
+async function signOut(lang) {
+  const answer = await api('POST', `/auth/logout?lang=${lang}`)
   location.assign(answer.idp_logout_url ?? '/')
 }
 
@@ -110,7 +123,7 @@ function Account({ me, t, lang, choose, onError, inHeader }) {
     <h2 class="nav-heading" id="account-title">${t('nav.account')}</h2>
     ${
       me
-        ? html`<p class="person" data-testid="person">${me.client.name ?? me.client.email ?? me.client.subject}</p>
+        ? html`<p class="person" data-testid="person" dir="auto">${me.client.name ?? me.client.email ?? me.client.subject}</p>
           <p class="org">${roleName(me.organization.role, lang)} · <code dir="ltr" data-testid="org-id">${me.organization.id}</code></p>`
         : null
     }
@@ -122,7 +135,7 @@ function Account({ me, t, lang, choose, onError, inHeader }) {
     <button type="button" disabled=${leaving}
       onClick=${() => {
         setLeaving(true)
-        signOut().catch((e) => {
+        signOut(lang).catch((e) => {
           setLeaving(false)
           onError(e)
         })
@@ -140,7 +153,12 @@ function App() {
   const t = translator(lang)
   useEffect(() => applyLang(lang), [lang])
   useEffect(() => {
-    void loadMe().then(setMe, setError)
+    void loadMe()
+      .then(async (who) => {
+        await keepLocale(lang).catch(() => undefined)
+        return who
+      })
+      .then(setMe, setError)
     const onHash = () => {
       setRoute(routeOf())
       setMenuOpen(false)
@@ -152,7 +170,10 @@ function App() {
   const narrow = useNarrow()
   const choose = (next) => {
     remember(next)
-    setLang(next)
+    // the screens load again in the new language once the API speaks it
+    void keepLocale(next)
+      .catch(() => undefined)
+      .then(() => setLang(next))
   }
   const closeMenu = (giveFocusBack) => {
     setMenuOpen(false)
