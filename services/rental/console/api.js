@@ -11,6 +11,9 @@ export const setApiLang = (lang) => {
   language = lang
 }
 
+/** The event an answer 401 raises on the window. */
+export const SIGNED_OUT = 'console:signed-out'
+
 export class ApiError extends Error {
   constructor(status, code, message) {
     super(message)
@@ -47,6 +50,8 @@ export async function api(method, path, body) {
     parsed = text ? JSON.parse(text) : null
   } catch {}
   if (!res.ok) {
+    // the session ended (expired, or signed out elsewhere): app.js offers to sign in again
+    if (res.status === 401) globalThis.dispatchEvent(new globalThis.Event(SIGNED_OUT))
     const error = parsed?.error
     throw new ApiError(res.status, error?.code ?? 'http_' + res.status, error?.message ?? text.slice(0, 300))
   }

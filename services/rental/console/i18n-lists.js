@@ -13,6 +13,7 @@ export const LISTS_EN = {
   'exec.kind.task': 'Tasks',
   'exec.kind.tool_action': 'Tool calls',
   'state.input-required': 'waiting for input',
+  'session.sign_in_again': 'Sign in again',
 }
 
 export const LISTS_AR = {
@@ -28,4 +29,5 @@ export const LISTS_AR = {
   'exec.kind.task': 'المهام',
   'exec.kind.tool_action': 'استدعاءات الأدوات',
   'state.input-required': 'بانتظار مدخلات',
+  'session.sign_in_again': 'سجّل الدخول مجدداً',
 }

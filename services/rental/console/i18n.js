@@ -70,13 +70,19 @@ export function applyLang(lang) {
   document.title = `${CATALOGUES[lang].title} · Agent rental`
 }
 
-/** A translator for `lang`: `t('key', {name: value})`. */
-export const translator =
-  (lang) =>
-  (key, values = {}) =>
-    (CATALOGUES[lang][key] ?? CATALOGUES.en[key] ?? key).replace(/\{(\w+)\}/g, (_, name) =>
-      String(values[name] ?? ''),
-    )
+/**
+ * A translator for `lang`: `t('key', {name: value})`. In Arabic each value is isolated (U+2068 …
+ * U+2069, as `<bdi>`): an English name or sentence inside keeps its own direction, its full stop
+ * at its end.
+ */
+export const translator = (lang) => {
+  const [open, close] = lang === 'ar' ? ['\u2068', '\u2069'] : ['', '']
+  return (key, values = {}) =>
+    (CATALOGUES[lang][key] ?? CATALOGUES.en[key] ?? key).replace(/\{(\w+)\}/g, (_, name) => {
+      const value = String(values[name] ?? '')
+      return value ? `${open}${value}${close}` : ''
+    })
+}
 
 /** A role's name in the language; a custom role (data, not code) keeps its own name. */
 export const roleName = (role, lang) => CATALOGUES[lang][`role.${role}`] ?? role

@@ -7,9 +7,10 @@ type Words = Record<string, string>
 const consoleModule = (name: string) => import(new URL(`../../console/${name}`, import.meta.url).href)
 const { ERRORS_EN } = (await consoleModule('i18n-errors.js')) as { ERRORS_EN: Words }
 const { ERRORS_AR } = (await consoleModule('i18n-errors-ar.js')) as { ERRORS_AR: Words }
-const { CATALOGUES, GROUPS } = (await consoleModule('i18n.js')) as {
+const { CATALOGUES, GROUPS, translator } = (await consoleModule('i18n.js')) as {
   CATALOGUES: Record<'en' | 'ar', Words>
   GROUPS: Array<[string, Words, Words]>
+  translator: (lang: 'en' | 'ar') => (key: string, values?: Record<string, unknown>) => string
 }
 
 /** The error codes the rental publishes: the OpenAPI document's ErrorCode. */
@@ -69,5 +70,16 @@ describe('the console’s words (no browser)', () => {
     }
     // the catalogues are the groups merged: nothing else adds a word in one language only
     assert.deepEqual(Object.keys(CATALOGUES.ar).sort(), Object.keys(CATALOGUES.en).sort())
+  })
+
+  it('isolates the values put into an Arabic sentence, so that an English name keeps its full stop at its end', () => {
+    const key = 'market.hire'
+    assert.match(CATALOGUES.ar[key]!, /\{agent\}/)
+    const arabic = translator('ar')(key, { agent: 'Summariser v2.' })
+    assert.ok(arabic.includes('\u2068Summariser v2.\u2069'), arabic)
+    assert.equal(
+      translator('en')(key, { agent: 'Summariser' }),
+      CATALOGUES.en[key]!.replace('{agent}', 'Summariser'),
+    )
   })
 })

@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import type { Browser, Page } from 'playwright-core'
 import { chromiumPath, launchChromium, NO_CHROMIUM } from '@svc/testing/chromium'
+import { DEMO_EMAIL } from '../../../idp/src/areas/accounts/service.ts'
 import { type FullStack, startFullStack } from '../support/full-stack.ts'
 
 const executable = chromiumPath()
@@ -223,6 +224,39 @@ describe('the web console in Arabic: the catalogue’s words, text in its own di
       await page.locator('main h1').first().waitFor()
       assert.ok(await page.locator('main [role=alert]').count())
       assert.deepEqual(errors, [])
+    },
+  )
+
+  it(
+    'a deep link opened after the console’s session ended, the idp’s still on, comes back to its screen',
+    { skip: executable ? false : NO_CHROMIUM },
+    async () => {
+      const context = await browser!.newContext({ viewport: WIDE })
+      const fresh = await context.newPage()
+      await fresh.goto(`${stack.rental.url}/console?lang=ar`)
+      await fresh.waitForURL(/\/ui\/login/)
+      await fresh.fill('#email', DEMO_EMAIL)
+      await fresh.fill('#password', stack.idp.ctx.config.demoPassword)
+      await fresh.click('button[type=submit]')
+      await fresh.waitForURL(`${stack.rental.url}/console`)
+      await fresh.getByTestId('person').waitFor()
+      // the console's session ends (expired, or signed out elsewhere); the idp's goes on
+      await context.clearCookies({ name: 'rental_session' })
+      // a link opened in a new tab: the sign-in goes to the idp and back, the fragment kept
+      await fresh.goto('about:blank')
+      await fresh.goto(`${stack.rental.url}/console#/tasks/${taskIds[5]!}`)
+      await fresh.getByTestId('task-state').waitFor()
+      assert.equal(new URL(fresh.url()).hash, `#/tasks/${taskIds[5]!}`)
+      // a link followed in the open console: it says the session ended and signs in again, back here
+      await context.clearCookies({ name: 'rental_session' })
+      await fresh.goto(`${stack.rental.url}/console#/engagements/${engagementId}`)
+      const again = fresh.getByTestId('signed-out')
+      await again.waitFor()
+      await fresh.screenshot({ path: `${SHOTS}arabic-signed-out.png`, fullPage: true })
+      await again.getByRole('button').click()
+      await fresh.getByTestId('engagement-state').waitFor()
+      assert.equal(new URL(fresh.url()).hash, `#/engagements/${engagementId}`)
+      await context.close()
     },
   )
 })
