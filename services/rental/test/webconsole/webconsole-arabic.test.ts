@@ -228,18 +228,20 @@ describe('the web console in Arabic: the catalogue’s words, text in its own di
   )
 
   it(
-    'a deep link opened after the console’s session ended, the idp’s still on, comes back to its screen',
+    'a deep link opened signed out comes back to its screen after the sign-in, the idp’s form or its session',
     { skip: executable ? false : NO_CHROMIUM },
     async () => {
       const context = await browser!.newContext({ viewport: WIDE })
       const fresh = await context.newPage()
-      await fresh.goto(`${stack.rental.url}/console?lang=ar`)
+      // a mailed link opened signed out everywhere: the idp's sign-in form, then the task itself
+      await fresh.goto(`${stack.rental.url}/console?lang=ar#/tasks/${taskIds[4]!}`)
       await fresh.waitForURL(/\/ui\/login/)
       await fresh.fill('#email', DEMO_EMAIL)
       await fresh.fill('#password', stack.idp.ctx.config.demoPassword)
       await fresh.click('button[type=submit]')
-      await fresh.waitForURL(`${stack.rental.url}/console`)
-      await fresh.getByTestId('person').waitFor()
+      await fresh.getByTestId('task-state').waitFor()
+      assert.equal(new URL(fresh.url()).hash, `#/tasks/${taskIds[4]!}`)
+      assert.equal(await fresh.getAttribute('html', 'dir'), 'rtl')
       // the console's session ends (expired, or signed out elsewhere); the idp's goes on
       await context.clearCookies({ name: 'rental_session' })
       // a link opened in a new tab: the sign-in goes to the idp and back, the fragment kept
@@ -259,4 +261,20 @@ describe('the web console in Arabic: the catalogue’s words, text in its own di
       await context.close()
     },
   )
+
+  it('a signed-out browser gets a page that keeps the screen and goes to sign in; another client the 302', async () => {
+    const browserLike = await fetch(`${stack.rental.url}/console?lang=ar`, {
+      headers: { accept: 'text/html,application/xhtml+xml' },
+      redirect: 'manual',
+    })
+    assert.equal(browserLike.status, 200)
+    assert.match(browserLike.headers.get('content-security-policy') ?? '', /script-src 'self'/)
+    const page = await browserLike.text()
+    assert.match(page, /data-sign-in="\/auth\/login\?ui_locales=ar"/)
+    assert.match(page, /<script src="\/console\/assets\/sign-in.js"><\/script>/)
+    assert.match(page, /<a href="\/auth\/login\?ui_locales=ar">/)
+    const client = await fetch(`${stack.rental.url}/console`, { redirect: 'manual' })
+    assert.equal(client.status, 302)
+    assert.equal(client.headers.get('location'), '/auth/login')
+  })
 })
