@@ -3,6 +3,16 @@
 // message, for the few screens that read a named id from it: never shown).
 
 let csrf = { header: 'x-csrf-token', token: '' }
+// the console's language, sent with every call: the catalogue's words, amounts and errors follow it
+let language = 'en'
+
+/** The language the API answers in (Accept-Language); the member's stored one is kept equal (app.js). */
+export const setApiLang = (lang) => {
+  language = lang
+}
+
+/** The event an answer 401 raises on the window. */
+export const SIGNED_OUT = 'console:signed-out'
 
 export class ApiError extends Error {
   constructor(status, code, message) {
@@ -20,7 +30,7 @@ export async function loadMe() {
 }
 
 export async function api(method, path, body) {
-  const headers = { accept: 'application/json' }
+  const headers = { accept: 'application/json', 'accept-language': language }
   if (method !== 'GET') headers[csrf.header] = csrf.token
   if (body !== undefined) headers['content-type'] = 'application/json'
   let res
@@ -40,6 +50,8 @@ export async function api(method, path, body) {
     parsed = text ? JSON.parse(text) : null
   } catch {}
   if (!res.ok) {
+    // the session ended (expired, or signed out elsewhere): app.js offers to sign in again
+    if (res.status === 401) globalThis.dispatchEvent(new globalThis.Event(SIGNED_OUT))
     const error = parsed?.error
     throw new ApiError(res.status, error?.code ?? 'http_' + res.status, error?.message ?? text.slice(0, 300))
   }

@@ -1,7 +1,7 @@
 // The console: who is signed in, the language switch, sign-out, and the screens by hash route.
 import { render } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { api, loadMe } from './api.js'
+import { api, loadMe, setApiLang, SIGNED_OUT } from './api.js'
 import { Engagement, Engagements } from './engagements.js'
 import { Home } from './home.js'
 import { applyLang, initialLang, remember, roleName, translator } from './i18n.js'
@@ -17,6 +17,27 @@ import { Task, Tasks } from './tasks.js'
 // the tenant screens (organization, operations, members, profile, danger zone)
 import { tenantScreen } from './tenant.js'
 import { Empty, ErrorText, html, Loading } from './ui.js'
+
+// the screen a person was on when the session ended, back after signing in again (app start)
+const RETURN_KEY = 'console.return'
+
+/** Signs in again: the reload goes through the idp and back, to the screen kept here. */
+function signInAgain() {
+  try {
+    globalThis.sessionStorage.setItem(RETURN_KEY, location.hash)
+  } catch {}
+  location.reload()
+}
+
+/** Back on the screen kept by `signInAgain`, when the sign-in came back without it. */
+function restoreScreen() {
+  try {
+    const kept = globalThis.sessionStorage.getItem(RETURN_KEY)
+    globalThis.sessionStorage.removeItem(RETURN_KEY)
+    if (kept?.startsWith('#/') && (location.hash === '' || location.hash === '#/'))
+      globalThis.history.replaceState(null, '', kept)
+  } catch {}
+}
 
 const routeOf = () => (location.hash.replace(/^#\/?/, '') || 'home').split('/').map(decodeURIComponent)
 
@@ -64,9 +85,22 @@ const CLIENT_SCREENS = {
   batches: { list: Batches },
 }
 
-/** Ends the session here, then at the idp (RP-initiated logout), which sends the browser back to `/`. */
-async function signOut() {
-  const answer = await api('POST', '/auth/logout')
+/**
+ * The member's stored language made the console's (the API answers in the stored one first): at
+ * sign-in when they differ, and at each choice.
+ */
+async function keepLocale(lang) {
+  setApiLang(lang)
+  const current = await api('GET', '/api/locale')
+  if (current.locale !== lang) await api('POST', '/api/locale', { locale: lang })
+}
+
+/**
+ * Ends the session here, then at the idp (RP-initiated logout) in the console's language, which
+ * sends the browser back to `/` (the landing page, in the language the console's cookie keeps).
+ */
+async function signOut(lang) {
+  const answer = await api('POST', `/auth/logout?lang=${lang}`)
   location.assign(answer.idp_logout_url ?? '/')
 }
 
@@ -110,7 +144,7 @@ function Account({ me, t, lang, choose, onError, inHeader }) {
     <h2 class="nav-heading" id="account-title">${t('nav.account')}</h2>
     ${
       me
-        ? html`<p class="person" data-testid="person">${me.client.name ?? me.client.email ?? me.client.subject}</p>
+        ? html`<p class="person" data-testid="person" dir="auto">${me.client.name ?? me.client.email ?? me.client.subject}</p>
           <p class="org">${roleName(me.organization.role, lang)} · <code dir="ltr" data-testid="org-id">${me.organization.id}</code></p>`
         : null
     }
@@ -122,7 +156,7 @@ function Account({ me, t, lang, choose, onError, inHeader }) {
     <button type="button" disabled=${leaving}
       onClick=${() => {
         setLeaving(true)
-        signOut().catch((e) => {
+        signOut(lang).catch((e) => {
           setLeaving(false)
           onError(e)
         })
@@ -136,23 +170,38 @@ function App() {
   const [error, setError] = useState(null)
   const [route, setRoute] = useState(routeOf)
   const [menuOpen, setMenuOpen] = useState(false)
+  const [signedOut, setSignedOut] = useState(false)
   const menuButton = useRef(null)
   const t = translator(lang)
   useEffect(() => applyLang(lang), [lang])
   useEffect(() => {
-    void loadMe().then(setMe, setError)
+    void loadMe()
+      .then(async (who) => {
+        await keepLocale(lang).catch(() => undefined)
+        return who
+      })
+      .then(setMe, setError)
     const onHash = () => {
       setRoute(routeOf())
       setMenuOpen(false)
     }
+    const onSignedOut = () => setSignedOut(true)
     addEventListener('hashchange', onHash)
-    return () => removeEventListener('hashchange', onHash)
+    addEventListener(SIGNED_OUT, onSignedOut)
+    return () => {
+      removeEventListener('hashchange', onHash)
+      removeEventListener(SIGNED_OUT, onSignedOut)
+    }
   }, [])
   useLabelledCells()
   const narrow = useNarrow()
   const choose = (next) => {
     remember(next)
-    setLang(next)
+    // the page turns at once; the screens load again in the new language once the API speaks it
+    applyLang(next)
+    void keepLocale(next)
+      .catch(() => undefined)
+      .then(() => setLang(next))
   }
   const closeMenu = (giveFocusBack) => {
     setMenuOpen(false)
@@ -168,12 +217,18 @@ function App() {
     <div class="shell">
       <${Sidebar} t=${t} current=${route[0]} open=${menuOpen} onClose=${closeMenu}>${narrow ? account : null}<//>
       <main id="main" tabindex="-1">
-        <${ErrorText} error=${error} t=${t} />
+        ${
+          signedOut
+            ? html`<p class="error" role="alert" data-testid="signed-out">${t('error.signed_out')}${' '}
+              <button type="button" class="primary" onClick=${signInAgain}>${t('session.sign_in_again')}</button></p>`
+            : html`<${ErrorText} error=${error} t=${t} />`
+        }
         ${me ? html`<${Screen} route=${route} me=${me} t=${t} lang=${lang} />` : error ? null : html`<${Loading} t=${t} />`}
       </main>
     </div>`
 }
 
+restoreScreen()
 const root = document.getElementById('app')
 root.textContent = ''
 render(html`<${App} />`, root)

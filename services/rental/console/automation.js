@@ -53,7 +53,7 @@ export function Automation({ me, t, lang }) {
             <th>${t('col.next')}</th>${mayChange ? html`<th></th>` : null}</tr></thead>
           <tbody>${rows.map(
             (s) => html`<tr key=${s.id}>
-              <td>${s.name ?? html`<code dir="ltr">${s.id}</code>`}</td>
+              <td>${s.name ? html`<bdi dir="auto">${s.name}</bdi>` : html`<code dir="ltr">${s.id}</code>`}</td>
               <td><code dir="ltr">${s.cron}</code> <small>${s.timezone}</small></td>
               <td>${t(`schedule.${s.state}`)}</td>
               <td>${s.next_runs[0] ? html`<${When} iso=${s.next_runs[0]} lang=${lang} />` : '—'}</td>

@@ -2,7 +2,7 @@
 // the statement of a month (opening, every movement, closing; CSV download).
 import { useState } from 'preact/hooks'
 import { api } from './api.js'
-import { useLoadAgain } from './reload.js'
+import { Pager, usePaged } from './paging.js'
 import { ActionButton, Empty, ErrorText, html, Loading, useLoad, When, listBody } from './ui.js'
 
 const money = (m) => html`<bdi class="money">${m.display}</bdi>`
@@ -30,7 +30,7 @@ function IssueInvoice({ t, onIssued }) {
 
 export function Invoices({ t, lang }) {
   const [issued, setIssued] = useState(0)
-  const list = useLoadAgain(`/api/invoices?lang=${lang}&limit=100`, issued)
+  const list = usePaged(`/api/invoices?lang=${lang}`, { field: 'invoices', reloadKey: issued })
   const rows = list.data?.invoices
   return html`<h1>${t('nav.invoices')}</h1>
     <${IssueInvoice} t=${t} onIssued=${() => setIssued((n) => n + 1)} />
@@ -50,7 +50,8 @@ export function Invoices({ t, lang }) {
                 <td>${t(i.paid?.reference === 'escrow' ? 'invoice.paid_escrow' : `invoice.${i.state}`)}</td>
                 <td><a href=${`/api/invoices/${encodeURIComponent(i.id)}?format=pdf&lang=${lang}`}
                   download=${`${i.number}.pdf`}>${t('invoice.pdf_download', { number: i.number })}</a></td></tr>`,
-            )}</tbody></table>`,
+            )}</tbody></table>
+            <${Pager} page=${list.page} t=${t} lang=${lang} />`,
     )}`
 }
 

@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks'
 import { api } from './api.js'
 import { useFieldProblems } from './field-check.js'
 import { formatNumber } from './i18n.js'
-import { useLoadAgain } from './reload.js'
+import { Filter, Filters, PAGE_SIZE, Pager, usePaged } from './paging.js'
 import { ActionButton, Did, Empty, ErrorText, html, Loading, useLoad, When, listBody } from './ui.js'
 
 /** "12.5" (AED, at most two decimals) as fils, exactly; null when it is not an amount. */
@@ -19,7 +19,12 @@ const LIVE = new Set(['open', 'responded'])
 /** Disputes, newest first (those of `taskId` only when given), each live one with its withdrawal. */
 function DisputeRows({ t, lang, taskId, reloadKey = 0 }) {
   const [again, setAgain] = useState(0)
-  const list = useLoadAgain(`/api/disputes?limit=100&lang=${lang}`, `${reloadKey}.${again}`)
+  // a task's own disputes are picked from the newest hundred; the screen of all of them is paged
+  const list = usePaged(`/api/disputes?lang=${lang}`, {
+    field: 'disputes',
+    limit: taskId ? 100 : PAGE_SIZE,
+    reloadKey: `${reloadKey}.${again}`,
+  })
   const rows = (list.data?.disputes ?? []).filter((d) => !taskId || d.task_id === taskId)
   const withdraw = async (d) => {
     await api('POST', `/api/disputes/${encodeURIComponent(d.id)}/withdraw`, {})
@@ -35,7 +40,7 @@ function DisputeRows({ t, lang, taskId, reloadKey = 0 }) {
         <td><${When} iso=${d.created_at} lang=${lang} />
           ${d.task_id && !taskId ? html`<br /><a href=${`#/tasks/${d.task_id}`}><code dir="ltr">${d.task_id}</code></a>` : null}</td>
         <td><bdi class="money">${d.amount.display}</bdi></td>
-        <td dir="auto">${d.reason}${d.response ? html`<br /><small>${t('dispute.response')}: ${d.response.text}</small>` : null}</td>
+        <td dir="auto">${d.reason}${d.response ? html`<br /><small>${t('dispute.response')}: <bdi dir="auto">${d.response.text}</bdi></small>` : null}</td>
         <td>${t(`dispute.${d.state}`)}${d.resolution ? html`<br /><small>${t(`dispute.outcome.${d.resolution.outcome}`)}</small>` : null}</td>
         <td>${
           LIVE.has(d.state)
@@ -43,7 +48,8 @@ function DisputeRows({ t, lang, taskId, reloadKey = 0 }) {
             : null
         }</td>
       </tr>`,
-    )}</tbody></table>`
+    )}</tbody></table>
+    ${taskId ? null : html`<${Pager} page=${list.page} t=${t} lang=${lang} />`}`
 }
 
 /**
@@ -76,7 +82,7 @@ function AmountForm({ kind, path, task, t, lang, onDone }) {
     ${fields.note(`${kind}-amount`)}
     <p class="hint">${t(`${kind}.amount_hint`, { max: formatNumber(task.price_fils / 100, lang, { style: 'currency', currency: task.currency }) })}</p>
     <label for=${`${kind}-reason`}>${t('col.reason')}</label>
-    <textarea id=${`${kind}-reason`} rows="3" maxlength="2000" required value=${reason} ...${fields.at(`${kind}-reason`)}
+    <textarea dir="auto" id=${`${kind}-reason`} rows="3" maxlength="2000" required value=${reason} ...${fields.at(`${kind}-reason`)}
       onInput=${(e) => setReason(e.currentTarget.value)}></textarea>
     ${fields.note(`${kind}-reason`)}
     <div class="actions"><${ActionButton} kind="primary" label=${t(`${kind}.submit`)} busy=${t('loading')} t=${t} action=${submit} />
@@ -86,7 +92,7 @@ function AmountForm({ kind, path, task, t, lang, onDone }) {
 
 /** The refunds asked on a task, with their state (the provider accepts or rejects them). */
 function RefundRows({ taskId, t, lang, reloadKey }) {
-  const list = useLoadAgain(`/api/refunds?limit=100&lang=${lang}`, reloadKey)
+  const list = usePaged(`/api/refunds?lang=${lang}`, { field: 'refunds', limit: 100, reloadKey })
   const rows = (list.data?.refunds ?? []).filter((r) => r.task_id === taskId)
   if (list.error && !list.data) return html`<${ErrorText} error=${list.error} t=${t} />`
   if (!list.data) return html`<${Loading} t=${t} />`
@@ -119,7 +125,7 @@ function Rate({ task, t }) {
       ${[5, 4, 3, 2, 1].map((n) => html`<option key=${n} value=${n}>${'★'.repeat(n)} ${n}</option>`)}
     </select>
     <label for="rating-comment">${t('rating.comment')}</label>
-    <textarea id="rating-comment" rows="2" maxlength="1000" value=${comment} onInput=${(e) => setComment(e.currentTarget.value)}></textarea>
+    <textarea dir="auto" id="rating-comment" rows="2" maxlength="1000" value=${comment} onInput=${(e) => setComment(e.currentTarget.value)}></textarea>
     <${ActionButton} label=${t('rating.submit')} busy=${t('loading')} t=${t} action=${rate} />
   </div>`
 }
@@ -190,9 +196,9 @@ function ReportIncident({ t, onReported }) {
         ${['sev1', 'sev2', 'sev3', 'sev4'].map((s) => html`<option key=${s} value=${s}>${t(`incident.${s}`)}</option>`)}
       </select>
       <label for="incident-summary">${t('incident.summary')}</label>
-      <input id="incident-summary" maxlength="200" value=${summary} onInput=${(e) => setSummary(e.currentTarget.value)} />
+      <input id="incident-summary" dir="auto" maxlength="200" value=${summary} onInput=${(e) => setSummary(e.currentTarget.value)} />
       <label for="incident-impact">${t('incident.impact')}</label>
-      <textarea id="incident-impact" rows="3" maxlength="2000" value=${impact} onInput=${(e) => setImpact(e.currentTarget.value)}></textarea>
+      <textarea dir="auto" id="incident-impact" rows="3" maxlength="2000" value=${impact} onInput=${(e) => setImpact(e.currentTarget.value)}></textarea>
       <${ActionButton} kind="primary" label=${t('incident.submit')} busy=${t('loading')} t=${t} action=${report} />
     </form>`
     }
@@ -201,10 +207,19 @@ function ReportIncident({ t, onReported }) {
 
 export function Incidents({ t, lang }) {
   const [reported, setReported] = useState(0)
-  const list = useLoadAgain('/api/incidents?limit=100', reported)
+  const [state, setState] = useState('')
+  const list = usePaged('/api/incidents', { field: 'incidents', filters: { state }, reloadKey: reported })
   const rows = list.data?.incidents
   return html`<h1>${t('nav.incidents')}</h1>
     <${ReportIncident} t=${t} onReported=${() => setReported((n) => n + 1)} />
+    <${Filters} t=${t}>
+      <${Filter} id="incident-state" label=${t('list.filter_state')} value=${state} onChange=${setState}
+        options=${[
+          ['', t('list.all')],
+          ['open', t('incident.open')],
+          ['resolved', t('incident.resolved')],
+        ]} />
+    <//>
     <${ErrorText} error=${list.error} t=${t} />
     ${listBody(
       list,
@@ -216,8 +231,9 @@ export function Incidents({ t, lang }) {
             <tbody>${rows.map(
               (i) => html`<tr key=${i.id}><td><${When} iso=${i.created_at} lang=${lang} /></td>
                 <td dir="auto"><strong>${i.summary}</strong><br /><small>${i.impact}</small></td>
-                <td>${t(i.resolved_at ? 'incident.resolved' : 'incident.open')}${i.resolution ? html`<br /><small>${i.resolution}</small>` : null}</td>
+                <td>${t(i.resolved_at ? 'incident.resolved' : 'incident.open')}${i.resolution ? html`<br /><small dir="auto">${i.resolution}</small>` : null}</td>
                 <td>${i.agent_did ? html`<${Did} did=${i.agent_did} />` : '—'}</td></tr>`,
-            )}</tbody></table>`,
+            )}</tbody></table>
+            <${Pager} page=${list.page} t=${t} lang=${lang} />`,
     )}`
 }

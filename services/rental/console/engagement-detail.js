@@ -122,7 +122,9 @@ function Files({ id, t, lang }) {
     f.files.length === 0
       ? html`<${Empty}>${t('files.empty')}<//>`
       : html`<ul>${f.files.map(
-          (file) => html`<li key=${file.id}><a href=${file.url} download=${file.name}>${file.name}</a>
+          (
+            file,
+          ) => html`<li key=${file.id}><a href=${file.url} download=${file.name} dir="auto">${file.name}</a>
             · ${formatNumber(file.size_bytes, lang, { style: 'unit', unit: 'byte', unitDisplay: 'narrow' })}
             · <${When} iso=${file.created_at} lang=${lang} /> <code dir="ltr" class="hash">${file.sha256}</code></li>`,
         )}</ul>`}<//>`

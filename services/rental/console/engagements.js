@@ -5,10 +5,11 @@ import { api } from './api.js'
 import { useFieldProblems } from './field-check.js'
 import { EngagementMore } from './engagement-detail.js'
 import { canonicalOf, currentKey, signBody } from './keys.js'
+import { Pager, usePaged } from './paging.js'
 import { ActionButton, Did, Empty, ErrorText, Fils, html, Loading, useLoad, When } from './ui.js'
 
 export function Engagements({ t, lang }) {
-  const list = useLoad('/api/engagements?limit=50')
+  const list = usePaged('/api/engagements', { field: 'engagements' })
   return html`<h1>${t('eng.title')}</h1>
     <${ErrorText} error=${list.error} t=${t} />
     ${
@@ -26,7 +27,8 @@ export function Engagements({ t, lang }) {
                 <td><${When} iso=${e.created_at} lang=${lang} /></td>
               </tr>`,
             )}</tbody>
-          </table>`
+          </table>
+          <${Pager} page=${list.page} t=${t} lang=${lang} />`
     }`
 }
 

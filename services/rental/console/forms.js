@@ -189,7 +189,7 @@ export function ScheduleForm({ t, lang, reload }) {
     </select>
     <${Input} id="schedule-name" label=${t('col.name')} maxlength="200" ...${bind('name')} />
     <label for="schedule-text">${t('task.text')}</label>
-    <textarea id="schedule-text" rows="3" required maxlength="20000" value=${f.text} ...${fields.at('schedule-text')}
+    <textarea dir="auto" id="schedule-text" rows="3" required maxlength="20000" value=${f.text} ...${fields.at('schedule-text')}
       onInput=${(e) => bind('text').set(e.currentTarget.value)}></textarea>
     ${fields.note('schedule-text')}
     <${Input} id="schedule-cron" dir="ltr" required fields=${fields} label=${t('col.cron')} hint=${t('schedule.cron_hint')} ...${bind('cron')} />

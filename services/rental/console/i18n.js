@@ -1,6 +1,7 @@
 // The console's words in English and Arabic, the person's language (remembered), and how amounts
-// and dates are written for it. The words are kept by screen group; later groups override earlier
-// keys (the market's list screens' empty states point to their forms).
+// and dates are written for it: the console's one i18n mechanism. The words are kept by screen group
+// (i18n-*.js, each with its English and Arabic); later groups override earlier keys (the market's
+// list screens' empty states point to their forms).
 import { CONSOLE_EN } from './i18n-console.js'
 import { CONSOLE_AR } from './i18n-console-ar.js'
 import { CLIENT_EN } from './i18n-client.js'
@@ -10,13 +11,29 @@ import { TENANT_AR, TENANT_EN } from './i18n-tenant.js'
 import { ERRORS_EN } from './i18n-errors.js'
 import { ERRORS_AR } from './i18n-errors-ar.js'
 import { LAYOUT_AR, LAYOUT_EN } from './i18n-layout.js'
+import { LISTS_AR, LISTS_EN } from './i18n-lists.js'
 
 /** The published error codes' sentences as catalogue keys: `error.code.<code>`. */
 const errorKeys = (sentences) =>
   Object.fromEntries(Object.entries(sentences).map(([code, sentence]) => [`error.code.${code}`, sentence]))
 
-const en = { ...CONSOLE_EN, ...CLIENT_EN, ...TENANT_EN, ...MARKET_EN, ...LAYOUT_EN, ...errorKeys(ERRORS_EN) }
-const ar = { ...CONSOLE_AR, ...CLIENT_AR, ...TENANT_AR, ...MARKET_AR, ...LAYOUT_AR, ...errorKeys(ERRORS_AR) }
+/**
+ * The one catalogue of the console, by screen group: each group's English and Arabic words (same
+ * keys: a test checks it), and the error codes' sentences. A later group's key overrides an earlier
+ * group's in both languages.
+ */
+export const GROUPS = [
+  ['console', CONSOLE_EN, CONSOLE_AR],
+  ['client', CLIENT_EN, CLIENT_AR],
+  ['tenant', TENANT_EN, TENANT_AR],
+  ['market', MARKET_EN, MARKET_AR],
+  ['layout', LAYOUT_EN, LAYOUT_AR],
+  ['lists', LISTS_EN, LISTS_AR],
+  ['errors', errorKeys(ERRORS_EN), errorKeys(ERRORS_AR)],
+]
+
+const en = Object.assign({}, ...GROUPS.map(([, words]) => words))
+const ar = Object.assign({}, ...GROUPS.map(([, , words]) => words))
 
 export const CATALOGUES = { en, ar }
 const KEY = 'console.lang'
@@ -53,13 +70,19 @@ export function applyLang(lang) {
   document.title = `${CATALOGUES[lang].title} · Agent rental`
 }
 
-/** A translator for `lang`: `t('key', {name: value})`. */
-export const translator =
-  (lang) =>
-  (key, values = {}) =>
-    (CATALOGUES[lang][key] ?? CATALOGUES.en[key] ?? key).replace(/\{(\w+)\}/g, (_, name) =>
-      String(values[name] ?? ''),
-    )
+/**
+ * A translator for `lang`: `t('key', {name: value})`. In Arabic each value is isolated (U+2068 …
+ * U+2069, as `<bdi>`): an English name or sentence inside keeps its own direction, its full stop
+ * at its end.
+ */
+export const translator = (lang) => {
+  const [open, close] = lang === 'ar' ? ['\u2068', '\u2069'] : ['', '']
+  return (key, values = {}) =>
+    (CATALOGUES[lang][key] ?? CATALOGUES.en[key] ?? key).replace(/\{(\w+)\}/g, (_, name) => {
+      const value = String(values[name] ?? '')
+      return value ? `${open}${value}${close}` : ''
+    })
+}
 
 /** A role's name in the language; a custom role (data, not code) keeps its own name. */
 export const roleName = (role, lang) => CATALOGUES[lang][`role.${role}`] ?? role

@@ -1,15 +1,20 @@
 // The organization's money and automation: budgets, invoices (with their PDF), refunds, schedules
-// and webhooks; budgets, schedules and webhooks made here too (forms.js). Each list says what to do
-// when it is empty.
+// and webhooks; budgets, schedules and webhooks made here too (forms.js). Each list is paged
+// (paging.js) and says what to do when it is empty.
+import { useState } from 'preact/hooks'
 import { BudgetForm, ScheduleForm, WebhookForm } from './forms.js'
-import { Did, Empty, ErrorText, html, Loading, useLoad, When } from './ui.js'
+import { Pager, usePaged } from './paging.js'
+import { Did, Empty, ErrorText, html, Loading, When } from './ui.js'
 
 /** A list screen: the GET, its rows' key, its columns, and the words of its empty state. */
 function ListScreen({ t, lang, path, field, title, empty, columns, form }) {
-  const list = useLoad(path)
+  // a form's new row shows on the first page, loaded again
+  const [made, setMade] = useState(0)
+  const list = usePaged(path, { field, reloadKey: made })
+  const reload = () => setMade((n) => n + 1)
   const rows = list.data?.[field]
   return html`<h1>${t(title)}</h1>
-    ${form ? html`<${form} t=${t} lang=${lang} reload=${list.reload} />` : null}
+    ${form ? html`<${form} t=${t} lang=${lang} reload=${reload} />` : null}
     <${ErrorText} error=${list.error} t=${t} />
     ${
       list.error && !rows
@@ -24,7 +29,8 @@ function ListScreen({ t, lang, path, field, title, empty, columns, form }) {
                 (row) =>
                   html`<tr key=${row.id}>${columns.map(([label, cell]) => html`<td key=${label}>${cell(row)}</td>`)}</tr>`,
               )}</tbody>
-            </table>`
+            </table>
+            <${Pager} page=${list.page} t=${t} lang=${lang} />`
     }`
 }
 
@@ -32,9 +38,9 @@ const money = (m) => html`<bdi class="money">${m.display}</bdi>`
 const code = (text) => (text ? html`<code dir="ltr">${text}</code>` : '—')
 
 export const Budgets = ({ t, lang }) =>
-  html`<${ListScreen} t=${t} lang=${lang} form=${BudgetForm} path=${`/api/budgets?lang=${lang}&limit=100`} field="budgets" title="nav.budgets"
+  html`<${ListScreen} t=${t} lang=${lang} form=${BudgetForm} path=${`/api/budgets?lang=${lang}`} field="budgets" title="nav.budgets"
     empty="budgets.empty" columns=${[
-      ['col.name', (b) => b.name ?? t(`budgets.scope.${b.scope}`)],
+      ['col.name', (b) => (b.name ? html`<bdi dir="auto">${b.name}</bdi>` : t(`budgets.scope.${b.scope}`))],
       ['col.limit', (b) => money(b.limit)],
       ['col.spent', (b) => money(b.spent)],
       ['col.left', (b) => money(b.left)],
@@ -46,7 +52,7 @@ export const Budgets = ({ t, lang }) =>
     ]} />`
 
 export const Invoices = ({ t, lang }) =>
-  html`<${ListScreen} t=${t} path=${`/api/invoices?lang=${lang}&limit=100`} field="invoices" title="nav.invoices"
+  html`<${ListScreen} t=${t} lang=${lang} path=${`/api/invoices?lang=${lang}`} field="invoices" title="nav.invoices"
     empty="invoices.empty" columns=${[
       ['col.number', (i) => code(i.number)],
       ['col.issued', (i) => html`<${When} iso=${i.issued_at} lang=${lang} />`],
@@ -60,19 +66,19 @@ export const Invoices = ({ t, lang }) =>
     ]} />`
 
 export const Refunds = ({ t, lang }) =>
-  html`<${ListScreen} t=${t} path=${`/api/refunds?lang=${lang}&limit=100`} field="refunds" title="nav.refunds"
+  html`<${ListScreen} t=${t} lang=${lang} path=${`/api/refunds?lang=${lang}`} field="refunds" title="nav.refunds"
     empty="refunds.empty" columns=${[
       ['col.created', (r) => html`<${When} iso=${r.created_at} lang=${lang} />`],
       ['col.amount', (r) => money(r.amount)],
       ['col.state', (r) => t(`refund.${r.state}`)],
-      ['col.reason', (r) => r.reject_reason ?? r.reason],
+      ['col.reason', (r) => html`<bdi dir="auto">${r.reject_reason ?? r.reason}</bdi>`],
       ['eng.agent', (r) => html`<${Did} did=${r.agent_did} />`],
     ]} />`
 
 export const Schedules = ({ t, lang }) =>
-  html`<${ListScreen} t=${t} lang=${lang} form=${ScheduleForm} path="/api/schedules?limit=100" field="schedules" title="nav.schedules"
+  html`<${ListScreen} t=${t} lang=${lang} form=${ScheduleForm} path="/api/schedules" field="schedules" title="nav.schedules"
     empty="schedules.empty" columns=${[
-      ['col.name', (s) => s.name ?? code(s.id)],
+      ['col.name', (s) => (s.name ? html`<bdi dir="auto">${s.name}</bdi>` : code(s.id))],
       ['col.cron', (s) => html`${code(s.cron)} <small>${s.timezone}</small>`],
       ['col.state', (s) => t(`schedule.${s.state}`)],
       ['col.next', (s) => (s.next_runs[0] ? html`<${When} iso=${s.next_runs[0]} lang=${lang} />` : '—')],

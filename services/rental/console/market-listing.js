@@ -52,9 +52,9 @@ export function ListingDetail({ id, t, lang }) {
   if (!l) return html`<${Loading} t=${t} />`
   const terms = Object.entries(l.sla)
   return html`${back}
-    <h1>${l.title}</h1>
+    <h1 dir="auto">${l.title}</h1>
     <section class="card" data-testid="listing">
-      <p>${l.description}</p>
+      <p dir="auto">${l.description}</p>
       <dl>
         <dt>${t('eng.price')}</dt><dd><bdi class="money">${l.price.display}</bdi> ${t('market.per_task')}</dd>
         ${l.package_price ? html`<dt>${t('listing.package_price')}</dt><dd><bdi class="money">${l.package_price.display}</bdi></dd>` : null}
@@ -164,7 +164,7 @@ export function Trial({ id, t, lang }) {
   const trial = fresh ?? loaded.data
   if (loaded.error && !trial) return html`<${ErrorText} error=${loaded.error} t=${t} />`
   if (!trial) return html`<${Loading} t=${t} />`
-  return html`<p><a href=${`#/market/listings/${encodeURIComponent(trial.listing.id)}`}><span class="back-arrow" aria-hidden="true">←</span> ${trial.listing.title}</a></p>
+  return html`<p><a href=${`#/market/listings/${encodeURIComponent(trial.listing.id)}`}><span class="back-arrow" aria-hidden="true">←</span> <bdi dir="auto">${trial.listing.title}</bdi></a></p>
     <h1>${t('trial.title', { title: trial.listing.title })}</h1>
     <section class="card" data-testid="trial" data-state=${trial.state}>
       <dl>

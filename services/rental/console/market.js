@@ -123,7 +123,7 @@ function ListingSearch({ t, lang }) {
           : html`<p class="hint" aria-live="polite">${t('search.found', { n: listings.data.total })}</p>
             <ul class="cards" data-testid="listings">${rows.map(
               (l) => html`<li class="card" key=${l.id} data-listing=${l.id}>
-              <h3><a href=${`#/market/listings/${encodeURIComponent(l.id)}`}>${l.title}</a></h3><p>${l.description}</p>
+              <h3><a href=${`#/market/listings/${encodeURIComponent(l.id)}`}><bdi dir="auto">${l.title}</bdi></a></h3><p dir="auto">${l.description}</p>
               <p><bdi class="money">${l.price.display}</bdi> ${t('market.per_task')}</p>
               <p class="hint">${t(`availability.${l.availability.state}`)}${l.tags.length ? ` · ${l.tags.join(', ')}` : ''}</p>
               <${Did} did=${l.agent_did} />

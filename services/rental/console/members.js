@@ -7,6 +7,7 @@ import { useFieldProblems } from './field-check.js'
 import { roleName } from './i18n.js'
 import { Field, Loaded } from './tenant-ui.js'
 import { allowed, ErrorText, html, useLoad, When } from './ui.js'
+import { Pager, usePaged } from './paging.js'
 
 function AddMember({ roles, t, lang, done }) {
   const [email, setEmail] = useState('')
@@ -133,7 +134,7 @@ function DeleteRole({ role, t, done }) {
 }
 
 export function Members({ me, t, lang }) {
-  const members = useLoad('/v1/users?limit=100')
+  const members = usePaged('/v1/users', { field: 'members' })
   const roles = useLoad('/v1/roles')
   const mayInvite = allowed(me, 'members:write')
   const mayRole = allowed(me, 'roles:write')
@@ -151,7 +152,8 @@ export function Members({ me, t, lang }) {
             <td><${When} iso=${m.created_at} lang=${lang} /></td>
           </tr>`,
         )}</tbody>
-      </table>`}
+      </table>
+      <${Pager} page=${members.page} t=${t} lang=${lang} />`}
     <//>
     ${
       mayInvite && roles.data
@@ -166,7 +168,7 @@ export function Members({ me, t, lang }) {
         <tbody>${rows.map(
           (r) => html`<tr key=${r.name}>
             <td>${roleName(r.name, lang)} <small>${t(r.builtin ? 'roles.builtin' : 'roles.custom')}</small>
-              <br /><small>${r.description}</small></td>
+              <br /><small dir="auto">${r.description}</small></td>
             <td>${r.members}</td>
             <td class="perms">${r.permissions.map((p) => html`<code key=${p} dir="ltr">${p}</code> `)}</td>
             ${mayRole ? html`<td><${DeleteRole} role=${r} t=${t} done=${roles.reload} /></td>` : null}

@@ -4,6 +4,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { api } from './api.js'
 import { TaskMoney } from './disputes.js'
 import { TaskRows } from './home.js'
+import { Pager, usePaged } from './paging.js'
 import { Receipts } from './receipts.js'
 import { ActionButton, Did, Empty, ErrorText, html, Loading, StateBadge, useLoad, When } from './ui.js'
 
@@ -11,7 +12,7 @@ const TERMINAL = new Set(['completed', 'failed', 'canceled', 'rejected'])
 const TYPES = ['task.created', 'task.state_changed', 'task.trace']
 
 export function Tasks({ t, lang }) {
-  const list = useLoad('/api/tasks?limit=50')
+  const list = usePaged('/api/tasks', { field: 'tasks' })
   return html`<h1>${t('tasks.title')}</h1>
     <${ErrorText} error=${list.error} t=${t} />
     ${
@@ -19,7 +20,8 @@ export function Tasks({ t, lang }) {
         ? html`<${Loading} t=${t} />`
         : list.data.tasks.length === 0
           ? html`<${Empty}>${t('tasks.empty')} <a href="#/engagements">${t('nav.engagements')}</a><//>`
-          : html`<${TaskRows} tasks=${list.data.tasks} t=${t} lang=${lang} />`
+          : html`<${TaskRows} tasks=${list.data.tasks} t=${t} lang=${lang} />
+            <${Pager} page=${list.page} t=${t} lang=${lang} />`
     }`
 }
 

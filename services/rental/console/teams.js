@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { api } from './api.js'
 import { useFieldProblems } from './field-check.js'
 import { formatNumber } from './i18n.js'
-import { useLoadAgain } from './reload.js'
+import { Pager, usePaged } from './paging.js'
 import {
   ActionButton,
   Did,
@@ -23,7 +23,7 @@ const percent = (bps, lang) =>
   formatNumber(bps / 10_000, lang, { style: 'percent', maximumFractionDigits: 2 })
 
 export function Teams({ t, lang }) {
-  const list = useLoad('/api/teams?limit=100')
+  const list = usePaged('/api/teams', { field: 'teams' })
   const rows = list.data?.teams
   return html`<h1>${t('nav.teams')}</h1>
     <${ErrorText} error=${list.error} t=${t} />
@@ -35,10 +35,13 @@ export function Teams({ t, lang }) {
       () => html`<table class="list" data-testid="teams"><thead><tr><th>${t('col.name')}</th><th>${t('col.state')}</th>
               <th>${t('teams.members')}</th><th>${t('col.created')}</th></tr></thead>
             <tbody>${rows.map(
-              (team) => html`<tr key=${team.id}><td><a href=${`#/teams/${team.id}`}>${team.name}</a></td>
+              (
+                team,
+              ) => html`<tr key=${team.id}><td><a href=${`#/teams/${team.id}`} dir="auto">${team.name}</a></td>
                 <td>${t(`team.${team.state}`)}</td><td>${formatNumber(team.terms.members.length, lang)}</td>
                 <td><${When} iso=${team.created_at} lang=${lang} /></td></tr>`,
-            )}</tbody></table>`,
+            )}</tbody></table>
+            <${Pager} page=${list.page} t=${t} lang=${lang} />`,
     )}`
 }
 
@@ -70,7 +73,7 @@ export function Team({ id, t, lang }) {
   if (!d) return html`<${Loading} t=${t} />`
   const mine = (tasks.data?.tasks ?? []).filter((x) => d.engagement_id && x.engagement_id === d.engagement_id)
   return html`<p><a href="#/teams"><span class="back-arrow" aria-hidden="true">←</span> ${t('nav.teams')}</a></p>
-    <h1>${d.name}</h1>
+    <h1 dir="auto">${d.name}</h1>
     <section class="card"><dl>
       <dt>${t('col.state')}</dt><dd>${t(`team.${d.state}`)}</dd>
       <dt>${t('teams.lead')}</dt><dd><${Did} did=${d.lead_did} /></dd>
@@ -112,7 +115,7 @@ function BatchProgress({ batch: first, t, lang }) {
   const c = batch.counts
   const done = c.completed + c.failed + c.canceled
   return html`<tr data-batch=${batch.id} data-state=${batch.state}>
-    <td>${batch.name ?? html`<code dir="ltr">${batch.id}</code>`}</td>
+    <td>${batch.name ? html`<bdi dir="auto">${batch.name}</bdi>` : html`<code dir="ltr">${batch.id}</code>`}</td>
     <td><progress max=${batch.total} value=${done} aria-label=${t('batch.progress')}></progress>
       ${t('batch.counts', {
         done: formatNumber(done, lang),
@@ -153,7 +156,7 @@ function NewBatch({ t, onMade }) {
     </select>
     ${fields.note('batch-engagement')}
     <label for="batch-items">${t('batch.items')}</label>
-    <textarea id="batch-items" rows="4" value=${texts} ...${fields.at('batch-items')}
+    <textarea dir="auto" id="batch-items" rows="4" value=${texts} ...${fields.at('batch-items')}
       onInput=${(e) => setTexts(e.currentTarget.value)}></textarea>
     ${fields.note('batch-items')}
     <${ActionButton} kind="primary" label=${t('batch.run')} busy=${t('loading')} t=${t} action=${run} />
@@ -162,7 +165,7 @@ function NewBatch({ t, onMade }) {
 
 export function Batches({ t, lang }) {
   const [made, setMade] = useState(0)
-  const list = useLoadAgain('/api/batches?limit=50', made)
+  const list = usePaged('/api/batches', { field: 'batches', reloadKey: made })
   const rows = list.data?.batches
   return html`<h1>${t('nav.batches')}</h1>
     <${NewBatch} t=${t} onMade=${() => setMade((n) => n + 1)} />
@@ -174,6 +177,7 @@ export function Batches({ t, lang }) {
       'batch.empty',
       () => html`<table class="list" data-testid="batches"><thead><tr><th>${t('col.name')}</th><th>${t('batch.progress')}</th>
               <th>${t('col.state')}</th><th>${t('col.created')}</th></tr></thead>
-            <tbody>${rows.map((b) => html`<${BatchProgress} key=${b.id} batch=${b} t=${t} lang=${lang} />`)}</tbody></table>`,
+            <tbody>${rows.map((b) => html`<${BatchProgress} key=${b.id} batch=${b} t=${t} lang=${lang} />`)}</tbody></table>
+            <${Pager} page=${list.page} t=${t} lang=${lang} />`,
     )}`
 }

@@ -5,6 +5,7 @@ import { api } from './api.js'
 import { Automation } from './automation.js'
 import { Danger } from './danger.js'
 import { Members } from './members.js'
+import { Filter, Filters, Pager, usePaged } from './paging.js'
 import { Profile } from './profile.js'
 import { Loaded } from './tenant-ui.js'
 import { Usage } from './usage.js'
@@ -33,7 +34,7 @@ function Overview({ t, lang }) {
           : html`<${Loading} t=${t} />`
         : html`<section class="card summary" data-testid="org">
             <dl>
-              <dt>${t('org.name')}</dt><dd>${o.name}</dd>
+              <dt>${t('org.name')}</dt><dd dir="auto">${o.name}</dd>
               <dt>${t('organization')}</dt><dd><code dir="ltr">${o.id}</code></dd>
               <dt>${t('org.plan')}</dt><dd>${o.plan.name} <small>${o.plan.description}</small></dd>
               <dt>${t('org.usage')}</dt>
@@ -78,10 +79,41 @@ function Connections({ t, lang }) {
     <//>`
 }
 
+// the states a task and a tool call pass through, as GET /v1/executions filters them
+const EXECUTION_STATES = {
+  task: ['submitted', 'working', 'input-required', 'completed', 'failed', 'canceled', 'rejected'],
+  tool_action: [
+    'pending_approval',
+    'approved',
+    'running',
+    'completed',
+    'failed',
+    'rejected',
+    'timed_out',
+    'refused',
+  ],
+}
+
 function Executions({ t, lang }) {
-  const [cursor, setCursor] = useState('')
-  const page = useLoad(`/v1/executions?limit=25${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)
+  const [kind, setKind] = useState('')
+  const [state, setState] = useState('')
+  const states = [...new Set(kind ? EXECUTION_STATES[kind] : Object.values(EXECUTION_STATES).flat())]
+  const page = usePaged('/v1/executions', {
+    field: 'executions',
+    filters: { kind, state: states.includes(state) ? state : '' },
+    cursor: { param: 'cursor', next: 'next_cursor' },
+  })
   return html`<h1>${t('tenant.executions')}</h1>
+    <${Filters} t=${t}>
+      <${Filter} id="exec-kind" label=${t('list.filter_kind')} value=${kind} onChange=${setKind}
+        options=${[
+          ['', t('list.all')],
+          ['task', t('exec.kind.task')],
+          ['tool_action', t('exec.kind.tool_action')],
+        ]} />
+      <${Filter} id="exec-state" label=${t('list.filter_state')} value=${state} onChange=${setState}
+        options=${[['', t('list.all')], ...states.map((s) => [s, t(`state.${s}`)])]} />
+    <//>
     <${Loaded} load=${page} rows=${page.data?.executions} t=${t} empty=${t('exec.empty')}>
       ${(rows) => html`<table class="list" data-testid="executions">
           <thead><tr><th>${t('task.title')}</th><th>${t('task.state')}</th><th>${t('eng.agent')}</th>
@@ -101,16 +133,12 @@ function Executions({ t, lang }) {
             </tr>`,
           )}</tbody>
         </table>
-        ${
-          page.data.next_cursor
-            ? html`<button type="button" onClick=${() => setCursor(page.data.next_cursor)}>${t('exec.more')}</button>`
-            : null
-        }`}
+        <${Pager} page=${page.page} t=${t} lang=${lang} />`}
     <//>`
 }
 
 function Approvals({ me, t, lang }) {
-  const pending = useLoad('/v1/tools/approvals')
+  const pending = usePaged('/v1/tools/approvals', { field: 'approvals' })
   const mayDecide = allowed(me, 'approvals:write')
   const decide = (id, verb) => async () => {
     await api('POST', `/api/approvals/${encodeURIComponent(id)}/${verb}`, {})
@@ -126,7 +154,7 @@ function Approvals({ me, t, lang }) {
           (a) => html`<tr key=${a.id}>
             <td><a href=${`#/tasks/${a.task_id}`}><code dir="ltr">${a.task_id}</code></a>
               <small>${t(`appr.kind.${a.kind}`)}</small></td>
-            <td>${a.question ?? a.text_preview}</td>
+            <td><bdi dir="auto">${a.question ?? a.text_preview}</bdi></td>
             <td><${Fils} fils=${a.price_fils} currency=${a.currency} lang=${lang} /></td>
             <td><${When} iso=${a.expires_at} lang=${lang} /></td>
             ${
@@ -139,7 +167,8 @@ function Approvals({ me, t, lang }) {
             }
           </tr>`,
         )}</tbody>
-      </table>`}
+      </table>
+      <${Pager} page=${pending.page} t=${t} lang=${lang} />`}
     <//>`
 }
 

@@ -7,7 +7,11 @@ type Words = Record<string, string>
 const consoleModule = (name: string) => import(new URL(`../../console/${name}`, import.meta.url).href)
 const { ERRORS_EN } = (await consoleModule('i18n-errors.js')) as { ERRORS_EN: Words }
 const { ERRORS_AR } = (await consoleModule('i18n-errors-ar.js')) as { ERRORS_AR: Words }
-const { CATALOGUES } = (await consoleModule('i18n.js')) as { CATALOGUES: Record<'en' | 'ar', Words> }
+const { CATALOGUES, GROUPS, translator } = (await consoleModule('i18n.js')) as {
+  CATALOGUES: Record<'en' | 'ar', Words>
+  GROUPS: Array<[string, Words, Words]>
+  translator: (lang: 'en' | 'ar') => (key: string, values?: Record<string, unknown>) => string
+}
 
 /** The error codes the rental publishes: the OpenAPI document's ErrorCode. */
 const published = (
@@ -49,5 +53,33 @@ describe('the console’s words (no browser)', () => {
       for (const [key, text] of Object.entries(words))
         assert.doesNotMatch(text, ROUTE_OR_SCHEMA, `${lang} ${key}: ${text}`)
     for (const code of published) assert.equal(en[`error.code.${code}`], ERRORS_EN[code])
+  })
+
+  it('each group of words has exactly the same keys in English and Arabic, the same {slots}, and Arabic words', () => {
+    const slots = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort()
+    assert.ok(GROUPS.length >= 6, 'the catalogue’s groups')
+    for (const [group, en, ar] of GROUPS) {
+      assert.deepEqual(Object.keys(ar).sort(), Object.keys(en).sort(), `${group}: the same keys`)
+      for (const [key, text] of Object.entries(en)) {
+        const arabic = ar[key]!
+        assert.ok(text.trim() && arabic.trim(), `${group} ${key}: not empty`)
+        assert.deepEqual(slots(arabic), slots(text), `${group} ${key}: the same {slots}`)
+        // a name the same in both (PDF) aside, the Arabic words are Arabic
+        if (arabic !== text) assert.match(arabic, /[\u0600-\u06FF]/, `${group} ${key}: in Arabic`)
+      }
+    }
+    // the catalogues are the groups merged: nothing else adds a word in one language only
+    assert.deepEqual(Object.keys(CATALOGUES.ar).sort(), Object.keys(CATALOGUES.en).sort())
+  })
+
+  it('isolates the values put into an Arabic sentence, so that an English name keeps its full stop at its end', () => {
+    const key = 'market.hire'
+    assert.match(CATALOGUES.ar[key]!, /\{agent\}/)
+    const arabic = translator('ar')(key, { agent: 'Summariser v2.' })
+    assert.ok(arabic.includes('\u2068Summariser v2.\u2069'), arabic)
+    assert.equal(
+      translator('en')(key, { agent: 'Summariser' }),
+      CATALOGUES.en[key]!.replace('{agent}', 'Summariser'),
+    )
   })
 })

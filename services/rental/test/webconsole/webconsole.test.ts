@@ -215,8 +215,11 @@ describe('the web console (/console) in Chromium: sign-in, hire signed in the br
       const logoutUrl = new URL((await idpLogout).url())
       assert.match(logoutUrl.searchParams.get('id_token_hint') ?? '', /^eyJ/)
       assert.equal(logoutUrl.searchParams.get('post_logout_redirect_uri'), `${stack.rental.url}/`)
+      // signed out in Arabic: the idp's page and the landing page in Arabic too
+      assert.equal(logoutUrl.searchParams.get('ui_locales'), 'ar')
       await page.waitForURL(`${stack.rental.url}/`)
-      assert.match((await page.textContent('nav'))!, /Sign in/)
+      assert.equal(await page.getAttribute('html', 'lang'), 'ar')
+      assert.match((await page.textContent('nav'))!, /تسجيل الدخول/)
       // the landing page's CSP allows no script: the browser's cookies are read through its context
       const meAfter = await page.context().request.get(`${stack.rental.url}/api/me`)
       assert.equal(meAfter.status(), 401, 'the console session ended')

@@ -1,4 +1,4 @@
-import type { App } from '@svc/kit'
+import { type App, LangQuery, moneyLocaleOf } from '@svc/kit'
 import { Type } from 'typebox'
 import { BACKCHANNEL_PATH, CALLBACK_PATH } from './idp-link.ts'
 import { type AuthDeps, backchannelLogout, finishLogin, logout, startLogin } from './service.ts'
@@ -99,7 +99,10 @@ export function authRoutes(app: App, deps: AuthDeps) {
       ...route.session(),
       schema: {
         summary: 'Ends the console session; names the identity provider’s logout page to end that one too',
+        description:
+          'The idp’s signed-out page is asked for in `lang` (ui_locales), else the console’s language cookie, else the member’s language.',
         tags,
+        querystring: LangQuery({ additionalProperties: false }),
         response: {
           200: Type.Object({
             signed_out: Type.Literal(true),
@@ -108,7 +111,11 @@ export function authRoutes(app: App, deps: AuthDeps) {
         },
       },
     },
-    async (request, reply) => logout(deps, sessionOf(request), reply),
+    async (request, reply) => {
+      const kept = request.cookies.console_lang
+      const lang = request.query.lang ?? (kept === 'ar' || kept === 'en' ? kept : moneyLocaleOf(request))
+      return logout(deps, sessionOf(request), reply, lang)
+    },
   )
 
   app.get(

@@ -199,7 +199,13 @@ async function exchangeCode(deps: AuthDeps, request: FastifyRequest, pending: Pe
  * `POST /auth/logout`: ends the session here, and names the idp's logout page to end the one there
  * too (RP-Initiated Logout 1.0: the sign-in's ID token as `id_token_hint`, with `client_id`).
  */
-export async function logout(deps: AuthDeps, session: ConsoleSession, reply: FastifyReply) {
+/** Ends the session here; the idp's logout URL asks for its signed-out page in `lang` (ui_locales). */
+export async function logout(
+  deps: AuthDeps,
+  session: ConsoleSession,
+  reply: FastifyReply,
+  lang: 'en' | 'ar' = 'en',
+) {
   const idToken = await idTokenOf(deps.sessions.db, session.idHash)
   await endSession(deps.sessions.db, session.idHash, deps.sessions.now())
   deps.sessions.clearCookie(reply)
@@ -212,6 +218,7 @@ export async function logout(deps: AuthDeps, session: ConsoleSession, reply: Fas
           ...(idToken ? { id_token_hint: idToken } : {}),
           client_id: config.clientMetadata().client_id,
           post_logout_redirect_uri: `${deps.baseUrl}/`,
+          ui_locales: lang,
         })
         .toString()
   }

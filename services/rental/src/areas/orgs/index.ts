@@ -5,7 +5,7 @@ import type { Actor } from '../events/index.ts'
 import { changeEmailByIdentity, type LeaveOutcome, leaveByIdentity, memberBySubject } from './identity.ts'
 import { localeRoutes } from './locale-routes.ts'
 import { orgRoutes } from './routes.ts'
-import { type Page } from '@svc/kit'
+import { type MoneyLocale, type Page } from '@svc/kit'
 import { ensureMembership, invite, memberList, type Recorder, type SignedIn } from './service.ts'
 import { type ProfilePatch, profile, setProfile } from './profile.ts'
 import { putRole, removeRole, roleList } from './roles.ts'
@@ -26,7 +26,10 @@ export interface OrgService {
   /** The organization of a joined subject, or null. */
   orgIdOf(subject: string): Promise<string | null>
   /** Organizations by id, with their name and kind (unknown ids are left out). */
-  orgs(ids: readonly string[]): Promise<Array<{ id: string; name: string; kind: OrgKind }>>
+  orgs(
+    ids: readonly string[],
+    lang?: MoneyLocale,
+  ): Promise<Array<{ id: string; name: string; kind: OrgKind }>>
   /** Organization ids after `after` (id order), `limit` at a time: for jobs that visit every organization. */
   idsAfter(after: string, limit: number): Promise<string[]>
   /** The joined member of an idp subject, locked in the caller's transaction (or undefined). */
@@ -48,7 +51,7 @@ export interface OrgService {
   /** An invitation by email with a role, as POST /api/org/members makes it. */
   invite(by: Recorder, actor: Membership, input: { email: string; role: string }): ReturnType<typeof invite>
   /** The roles (built-in and custom), with how many of the organization's members hold each. */
-  roles(orgId: string): ReturnType<typeof roleList>
+  roles(orgId: string, lang?: MoneyLocale): ReturnType<typeof roleList>
   /** Makes or changes a custom role (PUT /v1/roles). */
   putRole(by: Recorder, actor: Membership, input: Parameters<typeof putRole>[3]): ReturnType<typeof putRole>
   /** Deletes a custom role no member or invitation holds (DELETE /v1/roles/{name}). */
@@ -88,7 +91,7 @@ export const orgsArea = defineArea({
         operators.has(who.subject.toLowerCase()) ||
         (who.emailVerified && who.email !== null && operators.has(who.email.toLowerCase())),
       orgIdOf: (subject) => orgIdOfSubject(ctx.db, subject),
-      orgs: (ids) => orgsByIds(ctx.db, [...new Set(ids)]),
+      orgs: (ids, lang) => orgsByIds(ctx.db, [...new Set(ids)], lang),
       idsAfter: (after, limit) => orgIdsAfter(ctx.db, after, limit),
       memberOfSubject: (trx, subject) => memberBySubject(trx, subject),
       leaveByIdentity: (trx, actor, subject) => leaveByIdentity(trx, use.events, actor, subject),
@@ -97,7 +100,7 @@ export const orgsArea = defineArea({
       eraseOrg: (trx, orgId) => eraseOrgMembers(trx, orgId, ctx.now()),
       members: (orgId, page) => memberList(ctx.db, orgId, page),
       invite: (by, actor, input) => invite(ctx.db, by, actor, input),
-      roles: (orgId) => roleList(ctx.db, orgId),
+      roles: (orgId, lang) => roleList(ctx.db, orgId, lang),
       putRole: (by, actor, input) => putRole(ctx.db, by, actor, input),
       removeRole: (by, actor, name) => removeRole(ctx.db, by, actor, name),
       setProfile: (by, actor, patch) => setProfile(ctx.db, by, actor, patch),

@@ -1,3 +1,4 @@
+import type { MoneyLocale } from '@svc/kit'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import {
@@ -27,8 +28,12 @@ export interface RoleView {
   members: number
 }
 
-/** The built-in roles and the organization's own custom ones (another organization's are not listed). */
-export const roleList = (db: RentalDb, orgId: string): Promise<RoleView[]> => rolesWithHolders(db, orgId)
+/**
+ * The built-in roles and the organization's own custom ones (another organization's are not
+ * listed), the built-in ones described in `lang` (a custom role keeps the words its maker typed).
+ */
+export const roleList = (db: RentalDb, orgId: string, lang: MoneyLocale = 'en'): Promise<RoleView[]> =>
+  rolesWithHolders(db, orgId, lang)
 
 const builtinRefusal = (name: string, what: string) =>
   rentalError('role_builtin', `${name} is a built-in role: built-in roles do not ${what}`)

@@ -100,7 +100,12 @@ export async function ensureMembership(
       }
       const orgId = newId('org_')
       const memberId = newId('mem_')
-      await insertOrg(trx, { id: orgId, name: who.email ? `${who.email}'s organization` : 'Organization' })
+      await insertOrg(trx, {
+        id: orgId,
+        name: who.email ? `${who.email}'s organization` : 'Organization',
+        // the email isolated (U+2068…U+2069) so it keeps its own direction inside the Arabic
+        name_ar: who.email ? `مؤسسة \u2068${who.email}\u2069` : 'المؤسسة',
+      })
       await memberEvent(by, trx, orgId, memberId, 'member.joined', { role: 'owner', invited: false })
       await insertMember(trx, {
         id: memberId,

@@ -1,4 +1,4 @@
-import { OLDEST_FIRST, pageOfRows } from '@svc/kit'
+import { type MoneyLocale, OLDEST_FIRST, pageOfRows } from '@svc/kit'
 import type { ColumnType, Generated } from 'kysely'
 import type { RentalDb } from '../../db.ts'
 
@@ -7,6 +7,8 @@ export interface OrgTables {
   orgs: {
     id: string
     name: string
+    /** The default name in Arabic (an organization made at a first sign-in), null otherwise. */
+    name_ar: ColumnType<string | null, string | null | undefined, string | null>
     kind: Generated<OrgKind>
     created_at: Generated<Date>
     /** Set by erasure (POST /api/clients/erase): the name is then a pseudonym. */
@@ -32,6 +34,8 @@ export interface OrgTables {
     name: string
     permissions: string[]
     description: string
+    /** A built-in role's description in Arabic (migration 0054); null for a custom one. */
+    description_ar: ColumnType<string | null, string | null | undefined, string | null>
     builtin: Generated<boolean>
     org_id: ColumnType<string | null, string | null | undefined, string | null>
   }
@@ -45,10 +49,13 @@ export interface OrgTables {
 export type OrgKind = 'client' | 'provider' | 'platform'
 
 /** Organizations by id (unknown ids are left out). */
-export const orgsByIds = (db: RentalDb, ids: readonly string[]) =>
+/** The organizations with those ids, each named in `lang` (the English name where it has no Arabic). */
+export const orgsByIds = async (db: RentalDb, ids: readonly string[], lang: MoneyLocale = 'en') =>
   ids.length === 0
-    ? Promise.resolve([])
-    : db.selectFrom('orgs').select(['id', 'name', 'kind']).where('id', 'in', ids).execute()
+    ? []
+    : (
+        await db.selectFrom('orgs').select(['id', 'name', 'name_ar', 'kind']).where('id', 'in', ids).execute()
+      ).map(({ name_ar, ...org }) => ({ ...org, name: lang === 'ar' && name_ar ? name_ar : org.name }))
 
 /** Organization ids after `after`, in id order, a page at a time (the retention job walks them). */
 export const orgIdsAfter = async (db: RentalDb, after: string, limit: number) =>
@@ -109,7 +116,7 @@ export async function lockOrg(db: RentalDb, orgId: string) {
   await db.selectFrom('orgs').select('id').where('id', '=', orgId).forUpdate().executeTakeFirst()
 }
 
-export async function insertOrg(db: RentalDb, org: { id: string; name: string }) {
+export async function insertOrg(db: RentalDb, org: { id: string; name: string; name_ar?: string | null }) {
   await db.insertInto('orgs').values(org).execute()
 }
 
@@ -176,7 +183,7 @@ export async function eraseOrgMembers(trx: RentalDb, orgId: string, at: Date) {
     .execute()
   await trx
     .updateTable('orgs')
-    .set({ name: `Erased organization ${orgId}`, erased_at: at })
+    .set({ name: `Erased organization ${orgId}`, name_ar: null, erased_at: at })
     .where('id', '=', orgId)
     .execute()
   return {
@@ -237,10 +244,10 @@ export const setLocaleIfChanged = async (
   ).numUpdatedRows > 0n
 
 /** The built-in roles and the organization's own, each with how many of its members and invitations hold it. */
-export async function rolesWithHolders(db: RentalDb, orgId: string) {
+export async function rolesWithHolders(db: RentalDb, orgId: string, lang: MoneyLocale = 'en') {
   const rows = await db
     .selectFrom('rental_roles as r')
-    .select(['r.name', 'r.description', 'r.permissions', 'r.builtin'])
+    .select(['r.name', 'r.description', 'r.description_ar', 'r.permissions', 'r.builtin'])
     .select((eb) =>
       eb
         .selectFrom('org_members as m')
@@ -253,7 +260,11 @@ export async function rolesWithHolders(db: RentalDb, orgId: string) {
     .orderBy('r.builtin', 'desc')
     .orderBy('r.name')
     .execute()
-  return rows.map((r) => ({ ...r, members: Number(r.members ?? 0) }))
+  return rows.map(({ description_ar, ...r }) => ({
+    ...r,
+    description: lang === 'ar' && description_ar ? description_ar : r.description,
+    members: Number(r.members ?? 0),
+  }))
 }
 
 /** A built-in role or the organization's own of that name, locked. */

@@ -2,6 +2,7 @@ import { type App, prefersJson, sendHome } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { rentalError } from '../../errors.ts'
+import { fromAcceptLanguage } from '../../http/index.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import type { MarketService } from '../market/index.ts'
 import type { IncidentService } from '../incidents/index.ts'
@@ -25,6 +26,16 @@ export interface PublicDeps {
 const tags = ['public']
 const PageQuery = Type.Object({ lang: Type.Optional(Type.String({ maxLength: 10 })) })
 const langOf = (query: { lang?: string | undefined }): Lang => (isLang(query.lang) ? query.lang : 'en')
+/**
+ * The landing page's language: `?lang=`, else the console's (its cookie: signing out of the console
+ * lands here), else Accept-Language's, else English.
+ */
+const landingLang = (request: FastifyRequest): Lang => {
+  const kept = request.cookies.console_lang
+  const asked = (request.query as { lang?: string }).lang
+  if (isLang(asked)) return asked
+  return isLang(kept) ? kept : (fromAcceptLanguage(request.headers['accept-language']) ?? 'en')
+}
 
 const Catalogue = Type.Object({
   lang: Type.String(),
@@ -102,7 +113,7 @@ export function publicRoutes(app: App, deps: PublicDeps) {
         return sendHome(request, reply, home(deps), deps.urls.rental)
       return reply
         .headers({ ...PAGE_HEADERS, 'cache-control': 'no-store', vary: 'Accept' })
-        .send(landingPage(langOf(request.query), await signedIn(request)))
+        .send(landingPage(landingLang(request), await signedIn(request)))
     },
   )
   app.get(
@@ -124,7 +135,7 @@ export function publicRoutes(app: App, deps: PublicDeps) {
       const listings = await deps.market.publicSearch(q, lang, 50)
       return reply
         .headers({ ...PAGE_HEADERS, 'cache-control': 'no-store' })
-        .send(marketPage(lang, await deps.catalogue.catalogue(), q, listings, await signedIn(request)))
+        .send(marketPage(lang, await deps.catalogue.catalogue(lang), q, listings, await signedIn(request)))
     },
   )
   app.get(

@@ -1,4 +1,4 @@
-import { type App, Lang, pageOf, PageQuery } from '@svc/kit'
+import { type App, Lang, LangQuery, moneyLocaleOf, pageOf, PageQuery } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { rentalError } from '../../errors.ts'
@@ -56,6 +56,12 @@ const Profile = Type.Object({
   locale: Nullable(Locale),
   notifications: Type.Record(Type.String(), Type.Boolean()),
 })
+
+/** The one plan there is, in both languages (a seam: no plans area yet). */
+const PAY_AS_YOU_GO = {
+  en: { name: 'Pay as you go', description: 'each task is paid from its escrow; no subscription' },
+  ar: { name: 'الدفع حسب الاستخدام', description: 'تُدفع كل مهمة من ضمانها؛ بلا اشتراك' },
+} as const
 
 const Org = Type.Object({
   id: Type.String(),
@@ -232,11 +238,14 @@ export function adminRoutes(app: App, deps: TenantDeps) {
       ...auth.read('org:read'),
       schema: {
         summary: 'The roles: built-in ones and custom ones, with how many members hold each',
+        description:
+          'Built-in roles are described in `lang`, else the member’s language, else Accept-Language’s.',
         tags,
+        querystring: LangQuery({ additionalProperties: false }),
         response: { 200: Type.Object({ roles: Type.Array(Role) }) },
       },
     },
-    async (request) => ({ roles: await deps.orgs.roles(orgOf(request)) }),
+    async (request) => ({ roles: await deps.orgs.roles(orgOf(request), moneyLocaleOf(request)) }),
   )
   app.put(
     '/v1/roles',
@@ -321,13 +330,17 @@ export function adminRoutes(app: App, deps: TenantDeps) {
       schema: {
         summary:
           'The organization: name, plan, usage this month, onboarding state, its DID and its proof-of-action ledger',
+        description:
+          'The default name and the plan in `lang`, else the member’s language, else Accept-Language’s.',
         tags,
+        querystring: LangQuery({ additionalProperties: false }),
         response: { 200: Org },
       },
     },
     async (request) => {
       const orgId = orgOf(request)
-      const [org] = await deps.orgs.orgs([orgId])
+      const lang = moneyLocaleOf(request)
+      const [org] = await deps.orgs.orgs([orgId], lang)
       if (!org) throw rentalError('not_found', 'the organization is gone')
       const now = deps.now()
       const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1))
@@ -338,7 +351,7 @@ export function adminRoutes(app: App, deps: TenantDeps) {
         name: org.name,
         kind: org.kind,
         // a seam: no plans area yet (docs/rental/tenant.md)
-        plan: { name: 'pay-as-you-go', description: 'each task is paid from its escrow; no subscription' },
+        plan: PAY_AS_YOU_GO[lang],
         usage: {
           month: monthStart.toISOString().slice(0, 7),
           tasks: usage.tasks,

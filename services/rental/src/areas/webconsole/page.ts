@@ -31,6 +31,22 @@ export const CONSOLE_HEADERS = {
 
 /** The style sheet shared with the idp's pages (tokens, buttons, fields), linked before the console's own. */
 export const DESIGN_CSS_PATH = '/console/design.css'
+/**
+ * A signed-out browser's `/console`: `sign-in.js` keeps the screen its fragment names (a bookmark,
+ * a mailed `#/tasks/{id}`) and the language asked (`?lang=`, the cookie) for after the sign-in, then goes to `signIn`; without script, the
+ * refresh and the link go there too.
+ */
+export const signInPage = (asked: 'en' | 'ar' | undefined, signIn: string) => {
+  const lang = asked ?? 'en'
+  return html`<!doctype html>
+<html lang="${lang}" dir="${lang === 'ar' ? 'rtl' : 'ltr'}" data-sign-in="${signIn}" data-lang="${asked ?? ''}">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${lang === 'ar' ? 'تسجيل الدخول' : 'Sign in'}</title>
+<script src="/console/assets/sign-in.js"></script>
+<meta http-equiv="refresh" content="1;url=${signIn}">
+</head>
+<body><p><a href="${signIn}">${lang === 'ar' ? 'تسجيل الدخول' : 'Sign in'}</a></p></body></html>`.toString()
+}
 
 /** The console's style sheets, in cascade order: the base, then the client and the tenant screens'. */
 const STYLE_SHEETS = ['console.css', 'console-client.css', 'console-tenant.css']

@@ -4,7 +4,7 @@ import { Type } from 'typebox'
 import { rentalError } from '../../errors.ts'
 import type { ConsoleSessions } from '../auth/hooks.ts'
 import { consoleAssets, type Served, vendorModules } from './files.ts'
-import { CONSOLE_HEADERS, consolePage, DESIGN_CSS_PATH } from './page.ts'
+import { CONSOLE_HEADERS, consolePage, DESIGN_CSS_PATH, signInPage } from './page.ts'
 import { designAssets, sendDesignAsset } from '@svc/kit/design/assets'
 
 const tags = ['console']
@@ -33,7 +33,7 @@ export function webConsoleRoutes(app: App, sessions: ConsoleSessions) {
     {
       schema: {
         summary:
-          'The web console (signed out: 302 to /auth/login, asking the idp for the console’s language: lang, else the console_lang cookie)',
+          'The web console (signed out: 302 to /auth/login, asking the idp for the console’s language: lang, else the console_lang cookie; a browser, Accept: text/html, gets a page that keeps the fragment’s screen and goes there)',
         tags,
         querystring: Type.Object({ lang: Type.Optional(Type.String({ maxLength: 10 })) }),
       },
@@ -42,7 +42,13 @@ export function webConsoleRoutes(app: App, sessions: ConsoleSessions) {
       reply.header('cache-control', 'no-store')
       if (!(await sessions.find(request))) {
         const lang = [request.query.lang, request.cookies[LANG_COOKIE]].find((l) => l === 'en' || l === 'ar')
-        return reply.redirect(lang ? `/auth/login?ui_locales=${lang}` : '/auth/login', 302)
+        const signIn = lang ? `/auth/login?ui_locales=${lang}` : '/auth/login'
+        // a browser gets a page that keeps the screen its fragment names (the server never sees it)
+        if (request.headers.accept?.includes('text/html'))
+          return reply
+            .headers({ ...CONSOLE_HEADERS, 'content-type': 'text/html; charset=utf-8' })
+            .send(signInPage(lang as 'en' | 'ar' | undefined, signIn))
+        return reply.redirect(signIn, 302)
       }
       return reply
         .headers({ ...CONSOLE_HEADERS, 'content-type': 'text/html; charset=utf-8' })
