@@ -1,3 +1,4 @@
+import type { MoneyLocale as Lang } from '@svc/kit'
 import { defineArea } from '../../context.ts'
 import { NO_MODELS } from '../../reactions.ts'
 import type { ModelsOf } from '../models/index.ts'
@@ -8,6 +9,8 @@ import type { RentalDb } from '../../db.ts'
 import {
   agentByDid,
   agentCardUrl,
+  agentNames,
+  jobTitles,
   type AgentRow,
   catalogue,
   catalogueAgent,
@@ -30,12 +33,26 @@ export type CatalogueJob = Omit<Catalogue[number], 'agents'> & {
 export type CatalogueAgent = WithProvider<NonNullable<Awaited<ReturnType<typeof catalogueAgent>>>>
 
 export interface CatalogueService {
-  /** Every job with the agents that serve it, each with its provider. */
-  catalogue(): Promise<CatalogueJob[]>
+  /** Every job with the agents that serve it, each with its provider, in `lang` (default English). */
+  catalogue(lang?: Lang): Promise<CatalogueJob[]>
   /** The job and, when it serves the job, the agent with that DID. */
   jobAndAgent(jobId: string, agentDid: string): ReturnType<typeof jobAndAgent>
-  /** The agent with that DID, its provider and the jobs it serves, or undefined. */
-  agent(did: string): Promise<CatalogueAgent | undefined>
+  /** The agent with that DID, its provider and the jobs it serves, in `lang` (default English), or undefined. */
+  agent(did: string, lang?: Lang): Promise<CatalogueAgent | undefined>
+  /**
+   * The job's title in `lang` (English where it has no Arabic), or undefined for an unknown job.
+   * For a list, `titlesOf` answers all in one query.
+   */
+  titleOf(jobId: string, lang: Lang): Promise<string | undefined>
+  /** The titles of those jobs in `lang`, by job id (an unknown id is absent). */
+  titlesOf(jobIds: readonly string[], lang: Lang): Promise<Map<string, string>>
+  /**
+   * The display name of the catalogue's agent with that DID in `lang` (English where it has no
+   * Arabic), or undefined for a DID the catalogue does not hold. For a list, `agentNamesOf`.
+   */
+  agentNameOf(did: string, lang: Lang): Promise<string | undefined>
+  /** The display names of those agents in `lang`, by DID (an unknown DID is absent). */
+  agentNamesOf(dids: readonly string[], lang: Lang): Promise<Map<string, string>>
   /** The URL of the agent's A2A card, or undefined when it is not in the catalogue. */
   cardUrl(did: string): Promise<string | undefined>
   /**
@@ -78,8 +95,8 @@ export const catalogueArea = defineArea({
       app.addHook('onClose', async () => seeding.stop())
     }
     return {
-      async catalogue() {
-        const jobs = await catalogue(ctx.db)
+      async catalogue(lang = 'en') {
+        const jobs = await catalogue(ctx.db, lang)
         const agents = await withProviders(
           use.orgs,
           jobs.flatMap((j) => j.agents),
@@ -88,10 +105,14 @@ export const catalogueArea = defineArea({
         return jobs.map((job) => ({ ...job, agents: job.agents.map(() => agents[at++]!) }))
       },
       jobAndAgent: (jobId, agentDid) => jobAndAgent(ctx.db, jobId, agentDid),
-      async agent(did) {
-        const agent = await catalogueAgent(ctx.db, did)
+      async agent(did, lang = 'en') {
+        const agent = await catalogueAgent(ctx.db, did, lang)
         return agent && (await withProviders(use.orgs, [agent]))[0]
       },
+      titleOf: async (jobId, lang) => (await jobTitles(ctx.db, [jobId], lang)).get(jobId),
+      titlesOf: (jobIds, lang) => jobTitles(ctx.db, jobIds, lang),
+      agentNameOf: async (did, lang) => (await agentNames(ctx.db, [did], lang)).get(did),
+      agentNamesOf: (dids, lang) => agentNames(ctx.db, dids, lang),
       cardUrl: (did) => agentCardUrl(ctx.db, did),
       isProviderOf: (orgId, agentDid) => isProviderOf(ctx.db, orgId, agentDid),
       agentByDid,

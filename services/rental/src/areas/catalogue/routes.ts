@@ -1,4 +1,4 @@
-import type { App } from '@svc/kit'
+import { type App, LangQuery, moneyLocaleOf } from '@svc/kit'
 import { type Static, Type } from 'typebox'
 import { DeclaredModel } from '../models/index.ts'
 import type { CatalogueService } from './index.ts'
@@ -39,12 +39,15 @@ export function catalogueRoutes(app: App, catalogue: CatalogueService) {
       schema: {
         summary:
           'The catalogue: jobs pairing a profile with an outcome, their price and serving agents (with their declared models)',
+        description:
+          'Titles, outcomes, descriptions and agents’ names in `lang`, else the member’s language, else Accept-Language’s (English where a text has no Arabic).',
         tags: ['catalogue'],
+        querystring: LangQuery({ additionalProperties: false }),
         response: { 200: Type.Object({ jobs: Type.Array(Job) }) },
       },
     },
-    async () => {
-      const jobs = await catalogue.catalogue()
+    async (request) => {
+      const jobs = await catalogue.catalogue(moneyLocaleOf(request))
       const models = await catalogue.modelsOf(jobs.flatMap((j) => j.agents.map((a) => a.did)))
       return {
         jobs: jobs.map((job) => ({

@@ -4,7 +4,7 @@ import { Type } from 'typebox'
 import { Value } from 'typebox/value'
 import type { RentalDb } from '../../db.ts'
 import { PLATFORM_ORG_ID } from '../orgs/index.ts'
-import { DEMO_JOBS } from './seed.ts'
+import { DEMO_AGENTS_AR, DEMO_JOBS } from './seed.ts'
 import { ensureJob, upsertAgent } from './store.ts'
 
 /** The agents service's listing (`GET {agents_url}/agents`), as its contract gives it. */
@@ -48,6 +48,9 @@ export async function importAgents(db: RentalDb, agentsUrl: string, log: Logger)
       card_url: entry.card_url,
       endpoint,
       skills: entry.skills ?? [],
+      // the built-in agents' Arabic words are the rental's (the agents service lists English only)
+      name_ar: DEMO_AGENTS_AR[entry.id]?.name ?? null,
+      description_ar: DEMO_AGENTS_AR[entry.id]?.description ?? null,
       // the agents service's agents are the built-in ones: the platform's own provider publishes them
       provider_org_id: PLATFORM_ORG_ID,
     })

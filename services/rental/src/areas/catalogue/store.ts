@@ -1,3 +1,4 @@
+import type { MoneyLocale as Lang } from '@svc/kit'
 import type { ColumnType, Generated } from 'kysely'
 import type { RentalDb } from '../../db.ts'
 import type { SeedJob } from './seed.ts'
@@ -9,6 +10,9 @@ export interface CatalogueTables {
     did: string
     name: string
     description: string
+    /** The display name and description in Arabic, null when none was given (readers get the English). */
+    name_ar: string | null
+    description_ar: string | null
     card_url: string
     endpoint: string
     skills: ColumnType<unknown[], string, string>
@@ -22,6 +26,10 @@ export interface CatalogueTables {
     profile: string
     outcome: string
     description: string
+    /** The title, outcome and description in Arabic, null when none was given (readers get the English). */
+    title_ar: string | null
+    outcome_ar: string | null
+    description_ar: string | null
     price_fils: number
     currency: Generated<string>
     created_at: Generated<Date>
@@ -38,10 +46,18 @@ export interface AgentRow {
   endpoint: string
   skills: unknown[]
   provider_org_id: string
+  /** The display name and description in Arabic, when the agent has them. */
+  name_ar?: string | null
+  description_ar?: string | null
 }
+
+/** The Arabic text when asked for and given, else the English. */
+export const inLang = (lang: Lang, en: string, ar: string | null | undefined) =>
+  lang === 'ar' && ar ? ar : en
 
 /** Inserts a job and its agents, or leaves them as they are (seeding is idempotent). */
 export async function ensureJob(db: RentalDb, job: SeedJob) {
+  const arabic = { title_ar: job.ar.title, outcome_ar: job.ar.outcome, description_ar: job.ar.description }
   await db
     .insertInto('jobs')
     .values({
@@ -51,8 +67,10 @@ export async function ensureJob(db: RentalDb, job: SeedJob) {
       outcome: job.outcome,
       description: job.description,
       price_fils: job.price_fils,
+      ...arabic,
     })
-    .onConflict((oc) => oc.column('id').doNothing())
+    // a catalogue seeded before the Arabic words gets them; everything else stays as it is
+    .onConflict((oc) => oc.column('id').doUpdateSet(arabic))
     .execute()
   for (const agent of job.agents)
     await db
@@ -71,8 +89,11 @@ export async function upsertAgent(db: RentalDb, agent: AgentRow) {
     .execute()
 }
 
-/** Every job with the agents that serve it (an agent the agents service has not listed yet is left out). */
-export async function catalogue(db: RentalDb) {
+/**
+ * Every job with the agents that serve it (an agent the agents service has not listed yet is left
+ * out), its words in `lang` (English where no Arabic was given).
+ */
+export async function catalogue(db: RentalDb, lang: Lang) {
   const jobs = await db.selectFrom('jobs').selectAll().orderBy('price_fils').orderBy('id').execute()
   const served = await db
     .selectFrom('job_agents')
@@ -83,6 +104,8 @@ export async function catalogue(db: RentalDb) {
       'agents.did',
       'agents.name',
       'agents.description',
+      'agents.name_ar',
+      'agents.description_ar',
       'agents.card_url',
       'agents.skills',
       'agents.provider_org_id',
@@ -91,19 +114,19 @@ export async function catalogue(db: RentalDb) {
     .execute()
   return jobs.map((job) => ({
     id: job.id,
-    title: job.title,
+    title: inLang(lang, job.title, job.title_ar),
     profile: job.profile,
-    outcome: job.outcome,
-    description: job.description,
+    outcome: inLang(lang, job.outcome, job.outcome_ar),
+    description: inLang(lang, job.description, job.description_ar),
     price_fils: job.price_fils,
     currency: job.currency,
     agents: served
       .filter((a) => a.job_id === job.id)
-      .map(({ id, did, name, description, card_url, skills, provider_org_id }) => ({
+      .map(({ id, did, name, description, name_ar, description_ar, card_url, skills, provider_org_id }) => ({
         id,
         did,
-        name,
-        description,
+        name: inLang(lang, name, name_ar),
+        description: inLang(lang, description, description_ar),
         card_url,
         skills,
         provider_org_id,
@@ -125,22 +148,63 @@ export async function jobAndAgent(db: RentalDb, jobId: string, agentDid: string)
   return { job, agent }
 }
 
-/** The catalogue's agent with that DID and the jobs it serves, or undefined. */
-export async function catalogueAgent(db: RentalDb, did: string) {
-  const agent = await db
+/** The catalogue's agent with that DID and the jobs it serves, in `lang`, or undefined. */
+export async function catalogueAgent(db: RentalDb, did: string, lang: Lang) {
+  const row = await db
     .selectFrom('agents')
-    .select(['id', 'did', 'name', 'description', 'card_url', 'provider_org_id'])
+    .select(['id', 'did', 'name', 'description', 'name_ar', 'description_ar', 'card_url', 'provider_org_id'])
     .where('did', '=', did)
     .executeTakeFirst()
-  if (!agent) return undefined
+  if (!row) return undefined
+  const { name_ar, description_ar, ...agent } = row
   const jobs = await db
     .selectFrom('job_agents')
     .innerJoin('jobs', 'jobs.id', 'job_agents.job_id')
-    .select(['jobs.id', 'jobs.title', 'jobs.outcome', 'jobs.price_fils', 'jobs.currency'])
+    .select([
+      'jobs.id',
+      'jobs.title',
+      'jobs.title_ar',
+      'jobs.outcome',
+      'jobs.outcome_ar',
+      'jobs.price_fils',
+      'jobs.currency',
+    ])
     .where('job_agents.agent_id', '=', agent.id)
     .orderBy('jobs.id')
     .execute()
-  return { ...agent, jobs: jobs.map((j) => ({ ...j, price_fils: Number(j.price_fils) })) }
+  return {
+    ...agent,
+    name: inLang(lang, agent.name, name_ar),
+    description: inLang(lang, agent.description, description_ar),
+    jobs: jobs.map(({ title_ar, outcome_ar, ...j }) => ({
+      ...j,
+      title: inLang(lang, j.title, title_ar),
+      outcome: inLang(lang, j.outcome, outcome_ar),
+      price_fils: Number(j.price_fils),
+    })),
+  }
+}
+
+/** The titles of the jobs with those ids, in `lang` (an unknown id is left out). */
+export async function jobTitles(db: RentalDb, ids: readonly string[], lang: Lang) {
+  if (ids.length === 0) return new Map<string, string>()
+  const rows = await db
+    .selectFrom('jobs')
+    .select(['id', 'title', 'title_ar'])
+    .where('id', 'in', [...new Set(ids)])
+    .execute()
+  return new Map(rows.map((r) => [r.id, inLang(lang, r.title, r.title_ar)]))
+}
+
+/** The display names of the catalogue's agents with those DIDs, in `lang` (an unknown DID is left out). */
+export async function agentNames(db: RentalDb, dids: readonly string[], lang: Lang) {
+  if (dids.length === 0) return new Map<string, string>()
+  const rows = await db
+    .selectFrom('agents')
+    .select(['did', 'name', 'name_ar'])
+    .where('did', 'in', [...new Set(dids)])
+    .execute()
+  return new Map(rows.map((r) => [r.did, inLang(lang, r.name, r.name_ar)]))
 }
 
 /** Where the agent with that DID is reached (its A2A card's URL), or undefined: one query, for each task run. */

@@ -124,7 +124,7 @@ export function publicRoutes(app: App, deps: PublicDeps) {
       const listings = await deps.market.publicSearch(q, lang, 50)
       return reply
         .headers({ ...PAGE_HEADERS, 'cache-control': 'no-store' })
-        .send(marketPage(lang, await deps.catalogue.catalogue(), q, listings, await signedIn(request)))
+        .send(marketPage(lang, await deps.catalogue.catalogue(lang), q, listings, await signedIn(request)))
     },
   )
   app.get(
