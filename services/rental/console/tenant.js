@@ -5,6 +5,7 @@ import { api } from './api.js'
 import { Automation } from './automation.js'
 import { Danger } from './danger.js'
 import { Members } from './members.js'
+import { CopyId } from './names.js'
 import { Profile } from './profile.js'
 import { Loaded } from './tenant-ui.js'
 import { Usage } from './usage.js'
@@ -34,15 +35,18 @@ function Overview({ t, lang }) {
         : html`<section class="card summary" data-testid="org">
             <dl>
               <dt>${t('org.name')}</dt><dd>${o.name}</dd>
-              <dt>${t('organization')}</dt><dd><code dir="ltr">${o.id}</code></dd>
               <dt>${t('org.plan')}</dt><dd>${o.plan.name} <small>${o.plan.description}</small></dd>
               <dt>${t('org.usage')}</dt>
-              <dd>${t('org.usage_line', {
-                tasks: o.usage.tasks,
-                completed: o.usage.completed,
-                spend: '',
-              })}<${Fils} fils=${o.usage.spend_fils} currency=${o.usage.currency} lang=${lang} /></dd>
-              <dt>${t('org.did')}</dt><dd>${o.did ? html`<${Did} did=${o.did} />` : t('org.no_did')}</dd>
+              <dd data-testid="org-usage" data-tasks=${o.usage.tasks} data-fils=${o.usage.spend_fils}>${t(
+                'org.usage_line',
+                {
+                  tasks: o.usage.tasks,
+                  completed: o.usage.completed,
+                  spend: '',
+                },
+              )}<${Fils} fils=${o.usage.spend_fils} currency=${o.usage.currency} lang=${lang} /></dd>
+              <dt>${t('org.did')}</dt><dd>${o.did ? html`<${CopyId} label=${t('org.did')} value=${o.did} t=${t} />` : t('org.no_did')}</dd>
+              <dt>${t('organization')}</dt><dd><${CopyId} label=${t('organization')} value=${o.id} t=${t} /></dd>
               <dt>${t('org.ledger')}</dt>
               <dd><a href=${o.ledger.url} rel="noopener" dir="ltr">${o.ledger.url}</a>${' · '}<a href=${o.ledger.checkpoint_url} rel="noopener">${t('org.checkpoint')}</a></dd>
             </dl>
