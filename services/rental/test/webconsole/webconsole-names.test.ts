@@ -272,4 +272,67 @@ describe('the web console names things: jobs and agents, money, payment states, 
       assert.deepEqual(errors, [])
     },
   )
+
+  it(
+    'a key counts as backed up only once its file is saved: a cancelled save says the key is only in this browser and offers it again',
+    { skip: executable ? false : NO_CHROMIUM },
+    async () => {
+      // a fresh browser profile whose save dialog (File System Access) the person first closes,
+      // then uses: the dialog is the browser's, so it is played here; the console's code is not
+      const context = await browser!.newContext({ viewport: WIDE })
+      await context.addCookies([
+        { name: 'rental_session', value: stack.alice.jar.get('rental_session')!, url: stack.rental.url },
+      ])
+      await context.addInitScript(`
+        window.__saved = null
+        let asked = 0
+        window.showSaveFilePicker = async () => {
+          asked++
+          if (asked === 1) throw new DOMException('The user aborted a request.', 'AbortError')
+          return { createWritable: async () => ({ write: async (text) => { window.__saved = text }, close: async () => {} }) }
+        }`)
+      const fresh = await context.newPage()
+      fresh.setDefaultTimeout(15_000)
+      fresh.on('pageerror', (e) => errors.push(e.message))
+      const lang = 'en'
+      await fresh.goto(`${stack.rental.url}/console?lang=${lang}#/`)
+      await fresh.getByTestId('key-panel').waitFor()
+      const form = fresh.getByTestId('key-backup-form')
+      // the form says what it needs before anything is made
+      await form.locator('#key-pass').fill('short')
+      await form.getByRole('button').click()
+      assert.equal(await form.locator('#key-pass').getAttribute('aria-invalid'), 'true')
+      assert.equal(
+        await form.locator('#key-pass-problem').textContent(),
+        say(lang, 'key.error.passphrase_short'),
+      )
+      await form.locator('#key-pass').fill('a long passphrase kept apart')
+      await form.locator('#key-pass-again').fill('a long passphrase kept apart')
+      await form.getByRole('button').click()
+      await fresh.getByTestId('key-backup-unsaved').waitFor()
+      assert.equal(
+        await fresh.getByTestId('key-backed-up').count(),
+        0,
+        'not backed up before the file is saved',
+      )
+      await fresh.getByTestId('key-backup-save').click()
+      await fresh.getByTestId('key-backup-cancelled').waitFor()
+      assert.equal(
+        await fresh.getByTestId('key-backup-cancelled').textContent(),
+        say(lang, 'key.backup_cancelled'),
+      )
+      assert.equal(await fresh.getByTestId('key-backed-up').count(), 0)
+      await fresh.screenshot({ path: `${SHOTS}names-8-key-cancelled.png`, fullPage: true })
+      // offered again: saved this time
+      await fresh.getByTestId('key-backup-save').click()
+      await fresh.getByTestId('key-backed-up').waitFor()
+      const saved = JSON.parse((await fresh.evaluate('window.__saved')) as string) as { did: string }
+      assert.equal(saved.did, await fresh.locator('[data-testid=key-panel] code.did').textContent())
+      // the key kept here, its backup said in Arabic words
+      await fresh.goto(`${stack.rental.url}/console?lang=ar#/`)
+      assert.match((await fresh.getByTestId('key-backed-up').textContent())!, ARABIC)
+      await context.close()
+      assert.deepEqual(errors, [])
+    },
+  )
 })

@@ -116,7 +116,8 @@ describe('the web console (/console) in Chromium: sign-in, hire signed in the br
       await page.goto(`${stack.rental.url}/console#/market`)
       const signatures: string[] = []
       page.on('request', (r) => {
-        if (r.method() === 'POST' && r.url().endsWith('/signatures')) signatures.push(r.postData() ?? '')
+        if (r.method() === 'POST' && new URL(r.url()).pathname.endsWith('/signatures'))
+          signatures.push(r.postData() ?? '')
       })
       await page.locator(`[data-job=job_summary] .agent`, { hasText: agentDid }).getByRole('button').click()
       await page.waitForURL(/#\/engagements\/eng_/)
