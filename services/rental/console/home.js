@@ -1,7 +1,7 @@
 // Home: the organization, the member's role, the wallet and the recent tasks; the signing key.
 import { roleName } from './i18n.js'
 import { KeyPanel } from './key-panel.js'
-import { TaskState } from './names.js'
+import { CopyId, TaskState } from './names.js'
 import { Empty, ErrorText, html, Loading, useLoad, When } from './ui.js'
 
 /** Tasks as a person reads them: the job (or agent) and the input's first words, state, price, when. */
@@ -24,11 +24,14 @@ export function TaskRows({ tasks, t, lang }) {
 export function Home({ me, t, lang }) {
   const statement = useLoad(`/api/statements?lang=${lang}`)
   const tasks = useLoad(`/api/tasks?limit=5&lang=${lang}`)
+  // the organization's name (its id in small print beside it)
+  const org = useLoad('/v1/org')
   const closing = statement.data?.closing
   return html`<h1>${t('home.title')}</h1>
     <section class="card summary" aria-label=${t('organization')}>
       <dl>
-        <dt>${t('organization')}</dt><dd><code dir="ltr">${me.organization.id}</code></dd>
+        <dt>${t('organization')}</dt>
+        <dd>${org.data ? html`<span data-testid="org-name">${org.data.name}</span><br />` : null}<${CopyId} label=${t('organization')} value=${me.organization.id} t=${t} /></dd>
         <dt>${t('role')}</dt><dd>${roleName(me.organization.role, lang)}</dd>
         <dt>${t('wallet')}</dt>
         <dd class="balance" data-testid="wallet">${closing ? html`<bdi>${closing.wallet.display}</bdi>` : '…'}</dd>
