@@ -5,22 +5,11 @@ import { api } from './api.js'
 import { Automation } from './automation.js'
 import { Danger } from './danger.js'
 import { Members } from './members.js'
-import { CopyId } from './names.js'
+import { CopyId, TaskState } from './names.js'
 import { Profile } from './profile.js'
 import { Loaded } from './tenant-ui.js'
 import { Usage } from './usage.js'
-import {
-  ActionButton,
-  allowed,
-  Did,
-  ErrorText,
-  Fils,
-  html,
-  Loading,
-  StateBadge,
-  useLoad,
-  When,
-} from './ui.js'
+import { ActionButton, allowed, Did, ErrorText, Fils, html, Loading, useLoad, When } from './ui.js'
 
 function Overview({ t, lang }) {
   const org = useLoad('/v1/org')
@@ -98,7 +87,7 @@ function Executions({ t, lang }) {
                       <a href=${`#/tasks/${x.task_id}`}><code dir="ltr">${x.task_id}</code></a>`
                   : html`<a href=${`#/tasks/${x.id}`}><code dir="ltr">${x.id}</code></a>`
               }</td>
-              <td><${StateBadge} state=${x.state} t=${t} /></td>
+              <td><${TaskState} state=${x.state} t=${t} /></td>
               <td><${Did} did=${x.agent_did} /></td>
               <td><${Fils} fils=${x.price_fils} lang=${lang} /></td>
               <td><${When} iso=${x.created_at} lang=${lang} /></td>

@@ -10,8 +10,8 @@ import { type TaskRow, taskOf, tasksOf } from './store.ts'
 interface Around {
   ledgerIndex: number | null
   escrow: { id: string; state?: EscrowState } | undefined
-  /** the job's title and agent's name (read for this one task when not given) */
-  names?: TaskNames
+  /** the job's title and agent's name (read for this one task when not given: never inside a transaction) */
+  names?: TaskNames | undefined
 }
 
 type EscrowState = 'offered' | 'open' | 'released' | 'returned' | 'withdrawn'
@@ -25,7 +25,7 @@ interface TaskNames {
 }
 
 /** The job of each task's engagement, its title and the agents' names in `lang`: three queries for any number of tasks. */
-async function namesOf(deps: TaskDeps, rows: TaskRow[], lang: MoneyLocale) {
+export async function namesOf(deps: TaskDeps, rows: TaskRow[], lang: MoneyLocale) {
   const jobs = await deps.engagements.jobIdsOf(
     rows.flatMap((r) => (r.engagement_id ? [r.engagement_id] : [])),
   )
@@ -46,6 +46,13 @@ async function namesOf(deps: TaskDeps, rows: TaskRow[], lang: MoneyLocale) {
     }
   }
 }
+
+/**
+ * One task's names (for a view made inside a transaction: read before it, as the catalogue and
+ * engagements answer outside it).
+ */
+export const taskNamesOf = async (deps: TaskDeps, row: TaskRow, lang: MoneyLocale = 'en') =>
+  (await namesOf(deps, [row], lang))(row)
 
 /** The input's first words: at most `max` characters, cut at a space, with an ellipsis when cut. */
 export function firstWords(text: string | null, max = 80): string | null {
