@@ -71,7 +71,7 @@ function Version({ id, engagement, t, lang }) {
       v.pending
         ? html`<div class="pending"><p>${t('version.pending', { version: v.pending.version })}</p>
             <pre dir="auto">${v.pending.changelog}</pre>
-            <${Signable} title=${t('version.addendum')} signed=${v.pending.addendum} t=${t} lang=${lang} />
+            <${Signable} title=${t('version.addendum')} signed=${v.pending.addendum} t=${t} lang=${lang} names=${engagement} />
             ${
               key?.did === engagement.client_did
                 ? html`<${ActionButton} kind="primary" label=${t('version.accept')} busy=${t('sign.signing')} t=${t}
@@ -183,7 +183,7 @@ function Releases({ id, engagement, t, lang, onReleased }) {
         ? html`<div class="to-sign" data-testid="escrows-to-sign"><h3>${t('release.escrows_to_sign')}</h3>
             ${p.escrows_to_sign.map(
               (e, i) =>
-                html`<${Signable} key=${e.hash} title=${t('sign.escrow', { n: i + 1 })} signed=${e} t=${t} lang=${lang} />`,
+                html`<${Signable} key=${e.hash} title=${t('sign.escrow', { n: i + 1 })} signed=${e} t=${t} lang=${lang} names=${engagement} />`,
             )}
             ${
               mine
@@ -201,9 +201,9 @@ function Releases({ id, engagement, t, lang, onReleased }) {
         : html`<ul class="releases">${p.releases.map(
             (r) => html`<li key=${r.escrow.id} data-escrow=${r.escrow.id}>
             <p><${Fils} fils=${r.escrow.amount_fils} currency=${r.escrow.currency} lang=${lang} /> ·
-              <a href=${`#/tasks/${r.task.id}`}><code dir="ltr">${r.task.id}</code></a> ·
+              <a href=${`#/tasks/${r.task.id}`}>${t('escrow.task')}</a> ·
               <${When} iso=${r.task.completed_at} lang=${lang} /></p>
-            <${Signable} title=${t('release.instruction')} signed=${{ body: r.instruction, hash: null }} t=${t} lang=${lang} />
+            <${Signable} title=${t('release.instruction')} signed=${{ body: r.instruction, hash: null }} t=${t} lang=${lang} names=${engagement} />
             ${
               mine
                 ? html`<${ActionButton} kind="primary" label=${t('release.button')} busy=${t('sign.signing')} t=${t}

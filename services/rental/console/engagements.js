@@ -5,11 +5,13 @@ import { api } from './api.js'
 import { useFieldProblems } from './field-check.js'
 import { EngagementMore } from './engagement-detail.js'
 import { canonicalOf, currentKey, signBody } from './keys.js'
+import { CopyId, summaryOf } from './names.js'
+import { formatDate } from './i18n.js'
 import { Pager, usePaged } from './paging.js'
-import { ActionButton, Did, Empty, ErrorText, Fils, html, Loading, useLoad, When } from './ui.js'
+import { ActionButton, Empty, ErrorText, Fils, html, Loading, useLoad, When } from './ui.js'
 
 export function Engagements({ t, lang }) {
-  const list = usePaged('/api/engagements', { field: 'engagements' })
+  const list = usePaged(`/api/engagements?lang=${lang}`, { field: 'engagements' })
   return html`<h1>${t('eng.title')}</h1>
     <${ErrorText} error=${list.error} t=${t} />
     ${
@@ -18,10 +20,11 @@ export function Engagements({ t, lang }) {
         : list.data.engagements.length === 0
           ? html`<${Empty}>${t('eng.empty')} <a href="#/market">${t('nav.market')}</a><//>`
           : html`<table class="list">
-            <thead><tr><th>${t('eng.job')}</th><th>${t('eng.state')}</th><th>${t('eng.price')}</th><th>${t('eng.created')}</th></tr></thead>
+            <thead><tr><th>${t('eng.job')}</th><th>${t('eng.agent')}</th><th>${t('eng.state')}</th><th>${t('eng.price')}</th><th>${t('eng.created')}</th></tr></thead>
             <tbody>${list.data.engagements.map(
-              (e) => html`<tr key=${e.id}>
-                <td><a href=${`#/engagements/${e.id}`}>${e.job_id}</a></td>
+              (e) => html`<tr key=${e.id} data-engagement=${e.id}>
+                <td><a href=${`#/engagements/${e.id}`}>${e.job_title ?? e.job_id}</a></td>
+                <td>${e.agent_name ?? t('sign.the_agent')}</td>
                 <td>${t(`eng.state.${e.state}`)}</td>
                 <td><${Fils} fils=${e.price_fils} currency=${e.currency} lang=${lang} /></td>
                 <td><${When} iso=${e.created_at} lang=${lang} /></td>
@@ -32,24 +35,40 @@ export function Engagements({ t, lang }) {
     }`
 }
 
-/** A signed body as a person reads it: its fields, then its canonical bytes and their SHA-256. */
-export function Signable({ title, signed, t, lang }) {
+/** A field's value as signed, and for amounts and times the same in the person's words. */
+function FieldValue({ name, value, currency, lang }) {
+  const exact = typeof value === 'object' ? JSON.stringify(value) : String(value)
+  const words =
+    name.endsWith('_fils') && Number.isSafeInteger(value)
+      ? html` (<${Fils} fils=${value} currency=${currency} lang=${lang} />)`
+      : name.endsWith('_at') && typeof value === 'string'
+        ? html` (<bdi>${formatDate(value, lang)}</bdi>)`
+        : null
+  return html`<dd dir="ltr">${exact}${words}</dd>`
+}
+
+/**
+ * A signed body as a person reads it: one plain sentence first (`names`: the engagement's job
+ * title, agent and provider names), then behind a disclosure its fields, canonical bytes and
+ * SHA-256; the hash's check against the rental's stays in sight.
+ */
+export function Signable({ title, signed, t, lang, names }) {
   const [canon, setCanon] = useState(null)
   useEffect(() => {
     void canonicalOf(signed.body).then(setCanon)
   }, [signed.hash])
   const matches = canon && `sha256:${canon.sha256}` === signed.hash
+  const summary = summaryOf(signed.body, names, t, lang)
   return html`<section class="signable">
     <h3>${title}</h3>
-    <dl class="terms">${Object.entries(signed.body).map(
-      ([name, value]) => html`<dt key=${name}>${name}</dt>
-        <dd dir="ltr">${typeof value === 'object' ? JSON.stringify(value) : String(value)}${
-          name.endsWith('_fils') && Number.isSafeInteger(value)
-            ? html` (<${Fils} fils=${value} currency=${signed.body.currency ?? 'AED'} lang=${lang} />)`
-            : null
-        }</dd>`,
-    )}</dl>
-    <details><summary>${t('sign.bytes')}</summary><pre dir="ltr" class="jcs">${canon?.text}</pre></details>
+    ${summary ? html`<p class="sign-summary" data-testid="sign-summary">${summary}</p>` : null}
+    <details><summary>${t('sign.details')}</summary>
+      <dl class="terms">${Object.entries(signed.body).map(
+        ([name, value]) => html`<dt key=${name}>${name}</dt>
+          <${FieldValue} name=${name} value=${value} currency=${signed.body.currency ?? 'AED'} lang=${lang} />`,
+      )}</dl>
+      <p>${t('sign.bytes')}</p><pre dir="ltr" class="jcs">${canon?.text}</pre>
+    </details>
     <p>${t('sign.hash')}: <code dir="ltr" class="hash">${canon ? `sha256:${canon.sha256}` : '…'}</code>
       ${
         canon && signed.hash
@@ -75,14 +94,17 @@ function SignPanel({ detail, t, lang, onSigned }) {
     for (const e of escrows)
       escrow_signatures.push({ escrow_hash: e.hash, signature: await signBody(key, e.body) })
     onSigned(
-      await api('POST', `/api/engagements/${engagement.id}/signatures`, { sla_signature, escrow_signatures }),
+      await api('POST', `/api/engagements/${engagement.id}/signatures?lang=${lang}`, {
+        sla_signature,
+        escrow_signatures,
+      }),
     )
   }
   return html`<section class="card sign" aria-labelledby="sign-title">
     <h2 id="sign-title">${t('sign.title')}</h2>
     <p>${t('sign.intro')}</p>
-    <${Signable} title=${t('sign.sla')} signed=${pkg.sla} t=${t} lang=${lang} />
-    ${escrows.map((e, i) => html`<${Signable} key=${e.hash} title=${t('sign.escrow', { n: i + 1 })} signed=${e} t=${t} lang=${lang} />`)}
+    <${Signable} title=${t('sign.sla')} signed=${pkg.sla} t=${t} lang=${lang} names=${engagement} />
+    ${escrows.map((e, i) => html`<${Signable} key=${e.hash} title=${t('sign.escrow', { n: i + 1 })} signed=${e} t=${t} lang=${lang} names=${engagement} />`)}
     ${
       key === undefined
         ? html`<${Loading} t=${t} />`
@@ -112,7 +134,7 @@ function NewTask({ engagement, t }) {
 }
 
 export function Engagement({ id, t, lang }) {
-  const loaded = useLoad(`/api/engagements/${encodeURIComponent(id)}`)
+  const loaded = useLoad(`/api/engagements/${encodeURIComponent(id)}?lang=${lang}`)
   const [detail, setDetail] = useState(null)
   useEffect(() => setDetail(loaded.data), [loaded.data])
   if (loaded.error && !detail)
@@ -121,21 +143,26 @@ export function Engagement({ id, t, lang }) {
   if (!detail) return html`<${Loading} t=${t} />`
   const e = detail.engagement
   return html`<p><a href="#/engagements"><span class="back-arrow" aria-hidden="true">←</span> ${t('eng.title')}</a></p>
-    <h1>${e.job_id}</h1>
+    <h1 data-testid="engagement-title">${e.job_title ?? e.job_id}</h1>
     <section class="card">
       <dl>
         <dt>${t('eng.state')}</dt><dd data-testid="engagement-state">${t(`eng.state.${e.state}`)}</dd>
-        <dt>${t('eng.agent')}</dt><dd><${Did} did=${e.agent_did} /></dd>
-        <dt>${t('eng.client_key')}</dt><dd><${Did} did=${e.client_did} /></dd>
+        <dt>${t('eng.agent')}</dt><dd data-testid="engagement-agent">${e.agent_name ?? t('sign.the_agent')}</dd>
+        ${e.provider_name ? html`<dt>${t('eng.provider')}</dt><dd>${e.provider_name}</dd>` : null}
         <dt>${t('eng.price')}</dt><dd><${Fils} fils=${e.price_fils} currency=${e.currency} lang=${lang} /> ${t('market.per_task')}</dd>
         <dt>${t('eng.created')}</dt><dd><${When} iso=${e.created_at} lang=${lang} /></dd>
       </dl>
+      <p class="ids">
+        <${CopyId} label=${t('eng.id')} value=${e.id} t=${t} />
+        <${CopyId} label=${t('task.agent_did')} value=${e.agent_did} t=${t} />
+        <${CopyId} label=${t('eng.client_did')} value=${e.client_did} t=${t} />
+      </p>
       <h2>${t('eng.escrows')}</h2>
       <ul>${e.escrows.map(
         (
           x,
         ) => html`<li key=${x.id}><${Fils} fils=${x.amount_fils} currency=${x.currency} lang=${lang} /> · ${t(`escrow.${x.state}`)}
-          ${x.task_id ? html` · <a href=${`#/tasks/${x.task_id}`}>${x.task_id}</a>` : null}</li>`,
+          ${x.task_id ? html` · <a href=${`#/tasks/${x.task_id}`}>${t('escrow.task')}</a>` : null}</li>`,
       )}</ul>
     </section>
     ${

@@ -1,15 +1,20 @@
 // Home: the organization, the member's role, the wallet and the recent tasks; the signing key.
 import { roleName } from './i18n.js'
 import { KeyPanel } from './key-panel.js'
-import { Empty, ErrorText, html, Loading, StateBadge, useLoad, When } from './ui.js'
+import { CopyId, TaskState } from './names.js'
+import { Empty, ErrorText, html, Loading, useLoad, When } from './ui.js'
 
+/** Tasks as a person reads them: the job (or agent) and the input's first words, state, price, when. */
 export function TaskRows({ tasks, t, lang }) {
   return html`<table class="list" data-testid="tasks">
-    <thead><tr><th>${t('task.title')}</th><th>${t('task.state')}</th><th>${t('task.created')}</th></tr></thead>
+    <thead><tr><th>${t('task.what')}</th><th>${t('task.state')}</th><th>${t('task.price')}</th><th>${t('task.when')}</th></tr></thead>
     <tbody>${tasks.map(
-      (task) => html`<tr key=${task.id}>
-        <td><a href=${`#/tasks/${task.id}`}><code dir="ltr">${task.id}</code></a></td>
-        <td><${StateBadge} state=${task.state} t=${t} /></td>
+      (task) => html`<tr key=${task.id} data-task=${task.id}>
+        <td><a href=${`#/tasks/${task.id}`} data-testid="task-name">${task.job_title ?? task.agent_name ?? t('task.untitled')}</a>
+          ${task.job_title && task.agent_name ? html`<small class="hint"> ${t('task.for', { agent: task.agent_name })}</small>` : null}
+          ${task.input_preview ? html`<br /><small class="preview" dir="auto">${task.input_preview}</small>` : null}</td>
+        <td><${TaskState} state=${task.state} t=${t} /></td>
+        <td><bdi class="money" data-testid="task-price">${task.price.display}</bdi></td>
         <td><${When} iso=${task.created_at} lang=${lang} /></td>
       </tr>`,
     )}</tbody>
@@ -18,12 +23,15 @@ export function TaskRows({ tasks, t, lang }) {
 
 export function Home({ me, t, lang }) {
   const statement = useLoad(`/api/statements?lang=${lang}`)
-  const tasks = useLoad('/api/tasks?limit=5')
+  const tasks = useLoad(`/api/tasks?limit=5&lang=${lang}`)
+  // the organization's name (its id in small print beside it)
+  const org = useLoad('/v1/org')
   const closing = statement.data?.closing
   return html`<h1>${t('home.title')}</h1>
     <section class="card summary" aria-label=${t('organization')}>
       <dl>
-        <dt>${t('organization')}</dt><dd><code dir="ltr">${me.organization.id}</code></dd>
+        <dt>${t('organization')}</dt>
+        <dd>${org.data ? html`<span data-testid="org-name">${org.data.name}</span><br />` : null}<${CopyId} label=${t('organization')} value=${me.organization.id} t=${t} /></dd>
         <dt>${t('role')}</dt><dd>${roleName(me.organization.role, lang)}</dd>
         <dt>${t('wallet')}</dt>
         <dd class="balance" data-testid="wallet">${closing ? html`<bdi>${closing.wallet.display}</bdi>` : '…'}</dd>

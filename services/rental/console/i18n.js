@@ -12,6 +12,7 @@ import { ERRORS_EN } from './i18n-errors.js'
 import { ERRORS_AR } from './i18n-errors-ar.js'
 import { LAYOUT_AR, LAYOUT_EN } from './i18n-layout.js'
 import { LISTS_AR, LISTS_EN } from './i18n-lists.js'
+import { NAMES_AR, NAMES_EN } from './i18n-names.js'
 
 /** The published error codes' sentences as catalogue keys: `error.code.<code>`. */
 const errorKeys = (sentences) =>
@@ -29,6 +30,7 @@ export const GROUPS = [
   ['market', MARKET_EN, MARKET_AR],
   ['layout', LAYOUT_EN, LAYOUT_AR],
   ['lists', LISTS_EN, LISTS_AR],
+  ['names', NAMES_EN, NAMES_AR],
   ['errors', errorKeys(ERRORS_EN), errorKeys(ERRORS_AR)],
 ]
 

@@ -4,7 +4,7 @@
 // is kept. The file is JSON the person keeps; restoring decrypts it, checks the private half
 // against the did:key (a signature verified by the public key) and keeps it non-extractable.
 import { base58, base64urlnopad } from '@scure/base'
-import { didOf, keep } from './keys.js'
+import { currentKey, didOf, keep } from './keys.js'
 
 export const BACKUP_FORMAT = 'svc-rental-client-key/v1'
 const ITERATIONS = 600_000
@@ -23,7 +23,10 @@ async function aesKey(passphrase, salt, usage) {
   )
 }
 
-/** Makes a new key with its backup: `{did, file, url}` (the backup as a download). The key is kept. */
+/**
+ * Makes a new key with its backup: `{did, file, url, body}` (the backup as a download). The key is
+ * kept, not yet counted as backed up: that waits until the file is saved (`saveBackup`).
+ */
 export async function makeKeyWithBackup(passphrase) {
   if (passphrase.length < MIN_PASSPHRASE) throw new Error('passphrase_short')
   const made = await crypto.subtle.generateKey({ name: 'Ed25519' }, true, ['sign', 'verify'])
@@ -47,10 +50,50 @@ export async function makeKeyWithBackup(passphrase) {
     cipher: { name: 'AES-256-GCM', iv: base64urlnopad.encode(iv), aad: 'did' },
     ciphertext: base64urlnopad.encode(new Uint8Array(sealed)),
   }
-  await keep({ publicKey: made.publicKey, privateKey }, { backed_up_at: madeAt })
+  await keep({ publicKey: made.publicKey, privateKey }, { backed_up_at: null })
   const body = JSON.stringify(backup, null, 2)
   const url = globalThis.URL.createObjectURL(new globalThis.Blob([body], { type: 'application/json' }))
-  return { did, url, file: `rental-signing-key-${did.slice(-8)}.json` }
+  return { did, url, body, file: `rental-signing-key-${did.slice(-8)}.json` }
+}
+
+/** Counts the key this browser holds as backed up, now (its file was saved). */
+export async function markBackedUp() {
+  const key = await currentKey()
+  if (key) await keep(key.pair, { backed_up_at: new Date().toISOString() })
+}
+
+/**
+ * Saves the backup `made` as a file: through the browser's save dialog where it has one (then
+ * 'saved' once written, 'cancelled' when the person closed it), else as a download, which the
+ * page cannot see land: 'asking' (the person says whether the file is there).
+ */
+export async function saveBackup(made) {
+  const picker = globalThis.showSaveFilePicker
+  if (typeof picker === 'function') {
+    let handle
+    try {
+      handle = await picker({
+        suggestedName: made.file,
+        types: [{ description: 'JSON', accept: { 'application/json': ['.json'] } }],
+      })
+    } catch (e) {
+      if (e?.name === 'AbortError') return 'cancelled'
+      throw e
+    }
+    const writable = await handle.createWritable()
+    await writable.write(made.body)
+    await writable.close()
+    await markBackedUp()
+    return 'saved'
+  }
+  const link = document.createElement('a')
+  link.href = made.url
+  link.download = made.file
+  link.hidden = true
+  document.body.append(link)
+  link.click()
+  link.remove()
+  return 'asking'
 }
 
 /** The public key a did:key names, as a WebCrypto key. */

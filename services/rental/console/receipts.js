@@ -1,6 +1,8 @@
 // Receipts of a task or an engagement, each checked in this browser (verify.js) against the
-// ledger's checkpoint and log key: verified, or not and why.
+// ledger's checkpoint and log key: verified, pending (on its way to the ledger: neutral, checked
+// again by itself), or not and why (red only for a check that failed).
 import { useEffect, useState } from 'preact/hooks'
+import { formatNumber } from './i18n.js'
 import { verifyReceipt } from './verify.js'
 import { useLoadAgain } from './reload.js'
 import { Empty, ErrorText, html, Loading, When } from './ui.js'
@@ -11,9 +13,21 @@ function typeName(type, t) {
   return words === `receipt.type.${type}` ? type : words
 }
 
-function Verdict({ verdict, t }) {
+/** How often a receipt on its way to the ledger is checked again, and for how long (then by "Check again"). */
+const POLL_MS = 2000
+const POLLS = 60
+
+/**
+ * A receipt the ledger has not taken in yet (the API's `pending`: not delivered, not in the latest
+ * checkpoint, the ledger unreachable for now). Any other failure is a check that failed.
+ */
+export const onItsWay = (receipt) => receipt.pending === true
+
+function Verdict({ verdict, t, waited }) {
   if (!verdict) return html`<span class="loading">${t('receipt.checking')}</span>`
   const failed = verdict.checks.find((c) => !c.ok)
+  if (!verdict.ok && failed.check === 'on_ledger' && verdict.pending)
+    return html`<span class="receipt-pending" data-verdict="pending" role="status">⧗ ${t(waited ? 'receipt.pending_long' : 'receipt.pending')}</span>`
   return verdict.ok
     ? html`<span class="ok" data-verdict="verified">✓ ${t('receipt.verified')}</span>`
     : html`<span class="error" data-verdict="not-verified">✗ ${t('receipt.not_verified')}:
@@ -36,18 +50,29 @@ function pinnedLogKey(key) {
   }
 }
 
-function ReceiptRow({ receipt, checkpoint, logKey, t, lang }) {
-  const [verdict, setVerdict] = useState(null)
+function ReceiptRow({ receipt, checkpoint, logKey, t, lang, waited }) {
+  const [checked, setChecked] = useState(null)
+  // the verdict of the receipt as it is now: one of an earlier answer (on its way) is not shown meanwhile
+  const now = JSON.stringify([
+    receipt.id,
+    receipt.ledger_index,
+    receipt.pending,
+    receipt.proof,
+    checkpoint,
+    logKey,
+  ])
+  const verdict = checked?.of === now ? checked.verdict : null
   useEffect(() => {
-    setVerdict(null)
-    void verifyReceipt(receipt, checkpoint, logKey, pinnedLogKey(logKey)).then(setVerdict, (e) =>
-      setVerdict({ ok: false, checks: [{ check: 'signature', ok: false, detail: e.message }] }),
+    const pending = onItsWay(receipt)
+    const keep = (result) => setChecked({ of: now, verdict: { ...result, pending } })
+    void verifyReceipt(receipt, checkpoint, logKey, pinnedLogKey(logKey)).then(keep, (e) =>
+      keep({ ok: false, checks: [{ check: 'signature', ok: false, detail: e.message }] }),
     )
-  }, [receipt, checkpoint, logKey])
+  }, [now])
   return html`<li class="receipt" data-receipt=${receipt.id} data-type=${receipt.type}>
     <div><strong>${typeName(receipt.type, t)}</strong> · <${When} iso=${receipt.issued_at} lang=${lang} />
-      ${receipt.ledger_index !== null ? html` · ${t('receipt.index', { n: receipt.ledger_index })}` : null}</div>
-    <div><${Verdict} verdict=${verdict} t=${t} /></div>
+      ${receipt.ledger_index !== null ? html` · ${t('receipt.index', { n: formatNumber(receipt.ledger_index, lang) })}` : null}</div>
+    <div><${Verdict} verdict=${verdict} t=${t} waited=${waited} /></div>
     <details><summary>${t('receipt.checks')}</summary>
       <ul class="checks">${(verdict?.checks ?? []).map(
         (
@@ -74,10 +99,24 @@ export function Receipts({ did, taskIds = [], escrowIds = [], t, lang, reloadKey
   const mine = (data?.receipts ?? []).filter(
     (r) => (r.task_id && taskIds.includes(r.task_id)) || (r.escrow_id && escrowIds.includes(r.escrow_id)),
   )
+  // a receipt on its way is checked again by itself, every POLL_MS, POLLS times at most
+  const [polls, setPolls] = useState(0)
+  const waiting = mine.some(onItsWay)
+  useEffect(() => {
+    if (!waiting || polls >= POLLS) return
+    const timer = globalThis.setTimeout(() => {
+      setPolls((n) => n + 1)
+      setAgain((n) => n + 1)
+    }, POLL_MS)
+    return () => globalThis.clearTimeout(timer)
+  }, [waiting, polls, data])
   return html`<section class="card" aria-labelledby="receipts-title" data-testid="receipts">
     <h2 id="receipts-title">${t('receipt.title')}</h2>
     <p class="hint">${t('receipt.intro')}</p>
-    <button type="button" onClick=${() => setAgain((n) => n + 1)}>${t('receipt.again')}</button>
+    <button type="button" onClick=${() => {
+      setPolls(0)
+      setAgain((n) => n + 1)
+    }}>${t('receipt.again')}</button>
     <${ErrorText} error=${list.error} t=${t} />
     ${
       !data
@@ -94,7 +133,7 @@ export function Receipts({ did, taskIds = [], escrowIds = [], t, lang, reloadKey
               ? html`<${Empty}>${t('receipt.empty')}<//>`
               : html`<ul class="receipts">${mine.map(
                   (r) => html`<${ReceiptRow} key=${r.id} receipt=${r} checkpoint=${data.checkpoint?.note}
-                    logKey=${data.log_key?.verifier_key} t=${t} lang=${lang} />`,
+                    logKey=${data.log_key?.verifier_key} t=${t} lang=${lang} waited=${polls >= POLLS} />`,
                 )}</ul>`
           }`
     }

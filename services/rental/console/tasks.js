@@ -6,13 +6,14 @@ import { TaskMoney } from './disputes.js'
 import { TaskRows } from './home.js'
 import { Pager, usePaged } from './paging.js'
 import { Receipts } from './receipts.js'
-import { ActionButton, Did, Empty, ErrorText, html, Loading, StateBadge, useLoad, When } from './ui.js'
+import { agentStateWords, CopyId, duration, paymentWords, stateKey, TaskState } from './names.js'
+import { ActionButton, Empty, ErrorText, html, Loading, useLoad, When } from './ui.js'
 
 const TERMINAL = new Set(['completed', 'failed', 'canceled', 'rejected'])
 const TYPES = ['task.created', 'task.state_changed', 'task.trace']
 
 export function Tasks({ t, lang }) {
-  const list = usePaged('/api/tasks', { field: 'tasks' })
+  const list = usePaged(`/api/tasks?lang=${lang}`, { field: 'tasks' })
   return html`<h1>${t('tasks.title')}</h1>
     <${ErrorText} error=${list.error} t=${t} />
     ${
@@ -56,16 +57,20 @@ function EventLine({ event, t, lang }) {
   const d = event.data ?? {}
   const what =
     event.type === 'task.state_changed'
-      ? t('event.task.state_changed', { from: t(`state.${d.from}`), to: t(`state.${d.to}`) })
+      ? t('event.task.state_changed', { from: t(stateKey(d.from)), to: t(stateKey(d.to)) })
       : t(`event.${event.type}`)
-  const detail = event.type === 'task.trace' ? (d.error ?? d.message ?? d.agent_state ?? '') : ''
+  // an agent's own A2A state (TASK_STATE_COMPLETED) in words; its messages and errors as it wrote them
+  const detail =
+    event.type === 'task.trace'
+      ? (d.error ?? d.message ?? (d.agent_state ? agentStateWords(d.agent_state, t) : ''))
+      : ''
   return html`<li data-type=${event.type}>
-    <${When} iso=${event.created_at} lang=${lang} /> — ${what}${detail ? html` <small dir="ltr">${String(detail)}</small>` : null}
+    <${When} iso=${event.created_at} lang=${lang} /> — ${what}${detail ? html`: <small dir="auto">${String(detail)}</small>` : null}
   </li>`
 }
 
 export function Task({ id, t, lang }) {
-  const loaded = useLoad(`/api/tasks/${encodeURIComponent(id)}`)
+  const loaded = useLoad(`/api/tasks/${encodeURIComponent(id)}?lang=${lang}`)
   const [generation, setGeneration] = useState(0)
   const { events, live } = useEvents(id, generation, () => void loaded.reload())
   const task = loaded.data
@@ -78,16 +83,28 @@ export function Task({ id, t, lang }) {
     await loaded.reload()
     if (what === 'retry') setGeneration((g) => g + 1)
   }
-  return html`<p><a href=${`#/engagements/${task.engagement_id}`}><span class="back-arrow" aria-hidden="true">←</span> ${t('nav.engagements')}</a></p>
-    <h1>${t('task.title')} <code dir="ltr">${task.id}</code></h1>
+  const name = task.job_title ?? task.agent_name ?? t('task.untitled')
+  return html`${
+    task.engagement_id
+      ? html`<p><a href=${`#/engagements/${task.engagement_id}`}><span class="back-arrow" aria-hidden="true">←</span> ${t('nav.engagements')}</a></p>`
+      : null
+  }
+    <h1 data-testid="task-title">${name}</h1>
     <section class="card">
       <dl>
-        <dt>${t('task.state')}</dt><dd data-testid="task-state" data-state=${task.state}><${StateBadge} state=${task.state} t=${t} /></dd>
-        <dt>${t('eng.agent')}</dt><dd><${Did} did=${task.agent_did} /></dd>
+        <dt>${t('task.state')}</dt><dd data-testid="task-state" data-state=${task.state}><${TaskState} state=${task.state} t=${t} /></dd>
+        <dt>${t('eng.agent')}</dt><dd data-testid="task-agent">${task.agent_name ?? t('sign.the_agent')}</dd>
+        <dt>${t('task.price')}</dt><dd><bdi class="money" data-testid="task-price">${task.price.display}</bdi></dd>
+        <dt>${t('task.payment')}</dt><dd data-testid="task-payment" data-escrow=${task.escrow_state ?? ''}>${paymentWords(task.escrow_state, task.price_fils, t)}</dd>
         <dt>${t('task.created')}</dt><dd><${When} iso=${task.created_at} lang=${lang} /></dd>
-        ${task.receipt ? html`<dt>${t('task.receipt')}</dt><dd><code dir="ltr" class="hash">${task.receipt.leaf_hash}</code></dd>` : null}
-        ${task.error ? html`<dt>${t('task.error')}</dt><dd class="error">${task.error}</dd>` : null}
+        ${task.duration_ms !== null ? html`<dt>${t('task.duration')}</dt><dd data-testid="task-duration">${duration(task.duration_ms, lang)}</dd>` : null}
+        ${task.error ? html`<dt>${t('task.error')}</dt><dd class="error" dir="auto">${task.error}</dd>` : null}
       </dl>
+      <p class="ids">
+        <${CopyId} label=${t('task.id')} value=${task.id} t=${t} />
+        <${CopyId} label=${t('task.agent_did')} value=${task.agent_did} t=${t} />
+        ${task.receipt?.leaf_hash ? html`<${CopyId} label=${t('receipt.leaf')} value=${task.receipt.leaf_hash} t=${t} />` : null}
+      </p>
       <div class="actions">
         ${
           !TERMINAL.has(task.state)
@@ -100,6 +117,14 @@ export function Task({ id, t, lang }) {
             : null
         }
       </div>
+    </section>
+    <section class="card" aria-labelledby="input-title">
+      <h2 id="input-title">${t('task.input')}</h2>
+      ${
+        task.input_text !== null
+          ? html`<pre class="output" dir="auto" data-testid="input">${task.input_text}</pre>`
+          : html`<${Empty}>${t('task.input_gone')}<//>`
+      }
     </section>
     <section class="card" aria-labelledby="events-title">
       <h2 id="events-title">${t('task.events')} ${live ? html`<span class="live">● ${t('task.live')}</span>` : null}</h2>

@@ -5,22 +5,12 @@ import { api } from './api.js'
 import { Automation } from './automation.js'
 import { Danger } from './danger.js'
 import { Members } from './members.js'
+import { CopyId, TaskState } from './names.js'
 import { Filter, Filters, Pager, usePaged } from './paging.js'
 import { Profile } from './profile.js'
 import { Loaded } from './tenant-ui.js'
 import { Usage } from './usage.js'
-import {
-  ActionButton,
-  allowed,
-  Did,
-  ErrorText,
-  Fils,
-  html,
-  Loading,
-  StateBadge,
-  useLoad,
-  When,
-} from './ui.js'
+import { ActionButton, allowed, Did, ErrorText, Fils, html, Loading, useLoad, When } from './ui.js'
 
 function Overview({ t, lang }) {
   const org = useLoad('/v1/org')
@@ -35,15 +25,18 @@ function Overview({ t, lang }) {
         : html`<section class="card summary" data-testid="org">
             <dl>
               <dt>${t('org.name')}</dt><dd dir="auto">${o.name}</dd>
-              <dt>${t('organization')}</dt><dd><code dir="ltr">${o.id}</code></dd>
               <dt>${t('org.plan')}</dt><dd>${o.plan.name} <small>${o.plan.description}</small></dd>
               <dt>${t('org.usage')}</dt>
-              <dd>${t('org.usage_line', {
-                tasks: o.usage.tasks,
-                completed: o.usage.completed,
-                spend: '',
-              })}<${Fils} fils=${o.usage.spend_fils} currency=${o.usage.currency} lang=${lang} /></dd>
-              <dt>${t('org.did')}</dt><dd>${o.did ? html`<${Did} did=${o.did} />` : t('org.no_did')}</dd>
+              <dd data-testid="org-usage" data-tasks=${o.usage.tasks} data-fils=${o.usage.spend_fils}>${t(
+                'org.usage_line',
+                {
+                  tasks: o.usage.tasks,
+                  completed: o.usage.completed,
+                  spend: '',
+                },
+              )}<${Fils} fils=${o.usage.spend_fils} currency=${o.usage.currency} lang=${lang} /></dd>
+              <dt>${t('org.did')}</dt><dd>${o.did ? html`<${CopyId} label=${t('org.did')} value=${o.did} t=${t} />` : t('org.no_did')}</dd>
+              <dt>${t('organization')}</dt><dd><${CopyId} label=${t('organization')} value=${o.id} t=${t} /></dd>
               <dt>${t('org.ledger')}</dt>
               <dd><a href=${o.ledger.url} rel="noopener" dir="ltr">${o.ledger.url}</a>${' · '}<a href=${o.ledger.checkpoint_url} rel="noopener">${t('org.checkpoint')}</a></dd>
             </dl>
@@ -126,7 +119,7 @@ function Executions({ t, lang }) {
                       <a href=${`#/tasks/${x.task_id}`}><code dir="ltr">${x.task_id}</code></a>`
                   : html`<a href=${`#/tasks/${x.id}`}><code dir="ltr">${x.id}</code></a>`
               }</td>
-              <td><${StateBadge} state=${x.state} t=${t} /></td>
+              <td><${TaskState} state=${x.state} t=${t} /></td>
               <td><${Did} did=${x.agent_did} /></td>
               <td><${Fils} fils=${x.price_fils} lang=${lang} /></td>
               <td><${When} iso=${x.created_at} lang=${lang} /></td>

@@ -1,5 +1,6 @@
-// Usage this month: spend and tasks per day, drawn from the month's statement as an inline SVG
-// (no chart library: the page's policy allows no inline style, so colours come from console.css).
+// Usage this month: spend and tasks per day from GET /api/usage (the same query as the Overview's
+// counts, so the two agree), drawn as an inline SVG (no chart library: the page's policy allows no
+// inline style, so colours come from console.css).
 import { formatFils } from './i18n.js'
 import { ErrorText, html, Loading, useLoad } from './ui.js'
 
@@ -7,23 +8,17 @@ const W = 720
 const H = 240
 const PAD = { top: 30, bottom: 28, side: 24 }
 
-/** Per day of the month so far: the money held for tasks (escrow holds) and how many tasks it was for. */
-export function dailyUsage(statement, now = new Date()) {
-  const year = now.getUTCFullYear()
-  const month = now.getUTCMonth()
+/** Per day of the month so far: the tasks created that day and their prices (GET /api/usage's days, UTC). */
+export function dailyUsage(usage, now = new Date()) {
   const days = now.getUTCDate()
-  const rows = Array.from({ length: days }, (_, i) => ({ day: i + 1, fils: 0n, tasks: new Set() }))
-  for (const line of statement.movements) {
-    if (line.kind !== 'escrow_hold') continue
-    const at = new Date(line.at)
-    if (at.getUTCFullYear() !== year || at.getUTCMonth() !== month) continue
-    const row = rows[at.getUTCDate() - 1]
+  const rows = Array.from({ length: days }, (_, i) => ({ day: i + 1, fils: 0n, tasks: 0 }))
+  for (const d of usage.days) {
+    const row = rows[Number(d.day.slice(8, 10)) - 1]
     if (!row) continue
-    const amount = BigInt(line.wallet.amount_fils)
-    row.fils += amount < 0n ? -amount : amount
-    row.tasks.add(line.task_id ?? line.escrow_id ?? line.transfer_id)
+    row.fils += BigInt(d.spend_fils)
+    row.tasks += d.tasks
   }
-  return rows.map((r) => ({ day: r.day, fils: r.fils, tasks: r.tasks.size }))
+  return rows
 }
 
 function Chart({ days, t, lang, month }) {
@@ -46,7 +41,7 @@ function Chart({ days, t, lang, month }) {
       direction="ltr">
       <title id="usage-chart-title">${label}</title>
       <line class="axis" x1=${PAD.side} y1=${y(0)} x2=${W - PAD.side} y2=${y(0)} />
-      <text class="tick" x=${rtl ? W - PAD.side : PAD.side} y="14" text-anchor=${rtl ? 'end' : 'start'}>${t('usage.spend')}: ${formatFils(maxFils, 'AED', lang)}</text>
+      <text class="tick" x=${rtl ? W - PAD.side : PAD.side} y="14" text-anchor=${rtl ? 'end' : 'start'}>${t('usage.spend_prices')}: ${formatFils(maxFils, 'AED', lang)}</text>
       <text class="tick" x=${rtl ? PAD.side : W - PAD.side} y="14" text-anchor=${rtl ? 'start' : 'end'}>${t('usage.tasks')}: ${number.format(maxTasks)}</text>
       ${days.map(
         (d, i) => html`<g key=${d.day} data-day=${d.day}>
@@ -69,38 +64,37 @@ function Chart({ days, t, lang, month }) {
       )}
     </svg>
     <figcaption>
-      <span class="legend legend-spend">${t('usage.spend')}</span>
+      <span class="legend legend-spend">${t('usage.spend_prices')}</span>
       <span class="legend legend-tasks">${t('usage.tasks')}</span>
     </figcaption>
   </figure>`
 }
 
 export function Usage({ t, lang }) {
-  const statement = useLoad(`/api/statements?lang=${lang}`)
+  const usage = useLoad(`/api/usage?lang=${lang}`)
   const now = new Date()
   const month = new Intl.DateTimeFormat(lang === 'ar' ? 'ar-AE' : 'en-AE', {
     month: 'long',
     year: 'numeric',
     timeZone: 'UTC',
   }).format(now)
-  const days = statement.data ? dailyUsage(statement.data, now) : null
-  const total = days?.reduce((s, d) => s + d.fils, 0n) ?? 0n
-  const tasks = days?.reduce((s, d) => s + d.tasks, 0) ?? 0
+  const data = usage.data
+  const days = data ? dailyUsage(data, now) : null
   return html`<h1>${t('usage.title')}</h1>
-    <${ErrorText} error=${statement.error} t=${t} />
+    <${ErrorText} error=${usage.error} t=${t} />
     ${
       !days
-        ? statement.error
+        ? usage.error
           ? null
           : html`<${Loading} t=${t} />`
         : html`<section class="card">
             <${Chart} days=${days} t=${t} lang=${lang} month=${month} />
             ${
-              total === 0n
+              data.tasks === 0
                 ? html`<p class="empty">${t('usage.empty')}</p>`
-                : html`<p data-testid="usage-total">${t('usage.total', { spend: formatFils(total, 'AED', lang), tasks: new Intl.NumberFormat(lang === 'ar' ? 'ar-AE-u-nu-arab' : 'en-AE').format(tasks) })}</p>`
+                : html`<p data-testid="usage-total" data-tasks=${data.tasks} data-fils=${data.spend.amount_fils}>${t('usage.total', { spend: data.spend.display, tasks: new Intl.NumberFormat(lang === 'ar' ? 'ar-AE-u-nu-arab' : 'en-AE').format(data.tasks) })}</p>`
             }
-            <p class="hint">${t('usage.source')}</p>
+            <p class="hint">${t('usage.same_as_overview')}</p>
           </section>`
     }`
 }

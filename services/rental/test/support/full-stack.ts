@@ -62,6 +62,8 @@ export async function startFullStack(
     restartable?: boolean
     now?: () => Date
     idpEnv?: Record<string, string>
+    /** the ledger's own settings (a longer LEDGER_BATCH_WAIT_MS keeps a receipt on its way for a while) */
+    ledgerEnv?: Record<string, string>
     agentsEnv?: Record<string, string>
     agentsRestartable?: boolean
   } = {},
@@ -76,7 +78,13 @@ export async function startFullStack(
     }),
     { fresh: true },
   )
-  const ledgerService = await startService(ledger, testEnv({ LEDGER_BATCH_WAIT_MS: '2' }), { fresh: true })
+  const ledgerService = await startService(
+    ledger,
+    testEnv({ LEDGER_BATCH_WAIT_MS: '2', ...options.ledgerEnv }),
+    {
+      fresh: true,
+    },
+  )
   // agents on a port of their own can be stopped and started again there (`stopAgents`, `startAgents`)
   const agentsPort = options.agentsRestartable ? await freePort() : undefined
   const agentsEnv = testEnv({

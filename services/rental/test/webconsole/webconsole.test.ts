@@ -116,7 +116,8 @@ describe('the web console (/console) in Chromium: sign-in, hire signed in the br
       await page.goto(`${stack.rental.url}/console#/market`)
       const signatures: string[] = []
       page.on('request', (r) => {
-        if (r.method() === 'POST' && r.url().endsWith('/signatures')) signatures.push(r.postData() ?? '')
+        if (r.method() === 'POST' && new URL(r.url()).pathname.endsWith('/signatures'))
+          signatures.push(r.postData() ?? '')
       })
       await page.locator(`[data-job=job_summary] .agent`, { hasText: agentDid }).getByRole('button').click()
       await page.waitForURL(/#\/engagements\/eng_/)
@@ -241,7 +242,10 @@ describe('the web console (/console) in Chromium: sign-in, hire signed in the br
       const PASSPHRASE = 'a long passphrase kept apart'
       /** A fresh browser profile (no key in its IndexedDB), signed in as the demo account. */
       const freshPage = async () => {
-        const fresh = await (await browser!.newContext({ acceptDownloads: true })).newPage()
+        const context = await browser!.newContext({ acceptDownloads: true })
+        // a browser without a save dialog (File System Access): the backup is a download the person confirms
+        await context.addInitScript('delete window.showSaveFilePicker')
+        const fresh = await context.newPage()
         fresh.setDefaultTimeout(10_000)
         fresh.on('pageerror', (e) => errors.push(e.message))
         await fresh.goto(`${stack.rental.url}/console`)
@@ -258,15 +262,20 @@ describe('the web console (/console) in Chromium: sign-in, hire signed in the br
       await form.locator('#key-pass').fill(PASSPHRASE)
       await form.locator('#key-pass-again').fill(`${PASSPHRASE}!`)
       await form.getByRole('button').click()
-      assert.match((await form.locator('.error').textContent())!, /passphrases differ/)
+      // said at the field, before anything is made
+      assert.match((await form.locator('#key-pass-again-problem').textContent())!, /passphrases differ/)
       await form.locator('#key-pass-again').fill(PASSPHRASE)
       await form.getByRole('button').click()
-      await first.getByTestId('key-backed-up').waitFor()
+      // made, but not "backed up" until the file is saved
+      await first.getByTestId('key-backup-unsaved').waitFor()
+      assert.equal(await first.getByTestId('key-backed-up').count(), 0)
       const did = (await first.locator('[data-testid=key-panel] code.did').textContent())!
       const [download] = await Promise.all([
         first.waitForEvent('download'),
-        first.getByTestId('key-backup-download').click(),
+        first.getByTestId('key-backup-save').click(),
       ])
+      await first.getByTestId('key-backup-saved').click()
+      await first.getByTestId('key-backed-up').waitFor()
       const file = readFileSync((await download.path())!, 'utf8')
       const backup = JSON.parse(file) as {
         did: string

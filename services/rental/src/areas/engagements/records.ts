@@ -43,6 +43,8 @@ export interface EngagementRecords {
   latestClientDid(orgId: string, agentDid: string): Promise<string | undefined>
   /** The client DID of the organization's latest engagement, with any agent. */
   latestClientDidOfOrg(orgId: string): Promise<string | undefined>
+  /** The job of each of these engagements, by engagement id (the tasks' rows name them). */
+  jobIdsOf(ids: readonly string[]): Promise<Map<string, string>>
   /** The ids of the organization's engagements in one of `states`, oldest first. */
   idsOfOrg(orgId: string, states: readonly EngagementRow['state'][]): Promise<string[]>
   /** The agent as the catalogue has it and the client's engagements with it; 404 unless one exists, 400 for a DID that is not Ed25519. */
@@ -76,6 +78,7 @@ export const engagementRecords = (ctx: RentalContext, use: HiringNeeds): Engagem
   engagementsWith: (orgId, did, at) => store.engagementsWith(at?.trx ?? ctx.db, orgId, did),
   latestClientDid: (orgId, did) => store.latestClientDid(ctx.db, orgId, did),
   latestClientDidOfOrg: (orgId) => store.latestClientDidOfOrg(ctx.db, orgId),
+  jobIdsOf: (ids) => store.jobIdsOf(ctx.db, ids),
   idsOfOrg: (orgId, states) => store.engagementIdsOf(ctx.db, orgId, states),
   async knownAgent(orgId, did) {
     checkAgentDid(did)

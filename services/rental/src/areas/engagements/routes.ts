@@ -1,4 +1,4 @@
-import { type App, IdempotencyKeyHeader, pageOf, pageQuery } from '@svc/kit'
+import { type App, IdempotencyKeyHeader, LangQuery, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
 import { actorOfRequest, type EventService } from '../events/index.ts'
@@ -6,6 +6,7 @@ import type { BudgetService } from '../budgets/index.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
 import type { MarketService } from '../market/index.ts'
 import type { OnboardingService } from '../onboarding/index.ts'
+import { detailNames, withNames } from './names.ts'
 import { engagementDetail, engagementList, hire, sign } from './service.ts'
 import {
   Body,
@@ -34,10 +35,22 @@ const EngagementSummary = Type.Object({
   currency: Type.String(),
   created_at: Type.String(),
   activated_at: Nullable(Type.String()),
+  job_title: Nullable(
+    Type.String({ description: 'the job’s title in the reader’s language (lang / Accept-Language)' }),
+  ),
+  agent_name: Nullable(
+    Type.String({
+      description: 'the agent’s display name in the reader’s language; null outside the catalogue',
+    }),
+  ),
   sla: Type.Object({ body: Body, hash: Type.String(), signed: Type.Boolean() }),
 })
 const EngagementWithPackage = Type.Object({
-  engagement: Type.Object({ ...EngagementSummary.properties, escrows: Type.Array(Escrow) }),
+  engagement: Type.Object({
+    ...EngagementSummary.properties,
+    provider_name: Nullable(Type.String({ description: 'the organization that publishes the agent' })),
+    escrows: Type.Array(Escrow),
+  }),
   package: Type.Object({ sla: Signed, escrows: Type.Array(Signed) }),
 })
 
@@ -62,6 +75,7 @@ export function engagementRoutes(
           'Idempotent with an Idempotency-Key: a resend answers the first answer and makes no second engagement; the key with another body is 422.',
         tags,
         headers: IdempotencyKeyHeader,
+        querystring: LangQuery({ additionalProperties: false }),
         body: Type.Object(
           { job_id: Id, agent_did: Did, client_did: Type.Optional(Did) },
           { additionalProperties: false },
@@ -72,12 +86,13 @@ export function engagementRoutes(
     async (request) => {
       // an external agent's card is fetched again past its TTL (a change is flagged on the listing)
       await market.refreshCard(request.body.agent_did)
-      return hire(
+      const hired = await hire(
         ctx,
         catalogue,
         { client: clientOf(request), events, budgets, market, onboarding, actor: actorOfRequest(request) },
         request.body,
       )
+      return detailNames(catalogue, hired, moneyLocaleOf(request, request.query.lang))
     },
   )
   app.get(
@@ -87,11 +102,16 @@ export function engagementRoutes(
       schema: {
         summary: 'The signed-in client’s engagements, newest first',
         tags,
-        querystring: pageQuery(),
+        querystring: Type.Object({ ...pageQuery().properties, ...LangQuery().properties }),
         response: { 200: Type.Object({ engagements: Type.Array(EngagementSummary) }) },
       },
     },
-    async (request) => engagementList(ctx.db, orgOf(request), pageOf(request.query)),
+    async (request) => {
+      const { engagements } = await engagementList(ctx.db, orgOf(request), pageOf(request.query))
+      return {
+        engagements: await withNames(catalogue, engagements, moneyLocaleOf(request, request.query.lang)),
+      }
+    },
   )
   app.get(
     '/api/engagements/:id',
@@ -101,10 +121,16 @@ export function engagementRoutes(
         summary: 'An engagement with its SLA, offer package and escrow states',
         tags,
         params: Params,
+        querystring: LangQuery({ additionalProperties: false }),
         response: { 200: EngagementWithPackage },
       },
     },
-    async (request) => engagementDetail(ctx.db, orgOf(request), request.params.id),
+    async (request) =>
+      detailNames(
+        catalogue,
+        await engagementDetail(ctx.db, orgOf(request), request.params.id),
+        moneyLocaleOf(request, request.query.lang),
+      ),
   )
   app.post(
     '/api/engagements/:id/signatures',
@@ -115,6 +141,7 @@ export function engagementRoutes(
           'The client’s signatures: the SLA (activates the engagement) and escrows (opens them on the rail); a forged one refuses the whole request',
         tags,
         params: Params,
+        querystring: LangQuery({ additionalProperties: false }),
         body: Type.Object(
           {
             sla_signature: Type.Optional(Signature),
@@ -138,11 +165,15 @@ export function engagementRoutes(
       },
     },
     async (request) =>
-      sign(
-        ctx,
-        { orgId: orgOf(request), events, actor: actorOfRequest(request) },
-        request.params.id,
-        request.body,
+      detailNames(
+        catalogue,
+        await sign(
+          ctx,
+          { orgId: orgOf(request), events, actor: actorOfRequest(request) },
+          request.params.id,
+          request.body,
+        ),
+        moneyLocaleOf(request, request.query.lang),
       ),
   )
 }

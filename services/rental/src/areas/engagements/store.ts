@@ -212,3 +212,14 @@ export const engagementIdsOf = async (db: RentalDb, orgId: string, states: reado
           .orderBy('id')
           .execute()
       ).map((r) => r.id)
+
+/** The job of each of these engagements, by engagement id (any organization's: the caller's rows name them). */
+export async function jobIdsOf(db: RentalDb, ids: readonly string[]) {
+  if (ids.length === 0) return new Map<string, string>()
+  const rows = await db
+    .selectFrom('engagements')
+    .select(['id', 'job_id'])
+    .where('id', 'in', [...new Set(ids)])
+    .execute()
+  return new Map(rows.map((r) => [r.id, r.job_id]))
+}

@@ -28,6 +28,10 @@ const Receipt = Type.Object({
   verified: Type.Boolean({
     description: 'the proof leads to the root of the checkpoint signed by the log key',
   }),
+  pending: Type.Boolean({
+    description:
+      'no proof yet for a passing reason (not delivered, not in the latest checkpoint, ledger unreachable): ask again later; false with a problem: a check failed',
+  }),
   problem: Type.Optional(Type.String()),
 })
 const Ledger = Type.Object({

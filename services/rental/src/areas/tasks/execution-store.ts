@@ -102,11 +102,16 @@ export async function executionRows(
     .execute()) as ExecutionRow[]
 }
 
-/** The organization's tasks created since `since` and what they cost (canceled and rejected ones are not charged). */
-export async function usageSince(db: RentalDb, orgId: string, since: Date) {
-  const row = await db
+/**
+ * The organization's tasks created from `since` until `until`, per UTC day: how many, how many
+ * completed, and their prices (canceled and rejected ones left out). The one query behind every
+ * usage count and sum (GET /v1/org's usage, GET /api/usage), so two screens cannot disagree.
+ */
+export async function usageByDay(db: RentalDb, orgId: string, since: Date, until?: Date) {
+  let query = db
     .selectFrom('tasks')
     .select((eb) => [
+      sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`.as('day'),
       eb.fn.countAll<string>().as('tasks'),
       sql<string>`count(*) filter (where state = 'completed')`.as('completed'),
       sql<string>`coalesce(sum(price_fils) filter (where state not in ('canceled', 'rejected')), 0)`.as(
@@ -115,6 +120,23 @@ export async function usageSince(db: RentalDb, orgId: string, since: Date) {
     ])
     .where('org_id', '=', orgId)
     .where('created_at', '>=', since)
-    .executeTakeFirstOrThrow()
-  return { tasks: Number(row.tasks), completed: Number(row.completed), spendFils: Number(row.spend) }
+  if (until) query = query.where('created_at', '<', until)
+  const rows = await query.groupBy('day').orderBy('day').execute()
+  return rows.map((r) => ({
+    day: r.day,
+    tasks: Number(r.tasks),
+    completed: Number(r.completed),
+    spendFils: Number(r.spend),
+  }))
+}
+
+/** The totals of `usageByDay`'s days. */
+export async function usageSince(db: RentalDb, orgId: string, since: Date, until?: Date) {
+  const days = await usageByDay(db, orgId, since, until)
+  return {
+    tasks: days.reduce((n, d) => n + d.tasks, 0),
+    completed: days.reduce((n, d) => n + d.completed, 0),
+    spendFils: days.reduce((n, d) => n + d.spendFils, 0),
+    days,
+  }
 }

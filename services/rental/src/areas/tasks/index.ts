@@ -22,7 +22,7 @@ import {
   type TaskTransaction,
 } from './service.ts'
 import { startTaskRunner } from './run.ts'
-import { taskDetail, taskList, taskView, type TaskView } from './views.ts'
+import { namesOf, taskDetail, taskList, taskView, type TaskView } from './views.ts'
 import { clearTexts, eraseTexts } from './retention-store.ts'
 import * as store from './store.ts'
 import * as measures from './measures-store.ts'
@@ -181,9 +181,10 @@ export const tasksArea = defineArea({
       create: (orgId, input, actor, transaction) => createTask(deps, orgId, input, actor, transaction),
       views: async (orgId, ids) => {
         const rows = await store.tasksOfIds(ctx.db, orgId, ids)
+        const names = await namesOf(deps, rows, 'en')
         const views = []
         for (const row of rows)
-          views.push(await taskView(deps, row, { ledgerIndex: null, escrow: undefined }))
+          views.push(await taskView(deps, row, { ledgerIndex: null, escrow: undefined, names: names(row) }))
         return views
       },
       completed: (ids) => store.completedTasks(ctx.db, ids),

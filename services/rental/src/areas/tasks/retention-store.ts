@@ -42,7 +42,7 @@ export async function purgeOutputs(
 ) {
   let query = db
     .updateTable('tasks')
-    .set({ output: null, output_text: null, output_removed_at: now })
+    .set({ input_text: null, output: null, output_text: null, output_removed_at: now })
     .where('output_expires_at', '<=', now)
     .where('output_removed_at', 'is', null)
   if (id) query = query.where('id', '=', id)

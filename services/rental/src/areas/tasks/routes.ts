@@ -1,4 +1,4 @@
-import { type App, IdempotencyKeyHeader, pageOf, pageQuery } from '@svc/kit'
+import { type App, IdempotencyKeyHeader, LangQuery, Money, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
 import { Type } from 'typebox'
 import { actorOfRequest } from '../events/index.ts'
 import { cancelTaskRoute } from './cancel.ts'
@@ -7,13 +7,23 @@ import { retryTask, taskRuns } from './runs.ts'
 import { createTask, type TaskDeps } from './service.ts'
 import { taskDetail, taskList } from './views.ts'
 import { taskEventRoutes } from './stream.ts'
+import { usageRoutes } from './usage-routes.ts'
 import { Escrow, idempotent, Nullable, orgOf, route } from '../../http/index.ts'
 
 export const Task = Type.Object({
   id: Type.String(),
   engagement_id: Nullable(Type.String({ description: 'null for a trial’s free task' })),
   trial_id: Nullable(Type.String({ description: 'the trial a free task belongs to (else null)' })),
+  job_id: Nullable(Type.String({ description: 'the engagement’s job (null for a trial’s task)' })),
+  job_title: Nullable(
+    Type.String({ description: 'the job’s title in the reader’s language (lang / Accept-Language)' }),
+  ),
   agent_did: Type.String(),
+  agent_name: Nullable(
+    Type.String({
+      description: 'the agent’s display name in the reader’s language; null outside the catalogue',
+    }),
+  ),
   agent_version: Nullable(
     Type.String({ description: 'the agent version the task went to (null: the initial one)' }),
   ),
@@ -29,7 +39,24 @@ export const Task = Type.Object({
   async: Type.Boolean(),
   price_fils: Type.Integer(),
   currency: Type.String(),
+  price: Money,
   escrow_id: Nullable(Type.String()),
+  escrow_state: Nullable(
+    Type.Union(
+      [
+        Type.Literal('offered'),
+        Type.Literal('open'),
+        Type.Literal('released'),
+        Type.Literal('returned'),
+        Type.Literal('withdrawn'),
+      ],
+      { description: 'offered: to sign; open: held; released: paid; returned; withdrawn' },
+    ),
+  ),
+  input_text: Nullable(
+    Type.String({ description: 'the input, kept while the task runs and then as long as its output' }),
+  ),
+  input_preview: Nullable(Type.String({ description: 'the input’s first words (at most 80 characters)' })),
   input_sha256: Type.String(),
   output: Nullable(Type.Object({ text: Nullable(Type.String()), data: Type.Unknown() })),
   output_sha256: Nullable(Type.String()),
@@ -53,6 +80,9 @@ export const Task = Type.Object({
   created_at: Type.String(),
   started_at: Nullable(Type.String()),
   completed_at: Nullable(Type.String()),
+  duration_ms: Nullable(
+    Type.Integer({ description: 'from its start (else its creation) to its end; null while it runs' }),
+  ),
 })
 
 const Run = Type.Object({
@@ -116,13 +146,17 @@ export function taskRoutes(app: App, deps: TaskDeps) {
         summary: 'The signed-in client’s tasks, newest first',
         tags,
         // published with a page of 20 before the kit's one page schema: kept
-        querystring: pageQuery({ limitDefault: 20 }),
+        querystring: Type.Object({
+          ...pageQuery({ limitDefault: 20 }).properties,
+          ...LangQuery().properties,
+        }),
         response: {
           200: Type.Object({ tasks: Type.Array(Task), limit: Type.Integer(), offset: Type.Integer() }),
         },
       },
     },
-    async (request) => taskList(deps, orgOf(request), pageOf(request.query)),
+    async (request) =>
+      taskList(deps, orgOf(request), pageOf(request.query), moneyLocaleOf(request, request.query.lang)),
   )
   app.get(
     '/api/tasks/:id',
@@ -132,10 +166,12 @@ export function taskRoutes(app: App, deps: TaskDeps) {
         summary: 'A task: state, receipt, and the output while it is kept',
         tags,
         params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
+        querystring: LangQuery({ additionalProperties: false }),
         response: { 200: Task },
       },
     },
-    async (request) => taskDetail(deps, orgOf(request), request.params.id),
+    async (request) =>
+      taskDetail(deps, orgOf(request), request.params.id, moneyLocaleOf(request, request.query.lang)),
   )
   app.post(
     '/api/tasks/:id/cancel',
@@ -194,5 +230,6 @@ export function taskRoutes(app: App, deps: TaskDeps) {
       ),
   )
   taskEventRoutes(app, deps)
+  usageRoutes(app, deps)
   fileHandoffRoutes(app, deps)
 }

@@ -6,7 +6,7 @@ import { refOf, taskEvents } from './events.ts'
 import { enqueueRun, runJobOf, takeBack } from './attempts.ts'
 import { lockTakeable } from './lease-store.ts'
 import type { TaskDeps } from './service.ts'
-import { taskView, type TaskView } from './views.ts'
+import { taskNamesOf, taskView, type TaskView } from './views.ts'
 import { requeueFailed } from './run-store.ts'
 import { type TaskRow, taskOf } from './store.ts'
 
@@ -88,6 +88,8 @@ export async function retryTask(
     throw rentalError('agent_revoked', `you revoked ${found.agent_did}: it takes no new task`)
   // the view names only the escrow's id, which a task keeps: read before the transaction
   const escrow = await deps.engagements.escrowOfTask(id)
+  // and its names (the catalogue's, read outside the transaction)
+  const names = await taskNamesOf(deps, found)
   const run = await runJobOf(deps, found.run_job)
   const answer = await idempotentWrite(deps.db, request, async (trx) => {
     let task = (await taskOf(trx, subject, id, true))!
@@ -103,7 +105,7 @@ export async function retryTask(
       task = (await taskOf(trx, subject, id))!
       // taken back past its last retry, it failed: the retry goes on as for any failed task
       if (task.state !== 'failed')
-        return { status: 200, body: await taskView(deps, task, { ledgerIndex: null, escrow }) }
+        return { status: 200, body: await taskView(deps, task, { ledgerIndex: null, escrow, names }) }
     }
     if (task.state !== 'failed')
       throw rentalError(
@@ -132,7 +134,7 @@ export async function retryTask(
     await enqueueRun(deps, trx, { task_id: id })
     // the view is read in the transaction: its answer is kept with it
     const row = (await taskOf(trx, subject, id))!
-    return { status: 200, body: await taskView(deps, row, { ledgerIndex: null, escrow }) }
+    return { status: 200, body: await taskView(deps, row, { ledgerIndex: null, escrow, names }) }
   })
   return answer.body
 }

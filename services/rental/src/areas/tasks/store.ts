@@ -167,7 +167,7 @@ export async function completeTask(
       receipt_id: done.receiptId,
       receipt_leaf_hash: done.receiptLeafHash,
       completed_at: done.at,
-      input_text: null,
+      // the input stays as long as the output (purgeOutputs), so the task's page shows both
       error: null,
       end_cause: null,
     })

@@ -1,6 +1,6 @@
 import { retryNote } from './attempts.ts'
 import { fileIdsOf } from './file-handoff.ts'
-import type { Page } from '@svc/kit'
+import { money, type MoneyLocale, type Page } from '@svc/kit'
 import { rentalError } from '../../errors.ts'
 import type { TaskDeps } from './service.ts'
 import { purgeOutputs } from './retention-store.ts'
@@ -9,14 +9,67 @@ import { type TaskRow, taskOf, tasksOf } from './store.ts'
 /** What a task's view reads besides its row: its receipt's ledger index and its escrow. */
 interface Around {
   ledgerIndex: number | null
-  escrow: { id: string } | undefined
+  escrow: { id: string; state?: EscrowState } | undefined
+  /** the job's title and agent's name (read for this one task when not given: never inside a transaction) */
+  names?: TaskNames | undefined
 }
 
-/** The views of several tasks: their receipts and escrows read in one query each, not per task. */
-async function taskViews(deps: TaskDeps, rows: TaskRow[]) {
-  const [indexes, escrows] = await Promise.all([
+type EscrowState = 'offered' | 'open' | 'released' | 'returned' | 'withdrawn'
+
+/** What names a task for a person: its engagement's job and title, its agent's display name, the language. */
+interface TaskNames {
+  jobId: string | null
+  jobTitle: string | null
+  agentName: string | null
+  lang: MoneyLocale
+}
+
+/** The job of each task's engagement, its title and the agents' names in `lang`: three queries for any number of tasks. */
+export async function namesOf(deps: TaskDeps, rows: TaskRow[], lang: MoneyLocale) {
+  const jobs = await deps.engagements.jobIdsOf(
+    rows.flatMap((r) => (r.engagement_id ? [r.engagement_id] : [])),
+  )
+  const [titles, agents] = await Promise.all([
+    deps.catalogue.titlesOf([...jobs.values()], lang),
+    deps.catalogue.agentNamesOf(
+      rows.map((r) => r.agent_did),
+      lang,
+    ),
+  ])
+  return (row: TaskRow): TaskNames => {
+    const jobId = (row.engagement_id && jobs.get(row.engagement_id)) || null
+    return {
+      jobId,
+      jobTitle: (jobId && titles.get(jobId)) || null,
+      agentName: agents.get(row.agent_did) ?? null,
+      lang,
+    }
+  }
+}
+
+/**
+ * One task's names (for a view made inside a transaction: read before it, as the catalogue and
+ * engagements answer outside it).
+ */
+export const taskNamesOf = async (deps: TaskDeps, row: TaskRow, lang: MoneyLocale = 'en') =>
+  (await namesOf(deps, [row], lang))(row)
+
+/** The input's first words: at most `max` characters, cut at a space, with an ellipsis when cut. */
+export function firstWords(text: string | null, max = 80): string | null {
+  if (text === null) return null
+  const flat = text.replace(/\s+/g, ' ').trim()
+  if (flat.length <= max) return flat
+  const cut = flat.slice(0, max)
+  const space = cut.lastIndexOf(' ')
+  return `${(space > max / 2 ? cut.slice(0, space) : cut).trimEnd()}…`
+}
+
+/** The views of several tasks: their receipts, escrows and names read in one query each, not per task. */
+async function taskViews(deps: TaskDeps, rows: TaskRow[], lang: MoneyLocale = 'en') {
+  const [indexes, escrows, names] = await Promise.all([
     deps.outbox.ledgerIndexesOf(rows.flatMap((r) => (r.receipt_id ? [r.receipt_id] : []))),
     deps.engagements.escrowsOfTasks(rows.map((r) => r.id)),
+    namesOf(deps, rows, lang),
   ])
   const views = []
   for (const row of rows)
@@ -24,14 +77,17 @@ async function taskViews(deps: TaskDeps, rows: TaskRow[]) {
       await taskView(deps, row, {
         ledgerIndex: row.receipt_id ? (indexes.get(row.receipt_id) ?? null) : null,
         escrow: escrows.get(row.id),
+        names: names(row),
       }),
     )
   return views
 }
 
 export async function taskView(deps: TaskDeps, row: TaskRow, around: Around) {
+  const names = around.names ?? (await namesOf(deps, [row], 'en'))(row)
   const now = deps.now()
   let output = row.output === null ? null : { text: row.output_text, data: row.output }
+  let input = row.input_text
   if (output && row.output_expires_at && row.output_expires_at <= now) {
     // past its time the output goes, unless a legal hold covers it
     const held = await deps.held?.()
@@ -41,6 +97,7 @@ export async function taskView(deps: TaskDeps, row: TaskRow, around: Around) {
     if (!covered) {
       await purgeOutputs(deps.db, now, row.id)
       output = null
+      input = null
     }
   }
   const expired = row.state === 'completed' && output === null
@@ -57,13 +114,20 @@ export async function taskView(deps: TaskDeps, row: TaskRow, around: Around) {
     id: row.id,
     engagement_id: row.engagement_id,
     trial_id: row.trial_id,
+    job_id: names.jobId,
+    job_title: names.jobTitle,
     agent_did: row.agent_did,
+    agent_name: names.agentName,
     agent_version: row.agent_version,
     state: row.state,
     async: row.async,
     price_fils: Number(row.price_fils),
     currency: 'AED',
+    price: money(Number(row.price_fils), 'AED', names.lang),
     escrow_id: escrow?.id ?? null,
+    escrow_state: escrow?.state ?? null,
+    input_text: input,
+    input_preview: firstWords(input),
     input_sha256: row.input_sha256,
     output,
     output_sha256: row.output_sha256,
@@ -85,17 +149,20 @@ export async function taskView(deps: TaskDeps, row: TaskRow, around: Around) {
     created_at: row.created_at.toISOString(),
     started_at: row.started_at?.toISOString() ?? null,
     completed_at: row.completed_at?.toISOString() ?? null,
+    duration_ms: row.completed_at
+      ? row.completed_at.getTime() - (row.started_at ?? row.created_at).getTime()
+      : null,
   }
 }
 export type TaskView = Awaited<ReturnType<typeof taskView>>
 
-export async function taskDetail(deps: TaskDeps, subject: string, id: string) {
+export async function taskDetail(deps: TaskDeps, subject: string, id: string, lang: MoneyLocale = 'en') {
   const row = await taskOf(deps.db, subject, id)
   if (!row) throw rentalError('task_not_found', `no task ${id}`)
-  return (await taskViews(deps, [row]))[0]!
+  return (await taskViews(deps, [row], lang))[0]!
 }
 
-export async function taskList(deps: TaskDeps, subject: string, page: Page) {
+export async function taskList(deps: TaskDeps, subject: string, page: Page, lang: MoneyLocale = 'en') {
   const rows = await tasksOf(deps.db, subject, page.limit, page.offset)
-  return { tasks: await taskViews(deps, rows), limit: page.limit, offset: page.offset }
+  return { tasks: await taskViews(deps, rows, lang), limit: page.limit, offset: page.offset }
 }

@@ -1,0 +1,101 @@
+// How the console names things for a person: states in words, money and durations, what a signed
+// body says in one sentence, and ids and DIDs in small print with a copy button (never the label).
+import { useState } from 'preact/hooks'
+import { formatDate, formatFils, formatNumber } from './i18n.js'
+import { html } from './ui.js'
+
+/** A task state's catalogue key (`input-required` → `state.input_required`). */
+export const stateKey = (state) => `state.${String(state).replace(/-/g, '_')}`
+
+/** A task's state as a badge in words. */
+export const TaskState = ({ state, t }) =>
+  html`<span class=${`state state-${state}`} data-state=${state}>${t(stateKey(state))}</span>`
+
+/** What an agent reports of its A2A state (`TASK_STATE_COMPLETED`) in the console's words for that state. */
+export function agentStateWords(value, t) {
+  const match = /^TASK_STATE_([A-Z_]+)$/.exec(String(value))
+  if (!match) return String(value)
+  const key = stateKey(match[1].toLowerCase())
+  const words = t(key)
+  return words === key ? String(value) : words
+}
+
+/** How long something took, in the largest unit that reads well (seconds, minutes, hours). */
+export function duration(ms, lang) {
+  if (ms === null || ms === undefined) return '—'
+  const [value, unit] =
+    ms < 60_000 ? [ms / 1000, 'second'] : ms < 3_600_000 ? [ms / 60_000, 'minute'] : [ms / 3_600_000, 'hour']
+  return formatNumber(value, lang, { style: 'unit', unit, unitDisplay: 'long', maximumFractionDigits: 1 })
+}
+
+/** The escrow's state as the person thinks of their money: to sign, held, paid, returned, withdrawn. */
+export const paymentWords = (escrowState, priceFils, t) =>
+  escrowState ? t(`pay.${escrowState}`) : priceFils === 0 ? t('pay.free') : t('pay.none')
+
+/** An id or a DID in small print, left to right, with a button that copies it. */
+export function CopyId({ label, value, t }) {
+  const [copied, setCopied] = useState(false)
+  const copy = async () => {
+    try {
+      await globalThis.navigator.clipboard.writeText(value)
+      setCopied(true)
+      globalThis.setTimeout(() => setCopied(false), 2000)
+    } catch {}
+  }
+  return html`<small class="id-line"><span>${label}</span> <code dir="ltr" class="did">${value}</code>
+    <button type="button" class="copy" aria-label=${t('copy.label', { what: label })} onClick=${copy}>${copied ? t('copy.done') : t('copy')}</button></small>`
+}
+
+const percent = (bps, lang) =>
+  formatNumber(bps / 10_000, lang, { style: 'percent', maximumFractionDigits: 2 })
+const hours = (seconds, lang) =>
+  seconds % 3600 === 0
+    ? formatNumber(seconds / 3600, lang, { style: 'unit', unit: 'hour', unitDisplay: 'long' })
+    : duration(seconds * 1000, lang)
+
+/**
+ * One plain sentence for a body the person signs (SLA, escrow, release, addendum), from the body's
+ * own fields and the engagement's names (`job_title`, `agent_name`, `provider_name`); null for a
+ * body the console has no sentence for (its fields stay behind the disclosure).
+ */
+export function summaryOf(body, names, t, lang) {
+  const agent = names?.agent_name ?? t('sign.the_agent')
+  const money = (fils) => formatFils(fils, body.currency ?? 'AED', lang)
+  switch (body.type) {
+    case 'svc.sla': {
+      const levels = body.service_levels ?? { latency_p95_ms: 30_000, credit_bps_per_breach: 500 }
+      return t('sign.summary.sla', {
+        price: money(body.price_fils),
+        job: names?.job_title ?? body.job_id,
+        agent,
+        provider: names?.provider_name ?? t('sign.the_provider'),
+        p95: duration(levels.latency_p95_ms, lang),
+        credit: percent(levels.credit_bps_per_breach, lang),
+        kept: hours(body.terms?.output_retention_s ?? 3600, lang),
+        fee: percent(body.terms?.fee_bps ?? 0, lang),
+      })
+    }
+    case 'svc.escrow':
+      return t(body.task_id ? 'sign.summary.escrow_task' : 'sign.summary.escrow', {
+        amount: money(body.amount_fils),
+        agent,
+        when: formatDate(body.issued_at, lang),
+      })
+    case 'svc.release':
+      return t('sign.summary.release', {
+        amount: money(body.amount_fils),
+        agent,
+        fee: money(body.fee_fils),
+        vat: money(body.vat_fils ?? 0),
+      })
+    case 'svc.addendum':
+      return t('sign.summary.addendum', {
+        agent,
+        from: body.from_version ?? t('version.initial'),
+        to: body.to_version,
+        when: formatDate(body.released_at, lang),
+      })
+    default:
+      return null
+  }
+}
