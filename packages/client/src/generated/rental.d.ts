@@ -222,10 +222,15 @@ export interface paths {
     }
     get?: never
     put?: never
-    /** Ends the console session; names the identity provider’s logout page to end that one too */
+    /**
+     * Ends the console session; names the identity provider’s logout page to end that one too
+     * @description The idp’s signed-out page is asked for in `lang` (ui_locales), else the console’s language cookie, else the member’s language.
+     */
     post: {
       parameters: {
-        query?: never
+        query?: {
+          lang?: 'en' | 'ar'
+        }
         header?: never
         path?: never
         cookie?: never
@@ -247,6 +252,53 @@ export interface paths {
         }
       }
     }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/.well-known/oauth-protected-resource': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * RFC 9728 protected-resource metadata: the rental as a resource of the idp, for access tokens on its signed-in routes
+     * @description A program signs in at the authorization server (the idp) as the public client svc-cli with the device grant (RFC 8628), asking for `resource` = this document's `resource`, and calls the signed-in routes with `Authorization: Bearer` (or `DPoP` with a proof).
+     */
+    get: {
+      parameters: {
+        query?: never
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              resource: string
+              authorization_servers: string[]
+              resource_name: string
+              bearer_methods_supported: string[]
+              dpop_signing_alg_values_supported: string[]
+              /** @description the public client a command line signs in as */
+              svc_cli_client_id: string
+            }
+          }
+        }
+      }
+    }
+    put?: never
+    post?: never
     delete?: never
     options?: never
     head?: never
@@ -723,10 +775,15 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    /** The catalogue: jobs pairing a profile with an outcome, their price and serving agents (with their declared models) */
+    /**
+     * The catalogue: jobs pairing a profile with an outcome, their price and serving agents (with their declared models)
+     * @description Titles, outcomes, descriptions and agents’ names in `lang`, else the member’s language, else Accept-Language’s (English where a text has no Arabic).
+     */
     get: {
       parameters: {
-        query?: never
+        query?: {
+          lang?: 'en' | 'ar'
+        }
         header?: never
         path?: never
         cookie?: never
@@ -1039,6 +1096,7 @@ export interface paths {
         query: {
           limit: number
           offset: number
+          lang?: 'en' | 'ar'
         }
         header?: never
         path?: never
@@ -1064,6 +1122,8 @@ export interface paths {
                 currency: string
                 created_at: string
                 activated_at: string | null
+                job_title: string | null
+                agent_name: string | null
                 sla: {
                   body: {
                     [key: string]: unknown
@@ -1084,7 +1144,9 @@ export interface paths {
      */
     post: {
       parameters: {
-        query?: never
+        query?: {
+          lang?: 'en' | 'ar'
+        }
         header?: {
           'idempotency-key'?: string
         }
@@ -1119,6 +1181,8 @@ export interface paths {
                 currency: string
                 created_at: string
                 activated_at: string | null
+                job_title: string | null
+                agent_name: string | null
                 sla: {
                   body: {
                     [key: string]: unknown
@@ -1126,6 +1190,7 @@ export interface paths {
                   hash: string
                   signed: boolean
                 }
+                provider_name: string | null
                 escrows: {
                   id: string
                   task_id: string | null
@@ -1179,7 +1244,9 @@ export interface paths {
     /** An engagement with its SLA, offer package and escrow states */
     get: {
       parameters: {
-        query?: never
+        query?: {
+          lang?: 'en' | 'ar'
+        }
         header?: never
         path: {
           id: string
@@ -1206,6 +1273,8 @@ export interface paths {
                 currency: string
                 created_at: string
                 activated_at: string | null
+                job_title: string | null
+                agent_name: string | null
                 sla: {
                   body: {
                     [key: string]: unknown
@@ -1213,6 +1282,7 @@ export interface paths {
                   hash: string
                   signed: boolean
                 }
+                provider_name: string | null
                 escrows: {
                   id: string
                   task_id: string | null
@@ -1270,7 +1340,9 @@ export interface paths {
     /** The client’s signatures: the SLA (activates the engagement) and escrows (opens them on the rail); a forged one refuses the whole request */
     post: {
       parameters: {
-        query?: never
+        query?: {
+          lang?: 'en' | 'ar'
+        }
         header?: never
         path: {
           id: string
@@ -1310,6 +1382,8 @@ export interface paths {
                 currency: string
                 created_at: string
                 activated_at: string | null
+                job_title: string | null
+                agent_name: string | null
                 sla: {
                   body: {
                     [key: string]: unknown
@@ -1317,6 +1391,7 @@ export interface paths {
                   hash: string
                   signed: boolean
                 }
+                provider_name: string | null
                 escrows: {
                   id: string
                   task_id: string | null
@@ -3665,6 +3740,7 @@ export interface paths {
         query: {
           limit: number
           offset: number
+          lang?: 'en' | 'ar'
         }
         header?: never
         path?: never
@@ -3683,7 +3759,10 @@ export interface paths {
                 id: string
                 engagement_id: string | null
                 trial_id: string | null
+                job_id: string | null
+                job_title: string | null
                 agent_did: string
+                agent_name: string | null
                 agent_version: string | null
                 state:
                   | 'submitted'
@@ -3696,7 +3775,15 @@ export interface paths {
                 async: boolean
                 price_fils: number
                 currency: string
+                price: {
+                  amount_fils: number
+                  currency: string
+                  display: string
+                }
                 escrow_id: string | null
+                escrow_state: ('offered' | 'open' | 'released' | 'returned' | 'withdrawn') | null
+                input_text: string | null
+                input_preview: string | null
                 input_sha256: string
                 output: {
                   text: string | null
@@ -3726,6 +3813,7 @@ export interface paths {
                 created_at: string
                 started_at: string | null
                 completed_at: string | null
+                duration_ms: number | null
               }[]
               limit: number
               offset: number
@@ -3771,7 +3859,10 @@ export interface paths {
                 id: string
                 engagement_id: string | null
                 trial_id: string | null
+                job_id: string | null
+                job_title: string | null
                 agent_did: string
+                agent_name: string | null
                 agent_version: string | null
                 state:
                   | 'submitted'
@@ -3784,7 +3875,15 @@ export interface paths {
                 async: boolean
                 price_fils: number
                 currency: string
+                price: {
+                  amount_fils: number
+                  currency: string
+                  display: string
+                }
                 escrow_id: string | null
+                escrow_state: ('offered' | 'open' | 'released' | 'returned' | 'withdrawn') | null
+                input_text: string | null
+                input_preview: string | null
                 input_sha256: string
                 output: {
                   text: string | null
@@ -3814,6 +3913,7 @@ export interface paths {
                 created_at: string
                 started_at: string | null
                 completed_at: string | null
+                duration_ms: number | null
               }
               escrow: {
                 id: string
@@ -3854,7 +3954,9 @@ export interface paths {
     /** A task: state, receipt, and the output while it is kept */
     get: {
       parameters: {
-        query?: never
+        query?: {
+          lang?: 'en' | 'ar'
+        }
         header?: never
         path: {
           id: string
@@ -3873,14 +3975,25 @@ export interface paths {
               id: string
               engagement_id: string | null
               trial_id: string | null
+              job_id: string | null
+              job_title: string | null
               agent_did: string
+              agent_name: string | null
               agent_version: string | null
               state:
                 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled' | 'rejected'
               async: boolean
               price_fils: number
               currency: string
+              price: {
+                amount_fils: number
+                currency: string
+                display: string
+              }
               escrow_id: string | null
+              escrow_state: ('offered' | 'open' | 'released' | 'returned' | 'withdrawn') | null
+              input_text: string | null
+              input_preview: string | null
               input_sha256: string
               output: {
                 text: string | null
@@ -3910,6 +4023,7 @@ export interface paths {
               created_at: string
               started_at: string | null
               completed_at: string | null
+              duration_ms: number | null
             }
           }
         }
@@ -3954,14 +4068,25 @@ export interface paths {
               id: string
               engagement_id: string | null
               trial_id: string | null
+              job_id: string | null
+              job_title: string | null
               agent_did: string
+              agent_name: string | null
               agent_version: string | null
               state:
                 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled' | 'rejected'
               async: boolean
               price_fils: number
               currency: string
+              price: {
+                amount_fils: number
+                currency: string
+                display: string
+              }
               escrow_id: string | null
+              escrow_state: ('offered' | 'open' | 'released' | 'returned' | 'withdrawn') | null
+              input_text: string | null
+              input_preview: string | null
               input_sha256: string
               output: {
                 text: string | null
@@ -3991,6 +4116,7 @@ export interface paths {
               created_at: string
               started_at: string | null
               completed_at: string | null
+              duration_ms: number | null
             }
           }
         }
@@ -4090,14 +4216,25 @@ export interface paths {
               id: string
               engagement_id: string | null
               trial_id: string | null
+              job_id: string | null
+              job_title: string | null
               agent_did: string
+              agent_name: string | null
               agent_version: string | null
               state:
                 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled' | 'rejected'
               async: boolean
               price_fils: number
               currency: string
+              price: {
+                amount_fils: number
+                currency: string
+                display: string
+              }
               escrow_id: string | null
+              escrow_state: ('offered' | 'open' | 'released' | 'returned' | 'withdrawn') | null
+              input_text: string | null
+              input_preview: string | null
               input_sha256: string
               output: {
                 text: string | null
@@ -4127,6 +4264,7 @@ export interface paths {
               created_at: string
               started_at: string | null
               completed_at: string | null
+              duration_ms: number | null
             }
           }
         }
@@ -4179,6 +4317,63 @@ export interface paths {
             [name: string]: unknown
           }
           content?: never
+        }
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/api/usage': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** A month’s tasks and spend, per UTC day and in total (the same counts as GET /v1/org’s usage) */
+    get: {
+      parameters: {
+        query?: {
+          /** @description YYYY-MM (UTC); this month when absent */
+          month?: string
+          lang?: 'en' | 'ar'
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description YYYY-MM (UTC) */
+              month: string
+              tasks: number
+              completed: number
+              spend: {
+                amount_fils: number
+                currency: string
+                display: string
+              }
+              days: {
+                /** @description YYYY-MM-DD (UTC); only days with tasks */
+                day: string
+                tasks: number
+                completed: number
+                spend_fils: number
+              }[]
+            }
+          }
         }
       }
     }
@@ -6902,7 +7097,10 @@ export interface paths {
                 id: string
                 engagement_id: string | null
                 trial_id: string | null
+                job_id: string | null
+                job_title: string | null
                 agent_did: string
+                agent_name: string | null
                 agent_version: string | null
                 state:
                   | 'submitted'
@@ -6915,7 +7113,15 @@ export interface paths {
                 async: boolean
                 price_fils: number
                 currency: string
+                price: {
+                  amount_fils: number
+                  currency: string
+                  display: string
+                }
                 escrow_id: string | null
+                escrow_state: ('offered' | 'open' | 'released' | 'returned' | 'withdrawn') | null
+                input_text: string | null
+                input_preview: string | null
                 input_sha256: string
                 output: {
                   text: string | null
@@ -6945,6 +7151,7 @@ export interface paths {
                 created_at: string
                 started_at: string | null
                 completed_at: string | null
+                duration_ms: number | null
               }
               trial: {
                 id: string
@@ -7793,6 +8000,8 @@ export interface paths {
                 } | null
                 /** @description the proof leads to the root of the checkpoint signed by the log key */
                 verified: boolean
+                /** @description no proof yet for a passing reason (not delivered, not in the latest checkpoint, ledger unreachable): ask again later; false with a problem: a check failed */
+                pending: boolean
                 problem?: string
               }[]
               total: number
@@ -9042,11 +9251,119 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    /** The web console (signed out: 302 to /auth/login, asking the idp for the console’s language: lang, else the console_lang cookie) */
+    /** The web console (signed out: 302 to /auth/login, asking the idp for the console’s language: lang, else the console_lang cookie; a browser, Accept: text/html, gets a page that keeps the fragment’s screen and goes there) */
     get: {
       parameters: {
         query?: {
           lang?: string
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/console/design.css': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** The style sheet shared with the idp’s pages (packages/kit design) */
+    get: {
+      parameters: {
+        query?: {
+          v?: string
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/favicon.svg': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** The favicon (SVG) */
+    get: {
+      parameters: {
+        query?: {
+          v?: string
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/favicon.ico': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** The favicon (SVG) */
+    get: {
+      parameters: {
+        query?: {
+          v?: string
         }
         header?: never
         path?: never
@@ -12177,10 +12494,15 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    /** The roles: built-in ones and custom ones, with how many members hold each */
+    /**
+     * The roles: built-in ones and custom ones, with how many members hold each
+     * @description Built-in roles are described in `lang`, else the member’s language, else Accept-Language’s.
+     */
     get: {
       parameters: {
-        query?: never
+        query?: {
+          lang?: 'en' | 'ar'
+        }
         header?: never
         path?: never
         cookie?: never
@@ -12441,10 +12763,15 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    /** The organization: name, plan, usage this month, onboarding state, its DID and its proof-of-action ledger */
+    /**
+     * The organization: name, plan, usage this month, onboarding state, its DID and its proof-of-action ledger
+     * @description The default name and the plan in `lang`, else the member’s language, else Accept-Language’s.
+     */
     get: {
       parameters: {
-        query?: never
+        query?: {
+          lang?: 'en' | 'ar'
+        }
         header?: never
         path?: never
         cookie?: never
