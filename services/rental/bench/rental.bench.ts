@@ -22,6 +22,7 @@ import { b64uEncode } from '@svc/trust/base64url'
 import { didKeyFromEd25519 } from '@svc/trust/did-key'
 import { generateEd25519, signEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
+import { type Floor, startFloor } from '../../../bench/floor/start.ts'
 import { cpuSeconds, type Name, quantile, SERVICES, send, type Stack, startStack } from './processes.ts'
 
 const TASKS = Number(process.env.RENTAL_BENCH_TASKS ?? 1000)
@@ -71,16 +72,24 @@ const step = (what: string) => {
   if (verbose) console.error(`[bench] ${new Date().toISOString()} ${what}`)
 }
 
-interface Timed {
+interface Timed<N extends string = Name> {
   perSecond: number
   latencies: number[]
-  cpuMs: Record<Name, number>
+  cpuMs: Record<N, number>
   generatorCpuMs: number
 }
 
+const pidsOf = (stack: Stack) =>
+  Object.fromEntries(SERVICES.map((n) => [n, stack.services[n].pid])) as Record<Name, number>
+
 /** `count` jobs over CONCURRENCY workers: the rate, each latency, and each process's CPU per job. */
-async function timed(stack: Stack, count: number, job: (worker: number) => Promise<void>): Promise<Timed> {
-  const before = SERVICES.map((n) => cpuSeconds(stack.services[n].pid))
+async function timed<N extends string = Name>(
+  pids: Record<N, number>,
+  count: number,
+  job: (worker: number) => Promise<void>,
+): Promise<Timed<N>> {
+  const names = Object.keys(pids) as N[]
+  const before = names.map((n) => cpuSeconds(pids[n]))
   const own = process.cpuUsage()
   const latencies: number[] = []
   let next = 0
@@ -101,13 +110,13 @@ async function timed(stack: Stack, count: number, job: (worker: number) => Promi
     perSecond: count / seconds,
     latencies,
     cpuMs: Object.fromEntries(
-      SERVICES.map((n, i) => [n, ((cpuSeconds(stack.services[n].pid) - before[i]!) * 1000) / count]),
-    ) as Record<Name, number>,
+      names.map((n, i) => [n, ((cpuSeconds(pids[n]) - before[i]!) * 1000) / count]),
+    ) as Record<N, number>,
     generatorCpuMs: (used.user + used.system) / 1000 / count,
   }
 }
 
-async function measure(stack: Stack, backend: string) {
+async function measure(stack: Stack, floor: Floor, backend: string) {
   const { rental } = stack.services
   const session = await signIn(stack)
   step('signed in')
@@ -194,18 +203,24 @@ async function measure(stack: Stack, backend: string) {
   const engagements = await Promise.all(Array.from({ length: CONCURRENCY }, hireAndSign))
   step('hired')
   // warm-up: connections, the dispatcher's SDK client and token, the JIT
-  await timed(stack, 200, (w) => runTask(engagements[w]!).then(() => {}))
-  await timed(stack, 200, (w) => a2aTask(engagements[w]!))
+  await timed(pidsOf(stack), 200, (w) => runTask(engagements[w]!).then(() => {}))
+  await timed(pidsOf(stack), 200, (w) => a2aTask(engagements[w]!))
+  await timed(floor.pids, 200, () => floorTask(floor))
 
   step('warmed up')
   let last = ''
   const statements = await sqlTallied(stack, () =>
-    timed(stack, TASKS, async (w) => {
+    timed(pidsOf(stack), TASKS, async (w) => {
       last = await runTask(engagements[w]!)
     }),
   )
   const consoleRun = statements.result
-  const a2aRun = await timed(stack, TASKS, (w) => a2aTask(engagements[w]!))
+  // the floor, then every client on the first engagement (a batch, a busy integration)
+  const floorRun = await timed(floor.pids, TASKS, () => floorTask(floor))
+  const oneRun = await timed(pidsOf(stack), TASKS, async () => {
+    await runTask(engagements[0]!)
+  })
+  const a2aRun = await timed(pidsOf(stack), TASKS, (w) => a2aTask(engagements[w]!))
   const drainStart = performance.now()
   while ((await ledgerIndex(last)) === null) await new Promise((r) => setTimeout(r, 20))
   const drained = performance.now() - drainStart
@@ -225,15 +240,15 @@ async function measure(stack: Stack, backend: string) {
   paths.sort((a, b) => a - b)
   delays.sort((a, b) => a - b)
 
-  const ms = (v: number) => v.toFixed(1)
-  const line = (label: string, run: Timed) =>
-    console.log(
-      `${label}: ${run.perSecond.toFixed(1)} tasks/s; p50 ${ms(quantile(run.latencies, 0.5))} ms, p99 ${ms(quantile(run.latencies, 0.99))} ms, p99.9 ${ms(quantile(run.latencies, 0.999))} ms\n` +
-        `  CPU per task: ${SERVICES.map((n) => `${n} ${run.cpuMs[n].toFixed(2)} ms`).join(', ')}; generator ${run.generatorCpuMs.toFixed(2)} ms`,
-    )
+  const line = (label: string, run: Timed) => console.log(`${label}: ${summary(run)}`)
   console.log(`\n-- ${backend}, one process per service, ${CONCURRENCY} clients, ${TASKS} tasks per measure`)
   line('sync tasks, POST /api/tasks', consoleRun)
   if (statements.counts) printTally(statements.counts, TASKS)
+  printFloor(floorRun, consoleRun)
+  line(`sync tasks, ${CONCURRENCY} clients on ONE engagement`, oneRun)
+  console.log(
+    `  one engagement / ${CONCURRENCY} engagements rate: ${(oneRun.perSecond / consoleRun.perSecond).toFixed(2)}`,
+  )
   line('sync tasks, A2A SendMessage (agt_ token)', a2aRun)
   console.log(`  A2A / console rate: ${(a2aRun.perSecond / consoleRun.perSecond).toFixed(2)}`)
   console.log(`the last task's receipt on the ledger ${drained.toFixed(0)} ms after the A2A measure ended`)
@@ -242,6 +257,31 @@ async function measure(stack: Stack, backend: string) {
   )
   console.log(
     `  task answered → its receipt on the ledger: p50 ${ms(quantile(delays, 0.5))} ms, p99 ${ms(quantile(delays, 0.99))} ms`,
+  )
+}
+
+const ms = (v: number) => v.toFixed(1)
+const cpuTotal = (run: Timed<string>) => Object.values(run.cpuMs).reduce((a, b) => a + b, 0)
+const summary = (run: Timed<string>) =>
+  `${run.perSecond.toFixed(1)} tasks/s; p50 ${ms(quantile(run.latencies, 0.5))} ms, p99 ${ms(quantile(run.latencies, 0.99))} ms, p99.9 ${ms(quantile(run.latencies, 0.999))} ms\n` +
+  `  CPU per task: ${Object.entries(run.cpuMs)
+    .map(([n, v]) => `${n} ${v.toFixed(2)} ms`)
+    .join(', ')} (${cpuTotal(run).toFixed(2)} ms in all); generator ${run.generatorCpuMs.toFixed(2)} ms`
+
+async function floorTask(floor: Floor) {
+  const res = await send(`${floor.url}/tasks`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ text: TEXT }),
+  })
+  if (res.status !== 200) throw new Error(`floor: ${res.status} ${res.body.slice(0, 300)}`)
+}
+
+/** The floor's line, and ours over the floor: rate, and the CPU per task of all our processes over the floor's. */
+function printFloor(floor: Timed<string>, ours: Timed) {
+  console.log(`floor (bench/floor: the same hops and rows, no business): ${summary(floor)}`)
+  console.log(
+    `  ours / floor: tasks/s ${(ours.perSecond / floor.perSecond).toFixed(2)}; CPU per task ${(cpuTotal(ours) / cpuTotal(floor)).toFixed(1)}× (rental alone ${(ours.cpuMs.rental / floor.cpuMs.service!).toFixed(1)}× the floor's service)`,
   )
 }
 
@@ -285,10 +325,11 @@ for (const databaseUrl of [undefined, ...(process.env.DATABASE_URL ? [process.en
     nodeArgs,
     ...(tallyFolder ? { env: { SVC_SQL_TALLY: tallyFolder } } : {}),
   })
+  const floor = await startFloor({ databaseUrl, nodeArgs })
   try {
-    await measure(stack, databaseUrl ? 'PostgreSQL' : 'PGlite')
+    await measure(stack, floor, databaseUrl ? 'PostgreSQL' : 'PGlite')
   } finally {
-    await stack.stop()
+    await Promise.all([stack.stop(), floor.stop()])
   }
 }
 console.log(
