@@ -7,13 +7,15 @@
  *   each service's CPU time per task (from /proc), the same through the rental's A2A surface
  *   (SendMessage with an agt_ token), hire → sign → task → receipt on the ledger (p50/p99), and the
  *   delay from a task's answer to its receipt being on the ledger (p50/p99).
+ * Beside them, bench/floor (the same hops and rows without the business) with ours / floor, the
+ * same 16 clients all on ONE engagement, and each process's CPU at rest (RENTAL_BENCH_REST_S, 10).
  * Counts: RENTAL_BENCH_TASKS (1,000 per measure), RENTAL_BENCH_PATHS (50).
  * RENTAL_BENCH_NODE_ARGS passes flags to every service (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  * RENTAL_BENCH_SQL=1 counts the rental's SQL statements over the console measure (kit db/tally.ts)
  * and prints them per task, the most frequent first.
  */
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { cpus, loadavg } from 'node:os'
 import { performance } from 'node:perf_hooks'
@@ -28,6 +30,7 @@ import { cpuSeconds, type Name, quantile, SERVICES, send, type Stack, startStack
 const TASKS = Number(process.env.RENTAL_BENCH_TASKS ?? 1000)
 const CONCURRENCY = Number(process.env.RENTAL_BENCH_CONCURRENCY ?? 16)
 const PATHS = Number(process.env.RENTAL_BENCH_PATHS ?? 50)
+const REST_S = Number(process.env.RENTAL_BENCH_REST_S ?? 10)
 const ADMIN = `bench-admin-${randomBytes(12).toString('hex')}`
 const nodeArgs = process.env.RENTAL_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []
 const tallyFolder = process.env.RENTAL_BENCH_SQL === '1' ? tempFolder() : undefined
@@ -198,6 +201,7 @@ async function measure(stack: Stack, floor: Floor, backend: string) {
     (await call<{ receipt: { ledger_index: number | null } | null }>('GET', `/api/tasks/${taskId}`)).receipt
       ?.ledger_index ?? null
 
+  const rest = await atRest(stack, floor)
   // one engagement per client, as 16 clients would have
   step('catalogue, token')
   const engagements = await Promise.all(Array.from({ length: CONCURRENCY }, hireAndSign))
@@ -242,6 +246,7 @@ async function measure(stack: Stack, floor: Floor, backend: string) {
 
   const line = (label: string, run: Timed) => console.log(`${label}: ${summary(run)}`)
   console.log(`\n-- ${backend}, one process per service, ${CONCURRENCY} clients, ${TASKS} tasks per measure`)
+  printRest(rest)
   line('sync tasks, POST /api/tasks', consoleRun)
   if (statements.counts) printTally(statements.counts, TASKS)
   printFloor(floorRun, consoleRun)
@@ -285,28 +290,55 @@ function printFloor(floor: Timed<string>, ours: Timed) {
   )
 }
 
+/** Each process's CPU at rest (a share of one core) over REST_S seconds, and the rental's statements meanwhile. */
+async function atRest(stack: Stack, floor: Floor) {
+  await new Promise((r) => setTimeout(r, 3000))
+  const pids = { ...pidsOf(stack), floor: floor.pids.service, 'floor peers': floor.pids.peers }
+  const before = Object.values(pids).map(cpuSeconds)
+  const started = performance.now()
+  const tallied = await sqlTallied(stack, () => new Promise((r) => setTimeout(r, REST_S * 1000)))
+  const seconds = (performance.now() - started) / 1000
+  const share = Object.entries(pids).map(
+    ([name, pid], i) => [name, (cpuSeconds(pid) - before[i]!) / seconds] as const,
+  )
+  return { share, statements: tallied.counts, seconds }
+}
+
+function printRest(rest: Awaited<ReturnType<typeof atRest>>) {
+  console.log(
+    `at rest (${REST_S} s): ${rest.share.map(([n, v]) => `${n} ${(v * 100).toFixed(2)} %`).join(', ')} of a core`,
+  )
+  if (rest.statements) printTally(rest.statements, rest.seconds, 'second at rest')
+}
+
 /** The rental's statements while `run` ran, and 300 ms after (its event consumers gather 50 ms). */
 async function sqlTallied<T>(stack: Stack, run: () => Promise<T>) {
   if (!tallyFolder) return { result: await run(), counts: undefined }
   const { pid } = stack.services.rental
   const file = join(tallyFolder, `${pid}.json`)
   const settle = () => new Promise((r) => setTimeout(r, 300))
+  // each signal's counts are waited for: a loaded rental may take longer than a settle to write them
+  const signal = async () => {
+    rmSync(file, { force: true })
+    process.kill(pid, 'SIGUSR2')
+    while (!existsSync(file)) await new Promise((r) => setTimeout(r, 20))
+    await settle()
+  }
   await settle()
-  process.kill(pid, 'SIGUSR2')
+  await signal()
   const result = await run()
   await settle()
-  process.kill(pid, 'SIGUSR2')
-  await settle()
+  await signal()
   return { result, counts: JSON.parse(readFileSync(file, 'utf8')) as Record<string, number> }
 }
 
-function printTally(counts: Record<string, number>, tasks: number) {
+function printTally(counts: Record<string, number>, per: number, unit = 'task') {
   const rows = Object.entries(counts).sort((a, b) => b[1] - a[1])
   const total = rows.reduce((sum, [, n]) => sum + n, 0)
-  console.log(`  rental SQL statements per task: ${(total / tasks).toFixed(1)} (begin and commit included)`)
+  console.log(`  rental SQL statements per ${unit}: ${(total / per).toFixed(1)} (begin and commit included)`)
   for (const [text, n] of rows.slice(0, 40))
     console.log(
-      `    ${(n / tasks).toFixed(2)}  ${text
+      `    ${(n / per).toFixed(2)}  ${text
         .split('\u0000')
         .map((t) => t.replace(/\s+/g, ' ').slice(0, 150))
         .join('\n          ')}`,
