@@ -46,6 +46,11 @@ function adapter(executor: Executor): PgBoss.Db {
   }
 }
 
+/** How often the watch asks for due jobs at most (a queue's polling interval, when shorter). */
+const IDLE_WATCH_MS = 1000
+/** The longest an idle loop sleeps without the watch: a safety net, should a wake-up be lost. */
+const IDLE_MAX_MS = 30_000
+
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err))
 
 /** Rejects when `work` takes longer than `ms`, so a hung handler cannot outlive its job's lease. */
@@ -98,11 +103,28 @@ export class Jobs {
   readonly #queues = new Set<string>()
   readonly #loops: Array<{ name: string; pause: Pause; done: Promise<void> }> = []
   readonly #onError: (err: Error) => void
+  readonly #due: (names: string[]) => Promise<string[]>
+  /** Loops whose last fetch found nothing, by queue: they sleep until the watch sees a job due. */
+  readonly #idle = new Map<string, Set<Pause>>()
+  #watch: Promise<void> | undefined
+  readonly #watchPause = new Pause()
+  #watchMs = IDLE_WATCH_MS
   #stopping = false
 
-  private constructor(boss: PgBoss, onError: (err: Error) => void) {
+  private constructor(boss: PgBoss, onError: (err: Error) => void, database: Database) {
     this.#boss = boss
     this.#onError = onError
+    const table = `${jobsSchema(database.schema)}.job`
+    const executor = database.db as Executor
+    this.#due = async (names) => {
+      const result = await executor.executeQuery<{ name: string }>(
+        CompiledQuery.raw(
+          `select distinct name from ${table} where name = any($1::text[]) and state < 'active' and start_after < now()`,
+          [names],
+        ),
+      )
+      return result.rows.map((r) => r.name)
+    }
   }
 
   static async start(
@@ -125,7 +147,7 @@ export class Jobs {
     })
     boss.on('error', onError)
     await boss.start()
-    return new Jobs(boss, onError)
+    return new Jobs(boss, onError, database)
   }
 
   /** Declares a queue with its default retry policy; safe to call on every start. */
@@ -178,12 +200,48 @@ export class Jobs {
           this.#onError(new Error(`jobs on ${name}: ${messageOf(err)}`))
         }
         if (this.#stopping) break
-        // back off while the database fails (up to 10 s), poll while idle, go on while busy
+        // back off while the database fails (up to 10 s), wait for the watch while idle, go on while busy
         if (failures) await pause.sleep(Math.min(10_000, intervalMs * 2 ** Math.min(failures, 5)))
+        else if (taken === 0) await this.#idleUntilDue(name, pause)
         else if (taken < batchSize) await pause.sleep(intervalMs)
       }
     }
+    this.#watchMs = Math.min(this.#watchMs, intervalMs)
     this.#loops.push({ name, pause, done: loop() })
+    this.#watch ??= this.#watchLoop()
+  }
+
+  /** An idle loop sleeps until the watch (or a wake) says its queue has a job due; at most IDLE_MAX_MS. */
+  async #idleUntilDue(name: string, pause: Pause) {
+    let waiting = this.#idle.get(name)
+    if (!waiting) this.#idle.set(name, (waiting = new Set()))
+    waiting.add(pause)
+    try {
+      await pause.sleep(IDLE_MAX_MS)
+    } finally {
+      waiting.delete(pause)
+    }
+  }
+
+  /**
+   * While loops are idle, one statement every polling interval asks which of their queues have a
+   * job due (new, retried, delayed past its start, another instance's), instead of a fetch per
+   * queue: what a resting service costs. A failed read wakes every idle loop, whose own fetch then
+   * backs off as before.
+   */
+  async #watchLoop() {
+    while (!this.#stopping) {
+      await this.#watchPause.sleep(this.#watchMs)
+      const names = [...this.#idle].filter(([, waiting]) => waiting.size).map(([name]) => name)
+      if (this.#stopping || names.length === 0) continue
+      let due: string[]
+      try {
+        due = await this.#due(names)
+      } catch {
+        due = names
+      }
+      for (const name of due) for (const pause of this.#idle.get(name) ?? []) pause.wake()
+    }
   }
 
   async #run<T extends object>(
@@ -234,10 +292,11 @@ export class Jobs {
   /** Stops fetching, lets the running handlers finish (10 s at most), then stops pg-boss. */
   async stop(): Promise<void> {
     this.#stopping = true
+    this.#watchPause.wake()
     for (const loop of this.#loops) loop.pause.wake()
     let timer: NodeJS.Timeout | undefined
     await Promise.race([
-      Promise.all(this.#loops.map((loop) => loop.done)),
+      Promise.all([...this.#loops.map((loop) => loop.done), this.#watch]),
       new Promise((resolve) => (timer = setTimeout(resolve, 10_000))),
     ])
     clearTimeout(timer)

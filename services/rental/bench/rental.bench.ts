@@ -7,13 +7,15 @@
  *   each service's CPU time per task (from /proc), the same through the rental's A2A surface
  *   (SendMessage with an agt_ token), hire → sign → task → receipt on the ledger (p50/p99), and the
  *   delay from a task's answer to its receipt being on the ledger (p50/p99).
+ * Beside them, bench/floor (the same hops and rows without the business) with ours / floor, the
+ * same 16 clients all on ONE engagement, and each process's CPU at rest (RENTAL_BENCH_REST_S, 10).
  * Counts: RENTAL_BENCH_TASKS (1,000 per measure), RENTAL_BENCH_PATHS (50).
  * RENTAL_BENCH_NODE_ARGS passes flags to every service (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  * RENTAL_BENCH_SQL=1 counts the rental's SQL statements over the console measure (kit db/tally.ts)
  * and prints them per task, the most frequent first.
  */
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { cpus, loadavg } from 'node:os'
 import { performance } from 'node:perf_hooks'
@@ -22,11 +24,13 @@ import { b64uEncode } from '@svc/trust/base64url'
 import { didKeyFromEd25519 } from '@svc/trust/did-key'
 import { generateEd25519, signEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
+import { type Floor, startFloor } from '../../../bench/floor/start.ts'
 import { cpuSeconds, type Name, quantile, SERVICES, send, type Stack, startStack } from './processes.ts'
 
 const TASKS = Number(process.env.RENTAL_BENCH_TASKS ?? 1000)
 const CONCURRENCY = Number(process.env.RENTAL_BENCH_CONCURRENCY ?? 16)
 const PATHS = Number(process.env.RENTAL_BENCH_PATHS ?? 50)
+const REST_S = Number(process.env.RENTAL_BENCH_REST_S ?? 10)
 const ADMIN = `bench-admin-${randomBytes(12).toString('hex')}`
 const nodeArgs = process.env.RENTAL_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []
 const tallyFolder = process.env.RENTAL_BENCH_SQL === '1' ? tempFolder() : undefined
@@ -71,16 +75,24 @@ const step = (what: string) => {
   if (verbose) console.error(`[bench] ${new Date().toISOString()} ${what}`)
 }
 
-interface Timed {
+interface Timed<N extends string = Name> {
   perSecond: number
   latencies: number[]
-  cpuMs: Record<Name, number>
+  cpuMs: Record<N, number>
   generatorCpuMs: number
 }
 
+const pidsOf = (stack: Stack) =>
+  Object.fromEntries(SERVICES.map((n) => [n, stack.services[n].pid])) as Record<Name, number>
+
 /** `count` jobs over CONCURRENCY workers: the rate, each latency, and each process's CPU per job. */
-async function timed(stack: Stack, count: number, job: (worker: number) => Promise<void>): Promise<Timed> {
-  const before = SERVICES.map((n) => cpuSeconds(stack.services[n].pid))
+async function timed<N extends string = Name>(
+  pids: Record<N, number>,
+  count: number,
+  job: (worker: number) => Promise<void>,
+): Promise<Timed<N>> {
+  const names = Object.keys(pids) as N[]
+  const before = names.map((n) => cpuSeconds(pids[n]))
   const own = process.cpuUsage()
   const latencies: number[] = []
   let next = 0
@@ -101,13 +113,13 @@ async function timed(stack: Stack, count: number, job: (worker: number) => Promi
     perSecond: count / seconds,
     latencies,
     cpuMs: Object.fromEntries(
-      SERVICES.map((n, i) => [n, ((cpuSeconds(stack.services[n].pid) - before[i]!) * 1000) / count]),
-    ) as Record<Name, number>,
+      names.map((n, i) => [n, ((cpuSeconds(pids[n]) - before[i]!) * 1000) / count]),
+    ) as Record<N, number>,
     generatorCpuMs: (used.user + used.system) / 1000 / count,
   }
 }
 
-async function measure(stack: Stack, backend: string) {
+async function measure(stack: Stack, floor: Floor, backend: string) {
   const { rental } = stack.services
   const session = await signIn(stack)
   step('signed in')
@@ -189,23 +201,30 @@ async function measure(stack: Stack, backend: string) {
     (await call<{ receipt: { ledger_index: number | null } | null }>('GET', `/api/tasks/${taskId}`)).receipt
       ?.ledger_index ?? null
 
+  const rest = await atRest(stack, floor)
   // one engagement per client, as 16 clients would have
   step('catalogue, token')
   const engagements = await Promise.all(Array.from({ length: CONCURRENCY }, hireAndSign))
   step('hired')
   // warm-up: connections, the dispatcher's SDK client and token, the JIT
-  await timed(stack, 200, (w) => runTask(engagements[w]!).then(() => {}))
-  await timed(stack, 200, (w) => a2aTask(engagements[w]!))
+  await timed(pidsOf(stack), 200, (w) => runTask(engagements[w]!).then(() => {}))
+  await timed(pidsOf(stack), 200, (w) => a2aTask(engagements[w]!))
+  await timed(floor.pids, 200, () => floorTask(floor))
 
   step('warmed up')
   let last = ''
   const statements = await sqlTallied(stack, () =>
-    timed(stack, TASKS, async (w) => {
+    timed(pidsOf(stack), TASKS, async (w) => {
       last = await runTask(engagements[w]!)
     }),
   )
   const consoleRun = statements.result
-  const a2aRun = await timed(stack, TASKS, (w) => a2aTask(engagements[w]!))
+  // the floor, then every client on the first engagement (a batch, a busy integration)
+  const floorRun = await timed(floor.pids, TASKS, () => floorTask(floor))
+  const oneRun = await timed(pidsOf(stack), TASKS, async () => {
+    await runTask(engagements[0]!)
+  })
+  const a2aRun = await timed(pidsOf(stack), TASKS, (w) => a2aTask(engagements[w]!))
   const drainStart = performance.now()
   while ((await ledgerIndex(last)) === null) await new Promise((r) => setTimeout(r, 20))
   const drained = performance.now() - drainStart
@@ -225,15 +244,16 @@ async function measure(stack: Stack, backend: string) {
   paths.sort((a, b) => a - b)
   delays.sort((a, b) => a - b)
 
-  const ms = (v: number) => v.toFixed(1)
-  const line = (label: string, run: Timed) =>
-    console.log(
-      `${label}: ${run.perSecond.toFixed(1)} tasks/s; p50 ${ms(quantile(run.latencies, 0.5))} ms, p99 ${ms(quantile(run.latencies, 0.99))} ms, p99.9 ${ms(quantile(run.latencies, 0.999))} ms\n` +
-        `  CPU per task: ${SERVICES.map((n) => `${n} ${run.cpuMs[n].toFixed(2)} ms`).join(', ')}; generator ${run.generatorCpuMs.toFixed(2)} ms`,
-    )
+  const line = (label: string, run: Timed) => console.log(`${label}: ${summary(run)}`)
   console.log(`\n-- ${backend}, one process per service, ${CONCURRENCY} clients, ${TASKS} tasks per measure`)
+  printRest(rest)
   line('sync tasks, POST /api/tasks', consoleRun)
   if (statements.counts) printTally(statements.counts, TASKS)
+  printFloor(floorRun, consoleRun)
+  line(`sync tasks, ${CONCURRENCY} clients on ONE engagement`, oneRun)
+  console.log(
+    `  one engagement / ${CONCURRENCY} engagements rate: ${(oneRun.perSecond / consoleRun.perSecond).toFixed(2)}`,
+  )
   line('sync tasks, A2A SendMessage (agt_ token)', a2aRun)
   console.log(`  A2A / console rate: ${(a2aRun.perSecond / consoleRun.perSecond).toFixed(2)}`)
   console.log(`the last task's receipt on the ledger ${drained.toFixed(0)} ms after the A2A measure ended`)
@@ -245,28 +265,80 @@ async function measure(stack: Stack, backend: string) {
   )
 }
 
+const ms = (v: number) => v.toFixed(1)
+const cpuTotal = (run: Timed<string>) => Object.values(run.cpuMs).reduce((a, b) => a + b, 0)
+const summary = (run: Timed<string>) =>
+  `${run.perSecond.toFixed(1)} tasks/s; p50 ${ms(quantile(run.latencies, 0.5))} ms, p99 ${ms(quantile(run.latencies, 0.99))} ms, p99.9 ${ms(quantile(run.latencies, 0.999))} ms\n` +
+  `  CPU per task: ${Object.entries(run.cpuMs)
+    .map(([n, v]) => `${n} ${v.toFixed(2)} ms`)
+    .join(', ')} (${cpuTotal(run).toFixed(2)} ms in all); generator ${run.generatorCpuMs.toFixed(2)} ms`
+
+async function floorTask(floor: Floor) {
+  const res = await send(`${floor.url}/tasks`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ text: TEXT }),
+  })
+  if (res.status !== 200) throw new Error(`floor: ${res.status} ${res.body.slice(0, 300)}`)
+}
+
+/** The floor's line, and ours over the floor: rate, and the CPU per task of all our processes over the floor's. */
+function printFloor(floor: Timed<string>, ours: Timed) {
+  console.log(`floor (bench/floor: the same hops and rows, no business): ${summary(floor)}`)
+  console.log(
+    `  ours / floor: tasks/s ${(ours.perSecond / floor.perSecond).toFixed(2)}; CPU per task ${(cpuTotal(ours) / cpuTotal(floor)).toFixed(1)}× (rental alone ${(ours.cpuMs.rental / floor.cpuMs.service!).toFixed(1)}× the floor's service)`,
+  )
+}
+
+/** Each process's CPU at rest (a share of one core) over REST_S seconds, and the rental's statements meanwhile. */
+async function atRest(stack: Stack, floor: Floor) {
+  await new Promise((r) => setTimeout(r, 3000))
+  const pids = { ...pidsOf(stack), floor: floor.pids.service, 'floor peers': floor.pids.peers }
+  const before = Object.values(pids).map(cpuSeconds)
+  const started = performance.now()
+  const tallied = await sqlTallied(stack, () => new Promise((r) => setTimeout(r, REST_S * 1000)))
+  const seconds = (performance.now() - started) / 1000
+  const share = Object.entries(pids).map(
+    ([name, pid], i) => [name, (cpuSeconds(pid) - before[i]!) / seconds] as const,
+  )
+  return { share, statements: tallied.counts, seconds }
+}
+
+function printRest(rest: Awaited<ReturnType<typeof atRest>>) {
+  console.log(
+    `at rest (${REST_S} s): ${rest.share.map(([n, v]) => `${n} ${(v * 100).toFixed(2)} %`).join(', ')} of a core`,
+  )
+  if (rest.statements) printTally(rest.statements, rest.seconds, 'second at rest')
+}
+
 /** The rental's statements while `run` ran, and 300 ms after (its event consumers gather 50 ms). */
 async function sqlTallied<T>(stack: Stack, run: () => Promise<T>) {
   if (!tallyFolder) return { result: await run(), counts: undefined }
   const { pid } = stack.services.rental
   const file = join(tallyFolder, `${pid}.json`)
   const settle = () => new Promise((r) => setTimeout(r, 300))
+  // each signal's counts are waited for: a loaded rental may take longer than a settle to write them
+  const signal = async () => {
+    rmSync(file, { force: true })
+    process.kill(pid, 'SIGUSR2')
+    while (!existsSync(file)) await new Promise((r) => setTimeout(r, 20))
+    await settle()
+  }
   await settle()
-  process.kill(pid, 'SIGUSR2')
+  await signal()
   const result = await run()
   await settle()
-  process.kill(pid, 'SIGUSR2')
-  await settle()
+  await signal()
   return { result, counts: JSON.parse(readFileSync(file, 'utf8')) as Record<string, number> }
 }
 
-function printTally(counts: Record<string, number>, tasks: number) {
+function printTally(counts: Record<string, number>, per: number, unit = 'task') {
   const rows = Object.entries(counts).sort((a, b) => b[1] - a[1])
   const total = rows.reduce((sum, [, n]) => sum + n, 0)
-  console.log(`  rental SQL statements per task: ${(total / tasks).toFixed(1)} (begin and commit included)`)
+  console.log(`  rental SQL statements per ${unit}: ${(total / per).toFixed(1)} (begin and commit included)`)
   for (const [text, n] of rows.slice(0, 40))
     console.log(
-      `    ${(n / tasks).toFixed(2)}  ${text
+      `    ${(n / per).toFixed(2)}  ${text
         .split('\u0000')
         .map((t) => t.replace(/\s+/g, ' ').slice(0, 150))
         .join('\n          ')}`,
@@ -285,10 +357,11 @@ for (const databaseUrl of [undefined, ...(process.env.DATABASE_URL ? [process.en
     nodeArgs,
     ...(tallyFolder ? { env: { SVC_SQL_TALLY: tallyFolder } } : {}),
   })
+  const floor = await startFloor({ databaseUrl, nodeArgs })
   try {
-    await measure(stack, databaseUrl ? 'PostgreSQL' : 'PGlite')
+    await measure(stack, floor, databaseUrl ? 'PostgreSQL' : 'PGlite')
   } finally {
-    await stack.stop()
+    await Promise.all([stack.stop(), floor.stop()])
   }
 }
 console.log(

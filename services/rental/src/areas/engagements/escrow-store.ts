@@ -50,16 +50,29 @@ export const escrowOfOrg = (db: RentalDb, orgId: string, by: EscrowKey, lock = f
 export const escrowOfTask = (db: RentalDb, taskId: string) =>
   db.selectFrom('escrows').selectAll().where('task_id', '=', taskId).executeTakeFirst()
 
-/** The engagement's escrow not yet taken by a task (the package's), if any: the oldest. */
-export const prefundEscrowOf = (db: RentalDb, engagementId: string) =>
-  db
-    .selectFrom('escrows')
-    .select('id')
-    .where('engagement_id', '=', engagementId)
+/**
+ * The engagement's oldest escrow not yet taken by a task (the package's), taken for `taskId` in one
+ * statement; undefined when there is none. A row another task's transaction is taking is skipped
+ * (SKIP LOCKED), so two first tasks never both take it and neither waits for the other.
+ */
+export const takePrefundEscrow = (trx: RentalDb, engagementId: string, taskId: string) =>
+  trx
+    .updateTable('escrows')
+    .set({ task_id: taskId })
+    .where('id', '=', (eb) =>
+      eb
+        .selectFrom('escrows')
+        .select('id')
+        .where('engagement_id', '=', engagementId)
+        .where('task_id', 'is', null)
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(1)
+        .forUpdate()
+        .skipLocked(),
+    )
     .where('task_id', 'is', null)
-    .orderBy('created_at')
-    .orderBy('id')
-    .limit(1)
+    .returningAll()
     .executeTakeFirst()
 
 /** The escrows of several tasks in one query (a task has at most one). */
@@ -84,14 +97,6 @@ export async function insertEscrow(trx: RentalDb, orgId: string, body: EscrowBod
     .returningAll()
     .executeTakeFirstOrThrow()
 }
-
-export const assignEscrow = (trx: RentalDb, escrowId: string, taskId: string) =>
-  trx
-    .updateTable('escrows')
-    .set({ task_id: taskId })
-    .where('id', '=', escrowId)
-    .returningAll()
-    .executeTakeFirstOrThrow()
 
 export async function openEscrow(
   trx: RentalDb,

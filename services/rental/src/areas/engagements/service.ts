@@ -17,7 +17,7 @@ import {
   type SlaTeam,
   type SlaTrial,
 } from './bodies.ts'
-import { assignEscrow, escrowsOf, insertEscrow, openEscrow, prefundEscrowOf } from './escrow-store.ts'
+import { escrowsOf, insertEscrow, openEscrow, takePrefundEscrow } from './escrow-store.ts'
 import {
   activateEngagement,
   type EngagementRow,
@@ -253,8 +253,8 @@ export async function escrowForTask(
 ) {
   if (Number(engagement.price_fils) <= 0) return undefined
   // one row, not the engagement's every escrow: a long engagement has one per task
-  const prefund = await prefundEscrowOf(trx, engagement.id)
-  if (prefund) return assignEscrow(trx, prefund.id, taskId)
+  const prefund = await takePrefundEscrow(trx, engagement.id, taskId)
+  if (prefund) return prefund
   const body: EscrowBody = {
     type: 'svc.escrow',
     v: 1,

@@ -79,12 +79,13 @@ export const engagementOf = (db: RentalDb, orgId: string, id: string, lock = fal
 
 /**
  * The engagement with its latest config version (undefined while the defaults apply), in one
- * statement; `orgId` scopes it to the client's, `lock` takes the engagement FOR UPDATE.
+ * statement; `orgId` scopes it to the client's, `lock` takes the engagement FOR UPDATE ('share':
+ * FOR SHARE, which waits for and holds off every writer of the row, not other sharers).
  */
 export async function engagementWithConfig(
   db: RentalDb,
   id: string,
-  options: { orgId?: string | undefined; lock?: boolean | undefined } = {},
+  options: { orgId?: string | undefined; lock?: boolean | 'share' | undefined } = {},
 ) {
   let query = db
     .selectFrom('engagements as e')
@@ -107,7 +108,8 @@ export async function engagementWithConfig(
     ])
     .where('e.id', '=', id)
   if (options.orgId !== undefined) query = query.where('e.org_id', '=', options.orgId)
-  if (options.lock) query = query.forUpdate('e')
+  if (options.lock === 'share') query = query.forShare('e')
+  else if (options.lock) query = query.forUpdate('e')
   const row = await query.executeTakeFirst()
   if (!row) return undefined
   const { latest_config, latest_version, latest_created_at, ...engagement } = row

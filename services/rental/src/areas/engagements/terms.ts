@@ -10,12 +10,12 @@ export interface EngagementTerms {
   configOf(db: RentalDb, engagementId: string): Promise<EngagementConfig>
   /**
    * The client's engagement with its current config, in one read (in `at.trx` when given; `lock`
-   * takes the engagement FOR UPDATE); undefined when not the organization's.
+   * takes the engagement FOR UPDATE, 'share' FOR SHARE); undefined when not the organization's.
    */
   termsOf(
     orgId: string,
     id: string,
-    at?: { trx: RentalDb; lock?: boolean },
+    at?: { trx: RentalDb; lock?: boolean | 'share' },
   ): Promise<{ engagement: EngagementRow; config: EngagementConfig } | undefined>
   /** 409 `task_price_over_limit` when the engagement's task price exceeds its `max_task_price_fils`. */
   checkTaskPrice(engagement: EngagementRow, config: EngagementConfig): void

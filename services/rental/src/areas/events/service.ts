@@ -8,6 +8,7 @@ import { type Anchor, latestAnchor, linkAt } from './anchor-store.ts'
 import { type ChainReport, chainEvents, verifyChain } from './chain.ts'
 import {
   advanceConsumer,
+  consumersBehind,
   type AuditFilter,
   auditEvents,
   type EventRow,
@@ -251,35 +252,50 @@ export class EventLog {
     if (this.#running || this.options.manual) return
     this.#running = true
     this.#loop = (async () => {
+      let due = true
       while (!this.#stopped) {
         try {
-          await this.drain()
+          if (due) await this.drain()
         } catch (err) {
           this.ctx.log.warn({ err: (err as Error).message }, 'event consumer failed; retried')
         }
-        await this.#sleep(1000)
+        const woken = await this.#sleep(1000)
+        if (this.#stopped) break
         // woken by a commit: events committed in the next moment are taken in the same batch, so
         // that a busy rental runs its consumers a few times a second, not once per event
-        if (!this.#stopped) await new Promise((r) => setTimeout(r, GATHER_MS).unref())
+        if (woken) await new Promise((r) => setTimeout(r, GATHER_MS).unref())
+        // the second's poll (another instance's events, a missed wake-up) asks first, in one
+        // statement, whether any consumer is behind: a resting rental runs no consumer's transaction
+        due = woken || (await this.#behind())
       }
     })()
   }
 
+  async #behind() {
+    try {
+      return await consumersBehind(this.ctx.db, [...this.#consumers.keys()])
+    } catch {
+      // the drain's own error is the one worth logging
+      return true
+    }
+  }
+
+  /** Sleeps `ms`; answers true when woken (a commit) rather than timed out. */
   #sleep(ms: number) {
     if (this.#woken || this.#stopped) {
       this.#woken = false
-      return Promise.resolve()
+      return Promise.resolve(true)
     }
-    return new Promise<void>((resolve) => {
+    return new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => {
         this.#wake = undefined
-        resolve()
+        resolve(false)
       }, ms)
       timer.unref()
       this.#wake = () => {
         this.#wake = undefined
         clearTimeout(timer)
-        resolve()
+        resolve(true)
       }
     })
   }

@@ -155,6 +155,23 @@ export async function nextForConsumer(trx: RentalDb, name: string, limit: number
   return events
 }
 
+/**
+ * Whether any of these consumers has a committed event past its cursor, or has no cursor yet: what
+ * an idle consumer loop asks (one statement) before it runs each consumer's transaction.
+ */
+export async function consumersBehind(db: RentalDb, names: string[]): Promise<boolean> {
+  const { rows } = await sql<{ behind: boolean }>`
+    select (select count(*) from rental_event_cursors where name = any(${names}::text[])) < ${names.length}
+      or exists (
+        select 1 from rental_event_cursors c
+        where c.name = any(${names}::text[]) and exists (
+          select 1 from rental_events e
+          where (e.txid, e.seq) > (c.txid, c.seq) and e.txid < pg_snapshot_xmin(pg_current_snapshot())
+        )
+      ) as behind`.execute(db)
+  return rows[0]?.behind === true
+}
+
 export async function advanceConsumer(trx: RentalDb, name: string, last: { txid: string; seq: string }) {
   await trx
     .updateTable('rental_event_cursors')

@@ -3,7 +3,7 @@ import type { RentalContext } from '../../context.ts'
 import type { RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import type { EngagementRow } from '../engagements/index.ts'
-import { unfinishedCount } from './store.ts'
+import { capacityTurn, unfinishedCount } from './store.ts'
 
 /** Retry-After when the engagement is at its concurrency: no one knows when a task ends; a few seconds. */
 export const CONCURRENCY_RETRY_AFTER_S = 5
@@ -11,9 +11,11 @@ const MINUTE_MS = 60_000
 
 /**
  * The engagement's capacity at a task's creation (and a retry), in the transaction that writes
- * the task, after the engagement's row lock: so concurrent creations are counted one after the
- * other (of twenty at once under a limit of five, exactly five pass). The limits come with the
- * engagement's row the caller has read already: an engagement without limits costs no query.
+ * the task, after the engagement's row lock (shared by creations): under a concurrency limit the
+ * engagement's creations take turns on a transaction-scoped advisory lock, so they are counted one
+ * after the other (of twenty at once under a limit of five, exactly five pass). The limits come
+ * with the engagement's row the caller has read already: an engagement without limits costs no
+ * query and takes no turn.
  * The minute's count is a fixed window in the kv (Redis when configured: shared by the rental's
  * instances; counted in this process while Redis does not answer, as the kit's rate limits do).
  * Over a limit: 429 `capacity_exceeded` with Retry-After.
@@ -26,6 +28,7 @@ export async function admitTask(
   const { max_concurrent_tasks: max, tasks_per_minute: perMinute } = engagement
   if (max === null && perMinute === null) return
   if (max !== null) {
+    await capacityTurn(trx, engagement.id)
     const unfinished = await unfinishedCount(trx, engagement.id)
     if (unfinished >= max)
       throw rentalError(

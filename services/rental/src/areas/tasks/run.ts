@@ -11,7 +11,7 @@ import { awaitAgentInput } from './gate.ts'
 import { claimRun, handOver } from './lease-store.ts'
 import { startLeases } from './leases.ts'
 import { purgeOutputs } from './retention-store.ts'
-import { RUN_QUEUE, type TaskDeps, terminal } from './service.ts'
+import { type EngagementTerms, RUN_QUEUE, type TaskDeps, terminal } from './service.ts'
 import { markWorking } from './run-store.ts'
 import { completeTask, endTask, type TaskRow, taskById } from './store.ts'
 import type { App } from '@svc/kit'
@@ -36,10 +36,11 @@ export async function runWithin(
   deps: TaskDeps,
   task: TaskRow,
   actor: Actor,
+  terms?: EngagementTerms,
 ): Promise<{ completed?: TaskRow | undefined; note?: string }> {
   const { id } = task
   const startedAt = deps.now()
-  const run = runTask(deps, id, 1, actor, undefined, task)
+  const run = runTask(deps, id, 1, actor, undefined, task, terms)
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), deps.config.taskTimeoutMs)
@@ -79,7 +80,9 @@ async function continueAsync(deps: TaskDeps, id: string, note: string, actor: Ac
  * One attempt: the agent is called over A2A and its signed result checked (signature, the
  * engagement's agent DID, the input and output hashes). A result that does not verify fails the
  * task for good (no receipt); a transport error throws, for the caller to retry. Answers the
- * task's row when this attempt completed it. `written`: the row as its creation just wrote it.
+ * task's row when this attempt completed it. `written`: the row as its creation just wrote it;
+ * `terms`: the engagement and config its creation read under the engagement's lock (the receipt's
+ * client DID and the output's time to live come from them instead of another read).
  */
 export async function runTask(
   deps: TaskDeps,
@@ -88,6 +91,7 @@ export async function runTask(
   actor: Actor = SYSTEM,
   reply?: AgentReply & { text: string },
   written?: TaskRow,
+  terms?: EngagementTerms,
 ): Promise<TaskRow | undefined> {
   const task = written ?? (await taskById(deps.db, id))
   if (!task || terminal(task.state) || task.input_text === null) return
@@ -158,7 +162,7 @@ export async function runTask(
       deps.log.warn({ task: id, attempt, reason: check.reason }, 'agent result refused')
       return undefined
     }
-    const { receipt, completed } = await complete(deps, trx, locked, {
+    const { receipt, completed } = await complete(deps, trx, locked, terms, {
       agentTaskId: answer.agentTaskId,
       data: check.data,
       text: answer.artifact.parts?.find((p) => typeof p.text === 'string')?.text ?? null,
@@ -204,6 +208,7 @@ async function complete(
   deps: TaskDeps,
   trx: RentalDb,
   task: TaskRow,
+  known: EngagementTerms | undefined,
   done: {
     agentTaskId: string
     data: unknown
@@ -214,9 +219,11 @@ async function complete(
   },
 ) {
   // a trial's task: no engagement (and no client DID it signed with); the receipt says `trial: true`
-  const terms = task.engagement_id
-    ? await deps.engagements.termsOf(task.org_id, task.engagement_id, { trx })
-    : undefined
+  const terms = !task.engagement_id
+    ? undefined
+    : known?.engagement.id === task.engagement_id
+      ? known
+      : await deps.engagements.termsOf(task.org_id, task.engagement_id, { trx })
   const engagement = terms?.engagement
   const receipt = await deps.receipts.record(trx, {
     type: 'task.completed',

@@ -78,6 +78,9 @@ export type TaskTransaction = (taskId: string, write: (trx: RentalDb) => Promise
 export const terminal = (state: TaskRow['state']) =>
   state === 'completed' || state === 'failed' || state === 'canceled' || state === 'rejected'
 
+/** An engagement with its config, as `termsOf` reads it. */
+export type EngagementTerms = NonNullable<Awaited<ReturnType<EngagementService['termsOf']>>>
+
 /** The engagement a new task runs under (the organization's, and active), with its config. */
 async function engagementForTask(deps: TaskDeps, subject: string, engagementId: string) {
   const terms = await deps.engagements.termsOf(subject, engagementId)
@@ -125,14 +128,17 @@ export async function createTask(
   let held = false
   let escrow: EscrowRow | undefined
   let inserted: TaskRow | undefined
+  let termsAtLock: EngagementTerms | undefined
   await transaction(id, async (trx) => {
     if (engagement) {
-      // the engagement row is locked: two first tasks cannot both take the package's escrow
-      const locked = await deps.engagements.termsOf(subject, engagement.id, { trx, lock: true })
+      // the engagement's row shared: an end, a new config or new limits wait for this task's
+      // transaction (and it for theirs), while the engagement's other new tasks go side by side
+      const locked = await deps.engagements.termsOf(subject, engagement.id, { trx, lock: 'share' })
       // an end committed since the check above: no task after it
       checkTaskable(locked?.engagement.state ?? 'ended')
-      // capacity: the engagement's limits, counted under that lock (429 capacity_exceeded)
-      await admitTask(deps, trx, engagement)
+      termsAtLock = locked
+      // capacity: the limits as of that lock, counted one creation at a time (429 capacity_exceeded)
+      await admitTask(deps, trx, locked!.engagement)
       // approvals: the engagement's policy (as of that lock) may hold the task for a member's decision
       held = deps.approvals.holds(locked!.config.approval, price)
     }
@@ -178,7 +184,7 @@ export async function createTask(
       })
     else if (isAsync) await enqueueRun(deps, trx, { task_id: id })
   })
-  const ran = !isAsync && !held ? await runWithin(deps, inserted!, actor) : {}
+  const ran = !isAsync && !held ? await runWithin(deps, inserted!, actor, termsAtLock) : {}
   // the row the run completed (RETURNING), else as it is now
   const row = ran.completed ?? (await taskOf(deps.db, subject, id))
   if (!row) throw rentalError('task_not_found', `no task ${id}`)

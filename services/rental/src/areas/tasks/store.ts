@@ -345,3 +345,10 @@ export async function unfinishedCount(db: RentalDb, engagementId: string) {
     .executeTakeFirstOrThrow()
   return Number(row.n)
 }
+
+/** The engagement's creations take turns until `trx` ends (a transaction-scoped advisory lock). */
+export async function capacityTurn(trx: RentalDb, engagementId: string) {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`task-capacity:${engagementId}`}, 0))`.execute(
+    trx,
+  )
+}
