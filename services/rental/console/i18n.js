@@ -10,13 +10,15 @@ import { TENANT_AR, TENANT_EN } from './i18n-tenant.js'
 import { ERRORS_EN } from './i18n-errors.js'
 import { ERRORS_AR } from './i18n-errors-ar.js'
 import { LAYOUT_AR, LAYOUT_EN } from './i18n-layout.js'
+import { CONTROLS_EN } from './i18n-controls.js'
+import { CONTROLS_AR } from './i18n-controls-ar.js'
 
 /** The published error codes' sentences as catalogue keys: `error.code.<code>`. */
 const errorKeys = (sentences) =>
   Object.fromEntries(Object.entries(sentences).map(([code, sentence]) => [`error.code.${code}`, sentence]))
 
-const en = { ...CONSOLE_EN, ...CLIENT_EN, ...TENANT_EN, ...MARKET_EN, ...LAYOUT_EN, ...errorKeys(ERRORS_EN) }
-const ar = { ...CONSOLE_AR, ...CLIENT_AR, ...TENANT_AR, ...MARKET_AR, ...LAYOUT_AR, ...errorKeys(ERRORS_AR) }
+const en = { ...CONSOLE_EN, ...CLIENT_EN, ...TENANT_EN, ...MARKET_EN, ...LAYOUT_EN, ...CONTROLS_EN, ...errorKeys(ERRORS_EN) }
+const ar = { ...CONSOLE_AR, ...CLIENT_AR, ...TENANT_AR, ...MARKET_AR, ...LAYOUT_AR, ...CONTROLS_AR, ...errorKeys(ERRORS_AR) }
 
 export const CATALOGUES = { en, ar }
 const KEY = 'console.lang'
