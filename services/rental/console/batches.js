@@ -29,8 +29,7 @@ function useBatch(first, id) {
   return { batch, error }
 }
 
-const nameOf = (batch, t, lang) =>
-  batch.name ?? t('batchd.unnamed', { n: formatNumber(batch.total, lang) })
+const nameOf = (batch, t, lang) => batch.name ?? t('batchd.unnamed', { n: formatNumber(batch.total, lang) })
 
 function Progress({ batch, t, lang }) {
   const c = batch.counts

@@ -51,7 +51,8 @@ export const CONTROLS_EN = {
   'perm.hire': 'Hire and run agents',
   'perm.hire.about': 'Browse the market, hire agents, sign their terms and run tasks, batches and teams.',
   'perm.pay': 'Pay and release',
-  'perm.pay.about': 'See the money, release payments, set budgets, issue invoices, and ask for refunds and disputes.',
+  'perm.pay.about':
+    'See the money, release payments, set budgets, issue invoices, and ask for refunds and disputes.',
   'perm.automate': 'Automate',
   'perm.automate.about': 'Schedules, webhooks, approvals and the connections agents use.',
   'perm.trust': 'Check and stop',
@@ -70,7 +71,8 @@ export const CONTROLS_EN = {
   'perm.what_may': 'What people with this role may do',
   'perm.advanced': 'Advanced: single permissions',
   'perm.advanced_hint': 'Tick single permissions when a whole group is too much.',
-  'perm.name_rule': 'A role’s name starts with a letter and uses small letters, digits, - and _ (at most 40).',
+  'perm.name_rule':
+    'A role’s name starts with a letter and uses small letters, digits, - and _ (at most 40).',
   'perm.pick_one': 'Tick at least one thing this role may do.',
   'perm.role_made': 'Role {name} made. Give it to a member from the members list.',
   'perm.role_changed': 'Role {name} changed.',
@@ -83,9 +85,10 @@ export const CONTROLS_EN = {
   // batches
   'batchd.unnamed': 'A batch of {n} tasks',
   'batchd.empty': 'No batches yet. Write one task text a line in “Run a batch” to run your first.',
-  'batchd.started': 'The batch of {n} tasks is running: its progress shows below.',
+  'batchd.started': 'The batch of {n} tasks is running. Open it for its progress and its tasks.',
   'batchd.cost': '{n} tasks × {price} = {total}',
-  'batchd.cost_how': 'Each task’s price is held from your wallet when it starts and paid when you release it.',
+  'batchd.cost_how':
+    'Each task’s price is held from your wallet when it starts and paid when you release it.',
   'batchd.wallet_holds': 'Your wallet holds {amount}.',
   'batchd.short': 'Your wallet holds less than the batch costs: the tasks beyond it will fail.',
   'batchd.finished': 'Finished',
@@ -118,12 +121,21 @@ export const CONTROLS_EN = {
   'ctl.schedule_paused': '{name} paused: no task runs until you resume it.',
   'ctl.schedule_resumed': '{name} resumed.',
   'ctl.this_schedule': 'The schedule',
+  'ctl.invoice_issued': 'Invoice {number} issued: download its PDF from the list.',
+  'ctl.invoices_issue':
+    'No invoices yet. Choose an engagement in “Issue an invoice” to make one for its released payments.',
+  'ctl.invoices_hire_first':
+    'No invoices yet. An invoice covers an engagement’s released payments: hire an agent first.',
+  'ctl.statement_empty': 'No movements in this period. Money moves when you add funds or hire an agent:',
+  'ctl.teams_empty':
+    'No teams yet. A team is a lead agent with its members; form one from an agent’s listing:',
   // the market's search
   'mkt.search': 'Search the market',
-  'mkt.search_hint': 'Words and prices filter the jobs and the listings below; tag, language and sort apply to listings.',
+  'mkt.search_hint':
+    'Words and prices filter the jobs and the listings below; tag, language and sort apply to listings.',
   'mkt.clear': 'Clear the search',
   'mkt.jobs': 'Jobs',
-  'mkt.jobs_found': '{n} jobs match.',
+  'mkt.jobs_found': 'Jobs that match: {n}.',
   'mkt.no_jobs_match': 'No job matches. Try fewer words, or clear the search.',
   // onboarding
   'onb.title': 'Onboarding',
@@ -138,7 +150,8 @@ export const CONTROLS_EN = {
   'onb.kyb.pending_review': 'waiting for the platform’s review',
   'onb.kyb.approved': 'approved',
   'onb.kyb.rejected': 'rejected',
-  'onb.business_why': 'Tell us who the business is: its legal name, its web domain, where and under which number it is registered.',
+  'onb.business_why':
+    'Tell us who the business is: its legal name, its web domain, where and under which number it is registered.',
   'onb.entity_name': 'Legal name',
   'onb.domain': 'Web domain (example.com)',
   'onb.jurisdiction': 'Where it is registered',
@@ -147,7 +160,8 @@ export const CONTROLS_EN = {
   'onb.submit': 'Submit the check',
   'onb.check_again': 'Check the domain again',
   'onb.sent_verified': 'Submitted, and the domain is verified: the platform reviews it next.',
-  'onb.sent_waiting': 'Submitted. The domain is not verified yet: publish the document shown, then check again.',
+  'onb.sent_waiting':
+    'Submitted. The domain is not verified yet: publish the document shown, then check again.',
   'onb.domain_first': 'Submit the business check first:',
   'onb.domain_ok': '{domain} is verified.',
   'onb.publish': 'To prove {domain} is yours, publish this document at this address:',
@@ -157,13 +171,15 @@ export const CONTROLS_EN = {
     'The platform’s operators review a verified check; nothing to do here meanwhile. You will see it approved on this page.',
   'onb.approved': 'Approved.',
   'onb.rejected': 'The check was rejected: correct the details above and submit again.',
-  'onb.screening_why': 'Screening checks an agent you hired against the deny list and its record on the ledger.',
+  'onb.screening_why':
+    'Screening checks an agent you hired against the deny list and its record on the ledger.',
   'onb.agent': 'Agent',
   'onb.pick_agent': 'Choose the agent to screen.',
   'onb.screen': 'Screen the agent',
   'onb.no_agents': 'Hire an agent first, then screen it here.',
   'onb.screened_ok': 'Screened: nothing found against the agent.',
-  'onb.screened_hits': 'Screened: the check found something. Look at the result before you rely on this agent.',
+  'onb.screened_hits':
+    'Screened: the check found something. Look at the result before you rely on this agent.',
   'onb.clear': 'clear',
   'onb.hits': 'something found',
 }

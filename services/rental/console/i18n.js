@@ -17,8 +17,24 @@ import { CONTROLS_AR } from './i18n-controls-ar.js'
 const errorKeys = (sentences) =>
   Object.fromEntries(Object.entries(sentences).map(([code, sentence]) => [`error.code.${code}`, sentence]))
 
-const en = { ...CONSOLE_EN, ...CLIENT_EN, ...TENANT_EN, ...MARKET_EN, ...LAYOUT_EN, ...CONTROLS_EN, ...errorKeys(ERRORS_EN) }
-const ar = { ...CONSOLE_AR, ...CLIENT_AR, ...TENANT_AR, ...MARKET_AR, ...LAYOUT_AR, ...CONTROLS_AR, ...errorKeys(ERRORS_AR) }
+const en = {
+  ...CONSOLE_EN,
+  ...CLIENT_EN,
+  ...TENANT_EN,
+  ...MARKET_EN,
+  ...LAYOUT_EN,
+  ...CONTROLS_EN,
+  ...errorKeys(ERRORS_EN),
+}
+const ar = {
+  ...CONSOLE_AR,
+  ...CLIENT_AR,
+  ...TENANT_AR,
+  ...MARKET_AR,
+  ...LAYOUT_AR,
+  ...CONTROLS_AR,
+  ...errorKeys(ERRORS_AR),
+}
 
 export const CATALOGUES = { en, ar }
 const KEY = 'console.lang'

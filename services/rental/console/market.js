@@ -4,6 +4,7 @@
 import { useState } from 'preact/hooks'
 import { api } from './api.js'
 import { filsOf } from './disputes.js'
+import { formatNumber } from './i18n.js'
 import { KeyPanel } from './key-panel.js'
 import { ensureKey } from './keys.js'
 import { ActionButton, Did, Empty, ErrorText, Fils, html, Loading, useLoad } from './ui.js'
@@ -48,7 +49,7 @@ function Jobs({ jobs, form, searched, t, lang }) {
           : html`<${Loading} t=${t} />`
         : shown.length === 0
           ? html`<${Empty}>${jobs.data.jobs.length === 0 ? t('market.empty') : t('mkt.no_jobs_match')}<//>`
-          : html`${searched ? html`<p class="hint">${t('mkt.jobs_found', { n: shown.length })}</p>` : null}
+          : html`${searched ? html`<p class="hint">${t('mkt.jobs_found', { n: formatNumber(shown.length, lang) })}</p>` : null}
             <ul class="cards" data-testid="jobs">${shown.map(
               (job) => html`<li class="card job" key=${job.id} data-job=${job.id}>
               <h3>${job.title ?? job.outcome}</h3>

@@ -86,7 +86,10 @@ function MemberActions({ member, roles, mayOwners, t, lang, done }) {
                 await done()
               }
             : undefined
-        say(t(member.state === 'invited' ? 'member.invite_removed' : 'member.removed', { who: who(member) }), again)
+        say(
+          t(member.state === 'invited' ? 'member.invite_removed' : 'member.removed', { who: who(member) }),
+          again,
+        )
       }
       setAsking(null)
       await done()
@@ -134,10 +137,14 @@ export function Members({ me, t, lang }) {
   return html`<h1>${t('members.title')}</h1>
     ${mayInvite || mayRole ? null : html`<p class="hint" data-testid="readonly">${t('readonly')}</p>`}
     <${Loaded} load=${members} rows=${members.data?.members} t=${t}
-      empty=${mayInvite ? html`${t('member.only_you')} <a href="#add-member" onClick=${(e) => {
-        e.preventDefault()
-        document.getElementById('member-email')?.focus()
-      }}>${t('members.add')}</a>` : t('member.only_you_readonly')}>
+      empty=${
+        mayInvite
+          ? html`${t('member.only_you')} <a href="#add-member" onClick=${(e) => {
+              e.preventDefault()
+              document.getElementById('member-email')?.focus()
+            }}>${t('members.add')}</a>`
+          : t('member.only_you_readonly')
+      }>
       ${(rows) => html`<table class="list" data-testid="members">
         <thead><tr><th>${t('members.email')}</th><th>${t('members.role')}</th><th>${t('members.state')}</th>
           <th>${t('col.created')}</th>${mayInvite ? html`<th>${t('roles.actions')}</th>` : null}</tr></thead>

@@ -45,7 +45,12 @@ const EMPTY_BUSINESS = { domain: '', entity_name: '', jurisdiction: '', registra
 function BusinessForm({ kyb, t, done }) {
   const [f, setF] = useState(() =>
     kyb
-      ? { domain: kyb.domain, entity_name: kyb.entity_name, jurisdiction: kyb.jurisdiction, registration: kyb.registration }
+      ? {
+          domain: kyb.domain,
+          entity_name: kyb.entity_name,
+          jurisdiction: kyb.jurisdiction,
+          registration: kyb.registration,
+        }
       : EMPTY_BUSINESS,
   )
   const fields = useFieldProblems()
@@ -77,7 +82,15 @@ function BusinessForm({ kyb, t, done }) {
 
 function Screening({ kya, t, lang, done }) {
   const engagements = useLoad('/api/engagements?limit=50')
-  const agents = [...new Set((engagements.data?.engagements ?? []).map((e) => e.agent_did))]
+  // each agent hired, named by its job (its DID in small print where it is listed)
+  const agents = [
+    ...new Map(
+      (engagements.data?.engagements ?? []).map((e) => [
+        e.agent_did,
+        e.agent_name ?? e.job_title ?? e.job_id,
+      ]),
+    ),
+  ]
   const [agent, setAgent] = useState('')
   const screen = async () => {
     if (!agent) throw new Error(t('onb.pick_agent'))
@@ -87,9 +100,12 @@ function Screening({ kya, t, lang, done }) {
   }
   return html`${
     kya.length
-      ? html`<ul>${kya.slice(0, 5).map(
-          (k) => html`<li key=${k.id}><${Did} did=${k.agent_did} /> · ${t(k.ok ? 'onb.clear' : 'onb.hits')} · <${When} iso=${k.created_at} lang=${lang} /></li>`,
-        )}</ul>`
+      ? html`<ul>${kya
+          .slice(0, 5)
+          .map(
+            (k) =>
+              html`<li key=${k.id}><${Did} did=${k.agent_did} /> · ${t(k.ok ? 'onb.clear' : 'onb.hits')} · <${When} iso=${k.created_at} lang=${lang} /></li>`,
+          )}</ul>`
       : null
   }
     ${
@@ -99,7 +115,7 @@ function Screening({ kya, t, lang, done }) {
             <label for="onb-agent">${t('onb.agent')}</label>
             <select id="onb-agent" value=${agent} onChange=${(e) => setAgent(e.currentTarget.value)}>
               <option value="">—</option>
-              ${agents.map((d) => html`<option key=${d} value=${d}>${d.slice(0, 24)}…</option>`)}
+              ${agents.map(([did, name]) => html`<option key=${did} value=${did}>${name}</option>`)}
             </select>
             <${ActionButton} kind="primary" t=${t} busy=${t('loading')} action=${screen} label=${t('onb.screen')} />
           </form>`

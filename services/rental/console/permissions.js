@@ -19,7 +19,18 @@ export const PERMISSION_GROUPS = [
       'teams:write',
     ],
   ],
-  ['pay', ['money:read', 'releases:write', 'budgets:write', 'invoices:write', 'refunds:write', 'disputes:write', 'insurance:write']],
+  [
+    'pay',
+    [
+      'money:read',
+      'releases:write',
+      'budgets:write',
+      'invoices:write',
+      'refunds:write',
+      'disputes:write',
+      'insurance:write',
+    ],
+  ],
   [
     'automate',
     [

@@ -26,7 +26,9 @@ function RoleCard({ role, t, lang, mayRole, done }) {
     ${describe(role, t) ? html`<p>${describe(role, t)}</p>` : null}
     <p class="hint">${t('perm.holders', { n: role.members })}</p>
     <ul class="perm-groups">${groups.map(
-      (g) => html`<li key=${g.key}><strong>${t(`perm.${g.key}`)}</strong>${g.held === 'some' ? html` <small>${t('perm.partly', { n: g.n, of: g.of })}</small>` : null}
+      (
+        g,
+      ) => html`<li key=${g.key}><strong>${t(`perm.${g.key}`)}</strong>${g.held === 'some' ? html` <small>${t('perm.partly', { n: g.n, of: g.of })}</small>` : null}
         <br /><small>${t(`perm.${g.key}.about`)}</small></li>`,
     )}</ul>
     <details><summary>${t('perm.exact')}</summary>
@@ -46,12 +48,17 @@ function GroupBox({ group, scopes, chosen, setChosen, t }) {
   const n = scopes.filter((s) => chosen.has(s)).length
   const toggle = () => {
     const next = new Set(chosen)
-    for (const s of scopes) n === scopes.length ? next.delete(s) : next.add(s)
+    for (const s of scopes) {
+      if (n === scopes.length) next.delete(s)
+      else next.add(s)
+    }
     setChosen(next)
   }
   return html`<label class="check group-check">
     <input type="checkbox" checked=${n === scopes.length} aria-checked=${n > 0 && n < scopes.length ? 'mixed' : undefined}
-      ref=${(el) => el && (el.indeterminate = n > 0 && n < scopes.length)} onChange=${toggle} />
+      ref=${(el) => {
+        if (el) el.indeterminate = n > 0 && n < scopes.length
+      }} onChange=${toggle} />
     <span><strong>${t(`perm.${group}`)}</strong><br /><small>${t(`perm.${group}.about`)}</small></span>
   </label>`
 }

@@ -1,17 +1,6 @@
 // Teams with their terms and, for each team task, its delegation chain as a read-only tree.
 import { formatNumber } from './i18n.js'
-import {
-  Did,
-  Empty,
-  ErrorText,
-  Fils,
-  html,
-  Loading,
-  StateBadge,
-  useLoad,
-  When,
-  listBody,
-} from './ui.js'
+import { Did, Empty, ErrorText, Fils, html, Loading, StateBadge, useLoad, When, listBody } from './ui.js'
 
 const percent = (bps, lang) =>
   formatNumber(bps / 10_000, lang, { style: 'percent', maximumFractionDigits: 2 })
@@ -21,19 +10,23 @@ export function Teams({ t, lang }) {
   const rows = list.data?.teams
   return html`<h1>${t('nav.teams')}</h1>
     <${ErrorText} error=${list.error} t=${t} />
-    ${listBody(
-      list,
-      rows,
-      t,
-      'teams.empty',
-      () => html`<table class="list" data-testid="teams"><thead><tr><th>${t('col.name')}</th><th>${t('col.state')}</th>
+    ${
+      rows && rows.length === 0
+        ? html`<${Empty}>${t('ctl.teams_empty')} <a href="#/market">${t('nav.market')}</a><//>`
+        : listBody(
+            list,
+            rows,
+            t,
+            'teams.empty',
+            () => html`<table class="list" data-testid="teams"><thead><tr><th>${t('col.name')}</th><th>${t('col.state')}</th>
               <th>${t('teams.members')}</th><th>${t('col.created')}</th></tr></thead>
             <tbody>${rows.map(
               (team) => html`<tr key=${team.id}><td><a href=${`#/teams/${team.id}`}>${team.name}</a></td>
                 <td>${t(`team.${team.state}`)}</td><td>${formatNumber(team.terms.members.length, lang)}</td>
                 <td><${When} iso=${team.created_at} lang=${lang} /></td></tr>`,
             )}</tbody></table>`,
-    )}`
+          )
+    }`
 }
 
 /** One hop of a chain and the hops it delegated to, nested. */

@@ -30,7 +30,12 @@ function AddFunds({ wallet, t, lang, onAdded }) {
             ? t('wallet.amount_over', { max: max.display })
             : null,
     })
-    const added = await api('POST', `/api/wallet/top-ups?lang=${lang}`, { amount_fils: fils }, { 'idempotency-key': key })
+    const added = await api(
+      'POST',
+      `/api/wallet/top-ups?lang=${lang}`,
+      { amount_fils: fils },
+      { 'idempotency-key': key },
+    )
     setAmount('')
     setKey(newKey())
     say(t('wallet.added', { amount: added.amount.display, balance: added.balance.display }))
@@ -83,7 +88,10 @@ export function Wallet({ t, lang }) {
                 : html`<table class="list" data-testid="wallet-lines"><thead><tr><th>${t('statement.at')}</th>
                     <th>${t('statement.kind')}</th><th>${t('wallet')}</th><th>${t('held')}</th></tr></thead>
                   <tbody>${lines.map(
-                    (m, i) => html`<tr key=${`${m.transfer_id}-${i}`}><td><${When} iso=${m.at} lang=${lang} /></td>
+                    (
+                      m,
+                      i,
+                    ) => html`<tr key=${`${m.transfer_id}-${i}`}><td><${When} iso=${m.at} lang=${lang} /></td>
                       <td>${t(`statement.kind.${m.kind}`)}${m.transfer_kind === 'wallet_funding' ? html` <span class="badge demo">${t('wallet.demo_badge')}</span>` : null}</td>
                       <td>${money(m.wallet)}</td><td>${money(m.held)}</td></tr>`,
                   )}</tbody></table>`

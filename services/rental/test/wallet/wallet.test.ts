@@ -50,10 +50,16 @@ describe('the wallet: its balance, and demo top-ups from external:funding', () =
       const res = await topUp(body, key)
       assert.equal(res.status, 400, `${JSON.stringify(body)} ${key}: ${res.text}`)
     }
-    const noCsrf = await stack.call(stack.alice, 'POST', '/api/wallet/top-ups', { amount_fils: 100 }, {
-      csrf: false,
-      headers: { 'idempotency-key': 'k-csrf' },
-    })
+    const noCsrf = await stack.call(
+      stack.alice,
+      'POST',
+      '/api/wallet/top-ups',
+      { amount_fils: 100 },
+      {
+        csrf: false,
+        headers: { 'idempotency-key': 'k-csrf' },
+      },
+    )
     assert.equal(noCsrf.status, 403, noCsrf.text)
     assert.equal((await wallet()).balance.amount_fils, before)
   })

@@ -75,24 +75,41 @@ describe(
       await row.locator('select').selectOption('billing')
       await row.getByRole('button', { name: say('en', 'member.change_role') }).click()
       // asked first: nothing changed yet
-      await row.getByText(say('en', 'member.confirm_role', { who: 'colleague@controls.example', role: 'billing' })).waitFor()
+      await row
+        .getByText(say('en', 'member.confirm_role', { who: 'colleague@controls.example', role: 'billing' }))
+        .waitFor()
       assert.equal((await members()).find((m) => m.email === 'colleague@controls.example')?.role, 'member')
       await row.getByRole('button', { name: say('en', 'member.yes_role') }).click()
-      await toast().filter({ hasText: say('en', 'member.role_changed', { who: 'colleague@controls.example', role: 'billing' }) }).waitFor()
+      await toast()
+        .filter({
+          hasText: say('en', 'member.role_changed', { who: 'colleague@controls.example', role: 'billing' }),
+        })
+        .waitFor()
       assert.equal(await page.getByTestId('toasts').getAttribute('role'), 'status')
       assert.equal((await members()).find((m) => m.email === 'colleague@controls.example')?.role, 'billing')
       await shot('members-role-changed')
       // the inverse: the role it had
-      await toast().getByRole('button', { name: say('en', 'toast.undo') }).click()
-      await toast().filter({ hasText: say('en', 'toast.undone') }).waitFor()
+      await toast()
+        .getByRole('button', { name: say('en', 'toast.undo') })
+        .click()
+      await toast()
+        .filter({ hasText: say('en', 'toast.undone') })
+        .waitFor()
       assert.equal((await members()).find((m) => m.email === 'colleague@controls.example')?.role, 'member')
 
       const leaving = page.locator('[data-member="leaving@controls.example"]')
-      await leaving.getByRole('button', { name: say('en', 'member.remove_who', { who: 'leaving@controls.example' }) }).click()
+      await leaving
+        .getByRole('button', { name: say('en', 'member.remove_who', { who: 'leaving@controls.example' }) })
+        .click()
       await leaving.getByRole('button', { name: say('en', 'member.yes_remove') }).click()
-      await toast().filter({ hasText: say('en', 'member.invite_removed', { who: 'leaving@controls.example' }) }).waitFor()
+      await toast()
+        .filter({ hasText: say('en', 'member.invite_removed', { who: 'leaving@controls.example' }) })
+        .waitFor()
       await leaving.waitFor({ state: 'detached' })
-      assert.equal((await members()).some((m) => m.email === 'leaving@controls.example'), false)
+      assert.equal(
+        (await members()).some((m) => m.email === 'leaving@controls.example'),
+        false,
+      )
       assert.doesNotMatch(await pageText(), INTERNALS)
     })
 
@@ -109,8 +126,13 @@ describe(
       await page.fill('#role-name', 'auditor')
       await form.getByLabel(say('en', 'perm.trust'), { exact: false }).first().check()
       await form.getByRole('button', { name: say('en', 'roles.save') }).click()
-      await toast().filter({ hasText: say('en', 'perm.role_made', { name: 'auditor' }) }).waitFor()
-      const roles = (await stack.call(stack.alice, 'GET', '/v1/roles')).body.roles as Array<{ name: string; permissions: string[] }>
+      await toast()
+        .filter({ hasText: say('en', 'perm.role_made', { name: 'auditor' }) })
+        .waitFor()
+      const roles = (await stack.call(stack.alice, 'GET', '/v1/roles')).body.roles as Array<{
+        name: string
+        permissions: string[]
+      }>
       assert.deepEqual(roles.find((r) => r.name === 'auditor')?.permissions.sort(), [
         'agents:revoke',
         'audit:read',
@@ -118,7 +140,10 @@ describe(
         'incidents:write',
         'record:read',
       ])
-      await page.locator('[data-testid=roles] [data-role=auditor]').getByText(say('en', 'perm.trust')).waitFor()
+      await page
+        .locator('[data-testid=roles] [data-role=auditor]')
+        .getByText(say('en', 'perm.trust'))
+        .waitFor()
       await shot('members-roles-en')
       await open('members', 'ar')
       await page.locator('[data-testid=roles] [data-role=admin]').getByText(say('ar', 'perm.hire')).waitFor()
@@ -129,7 +154,9 @@ describe(
       await open('wallet')
       const balance = page.getByTestId('wallet-balance')
       await balance.waitFor()
-      const before = (await stack.call(stack.alice, 'GET', '/api/wallet')).body.balance as { amount_fils: number }
+      const before = (await stack.call(stack.alice, 'GET', '/api/wallet')).body.balance as {
+        amount_fils: number
+      }
       await page.getByTestId('add-funds').getByText(say('en', 'wallet.demo_badge'), { exact: true }).waitFor()
       // the form says what it needs before sending
       await page.fill('#top-up-amount', '99999')
@@ -137,8 +164,12 @@ describe(
       await page.locator('#top-up-amount-problem').waitFor()
       await page.fill('#top-up-amount', '250.50')
       await page.getByRole('button', { name: say('en', 'wallet.add_demo') }).click()
-      await toast().filter({ hasText: /AED\s250\.50/ }).waitFor()
-      const after = (await stack.call(stack.alice, 'GET', '/api/wallet')).body.balance as { amount_fils: number }
+      await toast()
+        .filter({ hasText: /AED\s250\.50/ })
+        .waitFor()
+      const after = (await stack.call(stack.alice, 'GET', '/api/wallet')).body.balance as {
+        amount_fils: number
+      }
       assert.equal(after.amount_fils, before.amount_fils + 25_050)
       await page.getByTestId('wallet-lines').getByText(say('en', 'statement.kind.funding')).first().waitFor()
       await page.getByTestId('wallet-held').waitFor()
@@ -162,12 +193,19 @@ describe(
       await link.click()
       await page.locator('[data-testid=batch][data-state=completed]').waitFor({ timeout: 30_000 })
       const items = page.getByTestId('batch-items')
-      await items.locator('a', { hasText: say('en', 'batchd.open_task') }).first().waitFor()
+      await items
+        .locator('a', { hasText: say('en', 'batchd.open_task') })
+        .first()
+        .waitFor()
       assert.equal(await items.locator('tr[data-item]').count(), 2)
-      const csv = (await page.evaluate(`fetch(document.querySelector('[data-testid=download-csv]').href).then((r) => r.text())`)) as string
+      const csv = (await page.evaluate(
+        `fetch(document.querySelector('[data-testid=download-csv]').href).then((r) => r.text())`,
+      )) as string
       assert.match(csv.split('\n')[0]!, /^index,state,task_id/)
       assert.equal(csv.trim().split('\n').length, 3)
-      const jsonl = (await page.evaluate(`fetch(document.querySelector('[data-testid=download-jsonl]').href).then((r) => r.text())`)) as string
+      const jsonl = (await page.evaluate(
+        `fetch(document.querySelector('[data-testid=download-jsonl]').href).then((r) => r.text())`,
+      )) as string
       assert.equal(jsonl.trim().split('\n').length, 2)
       await shot('batch-detail-en')
       await items.locator('a').first().click()
@@ -191,11 +229,14 @@ describe(
       await search.getByRole('button', { name: say('en', 'search.button') }).click()
       await page.getByText(say('en', 'mkt.no_jobs_match')).waitFor()
       await search.getByRole('button', { name: say('en', 'mkt.clear') }).click()
-      await jobs.locator('li.job').nth(all - 1).waitFor()
+      await jobs
+        .locator('li.job')
+        .nth(all - 1)
+        .waitFor()
       const firstTitle = (await jobs.locator('li.job h3').first().textContent())!
       await page.fill('#ls-q', firstTitle)
       await search.getByRole('button', { name: say('en', 'search.button') }).click()
-      await page.getByText(say('en', 'mkt.jobs_found', { n: '1' }).replace('1', '')).first().waitFor()
+      await page.getByText(say('en', 'mkt.jobs_found', { n: '1' })).waitFor()
       assert.ok((await jobs.locator('li.job').count()) < all)
       await shot('market-search')
     })
@@ -255,7 +296,8 @@ describe(
                       v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')))`)) as string[]
             for (const v of violations) found.push(`${viewport.width} ${lang} #/${screen}: ${v}`)
             if (viewport === PHONE) {
-              const out = (await page.evaluate(`[...document.querySelectorAll('main button, main a, main input, main select')]
+              const out =
+                (await page.evaluate(`[...document.querySelectorAll('main button, main a, main input, main select')]
                 .filter((el) => { const b = el.getBoundingClientRect(); return b.width > 0 && (b.left < -1 || b.right > innerWidth + 1) })
                 .map((el) => el.outerHTML.slice(0, 80))`)) as string[]
               assert.deepEqual(out, [], `${screen} on a phone`)

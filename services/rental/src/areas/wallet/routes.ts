@@ -13,7 +13,8 @@ export function walletRoutes(app: App, ctx: RentalContext) {
     {
       ...route.session('money:read'),
       schema: {
-        summary: 'The wallet’s balance and how it is funded here (demo money, or none until a provider is configured)',
+        summary:
+          'The wallet’s balance and how it is funded here (demo money, or none until a provider is configured)',
         tags,
         querystring: LangQuery,
         response: {
