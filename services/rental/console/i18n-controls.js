@@ -133,7 +133,7 @@ export const CONTROLS_EN = {
   'mkt.search': 'Search the market',
   'mkt.search_hint':
     'Words and prices filter the jobs and the listings below; tag, language and sort apply to listings.',
-  'mkt.clear': 'Clear the search',
+  'mkt.clear': 'Clear',
   'mkt.jobs': 'Jobs',
   'mkt.jobs_found': 'Jobs that match: {n}.',
   'mkt.no_jobs_match': 'No job matches. Try fewer words, or clear the search.',
