@@ -29,8 +29,9 @@ export async function loadMe() {
   return me
 }
 
-export async function api(method, path, body) {
-  const headers = { accept: 'application/json', 'accept-language': language }
+/** `extra`: more request headers (an Idempotency-Key). */
+export async function api(method, path, body, extra = {}) {
+  const headers = { accept: 'application/json', 'accept-language': language, ...extra }
   if (method !== 'GET') headers[csrf.header] = csrf.token
   if (body !== undefined) headers['content-type'] = 'application/json'
   let res

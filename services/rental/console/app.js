@@ -5,11 +5,16 @@ import { api, loadMe, setApiLang, SIGNED_OUT } from './api.js'
 import { Engagement, Engagements } from './engagements.js'
 import { Home } from './home.js'
 import { applyLang, initialLang, remember, roleName, translator } from './i18n.js'
-import { Budgets, Invoices as InvoiceList, Refunds, Schedules, Webhooks } from './lists.js'
+import { Budgets, Invoices as InvoiceList, Refunds } from './lists.js'
+import { Automation, Schedules, Webhooks } from './automation.js'
+import { Batch, Batches } from './batches.js'
+import { Onboarding } from './onboarding.js'
+import { Toasts } from './toast.js'
+import { Wallet } from './wallet.js'
 // the client screens
 import { Invoices, Statements } from './billing.js'
 import { Disputes, Incidents } from './disputes.js'
-import { Batches, Team, Teams } from './teams.js'
+import { Team, Teams } from './teams.js'
 import { Market } from './market.js'
 import { MenuButton, SkipLink, Sidebar } from './nav.js'
 import { ListingDetail, Trial } from './market-listing.js'
@@ -60,6 +65,8 @@ function Screen({ route, me, t, lang }) {
       : html`<${client.list} ...${props} />`
   const list = LISTS[name]
   if (list) return html`<${list} ...${props} />`
+  // the old place of schedules and webhooks: its deep link goes on to Webhooks
+  if (name === 'automation') return html`<${Automation} />`
   // the tenant screens
   const tenant = tenantScreen(name, props)
   if (tenant) return tenant
@@ -82,7 +89,9 @@ const CLIENT_SCREENS = {
   disputes: { list: Disputes },
   incidents: { list: Incidents },
   teams: { list: Teams, detail: Team },
-  batches: { list: Batches },
+  batches: { list: Batches, detail: Batch },
+  wallet: { list: Wallet },
+  onboarding: { list: Onboarding, detail: Onboarding },
 }
 
 /**
@@ -225,6 +234,7 @@ function App() {
         }
         ${me ? html`<${Screen} route=${route} me=${me} t=${t} lang=${lang} />` : error ? null : html`<${Loading} t=${t} />`}
       </main>
+      <${Toasts} t=${t} />
     </div>`
 }
 

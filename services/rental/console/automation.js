@@ -1,9 +1,21 @@
-// Triggers and outbound webhooks: the organization's schedules (paused and resumed here) and its
-// webhooks with their deliveries and attempts.
-import { useState } from 'preact/hooks'
+// One place each: Schedules (Work: made here, paused and resumed here, their last task linked) and
+// Webhooks (Organization: made here, their deliveries and attempts). The old Organization screen
+// "Triggers and webhooks" (#/automation) sends its deep link to Webhooks.
+import { useEffect, useState } from 'preact/hooks'
 import { api } from './api.js'
+import { ScheduleForm, WebhookForm } from './forms.js'
 import { Loaded } from './tenant-ui.js'
+import { say } from './toast.js'
 import { ActionButton, allowed, html, useLoad, When } from './ui.js'
+
+const code = (text) => (text ? html`<code dir="ltr">${text}</code>` : '—')
+
+/** An empty list's next step: a link that takes the focus to the form on this page. */
+const ToForm = ({ field, label }) =>
+  html`<a href=${`#${field}`} onClick=${(e) => {
+    e.preventDefault()
+    document.getElementById(field)?.focus()
+  }}>${label}</a>`
 
 function Deliveries({ id, t, lang }) {
   const list = useLoad(`/api/webhooks/${encodeURIComponent(id)}/deliveries?limit=20`)
@@ -23,55 +35,90 @@ function Deliveries({ id, t, lang }) {
   <//>`
 }
 
-function Webhook({ hook, t, lang }) {
-  const [open, setOpen] = useState(false)
-  return html`<li class="card">
-    <p><code dir="ltr">${hook.url}</code></p>
-    <p class="hint">${hook.event_types.join(', ')} · <${When} iso=${hook.created_at} lang=${lang} /></p>
-    <button type="button" aria-expanded=${open} onClick=${() => setOpen(!open)}>${t('auto.show_deliveries')}</button>
-    ${open ? html`<${Deliveries} id=${hook.id} t=${t} lang=${lang} />` : null}
-  </li>`
+export function Webhooks({ me, t, lang }) {
+  const webhooks = useLoad('/api/webhooks')
+  const [open, setOpen] = useState(null)
+  const mayWrite = allowed(me, 'webhooks:write')
+  const made = async () => {
+    await webhooks.reload()
+    say(t('ctl.webhook_made'))
+  }
+  return html`<h1>${t('nav.webhooks')}</h1>
+    ${mayWrite ? html`<${WebhookForm} t=${t} lang=${lang} reload=${made} />` : null}
+    <${Loaded} load=${webhooks} rows=${webhooks.data?.webhooks} t=${t}
+      empty=${mayWrite ? html`${t('ctl.no_webhooks')} <${ToForm} field="webhook-url" label=${t('webhook.new')} />` : t('ctl.no_webhooks')}>
+      ${(rows) => html`<table class="list" data-testid="webhooks">
+        <thead><tr><th>${t('col.url')}</th><th>${t('col.events')}</th><th>${t('col.created')}</th><th>${t('auto.deliveries')}</th></tr></thead>
+        <tbody>${rows.map(
+          (w) => html`<tr key=${w.id} data-webhook=${w.id}>
+            <td>${code(w.url)}</td><td>${w.event_types.join(', ')}</td>
+            <td><${When} iso=${w.created_at} lang=${lang} /></td>
+            <td><button type="button" aria-expanded=${open?.id === w.id ? 'true' : 'false'} aria-controls="deliveries"
+              onClick=${() => setOpen(open?.id === w.id ? null : w)}>${t('auto.show_deliveries')}</button></td>
+          </tr>`,
+        )}</tbody></table>
+        ${
+          open
+            ? html`<section class="card" id="deliveries" aria-labelledby="deliveries-title">
+                <h2 id="deliveries-title">${t('auto.deliveries')} <small>${code(open.url)}</small></h2>
+                <${Deliveries} key=${open.id} id=${open.id} t=${t} lang=${lang} /></section>`
+            : null
+        }`}
+    <//>`
 }
 
-export function Automation({ me, t, lang }) {
+export function Schedules({ me, t, lang }) {
   const schedules = useLoad('/api/schedules?limit=100')
-  const webhooks = useLoad('/api/webhooks')
   const mayChange = allowed(me, 'schedules:write')
   const flip = (s) => async () => {
-    await api(
-      'POST',
-      `/api/schedules/${encodeURIComponent(s.id)}/${s.state === 'paused' ? 'resume' : 'pause'}`,
-    )
+    const verb = s.state === 'paused' ? 'resume' : 'pause'
+    const back = verb === 'pause' ? 'resume' : 'pause'
+    const path = (v) => `/api/schedules/${encodeURIComponent(s.id)}/${v}`
+    await api('POST', path(verb))
     await schedules.reload()
+    const name = s.name ?? t('ctl.this_schedule')
+    // pausing and resuming are each other's inverse
+    say(t(`ctl.schedule_${verb}d`, { name }), async () => {
+      await api('POST', path(back))
+      await schedules.reload()
+    })
   }
-  return html`<h1>${t('tenant.automation')}</h1>
-    <section aria-labelledby="schedules-title">
-      <h2 id="schedules-title">${t('auto.schedules')}</h2>
-      <${Loaded} load=${schedules} rows=${schedules.data?.schedules} t=${t} empty=${t('schedules.empty')}>
-        ${(rows) => html`<table class="list" data-testid="schedules">
-          <thead><tr><th>${t('col.name')}</th><th>${t('col.cron')}</th><th>${t('col.state')}</th>
-            <th>${t('col.next')}</th>${mayChange ? html`<th></th>` : null}</tr></thead>
-          <tbody>${rows.map(
-            (s) => html`<tr key=${s.id}>
-              <td>${s.name ? html`<bdi dir="auto">${s.name}</bdi>` : html`<code dir="ltr">${s.id}</code>`}</td>
-              <td><code dir="ltr">${s.cron}</code> <small>${s.timezone}</small></td>
-              <td>${t(`schedule.${s.state}`)}</td>
-              <td>${s.next_runs[0] ? html`<${When} iso=${s.next_runs[0]} lang=${lang} />` : '—'}</td>
-              ${
-                mayChange
-                  ? html`<td><${ActionButton} t=${t} busy=${t('loading')} action=${flip(s)}
-                      label=${t(s.state === 'paused' ? 'auto.resume' : 'auto.pause')} /></td>`
+  const made = async () => {
+    await schedules.reload()
+    say(t('ctl.schedule_made'))
+  }
+  return html`<h1>${t('nav.schedules')}</h1>
+    ${mayChange ? html`<${ScheduleForm} t=${t} lang=${lang} reload=${made} />` : null}
+    <${Loaded} load=${schedules} rows=${schedules.data?.schedules} t=${t}
+      empty=${mayChange ? html`${t('ctl.no_schedules')} <${ToForm} field="schedule-name" label=${t('ctl.make_schedule')} />` : t('ctl.no_schedules')}>
+      ${(rows) => html`<table class="list" data-testid="schedules">
+        <thead><tr><th>${t('col.name')}</th><th>${t('col.cron')}</th><th>${t('col.state')}</th>
+          <th>${t('col.next')}</th><th>${t('col.task')}</th>${mayChange ? html`<th>${t('roles.actions')}</th>` : null}</tr></thead>
+        <tbody>${rows.map(
+          (s) => html`<tr key=${s.id} data-schedule=${s.id}>
+            <td>${s.name ? html`<bdi dir="auto">${s.name}</bdi>` : code(s.id)}</td>
+            <td>${code(s.cron)} <small>${s.timezone}</small></td>
+            <td>${t(`schedule.${s.state}`)}</td>
+            <td>${s.next_runs[0] ? html`<${When} iso=${s.next_runs[0]} lang=${lang} />` : '—'}</td>
+            <td>${s.last_task_id ? html`<a href=${`#/tasks/${s.last_task_id}`}>${t('batchd.open_task')}</a>` : '—'}</td>
+            ${
+              mayChange && s.state !== 'ended'
+                ? html`<td><${ActionButton} t=${t} busy=${t('loading')} action=${flip(s)}
+                    label=${t(s.state === 'paused' ? 'auto.resume' : 'auto.pause')} /></td>`
+                : mayChange
+                  ? html`<td></td>`
                   : null
-              }
-            </tr>`,
-          )}</tbody>
-        </table>`}
-      <//>
-    </section>
-    <section aria-labelledby="webhooks-title">
-      <h2 id="webhooks-title">${t('auto.webhooks')}</h2>
-      <${Loaded} load=${webhooks} rows=${webhooks.data?.webhooks} t=${t} empty=${t('webhooks.empty')}>
-        ${(rows) => html`<ul class="cards">${rows.map((w) => html`<${Webhook} key=${w.id} hook=${w} t=${t} lang=${lang} />`)}</ul>`}
-      <//>
-    </section>`
+            }
+          </tr>`,
+        )}</tbody>
+      </table>`}
+    <//>`
+}
+
+/** #/automation, the old place of both: its deep link goes on to Webhooks (Organization). */
+export function Automation() {
+  useEffect(() => {
+    location.replace('#/webhooks')
+  }, [])
+  return null
 }

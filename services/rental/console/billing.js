@@ -3,18 +3,18 @@
 import { useState } from 'preact/hooks'
 import { api } from './api.js'
 import { Pager, usePaged } from './paging.js'
+import { say } from './toast.js'
 import { ActionButton, Empty, ErrorText, html, Loading, useLoad, When, listBody } from './ui.js'
 
 const money = (m) => html`<bdi class="money">${m.display}</bdi>`
 
-function IssueInvoice({ t, onIssued }) {
-  const engagements = useLoad('/api/engagements?limit=50')
+function IssueInvoice({ list, t, onIssued }) {
   const [engagement, setEngagement] = useState('')
-  const list = (engagements.data?.engagements ?? []).filter((e) => e.state !== 'pending')
-  if (engagements.data && list.length === 0) return null
+  if (list.length === 0) return null
   const issue = async () => {
     if (!engagement) throw new Error(t('invoice.pick'))
-    await api('POST', '/api/invoices', { engagement_id: engagement })
+    const issued = await api('POST', '/api/invoices', { engagement_id: engagement })
+    say(t('ctl.invoice_issued', { number: issued.number ?? '' }))
     onIssued()
   }
   return html`<form class="form card" onSubmit=${(e) => e.preventDefault()}>
@@ -31,16 +31,25 @@ function IssueInvoice({ t, onIssued }) {
 export function Invoices({ t, lang }) {
   const [issued, setIssued] = useState(0)
   const list = usePaged(`/api/invoices?lang=${lang}`, { field: 'invoices', reloadKey: issued })
+  const engagements = useLoad('/api/engagements?limit=50')
+  const invoiceable = (engagements.data?.engagements ?? []).filter((e) => e.state !== 'pending')
   const rows = list.data?.invoices
   return html`<h1>${t('nav.invoices')}</h1>
-    <${IssueInvoice} t=${t} onIssued=${() => setIssued((n) => n + 1)} />
+    <${IssueInvoice} list=${invoiceable} t=${t} onIssued=${() => setIssued((n) => n + 1)} />
     <${ErrorText} error=${list.error} t=${t} />
-    ${listBody(
-      list,
-      rows,
-      t,
-      'invoices.empty_console',
-      () => html`<table class="list" data-testid="invoices"><thead><tr><th>${t('col.number')}</th><th>${t('col.issued')}</th>
+    ${
+      rows && rows.length === 0
+        ? html`<${Empty}>${
+            invoiceable.length
+              ? t('ctl.invoices_issue')
+              : html`${t('ctl.invoices_hire_first')} <a href="#/market">${t('nav.market')}</a>`
+          }<//>`
+        : listBody(
+            list,
+            rows,
+            t,
+            'invoices.empty_console',
+            () => html`<table class="list" data-testid="invoices"><thead><tr><th>${t('col.number')}</th><th>${t('col.issued')}</th>
               <th>${t('col.total')}</th><th>${t('invoice.balance')}</th><th>${t('col.state')}</th><th>${t('col.document')}</th></tr></thead>
             <tbody>${rows.map(
               (i) => html`<tr key=${i.id} data-invoice=${i.id}><td><code dir="ltr">${i.number}</code></td>
@@ -52,7 +61,8 @@ export function Invoices({ t, lang }) {
                   download=${`${i.number}.pdf`}>${t('invoice.pdf_download', { number: i.number })}</a></td></tr>`,
             )}</tbody></table>
             <${Pager} page=${list.page} t=${t} lang=${lang} />`,
-    )}`
+          )
+    }`
 }
 
 /** The first day of this month and of the next, in UTC (the statement's default period). */
@@ -88,7 +98,7 @@ export function Statements({ t, lang }) {
           </dl></section>
           ${
             s.movements.length === 0
-              ? html`<${Empty}>${t('statement.empty')}<//>`
+              ? html`<${Empty}>${t('ctl.statement_empty')} <a href="#/wallet">${t('wallet.add')}</a> · <a href="#/market">${t('nav.market')}</a><//>`
               : html`<table class="list" data-testid="movements"><thead><tr><th>${t('statement.at')}</th>
                   <th>${t('statement.kind')}</th><th>${t('wallet')}</th><th>${t('held')}</th><th>${t('task.title')}</th></tr></thead>
                 <tbody>${s.movements.map(

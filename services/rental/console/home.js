@@ -2,6 +2,7 @@
 import { roleName } from './i18n.js'
 import { KeyPanel } from './key-panel.js'
 import { CopyId, TaskState } from './names.js'
+import { OnboardingSteps } from './onboarding.js'
 import { Empty, ErrorText, html, Loading, useLoad, When } from './ui.js'
 
 /** Tasks as a person reads them: the job (or agent) and the input's first words, state, price, when. */
@@ -19,6 +20,17 @@ export function TaskRows({ tasks, t, lang }) {
       </tr>`,
     )}</tbody>
   </table>`
+}
+
+/** Onboarding's steps still to do, each a link to what completes it; nothing once all are done. */
+function ToDo({ t }) {
+  const org = useLoad('/v1/org')
+  const steps = org.data?.onboarding.steps ?? []
+  if (!steps.some((s) => !s.done)) return null
+  return html`<section class="card" aria-labelledby="todo-title" data-testid="home-todo">
+    <h2 id="todo-title">${t('onb.home_title')}</h2>
+    <${OnboardingSteps} steps=${steps} t=${t} onlyTodo=${true} />
+  </section>`
 }
 
 export function Home({ me, t, lang }) {
@@ -39,6 +51,7 @@ export function Home({ me, t, lang }) {
       </dl>
       <${ErrorText} error=${statement.error} t=${t} />
     </section>
+    <${ToDo} t=${t} />
     <section class="card" aria-labelledby="recent-title">
       <h2 id="recent-title">${t('home.recent')}</h2>
       <${ErrorText} error=${tasks.error} t=${t} />

@@ -79,6 +79,8 @@ export const ERRORS_EN = {
   incident_not_found: 'That incident does not exist, or you may not see it. Open Incidents to see yours.',
   incident_state: 'This incident can no longer change that way. Reload it to see its current state.',
   instruction_mismatch: 'What was signed is not the release of this payment. Reload the page and sign again.',
+  funding_unavailable:
+    'Adding funds is not available here yet: no payment provider is configured. Ask the platform’s operators.',
   insufficient_funds: 'Your wallet holds less than this costs. Add funds to the wallet, then try again.',
   invalid_account: 'That is not an account the rental knows. Check the account and try again.',
   invalid_agent_did: 'That agent identifier is not valid. Copy it again from the agent’s page.',

@@ -13,6 +13,8 @@ import { ERRORS_AR } from './i18n-errors-ar.js'
 import { LAYOUT_AR, LAYOUT_EN } from './i18n-layout.js'
 import { LISTS_AR, LISTS_EN } from './i18n-lists.js'
 import { NAMES_AR, NAMES_EN } from './i18n-names.js'
+import { CONTROLS_EN } from './i18n-controls.js'
+import { CONTROLS_AR } from './i18n-controls-ar.js'
 
 /** The published error codes' sentences as catalogue keys: `error.code.<code>`. */
 const errorKeys = (sentences) =>
@@ -31,6 +33,7 @@ export const GROUPS = [
   ['layout', LAYOUT_EN, LAYOUT_AR],
   ['lists', LISTS_EN, LISTS_AR],
   ['names', NAMES_EN, NAMES_AR],
+  ['controls', CONTROLS_EN, CONTROLS_AR],
   ['errors', errorKeys(ERRORS_EN), errorKeys(ERRORS_AR)],
 ]
 

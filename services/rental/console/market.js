@@ -1,8 +1,10 @@
-// The market: the catalogue's jobs with their agents (hire one, with this browser's key) and a
-// search over the providers' published listings (each opens its detail: market-listing.js).
+// The market: one search above what it filters, the catalogue's jobs with their agents (hire one,
+// with this browser's key) and the providers' published listings (each opens its detail:
+// market-listing.js).
 import { useState } from 'preact/hooks'
 import { api } from './api.js'
 import { filsOf } from './disputes.js'
+import { formatNumber } from './i18n.js'
 import { KeyPanel } from './key-panel.js'
 import { ensureKey } from './keys.js'
 import { ActionButton, Did, Empty, ErrorText, Fils, html, Loading, useLoad } from './ui.js'
@@ -18,19 +20,39 @@ async function hire(job, agent) {
   location.hash = `#/engagements/${hired.engagement.id}`
 }
 
-export function Market({ t, lang }) {
-  const jobs = useLoad('/api/jobs')
-  return html`<h1>${t('market.title')}</h1>
-    <p>${t('market.intro')}</p>
+/** Whether a job of the catalogue matches the search: its words, and its price within the range. */
+function jobMatches(job, form) {
+  const q = form.q.trim().toLocaleLowerCase()
+  const words = [job.title, job.outcome, job.description, ...job.agents.map((a) => a.name)]
+    .filter(Boolean)
+    .join(' ')
+    .toLocaleLowerCase()
+  if (q && !q.split(/\s+/).every((w) => words.includes(w))) return false
+  const min = form.min_price.trim() ? filsOf(form.min_price) : null
+  const max = form.max_price.trim() ? filsOf(form.max_price) : null
+  if (min !== null && job.price_fils < min) return false
+  if (max !== null && job.price_fils > max) return false
+  if (form.availability === 'available' && job.agents.length === 0) return false
+  if (form.availability === 'unavailable' && job.agents.length > 0) return false
+  return true
+}
+
+function Jobs({ jobs, form, searched, t, lang }) {
+  const shown = jobs.data ? jobs.data.jobs.filter((j) => !searched || jobMatches(j, form)) : null
+  return html`<section aria-labelledby="jobs-title">
+    <h2 id="jobs-title">${t('mkt.jobs')}</h2>
     <${ErrorText} error=${jobs.error} t=${t} />
     ${
-      !jobs.data
-        ? html`<${Loading} t=${t} />`
-        : jobs.data.jobs.length === 0
-          ? html`<${Empty}>${t('market.empty')}<//>`
-          : html`<ul class="cards">${jobs.data.jobs.map(
+      !shown
+        ? jobs.error
+          ? null
+          : html`<${Loading} t=${t} />`
+        : shown.length === 0
+          ? html`<${Empty}>${jobs.data.jobs.length === 0 ? t('market.empty') : t('mkt.no_jobs_match')}<//>`
+          : html`${searched ? html`<p class="hint">${t('mkt.jobs_found', { n: formatNumber(shown.length, lang) })}</p>` : null}
+            <ul class="cards" data-testid="jobs">${shown.map(
               (job) => html`<li class="card job" key=${job.id} data-job=${job.id}>
-              <h2>${job.title ?? job.outcome}</h2>
+              <h3>${job.title ?? job.outcome}</h3>
               <p>${job.description ?? job.outcome}</p>
               <p><${Fils} fils=${job.price_fils} currency=${job.currency} lang=${lang} /> ${t('market.per_task')}</p>
               ${
@@ -48,7 +70,36 @@ export function Market({ t, lang }) {
             </li>`,
             )}</ul>`
     }
-    <${ListingSearch} t=${t} lang=${lang} />
+  </section>`
+}
+
+export function Market({ t, lang }) {
+  const jobs = useLoad('/api/jobs')
+  const [form, setForm] = useState(BLANK)
+  const [searched, setSearched] = useState(BLANK)
+  const [query, setQuery] = useState(() => queryOf(BLANK, lang))
+  const [invalid, setInvalid] = useState(false)
+  const search = (e) => {
+    e.preventDefault()
+    const next = queryOf(form, lang)
+    setInvalid(next === null)
+    if (next === null) return
+    setQuery(next)
+    setSearched(form)
+  }
+  const clear = () => {
+    setForm(BLANK)
+    setSearched(BLANK)
+    setInvalid(false)
+    setQuery(queryOf(BLANK, lang))
+  }
+  const active = searched !== BLANK
+  return html`<h1>${t('market.title')}</h1>
+    <p>${t('market.intro')}</p>
+    <${SearchForm} form=${form} setForm=${setForm} onSearch=${search} onClear=${active ? clear : null} t=${t} />
+    ${invalid ? html`<p class="error" role="alert">${t('amount.invalid')}</p>` : null}
+    <${Jobs} jobs=${jobs} form=${searched} searched=${active} t=${t} lang=${lang} />
+    <${Listings} query=${query} searched=${active} t=${t} />
     <${KeyPanel} t=${t} lang=${lang} />`
 }
 
@@ -69,49 +120,46 @@ function queryOf(form, lang) {
   return query.toString()
 }
 
-function ListingSearch({ t, lang }) {
-  const blank = {
-    q: '',
-    tag: '',
-    language: '',
-    min_price: '',
-    max_price: '',
-    availability: '',
-    sort: 'relevance',
-  }
-  const [form, setForm] = useState(blank)
-  const [query, setQuery] = useState(() => queryOf(blank, lang))
-  const [invalid, setInvalid] = useState(false)
-  const listings = useLoad(`/api/market/listings?${query}`)
+const BLANK = {
+  q: '',
+  tag: '',
+  language: '',
+  min_price: '',
+  max_price: '',
+  availability: '',
+  sort: 'relevance',
+}
+
+/** The one search, above what it filters: the catalogue's jobs (here) and the listings (the API). */
+function SearchForm({ form, setForm, onSearch, onClear, t }) {
   const set = (name) => (e) => setForm({ ...form, [name]: e.currentTarget.value })
-  const search = (e) => {
-    e.preventDefault()
-    const next = queryOf(form, lang)
-    setInvalid(next === null)
-    if (next !== null) setQuery(next)
-  }
   const field = (
     name,
     extra = {},
   ) => html`<p class="field"><label for=${`ls-${name}`}>${t(`search.${name}`)}</label>
     <input id=${`ls-${name}`} value=${form[name]} onInput=${set(name)} ...${extra} /></p>`
+  return html`<form class="form inline card" role="search" aria-label=${t('mkt.search')} data-testid="listing-search" onSubmit=${onSearch}>
+    ${field('q', { type: 'search' })}${field('tag')}${field('language', { dir: 'ltr', size: 6 })}
+    ${field('min_price', { inputmode: 'decimal', size: 8 })}${field('max_price', { inputmode: 'decimal', size: 8 })}
+    <p class="field"><label for="ls-availability">${t('search.availability')}</label>
+      <select id="ls-availability" value=${form.availability} onChange=${set('availability')}>
+        ${AVAILABILITY.map((a) => html`<option value=${a}>${t(a ? `availability.${a}` : 'search.any')}</option>`)}
+      </select></p>
+    <p class="field"><label for="ls-sort">${t('search.sort')}</label>
+      <select id="ls-sort" value=${form.sort} onChange=${set('sort')}>
+        ${SORTS.map((s) => html`<option value=${s}>${t(`search.sort.${s}`)}</option>`)}
+      </select></p>
+    <button type="submit" class="primary">${t('search.button')}</button>
+    ${onClear ? html`<button type="button" onClick=${onClear}>${t('mkt.clear')}</button>` : null}
+    <p class="hint">${t('mkt.search_hint')}</p>
+  </form>`
+}
+
+function Listings({ query, searched, t }) {
+  const listings = useLoad(`/api/market/listings?${query}`)
   const rows = listings.data?.listings
   return html`<section aria-labelledby="listings-title">
     <h2 id="listings-title">${t('market.listings')}</h2>
-    <form class="form inline" role="search" data-testid="listing-search" onSubmit=${search}>
-      ${field('q', { type: 'search' })}${field('tag')}${field('language', { dir: 'ltr', size: 6 })}
-      ${field('min_price', { inputmode: 'decimal', size: 8 })}${field('max_price', { inputmode: 'decimal', size: 8 })}
-      <p class="field"><label for="ls-availability">${t('search.availability')}</label>
-        <select id="ls-availability" value=${form.availability} onChange=${set('availability')}>
-          ${AVAILABILITY.map((a) => html`<option value=${a}>${t(a ? `availability.${a}` : 'search.any')}</option>`)}
-        </select></p>
-      <p class="field"><label for="ls-sort">${t('search.sort')}</label>
-        <select id="ls-sort" value=${form.sort} onChange=${set('sort')}>
-          ${SORTS.map((s) => html`<option value=${s}>${t(`search.sort.${s}`)}</option>`)}
-        </select></p>
-      <button type="submit" class="primary">${t('search.button')}</button>
-    </form>
-    ${invalid ? html`<p class="error" role="alert">${t('amount.invalid')}</p>` : null}
     <${ErrorText} error=${listings.error} t=${t} />
     ${
       !rows
@@ -119,7 +167,7 @@ function ListingSearch({ t, lang }) {
           ? null
           : html`<${Loading} t=${t} />`
         : rows.length === 0
-          ? html`<${Empty}>${t(query === queryOf(blank, lang) ? 'market.no_listings' : 'search.none')}<//>`
+          ? html`<${Empty}>${t(searched ? 'search.none' : 'market.no_listings')}<//>`
           : html`<p class="hint" aria-live="polite">${t('search.found', { n: listings.data.total })}</p>
             <ul class="cards" data-testid="listings">${rows.map(
               (l) => html`<li class="card" key=${l.id} data-listing=${l.id}>

@@ -1,35 +1,39 @@
-// Members (added by email with a role) and roles (built-in ones, and the organization's custom
-// ones made here as named sets of permissions, deleted once no one holds them). Write controls
-// show only to roles that may write.
+// Members (added by email with a role; their role changed or they removed, each asked first and
+// confirmed after) and roles (roles.js: described in words, custom ones built from groups). Write
+// controls show only to roles that may write; the API refuses anyway.
 import { useState } from 'preact/hooks'
 import { api } from './api.js'
 import { useFieldProblems } from './field-check.js'
 import { roleName } from './i18n.js'
+import { RoleCards, RoleForm } from './roles.js'
 import { Field, Loaded } from './tenant-ui.js'
+import { say } from './toast.js'
 import { allowed, ErrorText, html, useLoad, When } from './ui.js'
 import { Pager, usePaged } from './paging.js'
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
 function AddMember({ roles, t, lang, done }) {
   const [email, setEmail] = useState('')
   const [role, setRole] = useState('member')
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState(null)
-  const [added, setAdded] = useState('')
   const fields = useFieldProblems()
   const submit = async (e) => {
     e.preventDefault()
     setError(null)
     try {
-      fields.check({
-        'member-email': /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email.trim()) ? null : t('field.email'),
-      })
+      fields.check({ 'member-email': EMAIL.test(email.trim()) ? null : t('field.email') })
     } catch {
       return
     }
     setBusy(true)
     try {
-      await api('POST', '/v1/users', { email: email.trim(), role })
-      setAdded(email)
+      const added = await api('POST', '/v1/users', { email: email.trim(), role })
+      say(t('members.added', { email: email.trim() }), async () => {
+        await api('DELETE', `/api/org/members/${encodeURIComponent(added.id)}`)
+        await done()
+      })
       setEmail('')
       await done()
     } catch (err) {
@@ -38,7 +42,7 @@ function AddMember({ roles, t, lang, done }) {
       setBusy(false)
     }
   }
-  return html`<form class="card" data-testid="add-member" novalidate onSubmit=${submit}>
+  return html`<form class="card" data-testid="add-member" id="add-member" novalidate onSubmit=${submit}>
     <h2>${t('members.add')}</h2>
     <${Field} id="member-email" type="email" label=${t('members.email')} value=${email} onInput=${setEmail}
       required=${true} autocomplete="off" fields=${fields} />
@@ -46,91 +50,79 @@ function AddMember({ roles, t, lang, done }) {
       <select id="member-role" value=${role} onChange=${(e) => setRole(e.currentTarget.value)}>
         ${roles.map((r) => html`<option key=${r.name} value=${r.name}>${roleName(r.name, lang)}</option>`)}
       </select></p>
-    <button type="submit" disabled=${busy}>${busy ? t('members.adding') : t('members.add')}</button>
+    <button type="submit" class="primary" disabled=${busy}>${busy ? t('members.adding') : t('members.add')}</button>
     <${ErrorText} error=${error} t=${t} />
-    ${added ? html`<p class="ok" role="status">${t('members.added', { email: added })}</p>` : null}
   </form>`
 }
 
-function RoleForm({ me, t, done }) {
-  const mine = me.organization.permissions
-  const [name, setName] = useState('')
-  const [description, setDescription] = useState('')
-  const [chosen, setChosen] = useState(() => new Set())
+const who = (m) => m.email ?? m.subject
+
+/** A member's controls: a new role (asked, then said, with an undo) and removal (asked, then said). */
+function MemberActions({ member, roles, mayOwners, t, lang, done }) {
+  const [role, setRole] = useState(member.role)
+  const [asking, setAsking] = useState(null)
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState(null)
-  const [saved, setSaved] = useState('')
-  const toggle = (p) => {
-    const next = new Set(chosen)
-    if (next.has(p)) next.delete(p)
-    else next.add(p)
-    setChosen(next)
-  }
-  const submit = async (e) => {
-    e.preventDefault()
+  const choices = roles.filter((r) => mayOwners || (r.name !== 'owner' && member.role !== 'owner'))
+  const setRoleOf = (to) =>
+    api('POST', `/api/org/members/${encodeURIComponent(member.id)}/role`, { role: to })
+  const run = async (what) => {
     setBusy(true)
     setError(null)
     try {
-      await api('PUT', '/v1/roles', {
-        name,
-        permissions: [...chosen],
-        ...(description ? { description } : {}),
-      })
-      setSaved(name)
+      if (what === 'role') {
+        const from = member.role
+        await setRoleOf(role)
+        say(t('member.role_changed', { who: who(member), role: roleName(role, lang) }), async () => {
+          await setRoleOf(from)
+          await done()
+        })
+      } else {
+        await api('DELETE', `/api/org/members/${encodeURIComponent(member.id)}`)
+        // an invitation comes back as the same invitation; a joined member's sessions ended: no undo
+        const again =
+          member.state === 'invited' && member.email
+            ? async () => {
+                await api('POST', '/v1/users', { email: member.email, role: member.role })
+                await done()
+              }
+            : undefined
+        say(
+          t(member.state === 'invited' ? 'member.invite_removed' : 'member.removed', { who: who(member) }),
+          again,
+        )
+      }
+      setAsking(null)
       await done()
     } catch (err) {
       setError(err)
+      setAsking(null)
     } finally {
       setBusy(false)
     }
   }
-  // no one grants what they lack: the choices are the member's own permissions
-  return html`<form class="card" data-testid="role-form" onSubmit=${submit}>
-    <h2>${t('roles.new')}</h2>
-    <${Field} id="role-name" label=${t('roles.name')} value=${name} onInput=${setName} required=${true} />
-    <${Field} id="role-description" label=${t('roles.description')} value=${description} onInput=${setDescription} />
-    <fieldset class="permissions"><legend>${t('roles.permissions')}</legend>
-      ${mine.map(
-        (p) => html`<label key=${p} class="check"><input type="checkbox" checked=${chosen.has(p)}
-          onChange=${() => toggle(p)} /> <code dir="ltr">${p}</code></label>`,
-      )}
-    </fieldset>
-    <button type="submit" disabled=${busy}>${busy ? t('roles.saving') : t('roles.save')}</button>
-    <${ErrorText} error=${error} t=${t} />
-    ${saved ? html`<p class="ok" role="status">${t('roles.saved', { name: saved })}</p>` : null}
-  </form>`
-}
-
-/** A custom role's delete control: asked twice, refused while members or invitations hold it. */
-function DeleteRole({ role, t, done }) {
-  const [asking, setAsking] = useState(false)
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState(null)
-  if (role.builtin) return null
-  if (role.members > 0) return html`<small class="hint">${t('roles.held', { n: role.members })}</small>`
-  const remove = async () => {
-    setBusy(true)
-    setError(null)
-    try {
-      await api('DELETE', `/v1/roles/${encodeURIComponent(role.name)}`)
-      await done()
-    } catch (err) {
-      setError(err)
-      setAsking(false)
-    } finally {
-      setBusy(false)
-    }
-  }
-  return html`<span data-testid=${`delete-role-${role.name}`}>
+  const id = `role-of-${member.id}`
+  if (asking)
+    return html`<div role="group" aria-label=${t(`member.confirm_${asking}`, { who: who(member), role: roleName(role, lang) })}>
+      <p>${t(`member.confirm_${asking}`, { who: who(member), role: roleName(role, lang) })}</p>
+      <button type="button" class=${asking === 'remove' ? 'danger' : 'primary'} disabled=${busy} onClick=${() => run(asking)}>
+        ${busy ? t('loading') : t(`member.yes_${asking}`)}</button>${' '}
+      <button type="button" disabled=${busy} onClick=${() => setAsking(null)}>${t('member.no')}</button>
+    </div>`
+  return html`<div class="member-actions">
     ${
-      asking
-        ? html`<span role="group" aria-label=${t('roles.confirm_delete', { name: role.name })}>
-            ${t('roles.confirm_delete', { name: role.name })}${' '}
-            <button type="button" class="danger" disabled=${busy} onClick=${remove}>${busy ? t('roles.deleting') : t('roles.delete_yes')}</button>${' '}
-            <button type="button" disabled=${busy} onClick=${() => setAsking(false)}>${t('roles.delete_no')}</button></span>`
-        : html`<button type="button" class="danger" onClick=${() => setAsking(true)}>${t('roles.delete')}</button>`
+      choices.some((r) => r.name === member.role)
+        ? html`<label for=${id} class="visually-hidden">${t('member.new_role', { who: who(member) })}</label>
+          <select id=${id} value=${role} onChange=${(e) => setRole(e.currentTarget.value)}>
+            ${choices.map((r) => html`<option key=${r.name} value=${r.name}>${roleName(r.name, lang)}</option>`)}
+          </select>
+          <button type="button" disabled=${role === member.role} onClick=${() => setAsking('role')}>${t('member.change_role')}</button>`
+        : null
     }
-    <${ErrorText} error=${error} t=${t} /></span>`
+    <button type="button" class="danger" onClick=${() => setAsking('remove')}
+      aria-label=${t('member.remove_who', { who: who(member) })}>${t('member.remove')}</button>
+    <${ErrorText} error=${error} t=${t} />
+  </div>`
 }
 
 export function Members({ me, t, lang }) {
@@ -138,18 +130,41 @@ export function Members({ me, t, lang }) {
   const roles = useLoad('/v1/roles')
   const mayInvite = allowed(me, 'members:write')
   const mayRole = allowed(me, 'roles:write')
+  const mayOwners = allowed(me, 'members:owners')
+  const mine = me.organization.member_id
+  const reloadBoth = async () => {
+    await Promise.all([members.reload(), roles.reload()])
+  }
   return html`<h1>${t('members.title')}</h1>
     ${mayInvite || mayRole ? null : html`<p class="hint" data-testid="readonly">${t('readonly')}</p>`}
-    <${Loaded} load=${members} rows=${members.data?.members} t=${t} empty=${t('members.empty')}>
+    <${Loaded} load=${members} rows=${members.data?.members} t=${t}
+      empty=${
+        mayInvite
+          ? html`${t('member.only_you')} <a href="#add-member" onClick=${(e) => {
+              e.preventDefault()
+              document.getElementById('member-email')?.focus()
+            }}>${t('members.add')}</a>`
+          : t('member.only_you_readonly')
+      }>
       ${(rows) => html`<table class="list" data-testid="members">
         <thead><tr><th>${t('members.email')}</th><th>${t('members.role')}</th><th>${t('members.state')}</th>
-          <th>${t('col.created')}</th></tr></thead>
+          <th>${t('col.created')}</th>${mayInvite ? html`<th>${t('roles.actions')}</th>` : null}</tr></thead>
         <tbody>${rows.map(
-          (m) => html`<tr key=${m.id}>
-            <td><bdi>${m.email ?? m.subject}</bdi></td>
+          (m) => html`<tr key=${m.id} data-member=${m.email ?? m.id}>
+            <td><bdi>${who(m)}</bdi>${m.id === mine ? html` <small>${t('member.you')}</small>` : null}</td>
             <td>${roleName(m.role, lang)}</td>
             <td>${t(m.state === 'joined' ? 'members.joined' : 'members.invited')}</td>
             <td><${When} iso=${m.created_at} lang=${lang} /></td>
+            ${
+              mayInvite
+                ? html`<td>${
+                    m.id === mine || !roles.data
+                      ? null
+                      : html`<${MemberActions} key=${`${m.id}-${m.role}`} member=${m} roles=${roles.data.roles}
+                          mayOwners=${mayOwners} t=${t} lang=${lang} done=${reloadBoth} />`
+                  }</td>`
+                : null
+            }
           </tr>`,
         )}</tbody>
       </table>
@@ -157,24 +172,12 @@ export function Members({ me, t, lang }) {
     <//>
     ${
       mayInvite && roles.data
-        ? html`<${AddMember} roles=${roles.data.roles} t=${t} lang=${lang} done=${members.reload} />`
+        ? html`<${AddMember} roles=${roles.data.roles} t=${t} lang=${lang} done=${reloadBoth} />`
         : null
     }
     <h2>${t('roles.title')}</h2>
     <${Loaded} load=${roles} rows=${roles.data?.roles} t=${t} empty="">
-      ${(rows) => html`<table class="list" data-testid="roles">
-        <thead><tr><th>${t('col.name')}</th><th>${t('roles.holders')}</th><th>${t('roles.permissions')}</th>
-          ${mayRole ? html`<th>${t('roles.actions')}</th>` : null}</tr></thead>
-        <tbody>${rows.map(
-          (r) => html`<tr key=${r.name}>
-            <td>${roleName(r.name, lang)} <small>${t(r.builtin ? 'roles.builtin' : 'roles.custom')}</small>
-              <br /><small dir="auto">${r.description}</small></td>
-            <td>${r.members}</td>
-            <td class="perms">${r.permissions.map((p) => html`<code key=${p} dir="ltr">${p}</code> `)}</td>
-            ${mayRole ? html`<td><${DeleteRole} role=${r} t=${t} done=${roles.reload} /></td>` : null}
-          </tr>`,
-        )}</tbody>
-      </table>`}
+      ${(rows) => html`<${RoleCards} roles=${rows} t=${t} lang=${lang} mayRole=${mayRole} done=${roles.reload} />`}
     <//>
     ${mayRole ? html`<${RoleForm} me=${me} t=${t} done=${roles.reload} />` : null}`
 }

@@ -19,7 +19,8 @@ export const NAV_GROUPS = [
   {
     key: 'money',
     items: [
-      ['statements', 'nav.wallet_statements'],
+      ['wallet', 'nav.wallet'],
+      ['statements', 'nav.statements'],
       ['invoices', 'nav.invoices'],
       ['budgets', 'nav.budgets'],
       ['refunds', 'nav.refunds'],
@@ -40,8 +41,8 @@ export const NAV_GROUPS = [
     items: [
       ['org', 'tenant.org'],
       ['members', 'tenant.members'],
+      ['onboarding', 'nav.onboarding'],
       ['webhooks', 'nav.webhooks'],
-      ['automation', 'tenant.automation'],
       ['connections', 'tenant.connections'],
       ['profile', 'tenant.profile'],
       ['danger', 'tenant.danger'],

@@ -1,23 +1,7 @@
-// Teams with their terms and, for each team task, its delegation chain as a read-only tree; batches
-// with their progress while they run (polled), and a new batch from a list of task texts.
-import { useEffect, useState } from 'preact/hooks'
-import { api } from './api.js'
-import { useFieldProblems } from './field-check.js'
+// Teams with their terms and, for each team task, its delegation chain as a read-only tree.
 import { formatNumber } from './i18n.js'
 import { Pager, usePaged } from './paging.js'
-import {
-  ActionButton,
-  Did,
-  Empty,
-  ErrorText,
-  Fils,
-  html,
-  Loading,
-  StateBadge,
-  useLoad,
-  When,
-  listBody,
-} from './ui.js'
+import { Did, Empty, ErrorText, Fils, html, Loading, StateBadge, useLoad, When, listBody } from './ui.js'
 
 const percent = (bps, lang) =>
   formatNumber(bps / 10_000, lang, { style: 'percent', maximumFractionDigits: 2 })
@@ -27,12 +11,15 @@ export function Teams({ t, lang }) {
   const rows = list.data?.teams
   return html`<h1>${t('nav.teams')}</h1>
     <${ErrorText} error=${list.error} t=${t} />
-    ${listBody(
-      list,
-      rows,
-      t,
-      'teams.empty',
-      () => html`<table class="list" data-testid="teams"><thead><tr><th>${t('col.name')}</th><th>${t('col.state')}</th>
+    ${
+      rows && rows.length === 0
+        ? html`<${Empty}>${t('ctl.teams_empty')} <a href="#/market">${t('nav.market')}</a><//>`
+        : listBody(
+            list,
+            rows,
+            t,
+            'teams.empty',
+            () => html`<table class="list" data-testid="teams"><thead><tr><th>${t('col.name')}</th><th>${t('col.state')}</th>
               <th>${t('teams.members')}</th><th>${t('col.created')}</th></tr></thead>
             <tbody>${rows.map(
               (
@@ -42,7 +29,8 @@ export function Teams({ t, lang }) {
                 <td><${When} iso=${team.created_at} lang=${lang} /></td></tr>`,
             )}</tbody></table>
             <${Pager} page=${list.page} t=${t} lang=${lang} />`,
-    )}`
+          )
+    }`
 }
 
 /** One hop of a chain and the hops it delegated to, nested. */
@@ -97,87 +85,4 @@ export function Team({ id, t, lang }) {
             )
       }
     </section>`
-}
-
-const DONE = new Set(['completed', 'completed_with_errors', 'canceled'])
-
-/** A batch's counts as a progress bar, polled every second while it runs. */
-function BatchProgress({ batch: first, t, lang }) {
-  const [batch, setBatch] = useState(first)
-  useEffect(() => {
-    if (DONE.has(batch.state)) return
-    const timer = globalThis.setTimeout(
-      () => void api('GET', `/api/batches/${encodeURIComponent(batch.id)}`).then(setBatch, () => undefined),
-      1000,
-    )
-    return () => globalThis.clearTimeout(timer)
-  }, [batch])
-  const c = batch.counts
-  const done = c.completed + c.failed + c.canceled
-  return html`<tr data-batch=${batch.id} data-state=${batch.state}>
-    <td>${batch.name ? html`<bdi dir="auto">${batch.name}</bdi>` : html`<code dir="ltr">${batch.id}</code>`}</td>
-    <td><progress max=${batch.total} value=${done} aria-label=${t('batch.progress')}></progress>
-      ${t('batch.counts', {
-        done: formatNumber(done, lang),
-        total: formatNumber(batch.total, lang),
-        failed: formatNumber(c.failed, lang),
-      })}</td>
-    <td>${t(`batch.${batch.state}`)}</td><td><${When} iso=${batch.created_at} lang=${lang} /></td></tr>`
-}
-
-function NewBatch({ t, onMade }) {
-  const engagements = useLoad('/api/engagements?limit=50')
-  const [engagement, setEngagement] = useState('')
-  const [texts, setTexts] = useState('')
-  const fields = useFieldProblems()
-  const active = (engagements.data?.engagements ?? []).filter((e) => e.state === 'active')
-  if (engagements.data && active.length === 0)
-    return html`<${Empty}>${t('batch.need_engagement')} <a href="#/market">${t('nav.market')}</a><//>`
-  const run = async () => {
-    const items = texts
-      .split('\n')
-      .map((s) => s.trim())
-      .filter(Boolean)
-    fields.check({
-      'batch-engagement': engagement ? null : t('field.choose_engagement'),
-      'batch-items': items.length ? null : t('field.batch_items'),
-    })
-    await api('POST', '/api/batches', { engagement_id: engagement, items })
-    setTexts('')
-    onMade()
-  }
-  return html`<form class="form card" onSubmit=${(e) => e.preventDefault()}>
-    <h2>${t('batch.new')}</h2>
-    <label for="batch-engagement">${t('incident.engagement')}</label>
-    <select id="batch-engagement" value=${engagement} ...${fields.at('batch-engagement')}
-      onChange=${(e) => setEngagement(e.currentTarget.value)}>
-      <option value="">—</option>
-      ${active.map((e) => html`<option key=${e.id} value=${e.id}>${e.job_id} · ${e.id}</option>`)}
-    </select>
-    ${fields.note('batch-engagement')}
-    <label for="batch-items">${t('batch.items')}</label>
-    <textarea dir="auto" id="batch-items" rows="4" value=${texts} ...${fields.at('batch-items')}
-      onInput=${(e) => setTexts(e.currentTarget.value)}></textarea>
-    ${fields.note('batch-items')}
-    <${ActionButton} kind="primary" label=${t('batch.run')} busy=${t('loading')} t=${t} action=${run} />
-  </form>`
-}
-
-export function Batches({ t, lang }) {
-  const [made, setMade] = useState(0)
-  const list = usePaged('/api/batches', { field: 'batches', reloadKey: made })
-  const rows = list.data?.batches
-  return html`<h1>${t('nav.batches')}</h1>
-    <${NewBatch} t=${t} onMade=${() => setMade((n) => n + 1)} />
-    <${ErrorText} error=${list.error} t=${t} />
-    ${listBody(
-      list,
-      rows,
-      t,
-      'batch.empty',
-      () => html`<table class="list" data-testid="batches"><thead><tr><th>${t('col.name')}</th><th>${t('batch.progress')}</th>
-              <th>${t('col.state')}</th><th>${t('col.created')}</th></tr></thead>
-            <tbody>${rows.map((b) => html`<${BatchProgress} key=${b.id} batch=${b} t=${t} lang=${lang} />`)}</tbody></table>
-            <${Pager} page=${list.page} t=${t} lang=${lang} />`,
-    )}`
 }

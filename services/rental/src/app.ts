@@ -43,6 +43,7 @@ import { tasksArea } from './areas/tasks/index.ts'
 import { tenantArea } from './areas/tenant/index.ts'
 import { tokensArea } from './areas/tokens/index.ts'
 import { trialsArea } from './areas/trials/index.ts'
+import { walletArea } from './areas/wallet/index.ts'
 import { webhooksArea } from './areas/webhooks/index.ts'
 import { webConsoleArea } from './areas/webconsole/index.ts'
 import { disputesArea } from './areas/disputes/index.ts'
@@ -185,6 +186,7 @@ export const rental: ServiceSpec<RentalConfig> = {
       tasksArea,
       batchesArea,
       statementsArea,
+      walletArea,
       approvalsArea,
       schedulesArea,
       budgetsArea,

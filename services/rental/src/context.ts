@@ -113,6 +113,7 @@ export interface RentalServices {
   onboarding: OnboardingService
   teams: undefined
   exports: ExportService
+  wallet: undefined
 }
 
 export const { defineArea, mountAreas } = areaKit<RentalContext, RentalServices>()

@@ -8,6 +8,11 @@ export const moneyErrors = localisedCodes({
     description: 'the wallet holds less than the escrow',
     ar: 'رصيد المحفظة أقل من مبلغ الضمان.',
   },
+  funding_unavailable: {
+    status: 409,
+    description: 'no funding provider is configured here: the wallet cannot be topped up',
+    ar: 'لا يوجد مزوّد تمويل مُعدّ هنا: لا يمكن إضافة رصيد إلى المحفظة.',
+  },
   escrow_not_found: {
     status: 404,
     description: 'no escrow with that hash in the engagement',

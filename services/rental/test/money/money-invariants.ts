@@ -5,12 +5,15 @@ import type { World } from './money-model.ts'
 /** The kinds of transfer that may post to a wallet, and which way. */
 const INTO_WALLET = new Set([
   'wallet_grant',
+  'wallet_funding',
   'escrow_return',
   'refund',
   'dispute_settlement',
   'sla_credit',
   'insurance_claim',
 ])
+/** The transfers that bring money in from external:funding: the demo grant and a top-up. */
+const FUNDING = new Set(['wallet_grant', 'wallet_funding'])
 const OUT_OF_WALLET = new Set(['escrow_open', 'insurance_premium'])
 const FUNDS = ['platform:insurance', 'platform:insurance_reserve']
 const INTO_FUNDS = new Set(['insurance_premium', 'reserve_funding'])
@@ -36,7 +39,7 @@ export async function checkInvariants(w: World) {
   const rows = postings.rows.map((r) => ({ ...r, amount: Number(r.amount) }))
   // money enters only from external:funding, and only as funding
   for (const r of rows.filter((r) => r.account_id.startsWith('external:')))
-    if (r.account_id !== 'external:funding' || r.kind !== 'wallet_grant')
+    if (r.account_id !== 'external:funding' || !FUNDING.has(r.kind))
       fail(`${r.kind} ${r.transfer_id} moves ${r.amount} through ${r.account_id}`)
   const total = (filter: (r: (typeof rows)[number]) => boolean) =>
     rows.filter(filter).reduce((sum, r) => sum + r.amount, 0)
@@ -46,7 +49,7 @@ export async function checkInvariants(w: World) {
     for (const r of mine)
       if (!(r.amount > 0 ? INTO_WALLET : OUT_OF_WALLET).has(r.kind))
         fail(`${wallet} ${r.amount > 0 ? 'received' : 'paid'} ${r.amount} by ${r.kind} (${r.transfer_id})`)
-    const funded = total((r) => r.account_id === wallet && r.kind === 'wallet_grant')
+    const funded = total((r) => r.account_id === wallet && FUNDING.has(r.kind))
     const claims = total((r) => r.account_id === wallet && r.kind === 'insurance_claim')
     const credits = total((r) => r.account_id === wallet && r.kind === 'sla_credit')
     const balance = total((r) => r.account_id === wallet)

@@ -82,6 +82,18 @@ export const MONEY_ACTIONS: Record<string, MoneyAction> = {
       return `a new client ${client.me.organization.id}`
     },
   },
+  // a demo top-up through the wallet's route (external:funding → wallet), sometimes the same key twice
+  top_up: {
+    weight: 2,
+    async run(w, [c = 0, amount = 0, again = 0]) {
+      const who = of(w.clients, c)!
+      const headers = { 'idempotency-key': `top-up-${c}-${amount}` }
+      const body = { amount_fils: 1 + (amount % 50_000) }
+      const res = await w.s.call(who, 'POST', '/api/wallet/top-ups', body, { headers })
+      const replay = again % 2 ? await w.s.call(who, 'POST', '/api/wallet/top-ups', body, { headers }) : null
+      return `top-up ${body.amount_fils} ${status(res)}${replay ? ` then again ${status(replay)}` : ''}`
+    },
+  },
   hire: {
     weight: 4,
     async run(w, [c = 0]) {

@@ -135,8 +135,10 @@ describe(
       await page.getByTestId('add-member').getByRole('button').click()
       await page.getByTestId('members').filter({ hasText: 'colleague@tenant.example' }).waitFor()
       await page.fill('#role-name', 'tenant-auditor')
+      // single permissions are behind the form's "advanced" disclosure (groups come first)
+      await page.getByTestId('role-form').getByText('Advanced: single permissions').click()
       await page.getByTestId('role-form').getByLabel('audit:read').check()
-      await page.getByTestId('role-form').getByRole('button').click()
+      await page.getByTestId('role-form').getByRole('button', { name: 'Save the role' }).click()
       await page.getByTestId('roles').filter({ hasText: 'tenant-auditor' }).waitFor()
       const roles = await stack.call(stack.alice, 'GET', '/v1/roles')
       const made = (roles.body.roles as Array<{ name: string; permissions: string[] }>).find(

@@ -90,3 +90,14 @@ export async function* exportLines(
   for await (const row of exportRows(deps, orgId, batchId))
     yield format === 'csv' ? csvOf(row) : `${JSON.stringify(row)}\n`
 }
+
+/** A page of the batch's items from index `from` (the detail screen's list of its tasks). */
+export async function itemList(deps: BatchDeps, orgId: string, id: string, from: number, limit: number) {
+  const batch = await exportableBatch(deps, orgId, id)
+  const items = await itemPage(deps.db, batch.id, from, limit + 1)
+  const shown = items.slice(0, limit)
+  return {
+    items: shown.map((i) => ({ index: i.idx, state: i.state, task_id: i.task_id, error: i.error })),
+    next_from: items.length > limit ? shown[shown.length - 1]!.idx + 1 : null,
+  }
+}

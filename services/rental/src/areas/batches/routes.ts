@@ -2,7 +2,7 @@ import { Readable } from 'node:stream'
 import { type App, IdempotencyKeyHeader, PageQuery, pageOf } from '@svc/kit'
 import { Type } from 'typebox'
 import { actorOfRequest } from '../events/index.ts'
-import { exportableBatch, exportLines } from './export.ts'
+import { exportableBatch, exportLines, itemList } from './export.ts'
 import {
   type BatchDeps,
   batchDetail,
@@ -113,6 +113,45 @@ export function batchRoutes(app: App, deps: BatchDeps) {
       },
     },
     async (request) => batchDetail(deps, orgOf(request), request.params.id),
+  )
+  app.get(
+    '/api/batches/:id/items',
+    {
+      ...route.session('tasks:read'),
+      schema: {
+        summary: 'A page of the batch’s items in order: state, task (once made) and error',
+        tags,
+        params: BatchId,
+        querystring: Type.Object(
+          {
+            from: Type.Integer({ minimum: 0, default: 0, description: 'the first item index' }),
+            limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({
+            items: Type.Array(
+              Type.Object({
+                index: Type.Integer(),
+                state: Type.Union([
+                  Type.Literal('queued'),
+                  Type.Literal('running'),
+                  Type.Literal('completed'),
+                  Type.Literal('failed'),
+                  Type.Literal('canceled'),
+                ]),
+                task_id: Nullable(Type.String()),
+                error: Nullable(Type.String()),
+              }),
+            ),
+            next_from: Nullable(Type.Integer({ description: 'the next page’s `from`; null: no more' })),
+          }),
+        },
+      },
+    },
+    async (request) =>
+      itemList(deps, orgOf(request), request.params.id, request.query.from, request.query.limit),
   )
   app.get(
     '/api/batches/:id/export',

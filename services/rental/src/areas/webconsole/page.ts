@@ -49,7 +49,7 @@ export const signInPage = (asked: 'en' | 'ar' | undefined, signIn: string) => {
 }
 
 /** The console's style sheets, in cascade order: the base, then the client and the tenant screens'. */
-const STYLE_SHEETS = ['console.css', 'console-client.css', 'console-tenant.css']
+const STYLE_SHEETS = ['console.css', 'console-client.css', 'console-tenant.css', 'console-controls.css']
 
 /**
  * The console's one page: the import map, the style sheet and the module that renders everything
