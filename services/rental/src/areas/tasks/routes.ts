@@ -53,6 +53,9 @@ export const Task = Type.Object({
   created_at: Type.String(),
   started_at: Nullable(Type.String()),
   completed_at: Nullable(Type.String()),
+  trace_id: Nullable(
+    Type.String({ description: 'the OpenTelemetry trace the task was created in (null: tracing off)' }),
+  ),
 })
 
 const Run = Type.Object({

@@ -85,6 +85,7 @@ export async function taskView(deps: TaskDeps, row: TaskRow, around: Around) {
     created_at: row.created_at.toISOString(),
     started_at: row.started_at?.toISOString() ?? null,
     completed_at: row.completed_at?.toISOString() ?? null,
+    trace_id: row.trace_id,
   }
 }
 export type TaskView = Awaited<ReturnType<typeof taskView>>
