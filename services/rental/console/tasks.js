@@ -5,6 +5,7 @@ import { api } from './api.js'
 import { TaskMoney } from './disputes.js'
 import { TaskRows } from './home.js'
 import { Receipts } from './receipts.js'
+import { TraceTimeline } from './trace.js'
 import { ActionButton, Did, Empty, ErrorText, html, Loading, StateBadge, useLoad, When } from './ui.js'
 
 const TERMINAL = new Set(['completed', 'failed', 'canceled', 'rejected'])
@@ -105,6 +106,7 @@ export function Task({ id, t, lang }) {
         ${events.length === 0 ? html`<li>${t('task.no_events')}</li>` : events.map((e) => html`<${EventLine} key=${e.id} event=${e} t=${t} lang=${lang} />`)}
       </ol>
     </section>
+    <${TraceTimeline} task=${task} events=${events} t=${t} lang=${lang} />
     <section class="card" aria-labelledby="output-title">
       <h2 id="output-title">${t('task.output')}</h2>
       ${

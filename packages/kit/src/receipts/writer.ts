@@ -103,19 +103,17 @@ export class ReceiptWriter {
   #registerMetrics(registry: Registry) {
     const db = this.options.db
     let read: Promise<{ waiting: number; oldestAgeS: number }> | undefined
-    // both gauges are read at one scrape: one statement for the two
-    const backlog = () => (read ??= outboxBacklog(db).finally(() => setImmediate(() => (read = undefined))))
+    // both gauges are collected together at a scrape: one statement for the two
+    const backlog = () =>
+      (read ??= outboxBacklog(db)
+        .catch(() => ({ waiting: 0, oldestAgeS: 0 }))
+        .finally(() => setImmediate(() => (read = undefined))))
     new Gauge({
       name: 'receipt_outbox_waiting',
       help: 'Receipts recorded but not yet on the ledger (neither delivered nor refused)',
       registers: [registry],
       async collect() {
-        this.set(
-          await backlog().then(
-            (b) => b.waiting,
-            () => 0,
-          ),
-        )
+        this.set((await backlog()).waiting)
       },
     })
     new Gauge({
@@ -123,12 +121,7 @@ export class ReceiptWriter {
       help: 'Age of the oldest receipt waiting for the ledger (0 when none waits)',
       registers: [registry],
       async collect() {
-        this.set(
-          await backlog().then(
-            (b) => b.oldestAgeS,
-            () => 0,
-          ),
-        )
+        this.set((await backlog()).oldestAgeS)
       },
     })
   }

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '@svc/kit/testing/otlp-receiver'
 import { type FullStack, startFullStack } from '../support/full-stack.ts'
-import { eventually } from '../support/stack.ts'
+import { ADMIN, eventually } from '../support/stack.ts'
 
 /**
  * The ledger as the rental reaches it, through a proxy that can be "down" (503 to every request):
@@ -208,5 +208,28 @@ describe('one trace per task across the services (OTLP/HTTP JSON)', () => {
       assert.doesNotMatch(v, /bearer|dev-ledger-writer|eyJ[A-Za-z0-9_-]{10}/i, 'a token')
       assert.doesNotMatch(v, /\b(select|insert|update)\b.*\$\d/i, 'a statement with its values')
     }
+  })
+
+  it('exports the metrics operators watch, named as in Prometheus', async () => {
+    const metrics = async (url: string, headers: Record<string, string> = {}) =>
+      (await (await fetch(`${url}/metrics`, { headers })).text()).split('\n')
+    const has = (lines: string[], pattern: RegExp) =>
+      assert.ok(
+        lines.some((l) => pattern.test(l)),
+        String(pattern),
+      )
+    const rental = await metrics(stack.rental.url)
+    has(rental, /^rental_tasks_created_total\{[^}]*mode="sync"[^}]*\} [1-9]/)
+    has(rental, /^rental_tasks_created_total\{[^}]*mode="async"[^}]*\} [1-9]/)
+    has(rental, /^rental_task_duration_seconds_count\{[^}]*state="completed"[^}]*\} [1-9]/)
+    has(rental, /^receipt_outbox_waiting\{[^}]*\} 0$/)
+    has(rental, /^receipt_outbox_oldest_age_seconds\{[^}]*\} 0$/)
+    // the outage made delivery attempts fail
+    has(rental, /^jobs_failed_total\{[^}]*queue="receipts.deliver"[^}]*\} [1-9]/)
+    const ledger = await metrics(stack.ledger.url)
+    has(ledger, /^ledger_batch_size_count\{[^}]*\} [1-9]/)
+    has(ledger, /^ledger_checkpoint_lag_seconds_count\{[^}]*\} [1-9]/)
+    const idp = await metrics(stack.idp.url, { 'x-admin-token': ADMIN })
+    has(idp, /^idp_token_grants_total\{[^}]*grant_type="authorization_code"[^}]*\} [1-9]/)
   })
 })

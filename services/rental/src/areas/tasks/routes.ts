@@ -56,6 +56,9 @@ export const Task = Type.Object({
   trace_id: Nullable(
     Type.String({ description: 'the OpenTelemetry trace the task was created in (null: tracing off)' }),
   ),
+  trace_url: Nullable(
+    Type.String({ description: 'the trace in the operator’s viewer (RENTAL_TRACE_URL_TEMPLATE), else null' }),
+  ),
 })
 
 const Run = Type.Object({

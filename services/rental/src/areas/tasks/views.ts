@@ -86,6 +86,10 @@ export async function taskView(deps: TaskDeps, row: TaskRow, around: Around) {
     started_at: row.started_at?.toISOString() ?? null,
     completed_at: row.completed_at?.toISOString() ?? null,
     trace_id: row.trace_id,
+    trace_url:
+      row.trace_id && deps.config.traceUrlTemplate
+        ? deps.config.traceUrlTemplate.replace('{trace_id}', row.trace_id)
+        : null,
   }
 }
 export type TaskView = Awaited<ReturnType<typeof taskView>>
