@@ -29,3 +29,6 @@ export * from './singleton-key.ts'
 export * from './money.ts'
 export * from './http/schemas.ts'
 export * from './csv.ts'
+export * from './tracing.ts'
+/** prom-client's metric types, for the metrics an area registers on `app.metrics`. */
+export { Counter, Gauge, Histogram, type Registry } from 'prom-client'

@@ -1,6 +1,9 @@
 import { CompiledQuery, type Kysely } from 'kysely'
 import PgBoss from 'pg-boss'
+import { Counter, type Registry } from 'prom-client'
+import type { Tracer } from '@opentelemetry/api'
 import { type Database, jobsSchema } from './db/database.ts'
+import { currentTraceparent, withStoredParent } from './tracing.ts'
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a job may be enqueued on any service's database or transaction
 type Executor = Kysely<any>
@@ -50,6 +53,8 @@ function adapter(executor: Executor): PgBoss.Db {
 const IDLE_WATCH_MS = 1000
 /** The longest an idle loop sleeps without the watch: a safety net, should a wake-up be lost. */
 const IDLE_MAX_MS = 30_000
+/** The creator's W3C traceparent, kept in the job's data and taken off before its handler sees it. */
+const TRACE_FIELD = '_traceparent'
 
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err))
 
@@ -109,11 +114,27 @@ export class Jobs {
   #watch: Promise<void> | undefined
   readonly #watchPause = new Pause()
   #watchMs = IDLE_WATCH_MS
+  readonly #tracer: Tracer | undefined
+  readonly #failures: Counter<'queue'> | undefined
   #stopping = false
 
-  private constructor(boss: PgBoss, onError: (err: Error) => void, database: Database) {
+  private constructor(
+    boss: PgBoss,
+    onError: (err: Error) => void,
+    database: Database,
+    metrics: Registry | undefined,
+  ) {
     this.#boss = boss
     this.#onError = onError
+    this.#tracer = database.tracer
+    this.#failures = metrics
+      ? new Counter({
+          name: 'jobs_failed_total',
+          help: 'Job attempts that failed (each is retried by its queue’s policy until its retry limit)',
+          labelNames: ['queue'] as const,
+          registers: [metrics],
+        })
+      : undefined
     const table = `${jobsSchema(database.schema)}.job`
     const executor = database.db as Executor
     this.#due = async (names) => {
@@ -129,7 +150,12 @@ export class Jobs {
 
   static async start(
     database: Database,
-    options: { onError?: (err: Error) => void; maintenanceIntervalSeconds?: number } = {},
+    options: {
+      onError?: (err: Error) => void
+      maintenanceIntervalSeconds?: number
+      /** The service's registry: `jobs_failed_total{queue}` counts failed attempts. */
+      metrics?: Registry
+    } = {},
   ): Promise<Jobs> {
     const onError = (err: Error) => {
       try {
@@ -147,7 +173,7 @@ export class Jobs {
     })
     boss.on('error', onError)
     await boss.start()
-    return new Jobs(boss, onError, database)
+    return new Jobs(boss, onError, database, options.metrics)
   }
 
   /** Declares a queue with its default retry policy; safe to call on every start. */
@@ -165,7 +191,10 @@ export class Jobs {
     options: EnqueueOptions = {},
   ): Promise<string> {
     if (!this.#queues.has(name)) throw new Error(`queue ${name} was not declared`)
-    const id = await this.#boss.send(name, data, { ...options, db: adapter(executor) })
+    // the creator's context goes with the job: its run is a span of the same trace, however late
+    const traceparent = this.#tracer && currentTraceparent()
+    const sent = traceparent ? { ...data, [TRACE_FIELD]: traceparent } : data
+    const id = await this.#boss.send(name, sent, { ...options, db: adapter(executor) })
     if (!id) throw new Error(`job on ${name} was not created (singleton key already queued?)`)
     return id
   }
@@ -252,7 +281,7 @@ export class Jobs {
     const outcomes = await Promise.allSettled(
       jobs.map((job) =>
         within(
-          handler(job.data, { id: job.id, name: job.name, retryCount: job.retryCount }),
+          this.#handle(job, handler),
           // a little less than the lease, so the attempt is failed by us rather than by expiry
           Math.max(1000, (job.expireInSeconds ?? 900) * 1000 - 2000),
         ),
@@ -261,10 +290,39 @@ export class Jobs {
     const completed = jobs.filter((_, i) => outcomes[i]!.status === 'fulfilled').map((job) => job.id)
     if (completed.length) await this.#settle(name, () => this.#boss.complete(name, completed))
     for (const [i, outcome] of outcomes.entries())
-      if (outcome.status === 'rejected')
+      if (outcome.status === 'rejected') {
+        this.#failures?.inc({ queue: name })
         await this.#settle(name, () =>
           this.#boss.fail(name, jobs[i]!.id, { message: messageOf(outcome.reason) }),
         )
+      }
+  }
+
+  /** Runs a job's handler, as a span of its creator's trace when tracing is on. */
+  #handle<T extends object>(
+    job: PgBoss.JobWithMetadata<T>,
+    handler: (data: T, job: JobInfo) => Promise<void>,
+  ) {
+    const info = { id: job.id, name: job.name, retryCount: job.retryCount }
+    let data = job.data
+    let traceparent: string | undefined
+    if (data && TRACE_FIELD in data) {
+      const { [TRACE_FIELD]: stored, ...rest } = data as T & { [TRACE_FIELD]?: string }
+      traceparent = stored
+      data = rest as T
+    }
+    if (!this.#tracer) return handler(data, info)
+    return withStoredParent(
+      this.#tracer,
+      traceparent,
+      `job ${job.name}`,
+      {
+        'messaging.system': 'pg-boss',
+        'messaging.destination.name': job.name,
+        'svc.job.attempt': job.retryCount,
+      },
+      () => handler(data, info),
+    )
   }
 
   /** Writes a job's outcome; when the database refuses, the job stays active until its lease expires, then is retried. */

@@ -14,6 +14,7 @@ import { type App, createHttpServer, type HttpOptions } from './http/server.ts'
 import { type Kv, openKv } from './kv/index.ts'
 import { repoRoot } from './paths.ts'
 import { type Endpoint, readTopology, type ServiceName } from './topology.ts'
+import { logMixin, startTracing, type Tracing } from './tracing.ts'
 
 export type CommonConfig = ReturnType<typeof readCommon>
 
@@ -48,6 +49,8 @@ export interface ServiceContext<C> {
   database: Database | undefined
   kv: Kv
   log: Logger
+  /** OpenTelemetry (OTEL_* variables); `enabled` false when no endpoint is set. */
+  tracing: Tracing
   /** Adds a readiness check (`/readyz`): a dependency the service cannot serve without. */
   addReadinessCheck(check: HealthCheck): void
 }
@@ -139,7 +142,13 @@ async function startServiceOnce<C>(
   refuseUnsafeInProduction(common, Boolean(spec.migrations))
   const topology = readTopology(env)
   const config = spec.readConfig(env, common)
-  const log = pino({ level: common.logLevel, base: { service: spec.name } })
+  // decided once at start: without an OTLP endpoint nothing is loaded and logs carry no trace ids
+  const tracing = await startTracing(env, spec.name)
+  const log = pino({
+    level: common.logLevel,
+    base: { service: spec.name },
+    ...(tracing.enabled ? { mixin: logMixin } : {}),
+  })
   const tag = options.fresh ? `t${randomBytes(5).toString('hex')}` : undefined
   // a throwaway service knows its port before it builds, so every URL it issues names it
   const port = tag ? await freePort(common.host) : undefined
@@ -159,6 +168,7 @@ async function startServiceOnce<C>(
       onError: onError('database'),
       statementTimeoutMs: common.databaseStatementTimeoutMs,
       connectTimeoutMs: common.databaseConnectTimeoutMs,
+      tracer: tracing.tracer,
     })
     try {
       const applied = await migrate(database, spec.migrations)
@@ -182,6 +192,7 @@ async function startServiceOnce<C>(
     database,
     kv,
     log,
+    tracing,
     addReadinessCheck: (check) => void checks.push(check),
   }
   if (database) checks.push({ name: 'db', check: () => database.ping() })
@@ -202,10 +213,12 @@ async function startServiceOnce<C>(
     ...(spec.securitySchemes ? { securitySchemes: spec.securitySchemes } : {}),
     ...(spec.errorCodes ? { errorCodes: spec.errorCodes } : {}),
     ...(spec.metricsGuard ? { metricsGuard: spec.metricsGuard(ctx) } : {}),
+    tracing,
   })
   app.addHook('onClose', async () => {
     await kv.close()
     await database?.close()
+    await tracing.shutdown().catch(() => {})
   })
   try {
     await spec.build(app, ctx)

@@ -114,6 +114,7 @@ export const idp: ServiceSpec<IdpConfig> = {
     const jobs = await Jobs.start(ctx.database!, {
       maintenanceIntervalSeconds: ctx.common.jobsMaintenanceS,
       onError: (err) => ctx.log.warn({ err: err.message }, 'jobs error'),
+      metrics: app.metrics,
     })
     app.addHook('preClose', async () => jobs.stop())
     await app.register(cookie)

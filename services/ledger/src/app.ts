@@ -38,6 +38,7 @@ export const ledger: ServiceSpec<LedgerConfig> = {
     const jobs = await Jobs.start(service.database!, {
       maintenanceIntervalSeconds: service.common.jobsMaintenanceS,
       onError: (err) => service.log.warn({ err: err.message }, 'jobs error'),
+      metrics: app.metrics,
     })
     const ctx = {
       db: service.database!.db as Kysely<LedgerTables>,

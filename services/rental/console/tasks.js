@@ -6,6 +6,7 @@ import { TaskMoney } from './disputes.js'
 import { TaskRows } from './home.js'
 import { Pager, usePaged } from './paging.js'
 import { Receipts } from './receipts.js'
+import { TraceTimeline } from './trace.js'
 import { agentStateWords, CopyId, duration, paymentWords, stateKey, TaskState } from './names.js'
 import { ActionButton, Empty, ErrorText, html, Loading, useLoad, When } from './ui.js'
 
@@ -132,6 +133,7 @@ export function Task({ id, t, lang }) {
         ${events.length === 0 ? html`<li>${t('task.no_events')}</li>` : events.map((e) => html`<${EventLine} key=${e.id} event=${e} t=${t} lang=${lang} />`)}
       </ol>
     </section>
+    <${TraceTimeline} task=${task} events=${events} t=${t} lang=${lang} />
     <section class="card" aria-labelledby="output-title">
       <h2 id="output-title">${t('task.output')}</h2>
       ${

@@ -137,6 +137,7 @@ export const rental: ServiceSpec<RentalConfig> = {
     const jobs = await Jobs.start(service.database!, {
       maintenanceIntervalSeconds: service.common.jobsMaintenanceS,
       onError: (err) => service.log.warn({ err: err.message }, 'jobs error'),
+      metrics: app.metrics,
     })
     app.addHook('preClose', async () => jobs.stop())
     // the provider identity signs receipts (through the outbox), the rail moves money
@@ -150,6 +151,7 @@ export const rental: ServiceSpec<RentalConfig> = {
     })
     await receipts.start({
       onError: (err) => service.log.warn({ err: err.message }, 'receipt delivery at start failed'),
+      metrics: app.metrics,
     })
     const ctx: RentalContext = {
       db,

@@ -44,6 +44,8 @@ export interface RentalConfig {
   eventsStreamS: number
   /** Seconds a task's output is kept after completion. */
   outputTtlS: number
+  /** A trace viewer's URL with `{trace_id}` (RENTAL_TRACE_URL_TEMPLATE): a task's page links its trace there. */
+  traceUrlTemplate: string | undefined
   /** Attempts after the first for a task's run (areas/tasks/attempts.ts). */
   taskRetries: number
   /** The retries' backoff: exponential from `baseMs`, capped at `capMs`, with full jitter. */
@@ -172,6 +174,9 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
       RENTAL_TASK_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000 })),
       RENTAL_EVENTS_STREAM_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
       RENTAL_OUTPUT_TTL_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 31_536_000 })),
+      RENTAL_TRACE_URL_TEMPLATE: Type.Optional(
+        Type.String({ pattern: '^https?://[\\x21-\\x7e]*\\{trace_id\\}[\\x21-\\x7e]*$', maxLength: 500 }),
+      ),
       RENTAL_TASK_RETRIES: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
       RENTAL_TASK_RETRY_BASE_MS: Type.Optional(Type.Integer({ minimum: 10, maximum: 3_600_000 })),
       RENTAL_TASK_RETRY_CAP_MS: Type.Optional(Type.Integer({ minimum: 10, maximum: 86_400_000 })),
@@ -254,6 +259,7 @@ export function readRentalConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
     taskTimeoutMs: values.RENTAL_TASK_TIMEOUT_MS ?? 30_000,
     eventsStreamS: values.RENTAL_EVENTS_STREAM_S ?? 30,
     outputTtlS: values.RENTAL_OUTPUT_TTL_S ?? 3600,
+    traceUrlTemplate: values.RENTAL_TRACE_URL_TEMPLATE,
     taskRetries: values.RENTAL_TASK_RETRIES ?? 10,
     taskRetryBackoff: {
       baseMs: values.RENTAL_TASK_RETRY_BASE_MS ?? 5_000,

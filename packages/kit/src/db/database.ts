@@ -1,11 +1,20 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, sql } from 'kysely'
+import {
+  Kysely,
+  type LogEvent,
+  PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
+  sql,
+} from 'kysely'
 import pg from 'pg'
 import { lockDataDir } from './lock.ts'
 import { createPGlite } from './pglite.ts'
 import { PGliteDialect } from './pglite-dialect.ts'
 import { sqlTally } from './tally.ts'
+import type { Tracer } from '@opentelemetry/api'
+import { recordStatement } from '../tracing.ts'
 import { parsers } from './types.ts'
 
 export type Backend = 'pglite' | 'postgres'
@@ -16,6 +25,8 @@ export interface Database<DB = any> {
   readonly backend: Backend
   /** The schema holding this service's tables; pg-boss keeps its own beside it. */
   readonly schema: string
+  /** The service's tracer when tracing is on: its statements are spans, its jobs continue their creator's trace. */
+  readonly tracer: Tracer | undefined
   /** True when a trivial query answers within the timeout. */
   ping(timeoutMs?: number): Promise<boolean>
   close(): Promise<void>
@@ -41,6 +52,24 @@ export interface DatabaseOptions {
   statementTimeoutMs?: number | undefined
   /** PostgreSQL only: how long to wait for a connection (from the pool, or a new one). Default 5000. */
   connectTimeoutMs?: number | undefined
+  /** A span per statement (its operation and table, never its values) inside traced work. */
+  tracer?: Tracer | undefined
+}
+
+/** Kysely's `log` and `plugins`: the SQL tally (benchmarks) and, when traced, a span per statement. */
+function queryHooks(options: DatabaseOptions) {
+  const tally = sqlTally()
+  if (!options.tracer) return tally
+  const count = tally.log
+  const log = (event: LogEvent) => {
+    count?.(event)
+    recordStatement(
+      event.query.sql,
+      event.queryDurationMillis,
+      event.level === 'error' ? event.error : undefined,
+    )
+  }
+  return { ...tally, log }
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,40}$/
@@ -103,7 +132,7 @@ async function openPostgres<DB>(options: DatabaseOptions, url: string): Promise<
   pool.on('connect', (client) => client.on('error', (err) => options.onError?.(err)))
   const db = new Kysely<DB>({
     dialect: new PostgresDialect({ pool: dropTimedOutConnections(pool) }),
-    ...sqlTally(),
+    ...queryHooks(options),
   })
   await sql.raw(`create schema if not exists ${options.schema}`).execute(db)
   return wrap(db, 'postgres', options, async () => {})
@@ -118,7 +147,7 @@ async function openPGlite<DB>(options: DatabaseOptions): Promise<Database<DB>> {
   try {
     const pglite = await createPGlite(options.dataDir, options.snapshot)
     await pglite.exec(`create schema if not exists ${options.schema}; set search_path to ${options.schema}`)
-    const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite), ...sqlTally() })
+    const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite), ...queryHooks(options) })
     // Kysely destroys only a driver it has used: close PGlite ourselves, or an unused one stays open
     return wrap(db, 'pglite', options, async () => {
       if (!pglite.closed) await pglite.close()
@@ -141,6 +170,7 @@ function wrap<DB>(
     db,
     backend,
     schema: options.schema,
+    tracer: options.tracer,
     async ping(timeoutMs = 1_500) {
       let timer: NodeJS.Timeout | undefined
       const timeout = new Promise<false>((resolve) => {

@@ -73,6 +73,7 @@ async function makeSnapshot(schema: string, migrationsDir: string): Promise<Uint
       db,
       backend: 'pglite',
       schema,
+      tracer: undefined,
       ping: async () => true,
       close: async () => {},
     }

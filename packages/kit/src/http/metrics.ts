@@ -1,6 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client'
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The service's Prometheus registry (`/metrics`): areas register their own metrics on it. */
+    metrics: Registry
+  }
+}
+
 /** Prometheus metrics: process defaults and a request-duration histogram labelled by route template. */
 export function registerMetrics(
   app: FastifyInstance,
@@ -10,6 +17,7 @@ export function registerMetrics(
   const registry = new Registry()
   registry.setDefaultLabels({ service })
   collectDefaultMetrics({ register: registry })
+  app.decorate('metrics', registry)
   const duration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP request duration by method, route template and status',

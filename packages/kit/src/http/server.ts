@@ -12,6 +12,8 @@ import { type HealthCheck, type Lifecycle, registerHealth } from './health.ts'
 import { refuseNonFiniteNumbers } from './finite-numbers.ts'
 import { registerMetrics } from './metrics.ts'
 import { securePages } from './page-headers.ts'
+import { traceRequests } from './trace-hooks.ts'
+import type { Tracing } from '../tracing.ts'
 import { compileValidator, compileSerializer, parseForm, refuseUndecodableBody } from './validation.ts'
 
 export type App = FastifyInstance<
@@ -39,6 +41,8 @@ export interface HttpOptions {
   securitySchemes?: Record<string, OpenAPIV3.SecuritySchemeObject>
   /** The service's error catalogue, listed in the OpenAPI document as `components.schemas.ErrorCode`. */
   errorCodes?: Record<string, ErrorCodeSpec>
+  /** The service's tracing: a server span per request when it is enabled. */
+  tracing?: Tracing
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/
@@ -89,6 +93,8 @@ export async function createHttpServer(options: HttpOptions): Promise<App> {
 
   const lifecycle: Lifecycle = { draining: false, closing: false }
   app.decorate('lifecycle', lifecycle)
+  // first, so the server span covers every other hook
+  if (options.tracing?.tracer) traceRequests(app, options.tracing.tracer)
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)

@@ -12,6 +12,8 @@ export interface OutboxRow {
   attempts: number
   last_error: string | null
   rejected: boolean
+  /** The W3C traceparent of the work that recorded it (null when tracing was off): its delivery joins that trace. */
+  traceparent: string | null
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the outbox lives in any writer service's schema
@@ -32,6 +34,7 @@ export async function installOutbox(db: AnyDb): Promise<void> {
     last_error text,
     rejected boolean not null default false
   )`.execute(db)
+  await sql`alter table receipt_outbox add column if not exists traceparent text`.execute(db)
   await sql`create index if not exists receipt_outbox_pending_idx on receipt_outbox (created_at) where delivered_at is null`.execute(
     db,
   )
@@ -39,7 +42,8 @@ export async function installOutbox(db: AnyDb): Promise<void> {
 
 export async function insertOutbox(
   db: AnyDb,
-  row: Pick<OutboxRow, 'id' | 'receipt_type' | 'subject' | 'envelope' | 'leaf_hash'>,
+  row: Pick<OutboxRow, 'id' | 'receipt_type' | 'subject' | 'envelope' | 'leaf_hash'> &
+    Partial<Pick<OutboxRow, 'traceparent'>>,
 ) {
   await db
     .insertInto('receipt_outbox')
@@ -95,4 +99,12 @@ export async function pendingOutbox(db: AnyDb, before: Date, limit: number): Pro
     .limit(limit)
     .execute()
   return rows.map((r) => r.id as string)
+}
+
+/** The receipts waiting for the ledger (neither delivered nor refused), and the oldest one's age in seconds. */
+export async function outboxBacklog(db: AnyDb): Promise<{ waiting: number; oldestAgeS: number }> {
+  const { rows } = await sql<{ waiting: string; age: number | null }>`
+    select count(*) as waiting, extract(epoch from now() - min(created_at))::float8 as age
+    from receipt_outbox where delivered_at is null and rejected = false`.execute(db)
+  return { waiting: Number(rows[0]?.waiting ?? 0), oldestAgeS: Number(rows[0]?.age ?? 0) }
 }

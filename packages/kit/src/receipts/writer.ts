@@ -1,17 +1,21 @@
 import { randomBytes } from 'node:crypto'
+import { Gauge, type Registry } from 'prom-client'
 import { b64Encode, b64uEncode } from '@svc/trust/base64url'
 import { signEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
 import { leafHash } from '@svc/trust/merkle'
 import { afterCommit } from '../db/transaction.ts'
 import type { Jobs } from '../jobs.ts'
+import { currentTraceparent, withSpan, withStoredParent } from '../tracing.ts'
 import { batched } from './batched.ts'
 import {
   type AnyDb,
   insertOutbox,
+  type OutboxRow,
   installOutbox,
   markDelivered,
   markFailed,
+  outboxBacklog,
   outboxByIds,
   outboxSince,
   pendingOutbox,
@@ -77,8 +81,9 @@ export class ReceiptWriter {
    * a receipt twice is harmless: the ledger answers a second append of the same entry with its
    * existing index (`duplicate: true`), so it is logged once.
    */
-  async start(options: { onError?: (err: Error) => void } = {}): Promise<void> {
+  async start(options: { onError?: (err: Error) => void; metrics?: Registry } = {}): Promise<void> {
     const startedAt = new Date()
+    if (options.metrics) this.#registerMetrics(options.metrics)
     await installOutbox(this.options.db)
     await this.options.jobs.queue(DELIVERY_QUEUE, {
       retryLimit: 8,
@@ -92,6 +97,33 @@ export class ReceiptWriter {
       batchSize: SWEEP_BATCH,
     })
     this.swept = this.#sweep(startedAt).catch((err: Error) => options.onError?.(err))
+  }
+
+  /** The outbox's backlog, read at each scrape (one indexed statement): what an operator alerts on. */
+  #registerMetrics(registry: Registry) {
+    const db = this.options.db
+    let read: Promise<{ waiting: number; oldestAgeS: number }> | undefined
+    // both gauges are collected together at a scrape: one statement for the two
+    const backlog = () =>
+      (read ??= outboxBacklog(db)
+        .catch(() => ({ waiting: 0, oldestAgeS: 0 }))
+        .finally(() => setImmediate(() => (read = undefined))))
+    new Gauge({
+      name: 'receipt_outbox_waiting',
+      help: 'Receipts recorded but not yet on the ledger (neither delivered nor refused)',
+      registers: [registry],
+      async collect() {
+        this.set((await backlog()).waiting)
+      },
+    })
+    new Gauge({
+      name: 'receipt_outbox_oldest_age_seconds',
+      help: 'Age of the oldest receipt waiting for the ledger (0 when none waits)',
+      registers: [registry],
+      async collect() {
+        this.set((await backlog()).oldestAgeS)
+      },
+    })
   }
 
   /** Settles when the start-up delivery of earlier pending receipts has run (for tests). */
@@ -111,7 +143,11 @@ export class ReceiptWriter {
   }
 
   /** Signs and records a receipt in `trx`; delivered after commit. */
-  async record(trx: AnyDb, input: ReceiptInput) {
+  record(trx: AnyDb, input: ReceiptInput) {
+    return withSpan('receipt record', { 'svc.receipt.type': input.type }, () => this.#record(trx, input))
+  }
+
+  async #record(trx: AnyDb, input: ReceiptInput) {
     const { issuer } = this.options
     const receipt = {
       type: input.type,
@@ -124,12 +160,14 @@ export class ReceiptWriter {
     const envelope = { receipt, signature: b64uEncode(signEd25519(issuer.seed, canonicalBytes(receipt))) }
     const id = `rcp_${randomBytes(12).toString('base64url')}`
     const hash = Buffer.from(leafHash(canonicalBytes(envelope)))
+    const traceparent = currentTraceparent()
     await insertOutbox(trx, {
       id,
       receipt_type: input.type,
       subject: input.subject,
       envelope,
       leaf_hash: hash,
+      ...(traceparent ? { traceparent } : {}),
     })
     await this.options.jobs.enqueue(trx, DELIVERY_QUEUE, { id })
     // delivered as soon as the caller's transaction commits, not at the next poll
@@ -139,9 +177,21 @@ export class ReceiptWriter {
 
   /** One delivery attempt: a refusal by the ledger (4XX) is final and kept for reconcile; anything else retries. */
   async deliver(id: string): Promise<void> {
-    const { db, ledgerUrl, token } = this.options
     const row = await this.#row(id)
     if (!row || row.delivered_at || row.rejected) return
+    // a span of the trace that recorded the receipt, however late (a retry after a ledger outage)
+    return withStoredParent(
+      undefined,
+      row.traceparent,
+      'receipt deliver',
+      { 'svc.receipt.type': row.receipt_type, 'svc.receipt.attempt': row.attempts + 1 },
+      () => this.#deliverRow(row),
+    )
+  }
+
+  async #deliverRow(row: OutboxRow): Promise<void> {
+    const { db, ledgerUrl, token } = this.options
+    const { id } = row
     try {
       const res = await fetch(`${ledgerUrl}/v1/receipts`, {
         method: 'POST',

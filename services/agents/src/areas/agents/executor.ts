@@ -18,6 +18,7 @@ import type { AgentKey } from '../../keys.ts'
 import type { AgentDefinition, AgentEnv } from './catalogue.ts'
 import { type FileRules, type ReadFile, readFiles } from './files.ts'
 import { dataPart, textPart } from '@svc/kit/http/a2a-parts'
+import { withSpan } from '@svc/kit/tracing'
 
 /** The text parts of the user's message, in order (the routes refuse a message without one). */
 export const inputTexts = (parts: Part[]): string[] =>
@@ -58,7 +59,7 @@ export function agentExecutor(
       const controller = new AbortController()
       running.set(request.taskId, controller)
       try {
-        await run(request, bus, controller.signal)
+        await withSpan('agent work', { 'svc.agent.id': agent.id }, () => run(request, bus, controller.signal))
       } finally {
         running.delete(request.taskId)
       }

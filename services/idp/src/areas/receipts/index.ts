@@ -14,7 +14,7 @@ export const receiptsArea = defineArea({
       token: ctx.ledger.token,
       issuer: identity.ledger,
     })
-    await receipts.start()
+    await receipts.start({ metrics: app.metrics })
     reconcileRoutes(app, receipts, ctx.config.adminToken)
     return receipts
   },

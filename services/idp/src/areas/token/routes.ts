@@ -1,4 +1,4 @@
-import type { App, Kv } from '@svc/kit'
+import { type App, Counter, type Kv } from '@svc/kit'
 import { Type } from 'typebox'
 import type { DpopDeps } from '../../oauth/dpop.ts'
 import { ClientAuthFields, formOnly } from '../../oauth/form.ts'
@@ -59,6 +59,12 @@ export function tokenRoutes(app: App, deps: TokenDeps) {
   // an unknown grant type still authenticates its client, so that it learns nothing before
   const UNSUPPORTED: TokenStep[] = [...clientSteps, steps.unsupportedGrantType]
 
+  const granted = new Counter({
+    name: 'idp_token_grants_total',
+    help: 'Tokens issued by POST /token, by grant type',
+    labelNames: ['grant_type'] as const,
+    registers: [app.metrics],
+  })
   app.post(
     '/token',
     {
@@ -75,8 +81,10 @@ export function tokenRoutes(app: App, deps: TokenDeps) {
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
       const t: TokenState = { request, reply, body: request.body }
       await steps.ipLimit(t)
-      const grant = Object.hasOwn(GRANTS, t.body.grant_type) ? GRANTS[t.body.grant_type]! : UNSUPPORTED
-      return runSteps(grant, t)
+      const known = Object.hasOwn(GRANTS, t.body.grant_type)
+      const answer = await runSteps(known ? GRANTS[t.body.grant_type]! : UNSUPPORTED, t)
+      if (known && reply.statusCode < 400) granted.inc({ grant_type: t.body.grant_type })
+      return answer
     },
   )
 }

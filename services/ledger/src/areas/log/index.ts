@@ -1,3 +1,4 @@
+import { Histogram, type Registry } from '@svc/kit'
 import { defineArea } from '../../context.ts'
 import { publishEmptyCheckpoint } from './genesis.ts'
 import { logRoutes } from './routes.ts'
@@ -30,6 +31,7 @@ export const logArea = defineArea({
       batchMax: ctx.config.batchMax,
       batchWaitMs: ctx.config.batchWaitMs,
       log: ctx.log,
+      observe: batchMetrics(app.metrics),
     })
     // appends already accepted are integrated and answered before the database closes
     app.addHook('preClose', async () => {
@@ -42,3 +44,23 @@ export const logArea = defineArea({
     logRoutes(app, ctx.config, own.sequencer)
   },
 })
+
+/** `ledger_batch_size` and `ledger_checkpoint_lag_seconds` (an append's wait until its signed checkpoint committed). */
+function batchMetrics(registry: Registry) {
+  const size = new Histogram({
+    name: 'ledger_batch_size',
+    help: 'Appends integrated per batch (one transaction, one signed checkpoint)',
+    buckets: [1, 2, 5, 10, 20, 50, 100, 200],
+    registers: [registry],
+  })
+  const lag = new Histogram({
+    name: 'ledger_checkpoint_lag_seconds',
+    help: 'From the oldest append of a batch arriving to the checkpoint that includes it being committed',
+    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  })
+  return (appends: number, lagMs: number) => {
+    size.observe(appends)
+    lag.observe(lagMs / 1000)
+  }
+}

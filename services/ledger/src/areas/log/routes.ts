@@ -1,4 +1,4 @@
-import type { App } from '@svc/kit'
+import { type App, inSpan } from '@svc/kit'
 import { b64Encode } from '@svc/trust/base64url'
 import { requireWriter, writerOf } from '../../auth.ts'
 import type { LedgerConfig } from '../../config.ts'
@@ -21,7 +21,8 @@ export function logRoutes(app: App, config: LedgerConfig, sequencer: Sequencer) 
     },
     async (request, reply) => {
       const writer = writerOf(request, config)
-      const sequenced = await sequencer.submit(leafOf(request.body, writer))
+      const leaf = inSpan('receipt signature check', {}, () => leafOf(request.body, writer))
+      const sequenced = await sequencer.submit(leaf)
       return reply.code(sequenced.duplicate ? 200 : 201).send({
         index: sequenced.index,
         leaf_hash: b64Encode(sequenced.leafHash),

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino'
+import { currentSpanContext, currentTraceparent, SpanKind, withSpan, withStoredParent } from '@svc/kit'
 import { formatCheckpoint } from '@svc/trust/checkpoint'
 import { appendLeaves, type Hash, treeRoot } from '@svc/trust/merkle'
 import { type NoteSigner, signNote } from '@svc/trust/note'
@@ -24,6 +25,11 @@ export interface Sequenced {
 
 interface Pending {
   leaf: Omit<NewLeaf, 'leaf_index'>
+  /** when it was submitted: its wait until its checkpoint committed is the checkpoint lag */
+  at: number
+  /** the appending request's span (tracing on): the batch links to each, and runs in the first's trace */
+  traceparent: string | undefined
+  span: ReturnType<typeof currentSpanContext>
   resolve: (result: Sequenced) => void
   reject: (err: Error) => void
 }
@@ -38,6 +44,8 @@ export interface SequencerOptions {
   onBatch?: (trx: Transaction<LedgerTables>, from: number, to: number) => Promise<void>
   /** Runs after a batch that grew the tree has committed (asks the witnesses to cosign). */
   onPublished?: (size: number) => void
+  /** After each batch: how many appends it integrated, and how long its oldest waited for its checkpoint. */
+  observe?: (size: number, lagMs: number) => void
 }
 
 /**
@@ -58,7 +66,14 @@ export class Sequencer {
 
   submit(leaf: Omit<NewLeaf, 'leaf_index'>): Promise<Sequenced> {
     return new Promise((resolve, reject) => {
-      this.#queue.push({ leaf, resolve, reject })
+      this.#queue.push({
+        leaf,
+        at: Date.now(),
+        traceparent: currentTraceparent(),
+        span: currentSpanContext(),
+        resolve,
+        reject,
+      })
       this.#schedule()
     })
   }
@@ -83,7 +98,18 @@ export class Sequencer {
     this.#running = (async () => {
       const batch = this.#queue.splice(0, this.options.batchMax)
       try {
-        const results = await this.#integrate(batch.map((p) => p.leaf))
+        const results = await withStoredParent(
+          undefined,
+          batch[0]!.traceparent,
+          'ledger batch',
+          { 'svc.ledger.batch_size': batch.length },
+          () => this.#integrate(batch.map((p) => p.leaf)),
+          {
+            kind: SpanKind.INTERNAL,
+            links: batch.flatMap((p) => (p.span ? [{ context: p.span }] : [])),
+          },
+        )
+        this.options.observe?.(batch.length, Date.now() - batch[0]!.at)
         batch.forEach((p, i) => p.resolve(results[i]!))
       } catch (err) {
         this.options.log.error({ err }, 'batch integration failed')
@@ -127,8 +153,10 @@ export class Sequencer {
         const pending = new Map<string, Hash>(nodes.map((n) => [`${n.level}/${n.index}`, n.hash]))
         const root = await treeRoot(size, nodeReader(trx, pending))
         await setTree(trx, size, root)
-        const text = formatCheckpoint({ origin: this.options.origin, size, rootHash: root, extensions: [] })
-        await insertCheckpoint(trx, size, root, signNote(text, [this.options.signer]))
+        await withSpan('ledger checkpoint', { 'svc.ledger.tree_size': size }, async () => {
+          const text = formatCheckpoint({ origin: this.options.origin, size, rootHash: root, extensions: [] })
+          await insertCheckpoint(trx, size, root, signNote(text, [this.options.signer]))
+        })
         await this.options.onBatch?.(trx, tree.size, size)
       }
       return { results, size, grew: fresh.length > 0 }

@@ -36,6 +36,7 @@ export { cancelTask } from './cancel.ts'
 export { CONCURRENCY_RETRY_AFTER_S } from './capacity.ts'
 export { MAX_TASK_FILES } from './file-handoff.ts'
 import { type ExecutionFilter, type ExecutionSource, executionPage, usageSince } from './executions.ts'
+import { taskMetrics } from './metrics.ts'
 
 export interface TaskService {
   /** What the A2A surface passes to createTask, taskDetail and cancelTask (its code calls them directly). */
@@ -170,6 +171,7 @@ export const tasksArea = defineArea({
         for (const react of ctx.reactions.all('tasks.ended')) await react(trx, task, actor)
       },
       instance: randomUUID(),
+      metrics: taskMetrics(app.metrics),
     }
     const runner = await startTaskRunner(app, deps)
     await startAgentCancels(deps)

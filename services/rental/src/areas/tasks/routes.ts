@@ -83,6 +83,12 @@ export const Task = Type.Object({
   duration_ms: Nullable(
     Type.Integer({ description: 'from its start (else its creation) to its end; null while it runs' }),
   ),
+  trace_id: Nullable(
+    Type.String({ description: 'the OpenTelemetry trace the task was created in (null: tracing off)' }),
+  ),
+  trace_url: Nullable(
+    Type.String({ description: 'the trace in the operator’s viewer (RENTAL_TRACE_URL_TEMPLATE), else null' }),
+  ),
 })
 
 const Run = Type.Object({

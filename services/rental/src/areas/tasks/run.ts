@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { annotateSpan, inSpan } from '@svc/kit'
 import { checkAgentArtifact } from '@svc/trust/agent-result'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { type Actor, SYSTEM } from '../events/index.ts'
@@ -95,6 +96,11 @@ export async function runTask(
 ): Promise<TaskRow | undefined> {
   const task = written ?? (await taskById(deps.db, id))
   if (!task || terminal(task.state) || task.input_text === null) return
+  annotateSpan({
+    'svc.task.id': id,
+    'svc.engagement.id': task.engagement_id ?? '',
+    'svc.org.id': task.org_id,
+  })
   const cardUrl = await deps.catalogue.cardUrl(task.agent_did)
   if (!cardUrl) throw new Error(`the agent ${task.agent_did} is not in the catalogue`)
   const events = taskEvents(deps.events)
@@ -133,10 +139,9 @@ export async function runTask(
     await awaitAgentInput(deps, id, answer)
     return undefined
   }
-  const check = checkAgentArtifact(answer.artifact, {
-    agentDid: task.agent_did,
-    inputTexts: [task.input_text],
-  })
+  const check = inSpan('agent result signature check', { 'svc.task.id': id }, () =>
+    checkAgentArtifact(answer.artifact, { agentDid: task.agent_did, inputTexts: [task.input_text!] }),
+  )
   return inTransaction(deps.db, async (trx) => {
     const locked = await taskById(trx, id, true)
     if (!locked || terminal(locked.state)) return undefined
@@ -160,6 +165,7 @@ export async function runTask(
       await events.stateChanged(trx, refOf(locked), actor, { from: locked.state, to: 'failed', error })
       await deps.ended(trx, { ...refOf(locked), state: 'failed' }, actor)
       deps.log.warn({ task: id, attempt, reason: check.reason }, 'agent result refused')
+      deps.metrics?.ended('failed', locked.created_at, now)
       return undefined
     }
     const { receipt, completed } = await complete(deps, trx, locked, terms, {
@@ -176,6 +182,7 @@ export async function runTask(
       receipt_id: receipt.id,
       leaf_hash: receipt.leafHash,
     })
+    deps.metrics?.ended('completed', locked.created_at, now)
     return completed
   })
 }

@@ -1,3 +1,4 @@
+import { annotateSpan } from '@svc/kit'
 import { agentInputHash } from '@svc/trust/agent-result'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
@@ -16,6 +17,7 @@ import { enqueueRun } from './attempts.ts'
 import { syncLease } from './lease-store.ts'
 import { runWithin, syncLeaseS } from './run.ts'
 import { insertTask, type TaskRow, taskOf } from './store.ts'
+import type { TaskMetrics } from './metrics.ts'
 import * as taskStore from './store.ts'
 import { taskView } from './views.ts'
 
@@ -41,6 +43,7 @@ export interface TaskDeps extends RentalContext {
   ended: TaskEndHook
   /** This process's id among the rental's instances: the owner of the task leases it holds. */
   instance: string
+  metrics?: TaskMetrics
 }
 
 /** The organizations and engagements legal holds cover now. */
@@ -162,6 +165,8 @@ export async function createTask(
       // a sync run is this instance's until its lease passes (then the sweep takes it back)
       lease: state === 'working' ? syncLease(deps.instance, syncLeaseS(deps)) : undefined,
     })
+    annotateSpan({ 'svc.task.id': id, 'svc.engagement.id': engagement?.id ?? '', 'svc.org.id': subject })
+    deps.metrics?.created(isAsync)
     if (engagement) escrow = await deps.engagements.escrowForTask(trx, engagement, id, now)
     await deps.events.record(trx, {
       orgId: subject,

@@ -1,4 +1,4 @@
-import { NEWEST_FIRST, pageOfRows, rowById } from '@svc/kit'
+import { currentTraceId, NEWEST_FIRST, pageOfRows, rowById } from '@svc/kit'
 import { type Generated, type Selectable, sql } from 'kysely'
 import type { Json, RentalDb, RentalTables } from '../../db.ts'
 import type { syncLease } from './lease-store.ts'
@@ -45,6 +45,8 @@ export interface TaskTables {
     retry_at: Date | null
     /** how many times the client retried the task */
     run_round: Generated<number>
+    /** the trace the task was created in (migration 0054); null when tracing was off */
+    trace_id: Generated<string | null>
   }
   /** The rental's instances, each heartbeating (lease-store.ts). */
   rental_instances: {
@@ -95,9 +97,15 @@ export async function insertTask(
     },
 ) {
   const { file_ids, lease, ...rest } = row
+  const traceId = currentTraceId()
   return trx
     .insertInto('tasks')
-    .values({ ...rest, ...lease, file_ids: file_ids?.length ? JSON.stringify(file_ids) : null })
+    .values({
+      ...rest,
+      ...lease,
+      ...(traceId ? { trace_id: traceId } : {}),
+      file_ids: file_ids?.length ? JSON.stringify(file_ids) : null,
+    })
     .returningAll()
     .executeTakeFirstOrThrow()
 }

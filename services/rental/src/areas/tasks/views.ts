@@ -152,6 +152,11 @@ export async function taskView(deps: TaskDeps, row: TaskRow, around: Around) {
     duration_ms: row.completed_at
       ? row.completed_at.getTime() - (row.started_at ?? row.created_at).getTime()
       : null,
+    trace_id: row.trace_id,
+    trace_url:
+      row.trace_id && deps.config.traceUrlTemplate
+        ? deps.config.traceUrlTemplate.replace('{trace_id}', row.trace_id)
+        : null,
   }
 }
 export type TaskView = Awaited<ReturnType<typeof taskView>>
