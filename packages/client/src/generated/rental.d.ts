@@ -3814,6 +3814,8 @@ export interface paths {
                 started_at: string | null
                 completed_at: string | null
                 duration_ms: number | null
+                trace_id: string | null
+                trace_url: string | null
               }[]
               limit: number
               offset: number
@@ -3914,6 +3916,8 @@ export interface paths {
                 started_at: string | null
                 completed_at: string | null
                 duration_ms: number | null
+                trace_id: string | null
+                trace_url: string | null
               }
               escrow: {
                 id: string
@@ -4024,6 +4028,8 @@ export interface paths {
               started_at: string | null
               completed_at: string | null
               duration_ms: number | null
+              trace_id: string | null
+              trace_url: string | null
             }
           }
         }
@@ -4117,6 +4123,8 @@ export interface paths {
               started_at: string | null
               completed_at: string | null
               duration_ms: number | null
+              trace_id: string | null
+              trace_url: string | null
             }
           }
         }
@@ -4265,6 +4273,8 @@ export interface paths {
               started_at: string | null
               completed_at: string | null
               duration_ms: number | null
+              trace_id: string | null
+              trace_url: string | null
             }
           }
         }
@@ -4599,6 +4609,56 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/api/batches/{id}/items': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** A page of the batch’s items in order: state, task (once made) and error */
+    get: {
+      parameters: {
+        query: {
+          /** @description the first item index */
+          from: number
+          limit: number
+        }
+        header?: never
+        path: {
+          id: string
+        }
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              items: {
+                index: number
+                state: 'queued' | 'running' | 'completed' | 'failed' | 'canceled'
+                task_id: string | null
+                error: string | null
+              }[]
+              next_from: number | null
+            }
+          }
+        }
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/api/batches/{id}/export': {
     parameters: {
       query?: never
@@ -4835,6 +4895,127 @@ export interface paths {
     }
     put?: never
     post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/api/wallet': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** The wallet’s balance and how it is funded here (demo money, or none until a provider is configured) */
+    get: {
+      parameters: {
+        query?: {
+          lang?: 'en' | 'ar'
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              balance: {
+                amount_fils: number
+                currency: string
+                display: string
+              }
+              funding: {
+                mode: 'demo' | 'none'
+                max_top_up: {
+                  amount_fils: number
+                  currency: string
+                  display: string
+                } | null
+              }
+            }
+          }
+        }
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/api/wallet/top-ups': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Adds demo money to the wallet (development and tests only; at most 500000 fils a top-up)
+     * @description A wallet_funding transfer from external:funding, the one account money may enter by, with a wallet.funded receipt. The Idempotency-Key is required: the same key answers the first top-up. 409 funding_unavailable where no funding is configured (production without a provider).
+     */
+    post: {
+      parameters: {
+        query?: {
+          lang?: 'en' | 'ar'
+        }
+        header: {
+          'idempotency-key': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            amount_fils: number
+          }
+        }
+      }
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description the rail transfer */
+              id: string
+              amount: {
+                amount_fils: number
+                currency: string
+                display: string
+              }
+              /** @enum {boolean} */
+              demo: true
+              receipt: {
+                id: string
+                leaf_hash: string
+              }
+              balance: {
+                amount_fils: number
+                currency: string
+                display: string
+              }
+              created_at: string
+            }
+          }
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -7152,6 +7333,8 @@ export interface paths {
                 started_at: string | null
                 completed_at: string | null
                 duration_ms: number | null
+                trace_id: string | null
+                trace_url: string | null
               }
               trial: {
                 id: string
@@ -13674,6 +13857,7 @@ export interface components {
       | 'file_url_expired'
       | 'file_url_invalid'
       | 'forbidden'
+      | 'funding_unavailable'
       | 'headers_too_large'
       | 'hold_not_found'
       | 'hold_released'
