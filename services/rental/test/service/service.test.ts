@@ -85,6 +85,8 @@ describe('rental service', () => {
       '0051_task_leases.sql',
       '0052_money_conservation.sql',
       '0053_vat_inclusive.sql',
+      '0054_catalogue_arabic.sql',
+      '0055_task_trace.sql',
     ])
   })
 
