@@ -29,7 +29,9 @@ const LONGEST_FIRST = [
   'services/rental/test/tasks/task-faults-agents.test.ts',
   'services/rental/test/tasks/task-faults-kill.test.ts',
   'services/rental/test/tasks/task-faults-database.test.ts',
+  'services/rental/test/webconsole/webconsole-layout.test.ts',
   'services/rental/test/service/sweep-bad-input.test.ts',
+  'packages/client/test/sdk.test.ts',
   'services/rental/test/batches/batches.test.ts',
   'scripts/start.test.ts',
   'services/rental/test/service/sweep-auth.test.ts',
@@ -57,7 +59,7 @@ const MAIN_PATHS = new Set([
 ])
 const NAMES_A_BACKEND = /\bonPostgres\b|\bDATABASE_URL\b|\bREDIS_URL\b/
 const concernsTheBackend = (file: string) =>
-  file.startsWith('packages/') ||
+  /^packages\/(kit|trust)\//.test(file) ||
   MAIN_PATHS.has(file) ||
   NAMES_A_BACKEND.test(readFileSync(join(root, file), 'utf8'))
 
