@@ -148,6 +148,11 @@ export class Jobs {
     }
   }
 
+  /** The service's tracer (undefined with tracing off): work outside a request or job joins its trace by it. */
+  get tracer(): Tracer | undefined {
+    return this.#tracer
+  }
+
   static async start(
     database: Database,
     options: {

@@ -179,9 +179,10 @@ export class ReceiptWriter {
   async deliver(id: string): Promise<void> {
     const row = await this.#row(id)
     if (!row || row.delivered_at || row.rejected) return
-    // a span of the trace that recorded the receipt, however late (a retry after a ledger outage)
+    // a span of the trace that recorded the receipt, however late (a retry after a ledger outage,
+    // or the start-up sweep after a restart, which runs outside any request or job)
     return withStoredParent(
-      undefined,
+      this.options.jobs.tracer,
       row.traceparent,
       'receipt deliver',
       { 'svc.receipt.type': row.receipt_type, 'svc.receipt.attempt': row.attempts + 1 },
