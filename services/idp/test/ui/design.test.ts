@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
 import { mkdtempSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
-import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -14,10 +13,10 @@ import { idp } from '../../src/app.ts'
 import { DEMO_EMAIL } from '../../src/areas/accounts/service.ts'
 import type { IdpConfig } from '../../src/config.ts'
 import { chromiumPath, launchChromium, NO_CHROMIUM } from '@svc/testing/chromium'
+import { seriousAxeViolations } from '@svc/testing/axe'
 import { ADMIN, registerClient } from '@svc/testing/idp-flow'
 
 const executable = chromiumPath()
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js')
 const PHONE = { width: 390, height: 844 }
 const WIDE = { width: 1280, height: 900 }
 const SECTIONS = ['profile', 'sign-in', 'sessions', 'apps', 'data', 'danger']
@@ -107,14 +106,7 @@ describe('the hosted pages share the console’s design', { skip: executable ? f
 
   /** axe-core's serious and critical violations on the page, each with up to three of its elements. */
   async function axe(name: string): Promise<string[]> {
-    await page.addScriptTag({ path: AXE })
-    const found = (await page.evaluate(`axe.run(document).then((results) =>
-      results.passes.length === 0
-        ? ['axe-core checked nothing']
-        : results.violations
-            .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-            .map((v) => v.id + ' (' + v.impact + '): ' +
-              v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')))`)) as string[]
+    const found = await seriousAxeViolations(page)
     return found.map((v) => `${name}: ${v}`)
   }
 

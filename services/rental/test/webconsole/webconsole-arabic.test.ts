@@ -1,17 +1,16 @@
 import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import type { Browser, Page } from 'playwright-core'
 import { chromiumPath, launchChromium, NO_CHROMIUM } from '@svc/testing/chromium'
+import { seriousAxeViolations } from '@svc/testing/axe'
 import { DEMO_EMAIL } from '../../../idp/src/areas/accounts/service.ts'
 import { type FullStack, startFullStack } from '../support/full-stack.ts'
 
 const executable = chromiumPath()
 /** Screenshots for a reviewer (ignored by git), beside the other webconsole tests'. */
 const SHOTS = fileURLToPath(new URL('../.screenshots/', import.meta.url))
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js')
 const WIDE = { width: 1280, height: 900 }
 const PHONE = { width: 390, height: 844 }
 /** More tasks than a page shows (paging.js PAGE_SIZE 20). */
@@ -72,13 +71,7 @@ describe('the web console in Arabic: the catalogue’s words, text in its own di
     evaluate<string>(`getComputedStyle(document.querySelector(${JSON.stringify(selector)})).transform`)
   const axe = async () => {
     await page.waitForLoadState('networkidle')
-    await page.addScriptTag({ path: AXE })
-    return evaluate<string[]>(`axe.run(document).then((results) =>
-      results.passes.length === 0
-        ? ['axe-core checked nothing']
-        : results.violations
-            .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-            .map((v) => v.id + ': ' + v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')))`)
+    return await seriousAxeViolations(page)
   }
 
   it(

@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict'
 import { mkdtempSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
 import { chromiumPath, launchChromium, NO_CHROMIUM } from '@svc/testing/chromium'
+import { seriousAxeViolations } from '@svc/testing/axe'
 import { type FullStack, startFullStack } from '../support/full-stack.ts'
 
 const executable = chromiumPath()
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js')
 const INTERNALS = /body\.|\/api\/|\/v1\//
 const PHONE = { width: 390, height: 844 }
 const WIDE = { width: 1280, height: 900 }
@@ -286,14 +285,7 @@ describe(
           for (const screen of screens) {
             await open(screen, lang)
             await page.waitForLoadState('networkidle')
-            await page.addScriptTag({ path: AXE })
-            const violations = (await page.evaluate(`axe.run(document).then((results) =>
-              results.passes.length === 0
-                ? ['axe-core checked nothing']
-                : results.violations
-                    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-                    .map((v) => v.id + ' (' + v.impact + '): ' +
-                      v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')))`)) as string[]
+            const violations = await seriousAxeViolations(page)
             for (const v of violations) found.push(`${viewport.width} ${lang} #/${screen}: ${v}`)
             if (viewport === PHONE) {
               const out =

@@ -1,16 +1,15 @@
 import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import type { Browser, Page } from 'playwright-core'
 import { chromiumPath, launchChromium, NO_CHROMIUM } from '@svc/testing/chromium'
+import { seriousAxeViolations } from '@svc/testing/axe'
 import { type FullStack, startFullStack } from '../support/full-stack.ts'
 
 const executable = chromiumPath()
 /** Screenshots for a reviewer (ignored by git), beside the other webconsole tests'. */
 const SHOTS = fileURLToPath(new URL('../.screenshots/', import.meta.url))
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js')
 const INTERNALS = /body\.|\/api\//
 const PHONE = { width: 390, height: 844 }
 const WIDE = { width: 1280, height: 900 }
@@ -318,15 +317,8 @@ describe('the web console’s layout in Chromium: errors in words, a phone and a
           for (const screen of screens) {
             await open(screen, lang)
             await page.waitForLoadState('networkidle')
-            await page.addScriptTag({ path: AXE })
             // the serious and critical violations, each with up to three of its elements
-            const violations = (await page.evaluate(`axe.run(document).then((results) =>
-              results.passes.length === 0
-                ? ['axe-core checked nothing']
-                : results.violations
-                    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-                    .map((v) => v.id + ' (' + v.impact + '): ' +
-                      v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')))`)) as string[]
+            const violations = await seriousAxeViolations(page)
             for (const v of violations) found.push(`${viewport.width} ${lang} #/${screen}: ${v}`)
           }
       }

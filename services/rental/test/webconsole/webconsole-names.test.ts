@@ -1,16 +1,15 @@
 import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import type { Browser, Page } from 'playwright-core'
 import { chromiumPath, launchChromium, NO_CHROMIUM } from '@svc/testing/chromium'
+import { seriousAxeViolations } from '@svc/testing/axe'
 import { type FullStack, startFullStack } from '../support/full-stack.ts'
 
 const executable = chromiumPath()
 /** Screenshots for a reviewer (ignored by git), beside the other webconsole tests'. */
 const SHOTS = fileURLToPath(new URL('../.screenshots/', import.meta.url))
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js')
 /** What a person must not meet as a label: ids, DIDs, enum names. */
 const INTERNAL_LABEL = /tsk_|eng_|did:key|TASK_STATE_/
 const ARABIC = /[\u0600-\u06FF]/
@@ -77,11 +76,7 @@ describe('the web console names things: jobs and agents, money, payment states, 
     (await stack.call(stack.alice, 'GET', `/api/tasks/${id}?lang=${lang}`)).body as unknown as TaskAnswer
   const axe = async () => {
     await page.waitForLoadState('networkidle')
-    await page.addScriptTag({ path: AXE })
-    return (await page.evaluate(`axe.run(document).then((results) =>
-      results.violations
-        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-        .map((v) => v.id + ': ' + v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')))`)) as string[]
+    return await seriousAxeViolations(page)
   }
 
   it(
