@@ -14,7 +14,7 @@ import { createPGlite } from './pglite.ts'
 import { PGliteDialect } from './pglite-dialect.ts'
 import { sqlTally } from './tally.ts'
 import type { Tracer } from '@opentelemetry/api'
-import { recordStatement } from '../tracing.ts'
+import { recordStatement } from '../tracing-statements.ts'
 import { parsers } from './types.ts'
 
 export type Backend = 'pglite' | 'postgres'
