@@ -11,7 +11,13 @@ const SERVICES = ['idp', 'ledger', 'rental', 'agents'] as const
 
 /** `npm start` as a user runs it, on the embedded database whatever the suite's backend, on free ports. */
 function npmStart(dataDir: string, basePort: number, extra: Record<string, string> = {}) {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'info' }
+  // the suite runs beside other files on two cores: a fresh embedded database may take minutes there
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'info',
+    START_READY_TIMEOUT_S: '360',
+  }
   for (const key of [
     'DATABASE_URL',
     'REDIS_URL',
@@ -48,7 +54,7 @@ function npmStart(dataDir: string, basePort: number, extra: Record<string, strin
   return { child, exited, output: () => output }
 }
 
-async function until(check: () => boolean, what: string, timeoutMs = 120_000) {
+async function until(check: () => boolean, what: string, timeoutMs = 420_000) {
   const deadline = Date.now() + timeoutMs
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)

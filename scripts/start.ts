@@ -12,7 +12,8 @@ import { repoRoot } from '../packages/kit/src/paths.ts'
 import { readTopology, SERVICE_NAMES, type ServiceName } from '../packages/kit/src/topology.ts'
 import { bundleService } from './build.ts'
 
-const READY_TIMEOUT_MS = 90_000
+/** How long a service may take to become ready; START_READY_TIMEOUT_S for a slow or busy machine. */
+const READY_TIMEOUT_MS = (Number(process.env.START_READY_TIMEOUT_S) || 90) * 1000
 const LOG_TAIL = 30
 
 interface Child {
