@@ -1,3 +1,4 @@
+// @ts-check
 // Calls to the rental's /api with the session cookie (same origin) and, on every write, the CSRF
 // header that GET /api/me names. An error answer becomes an ApiError carrying the API's code (and its
 // message, for the few screens that read a named id from it: never shown).
@@ -29,8 +30,19 @@ export async function loadMe() {
   return me
 }
 
-/** `extra`: more request headers (an Idempotency-Key). */
+/**
+ * One call of the rental's API; its answer is typed by the route the path stands for (api-types.d.ts).
+ * `extra`: more request headers (an Idempotency-Key).
+ * @template {import('./api-types').Method} M
+ * @template {string} P
+ * @param {M} method
+ * @param {P} path
+ * @param {unknown} [body]
+ * @param {Record<string, string>} [extra]
+ * @returns {Promise<import('./api-types').Answer<M, P>>}
+ */
 export async function api(method, path, body, extra = {}) {
+  /** @type {Record<string, string>} */
   const headers = { accept: 'application/json', 'accept-language': language, ...extra }
   if (method !== 'GET') headers[csrf.header] = csrf.token
   if (body !== undefined) headers['content-type'] = 'application/json'

@@ -1,3 +1,4 @@
+// @ts-check
 // The console: who is signed in, the language switch, sign-out, and the screens by hash route.
 import { render } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
@@ -127,6 +128,7 @@ function labelCells(root) {
 function useLabelledCells() {
   useEffect(() => {
     const main = document.getElementById('main')
+    if (!main) return undefined
     const observer = new globalThis.MutationObserver(() => labelCells(main))
     observer.observe(main, { childList: true, subtree: true, characterData: true })
     return () => observer.disconnect()
@@ -175,12 +177,12 @@ function Account({ me, t, lang, choose, onError, inHeader }) {
 
 function App() {
   const [lang, setLang] = useState(initialLang)
-  const [me, setMe] = useState(null)
-  const [error, setError] = useState(null)
+  const [me, setMe] = useState(/** @type {import('./api-types').Answer<'GET', '/api/me'> | null} */ (null))
+  const [error, setError] = useState(/** @type {unknown} */ (null))
   const [route, setRoute] = useState(routeOf)
   const [menuOpen, setMenuOpen] = useState(false)
   const [signedOut, setSignedOut] = useState(false)
-  const menuButton = useRef(null)
+  const menuButton = useRef(/** @type {HTMLButtonElement | null} */ (null))
   const t = translator(lang)
   useEffect(() => applyLang(lang), [lang])
   useEffect(() => {
@@ -239,6 +241,6 @@ function App() {
 }
 
 restoreScreen()
-const root = document.getElementById('app')
+const root = /** @type {HTMLElement} */ (document.getElementById('app'))
 root.textContent = ''
 render(html`<${App} />`, root)

@@ -1,3 +1,4 @@
+// @ts-check
 // One place each: Schedules (Work: made here, paused and resumed here, their last task linked) and
 // Webhooks (Organization: made here, their deliveries and attempts). The old Organization screen
 // "Triggers and webhooks" (#/automation) sends its deep link to Webhooks.
@@ -37,7 +38,9 @@ function Deliveries({ id, t, lang }) {
 
 export function Webhooks({ me, t, lang }) {
   const webhooks = useLoad('/api/webhooks')
-  const [open, setOpen] = useState(null)
+  const [open, setOpen] = useState(
+    /** @type {import('./api-types').Answer<'GET', '/api/webhooks'>['webhooks'][number] | null} */ (null),
+  )
   const mayWrite = allowed(me, 'webhooks:write')
   const made = async () => {
     await webhooks.reload()

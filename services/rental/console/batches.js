@@ -1,3 +1,4 @@
+// @ts-check
 // Batches: a new batch from a list of task texts (what it will cost said before it runs), the list
 // with each batch's progress while it runs (polled), and a batch's own screen: its progress, its
 // tasks (linked), and its results to download as JSON Lines or CSV.
@@ -15,7 +16,7 @@ const DONE = new Set(['completed', 'completed_with_errors', 'canceled'])
 /** The batch, polled every second until it has run. */
 function useBatch(first, id) {
   const [batch, setBatch] = useState(first)
-  const [error, setError] = useState(null)
+  const [error, setError] = useState(/** @type {unknown} */ (null))
   useEffect(() => {
     if (batch && DONE.has(batch.state)) return undefined
     const timer = globalThis.setTimeout(

@@ -1,3 +1,4 @@
+// @ts-check
 // Money on paper: invoices (issue one for an engagement's released payments, download its PDF) and
 // the statement of a month (opening, every movement, closing; CSV download).
 import { useState } from 'preact/hooks'

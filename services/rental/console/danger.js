@@ -1,3 +1,4 @@
+// @ts-check
 // The danger zone: every record of the organization exported to one archive (gathered by the
 // server's export job, its progress polled and shown; the zip kept sealed seven days), and the
 // organization's permanent deletion (erasure: after a step-up and the organization's id typed again).
@@ -10,9 +11,11 @@ const POLL_MS = 1000
 const kib = (bytes) => `${Math.max(1, Math.round(bytes / 1024))} KiB`
 
 function Export({ me, t, lang }) {
-  const [job, setJob] = useState(null)
-  const [error, setError] = useState(null)
-  const timer = useRef(null)
+  const [job, setJob] = useState(
+    /** @type {import('./api-types').Answer<'GET', '/v1/tenant/exports/{id}'> | null} */ (null),
+  )
+  const [error, setError] = useState(/** @type {unknown} */ (null))
+  const timer = useRef(/** @type {ReturnType<typeof setTimeout> | undefined} */ (undefined))
   const may = allowed(me, 'exports:write')
   const follow = (id) => {
     globalThis.clearTimeout(timer.current)
@@ -58,7 +61,7 @@ function Export({ me, t, lang }) {
       else setError(e)
     }
   }
-  const p = job?.progress
+  const p = job?.progress ?? { done: 0, total: 0, section: null, percent: 0 }
   return html`<section class="card" aria-labelledby="export-title" data-testid="export">
     <h2 id="export-title">${t('danger.export')}</h2>
     <p>${t('danger.export_hint')}</p>
@@ -78,8 +81,8 @@ function Export({ me, t, lang }) {
     ${job?.state === 'expired' ? html`<p class="hint">${t('danger.export_expired')}</p>` : null}
     ${
       job?.state === 'ready'
-        ? html`<p class="ok" role="status">${t('danger.exported', { sections: p.total, size: kib(job.archive.bytes) })}${' '}
-            <a href=${job.archive.download_url} download data-testid="export-download">${t('danger.download')}</a></p>
+        ? html`<p class="ok" role="status">${t('danger.exported', { sections: p.total, size: kib(job.archive?.bytes ?? 0) })}${' '}
+            <a href=${job.archive?.download_url} download data-testid="export-download">${t('danger.download')}</a></p>
           <p class="hint">${t('danger.export_kept')} <${When} iso=${job.expires_at} lang=${lang} /></p>`
         : null
     }
@@ -90,7 +93,7 @@ function Delete({ me, t }) {
   const id = me.organization.id
   const [typed, setTyped] = useState('')
   const [busy, setBusy] = useState(false)
-  const [error, setError] = useState(null)
+  const [error, setError] = useState(/** @type {unknown} */ (null))
   const [stepUp, setStepUp] = useState(false)
   const [done, setDone] = useState(false)
   if (!allowed(me, 'clients:erase'))

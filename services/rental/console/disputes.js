@@ -1,3 +1,4 @@
+// @ts-check
 // Disputes (open on a task with an amount and a reason, withdraw), ratings of a completed task,
 // and incidents (report one, list them).
 import { useState } from 'preact/hooks'
@@ -110,7 +111,7 @@ function RefundRows({ taskId, t, lang, reloadKey }) {
 function Rate({ task, t }) {
   const [score, setScore] = useState(5)
   const [comment, setComment] = useState('')
-  const [done, setDone] = useState(null)
+  const [done, setDone] = useState(/** @type {number | null} */ (null))
   const rate = async () => {
     await api('POST', `/api/tasks/${encodeURIComponent(task.id)}/rating`, {
       score: Number(score),

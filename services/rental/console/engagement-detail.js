@@ -1,3 +1,4 @@
+// @ts-check
 // One engagement beyond its terms: the SLA measured now, the agent version (a pending one accepted by
 // signing its addendum in this browser), capacity and config, files, connections (read-only), the
 // releases to sign, the receipts verified here, and the end with its result.
@@ -10,6 +11,7 @@ import { Receipts } from './receipts.js'
 import { useLoadAgain } from './reload.js'
 import { ActionButton, Empty, ErrorText, Fils, html, Loading, When } from './ui.js'
 
+/** @type {(id: string) => `/api/engagements/${string}`} */
 const base = (id) => `/api/engagements/${encodeURIComponent(id)}`
 
 /** A card loading `path`: its error in words, else `children(data)`. */
@@ -55,7 +57,9 @@ function Sla({ id, t, lang }) {
 }
 
 function Version({ id, engagement, t, lang }) {
-  const [key, setKey] = useState(undefined)
+  const [key, setKey] = useState(
+    /** @type {Awaited<ReturnType<typeof currentKey>> | undefined} */ (undefined),
+  )
   const [reload, setReload] = useState(0)
   useEffect(() => void currentKey().then(setKey, () => setKey(null)), [])
   const accept = async (pending) => {
@@ -151,7 +155,9 @@ function Connections({ id, t, lang }) {
  */
 function Releases({ id, engagement, t, lang, onReleased }) {
   const [reload, setReload] = useState(0)
-  const [key, setKey] = useState(undefined)
+  const [key, setKey] = useState(
+    /** @type {Awaited<ReturnType<typeof currentKey>> | undefined} */ (undefined),
+  )
   useEffect(() => void currentKey().then(setKey, () => setKey(null)), [])
   const done = () => {
     setReload((n) => n + 1)
@@ -218,19 +224,21 @@ function Releases({ id, engagement, t, lang, onReleased }) {
 /** Ending: a second, explicit confirmation, then the result as the rental settled it. */
 function End({ id, t, lang, onEnded }) {
   const [asking, setAsking] = useState(false)
-  const [result, setResult] = useState(null)
+  const [result, setResult] = useState(
+    /** @type {import('./api-types').Answer<'POST', '/api/engagements/{id}/end'> | null} */ (null),
+  )
   const end = async () => {
     setResult(await api('POST', `${base(id)}/end?lang=${lang}`, { running: 'finish' }))
     onEnded()
   }
-  const s = result?.statement
   return html`<section class="card" aria-labelledby="end-title" data-testid="end">
     <h2 id="end-title">${t('end.title')}</h2>
     ${
       result
         ? html`<p class="ok" role="status">${t('end.done')} <${When} iso=${result.ended_at} lang=${lang} /></p>
           <dl>${['escrowed', 'released', 'fees', 'returned', 'pending_release', 'awaiting_task'].map(
-            (k) => html`<dt key=${k}>${t(`end.${k}`)}</dt><dd><bdi class="money">${s[k].display}</bdi></dd>`,
+            (k) =>
+              html`<dt key=${k}>${t(`end.${k}`)}</dt><dd><bdi class="money">${result.statement[k].display}</bdi></dd>`,
           )}</dl>`
         : asking
           ? html`<p class="warning" role="alert">${t('end.confirm_text')}</p>

@@ -1,3 +1,4 @@
+// @ts-check
 // Engagements: the list, and one engagement: its terms, escrows, the signing of a pending one
 // (in this browser, with its key, showing what is signed) and a new task on an active one.
 import { useEffect, useState } from 'preact/hooks'
@@ -53,7 +54,7 @@ function FieldValue({ name, value, currency, lang }) {
  * SHA-256; the hash's check against the rental's stays in sight.
  */
 export function Signable({ title, signed, t, lang, names }) {
-  const [canon, setCanon] = useState(null)
+  const [canon, setCanon] = useState(/** @type {Awaited<ReturnType<typeof canonicalOf>> | null} */ (null))
   useEffect(() => {
     void canonicalOf(signed.body).then(setCanon)
   }, [signed.hash])
@@ -81,7 +82,9 @@ export function Signable({ title, signed, t, lang, names }) {
 }
 
 function SignPanel({ detail, t, lang, onSigned }) {
-  const [key, setKey] = useState(undefined)
+  const [key, setKey] = useState(
+    /** @type {Awaited<ReturnType<typeof currentKey>> | undefined} */ (undefined),
+  )
   useEffect(() => {
     void currentKey().then(setKey, () => setKey(null))
   }, [])
@@ -135,7 +138,9 @@ function NewTask({ engagement, t }) {
 
 export function Engagement({ id, t, lang }) {
   const loaded = useLoad(`/api/engagements/${encodeURIComponent(id)}?lang=${lang}`)
-  const [detail, setDetail] = useState(null)
+  const [detail, setDetail] = useState(
+    /** @type {import('./api-types').Answer<'GET', '/api/engagements/{id}'> | null} */ (null),
+  )
   useEffect(() => setDetail(loaded.data), [loaded.data])
   if (loaded.error && !detail)
     return html`<h1>${t('nav.engagements')}</h1><${ErrorText} error=${loaded.error} t=${t} />

@@ -1,3 +1,4 @@
+// @ts-check
 // A form's own checks before it sends: the problem is said at the field (aria-invalid, described
 // by its sentence) and the first field in trouble gets the focus; nothing is sent.
 import { h } from 'preact'

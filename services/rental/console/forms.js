@@ -1,3 +1,4 @@
+// @ts-check
 // The create forms above the lists: a budget, an outbound webhook (its signing secret shown once)
 // and a schedule (its next runs, as the API answers them, in words). Each shows the API's refusal
 // in words and reloads its list after.
@@ -11,7 +12,7 @@ import { ErrorText, html, useLoad } from './ui.js'
 /** A form that posts what `send` makes of its fields; a refusal in words, `onDone(answer)` after. */
 function CreateForm({ id, title, t, send, onDone, children, submit }) {
   const [busy, setBusy] = useState(false)
-  const [error, setError] = useState(null)
+  const [error, setError] = useState(/** @type {unknown} */ (null))
   const [stepUp, setStepUp] = useState(false)
   const run = async (e) => {
     e.preventDefault()
@@ -103,7 +104,9 @@ export function BudgetForm({ t, lang, reload }) {
 
 export function WebhookForm({ t, reload }) {
   const { bind, fields: f, reset } = useFields({ url: '', events: '*', description: '' })
-  const [created, setCreated] = useState(null)
+  const [created, setCreated] = useState(
+    /** @type {import('./api-types').Answer<'POST', '/api/webhooks'> | null} */ (null),
+  )
   const [copied, setCopied] = useState(false)
   const fields = useFieldProblems()
   const send = () => {
@@ -122,7 +125,7 @@ export function WebhookForm({ t, reload }) {
   const copy = async (e) => {
     const shown = e.currentTarget.previousElementSibling
     try {
-      await globalThis.navigator.clipboard.writeText(created.secret)
+      await globalThis.navigator.clipboard.writeText(created?.secret ?? '')
       setCopied(true)
     } catch {
       globalThis.getSelection()?.selectAllChildren(shown)
@@ -159,7 +162,9 @@ export function ScheduleForm({ t, lang, reload }) {
     fields: f,
     reset,
   } = useFields({ engagement: '', name: '', text: '', cron: '0 9 * * 1', timezone: zone })
-  const [created, setCreated] = useState(null)
+  const [created, setCreated] = useState(
+    /** @type {import('./api-types').Answer<'POST', '/api/schedules'> | null} */ (null),
+  )
   const engagement = f.engagement || active[0]?.id || ''
   const fields = useFieldProblems()
   const send = () => {

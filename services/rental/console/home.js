@@ -1,3 +1,4 @@
+// @ts-check
 // Home: the organization, the member's role, the wallet and the recent tasks; the signing key.
 import { roleName } from './i18n.js'
 import { KeyPanel } from './key-panel.js'

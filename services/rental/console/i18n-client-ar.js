@@ -1,3 +1,4 @@
+// @ts-check
 // The client screens' words in Arabic (their English is in i18n-client.js), merged into i18n.js.
 
 export const CLIENT_AR = {

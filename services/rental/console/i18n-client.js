@@ -1,3 +1,4 @@
+// @ts-check
 // The words of the client screens (engagement detail, receipts, releases, disputes, incidents,
 // invoices, statements, teams, batches) in English (Arabic: i18n-client-ar.js), merged into i18n.js.
 

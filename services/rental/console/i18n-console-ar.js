@@ -1,3 +1,4 @@
+// @ts-check
 // The console's own words in Arabic: i18n-console.js's keys (a test checks both have the same).
 
 export const CONSOLE_AR = {

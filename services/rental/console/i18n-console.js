@@ -1,3 +1,4 @@
+// @ts-check
 // The console's own words in English (navigation, home, the signing key, engagements, tasks, lists,
 // roles): the first part of i18n.js's catalogue, the client, tenant and market screens' words after.
 

@@ -1,3 +1,4 @@
+// @ts-check
 // The words of the console's controls in Arabic: the same keys as i18n-controls.js.
 
 export const CONTROLS_AR = {

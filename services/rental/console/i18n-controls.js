@@ -1,3 +1,4 @@
+// @ts-check
 // The words of the console's controls (wallet, members and roles, batches, schedules and webhooks,
 // onboarding's steps, the market's search, the confirmations) in English; i18n-controls-ar.js has
 // the same keys in Arabic. Merged into the catalogues of i18n.js.

@@ -1,3 +1,4 @@
+// @ts-check
 // What each published error code means to a person, in Arabic: i18n-errors.js's codes.
 
 export const ERRORS_AR = {

@@ -1,3 +1,4 @@
+// @ts-check
 // What each error code the rental publishes (the OpenAPI document's ErrorCode) means to a person, in
 // English: what went wrong and what to do next. Arabic: i18n-errors-ar.js (a test checks both cover
 // every published code). The console shows these, never the API's own message.

@@ -1,3 +1,4 @@
+// @ts-check
 // The layout's words (skip link, menu, the navigation's groups), in English and Arabic; merged
 // into the catalogues of i18n.js.
 

@@ -1,3 +1,4 @@
+// @ts-check
 // The lists' words (paging and filters), in English and Arabic; merged into the catalogues of i18n.js.
 
 export const LISTS_EN = {

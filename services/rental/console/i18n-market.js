@@ -1,3 +1,4 @@
+// @ts-check
 // The words of the market search, a listing, its trial and the create forms (budgets, webhooks,
 // schedules), in English and Arabic; merged into i18n.js after the others (so the list screens'
 // empty states here point to their forms).

@@ -1,3 +1,4 @@
+// @ts-check
 // The words of names, money, payment states, what is signed and the trust states (tasks,
 // engagements, receipts, the key's backup), in English and Arabic: the same keys in both.
 export const NAMES_EN = {

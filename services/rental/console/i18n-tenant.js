@@ -1,3 +1,4 @@
+// @ts-check
 // The tenant screens' words (organization, operations, members, profile, danger zone), English and
 // Arabic; merged into the catalogues of i18n.js.
 

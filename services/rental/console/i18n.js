@@ -1,3 +1,4 @@
+// @ts-check
 // The console's words in English and Arabic, the person's language (remembered), and how amounts
 // and dates are written for it: the console's one i18n mechanism. The words are kept by screen group
 // (i18n-*.js, each with its English and Arabic); later groups override earlier keys (the market's
@@ -103,13 +104,14 @@ export function formatFils(fils, currency, lang) {
   const value = BigInt(fils)
   const sign = value < 0n ? '-' : ''
   const digits = (value < 0n ? -value : value).toString().padStart(3, '0')
-  const decimal = `${sign}${digits.slice(0, -2)}.${digits.slice(-2)}`
+  const decimal = /** @type {`${number}`} */ (`${sign}${digits.slice(0, -2)}.${digits.slice(-2)}`)
   return new Intl.NumberFormat(locale(lang), { style: 'currency', currency }).format(decimal)
 }
 
 /** A date and time in the browser's time zone (or `options`' own), in the person's language. */
 export function formatDate(iso, lang, options = {}) {
   if (!iso) return ''
+  /** @type {Intl.DateTimeFormatOptions} */
   const style = { dateStyle: 'medium', timeStyle: 'short', ...options }
   return new Intl.DateTimeFormat(locale(lang), style).format(new Date(iso))
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // The signing key's backup. A key can be backed up only as it is made: its private half is
 // exported once, encrypted under the person's passphrase (PBKDF2-SHA-256, 600 000 iterations, into
 // AES-256-GCM with the did:key as associated data), and imported again non-extractable before it
@@ -77,7 +78,7 @@ export async function saveBackup(made) {
         types: [{ description: 'JSON', accept: { 'application/json': ['.json'] } }],
       })
     } catch (e) {
-      if (e?.name === 'AbortError') return 'cancelled'
+      if (/** @type {{ name?: string } | undefined} */ (e)?.name === 'AbortError') return 'cancelled'
       throw e
     }
     const writable = await handle.createWritable()
@@ -119,9 +120,13 @@ export async function restoreKey(text, passphrase) {
   try {
     pkcs8 = new Uint8Array(
       await crypto.subtle.decrypt(
-        { name: 'AES-GCM', iv: base64urlnopad.decode(backup.cipher.iv), additionalData: utf8(backup.did) },
+        {
+          name: 'AES-GCM',
+          iv: new Uint8Array(base64urlnopad.decode(backup.cipher.iv)),
+          additionalData: utf8(backup.did),
+        },
         await aesKey(passphrase, base64urlnopad.decode(backup.kdf.salt), 'decrypt'),
-        base64urlnopad.decode(backup.ciphertext),
+        new Uint8Array(base64urlnopad.decode(backup.ciphertext)),
       ),
     )
   } catch {

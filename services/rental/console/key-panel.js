@@ -1,3 +1,4 @@
+// @ts-check
 // The browser's signing key on screen: its did:key and whether it has a backup; making one with a
 // backup (recommended) or without; restoring one from a backup file.
 import { useEffect, useState } from 'preact/hooks'
@@ -13,7 +14,7 @@ const KeyError = ({ error, t }) =>
 function MakeWithBackup({ t, onMade }) {
   const [pass, setPass] = useState('')
   const [again, setAgain] = useState('')
-  const [error, setError] = useState(null)
+  const [error, setError] = useState(/** @type {unknown} */ (null))
   const [busy, setBusy] = useState(false)
   const fields = useFieldProblems()
   const submit = async (e) => {
@@ -53,9 +54,9 @@ function MakeWithBackup({ t, onMade }) {
 
 function Restore({ t, onRestored, replacing }) {
   const fields = useFieldProblems()
-  const [file, setFile] = useState(null)
+  const [file, setFile] = useState(/** @type {File | null} */ (null))
   const [pass, setPass] = useState('')
-  const [error, setError] = useState(null)
+  const [error, setError] = useState(/** @type {unknown} */ (null))
   const [busy, setBusy] = useState(false)
   const submit = async (e) => {
     e.preventDefault()
@@ -70,7 +71,7 @@ function Restore({ t, onRestored, replacing }) {
     }
     setBusy(true)
     try {
-      onRestored(await restoreKey(await file.text(), pass))
+      onRestored(await restoreKey(await /** @type {File} */ (file).text(), pass))
     } catch (err) {
       setError(err.message?.startsWith('backup_') ? err : new Error('backup_invalid'))
     } finally {
@@ -101,7 +102,7 @@ function Restore({ t, onRestored, replacing }) {
  */
 function SaveBackup({ made, t, onSaved }) {
   const [status, setStatus] = useState('unsaved')
-  const [error, setError] = useState(null)
+  const [error, setError] = useState(/** @type {unknown} */ (null))
   const save = async () => {
     setError(null)
     try {
@@ -137,9 +138,11 @@ function SaveBackup({ made, t, onSaved }) {
 
 /** The browser's signing key: its did:key and backup, or how to make or restore one, or why this browser cannot. */
 export function KeyPanel({ t, lang }) {
-  const [key, setKey] = useState(undefined)
+  const [key, setKey] = useState(
+    /** @type {Awaited<ReturnType<typeof currentKey>> | undefined} */ (undefined),
+  )
   const [ok, setOk] = useState(true)
-  const [made, setMade] = useState(null)
+  const [made, setMade] = useState(/** @type {any} */ (null))
   const load = async () => setKey(await currentKey())
   useEffect(() => {
     void supported().then(async (yes) => {

@@ -1,3 +1,4 @@
+// @ts-check
 // The client's signing key: an Ed25519 key pair made with WebCrypto, its private half not
 // extractable, kept in this browser's IndexedDB. Its did:key is what the rental knows the client by;
 // what it signs is the JCS (RFC 8785) canonical form of a body, as the server verifies it.

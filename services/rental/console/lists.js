@@ -1,3 +1,4 @@
+// @ts-check
 // The organization's money and automation: budgets, invoices (with their PDF), refunds, schedules
 // and webhooks; budgets, schedules and webhooks made here too (forms.js). Each list is paged
 // (paging.js) and says what to do when it is empty.

@@ -1,3 +1,4 @@
+// @ts-check
 // A market listing (its terms, price, models and the agent's rating), its free trial started from
 // here, and the trial: tasks left, its window, a free task with its output, and "Hire", which
 // converts it into the pending engagement signed in this browser as hiring does (engagements.js).
@@ -105,7 +106,9 @@ async function hire(trial, jobId) {
 
 function TrialTask({ trial, t, onRan }) {
   const [text, setText] = useState('')
-  const [task, setTask] = useState(null)
+  const [task, setTask] = useState(
+    /** @type {import('./api-types').Answer<'POST', '/api/trials/{id}/tasks'>['task'] | null} */ (null),
+  )
   const fields = useFieldProblems()
   const run = async () => {
     fields.check({ 'trial-text': text.trim() ? null : t('field.task_text') })
@@ -160,7 +163,9 @@ function Hire({ trial, t }) {
 
 export function Trial({ id, t, lang }) {
   const loaded = useLoad(`/api/trials/${encodeURIComponent(id)}?lang=${lang}`)
-  const [fresh, setFresh] = useState(null)
+  const [fresh, setFresh] = useState(
+    /** @type {import('./api-types').Answer<'GET', '/api/trials/{id}'> | null} */ (null),
+  )
   const trial = fresh ?? loaded.data
   if (loaded.error && !trial) return html`<${ErrorText} error=${loaded.error} t=${t} />`
   if (!trial) return html`<${Loading} t=${t} />`

@@ -1,3 +1,4 @@
+// @ts-check
 // The market: one search above what it filters, the catalogue's jobs with their agents (hire one,
 // with this browser's key) and the providers' published listings (each opens its detail:
 // market-listing.js).
@@ -168,7 +169,7 @@ function Listings({ query, searched, t }) {
           : html`<${Loading} t=${t} />`
         : rows.length === 0
           ? html`<${Empty}>${t(searched ? 'search.none' : 'market.no_listings')}<//>`
-          : html`<p class="hint" aria-live="polite">${t('search.found', { n: listings.data.total })}</p>
+          : html`<p class="hint" aria-live="polite">${t('search.found', { n: listings.data?.total })}</p>
             <ul class="cards" data-testid="listings">${rows.map(
               (l) => html`<li class="card" key=${l.id} data-listing=${l.id}>
               <h3><a href=${`#/market/listings/${encodeURIComponent(l.id)}`}><bdi dir="auto">${l.title}</bdi></a></h3><p dir="auto">${l.description}</p>

@@ -1,3 +1,4 @@
+// @ts-check
 // Members (added by email with a role; their role changed or they removed, each asked first and
 // confirmed after) and roles (roles.js: described in words, custom ones built from groups). Write
 // controls show only to roles that may write; the API refuses anyway.
@@ -17,7 +18,7 @@ function AddMember({ roles, t, lang, done }) {
   const [email, setEmail] = useState('')
   const [role, setRole] = useState('member')
   const [busy, setBusy] = useState(false)
-  const [error, setError] = useState(null)
+  const [error, setError] = useState(/** @type {unknown} */ (null))
   const fields = useFieldProblems()
   const submit = async (e) => {
     e.preventDefault()
@@ -60,9 +61,9 @@ const who = (m) => m.email ?? m.subject
 /** A member's controls: a new role (asked, then said, with an undo) and removal (asked, then said). */
 function MemberActions({ member, roles, mayOwners, t, lang, done }) {
   const [role, setRole] = useState(member.role)
-  const [asking, setAsking] = useState(null)
+  const [asking, setAsking] = useState(/** @type {'role' | 'remove' | null} */ (null))
   const [busy, setBusy] = useState(false)
-  const [error, setError] = useState(null)
+  const [error, setError] = useState(/** @type {unknown} */ (null))
   const choices = roles.filter((r) => mayOwners || (r.name !== 'owner' && member.role !== 'owner'))
   const setRoleOf = (to) =>
     api('POST', `/api/org/members/${encodeURIComponent(member.id)}/role`, { role: to })

@@ -1,3 +1,4 @@
+// @ts-check
 // How the console names things for a person: states in words, money and durations, what a signed
 // body says in one sentence, and ids and DIDs in small print with a copy button (never the label).
 import { useState } from 'preact/hooks'

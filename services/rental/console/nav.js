@@ -1,3 +1,4 @@
+// @ts-check
 // The console's navigation, grouped by what a person does: a sidebar on wide screens, a menu that
 // the header's button opens on a phone (Escape closes it and gives the focus back to the button).
 import { useEffect, useRef } from 'preact/hooks'
@@ -55,7 +56,7 @@ const SECTION_OF = { trials: 'market' }
 
 /** The sidebar: Home, then the groups, each a headed list; the current screen has aria-current. */
 export function Sidebar({ t, current, open, onClose, children }) {
-  const ref = useRef(null)
+  const ref = useRef(/** @type {HTMLElement | null} */ (null))
   const section = SECTION_OF[current] ?? current
   useEffect(() => {
     if (!open) return undefined

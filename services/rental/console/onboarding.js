@@ -1,3 +1,4 @@
+// @ts-check
 // Onboarding: the organization's steps, each linked to the part of the Onboarding screen that
 // completes it (home.js shows the steps still to do). The screen submits the business check,
 // shows what the domain must publish (and checks it again), says who decides the review, and

@@ -1,3 +1,4 @@
+// @ts-check
 // Every list's paging and filters: `usePaged` loads one page of a list route (limit and offset, or
 // the route's cursor), `Pager` moves between pages and says which rows are shown, `Filters` sets
 // the query fields the route offers (a state, a kind, a search). A change of filter goes back to the
@@ -28,7 +29,7 @@ export function usePaged(path, { limit = PAGE_SIZE, field, filters = {}, cursor,
   // where the list is: an offset, or the cursors of the pages seen (the first has none)
   const [at, setAt] = useState({ key, offset: 0, cursors: [''] })
   const here = at.key === key ? at : { key, offset: 0, cursors: [''] }
-  const query = new URLSearchParams(chosen)
+  const query = new URLSearchParams(/** @type {string[][]} */ (chosen))
   query.set('limit', String(limit))
   const current = here.cursors[here.cursors.length - 1]
   if (cursor) {

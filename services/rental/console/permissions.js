@@ -1,7 +1,9 @@
+// @ts-check
 // The permissions in groups a person recognises (hire and run agents, pay, manage members…), each
 // described in a sentence of the catalogue (`perm.<group>` and `perm.<group>.about`). A role is
 // shown by the groups it holds; a custom role is built by ticking groups, single scopes behind an
 // "advanced" disclosure. A scope no group names (a newer one) is shown in "Other".
+/** @type {Array<[string, string[]]>} */
 export const PERMISSION_GROUPS = [
   [
     'hire',
@@ -68,8 +70,13 @@ export const PERMISSION_GROUPS = [
 
 const GROUPED = new Set(PERMISSION_GROUPS.flatMap(([, scopes]) => scopes))
 
-/** The groups over `scopes` (the ones a person may grant), with "other" for scopes no group names. */
+/**
+ * The groups over `scopes` (the ones a person may grant), with "other" for scopes no group names.
+ * @param {string[]} scopes
+ * @returns {Array<[string, string[]]>}
+ */
 export function groupsOf(scopes) {
+  /** @type {Array<[string, string[]]>} */
   const groups = PERMISSION_GROUPS.map(([key, all]) => [key, all.filter((s) => scopes.includes(s))])
   const other = scopes.filter((s) => !GROUPED.has(s))
   if (other.length) groups.push(['other', other])

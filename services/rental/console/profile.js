@@ -1,3 +1,4 @@
+// @ts-check
 // The member's own profile: display name, language and notification choices; the password and
 // second factor are the identity provider's (its account page, linked).
 import { useEffect, useState } from 'preact/hooks'
@@ -19,7 +20,7 @@ export function Profile({ me, t }) {
   const [locale, setLocale] = useState('')
   const [notify, setNotify] = useState({})
   const [busy, setBusy] = useState(false)
-  const [error, setError] = useState(null)
+  const [error, setError] = useState(/** @type {unknown} */ (null))
   const [saved, setSaved] = useState(false)
   const p = profile.data
   useEffect(() => {

@@ -1,3 +1,4 @@
+// @ts-check
 // Receipts of a task or an engagement, each checked in this browser (verify.js) against the
 // ledger's checkpoint and log key: verified, pending (on its way to the ledger: neutral, checked
 // again by itself), or not and why (red only for a check that failed).
@@ -51,7 +52,7 @@ function pinnedLogKey(key) {
 }
 
 function ReceiptRow({ receipt, checkpoint, logKey, t, lang, waited }) {
-  const [checked, setChecked] = useState(null)
+  const [checked, setChecked] = useState(/** @type {{ of: string, verdict: any } | null} */ (null))
   // the verdict of the receipt as it is now: one of an earlier answer (on its way) is not shown meanwhile
   const now = JSON.stringify([
     receipt.id,

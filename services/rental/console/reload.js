@@ -1,3 +1,4 @@
+// @ts-check
 // Loading a GET again when something the screen did changed it (an answer to a write).
 import { useEffect, useRef } from 'preact/hooks'
 import { useLoad } from './ui.js'

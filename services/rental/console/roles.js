@@ -1,3 +1,4 @@
+// @ts-check
 // Roles in words: each role a card with the groups of permissions it holds (a sentence each), the
 // exact scopes behind a disclosure; a custom role built by ticking groups (single scopes under
 // "Advanced"), and deleted once no one holds it.
@@ -69,7 +70,7 @@ export function RoleForm({ me, t, done }) {
   const [description, setDescription] = useState('')
   const [chosen, setChosen] = useState(() => new Set())
   const [busy, setBusy] = useState(false)
-  const [error, setError] = useState(null)
+  const [error, setError] = useState(/** @type {unknown} */ (null))
   const fields = useFieldProblems()
   const toggle = (p) => {
     const next = new Set(chosen)
@@ -139,7 +140,7 @@ export function RoleForm({ me, t, done }) {
 function DeleteRole({ role, t, lang, done }) {
   const [asking, setAsking] = useState(false)
   const [busy, setBusy] = useState(false)
-  const [error, setError] = useState(null)
+  const [error, setError] = useState(/** @type {unknown} */ (null))
   if (role.builtin) return null
   if (role.members > 0) return html`<small class="hint">${t('roles.held', { n: role.members })}</small>`
   const remove = async () => {

@@ -1,3 +1,4 @@
+// @ts-check
 // A signed-out visit to /console (a bookmark, a mailed link such as /console#/tasks/{id}): the
 // screen asked for is kept in this tab for after the sign-in (app.js restores it: the fragment does
 // not survive the idp's sign-in form), then the sign-in starts.
@@ -7,4 +8,4 @@ try {
   const lang = document.documentElement.dataset.lang
   if (lang) globalThis.localStorage.setItem('console.lang', lang)
 } catch {}
-location.replace(document.documentElement.dataset.signIn)
+location.replace(String(document.documentElement.dataset.signIn))

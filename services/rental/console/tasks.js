@@ -1,3 +1,4 @@
+// @ts-check
 // Tasks: the list, and one task with its progress live from the events stream
 // (GET /api/tasks/{id}/events through EventSource), its output, and cancel and retry.
 import { useEffect, useState } from 'preact/hooks'
@@ -33,7 +34,7 @@ export function Tasks({ t, lang }) {
  * starts a new stream of events after the last one seen.
  */
 function useEvents(id, generation, onChange) {
-  const [events, setEvents] = useState([])
+  const [events, setEvents] = useState(/** @type {any[]} */ ([]))
   const [live, setLive] = useState(false)
   useEffect(() => {
     const source = new EventSource(`/api/tasks/${encodeURIComponent(id)}/events`)

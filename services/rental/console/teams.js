@@ -1,3 +1,4 @@
+// @ts-check
 // Teams with their terms and, for each team task, its delegation chain as a read-only tree.
 import { formatNumber } from './i18n.js'
 import { Pager, usePaged } from './paging.js'

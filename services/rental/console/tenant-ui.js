@@ -1,3 +1,4 @@
+// @ts-check
 // Pieces the tenant screens share.
 import { Empty, ErrorText, html, Loading } from './ui.js'
 

@@ -1,3 +1,4 @@
+// @ts-check
 // The tenant screens (the sidebar's Organization group links them) and the operations views: the organization, its
 // connections' health, recent executions and the approvals waiting for a decision.
 import { useState } from 'preact/hooks'

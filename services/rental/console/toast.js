@@ -1,3 +1,4 @@
+// @ts-check
 // The console's confirmation after an action: `say(text, undo?)` from any screen shows a short
 // message in one live region (role=status, read by screen readers without moving the focus),
 // with an Undo button where the API has the action's inverse. A message stays 8 s (12 s with an undo).

@@ -1,3 +1,4 @@
+// @ts-check
 // The task's timeline: each hop of its life (accepted, queued, the agent's work, the receipt) with
 // how long it took, from the task's own events; and its OpenTelemetry trace, linked when the
 // operator set RENTAL_TRACE_URL_TEMPLATE (the task answers `trace_url` then).

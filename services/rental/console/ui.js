@@ -1,3 +1,4 @@
+// @ts-check
 // Small pieces every screen uses: loading a resource with its error in words, empty states, amounts.
 import { h } from 'preact'
 import { useCallback, useEffect, useState } from 'preact/hooks'
@@ -8,8 +9,13 @@ import { formatDate, formatFils } from './i18n.js'
 
 export const html = htm.bind(h)
 
-/** `{data, error, reload}` of a GET, loaded again when `path` changes. */
+/**
+ * `{data, error, reload}` of a GET, loaded again when `path` changes; `data` typed by its route.
+ * @template {string} P
+ * @param {P} path
+ */
 export function useLoad(path) {
+  /** @type {[{ data: import('./api-types').Answer<'GET', P> | null, error: unknown }, (next: any) => void]} */
   const [state, setState] = useState({ data: null, error: null })
   const reload = useCallback(
     () =>
@@ -61,7 +67,7 @@ export const StateBadge = ({ state, t }) =>
 /** A button that runs `action` once at a time, showing `busy` meanwhile and its error in words. */
 export function ActionButton({ label, busy, action, t, kind = '' }) {
   const [running, setRunning] = useState(false)
-  const [error, setError] = useState(null)
+  const [error, setError] = useState(/** @type {unknown} */ (null))
   const run = async () => {
     setRunning(true)
     setError(null)

@@ -1,3 +1,4 @@
+// @ts-check
 // Usage this month: spend and tasks per day from GET /api/usage (the same query as the Overview's
 // counts, so the two agree), drawn as an inline SVG (no chart library: the page's policy allows no
 // inline style, so colours come from console.css).
@@ -80,14 +81,13 @@ export function Usage({ t, lang }) {
   }).format(now)
   const data = usage.data
   const days = data ? dailyUsage(data, now) : null
+  if (!data || !days)
+    return html`<h1>${t('usage.title')}</h1>
+      <${ErrorText} error=${usage.error} t=${t} />
+      ${usage.error ? null : html`<${Loading} t=${t} />`}`
   return html`<h1>${t('usage.title')}</h1>
     <${ErrorText} error=${usage.error} t=${t} />
-    ${
-      !days
-        ? usage.error
-          ? null
-          : html`<${Loading} t=${t} />`
-        : html`<section class="card">
+    <section class="card">
             <${Chart} days=${days} t=${t} lang=${lang} month=${month} />
             ${
               data.tasks === 0
@@ -96,5 +96,4 @@ export function Usage({ t, lang }) {
             }
             <p class="hint">${t('usage.same_as_overview')}</p>
           </section>`
-    }`
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // A receipt's inclusion in the ledger, checked in this browser with WebCrypto alone: the issuer's
 // Ed25519 signature over the receipt's JCS bytes, the RFC 9162 leaf hash of the envelope, the log's
 // signed-note verifier key (C2SP signed-note), the checkpoint note's signature by that key

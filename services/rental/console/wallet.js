@@ -1,3 +1,4 @@
+// @ts-check
 // The wallet: its balance, what is held in escrow for running tasks, the latest statement lines,
 // and "Add funds". Here that is a demo top-up (money from the platform's funding account, labelled
 // demo money) where the deployment has one; in production the action is hidden until a funding
