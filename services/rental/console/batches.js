@@ -144,12 +144,16 @@ function Items({ id, t, lang, state }) {
       t,
       'batchd.no_items',
       () => html`<table class="list" data-testid="batch-items"><thead><tr><th>${t('batchd.item')}</th>
-          <th>${t('col.state')}</th><th>${t('task.title')}</th></tr></thead>
+          <th>${t('col.state')}</th><th>${t('task.what')}</th></tr></thead>
         <tbody>${rows.map(
           (i) => html`<tr key=${i.index} data-item=${i.index}>
             <td>${formatNumber(i.index + 1, lang)}</td>
             <td><span class=${`state state-${i.state}`}>${t(`batchd.item.${i.state}`)}</span>${i.error ? html`<br /><small>${t('batchd.failed_item')}</small>` : null}</td>
-            <td>${i.task_id ? html`<a href=${`#/tasks/${encodeURIComponent(i.task_id)}`}>${t('batchd.open_task')}</a>` : t('batchd.no_task_yet')}</td>
+            <td>${
+              i.task_id
+                ? html`<a href=${`#/tasks/${encodeURIComponent(i.task_id)}`} data-testid="item-task"><bdi dir="auto">${i.input_preview ?? t('batchd.task_n', { n: formatNumber(i.index + 1, lang) })}</bdi></a>`
+                : html`${i.input_preview ? html`<bdi dir="auto">${i.input_preview}</bdi><br />` : null}<small class="hint">${t('batchd.no_task_yet')}</small>`
+            }</td>
           </tr>`,
         )}</tbody></table>
         <p class="pager">

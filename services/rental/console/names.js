@@ -11,6 +11,33 @@ export const stateKey = (state) => `state.${String(state).replace(/-/g, '_')}`
 export const TaskState = ({ state, t }) =>
   html`<span class=${`state state-${state}`} data-state=${state}>${t(stateKey(state))}</span>`
 
+/**
+ * A task named for a person, linking to it: its job's title (or its agent's name), "for" the agent,
+ * and its input's first words; its id only in the link.
+ */
+export const TaskName = ({ task, t }) =>
+  html`<a href=${`#/tasks/${task.id}`} data-testid="task-name">${task.job_title ?? task.agent_name ?? t('task.untitled')}</a>${
+    task.job_title && task.agent_name
+      ? html`<small class="hint"> ${t('task.for', { agent: task.agent_name })}</small>`
+      : null
+  }${task.input_preview ? html`<br /><small class="preview" dir="auto">${task.input_preview}</small>` : null}`
+
+/** An agent by its display name, its DID in small print with a copy button (the DID alone when it has no name). */
+export const AgentName = ({ name, did, t }) =>
+  name
+    ? html`<bdi dir="auto" class="agent-name">${name}</bdi> <${CopyId} label=${t('task.agent_did')} value=${did} t=${t} />`
+    : html`<${CopyId} label=${t('task.agent_did')} value=${did} t=${t} />`
+
+/** A text's first words (at most `max` characters, cut at a space, with an ellipsis), as the API's `input_preview`. */
+export function firstWords(text, max = 80) {
+  if (!text) return null
+  const flat = String(text).replace(/\s+/g, ' ').trim()
+  if (flat.length <= max) return flat
+  const cut = flat.slice(0, max)
+  const space = cut.lastIndexOf(' ')
+  return `${(space > max / 2 ? cut.slice(0, space) : cut).trimEnd()}…`
+}
+
 /** What an agent reports of its A2A state (`TASK_STATE_COMPLETED`) in the console's words for that state. */
 export function agentStateWords(value, t) {
   const match = /^TASK_STATE_([A-Z_]+)$/.exec(String(value))

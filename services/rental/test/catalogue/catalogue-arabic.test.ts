@@ -76,9 +76,15 @@ describe('the catalogue in English and Arabic', () => {
     const cv = async (query: string, headers: Record<string, string> = {}) => {
       const res = await alice.jar.fetch(`${stack.rental.url}/api/agents/${did}/cv${query}`, { headers })
       assert.equal(res.status, 200)
-      return ((await res.json()) as {
-        cv: { name: string; description: string; jobs: Array<{ id: string; title: string; outcome: string }> }
-      }).cv
+      return (
+        (await res.json()) as {
+          cv: {
+            name: string
+            description: string
+            jobs: Array<{ id: string; title: string; outcome: string }>
+          }
+        }
+      ).cv
     }
     const english = await cv('')
     assert.equal(english.name, 'Summariser')

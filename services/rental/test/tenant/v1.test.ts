@@ -209,11 +209,10 @@ describe('rental: the tenant API (/v1), by session and by organization key', () 
     assert.ok(executions.every((e) => e.kind === 'task' && e.agent_did === agentDid))
     // named for a person: the job, the agent, the input's first words (in the asked language)
     const first = executions.find((e) => e.id === taskIds[0])!
-    assert.deepEqual([first.job_title, first.agent_name, first.input_preview], [
-      'Document summary',
-      'Summariser',
-      'First task of the tenant API.',
-    ])
+    assert.deepEqual(
+      [first.job_title, first.agent_name, first.input_preview],
+      ['Document summary', 'Summariser', 'First task of the tenant API.'],
+    )
     const arabic = (await stack.call(owner, 'GET', '/v1/executions?lang=ar')).body.executions as Execution[]
     assert.equal(arabic.find((e) => e.id === taskIds[0])!.job_title, 'ملخص مستند')
     const seen: string[] = []

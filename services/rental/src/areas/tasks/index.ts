@@ -22,7 +22,15 @@ import {
   type TaskTransaction,
 } from './service.ts'
 import { startTaskRunner } from './run.ts'
-import { namesOf, taskDetail, type TaskLabel, taskLabels, taskList, taskView, type TaskView } from './views.ts'
+import {
+  namesOf,
+  taskDetail,
+  type TaskLabel,
+  taskLabels,
+  taskList,
+  taskView,
+  type TaskView,
+} from './views.ts'
 import { clearTexts, eraseTexts } from './retention-store.ts'
 import * as store from './store.ts'
 import * as measures from './measures-store.ts'
@@ -31,7 +39,7 @@ export type { HeldScope, MessageMetadata, TaskDeps } from './service.ts'
 export type { ApprovalGate, HeldTask, TaskEndHook } from './gate.ts'
 export type { TaskLabel, TaskView } from './views.ts'
 export { createTask, taskIdPage, terminal } from './service.ts'
-export { taskDetail } from './views.ts'
+export { firstWords, taskDetail } from './views.ts'
 export { cancelTask } from './cancel.ts'
 export { CONCURRENCY_RETRY_AFTER_S } from './capacity.ts'
 export { MAX_TASK_FILES } from './file-handoff.ts'

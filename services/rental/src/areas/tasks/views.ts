@@ -182,7 +182,11 @@ export async function taskLabels(deps: TaskDeps, orgId: string, ids: readonly st
       const kept = !(row.output_expires_at && row.output_expires_at <= now)
       return [
         row.id,
-        { job_title: n.jobTitle, agent_name: n.agentName, input_preview: kept ? firstWords(row.input_text) : null },
+        {
+          job_title: n.jobTitle,
+          agent_name: n.agentName,
+          input_preview: kept ? firstWords(row.input_text) : null,
+        },
       ]
     }),
   )
