@@ -4,6 +4,7 @@ import { useState } from 'preact/hooks'
 import { api } from './api.js'
 import { useFieldProblems } from './field-check.js'
 import { formatNumber } from './i18n.js'
+import { askSummary } from './names.js'
 import { Filter, Filters, PAGE_SIZE, Pager, usePaged } from './paging.js'
 import { ActionButton, Did, Empty, ErrorText, html, Loading, useLoad, When, listBody } from './ui.js'
 
@@ -81,6 +82,7 @@ function AmountForm({ kind, path, task, t, lang, onDone }) {
       onInput=${(e) => setAmount(e.currentTarget.value)} />
     ${fields.note(`${kind}-amount`)}
     <p class="hint">${t(`${kind}.amount_hint`, { max: formatNumber(task.price_fils / 100, lang, { style: 'currency', currency: task.currency }) })}</p>
+    <${AskSummary} kind=${kind} fils=${filsOf(amount)} task=${task} t=${t} lang=${lang} />
     <label for=${`${kind}-reason`}>${t('col.reason')}</label>
     <textarea dir="auto" id=${`${kind}-reason`} rows="3" maxlength="2000" required value=${reason} ...${fields.at(`${kind}-reason`)}
       onInput=${(e) => setReason(e.currentTarget.value)}></textarea>
@@ -88,6 +90,14 @@ function AmountForm({ kind, path, task, t, lang, onDone }) {
     <div class="actions"><${ActionButton} kind="primary" label=${t(`${kind}.submit`)} busy=${t('loading')} t=${t} action=${submit} />
       <button type="button" onClick=${() => setOpen(false)}>${t('cancel')}</button></div>
   </form>`
+}
+
+/** What the request asks, in one sentence, before it is sent (names.js). */
+function AskSummary({ kind, fils, task, t, lang }) {
+  const sentence = askSummary(kind, fils, task, t, lang)
+  return sentence
+    ? html`<p class="sign-summary" data-testid=${`${kind}-summary`} aria-live="polite">${sentence}</p>`
+    : null
 }
 
 /** The refunds asked on a task, with their state (the provider accepts or rejects them). */

@@ -73,6 +73,20 @@ export function CopyId({ label, value, t }) {
     <button type="button" class="copy" aria-label=${t('copy.label', { what: label })} onClick=${copy}>${copied ? t('copy.done') : t('copy')}</button></small>`
 }
 
+/**
+ * One plain sentence for asking money back on a task before it is sent: a refund (`kind` "refund")
+ * or a dispute; null while the amount is not one.
+ */
+export function askSummary(kind, fils, task, t, lang) {
+  if (fils === null || !(fils > 0)) return null
+  return t(`${kind}.summary`, {
+    amount: formatFils(fils, task.currency ?? 'AED', lang),
+    paid: task.price?.display ?? formatFils(task.price_fils, task.currency ?? 'AED', lang),
+    agent: task.agent_name ?? t('sign.the_agent'),
+    job: task.job_title ?? t('task.untitled'),
+  })
+}
+
 const percent = (bps, lang) =>
   formatNumber(bps / 10_000, lang, { style: 'percent', maximumFractionDigits: 2 })
 const hours = (seconds, lang) =>
