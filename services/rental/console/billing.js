@@ -2,6 +2,7 @@
 // the statement of a month (opening, every movement, closing; CSV download).
 import { useState } from 'preact/hooks'
 import { api } from './api.js'
+import { TaskName } from './names.js'
 import { Pager, usePaged } from './paging.js'
 import { say } from './toast.js'
 import { ActionButton, Empty, ErrorText, html, Loading, useLoad, When, listBody } from './ui.js'
@@ -107,7 +108,7 @@ export function Statements({ t, lang }) {
                     i,
                   ) => html`<tr key=${`${m.transfer_id}-${i}`}><td><${When} iso=${m.at} lang=${lang} /></td>
                     <td>${t(`statement.kind.${m.kind}`)}</td><td>${money(m.wallet)}</td><td>${money(m.held)}</td>
-                    <td>${m.task_id ? html`<a href=${`#/tasks/${m.task_id}`}><code dir="ltr">${m.task_id}</code></a>` : '—'}</td></tr>`,
+                    <td>${m.task_id ? html`<${TaskName} task=${{ ...m, id: m.task_id }} t=${t} />` : '—'}</td></tr>`,
                 )}</tbody></table>`
           }`
     }`

@@ -192,6 +192,10 @@ export async function taskLabels(deps: TaskDeps, orgId: string, ids: readonly st
   )
 }
 
+/** A row's task words from `labels` (nulls for no task, or one no longer there). */
+export const labelOf = (labels: Map<string, TaskLabel>, taskId: string | null | undefined): TaskLabel =>
+  (taskId ? labels.get(taskId) : undefined) ?? { job_title: null, agent_name: null, input_preview: null }
+
 export async function taskDetail(deps: TaskDeps, subject: string, id: string, lang: MoneyLocale = 'en') {
   const row = await taskOf(deps.db, subject, id)
   if (!row) throw rentalError('task_not_found', `no task ${id}`)

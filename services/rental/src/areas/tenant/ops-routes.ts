@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import { rentalError } from '../../errors.ts'
 import { ApprovalSchema as Approval } from '../approvals/index.ts'
 import type { ConnectService } from '../connect/index.ts'
-import type { TaskLabel } from '../tasks/index.ts'
+import { labelOf, TaskWords } from '../tasks/index.ts'
 import { verifyWithAnchor } from './anchor-check.ts'
 import { DateTime, dateOf, type TenantDeps, Nullable } from './deps.ts'
 import { orgOf } from '../../http/index.ts'
@@ -27,15 +27,6 @@ const TaskState = Type.Union(
   ].map((s) => Type.Literal(s)),
 )
 const Id = Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_:.-]+$' })
-
-/** What names a task for a person beside its id (a tool action: the task it was asked for in), in `lang`. */
-const TaskWords = {
-  job_title: Nullable(Type.String({ description: 'the title of the task’s job, in `lang`' })),
-  agent_name: Nullable(Type.String({ description: 'the agent’s display name, in `lang`' })),
-  input_preview: Nullable(
-    Type.String({ description: 'the task input’s first words (at most 80 characters) while it is kept' }),
-  ),
-}
 
 const Execution = Type.Object({
   kind: Type.Union([Type.Literal('task'), Type.Literal('tool_action')], {
@@ -161,10 +152,6 @@ function connectionHealth(c: Awaited<ReturnType<ConnectService['health']>>[numbe
   }
 }
 
-/** A task's words for a row (nulls for a task no longer there). */
-const wordsOf = (label: TaskLabel | undefined): TaskLabel =>
-  label ?? { job_title: null, agent_name: null, input_preview: null }
-
 /** The tenant console's operations views: executions, connections' health, pending approvals, the audit record. */
 export function opsRoutes(app: App, deps: TenantDeps) {
   const { auth } = deps
@@ -222,7 +209,7 @@ export function opsRoutes(app: App, deps: TenantDeps) {
       )
       return {
         executions: rows.map((r) => ({
-          ...wordsOf(labels.get(r.task_id ?? r.id)),
+          ...labelOf(labels, r.task_id ?? r.id),
           kind: r.kind,
           tool: r.tool,
           task_id: r.task_id,
@@ -287,7 +274,7 @@ export function opsRoutes(app: App, deps: TenantDeps) {
         page.approvals.map((a) => a.task_id),
         moneyLocaleOf(request),
       )
-      return { ...page, approvals: page.approvals.map((a) => ({ ...a, ...wordsOf(labels.get(a.task_id)) })) }
+      return { ...page, approvals: page.approvals.map((a) => ({ ...a, ...labelOf(labels, a.task_id) })) }
     },
   )
   app.get(
