@@ -89,7 +89,7 @@ export function statementRoutes(app: App, deps: StatementDeps) {
       ...route.session('money:read'),
       schema: {
         summary: 'The organization’s statement for a period: opening, every movement, closing',
-        description: `The wallet (\`wallet:<org>\`) and the money held in its escrows over [from, to): every rail transfer posting to them, one line per counter-account (a release is a release line and a fee line), with its transfer id, the escrow, engagement and task (named in `lang`: its job, agent and input's first words), and the receipts' leaf hashes. Opening + movements = closing. The period spans at most ${MAX_DAYS} days; the default is the current calendar month (UTC).`,
+        description: `The wallet (\`wallet:<org>\`) and the money held in its escrows over [from, to): every rail transfer posting to them, one line per counter-account (a release is a release line and a fee line), with its transfer id, the escrow, engagement and task (named in \`lang\`: its job, agent and input's first words), and the receipts' leaf hashes. Opening + movements = closing. The period spans at most ${MAX_DAYS} days; the default is the current calendar month (UTC).`,
         tags: ['statements'],
         querystring: Type.Object(
           {
