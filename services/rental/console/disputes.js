@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks'
 import { api } from './api.js'
 import { useFieldProblems } from './field-check.js'
 import { formatNumber } from './i18n.js'
-import { askSummary } from './names.js'
+import { askSummary, engagementLabel } from './names.js'
 import { Filter, Filters, PAGE_SIZE, Pager, usePaged } from './paging.js'
 import { ActionButton, Did, Empty, ErrorText, html, Loading, useLoad, When, listBody } from './ui.js'
 
@@ -171,7 +171,7 @@ export const Disputes = ({ t, lang }) => html`<h1>${t('nav.disputes')}</h1>
   <p class="hint">${t('dispute.intro')}</p>
   <${DisputeRows} t=${t} lang=${lang} />`
 
-function ReportIncident({ t, onReported }) {
+function ReportIncident({ t, lang, onReported }) {
   const [severity, setSeverity] = useState('sev3')
   const [summary, setSummary] = useState('')
   const [impact, setImpact] = useState('')
@@ -199,7 +199,7 @@ function ReportIncident({ t, onReported }) {
       <label for="incident-engagement">${t('incident.engagement')}</label>
       <select id="incident-engagement" value=${engagement} onChange=${(e) => setEngagement(e.currentTarget.value)}>
         <option value="">—</option>
-        ${list.map((e) => html`<option key=${e.id} value=${e.id}>${e.job_id} · ${e.id}</option>`)}
+        ${list.map((e) => html`<option key=${e.id} value=${e.id}>${engagementLabel(e, lang)}</option>`)}
       </select>
       <label for="incident-severity">${t('incident.severity')}</label>
       <select id="incident-severity" value=${severity} onChange=${(e) => setSeverity(e.currentTarget.value)}>
@@ -221,7 +221,7 @@ export function Incidents({ t, lang }) {
   const list = usePaged('/api/incidents', { field: 'incidents', filters: { state }, reloadKey: reported })
   const rows = list.data?.incidents
   return html`<h1>${t('nav.incidents')}</h1>
-    <${ReportIncident} t=${t} onReported=${() => setReported((n) => n + 1)} />
+    <${ReportIncident} t=${t} lang=${lang} onReported=${() => setReported((n) => n + 1)} />
     <${Filters} t=${t}>
       <${Filter} id="incident-state" label=${t('list.filter_state')} value=${state} onChange=${setState}
         options=${[

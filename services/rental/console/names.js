@@ -22,6 +22,10 @@ export const TaskName = ({ task, t }) =>
       : null
   }${task.input_preview ? html`<br /><small class="preview" dir="auto">${task.input_preview}</small>` : null}`
 
+/** An engagement as a choice in a list: its job, its agent and when it was made (its id never the label). */
+export const engagementLabel = (e, lang) =>
+  [e.job_title ?? e.job_id, e.agent_name, formatDate(e.created_at, lang)].filter(Boolean).join(' · ')
+
 /** An agent by its display name, its DID in small print with a copy button (the DID alone when it has no name). */
 export const AgentName = ({ name, did, t }) =>
   name
