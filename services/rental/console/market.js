@@ -60,10 +60,10 @@ function Jobs({ jobs, form, searched, t, lang }) {
                 job.agents.length === 0
                   ? html`<p class="hint">${t('market.no_agents')}</p>`
                   : job.agents.map(
-                      (agent) => html`<div class="agent" key=${agent.did}>
+                      (agent) => html`<div class="agent" key=${agent.did} data-agent=${agent.did}>
                       <p><strong><bdi dir="auto" data-testid="agent-name">${agent.name}</bdi></strong>
                         <small class="hint"> ${t('eng.provider')} <bdi dir="auto">${agent.provider.name}</bdi></small></p>
-                      <${CopyId} label=${t('task.agent_did')} value=${agent.did} t=${t} />
+                      <${CopyId} label=${t('task.agent_did')} value=${agent.did} t=${t} compact=${true} />
                       <${ActionButton} kind="primary" t=${t} busy=${t('market.hiring')}
                         label=${t('market.hire', { agent: agent.name ?? agent.id })}
                         action=${() => hire(job, agent)} />
@@ -177,7 +177,7 @@ function Listings({ query, searched, t }) {
               <h3><a href=${`#/market/listings/${encodeURIComponent(l.id)}`}><bdi dir="auto">${l.title}</bdi></a></h3><p dir="auto">${l.description}</p>
               <p><bdi class="money">${l.price.display}</bdi> ${t('market.per_task')}</p>
               <p class="hint">${t(`availability.${l.availability.state}`)}${l.tags.length ? ` · ${l.tags.join(', ')}` : ''}</p>
-              <${CopyId} label=${t('task.agent_did')} value=${l.agent_did} t=${t} />
+              <${CopyId} label=${t('task.agent_did')} value=${l.agent_did} t=${t} compact=${true} />
             </li>`,
             )}</ul>`
     }

@@ -26,10 +26,10 @@ export const TaskName = ({ task, t }) =>
 export const engagementLabel = (e, lang) =>
   [e.job_title ?? e.job_id, e.agent_name, formatDate(e.created_at, lang)].filter(Boolean).join(' · ')
 
-/** An agent by its display name, its DID in small print with a copy button (the DID alone when it has no name). */
+/** An agent by its display name, its DID behind a copy button (in small print when it has no name). */
 export const AgentName = ({ name, did, t }) =>
   name
-    ? html`<bdi dir="auto" class="agent-name">${name}</bdi> <${CopyId} label=${t('task.agent_did')} value=${did} t=${t} />`
+    ? html`<bdi dir="auto" class="agent-name">${name}</bdi><br /><${CopyId} label=${t('task.agent_did')} value=${did} t=${t} compact=${true} />`
     : html`<${CopyId} label=${t('task.agent_did')} value=${did} t=${t} />`
 
 /** A text's first words (at most `max` characters, cut at a space, with an ellipsis), as the API's `input_preview`. */
@@ -63,8 +63,11 @@ export function duration(ms, lang) {
 export const paymentWords = (escrowState, priceFils, t) =>
   escrowState ? t(`pay.${escrowState}`) : priceFils === 0 ? t('pay.free') : t('pay.none')
 
-/** An id or a DID in small print, left to right, with a button that copies it. */
-export function CopyId({ label, value, t }) {
+/**
+ * An id or a DID in small print, left to right, with a button that copies it; `compact`: the
+ * button alone ("Copy the agent DID"), the value in its tooltip (a card or a row with a name).
+ */
+export function CopyId({ label, value, t, compact = false }) {
   const [copied, setCopied] = useState(false)
   const copy = async () => {
     try {
@@ -73,6 +76,8 @@ export function CopyId({ label, value, t }) {
       globalThis.setTimeout(() => setCopied(false), 2000)
     } catch {}
   }
+  if (compact)
+    return html`<small class="id-line"><button type="button" class="copy" title=${value} onClick=${copy}>${copied ? t('copy.done') : t('copy.label', { what: label })}</button></small>`
   return html`<small class="id-line"><span>${label}</span> <code dir="ltr" class="did">${value}</code>
     <button type="button" class="copy" aria-label=${t('copy.label', { what: label })} onClick=${copy}>${copied ? t('copy.done') : t('copy')}</button></small>`
 }

@@ -112,7 +112,7 @@ function Executions({ t, lang }) {
             <th>${t('exec.price')}</th><th>${t('task.created')}</th></tr></thead>
           <tbody>${rows.map(
             (x) => html`<tr key=${x.id} data-task=${x.task_id ?? x.id}>
-              <td><${TaskName} task=${{ ...x, id: x.task_id ?? x.id }} t=${t} />${
+              <td><${TaskName} task=${{ ...x, id: x.task_id ?? x.id }} t=${t} withAgent=${false} />${
                 x.kind === 'tool_action'
                   ? html`<br /><small class="hint">${t('exec.tool_action')} <code dir="ltr">${x.tool}</code></small>`
                   : null

@@ -123,7 +123,7 @@ describe(
 
       // the market: jobs with their agents by name; the DID only in small print
       await go('market')
-      const offer = page.locator('[data-job=job_summary] .agent', { hasText: agentDid })
+      const offer = page.locator(`[data-job=job_summary] .agent[data-agent="${agentDid}"]`)
       const agentName = (await offer.getByTestId('agent-name').textContent())!
       assert.equal(agentName, 'Summariser')
       await check('02-market')

@@ -123,7 +123,10 @@ describe('the web console (/console) in Chromium: sign-in, hire signed in the br
         if (r.method() === 'POST' && new URL(r.url()).pathname.endsWith('/signatures'))
           signatures.push(r.postData() ?? '')
       })
-      await page.locator(`[data-job=job_summary] .agent`, { hasText: agentDid }).getByRole('button').click()
+      await page
+        .locator(`[data-job=job_summary] .agent[data-agent="${agentDid}"]`)
+        .getByRole('button', { name: /^Hire / })
+        .click()
       await page.waitForURL(/#\/engagements\/eng_/)
       const engagementId = page.url().split('/').pop()!
       await page.locator('.signable .ok').first().waitFor()
