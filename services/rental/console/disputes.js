@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks'
 import { api } from './api.js'
 import { useFieldProblems } from './field-check.js'
 import { formatNumber } from './i18n.js'
-import { askSummary, engagementLabel } from './names.js'
+import { askSummary, engagementLabel, TaskName } from './names.js'
 import { Filter, Filters, PAGE_SIZE, Pager, usePaged } from './paging.js'
 import { ActionButton, Did, Empty, ErrorText, html, Loading, useLoad, When, listBody } from './ui.js'
 
@@ -39,7 +39,7 @@ function DisputeRows({ t, lang, taskId, reloadKey = 0 }) {
     <tbody>${rows.map(
       (d) => html`<tr key=${d.id} data-dispute=${d.id} data-state=${d.state}>
         <td><${When} iso=${d.created_at} lang=${lang} />
-          ${d.task_id && !taskId ? html`<br /><a href=${`#/tasks/${d.task_id}`}><code dir="ltr">${d.task_id}</code></a>` : null}</td>
+          ${d.task_id && !taskId ? html`<br /><${TaskName} task=${{ ...d, id: d.task_id }} t=${t} />` : null}</td>
         <td><bdi class="money">${d.amount.display}</bdi></td>
         <td dir="auto">${d.reason}${d.response ? html`<br /><small>${t('dispute.response')}: <bdi dir="auto">${d.response.text}</bdi></small>` : null}</td>
         <td>${t(`dispute.${d.state}`)}${d.resolution ? html`<br /><small>${t(`dispute.outcome.${d.resolution.outcome}`)}</small>` : null}</td>

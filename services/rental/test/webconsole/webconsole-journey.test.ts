@@ -76,6 +76,11 @@ describe(
     }
     const shot = (name: string, fullPage = true) =>
       page.screenshot({ path: join(shots, `${name}.png`), fullPage })
+    /** What the screen shows without scrolling (README's pictures: docs/screenshots/), `at` brought into view first. */
+    const view = async (name: string, at?: string) => {
+      if (at) await page.locator(at).first().scrollIntoViewIfNeeded()
+      await page.screenshot({ path: join(shots, `view-${name}.png`) })
+    }
     const toast = () => page.getByTestId('toasts').locator('.toast').last()
     /** The words a person reads on the screen: the header and main, without the small print of ids (copy buttons). */
     const readable = () =>
@@ -127,6 +132,7 @@ describe(
       const agentName = (await offer.getByTestId('agent-name').textContent())!
       assert.equal(agentName, 'Summariser')
       await check('02-market')
+      await view('market')
 
       // hire: one sentence says what is signed before the fields, and nothing is signed before asked
       await offer.getByRole('button', { name: say('en', 'market.hire', { agent: agentName }) }).click()
@@ -136,6 +142,7 @@ describe(
       await summary.waitFor()
       assert.match((await summary.textContent())!, /^You pay AED\s[\d,]+\.\d\d per task to Summariser/)
       await check('03-engagement-sign')
+      await view('engagement-sign', '[data-testid=sign-summary]')
       await page.getByRole('button', { name: /Sign the agreement/ }).click()
       await page
         .getByTestId('engagement-state')
@@ -156,6 +163,7 @@ describe(
       assert.ok(verdicts.includes('pending'), `pending before verified: ${verdicts.join(' → ')}`)
       assert.ok(!verdicts.includes('not-verified'), `never red: ${verdicts.join(' → ')}`)
       await check('04-task-verified')
+      await view('task-verified', '[data-testid=receipts]')
 
       // the release: one sentence, signed in the browser, its receipt verified by itself
       await go(`engagements/${engagementId}`)
@@ -292,6 +300,7 @@ describe(
       assert.match(task.job_title, ARABIC)
       await page.locator('[data-testid=receipts] [data-verdict=verified]').first().waitFor()
       await check('20-task-ar')
+      await view('task-ar')
       for (const [route, name] of [
         ['market', '21-market-ar'],
         [`engagements/${task.engagement_id}`, '22-engagement-ar'],
@@ -308,6 +317,7 @@ describe(
           if (route.startsWith('tasks/'))
             await page.locator('[data-testid=receipts] [data-verdict=verified]').first().waitFor()
           await check(`30-phone-${lang}-${route.split('/')[0]}`)
+          if (route !== 'batches') await view(`phone-${lang}-${route.split('/')[0]}`)
           // nothing a person taps is cut off at the screen's edges
           const out =
             (await page.evaluate(`[...document.querySelectorAll('main button, main a, main input, main select')]
