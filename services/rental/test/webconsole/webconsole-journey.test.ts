@@ -78,7 +78,7 @@ describe(
       page.screenshot({ path: join(shots, `${name}.png`), fullPage })
     /** What the screen shows without scrolling (README's pictures: docs/screenshots/), `at` brought into view first. */
     const view = async (name: string, at?: string) => {
-      if (at) await page.locator(at).first().scrollIntoViewIfNeeded()
+      if (at) await page.locator(at).first().evaluate((el) => el.scrollIntoView({ block: 'center' }))
       await page.screenshot({ path: join(shots, `view-${name}.png`) })
     }
     const toast = () => page.getByTestId('toasts').locator('.toast').last()
@@ -132,7 +132,7 @@ describe(
       const agentName = (await offer.getByTestId('agent-name').textContent())!
       assert.equal(agentName, 'Summariser')
       await check('02-market')
-      await view('market')
+      await view('market', '[data-job=job_summary]')
 
       // hire: one sentence says what is signed before the fields, and nothing is signed before asked
       await offer.getByRole('button', { name: say('en', 'market.hire', { agent: agentName }) }).click()
