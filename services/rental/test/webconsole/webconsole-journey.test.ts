@@ -78,7 +78,11 @@ describe(
       page.screenshot({ path: join(shots, `${name}.png`), fullPage })
     /** What the screen shows without scrolling (README's pictures: docs/screenshots/), `at` brought into view first. */
     const view = async (name: string, at?: string) => {
-      if (at) await page.locator(at).first().evaluate((el) => el.scrollIntoView({ block: 'center' }))
+      if (at)
+        await page
+          .locator(at)
+          .first()
+          .evaluate((el) => el.scrollIntoView({ block: 'center' }))
       await page.screenshot({ path: join(shots, `view-${name}.png`) })
     }
     const toast = () => page.getByTestId('toasts').locator('.toast').last()
