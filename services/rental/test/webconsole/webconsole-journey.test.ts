@@ -285,6 +285,28 @@ describe(
       await check('12-executions')
       await go('approvals')
       await check('13-approvals')
+
+      // and every other screen of the sidebar, as they stand after this journey
+      for (const route of [
+        'engagements',
+        'tasks',
+        'schedules',
+        'budgets',
+        'refunds',
+        'disputes',
+        'usage',
+        'incidents',
+        'teams',
+        'org',
+        'onboarding',
+        'webhooks',
+        'connections',
+        'profile',
+        'danger',
+      ]) {
+        await go(route)
+        await check(`14-${route}`)
+      }
       assert.deepEqual(found, [])
       assert.deepEqual(errors, [])
     })
