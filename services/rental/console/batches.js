@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { api } from './api.js'
 import { useFieldProblems } from './field-check.js'
 import { formatFils, formatNumber } from './i18n.js'
+import { engagementLabel } from './names.js'
 import { Pager, usePaged } from './paging.js'
 import { useLoadAgain } from './reload.js'
 import { say } from './toast.js'
@@ -163,6 +164,13 @@ function Items({ id, t, lang, state }) {
     )}`
 }
 
+/** The batch's engagement by its job, agent and date (until it loads: "Open the engagement"). */
+function EngagementLink({ id, t, lang }) {
+  const loaded = useLoad(`/api/engagements/${encodeURIComponent(id)}?lang=${lang}`)
+  const engagement = loaded.data?.engagement
+  return html`<a href=${`#/engagements/${encodeURIComponent(id)}`}>${engagement ? engagementLabel(engagement, lang) : t('batchd.open_engagement')}</a>`
+}
+
 export function Batch({ id, t, lang }) {
   const { batch, error } = useBatch(null, id)
   if (error) return html`<${ErrorText} error=${error} t=${t} />`
@@ -176,7 +184,7 @@ export function Batch({ id, t, lang }) {
         <dt>${t('col.state')}</dt><dd>${t(`batch.${batch.state}`)}</dd>
         <dt>${t('col.created')}</dt><dd><${When} iso=${batch.created_at} lang=${lang} /></dd>
         ${batch.finished_at ? html`<dt>${t('batchd.finished')}</dt><dd><${When} iso=${batch.finished_at} lang=${lang} /></dd>` : null}
-        <dt>${t('batchd.engagement')}</dt><dd><a href=${`#/engagements/${encodeURIComponent(batch.engagement_id)}`}>${t('batchd.open_engagement')}</a></dd>
+        <dt>${t('batchd.engagement')}</dt><dd><${EngagementLink} id=${batch.engagement_id} t=${t} lang=${lang} /></dd>
       </dl>
     </section>
     <section class="card" aria-labelledby="batch-download-title">

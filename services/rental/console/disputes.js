@@ -4,9 +4,9 @@ import { useState } from 'preact/hooks'
 import { api } from './api.js'
 import { useFieldProblems } from './field-check.js'
 import { formatNumber } from './i18n.js'
-import { askSummary, engagementLabel, TaskName } from './names.js'
+import { askSummary, CopyId, engagementLabel, TaskName } from './names.js'
 import { Filter, Filters, PAGE_SIZE, Pager, usePaged } from './paging.js'
-import { ActionButton, Did, Empty, ErrorText, html, Loading, useLoad, When, listBody } from './ui.js'
+import { ActionButton, Empty, ErrorText, html, Loading, useLoad, When, listBody } from './ui.js'
 
 /** "12.5" (AED, at most two decimals) as fils, exactly; null when it is not an amount. */
 export function filsOf(text) {
@@ -242,7 +242,7 @@ export function Incidents({ t, lang }) {
               (i) => html`<tr key=${i.id}><td><${When} iso=${i.created_at} lang=${lang} /></td>
                 <td dir="auto"><strong>${i.summary}</strong><br /><small>${i.impact}</small></td>
                 <td>${t(i.resolved_at ? 'incident.resolved' : 'incident.open')}${i.resolution ? html`<br /><small dir="auto">${i.resolution}</small>` : null}</td>
-                <td>${i.agent_did ? html`<${Did} did=${i.agent_did} />` : '—'}</td></tr>`,
+                <td>${i.agent_did ? html`<${CopyId} label=${t('task.agent_did')} value=${i.agent_did} t=${t} />` : '—'}</td></tr>`,
             )}</tbody></table>
             <${Pager} page=${list.page} t=${t} lang=${lang} />`,
     )}`
