@@ -283,7 +283,19 @@ describe(
       assert.equal((await execution.getByTestId('task-name').textContent())!.trim(), 'Document summary')
       await execution.getByText(agentName).first().waitFor()
       await check('12-executions')
+      // a task the engagement's policy holds: the approval names it by its job and its input
+      const policy = await stack.call(stack.alice, 'POST', `/api/engagements/${engagementId}/config`, {
+        approval: { mode: 'always' },
+      })
+      assert.equal(policy.status, 200, policy.text)
+      const held = await stack.call(stack.alice, 'POST', '/api/tasks', {
+        engagement_id: engagementId,
+        text: 'Summarise the quarterly report before the board meets.',
+      })
+      assert.equal(held.status, 200, held.text)
       await go('approvals')
+      const approval = page.locator(`[data-testid=approvals] tr`, { hasText: 'quarterly report' })
+      assert.equal((await approval.getByTestId('task-name').textContent())!.trim(), 'Document summary')
       await check('13-approvals')
 
       // and every other screen of the sidebar, as they stand after this journey
