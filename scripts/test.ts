@@ -30,6 +30,7 @@ const LONGEST_FIRST = [
   'services/rental/test/tasks/task-faults-kill.test.ts',
   'services/rental/test/tasks/task-faults-database.test.ts',
   'services/rental/test/webconsole/webconsole-layout.test.ts',
+  'services/rental/test/webconsole/webconsole-journey.test.ts',
   'services/rental/test/service/sweep-bad-input.test.ts',
   'packages/client/test/sdk.test.ts',
   'services/rental/test/batches/batches.test.ts',

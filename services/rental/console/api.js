@@ -71,6 +71,9 @@ export async function api(method, path, body, extra = {}) {
   return parsed
 }
 
+/** Whether the call failed because the session ended (401): app.js's one banner says so, with its button. */
+export const signedOutBy = (error) => error instanceof ApiError && error.status === 401
+
 /**
  * The words to show for a failed call: the catalogue's sentence for its code (what went wrong, what
  * to do next), never the API's message, which may hold schema paths or routes. Errors the console

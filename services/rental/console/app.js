@@ -6,7 +6,7 @@ import { api, loadMe, setApiLang, SIGNED_OUT } from './api.js'
 import { Engagement, Engagements } from './engagements.js'
 import { Home } from './home.js'
 import { applyLang, initialLang, remember, roleName, translator } from './i18n.js'
-import { Budgets, Invoices as InvoiceList, Refunds } from './lists.js'
+import { Budgets, Refunds } from './lists.js'
 import { Automation, Schedules, Webhooks } from './automation.js'
 import { Batch, Batches } from './batches.js'
 import { Onboarding } from './onboarding.js'
@@ -22,7 +22,7 @@ import { ListingDetail, Trial } from './market-listing.js'
 import { Task, Tasks } from './tasks.js'
 // the tenant screens (organization, operations, members, profile, danger zone)
 import { tenantScreen } from './tenant.js'
-import { Empty, ErrorText, html, Loading } from './ui.js'
+import { Empty, ErrorText, html, Loading, useLoad } from './ui.js'
 
 // the screen a person was on when the session ended, back after signing in again (app start)
 const RETURN_KEY = 'console.return'
@@ -76,14 +76,12 @@ function Screen({ route, me, t, lang }) {
 
 const LISTS = {
   budgets: Budgets,
-  invoices: InvoiceList,
   refunds: Refunds,
   schedules: Schedules,
   webhooks: Webhooks,
 }
 
-// The client screens (money, disputes, incidents, teams, batches): they come before LISTS (the
-// console's invoices screen replaces the read-only list).
+// The client screens (money, disputes, incidents, teams, batches).
 const CLIENT_SCREENS = {
   invoices: { list: Invoices },
   statements: { list: Statements },
@@ -149,6 +147,14 @@ function useNarrow() {
   return narrow
 }
 
+/** The member's role and the organization's name (in the console's language); its id stays on Home and the Overview. */
+function OrgLine({ me, lang }) {
+  const org = useLoad(`/v1/org?lang=${lang}`)
+  return html`<p class="org">${roleName(me.organization.role, lang)}${
+    org.data ? html` · <bdi dir="auto" data-testid="header-org">${org.data.name}</bdi>` : null
+  }</p>`
+}
+
 function Account({ me, t, lang, choose, onError, inHeader }) {
   const [leaving, setLeaving] = useState(false)
   return html`<section class=${inHeader ? 'account account-top' : 'account'} aria-labelledby="account-title">
@@ -156,7 +162,7 @@ function Account({ me, t, lang, choose, onError, inHeader }) {
     ${
       me
         ? html`<p class="person" data-testid="person" dir="auto">${me.client.name ?? me.client.email ?? me.client.subject}</p>
-          <p class="org">${roleName(me.organization.role, lang)} · <code dir="ltr" data-testid="org-id">${me.organization.id}</code></p>`
+          <${OrgLine} me=${me} lang=${lang} />`
         : null
     }
     <label for="lang">${t('language')}</label>

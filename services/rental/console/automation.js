@@ -1,10 +1,12 @@
 // @ts-check
-// One place each: Schedules (Work: made here, paused and resumed here, their last task linked) and
+// One place each: Schedules (Work: made here, paused and resumed here, their last task linked; paged) and
 // Webhooks (Organization: made here, their deliveries and attempts). The old Organization screen
 // "Triggers and webhooks" (#/automation) sends its deep link to Webhooks.
 import { useEffect, useState } from 'preact/hooks'
 import { api } from './api.js'
 import { ScheduleForm, WebhookForm } from './forms.js'
+import { firstWords } from './names.js'
+import { Pager, usePaged } from './paging.js'
 import { Loaded } from './tenant-ui.js'
 import { say } from './toast.js'
 import { ActionButton, allowed, html, useLoad, When } from './ui.js'
@@ -71,7 +73,7 @@ export function Webhooks({ me, t, lang }) {
 }
 
 export function Schedules({ me, t, lang }) {
-  const schedules = useLoad('/api/schedules?limit=100')
+  const schedules = usePaged('/api/schedules', { field: 'schedules' })
   const mayChange = allowed(me, 'schedules:write')
   const flip = (s) => async () => {
     const verb = s.state === 'paused' ? 'resume' : 'pause'
@@ -103,7 +105,7 @@ export function Schedules({ me, t, lang }) {
             <td>${code(s.cron)} <small>${s.timezone}</small></td>
             <td>${t(`schedule.${s.state}`)}</td>
             <td>${s.next_runs[0] ? html`<${When} iso=${s.next_runs[0]} lang=${lang} />` : '—'}</td>
-            <td>${s.last_task_id ? html`<a href=${`#/tasks/${s.last_task_id}`}>${t('batchd.open_task')}</a>` : '—'}</td>
+            <td>${s.last_task_id ? html`<a href=${`#/tasks/${s.last_task_id}`}><bdi dir="auto">${firstWords(s.text) ?? t('task.untitled')}</bdi></a>${s.last_fired_at ? html`<br /><small class="hint"><${When} iso=${s.last_fired_at} lang=${lang} /></small>` : null}` : '—'}</td>
             ${
               mayChange && s.state !== 'ended'
                 ? html`<td><${ActionButton} t=${t} busy=${t('loading')} action=${flip(s)}
@@ -114,7 +116,8 @@ export function Schedules({ me, t, lang }) {
             }
           </tr>`,
         )}</tbody>
-      </table>`}
+      </table>
+      <${Pager} page=${schedules.page} t=${t} lang=${lang} />`}
     <//>`
 }
 

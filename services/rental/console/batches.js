@@ -6,6 +6,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { api } from './api.js'
 import { useFieldProblems } from './field-check.js'
 import { formatFils, formatNumber } from './i18n.js'
+import { engagementLabel } from './names.js'
 import { Pager, usePaged } from './paging.js'
 import { useLoadAgain } from './reload.js'
 import { say } from './toast.js'
@@ -145,12 +146,16 @@ function Items({ id, t, lang, state }) {
       t,
       'batchd.no_items',
       () => html`<table class="list" data-testid="batch-items"><thead><tr><th>${t('batchd.item')}</th>
-          <th>${t('col.state')}</th><th>${t('task.title')}</th></tr></thead>
+          <th>${t('col.state')}</th><th>${t('task.what')}</th></tr></thead>
         <tbody>${rows.map(
           (i) => html`<tr key=${i.index} data-item=${i.index}>
             <td>${formatNumber(i.index + 1, lang)}</td>
             <td><span class=${`state state-${i.state}`}>${t(`batchd.item.${i.state}`)}</span>${i.error ? html`<br /><small>${t('batchd.failed_item')}</small>` : null}</td>
-            <td>${i.task_id ? html`<a href=${`#/tasks/${encodeURIComponent(i.task_id)}`}>${t('batchd.open_task')}</a>` : t('batchd.no_task_yet')}</td>
+            <td>${
+              i.task_id
+                ? html`<a href=${`#/tasks/${encodeURIComponent(i.task_id)}`} data-testid="item-task"><bdi dir="auto">${i.input_preview ?? t('batchd.task_n', { n: formatNumber(i.index + 1, lang) })}</bdi></a>`
+                : html`${i.input_preview ? html`<bdi dir="auto">${i.input_preview}</bdi><br />` : null}<small class="hint">${t('batchd.no_task_yet')}</small>`
+            }</td>
           </tr>`,
         )}</tbody></table>
         <p class="pager">
@@ -158,6 +163,13 @@ function Items({ id, t, lang, state }) {
           ${items.data.next_from !== null ? html`<button type="button" onClick=${() => setFrom(items.data.next_from)}>${t('batchd.next')}</button>` : null}
         </p>`,
     )}`
+}
+
+/** The batch's engagement by its job, agent and date (until it loads: "Open the engagement"). */
+function EngagementLink({ id, t, lang }) {
+  const loaded = useLoad(`/api/engagements/${encodeURIComponent(id)}?lang=${lang}`)
+  const engagement = loaded.data?.engagement
+  return html`<a href=${`#/engagements/${encodeURIComponent(id)}`}>${engagement ? engagementLabel(engagement, lang) : t('batchd.open_engagement')}</a>`
 }
 
 export function Batch({ id, t, lang }) {
@@ -173,7 +185,7 @@ export function Batch({ id, t, lang }) {
         <dt>${t('col.state')}</dt><dd>${t(`batch.${batch.state}`)}</dd>
         <dt>${t('col.created')}</dt><dd><${When} iso=${batch.created_at} lang=${lang} /></dd>
         ${batch.finished_at ? html`<dt>${t('batchd.finished')}</dt><dd><${When} iso=${batch.finished_at} lang=${lang} /></dd>` : null}
-        <dt>${t('batchd.engagement')}</dt><dd><a href=${`#/engagements/${encodeURIComponent(batch.engagement_id)}`}>${t('batchd.open_engagement')}</a></dd>
+        <dt>${t('batchd.engagement')}</dt><dd><${EngagementLink} id=${batch.engagement_id} t=${t} lang=${lang} /></dd>
       </dl>
     </section>
     <section class="card" aria-labelledby="batch-download-title">

@@ -3,13 +3,14 @@
 // the statement of a month (opening, every movement, closing; CSV download).
 import { useState } from 'preact/hooks'
 import { api } from './api.js'
+import { engagementLabel, TaskName } from './names.js'
 import { Pager, usePaged } from './paging.js'
 import { say } from './toast.js'
 import { ActionButton, Empty, ErrorText, html, Loading, useLoad, When, listBody } from './ui.js'
 
 const money = (m) => html`<bdi class="money">${m.display}</bdi>`
 
-function IssueInvoice({ list, t, onIssued }) {
+function IssueInvoice({ list, t, lang, onIssued }) {
   const [engagement, setEngagement] = useState('')
   if (list.length === 0) return null
   const issue = async () => {
@@ -23,7 +24,7 @@ function IssueInvoice({ list, t, onIssued }) {
     <label for="invoice-engagement">${t('incident.engagement')}</label>
     <select id="invoice-engagement" value=${engagement} onChange=${(e) => setEngagement(e.currentTarget.value)}>
       <option value="">—</option>
-      ${list.map((e) => html`<option key=${e.id} value=${e.id}>${e.job_id} · ${e.id}</option>`)}
+      ${list.map((e) => html`<option key=${e.id} value=${e.id}>${engagementLabel(e, lang)}</option>`)}
     </select>
     <${ActionButton} kind="primary" label=${t('invoice.issue')} busy=${t('loading')} t=${t} action=${issue} />
   </form>`
@@ -36,7 +37,7 @@ export function Invoices({ t, lang }) {
   const invoiceable = (engagements.data?.engagements ?? []).filter((e) => e.state !== 'pending')
   const rows = list.data?.invoices
   return html`<h1>${t('nav.invoices')}</h1>
-    <${IssueInvoice} list=${invoiceable} t=${t} onIssued=${() => setIssued((n) => n + 1)} />
+    <${IssueInvoice} list=${invoiceable} t=${t} lang=${lang} onIssued=${() => setIssued((n) => n + 1)} />
     <${ErrorText} error=${list.error} t=${t} />
     ${
       rows && rows.length === 0
@@ -108,7 +109,7 @@ export function Statements({ t, lang }) {
                     i,
                   ) => html`<tr key=${`${m.transfer_id}-${i}`}><td><${When} iso=${m.at} lang=${lang} /></td>
                     <td>${t(`statement.kind.${m.kind}`)}</td><td>${money(m.wallet)}</td><td>${money(m.held)}</td>
-                    <td>${m.task_id ? html`<a href=${`#/tasks/${m.task_id}`}><code dir="ltr">${m.task_id}</code></a>` : '—'}</td></tr>`,
+                    <td>${m.task_id ? html`<${TaskName} task=${{ ...m, id: m.task_id }} t=${t} />` : '—'}</td></tr>`,
                 )}</tbody></table>`
           }`
     }`

@@ -5,8 +5,9 @@ import { useState } from 'preact/hooks'
 import { api } from './api.js'
 import { useFieldProblems } from './field-check.js'
 import { formatNumber } from './i18n.js'
+import { askSummary, CopyId, engagementLabel, TaskName } from './names.js'
 import { Filter, Filters, PAGE_SIZE, Pager, usePaged } from './paging.js'
-import { ActionButton, Did, Empty, ErrorText, html, Loading, useLoad, When, listBody } from './ui.js'
+import { ActionButton, Empty, ErrorText, html, Loading, useLoad, When, listBody } from './ui.js'
 
 /** "12.5" (AED, at most two decimals) as fils, exactly; null when it is not an amount. */
 export function filsOf(text) {
@@ -39,7 +40,7 @@ function DisputeRows({ t, lang, taskId, reloadKey = 0 }) {
     <tbody>${rows.map(
       (d) => html`<tr key=${d.id} data-dispute=${d.id} data-state=${d.state}>
         <td><${When} iso=${d.created_at} lang=${lang} />
-          ${d.task_id && !taskId ? html`<br /><a href=${`#/tasks/${d.task_id}`}><code dir="ltr">${d.task_id}</code></a>` : null}</td>
+          ${d.task_id && !taskId ? html`<br /><${TaskName} task=${{ ...d, id: d.task_id }} t=${t} />` : null}</td>
         <td><bdi class="money">${d.amount.display}</bdi></td>
         <td dir="auto">${d.reason}${d.response ? html`<br /><small>${t('dispute.response')}: <bdi dir="auto">${d.response.text}</bdi></small>` : null}</td>
         <td>${t(`dispute.${d.state}`)}${d.resolution ? html`<br /><small>${t(`dispute.outcome.${d.resolution.outcome}`)}</small>` : null}</td>
@@ -82,6 +83,7 @@ function AmountForm({ kind, path, task, t, lang, onDone }) {
       onInput=${(e) => setAmount(e.currentTarget.value)} />
     ${fields.note(`${kind}-amount`)}
     <p class="hint">${t(`${kind}.amount_hint`, { max: formatNumber(task.price_fils / 100, lang, { style: 'currency', currency: task.currency }) })}</p>
+    <${AskSummary} kind=${kind} fils=${filsOf(amount)} task=${task} t=${t} lang=${lang} />
     <label for=${`${kind}-reason`}>${t('col.reason')}</label>
     <textarea dir="auto" id=${`${kind}-reason`} rows="3" maxlength="2000" required value=${reason} ...${fields.at(`${kind}-reason`)}
       onInput=${(e) => setReason(e.currentTarget.value)}></textarea>
@@ -89,6 +91,14 @@ function AmountForm({ kind, path, task, t, lang, onDone }) {
     <div class="actions"><${ActionButton} kind="primary" label=${t(`${kind}.submit`)} busy=${t('loading')} t=${t} action=${submit} />
       <button type="button" onClick=${() => setOpen(false)}>${t('cancel')}</button></div>
   </form>`
+}
+
+/** What the request asks, in one sentence, before it is sent (names.js). */
+function AskSummary({ kind, fils, task, t, lang }) {
+  const sentence = askSummary(kind, fils, task, t, lang)
+  return sentence
+    ? html`<p class="sign-summary" data-testid=${`${kind}-summary`} aria-live="polite">${sentence}</p>`
+    : null
 }
 
 /** The refunds asked on a task, with their state (the provider accepts or rejects them). */
@@ -162,7 +172,7 @@ export const Disputes = ({ t, lang }) => html`<h1>${t('nav.disputes')}</h1>
   <p class="hint">${t('dispute.intro')}</p>
   <${DisputeRows} t=${t} lang=${lang} />`
 
-function ReportIncident({ t, onReported }) {
+function ReportIncident({ t, lang, onReported }) {
   const [severity, setSeverity] = useState('sev3')
   const [summary, setSummary] = useState('')
   const [impact, setImpact] = useState('')
@@ -190,7 +200,7 @@ function ReportIncident({ t, onReported }) {
       <label for="incident-engagement">${t('incident.engagement')}</label>
       <select id="incident-engagement" value=${engagement} onChange=${(e) => setEngagement(e.currentTarget.value)}>
         <option value="">—</option>
-        ${list.map((e) => html`<option key=${e.id} value=${e.id}>${e.job_id} · ${e.id}</option>`)}
+        ${list.map((e) => html`<option key=${e.id} value=${e.id}>${engagementLabel(e, lang)}</option>`)}
       </select>
       <label for="incident-severity">${t('incident.severity')}</label>
       <select id="incident-severity" value=${severity} onChange=${(e) => setSeverity(e.currentTarget.value)}>
@@ -212,7 +222,7 @@ export function Incidents({ t, lang }) {
   const list = usePaged('/api/incidents', { field: 'incidents', filters: { state }, reloadKey: reported })
   const rows = list.data?.incidents
   return html`<h1>${t('nav.incidents')}</h1>
-    <${ReportIncident} t=${t} onReported=${() => setReported((n) => n + 1)} />
+    <${ReportIncident} t=${t} lang=${lang} onReported=${() => setReported((n) => n + 1)} />
     <${Filters} t=${t}>
       <${Filter} id="incident-state" label=${t('list.filter_state')} value=${state} onChange=${setState}
         options=${[
@@ -233,7 +243,7 @@ export function Incidents({ t, lang }) {
               (i) => html`<tr key=${i.id}><td><${When} iso=${i.created_at} lang=${lang} /></td>
                 <td dir="auto"><strong>${i.summary}</strong><br /><small>${i.impact}</small></td>
                 <td>${t(i.resolved_at ? 'incident.resolved' : 'incident.open')}${i.resolution ? html`<br /><small dir="auto">${i.resolution}</small>` : null}</td>
-                <td>${i.agent_did ? html`<${Did} did=${i.agent_did} />` : '—'}</td></tr>`,
+                <td>${i.agent_did ? html`<${CopyId} label=${t('task.agent_did')} value=${i.agent_did} t=${t} />` : '—'}</td></tr>`,
             )}</tbody></table>
             <${Pager} page=${list.page} t=${t} lang=${lang} />`,
     )}`

@@ -7,6 +7,7 @@ import { api, ApiError } from './api.js'
 import { FieldsInvalid, isAmount, useFieldProblems } from './field-check.js'
 import { filsOf } from './disputes.js'
 import { formatDate } from './i18n.js'
+import { engagementLabel } from './names.js'
 import { ErrorText, html, useLoad } from './ui.js'
 
 /** A form that posts what `send` makes of its fields; a refusal in words, `onDone(answer)` after. */
@@ -190,7 +191,7 @@ export function ScheduleForm({ t, lang, reload }) {
     }}>
     <label for="schedule-engagement">${t('schedule.engagement')}</label>
     <select id="schedule-engagement" value=${engagement} onChange=${(e) => bind('engagement').set(e.currentTarget.value)}>
-      ${active.map((e) => html`<option value=${e.id}>${e.job_id} · ${e.id}</option>`)}
+      ${active.map((e) => html`<option value=${e.id}>${engagementLabel(e, lang)}</option>`)}
     </select>
     <${Input} id="schedule-name" label=${t('col.name')} maxlength="200" ...${bind('name')} />
     <label for="schedule-text">${t('task.text')}</label>

@@ -2,7 +2,7 @@
 // Home: the organization, the member's role, the wallet and the recent tasks; the signing key.
 import { roleName } from './i18n.js'
 import { KeyPanel } from './key-panel.js'
-import { CopyId, TaskState } from './names.js'
+import { CopyId, TaskName, TaskState } from './names.js'
 import { OnboardingSteps } from './onboarding.js'
 import { Empty, ErrorText, html, Loading, useLoad, When } from './ui.js'
 
@@ -12,9 +12,7 @@ export function TaskRows({ tasks, t, lang }) {
     <thead><tr><th>${t('task.what')}</th><th>${t('task.state')}</th><th>${t('task.price')}</th><th>${t('task.when')}</th></tr></thead>
     <tbody>${tasks.map(
       (task) => html`<tr key=${task.id} data-task=${task.id}>
-        <td><a href=${`#/tasks/${task.id}`} data-testid="task-name">${task.job_title ?? task.agent_name ?? t('task.untitled')}</a>
-          ${task.job_title && task.agent_name ? html`<small class="hint"> ${t('task.for', { agent: task.agent_name })}</small>` : null}
-          ${task.input_preview ? html`<br /><small class="preview" dir="auto">${task.input_preview}</small>` : null}</td>
+        <td><${TaskName} task=${task} t=${t} /></td>
         <td><${TaskState} state=${task.state} t=${t} /></td>
         <td><bdi class="money" data-testid="task-price">${task.price.display}</bdi></td>
         <td><${When} iso=${task.created_at} lang=${lang} /></td>

@@ -112,6 +112,8 @@ export const CLIENT_AR = {
   'dispute.open_button': 'افتح نزاعاً…',
   'dispute.amount': 'المبلغ المتنازع عليه ({currency})',
   'dispute.amount_hint': 'على الأكثر ما حُجز أو دُفع للمهمة ({max}).',
+  'dispute.summary':
+    'تفتح نزاعًا على {amount} من {paid} مقابل «{job}» مع {agent}. ما دام النزاع مفتوحًا يُجمَّد هذا المال؛ يجيب المزوّد ثم يُبتّ فيه.',
   'dispute.reason_needed': 'اذكر سبب النزاع على هذه المهمة.',
   'dispute.submit': 'افتح النزاع',
   'dispute.withdraw': 'اسحب',
@@ -127,6 +129,8 @@ export const CLIENT_AR = {
   'refund.none_here': 'لم يُطلب استرداد لهذه المهمة.',
   'refund.open_button': 'اطلب استرداداً…',
   'refund.amount_hint': 'على الأكثر ما دُفع للمهمة ولم يُسترد بعد ({max}).',
+  'refund.summary':
+    'تطلب من {agent} أن يعيد {amount} من {paid} التي دفعتها مقابل «{job}». يقبل المزوّد الطلب أو يرفضه؛ وإن قبله عاد المال إلى محفظتك.',
   'refund.reason_needed': 'اذكر سبب طلب الاسترداد.',
   'refund.submit': 'اطلب الاسترداد',
   'rating.title': 'قيّم هذه المهمة',

@@ -116,6 +116,8 @@ export const CLIENT_EN = {
   'dispute.amount': 'Amount in question ({currency})',
   'dispute.amount_hint': 'At most what was held or paid for the task ({max}).',
   'dispute.reason_needed': 'Say why you dispute this task.',
+  'dispute.summary':
+    'You dispute {amount} of the {paid} for “{job}” with {agent}. While the dispute is open, that money is frozen; the provider answers, then it is resolved.',
   'dispute.submit': 'Open the dispute',
   'dispute.withdraw': 'Withdraw',
   'dispute.response': 'Provider’s answer',
@@ -131,6 +133,8 @@ export const CLIENT_EN = {
   'refund.open_button': 'Ask for a refund…',
   'refund.amount_hint': 'At most what was paid for the task and not refunded yet ({max}).',
   'refund.reason_needed': 'Say why you ask for a refund.',
+  'refund.summary':
+    'You ask {agent} to give back {amount} of the {paid} you paid for “{job}”. The provider accepts or rejects it; once accepted, the money returns to your wallet.',
   'refund.submit': 'Ask for the refund',
   'rating.title': 'Rate this task',
   'rating.score': 'Score',

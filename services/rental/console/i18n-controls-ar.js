@@ -94,7 +94,7 @@ export const CONTROLS_AR = {
   'batchd.items': 'مهامها',
   'batchd.item': 'البند',
   'batchd.no_items': 'لا بنود في هذه الدفعة.',
-  'batchd.open_task': 'فتح المهمة',
+  'batchd.task_n': 'المهمة {n}',
   'batchd.no_task_yet': 'لم تبدأ بعد',
   'batchd.failed_item': 'فشل قبل تشغيل مهمته',
   'batchd.previous': 'السابق',

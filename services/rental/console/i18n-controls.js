@@ -103,7 +103,7 @@ export const CONTROLS_EN = {
   'batchd.items': 'Its tasks',
   'batchd.item': 'Item',
   'batchd.no_items': 'This batch has no items.',
-  'batchd.open_task': 'Open the task',
+  'batchd.task_n': 'Task {n}',
   'batchd.no_task_yet': 'not started yet',
   'batchd.failed_item': 'failed before its task ran',
   'batchd.previous': 'Previous',

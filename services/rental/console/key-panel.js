@@ -5,7 +5,8 @@ import { useEffect, useState } from 'preact/hooks'
 import { makeKeyWithBackup, markBackedUp, MIN_PASSPHRASE, restoreKey, saveBackup } from './key-backup.js'
 import { useFieldProblems } from './field-check.js'
 import { currentKey, ensureKey, supported } from './keys.js'
-import { ActionButton, Did, html, Loading, When } from './ui.js'
+import { CopyId } from './names.js'
+import { ActionButton, html, Loading, When } from './ui.js'
 
 /** A local failure in words: the key module throws codes (`passphrase_short`, `backup_invalid`, …). */
 const KeyError = ({ error, t }) =>
@@ -167,7 +168,7 @@ export function KeyPanel({ t, lang }) {
         : key === undefined
           ? html`<${Loading} t=${t} />`
           : key
-            ? html`<p><${Did} did=${key.did} /></p>
+            ? html`<p><${CopyId} label=${t('eng.client_did')} value=${key.did} t=${t} /></p>
               ${
                 key.backedUpAt
                   ? html`<p class="ok" data-testid="key-backed-up">${t('key.backed_up_at')} · <${When} iso=${key.backedUpAt} lang=${lang} /></p>`

@@ -7,7 +7,8 @@ import { api } from './api.js'
 import { useFieldProblems } from './field-check.js'
 import { formatNumber } from './i18n.js'
 import { ensureKey } from './keys.js'
-import { ActionButton, Did, Empty, ErrorText, html, Loading, useLoad, When } from './ui.js'
+import { CopyId } from './names.js'
+import { ActionButton, Empty, ErrorText, html, Loading, useLoad, When } from './ui.js'
 
 const value = (v) => (typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v))
 
@@ -63,7 +64,7 @@ export function ListingDetail({ id, t, lang }) {
           l.availability.until ? html` · <${When} iso=${l.availability.until} lang=${lang} />` : null
         }</dd>
         <dt>${t('listing.rating_title')}</dt><dd><${Rating} did=${l.agent_did} t=${t} lang=${lang} /></dd>
-        <dt>${t('eng.agent')}</dt><dd><${Did} did=${l.agent_did} /></dd>
+        <dt>${t('eng.agent')}</dt><dd><${CopyId} label=${t('task.agent_did')} value=${l.agent_did} t=${t} /></dd>
         ${l.skills.length ? html`<dt>${t('listing.skills')}</dt><dd>${l.skills.join(', ')}</dd>` : null}
         ${l.languages.length ? html`<dt>${t('listing.languages')}</dt><dd dir="ltr">${l.languages.join(', ')}</dd>` : null}
       </dl>

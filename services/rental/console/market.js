@@ -8,7 +8,8 @@ import { filsOf } from './disputes.js'
 import { formatNumber } from './i18n.js'
 import { KeyPanel } from './key-panel.js'
 import { ensureKey } from './keys.js'
-import { ActionButton, Did, Empty, ErrorText, Fils, html, Loading, useLoad } from './ui.js'
+import { CopyId } from './names.js'
+import { ActionButton, Empty, ErrorText, Fils, html, Loading, useLoad } from './ui.js'
 
 /** Hires `agent` for `job` with this browser's key as the client's, then opens the engagement to sign it. */
 async function hire(job, agent) {
@@ -60,8 +61,10 @@ function Jobs({ jobs, form, searched, t, lang }) {
                 job.agents.length === 0
                   ? html`<p class="hint">${t('market.no_agents')}</p>`
                   : job.agents.map(
-                      (agent) => html`<div class="agent" key=${agent.did}>
-                      <${Did} did=${agent.did} />
+                      (agent) => html`<div class="agent" key=${agent.did} data-agent=${agent.did}>
+                      <p><strong><bdi dir="auto" data-testid="agent-name">${agent.name}</bdi></strong>
+                        <small class="hint"> ${t('eng.provider')} <bdi dir="auto">${agent.provider.name}</bdi></small></p>
+                      <${CopyId} label=${t('task.agent_did')} value=${agent.did} t=${t} compact=${true} />
                       <${ActionButton} kind="primary" t=${t} busy=${t('market.hiring')}
                         label=${t('market.hire', { agent: agent.name ?? agent.id })}
                         action=${() => hire(job, agent)} />
@@ -75,7 +78,7 @@ function Jobs({ jobs, form, searched, t, lang }) {
 }
 
 export function Market({ t, lang }) {
-  const jobs = useLoad('/api/jobs')
+  const jobs = useLoad(`/api/jobs?lang=${lang}`)
   const [form, setForm] = useState(BLANK)
   const [searched, setSearched] = useState(BLANK)
   const [query, setQuery] = useState(() => queryOf(BLANK, lang))
@@ -175,7 +178,7 @@ function Listings({ query, searched, t }) {
               <h3><a href=${`#/market/listings/${encodeURIComponent(l.id)}`}><bdi dir="auto">${l.title}</bdi></a></h3><p dir="auto">${l.description}</p>
               <p><bdi class="money">${l.price.display}</bdi> ${t('market.per_task')}</p>
               <p class="hint">${t(`availability.${l.availability.state}`)}${l.tags.length ? ` · ${l.tags.join(', ')}` : ''}</p>
-              <${Did} did=${l.agent_did} />
+              <${CopyId} label=${t('task.agent_did')} value=${l.agent_did} t=${t} compact=${true} />
             </li>`,
             )}</ul>`
     }

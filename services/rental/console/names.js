@@ -12,6 +12,37 @@ export const stateKey = (state) => `state.${String(state).replace(/-/g, '_')}`
 export const TaskState = ({ state, t }) =>
   html`<span class=${`state state-${state}`} data-state=${state}>${t(stateKey(state))}</span>`
 
+/**
+ * A task named for a person, linking to it: its job's title (or its agent's name), "for" the agent,
+ * and its input's first words; its id only in the link.
+ */
+export const TaskName = ({ task, t }) =>
+  html`<a href=${`#/tasks/${task.id}`} data-testid="task-name">${task.job_title ?? task.agent_name ?? t('task.untitled')}</a>${
+    task.job_title && task.agent_name
+      ? html`<small class="hint"> ${t('task.for', { agent: task.agent_name })}</small>`
+      : null
+  }${task.input_preview ? html`<br /><small class="preview" dir="auto">${task.input_preview}</small>` : null}`
+
+/** An engagement as a choice in a list: its job, its agent and when it was made (its id never the label). */
+export const engagementLabel = (e, lang) =>
+  [e.job_title ?? e.job_id, e.agent_name, formatDate(e.created_at, lang)].filter(Boolean).join(' · ')
+
+/** An agent by its display name, its DID behind a copy button (in small print when it has no name). */
+export const AgentName = ({ name, did, t }) =>
+  name
+    ? html`<bdi dir="auto" class="agent-name">${name}</bdi><br /><${CopyId} label=${t('task.agent_did')} value=${did} t=${t} compact=${true} />`
+    : html`<${CopyId} label=${t('task.agent_did')} value=${did} t=${t} />`
+
+/** A text's first words (at most `max` characters, cut at a space, with an ellipsis), as the API's `input_preview`. */
+export function firstWords(text, max = 80) {
+  if (!text) return null
+  const flat = String(text).replace(/\s+/g, ' ').trim()
+  if (flat.length <= max) return flat
+  const cut = flat.slice(0, max)
+  const space = cut.lastIndexOf(' ')
+  return `${(space > max / 2 ? cut.slice(0, space) : cut).trimEnd()}…`
+}
+
 /** What an agent reports of its A2A state (`TASK_STATE_COMPLETED`) in the console's words for that state. */
 export function agentStateWords(value, t) {
   const match = /^TASK_STATE_([A-Z_]+)$/.exec(String(value))
@@ -33,8 +64,11 @@ export function duration(ms, lang) {
 export const paymentWords = (escrowState, priceFils, t) =>
   escrowState ? t(`pay.${escrowState}`) : priceFils === 0 ? t('pay.free') : t('pay.none')
 
-/** An id or a DID in small print, left to right, with a button that copies it. */
-export function CopyId({ label, value, t }) {
+/**
+ * An id or a DID in small print, left to right, with a button that copies it; `compact`: the
+ * button alone ("Copy the agent DID"), the value in its tooltip (a card or a row with a name).
+ */
+export function CopyId({ label, value, t, compact = false }) {
   const [copied, setCopied] = useState(false)
   const copy = async () => {
     try {
@@ -43,8 +77,24 @@ export function CopyId({ label, value, t }) {
       globalThis.setTimeout(() => setCopied(false), 2000)
     } catch {}
   }
+  if (compact)
+    return html`<small class="id-line"><button type="button" class="copy" title=${value} onClick=${copy}>${copied ? t('copy.done') : t('copy.label', { what: label })}</button></small>`
   return html`<small class="id-line"><span>${label}</span> <code dir="ltr" class="did">${value}</code>
     <button type="button" class="copy" aria-label=${t('copy.label', { what: label })} onClick=${copy}>${copied ? t('copy.done') : t('copy')}</button></small>`
+}
+
+/**
+ * One plain sentence for asking money back on a task before it is sent: a refund (`kind` "refund")
+ * or a dispute; null while the amount is not one.
+ */
+export function askSummary(kind, fils, task, t, lang) {
+  if (fils === null || !(fils > 0)) return null
+  return t(`${kind}.summary`, {
+    amount: formatFils(fils, task.currency ?? 'AED', lang),
+    paid: task.price?.display ?? formatFils(task.price_fils, task.currency ?? 'AED', lang),
+    agent: task.agent_name ?? t('sign.the_agent'),
+    job: task.job_title ?? t('task.untitled'),
+  })
 }
 
 const percent = (bps, lang) =>

@@ -7,7 +7,8 @@ import { useEffect, useState } from 'preact/hooks'
 import { api } from './api.js'
 import { useFieldProblems } from './field-check.js'
 import { say } from './toast.js'
-import { ActionButton, allowed, Did, ErrorText, html, Loading, useLoad, When } from './ui.js'
+import { CopyId } from './names.js'
+import { ActionButton, allowed, ErrorText, html, Loading, useLoad, When } from './ui.js'
 
 /** Each step, and the part of the screen that completes it (#/onboarding/<part>). */
 export const STEP_PARTS = {
@@ -105,7 +106,7 @@ function Screening({ kya, t, lang, done }) {
           .slice(0, 5)
           .map(
             (k) =>
-              html`<li key=${k.id}><${Did} did=${k.agent_did} /> · ${t(k.ok ? 'onb.clear' : 'onb.hits')} · <${When} iso=${k.created_at} lang=${lang} /></li>`,
+              html`<li key=${k.id}><${CopyId} label=${t('task.agent_did')} value=${k.agent_did} t=${t} /> · ${t(k.ok ? 'onb.clear' : 'onb.hits')} · <${When} iso=${k.created_at} lang=${lang} /></li>`,
           )}</ul>`
       : null
   }

@@ -3,15 +3,14 @@
 // connections' health, recent executions and the approvals waiting for a decision.
 import { useState } from 'preact/hooks'
 import { api } from './api.js'
-import { Automation } from './automation.js'
 import { Danger } from './danger.js'
 import { Members } from './members.js'
-import { CopyId, TaskState } from './names.js'
+import { AgentName, CopyId, TaskName, TaskState } from './names.js'
 import { Filter, Filters, Pager, usePaged } from './paging.js'
 import { Profile } from './profile.js'
 import { Loaded } from './tenant-ui.js'
 import { Usage } from './usage.js'
-import { ActionButton, allowed, Did, ErrorText, Fils, html, Loading, useLoad, When } from './ui.js'
+import { ActionButton, allowed, ErrorText, Fils, html, Loading, useLoad, When } from './ui.js'
 
 function Overview({ t, lang }) {
   const org = useLoad('/v1/org')
@@ -92,7 +91,7 @@ function Executions({ t, lang }) {
   const [kind, setKind] = useState('')
   const [state, setState] = useState('')
   const states = [...new Set(kind ? EXECUTION_STATES[kind] : Object.values(EXECUTION_STATES).flat())]
-  const page = usePaged('/v1/executions', {
+  const page = usePaged(`/v1/executions?lang=${lang}`, {
     field: 'executions',
     filters: { kind, state: states.includes(state) ? state : '' },
     cursor: { param: 'cursor', next: 'next_cursor' },
@@ -110,18 +109,17 @@ function Executions({ t, lang }) {
     <//>
     <${Loaded} load=${page} rows=${page.data?.executions} t=${t} empty=${t('exec.empty')}>
       ${(rows) => html`<table class="list" data-testid="executions">
-          <thead><tr><th>${t('task.title')}</th><th>${t('task.state')}</th><th>${t('eng.agent')}</th>
+          <thead><tr><th>${t('task.what')}</th><th>${t('task.state')}</th><th>${t('eng.agent')}</th>
             <th>${t('exec.price')}</th><th>${t('task.created')}</th></tr></thead>
           <tbody>${rows.map(
-            (x) => html`<tr key=${x.id}>
-              <td>${
+            (x) => html`<tr key=${x.id} data-task=${x.task_id ?? x.id}>
+              <td><${TaskName} task=${{ ...x, id: x.task_id ?? x.id }} t=${t} withAgent=${false} />${
                 x.kind === 'tool_action'
-                  ? html`${t('exec.tool_action')} <code dir="ltr">${x.tool}</code>
-                      <a href=${`#/tasks/${x.task_id}`}><code dir="ltr">${x.task_id}</code></a>`
-                  : html`<a href=${`#/tasks/${x.id}`}><code dir="ltr">${x.id}</code></a>`
+                  ? html`<br /><small class="hint">${t('exec.tool_action')} <code dir="ltr">${x.tool}</code></small>`
+                  : null
               }</td>
               <td><${TaskState} state=${x.state} t=${t} /></td>
-              <td><${Did} did=${x.agent_did} /></td>
+              <td><${AgentName} name=${x.agent_name} did=${x.agent_did} t=${t} /></td>
               <td><${Fils} fils=${x.price_fils} lang=${lang} /></td>
               <td><${When} iso=${x.created_at} lang=${lang} /></td>
             </tr>`,
@@ -132,7 +130,7 @@ function Executions({ t, lang }) {
 }
 
 function Approvals({ me, t, lang }) {
-  const pending = usePaged('/v1/tools/approvals', { field: 'approvals' })
+  const pending = usePaged(`/v1/tools/approvals?lang=${lang}`, { field: 'approvals' })
   const mayDecide = allowed(me, 'approvals:write')
   const decide = (id, verb) => async () => {
     await api('POST', `/api/approvals/${encodeURIComponent(id)}/${verb}`, {})
@@ -146,8 +144,8 @@ function Approvals({ me, t, lang }) {
           <th>${t('appr.expires')}</th>${mayDecide ? html`<th></th>` : null}</tr></thead>
         <tbody>${rows.map(
           (a) => html`<tr key=${a.id}>
-            <td><a href=${`#/tasks/${a.task_id}`}><code dir="ltr">${a.task_id}</code></a>
-              <small>${t(`appr.kind.${a.kind}`)}</small></td>
+            <td><${TaskName} task=${{ ...a, id: a.task_id, input_preview: null }} t=${t} />
+              <br /><small class="hint">${t(`appr.kind.${a.kind}`)}</small></td>
             <td><bdi dir="auto">${a.question ?? a.text_preview}</bdi></td>
             <td><${Fils} fils=${a.price_fils} currency=${a.currency} lang=${lang} /></td>
             <td><${When} iso=${a.expires_at} lang=${lang} /></td>
@@ -172,7 +170,6 @@ const SCREENS = {
   executions: Executions,
   approvals: Approvals,
   usage: Usage,
-  automation: Automation,
   members: Members,
   profile: Profile,
   danger: Danger,

@@ -3,7 +3,7 @@
 // message in one live region (role=status, read by screen readers without moving the focus),
 // with an Undo button where the API has the action's inverse. A message stays 8 s (12 s with an undo).
 import { useEffect, useState } from 'preact/hooks'
-import { messageOf } from './api.js'
+import { messageOf, signedOutBy } from './api.js'
 import { html } from './ui.js'
 
 /** @typedef {{ id: number, text: string, undo?: () => Promise<unknown>, undone?: boolean }} Toast */
@@ -58,6 +58,6 @@ export function Toasts({ t }) {
         <button type="button" class="link" aria-label=${t('toast.close')} onClick=${() => dismiss(toast.id)}>×</button>
       </p>`,
     )}
-    ${error ? html`<p class="toast error">${messageOf(error, t)}</p>` : null}
+    ${error && !signedOutBy(error) ? html`<p class="toast error">${messageOf(error, t)}</p>` : null}
   </div>`
 }

@@ -3,7 +3,7 @@
 import { h } from 'preact'
 import { useCallback, useEffect, useState } from 'preact/hooks'
 import htm from 'htm'
-import { api, messageOf } from './api.js'
+import { api, messageOf, signedOutBy } from './api.js'
 import { FieldsInvalid } from './field-check.js'
 import { formatDate, formatFils } from './i18n.js'
 
@@ -32,9 +32,12 @@ export function useLoad(path) {
   return { ...state, reload }
 }
 
-/** An error in words (api.js's messageOf: the code's sentence), announced to screen readers. */
+/**
+ * An error in words (api.js's messageOf: the code's sentence), announced to screen readers; nothing
+ * for an ended session (app.js says it once, with its "Sign in again" button).
+ */
 export const ErrorText = ({ error, t }) =>
-  error ? html`<p class="error" role="alert">${messageOf(error, t)}</p>` : null
+  error && !signedOutBy(error) ? html`<p class="error" role="alert">${messageOf(error, t)}</p>` : null
 
 /** An empty list: what to do next. */
 export const Empty = ({ children }) => html`<p class="empty">${children}</p>`

@@ -71,6 +71,34 @@ describe('the catalogue in English and Arabic', () => {
     assert.equal(((await bad.json()) as { error: { code: string } }).error.code, 'invalid_request')
   })
 
+  it('GET /api/agents/{did}/cv names the agent and its jobs in the person’s language (lang, Accept-Language)', async () => {
+    const did = summary((await jobs()).body).agents[0]!.did
+    const cv = async (query: string, headers: Record<string, string> = {}) => {
+      const res = await alice.jar.fetch(`${stack.rental.url}/api/agents/${did}/cv${query}`, { headers })
+      assert.equal(res.status, 200)
+      return (
+        (await res.json()) as {
+          cv: {
+            name: string
+            description: string
+            jobs: Array<{ id: string; title: string; outcome: string }>
+          }
+        }
+      ).cv
+    }
+    const english = await cv('')
+    assert.equal(english.name, 'Summariser')
+    assert.equal(english.jobs.find((j) => j.id === 'job_summary')!.title, 'Document summary')
+    for (const arabic of [await cv('?lang=ar'), await cv('', { 'accept-language': 'ar-AE,en;q=0.5' })]) {
+      assert.equal(arabic.name, 'الملخِّص')
+      assert.match(arabic.description, ARABIC)
+      const job = arabic.jobs.find((j) => j.id === 'job_summary')!
+      assert.equal(job.title, 'ملخص مستند')
+      assert.match(job.outcome, ARABIC)
+    }
+    assert.equal((await cv('?lang=en', { 'accept-language': 'ar' })).name, 'Summariser')
+  })
+
   it('built-in roles are described in Arabic; a custom role keeps the words its maker typed', async () => {
     const made = await alice.jar.fetch(`${stack.rental.url}/v1/roles`, {
       method: 'PUT',

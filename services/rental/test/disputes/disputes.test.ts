@@ -100,6 +100,14 @@ describe('rental disputes: frozen escrows, a response, one resolution signed by 
     })
     assert.equal(dispute.state, 'open')
     assert.deepEqual(dispute.escrow_ids, [held.escrowId])
+    // the list names its task for the client, in the asked language
+    const listed = (await s.call(s.alice, 'GET', '/api/disputes?lang=ar')).body.disputes as Array<{
+      id: string
+      job_title: string | null
+      agent_name: string | null
+    }>
+    const named = listed.find((d) => d.id === dispute.id)!
+    assert.deepEqual([named.job_title, named.agent_name], ['ملخص مستند', 'الملخِّص'])
     const frozen = await release(held.engagementId, held.key)
     assert.deepEqual([frozen.status, codeOf(frozen)], [409, 'escrow_frozen'], frozen.text)
     assert.match(messageOf(frozen), new RegExp(dispute.id))

@@ -16,6 +16,9 @@ interface Execution {
   state: string
   engagement_id: string | null
   agent_did: string
+  job_title: string | null
+  agent_name: string | null
+  input_preview: string | null
 }
 interface AuditEntry {
   id: string
@@ -204,6 +207,14 @@ describe('rental: the tenant API (/v1), by session and by organization key', () 
       [...taskIds].reverse(),
     )
     assert.ok(executions.every((e) => e.kind === 'task' && e.agent_did === agentDid))
+    // named for a person: the job, the agent, the input's first words (in the asked language)
+    const first = executions.find((e) => e.id === taskIds[0])!
+    assert.deepEqual(
+      [first.job_title, first.agent_name, first.input_preview],
+      ['Document summary', 'Summariser', 'First task of the tenant API.'],
+    )
+    const arabic = (await stack.call(owner, 'GET', '/v1/executions?lang=ar')).body.executions as Execution[]
+    assert.equal(arabic.find((e) => e.id === taskIds[0])!.job_title, 'ملخص مستند')
     const seen: string[] = []
     let cursor: string | null = null
     do {
@@ -702,11 +713,18 @@ describe('rental: the tenant API (/v1), by session and by organization key', () 
     const key = await issueKey(['approvals:read'])
     const pending = await withKey(key.token, 'GET', '/v1/tools/approvals')
     assert.equal(pending.status, 200, pending.text)
-    const approvals = pending.body.approvals as Array<{ task_id: string; state: string }>
+    const approvals = pending.body.approvals as Array<{
+      task_id: string
+      state: string
+      job_title: string | null
+      agent_name: string | null
+    }>
     assert.ok(
       approvals.some((a) => a.task_id === heldId && a.state === 'pending'),
       pending.text,
     )
+    const mine = approvals.find((a) => a.task_id === heldId)!
+    assert.deepEqual([mine.job_title, mine.agent_name], ['Document summary', 'Summariser'])
     assert.deepEqual((await stack.call(stack.bob, 'GET', '/v1/tools/approvals')).body.approvals, [])
     assert.equal((await stack.call(owner, 'GET', '/v1/tools/approvals?limit=0')).status, 400)
   })

@@ -122,10 +122,15 @@ describe('the wallet: its balance, and demo top-ups from external:funding', () =
     })
     const first = await stack.call(stack.alice, 'GET', `/api/batches/${id}/items?limit=2`)
     assert.equal(first.status, 200, first.text)
-    const items = first.body.items as Array<{ index: number; task_id: string }>
+    const items = first.body.items as Array<{ index: number; task_id: string; input_preview: string }>
     assert.deepEqual(
       items.map((i) => i.index),
       [0, 1],
+    )
+    // each item named by its text's first words (a person reads which task it is)
+    assert.deepEqual(
+      items.map((i) => i.input_preview),
+      ['First text to summarise.', 'Second text to summarise.'],
     )
     assert.equal(first.body.next_from, 2)
     const rest = await stack.call(stack.alice, 'GET', `/api/batches/${id}/items?from=2&limit=2`)

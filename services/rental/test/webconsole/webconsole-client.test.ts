@@ -69,7 +69,10 @@ describe('the web console’s client screens in Chromium: receipts verified in t
 
       // hire and sign in the browser, then run a task (as the console's first test does)
       await go('market')
-      await page.locator(`[data-job=job_summary] .agent`, { hasText: agentDid }).getByRole('button').click()
+      await page
+        .locator(`[data-job=job_summary] .agent[data-agent="${agentDid}"]`)
+        .getByRole('button', { name: /^Hire / })
+        .click()
       await page.waitForURL(/#\/engagements\/eng_/)
       const engagementId = page.url().split('/').pop()!
       await page.getByRole('button', { name: /Sign the agreement/ }).click()

@@ -192,10 +192,8 @@ describe(
       await link.click()
       await page.locator('[data-testid=batch][data-state=completed]').waitFor({ timeout: 30_000 })
       const items = page.getByTestId('batch-items')
-      await items
-        .locator('a', { hasText: say('en', 'batchd.open_task') })
-        .first()
-        .waitFor()
+      // each item named by its text's first words, linking to its task
+      await items.getByTestId('item-task').filter({ hasText: 'First short text to summarize.' }).waitFor()
       assert.equal(await items.locator('tr[data-item]').count(), 2)
       const csv = (await page.evaluate(
         `fetch(document.querySelector('[data-testid=download-csv]').href).then((r) => r.text())`,

@@ -92,7 +92,10 @@ describe('the web console names things: jobs and agents, money, payment states, 
       page.on('request', (r) => {
         if (r.method() === 'POST' && r.url().includes('/signatures')) signatures.push(r.url())
       })
-      await page.locator(`[data-job=job_summary] .agent`, { hasText: agentDid }).getByRole('button').click()
+      await page
+        .locator(`[data-job=job_summary] .agent[data-agent="${agentDid}"]`)
+        .getByRole('button', { name: /^Hire / })
+        .click()
       await page.waitForURL(/#\/engagements\/eng_/)
       const engagementId = page.url().split('/').pop()!
       const detail = (await stack.call(stack.alice, 'GET', `/api/engagements/${engagementId}?lang=en`))

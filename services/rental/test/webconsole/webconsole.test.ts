@@ -104,7 +104,11 @@ describe('the web console (/console) in Chromium: sign-in, hire signed in the br
       await page.waitForURL(`${stack.rental.url}/console`)
       await page.getByTestId('person').waitFor()
       assert.equal(await page.getByTestId('person').textContent(), me.client.name)
-      assert.match((await page.textContent('header'))!, new RegExp(me.organization.id))
+      // the header names the organization (its id stays in small print on Home)
+      const org = (await stack.call(stack.alice, 'GET', '/v1/org?lang=en')).body as { name: string }
+      await page.getByTestId('header-org').waitFor()
+      assert.equal(await page.getByTestId('header-org').textContent(), org.name)
+      assert.doesNotMatch((await page.textContent('header'))!, new RegExp(me.organization.id))
       await page.getByTestId('wallet').filter({ hasText: /AED/ }).waitFor()
       await shot('1-home')
 
@@ -119,7 +123,10 @@ describe('the web console (/console) in Chromium: sign-in, hire signed in the br
         if (r.method() === 'POST' && new URL(r.url()).pathname.endsWith('/signatures'))
           signatures.push(r.postData() ?? '')
       })
-      await page.locator(`[data-job=job_summary] .agent`, { hasText: agentDid }).getByRole('button').click()
+      await page
+        .locator(`[data-job=job_summary] .agent[data-agent="${agentDid}"]`)
+        .getByRole('button', { name: /^Hire / })
+        .click()
       await page.waitForURL(/#\/engagements\/eng_/)
       const engagementId = page.url().split('/').pop()!
       await page.locator('.signable .ok').first().waitFor()

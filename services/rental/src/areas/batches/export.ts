@@ -1,5 +1,6 @@
 import { csvLine } from '@svc/kit'
 import { rentalError } from '../../errors.ts'
+import { firstWords } from '../tasks/index.ts'
 import type { BatchDeps } from './service.ts'
 import { batchOf, itemPage } from './store.ts'
 
@@ -96,8 +97,20 @@ export async function itemList(deps: BatchDeps, orgId: string, id: string, from:
   const batch = await exportableBatch(deps, orgId, id)
   const items = await itemPage(deps.db, batch.id, from, limit + 1)
   const shown = items.slice(0, limit)
+  // what names each item for a person: its task's input (or its own text, before its task is made)
+  const labels = await deps.tasks.labels(
+    orgId,
+    shown.flatMap((i) => (i.task_id ? [i.task_id] : [])),
+    'en',
+  )
   return {
-    items: shown.map((i) => ({ index: i.idx, state: i.state, task_id: i.task_id, error: i.error })),
+    items: shown.map((i) => ({
+      index: i.idx,
+      state: i.state,
+      task_id: i.task_id,
+      input_preview: i.task_id ? (labels.get(i.task_id)?.input_preview ?? null) : firstWords(i.text),
+      error: i.error,
+    })),
     next_from: items.length > limit ? shown[shown.length - 1]!.idx + 1 : null,
   }
 }

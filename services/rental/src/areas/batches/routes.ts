@@ -119,7 +119,8 @@ export function batchRoutes(app: App, deps: BatchDeps) {
     {
       ...route.session('tasks:read'),
       schema: {
-        summary: 'A page of the batch’s items in order: state, task (once made) and error',
+        summary:
+          'A page of the batch’s items in order: state, task (once made), the text’s first words and error',
         tags,
         params: BatchId,
         querystring: Type.Object(
@@ -142,6 +143,12 @@ export function batchRoutes(app: App, deps: BatchDeps) {
                   Type.Literal('canceled'),
                 ]),
                 task_id: Nullable(Type.String()),
+                input_preview: Nullable(
+                  Type.String({
+                    description:
+                      'the item’s text (its task’s input) in its first words, at most 80 characters, while kept',
+                  }),
+                ),
                 error: Nullable(Type.String()),
               }),
             ),

@@ -12,6 +12,7 @@ import type { FastifyRequest } from 'fastify'
 import { type TSchema, Type } from 'typebox'
 import type { RentalContext } from '../../context.ts'
 import { actorOfRequest, operatorActor } from '../events/index.ts'
+import { labelOf, TaskWords } from '../tasks/index.ts'
 import {
   type Caller,
   type DisputeDeps,
@@ -129,7 +130,7 @@ export function disputeRoutes(app: App, ctx: RentalContext, deps: DisputeDeps) {
       ...route.session('money:read'),
       schema: {
         summary:
-          'The organization’s disputes and those about agents it provides (an operator: all), newest first',
+          'The organization’s disputes and those about agents it provides (an operator: all), newest first; the client’s own tasks named in `lang` (job, agent, input’s first words)',
         tags,
         querystring: Type.Object(
           { ...pageQuery().properties, ...LangQuery().properties },
@@ -137,7 +138,7 @@ export function disputeRoutes(app: App, ctx: RentalContext, deps: DisputeDeps) {
         ),
         response: {
           200: Type.Object({
-            disputes: Type.Array(Dispute),
+            disputes: Type.Array(Type.Object({ ...Dispute.properties, ...TaskWords })),
             total: Type.Integer(),
             limit: Type.Integer(),
             offset: Type.Integer(),
@@ -145,8 +146,18 @@ export function disputeRoutes(app: App, ctx: RentalContext, deps: DisputeDeps) {
         },
       },
     },
-    async (request) =>
-      disputeList(deps, callerOf(request), pageOf(request.query), moneyLocaleOf(request, request.query.lang)),
+    async (request) => {
+      const caller = callerOf(request)
+      const lang = moneyLocaleOf(request, request.query.lang)
+      const page = await disputeList(deps, caller, pageOf(request.query), lang)
+      // each dispute's task named for the client (its job, agent, input's first words)
+      const labels = await deps.tasks.labels(
+        caller.orgId,
+        page.disputes.flatMap((d) => (d.task_id ? [d.task_id] : [])),
+        lang,
+      )
+      return { ...page, disputes: page.disputes.map((d) => ({ ...d, ...labelOf(labels, d.task_id) })) }
+    },
   )
   app.get(
     '/api/disputes/:id',

@@ -1,4 +1,4 @@
-import type { Page } from '@svc/kit'
+import type { MoneyLocale as Lang, Page } from '@svc/kit'
 import type { RentalContext, RentalServices } from '../../context.ts'
 import type { RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
@@ -47,10 +47,14 @@ export interface EngagementRecords {
   jobIdsOf(ids: readonly string[]): Promise<Map<string, string>>
   /** The ids of the organization's engagements in one of `states`, oldest first. */
   idsOfOrg(orgId: string, states: readonly EngagementRow['state'][]): Promise<string[]>
-  /** The agent as the catalogue has it and the client's engagements with it; 404 unless one exists, 400 for a DID that is not Ed25519. */
+  /**
+   * The agent as the catalogue has it (its words in `lang`, default English) and the client's
+   * engagements with it; 404 unless one exists, 400 for a DID that is not Ed25519.
+   */
   knownAgent(
     orgId: string,
     agentDid: string,
+    lang?: Lang,
   ): Promise<{ agent: Awaited<ReturnType<CatalogueService['agent']>>; engagements: EngagementRow[] }>
 }
 
@@ -80,9 +84,9 @@ export const engagementRecords = (ctx: RentalContext, use: HiringNeeds): Engagem
   latestClientDidOfOrg: (orgId) => store.latestClientDidOfOrg(ctx.db, orgId),
   jobIdsOf: (ids) => store.jobIdsOf(ctx.db, ids),
   idsOfOrg: (orgId, states) => store.engagementIdsOf(ctx.db, orgId, states),
-  async knownAgent(orgId, did) {
+  async knownAgent(orgId, did, lang) {
     checkAgentDid(did)
-    const agent = await use.catalogue.agent(did)
+    const agent = await use.catalogue.agent(did, lang)
     const engagements = await store.engagementsWith(ctx.db, orgId, did)
     if (!agent && engagements.length === 0) throw rentalError('agent_not_found', `no agent ${did}`)
     return { agent, engagements }

@@ -1,4 +1,4 @@
-import { type App, pageOf, pageQuery } from '@svc/kit'
+import { type App, LangQuery, moneyLocaleOf, pageOf, pageQuery } from '@svc/kit'
 import { type TSchema, Type } from 'typebox'
 import { DEFAULT_FRAMEWORK, evidencePack, FRAMEWORKS, renderEvidenceMarkdown } from './evidence.ts'
 import { agentCv, type RecordDeps, receiptsSlice, signAsProvider } from './service.ts'
@@ -89,7 +89,10 @@ export function recordRoutes(app: App, deps: RecordDeps) {
         summary:
           'The AgentCV as the rental sees the agent, signed by the provider key (eddsa-jcs-2022), with its verification',
         tags,
+        description:
+          'The catalogue’s words (the agent’s name and description, its jobs’ titles and outcomes) in `lang`, else the member’s language, else Accept-Language’s (English where a text has no Arabic).',
         params: AgentParams,
+        querystring: LangQuery({ additionalProperties: false }),
         response: {
           200: Type.Object({
             cv: Body,
@@ -103,7 +106,7 @@ export function recordRoutes(app: App, deps: RecordDeps) {
         },
       },
     },
-    async (request) => agentCv(deps, clientOf(request), request.params.did),
+    async (request) => agentCv(deps, clientOf(request), request.params.did, moneyLocaleOf(request)),
   )
   app.get(
     '/api/agents/:did/evidence',

@@ -1,3 +1,4 @@
+import type { MoneyLocale as Lang } from '@svc/kit'
 import { createEddsaJcs2022Proof, verifyEddsaJcs2022Proof } from '@svc/trust/data-integrity'
 import { didKeyVerificationMethod } from '@svc/trust/did-key'
 import type { RentalContext } from '../../context.ts'
@@ -96,13 +97,13 @@ export async function receiptsSlice(
 }
 
 /**
- * The AgentCV as the rental sees the agent: the catalogue's name and jobs, the client's own
+ * The AgentCV as the rental sees the agent: the catalogue's name and jobs (in `lang`), the client's own
  * record with it (tasks, first and last activity, revoked or not, receipts on the ledger), the
  * rental's overall counts, signed by the provider key with an `eddsa-jcs-2022` Data Integrity
  * proof, answered with its verification.
  */
-export async function agentCv(deps: RecordDeps, client: OrgClient, did: string) {
-  const { agent, engagements } = await deps.engagements.knownAgent(client.orgId, did)
+export async function agentCv(deps: RecordDeps, client: OrgClient, did: string, lang: Lang = 'en') {
+  const { agent, engagements } = await deps.engagements.knownAgent(client.orgId, did, lang)
   const revocation = await deps.engagements.revocationOf(client.orgId, did)
   const mine = await deps.tasks.stats(did, client.orgId)
   const tasks = await deps.tasks.tasksWith(client.orgId, did)

@@ -1,5 +1,6 @@
 import { type App, Lang, Money } from '@svc/kit'
 import { Type } from 'typebox'
+import { labelOf, TaskWords } from '../tasks/index.ts'
 import { statementCsv } from './csv.ts'
 import { MAX_DAYS, periodOf, type StatementDeps, statementOf, statementView } from './service.ts'
 import { orgOf, route } from '../../http/index.ts'
@@ -30,6 +31,7 @@ const Movement = Type.Object({
   escrow_hash: Nullable(Type.String()),
   engagement_id: Nullable(Type.String()),
   task_id: Nullable(Type.String()),
+  ...TaskWords,
   receipts: Type.Array(
     Type.Object({
       type: Type.Union([
@@ -87,7 +89,7 @@ export function statementRoutes(app: App, deps: StatementDeps) {
       ...route.session('money:read'),
       schema: {
         summary: 'The organization’s statement for a period: opening, every movement, closing',
-        description: `The wallet (\`wallet:<org>\`) and the money held in its escrows over [from, to): every rail transfer posting to them, one line per counter-account (a release is a release line and a fee line), with its transfer id, the escrow, engagement and task, and the receipts' leaf hashes. Opening + movements = closing. The period spans at most ${MAX_DAYS} days; the default is the current calendar month (UTC).`,
+        description: `The wallet (\`wallet:<org>\`) and the money held in its escrows over [from, to): every rail transfer posting to them, one line per counter-account (a release is a release line and a fee line), with its transfer id, the escrow, engagement and task (named in \`lang\`: its job, agent and input's first words), and the receipts' leaf hashes. Opening + movements = closing. The period spans at most ${MAX_DAYS} days; the default is the current calendar month (UTC).`,
         tags: ['statements'],
         querystring: Type.Object(
           {
@@ -122,7 +124,14 @@ export function statementRoutes(app: App, deps: StatementDeps) {
           .header('content-disposition', 'attachment; filename="statement.csv"')
           .header('cache-control', 'no-store')
           .send(statementCsv(statement, lang))
-      return statementView(orgId, statement, lang)
+      const view = statementView(orgId, statement, lang)
+      // each line's task named for a person (its job, agent, input's first words)
+      const labels = await deps.tasks.labels(
+        orgId,
+        view.movements.flatMap((m) => (m.task_id ? [m.task_id] : [])),
+        lang,
+      )
+      return { ...view, movements: view.movements.map((m) => ({ ...m, ...labelOf(labels, m.task_id) })) }
     },
   )
 }

@@ -8,10 +8,10 @@ import { moved, reactingGate } from './gate.ts'
 import { taskRoutes } from './routes.ts'
 
 /** A task's response schema, as every route shows a task (the trials' tasks too). */
-export { Task as TaskSchema } from './routes.ts'
+export { Task as TaskSchema, TaskWords } from './routes.ts'
 import type { Actor } from '../events/index.ts'
 import { endRunning, taskEvents } from './events.ts'
-import type { Page } from '@svc/kit'
+import type { MoneyLocale, Page } from '@svc/kit'
 import { enqueueRun } from './attempts.ts'
 import { startAgentCancels, tellAgent } from './agent-cancel.ts'
 import {
@@ -22,16 +22,24 @@ import {
   type TaskTransaction,
 } from './service.ts'
 import { startTaskRunner } from './run.ts'
-import { namesOf, taskDetail, taskList, taskView, type TaskView } from './views.ts'
+import {
+  namesOf,
+  taskDetail,
+  type TaskLabel,
+  taskLabels,
+  taskList,
+  taskView,
+  type TaskView,
+} from './views.ts'
 import { clearTexts, eraseTexts } from './retention-store.ts'
 import * as store from './store.ts'
 import * as measures from './measures-store.ts'
 export type { ExecutionRow, ExecutionSource } from './executions.ts'
 export type { HeldScope, MessageMetadata, TaskDeps } from './service.ts'
 export type { ApprovalGate, HeldTask, TaskEndHook } from './gate.ts'
-export type { TaskView } from './views.ts'
+export type { TaskLabel, TaskView } from './views.ts'
 export { createTask, taskIdPage, terminal } from './service.ts'
-export { taskDetail } from './views.ts'
+export { firstWords, labelOf, taskDetail } from './views.ts'
 export { cancelTask } from './cancel.ts'
 export { CONCURRENCY_RETRY_AFTER_S } from './capacity.ts'
 export { MAX_TASK_FILES } from './file-handoff.ts'
@@ -58,6 +66,8 @@ export interface TaskService {
   ofTrial(trialId: string): ReturnType<typeof store.tasksOfTrial>
   /** The organization's tasks among `ids` as their views (output while kept; no ledger index, no escrow). */
   views(orgId: string, ids: string[]): Promise<TaskView[]>
+  /** What names the organization's tasks among `ids` for a person, by id, in `lang` (executions, approvals). */
+  labels(orgId: string, ids: readonly string[], lang: MoneyLocale): Promise<Map<string, TaskLabel>>
   /** The completed ones among these tasks, with their receipt. */
   completed(ids: string[]): ReturnType<typeof store.completedTasks>
   /** The states of these tasks, by id, in one query (a batch's running items). */
@@ -189,6 +199,7 @@ export const tasksArea = defineArea({
           views.push(await taskView(deps, row, { ledgerIndex: null, escrow: undefined, names: names(row) }))
         return views
       },
+      labels: (orgId, ids, lang) => taskLabels(deps, orgId, ids, lang),
       completed: (ids) => store.completedTasks(ctx.db, ids),
       ofTrial: (trialId) => store.tasksOfTrial(ctx.db, trialId),
       statesOf: async (ids) => new Map((await store.statesOf(ctx.db, ids)).map((t) => [t.id, t.state])),

@@ -10,6 +10,18 @@ import { taskEventRoutes } from './stream.ts'
 import { usageRoutes } from './usage-routes.ts'
 import { Escrow, idempotent, Nullable, orgOf, route } from '../../http/index.ts'
 
+/**
+ * What names a task for a person beside its id in another area's list (executions, approvals, a
+ * statement's lines), in `lang`: `TaskService.labels` answers it.
+ */
+export const TaskWords = {
+  job_title: Nullable(Type.String({ description: 'the title of the task’s job, in `lang`' })),
+  agent_name: Nullable(Type.String({ description: 'the agent’s display name, in `lang`' })),
+  input_preview: Nullable(
+    Type.String({ description: 'the task input’s first words (at most 80 characters) while it is kept' }),
+  ),
+}
+
 export const Task = Type.Object({
   id: Type.String(),
   engagement_id: Nullable(Type.String({ description: 'null for a trial’s free task' })),

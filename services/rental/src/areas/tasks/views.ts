@@ -4,7 +4,7 @@ import { money, type MoneyLocale, type Page } from '@svc/kit'
 import { rentalError } from '../../errors.ts'
 import type { TaskDeps } from './service.ts'
 import { purgeOutputs } from './retention-store.ts'
-import { type TaskRow, taskOf, tasksOf } from './store.ts'
+import { type TaskRow, taskOf, tasksOf, tasksOfIds } from './store.ts'
 
 /** What a task's view reads besides its row: its receipt's ledger index and its escrow. */
 interface Around {
@@ -160,6 +160,41 @@ export async function taskView(deps: TaskDeps, row: TaskRow, around: Around) {
   }
 }
 export type TaskView = Awaited<ReturnType<typeof taskView>>
+
+/** What names a task in another area's list (executions, approvals): its job's title, its agent's name, its input's first words. */
+export interface TaskLabel {
+  job_title: string | null
+  agent_name: string | null
+  input_preview: string | null
+}
+
+/**
+ * The labels of the organization's tasks among `ids`, by id, in `lang` (an id of another
+ * organization or none is absent); the input's words only while the task's texts are kept.
+ */
+export async function taskLabels(deps: TaskDeps, orgId: string, ids: readonly string[], lang: MoneyLocale) {
+  const rows = ids.length ? await tasksOfIds(deps.db, orgId, [...new Set(ids)]) : []
+  const names = await namesOf(deps, rows, lang)
+  const now = deps.now()
+  return new Map<string, TaskLabel>(
+    rows.map((row) => {
+      const n = names(row)
+      const kept = !(row.output_expires_at && row.output_expires_at <= now)
+      return [
+        row.id,
+        {
+          job_title: n.jobTitle,
+          agent_name: n.agentName,
+          input_preview: kept ? firstWords(row.input_text) : null,
+        },
+      ]
+    }),
+  )
+}
+
+/** A row's task words from `labels` (nulls for no task, or one no longer there). */
+export const labelOf = (labels: Map<string, TaskLabel>, taskId: string | null | undefined): TaskLabel =>
+  (taskId ? labels.get(taskId) : undefined) ?? { job_title: null, agent_name: null, input_preview: null }
 
 export async function taskDetail(deps: TaskDeps, subject: string, id: string, lang: MoneyLocale = 'en') {
   const row = await taskOf(deps.db, subject, id)

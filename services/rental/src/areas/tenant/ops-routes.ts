@@ -1,8 +1,9 @@
-import { type App, PageQuery, pageOf } from '@svc/kit'
+import { type App, LangQuery, moneyLocaleOf, PageQuery, pageOf } from '@svc/kit'
 import { Type } from 'typebox'
 import { rentalError } from '../../errors.ts'
 import { ApprovalSchema as Approval } from '../approvals/index.ts'
 import type { ConnectService } from '../connect/index.ts'
+import { labelOf, TaskWords } from '../tasks/index.ts'
 import { verifyWithAnchor } from './anchor-check.ts'
 import { DateTime, dateOf, type TenantDeps, Nullable } from './deps.ts'
 import { orgOf } from '../../http/index.ts'
@@ -44,6 +45,7 @@ const Execution = Type.Object({
   completed_at: Nullable(Type.String()),
   tool: Nullable(Type.String({ description: 'tool_action: the tool called' })),
   task_id: Nullable(Type.String({ description: 'tool_action: the task it was asked for in' })),
+  ...TaskWords,
 })
 
 const Connection = Type.Object({
@@ -171,6 +173,7 @@ export function opsRoutes(app: App, deps: TenantDeps) {
             until: Type.Optional(DateTime),
             cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 400, pattern: '^[A-Za-z0-9_-]+$' })),
             limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+            ...LangQuery().properties,
           },
           { additionalProperties: false },
         ),
@@ -199,8 +202,14 @@ export function opsRoutes(app: App, deps: TenantDeps) {
         { limit: q.limit, cursor: q.cursor },
         [deps.connect.executions],
       )
+      const labels = await deps.tasks.labels(
+        orgOf(request),
+        rows.map((r) => r.task_id ?? r.id),
+        moneyLocaleOf(request),
+      )
       return {
         executions: rows.map((r) => ({
+          ...labelOf(labels, r.task_id ?? r.id),
           kind: r.kind,
           tool: r.tool,
           task_id: r.task_id,
@@ -244,11 +253,13 @@ export function opsRoutes(app: App, deps: TenantDeps) {
       ...auth.read('approvals:read'),
       schema: {
         summary: 'The organization’s pending approvals, newest first',
+        description:
+          'Each with its task’s job title and agent name in `lang`, else the member’s language, else Accept-Language’s.',
         tags,
-        querystring: PageQuery,
+        querystring: Type.Object({ ...PageQuery.properties, ...LangQuery().properties }),
         response: {
           200: Type.Object({
-            approvals: Type.Array(Approval),
+            approvals: Type.Array(Type.Object({ ...Approval.properties, ...TaskWords })),
             total: Type.Integer(),
             limit: Type.Integer(),
             offset: Type.Integer(),
@@ -256,7 +267,15 @@ export function opsRoutes(app: App, deps: TenantDeps) {
         },
       },
     },
-    async (request) => deps.approvals.pending(orgOf(request), pageOf(request.query)),
+    async (request) => {
+      const page = await deps.approvals.pending(orgOf(request), pageOf(request.query))
+      const labels = await deps.tasks.labels(
+        orgOf(request),
+        page.approvals.map((a) => a.task_id),
+        moneyLocaleOf(request),
+      )
+      return { ...page, approvals: page.approvals.map((a) => ({ ...a, ...labelOf(labels, a.task_id) })) }
+    },
   )
   app.get(
     '/v1/audit',
