@@ -4616,7 +4616,7 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    /** A page of the batch’s items in order: state, task (once made) and error */
+    /** A page of the batch’s items in order: state, task (once made), the text’s first words and error */
     get: {
       parameters: {
         query: {
@@ -4643,6 +4643,7 @@ export interface paths {
                 index: number
                 state: 'queued' | 'running' | 'completed' | 'failed' | 'canceled'
                 task_id: string | null
+                input_preview: string | null
                 error: string | null
               }[]
               next_from: number | null
@@ -4712,7 +4713,7 @@ export interface paths {
     }
     /**
      * The organization’s statement for a period: opening, every movement, closing
-     * @description The wallet (`wallet:<org>`) and the money held in its escrows over [from, to): every rail transfer posting to them, one line per counter-account (a release is a release line and a fee line), with its transfer id, the escrow, engagement and task, and the receipts' leaf hashes. Opening + movements = closing. The period spans at most 366 days; the default is the current calendar month (UTC).
+     * @description The wallet (`wallet:<org>`) and the money held in its escrows over [from, to): every rail transfer posting to them, one line per counter-account (a release is a release line and a fee line), with its transfer id, the escrow, engagement and task (named in `lang`: its job, agent and input's first words), and the receipts' leaf hashes. Opening + movements = closing. The period spans at most 366 days; the default is the current calendar month (UTC).
      */
     get: {
       parameters: {
@@ -4788,6 +4789,9 @@ export interface paths {
                 escrow_hash: string | null
                 engagement_id: string | null
                 task_id: string | null
+                job_title: string | null
+                agent_name: string | null
+                input_preview: string | null
                 receipts: {
                   type: 'escrow.released' | 'task.completed' | 'refund.settled' | 'sla.credited'
                   leaf_hash: string
@@ -8210,10 +8214,15 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    /** The AgentCV as the rental sees the agent, signed by the provider key (eddsa-jcs-2022), with its verification */
+    /**
+     * The AgentCV as the rental sees the agent, signed by the provider key (eddsa-jcs-2022), with its verification
+     * @description The catalogue’s words (the agent’s name and description, its jobs’ titles and outcomes) in `lang`, else the member’s language, else Accept-Language’s (English where a text has no Arabic).
+     */
     get: {
       parameters: {
-        query?: never
+        query?: {
+          lang?: 'en' | 'ar'
+        }
         header?: never
         path: {
           /** @description the agent’s did:key (Ed25519) */
@@ -9650,7 +9659,7 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    /** The organization’s disputes and those about agents it provides (an operator: all), newest first */
+    /** The organization’s disputes and those about agents it provides (an operator: all), newest first; the client’s own tasks named in `lang` (job, agent, input’s first words) */
     get: {
       parameters: {
         query: {
@@ -9720,6 +9729,9 @@ export interface paths {
                 } | null
                 created_at: string
                 updated_at: string
+                job_title: string | null
+                agent_name: string | null
+                input_preview: string | null
               }[]
               total: number
               limit: number
@@ -12056,6 +12068,7 @@ export interface paths {
           until?: string
           cursor?: string
           limit: number
+          lang?: 'en' | 'ar'
         }
         header?: never
         path?: never
@@ -12086,6 +12099,9 @@ export interface paths {
                 completed_at: string | null
                 tool: string | null
                 task_id: string | null
+                job_title: string | null
+                agent_name: string | null
+                input_preview: string | null
               }[]
               next_cursor: string | null
             }
@@ -12156,12 +12172,16 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    /** The organization’s pending approvals, newest first */
+    /**
+     * The organization’s pending approvals, newest first
+     * @description Each with its task’s job title and agent name in `lang`, else the member’s language, else Accept-Language’s.
+     */
     get: {
       parameters: {
         query: {
           limit: number
           offset: number
+          lang?: 'en' | 'ar'
         }
         header?: never
         path?: never
@@ -12203,6 +12223,9 @@ export interface paths {
                   id: string
                   leaf_hash: string | null
                 } | null
+                job_title: string | null
+                agent_name: string | null
+                input_preview: string | null
               }[]
               total: number
               limit: number
