@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -224,11 +224,19 @@ describe(
       const restored = json(await svc(['key', 'restore', file, '--json'], { home: other })) as { did: string }
       assert.equal(restored.did, JSON.parse(readFileSync(file, 'utf8')).did)
 
+      // the same sign-in kept in another home: revoked by the logout, it ends there too
+      copyFileSync(join(home, 'credentials.json'), join(other, 'credentials.json'))
       const out = await svc(['logout'])
       assert.equal(out.code, 0, out.stderr)
       assert.match(out.stdout, /Signed out/)
-      const after = await svc(['whoami'])
-      assert.match(after.stderr, /run `svc login`/)
+      oneSentence(await svc(['whoami']))
+      let revoked: Run | undefined
+      for (const from = Date.now(); Date.now() - from < 12_000;) {
+        revoked = await svc(['whoami'], { home: other })
+        if (revoked.code !== 0) break
+      }
+      oneSentence(revoked!)
+      assert.match(revoked!.stderr, /sign-in has ended .*run `svc login`/)
     })
   },
 )

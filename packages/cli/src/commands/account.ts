@@ -5,7 +5,7 @@ import type { Command } from 'commander'
 import QRCode from 'qrcode'
 import type { Cli } from '../cli.ts'
 import { short } from '../format.ts'
-import { withSpinner, note } from '../ui.ts'
+import { note, startSpinner } from '../ui.ts'
 
 /** Opens `url` in the person's browser; nothing happens when there is none. */
 function openBrowser(url: string) {
@@ -42,11 +42,18 @@ export function accountCommands(program: Command, cli: Cli) {
     .option('--no-browser', 'only show the address and the code, do not open a browser')
     .action(async (options: { browser: boolean }) => {
       const profile = await cli.profile()
-      const person = await withSpinner(
-        'Waiting for you to allow this device in your browser…',
-        () => profile.signIn((code) => showCode(code, options.browser)),
-        'Signed in.',
-      )
+      let spin: ReturnType<typeof startSpinner> | undefined
+      let person
+      try {
+        person = await profile.signIn(async (code) => {
+          await showCode(code, options.browser)
+          spin = startSpinner('Waiting for you to allow this device in your browser…')
+        })
+      } catch (err) {
+        spin?.error((err as Error).message)
+        throw err
+      }
+      spin?.stop('Allowed.')
       const did = await profile.keyDid()
       cli.out({ signed_in: true, person, urls: profile.urls, key_did: did ?? null }, () => [
         `Signed in as ${person.email ?? person.subject} at ${profile.urls.rental}.`,
@@ -88,7 +95,7 @@ export function accountCommands(program: Command, cli: Cli) {
           urls: profile.urls,
         },
         () => [
-          `${me.client.name ?? email ?? 'Signed in'} (${me.organization.role} of organization ${me.organization.id})`,
+          `${me.client.name ?? email ?? 'Signed in'}, ${me.organization.role} of your organization (${me.organization.id})`,
           `Rental: ${profile.urls.rental}  Identity provider: ${profile.urls.idp}`,
           did ? `Signing key: ${did}` : 'No signing key yet (made the first time you hire).',
         ],

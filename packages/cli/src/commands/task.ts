@@ -95,7 +95,9 @@ async function run(
     ])
     return
   }
-  cli.progress(`Task ${id} ${stateWords(created.task.state)}`)
+  cli.progress(
+    `${created.task.agent_name ?? 'The agent'} has the task (${id}): ${stateWords(created.task.state)}`,
+  )
   for await (const event of client.events(id)) {
     if (event.type === 'task.state_changed') cli.progress(`  → ${stateWords(String(event.data.to))}`)
     else if (event.type === 'task.trace')
