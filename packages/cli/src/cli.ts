@@ -41,9 +41,9 @@ export class Cli {
     return this.#profile
   }
 
-  /** Progress for a person, on stderr (kept quiet in --json). */
+  /** Progress for a person, on stderr (in --json too: stdout keeps the one document). */
   progress(line: string): void {
-    if (!this.json) note(line)
+    note(line)
   }
 
   /** The command's answer: `data` as JSON with --json, else `human` lines on stdout. */

@@ -168,10 +168,13 @@ describe(
       assert.match(first.stderr, /→ completed/)
       assert.ok(first.stdout.trim().length > 0, 'the output')
       assert.doesNotMatch(first.stdout, /→/)
-      const second = json(await svc(['task', 'run', engagement, INVOICE, '--json'])) as {
-        task: { id: string; state: string; engagement_id: string }
+      const lines = join(work, 'lines.txt')
+      writeFileSync(lines, 'Printer paper: 3 at AED 25.00\n')
+      const second = json(await svc(['task', 'run', engagement, INVOICE, '--file', lines, '--json'])) as {
+        task: { id: string; state: string; engagement_id: string; file_ids: string[] }
       }
       assert.equal(second.task.state, 'completed')
+      assert.equal(second.task.file_ids.length, 1, 'the file went with the task')
       const listed = json(await svc(['tasks', '--json'])) as { tasks: Array<{ id: string }> }
       assert.equal(listed.tasks.length, 2)
       tasks.push(...listed.tasks.map((t) => t.id))
