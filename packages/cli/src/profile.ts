@@ -8,6 +8,7 @@
  *     const hired = await (await profile.signer()).hire(…)  // the same client, with the signing key
  */
 import {
+  CLI_CLIENT_ID,
   ClientKey,
   type DPoPKeyPair,
   type DeviceCode,
@@ -87,6 +88,32 @@ function signInEnded(err: unknown): unknown {
   if (err instanceof SvcError && ['invalid_grant', 'login_required', 'invalid_token'].includes(err.code))
     return notSignedIn('the sign-in has ended (expired or signed out)')
   return err
+}
+
+/** Revokes a kept sign-in's tokens at its idp (RFC 7009); false when the idp could not be reached. */
+async function revoke(credentials: Pick<Credentials, 'idp' | 'tokens'>): Promise<boolean> {
+  const { tokens } = credentials
+  let revoked = false
+  try {
+    const discovery = await fetch(`${credentials.idp}/.well-known/openid-configuration`)
+    const endpoint = ((await discovery.json()) as { revocation_endpoint?: string }).revocation_endpoint
+    if (!endpoint) return false
+    for (const [token, hint] of [
+      [tokens.refresh_token, 'refresh_token'],
+      [tokens.access_token, 'access_token'],
+    ] as const) {
+      if (!token) continue
+      const res = await fetch(endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token, token_type_hint: hint, client_id: CLI_CLIENT_ID }).toString(),
+      })
+      revoked ||= res.ok
+    }
+  } catch {
+    // the idp is out of reach: the sign-in is forgotten here all the same
+  }
+  return revoked
 }
 
 export class Profile {
@@ -230,6 +257,7 @@ export class Profile {
     const started = await startDeviceSignIn({ idp: this.urls.idp, resource: this.urls.rental, dpop: pair })
     await show(started.code)
     const session = await started.wait(signal)
+    const before = await readHomeFile(this.home, CREDENTIALS_FILE)
     const credentials: Credentials = {
       idp: this.urls.idp,
       rental: this.urls.rental,
@@ -250,41 +278,25 @@ export class Profile {
       email: me.client.email ?? null,
       name: me.client.name ?? null,
     }
-    await writeHomeFile(
-      this.home,
-      CREDENTIALS_FILE,
-      JSON.stringify({ ...signedIn.credentials, person }, null, 2),
-    )
+    this.credentials = { ...signedIn.credentials!, person }
+    this.#session = undefined
+    this.#client = undefined
+    this.#signer = undefined
+    await writeHomeFile(this.home, CREDENTIALS_FILE, JSON.stringify(this.credentials, null, 2))
+    // the sign-in this one replaces ends at the idp too
+    try {
+      if (before) await revoke(JSON.parse(before) as Credentials)
+    } catch {
+      // not a sign-in: nothing to revoke
+    }
     return person
   }
 
   /** Revokes the refresh token (and the access token) at the idp, then forgets the sign-in. */
   async signOut(): Promise<{ revoked: boolean }> {
-    const tokens = this.credentials?.tokens
-    let revoked = false
-    if (tokens) {
-      try {
-        const meta = (await (
-          await fetch(`${this.credentials!.idp}/.well-known/openid-configuration`)
-        ).json()) as {
-          revocation_endpoint?: string
-        }
-        for (const [token, hint] of [
-          [tokens.refresh_token, 'refresh_token'],
-          [tokens.access_token, 'access_token'],
-        ] as const) {
-          if (!token || !meta.revocation_endpoint) continue
-          const res = await fetch(meta.revocation_endpoint, {
-            method: 'POST',
-            headers: { 'content-type': 'application/x-www-form-urlencoded' },
-            body: new URLSearchParams({ token, token_type_hint: hint, client_id: 'svc-cli' }).toString(),
-          })
-          revoked ||= res.ok
-        }
-      } catch {
-        // the idp is out of reach: the sign-in is forgotten here all the same
-      }
-    }
+    const credentials = this.credentials
+    if (!credentials) return { revoked: false }
+    const revoked = await revoke(credentials)
     await removeHomeFile(this.home, CREDENTIALS_FILE)
     this.credentials = undefined
     return { revoked }
