@@ -39,10 +39,17 @@ function sentence(err: unknown): { code: string; message: string; exit: number }
     const exit = err.code === 'usage' ? 2 : 1
     if (err.status === 0 && err.code === 'network_error')
       return { code: err.code, message: `Could not reach the service (${err.message}).`, exit }
-    if (err.status === 401 && err.code !== 'not_signed_in')
-      return { code: 'not_signed_in', message: `${err.message}: run \`svc login\`.`, exit }
     const text = err.message.replace(/\.$/, '')
-    return { code: err.code, message: `${text[0]?.toUpperCase()}${text.slice(1)}.`, exit }
+    const said = `${text[0]?.toUpperCase()}${text.slice(1)}`
+    if (err.code === 'step_up_required')
+      return {
+        code: err.code,
+        message: `${said}: run \`svc login\` and sign in with your second factor.`,
+        exit,
+      }
+    if (err.status === 401 && err.code !== 'not_signed_in')
+      return { code: 'not_signed_in', message: `${said}: run \`svc login\`.`, exit }
+    return { code: err.code, message: `${said}.`, exit }
   }
   const cause = (err as { cause?: { code?: string } }).cause
   if (err instanceof TypeError && /fetch failed/.test(err.message))

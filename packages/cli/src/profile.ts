@@ -166,7 +166,12 @@ export class Profile {
       } catch (err) {
         throw signInEnded(err)
       }
-      if (res.status === 401) throw notSignedIn('the sign-in was not accepted (expired or signed out)')
+      // a step-up (RFC 9470, a recent second factor) is the service's own answer; any other 401 ends the sign-in
+      if (
+        res.status === 401 &&
+        !/insufficient_user_authentication/.test(res.headers.get('www-authenticate') ?? '')
+      )
+        throw notSignedIn('the sign-in was not accepted (expired or signed out)')
       return res
     }
     return new SvcClient({
