@@ -127,6 +127,18 @@ describe(
       const who = await svc(['whoami'])
       assert.equal(who.code, 0, who.stderr)
       assert.match(who.stdout, new RegExp(DEMO_EMAIL))
+
+      // an access token about to run out is refreshed first, and the rotated refresh token kept
+      const file = join(home, 'credentials.json')
+      const kept = JSON.parse(readFileSync(file, 'utf8')) as {
+        tokens: { refresh_token: string; expires_at: number }
+      }
+      writeFileSync(file, JSON.stringify({ ...kept, tokens: { ...kept.tokens, expires_at: Date.now() } }))
+      assert.equal((await svc(['whoami'])).code, 0)
+      const refreshed = JSON.parse(readFileSync(file, 'utf8')) as typeof kept
+      assert.notEqual(refreshed.tokens.refresh_token, kept.tokens.refresh_token)
+      assert.ok(refreshed.tokens.expires_at > Date.now() + 60_000)
+      assert.equal(statSync(file).mode & 0o777, 0o600)
     })
 
     it('shows the market with names and prices as money', async () => {
