@@ -79,14 +79,14 @@ async function taskAnswer(client: SvcClient, task: Task, lead: string[]) {
   })
 }
 
-/** Follows a task's events until it ends (or the wait is over), then reads it. */
+/** Follows a task's events until it ends (or the wait is over), then reads it (with its escrow as signed). */
 async function settled(client: SvcClient, task: Task): Promise<Task> {
-  if (TERMINAL_STATES.includes(task.state)) return task
-  try {
-    for await (const _ of client.events(task.id, { signal: AbortSignal.timeout(FOLLOW_MS) }));
-  } catch {
-    // the wait is over: the answer says where the task is
-  }
+  if (!TERMINAL_STATES.includes(task.state))
+    try {
+      for await (const _ of client.events(task.id, { signal: AbortSignal.timeout(FOLLOW_MS) }));
+    } catch {
+      // the wait is over: the answer says where the task is
+    }
   return client.task(task.id)
 }
 
