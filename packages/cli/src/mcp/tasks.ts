@@ -33,15 +33,20 @@ const TaskOut = {
 }
 type Verified = z.infer<typeof Verification>
 
-/** A wait for a task still running, and for its receipt to reach the ledger (within a tool call). */
-const FOLLOW_MS = 45_000
-const RECEIPT_MS = 15_000
+/**
+ * How long a call waits for the task, then for its receipt to reach the ledger: under a minute in
+ * all, as MCP clients give up on a request after about that long (get_task answers later).
+ */
+const FOLLOW_MS = 40_000
+const RECEIPT_MS = 10_000
 
 /** The task's receipt, checked offline, once on the ledger; else null with why. */
 async function receiptOf(
   client: SvcClient,
   task: Task,
 ): Promise<{ verified: Verified | null; note: string }> {
+  if (!TERMINAL_STATES.includes(task.state))
+    return { verified: null, note: 'Its receipt comes once it completes (verify_receipt then).' }
   if (task.state !== 'completed') return { verified: null, note: `The task is ${task.state}: no receipt.` }
   try {
     await client.withReceipt(task.id, RECEIPT_MS)
@@ -60,6 +65,9 @@ async function taskAnswer(client: SvcClient, task: Task, lead: string[]) {
     `Task ${task.id} (${task.agent_name ?? task.agent_did}, “${task.job_title ?? task.job_id ?? ''}”) is ${task.state}.`,
     ...lead,
     output ? `Output:\n${output}` : task.error ? `Error: ${task.error}` : '',
+    TERMINAL_STATES.includes(task.state)
+      ? ''
+      : `It is still running: get_task with task_id ${task.id} answers its output later.`,
     task.escrow_state
       ? `Payment: ${aed(task.price_fils)}, escrow ${task.escrow_state}${
           task.escrow_state === 'open' ? ' (release_payment pays the agent)' : ''
@@ -179,7 +187,10 @@ async function runTask({ client, key, gate }: ToolContext, engagementId: string,
   }
   const signer = decision ? await key() : undefined
   const created = await ok(
-    client.api.POST('/api/tasks', { body: { engagement_id: engagementId, text }, headers: idempotent() }),
+    client.api.POST('/api/tasks', {
+      body: { engagement_id: engagementId, text, async: true },
+      headers: idempotent(),
+    }),
   ).catch((err: unknown) => {
     if (decision?.ok && refusedBeforeSpending(err)) decision.release()
     throw err
