@@ -291,6 +291,43 @@ describe('rental: the idp’s access tokens on the signed-in routes (Bearer and 
     assert.match(unknown.text, /sign in to the console once/)
   })
 
+  it('provisions a person at their first token as their first console sign-in would: an organization, or the invitation to their verified email', async () => {
+    const email = 'grace@bearer.example'
+    const tokens = await deviceGrant(new CookieJar(), {
+      account: await s.idpUser(email),
+      scope: 'openid email offline_access',
+    })
+    const me = await api('GET', '/api/me', bearer(tokens.access_token!))
+    assert.equal(me.status, 200, me.text)
+    const who = me.body as { client: { email: string }; organization: { id: string; role: string } }
+    assert.equal(who.client.email, email)
+    assert.equal(who.organization.role, 'owner', 'a new organization, hers')
+    const wallet = await api('GET', '/api/wallet', bearer(tokens.access_token!))
+    assert.equal(wallet.status, 200, 'and she acts for it')
+
+    // invited by carol before she ever came: her first token takes the invitation
+    const invited = 'heidi@bearer.example'
+    const invitation = await s.call(carol, 'POST', '/api/org/members', { email: invited, role: 'viewer' })
+    assert.equal(invitation.status, 201, invitation.text)
+    const heidi = await deviceGrant(new CookieJar(), {
+      account: await s.idpUser(invited),
+      scope: 'openid email offline_access',
+    })
+    const joined = await api('GET', '/api/me', bearer(heidi.access_token!))
+    assert.equal(joined.status, 200, joined.text)
+    assert.equal((joined.body as typeof who).organization.id, carol.me.organization.id, 'in carol’s organization')
+    assert.equal((joined.body as typeof who).organization.role, 'viewer')
+
+    // an email the idp never verified makes nothing: still the 403
+    const ivan = await deviceGrant(new CookieJar(), {
+      account: await s.idpUser('ivan@bearer.example', { verified: false }),
+      scope: 'openid email offline_access',
+    })
+    const refused = await api('GET', '/api/me', bearer(ivan.access_token!))
+    assert.equal(refused.status, 403, refused.text)
+    assert.match(refused.text, /no verified email/)
+  })
+
   it('stops a revoked token within the introspection cache (5 s), and an expired one at once', async () => {
     const tokens = await deviceGrant(s.alice.jar)
     const revoked = tokens.access_token!

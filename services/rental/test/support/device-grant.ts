@@ -42,17 +42,36 @@ const form = (url: string, fields: Record<string, string>, headers: Record<strin
 export async function deviceGrant(
   urls: { idp: string; rental: string },
   jar: CookieJar,
-  options: { resource?: string | null; dpop?: DpopKey } = {},
+  options: {
+    resource?: string | null
+    dpop?: DpopKey
+    scope?: string
+    /** Who signs in at the idp's page first, when `jar` is not signed in there yet. */
+    account?: { email: string; password: string }
+  } = {},
 ): Promise<Record<string, string>> {
   const resource = options.resource === undefined ? urls.rental : options.resource
   const started = await form(`${urls.idp}/device_authorization`, {
     client_id: CLI_CLIENT_ID,
-    scope: 'openid offline_access',
+    scope: options.scope ?? 'openid offline_access',
     ...(resource ? { resource } : {}),
   })
   const codes = (await started.json()) as Record<string, string>
   if (started.status !== 200) throw new Error(`device_authorization: ${JSON.stringify(codes)}`)
-  const page = await jar.fetch(codes.verification_uri_complete!)
+  let page = await jar.fetch(codes.verification_uri_complete!)
+  if (options.account && page.status >= 300 && page.status < 400) {
+    const login = await (await jar.fetch(new URL(page.headers.get('location')!, urls.idp).href)).text()
+    await jar.fetch(`${urls.idp}/ui/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        ...options.account,
+        csrf: csrfOf(login),
+        return_to: /name="return_to" value="([^"]+)"/.exec(login)![1]!.replaceAll('&amp;', '&'),
+      }).toString(),
+    })
+    page = await jar.fetch(codes.verification_uri_complete!)
+  }
   const text = await page.text()
   if (page.status !== 200) throw new Error(`/device answered ${page.status}: ${text.slice(0, 300)}`)
   const answered = await jar.fetch(`${urls.idp}/device`, {

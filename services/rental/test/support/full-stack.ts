@@ -201,18 +201,18 @@ export async function startFullStack(
    * A person with an idp account of their own (`email`, verified at the idp unless said otherwise),
    * signed in at the rental: a new organization's owner, or the member an invitation to `email` makes.
    */
-  const signInWith = async (email: string, options: { verified?: boolean } = {}): Promise<Client> => {
+  const signInWith = async (email: string, options: { verified?: boolean } = {}): Promise<Client> =>
+    signIn(stack, undefined, { freshIdpSession: true, account: await idpUser(email, options) })
+
+  /** An account at the idp only (`email` verified unless said otherwise): the rental has never seen it. */
+  const idpUser = async (email: string, options: { verified?: boolean } = {}) => {
     const password = `password-of-${email}`
     await createUser(
       idpService.ctx.database!.db as unknown as IdpDb,
       new Sealer(idpService.ctx.config.encryptionKey),
-      {
-        email,
-        password,
-        verified: options.verified ?? true,
-      },
+      { email, password, verified: options.verified ?? true },
     )
-    return signIn(stack, undefined, { freshIdpSession: true, account: { email, password } })
+    return { email, password }
   }
 
   return {
@@ -220,6 +220,7 @@ export async function startFullStack(
     /** The rental's environment: what a rental started in a process of its own is given. */
     rentalEnv: env,
     signInWith,
+    idpUser,
     ledger: ledgerService,
     get agents() {
       if (!agentsService) throw new Error('the agents are stopped')

@@ -5,6 +5,7 @@ import type { SigningKeys } from '../keys/service.ts'
 import type { TokenService } from '../token/index.ts'
 import type { ResourcesService } from '../resources/index.ts'
 import { denyAccessToken, isDenied } from '../../oauth/denylist.ts'
+import { parseScope } from '../../oauth/scopes.ts'
 
 type Client = Pick<IdpTables['clients'], 'client_id' | 'client_type' | 'first_party' | 'redirect_uris'>
 export interface TokenDeps {
@@ -112,6 +113,11 @@ export async function introspect(deps: TokenDeps, client: Client, token: string)
       act,
       tsk,
       ...(holder.client.first_party && !act && user.did ? { did: user.did } : {}),
+      // the person's email, as /userinfo would release it to the token's holder (its `email` scope), for a
+      // first-party client's own token: the resource it is for may need it (the rental makes an organization)
+      ...(holder.client.first_party && !act && parseScope(scope as string | undefined).includes('email')
+        ? { email: user.email, email_verified: user.email_verified_at !== null }
+        : {}),
       ...(consent
         ? {
             consent: {

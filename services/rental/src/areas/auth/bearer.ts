@@ -62,6 +62,9 @@ function refusal(scheme: TokenScheme, error: string, message: string, baseUrl?: 
 interface Introspected {
   active: boolean
   did: string | null
+  /** The person's email and whether the idp verified it (shown for a first-party token with the `email` scope). */
+  email: string | null
+  emailVerified: boolean
   until: number
 }
 
@@ -71,8 +74,10 @@ export interface AccessTokenDeps {
   /** This service's base URL: the RFC 8707 resource its tokens name as `aud`, and DPoP's `htu` base. */
   baseUrl: string
   now: () => Date
-  /** Whether the idp subject has joined an organization here (at a console sign-in). */
+  /** Whether the idp subject has joined an organization here (at a console sign-in, or a first token). */
   hasJoined(subject: string): Promise<boolean>
+  /** The console's first-sign-in provisioning: an invitation to the email taken, or an organization made. */
+  join(who: { subject: string; email: string | null; emailVerified: boolean }): Promise<unknown>
 }
 
 const why = (err: unknown) => {
@@ -145,11 +150,15 @@ export class AccessTokens {
     if (!standing.active)
       throw invalid('the access token was revoked, or the sign-in or account behind it has ended')
     const subject = String(claims.sub)
-    if (!(await this.deps.hasJoined(subject)))
-      throw rentalError(
-        'forbidden',
-        `sign in to the console once first (${this.deps.baseUrl}/console): an organization is made, or an invitation taken, at the first sign-in`,
-      )
+    if (!(await this.deps.hasJoined(subject))) {
+      // the person's first visit, by token: joined as at a first console sign-in, from the email the idp verified
+      if (!standing.email || !standing.emailVerified)
+        throw rentalError(
+          'forbidden',
+          `this person has no organization here yet, and the token names no verified email to make one by (ask for the email scope), so sign in to the console once first (${this.deps.baseUrl}/console): an organization is made, or an invitation taken, at the first sign-in`,
+        )
+      await this.deps.join({ subject, email: standing.email, emailVerified: true })
+    }
     const session: ConsoleSession = {
       idHash: createHash('sha256')
         .update(`access-token:${String(claims.jti)}`)
@@ -157,8 +166,8 @@ export class AccessTokens {
       subject,
       idpSid: claims.sid,
       name: null,
-      email: null,
-      emailVerified: false,
+      email: standing.email,
+      emailVerified: standing.emailVerified,
       clientDid: standing.did,
       acr: typeof claims.acr === 'string' ? claims.acr : null,
       authTime: typeof claims.auth_time === 'number' ? new Date(claims.auth_time * 1000) : null,
@@ -190,9 +199,13 @@ export class AccessTokens {
       )
     }
     const until = Math.min(now + INTROSPECTION_CACHE_MS, Number(claims.exp) * 1000)
+    const email = typeof answer.email === 'string' && answer.email.length <= 500 ? answer.email : null
     const standing = {
       active: answer.active === true && answer.sub === claims.sub,
       did: typeof answer.did === 'string' ? answer.did : null,
+      email,
+      // verified only when the idp says so for that same email (as at the console's sign-in)
+      emailVerified: email !== null && answer.email_verified === true,
       until,
     }
     if (this.#introspected.size >= CACHE_LIMIT) this.#forgetStale(now)

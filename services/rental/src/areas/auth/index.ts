@@ -48,6 +48,7 @@ export const authArea = defineArea({
         baseUrl: ctx.baseUrl,
         now: () => ctx.now(),
         hasJoined: async (subject) => (await use.orgs.orgIdOf(subject)) !== null,
+        join: (who) => use.orgs.join(who),
       }),
     )
     link.start()
