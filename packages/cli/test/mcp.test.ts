@@ -36,7 +36,7 @@ describe('svc mcp over stdio', () => {
   })
 
   /** An MCP server process signed in as alice, and a client connected to it. */
-  async function connect(options: { elicit?: ElicitResult[]; allowSpendFils?: number } = {}) {
+  async function connect(options: { elicit?: ElicitResult[]; allowSpend?: string } = {}) {
     const server = await McpProcess.start(stack, options)
     servers.push(server)
     return server
@@ -195,7 +195,7 @@ describe('svc mcp over stdio', () => {
   it('with --allow-spend: proceeds within the allowance, then refuses with a sentence', async () => {
     const price = job?.price_fils ?? 1
     // enough for one hire and half another
-    const mcp = await connect({ allowSpendFils: Math.floor(price * 1.5) })
+    const mcp = await connect({ allowSpend: (Math.floor(price * 1.5) / 100).toFixed(2) })
     const walletBefore = await wallet()
     const hired = await mcp.call('hire_agent', { job_id: 'job_invoice_check' })
     assert.equal(hired.structuredContent!.outcome, 'hired', hired.text)

@@ -44,6 +44,14 @@ const WORDS: Record<string, string> = {
     'The stored sign-in has expired or was revoked: run `svc login`, then start the server again.',
   forbidden: 'Your role in the organization does not allow this.',
   login_expired: 'The sign-in has expired: run `svc login`, then start the MCP server again.',
+  not_signed_in:
+    'Not signed in, or the sign-in has ended: run `svc login` in a terminal, then restart the MCP server.',
+  passphrase_required:
+    'Your signing key is kept encrypted: set SVC_KEY_PASSPHRASE in the MCP server’s environment (the client’s configuration), then restart it.',
+  backup_passphrase:
+    'SVC_KEY_PASSPHRASE does not open your signing key: correct it in the MCP client’s configuration.',
+  credentials_invalid:
+    'The stored sign-in is damaged: run `svc login` in a terminal, then restart the MCP server.',
   key_required: 'This needs your signing key, and none is set up: run `svc key show` once to make it.',
   job_not_found: 'There is no job with that id: use search_market to find one.',
   agent_not_found: 'There is no agent with that DID in the market.',

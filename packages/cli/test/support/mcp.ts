@@ -2,9 +2,10 @@ import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js'
-import { generateEd25519 } from '@svc/trust/ed25519'
-import { deviceGrant } from '../../../../services/rental/test/support/device-grant.ts'
+import { type CookieJar, tempFolder } from '@svc/kit/testing'
+import { csrfOf } from '@svc/testing/idp-flow'
 import type { FullStack } from '../../../../services/rental/test/support/full-stack.ts'
+import { openProfile } from '../../src/profile.ts'
 
 /** A tool's answer: its text content joined, and the rest as the SDK gives it. */
 export interface ToolResult {
@@ -14,11 +15,37 @@ export interface ToolResult {
 }
 
 const ENTRY = fileURLToPath(new URL('./mcp-stdio.ts', import.meta.url))
+export const PASSPHRASE = 'a long passphrase for the mcp tests'
 
 /**
- * `svc mcp` as a process of its own, signed in as alice (a device grant of her own: refresh
- * tokens rotate, so no two processes share one), with the official SDK's client over stdio. The
- * client declares elicitation when given `elicit`: the person's answers, in turn; `asked` keeps the
+ * A fresh SVC_HOME signed in as the person of `jar` (signed in at the idp): the CLI's own sign-in
+ * (device grant, DPoP-bound tokens), the code allowed on the idp's page as the person would.
+ */
+export async function signedInHome(stack: FullStack, jar: CookieJar): Promise<string> {
+  const home = tempFolder()
+  const profile = await openProfile({
+    home,
+    idp: stack.idp.url,
+    rental: stack.rental.url,
+    ledger: stack.ledger.url,
+    interactive: false,
+  })
+  await profile.signIn(async (code) => {
+    const page = await (await jar.fetch(code.verification_uri_complete!)).text()
+    const allowed = await jar.fetch(`${stack.idp.url}/device`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf: csrfOf(page), user_code: code.user_code, decision: 'approve' }),
+    })
+    if (allowed.status !== 200) throw new Error(`allowing the device code answered ${allowed.status}`)
+  })
+  return home
+}
+
+/**
+ * `svc mcp` as a process of its own with a SVC_HOME of its own signed in as alice (refresh tokens
+ * rotate: no two processes share one), and the official SDK's client over stdio. The client
+ * declares elicitation when given `elicit`: the person's answers, in turn; `asked` keeps the
  * messages they were shown.
  */
 export class McpProcess {
@@ -28,21 +55,18 @@ export class McpProcess {
     private readonly transport: StdioClientTransport,
   ) {}
 
-  static async start(stack: FullStack, options: { elicit?: ElicitResult[]; allowSpendFils?: number } = {}) {
-    const tokens = await deviceGrant({ idp: stack.idp.url, rental: stack.rental.url }, stack.alice.jar)
+  static async start(stack: FullStack, options: { elicit?: ElicitResult[]; allowSpend?: string } = {}) {
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: ['--import', 'tsx', ENTRY],
       env: {
         ...(process.env as Record<string, string>),
+        SVC_HOME: await signedInHome(stack, stack.alice.jar),
         SVC_IDP_URL: stack.idp.url,
         SVC_RENTAL_URL: stack.rental.url,
         SVC_LEDGER_URL: stack.ledger.url,
-        SVC_TEST_TOKENS: JSON.stringify(tokens),
-        SVC_TEST_KEY_SEED: Buffer.from(generateEd25519().seed).toString('base64url'),
-        ...(options.allowSpendFils !== undefined
-          ? { SVC_TEST_ALLOW_SPEND: String(options.allowSpendFils) }
-          : {}),
+        SVC_KEY_PASSPHRASE: PASSPHRASE,
+        ...(options.allowSpend !== undefined ? { SVC_TEST_ALLOW_SPEND: options.allowSpend } : {}),
       },
       stderr: 'inherit',
     })
