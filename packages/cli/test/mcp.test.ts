@@ -20,7 +20,8 @@ describe('svc mcp over stdio', () => {
   let job: { job_id: string; price_fils: number; price: string; agents: Array<{ did: string; name: string }> }
 
   before(async () => {
-    stack = await startFullStack()
+    // a device sign-in per server process: more than the idp lets one person enter in a minute
+    stack = await startFullStack({}, { idpEnv: { IDP_USER_CODE_RATE_PER_MIN: '0' } })
     await stack.agentOf('job_invoice_check')
     // the organization's wallet is granted at its first hire: one made here, so balances compare exactly
     await stack.hireAndSign(
@@ -36,7 +37,9 @@ describe('svc mcp over stdio', () => {
   })
 
   /** An MCP server process signed in as alice, and a client connected to it. */
-  async function connect(options: { elicit?: ElicitResult[]; allowSpend?: string } = {}) {
+  async function connect(
+    options: { elicit?: ElicitResult[]; allowSpend?: string; env?: Record<string, string> } = {},
+  ) {
     const server = await McpProcess.start(stack, options)
     servers.push(server)
     return server
@@ -181,6 +184,14 @@ describe('svc mcp over stdio', () => {
       assert.match(res.text, words)
       assert.doesNotMatch(res.text, /\n\s+at /)
     }
+    // no passphrase for the signing key: said so, before anything is asked or spent
+    const locked = await connect({ elicit: [], env: { SVC_KEY_PASSPHRASE: '' } })
+    const [walletBefore, engagementsBefore] = [await wallet(), await engagements()]
+    const res = await locked.call('hire_agent', { job_id: 'job_invoice_check' })
+    assert.equal(res.isError, true)
+    assert.match(res.text, /set SVC_KEY_PASSPHRASE in the MCP server’s environment/)
+    assert.deepEqual(locked.asked, [])
+    assert.deepEqual([await wallet(), await engagements()], [walletBefore, engagementsBefore])
   })
 
   it('with a client that cannot ask: a payment is refused and nothing is spent', async () => {

@@ -55,7 +55,10 @@ export class McpProcess {
     private readonly transport: StdioClientTransport,
   ) {}
 
-  static async start(stack: FullStack, options: { elicit?: ElicitResult[]; allowSpend?: string } = {}) {
+  static async start(
+    stack: FullStack,
+    options: { elicit?: ElicitResult[]; allowSpend?: string; env?: Record<string, string> } = {},
+  ) {
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: ['--import', 'tsx', ENTRY],
@@ -67,6 +70,7 @@ export class McpProcess {
         SVC_LEDGER_URL: stack.ledger.url,
         SVC_KEY_PASSPHRASE: PASSPHRASE,
         ...(options.allowSpend !== undefined ? { SVC_TEST_ALLOW_SPEND: options.allowSpend } : {}),
+        ...options.env,
       },
       stderr: 'inherit',
     })
