@@ -175,8 +175,10 @@ async function runTask({ client, key, gate }: ToolContext, engagementId: string,
       `holds ${aed(price)} of your wallet in a new escrow; the agent is paid when you release it.`,
   }
   // the package's escrow (not taken by a task yet) prepays the next task; else a new one is offered
-  const prepaid = engagement.escrows.some((e) => e.task_id === null)
-  let decision = price > 0 && !prepaid ? await gate.approve(spend) : undefined
+  const needsEscrow = price > 0 && !engagement.escrows.some((e) => e.task_id === null)
+  // the key first: a yes is asked for only when it can be signed
+  const signer = needsEscrow ? await key() : undefined
+  let decision = needsEscrow ? await gate.approve(spend) : undefined
   if (decision && !decision.ok) {
     if (decision.outcome === 'refused') return failure(decision.sentence)
     return answer(`${decision.sentence} No task was made.`, {
@@ -185,7 +187,6 @@ async function runTask({ client, key, gate }: ToolContext, engagementId: string,
       price_fils: price,
     })
   }
-  const signer = decision ? await key() : undefined
   const created = await ok(
     client.api.POST('/api/tasks', {
       body: { engagement_id: engagementId, text, async: true },
