@@ -23,22 +23,15 @@ export async function askConfirm(message: string): Promise<boolean> {
   return answered<boolean>(await clack.confirm({ message, output, initialValue: false }))
 }
 
-/** A spinner on stderr while `work` runs (plain lines when stderr is no terminal). */
-export async function withSpinner<T>(message: string, work: () => Promise<T>, done?: string): Promise<T> {
+/** A spinner on stderr until stopped (a plain line when stderr is no terminal). */
+export function startSpinner(message: string): { stop(done: string): void; error(why: string): void } {
   if (!process.stderr.isTTY) {
     output.write(`${message}\n`)
-    return work()
+    return { stop: () => {}, error: () => {} }
   }
   const spin = clack.spinner({ output })
   spin.start(message)
-  try {
-    const result = await work()
-    spin.stop(done ?? message)
-    return result
-  } catch (err) {
-    spin.error((err as Error).message)
-    throw err
-  }
+  return { stop: (done) => spin.stop(done), error: (why) => spin.error(why) }
 }
 
 /** A line of progress on stderr. */
