@@ -9,7 +9,9 @@ import { after, before, describe, it } from 'node:test'
 import type { ElicitResult } from '@modelcontextprotocol/sdk/types.js'
 import { TOOLS } from '../src/mcp/server.ts'
 import { type FullStack, startFullStack } from '../../../services/rental/test/support/full-stack.ts'
-import { McpProcess } from './support/mcp.ts'
+import { spawn } from 'node:child_process'
+import { tempFolder } from '@svc/kit/testing'
+import { BIN, McpProcess } from './support/mcp.ts'
 
 type Json = Record<string, unknown>
 const INVOICE = 'Invoice INV-1042, Gulf Supplies LLC\n3 x Printer paper @ 25.00 AED = 75.00 AED'
@@ -231,6 +233,34 @@ describe('svc mcp over stdio', () => {
     assert.deepEqual(
       [await wallet(), await engagements(), await tasks()],
       [walletNow, engagementsNow, tasksNow],
+    )
+  })
+
+  it('refuses to start without a sign-in, or with an allowance that is not an amount: one sentence, nothing on stdout', async () => {
+    const run = (args: string[]) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [BIN, 'mcp', ...args], {
+          env: {
+            ...process.env,
+            SVC_HOME: tempFolder(),
+            SVC_IDP_URL: stack.idp.url,
+            SVC_RENTAL_URL: stack.rental.url,
+          },
+        })
+        let [stdout, stderr] = ['', '']
+        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+        child.on('close', (code) => resolve({ code, stdout, stderr }))
+        child.stdin.end()
+      })
+    const unsigned = await run([])
+    assert.deepEqual([unsigned.code, unsigned.stdout], [1, ''])
+    assert.match(unsigned.stderr, /^svc: Not signed in: run `svc login`\.\n$/)
+    const wrong = await run(['--allow-spend', 'ten'])
+    assert.deepEqual([wrong.code, wrong.stdout], [2, ''])
+    assert.match(
+      wrong.stderr,
+      /^svc: --allow-spend takes an amount of AED \(for example 25 or 25\.50\), not “ten”\.\n$/,
     )
   })
 })

@@ -3,7 +3,8 @@
  * Nothing is ever asked on the terminal: stdin and stdout carry the protocol, so the signing key's
  * passphrase comes from SVC_KEY_PASSPHRASE (set in the MCP client's configuration).
  */
-import { SvcError } from '@svc/client'
+import type { Command } from 'commander'
+import { type Cli, usage } from '../cli.ts'
 import { notSignedIn, openProfile, type ProfileOptions } from '../profile.ts'
 import { serveStdio } from './server.ts'
 import { parseAed } from './words.ts'
@@ -18,11 +19,7 @@ export function allowanceOf(text: string | undefined): number | undefined {
   if (text === undefined) return undefined
   const fils = parseAed(text)
   if (fils === undefined)
-    throw new SvcError(
-      'invalid_amount',
-      0,
-      `--allow-spend takes an amount of AED (for example 25 or 25.50), not “${text}”`,
-    )
+    throw usage(`--allow-spend takes an amount of AED (for example 25 or 25.50), not “${text}”`)
   return fils
 }
 
@@ -36,4 +33,22 @@ export async function runMcp(profileOptions: ProfileOptions, options: McpCommand
     key: () => profile.key(),
     ...(allowSpendFils === undefined ? {} : { allowSpendFils }),
   })
+}
+
+/** The `svc mcp` entry of the command registry (commands/index.ts). */
+export function mcpCommand(program: Command, cli: Cli) {
+  program
+    .command('mcp')
+    .description('serve the MCP tools over stdio to an AI assistant (docs/mcp.md); payments ask you first')
+    .option(
+      '--allow-spend <AED>',
+      'what the tools may spend in this session when the MCP client cannot ask you (for example 25.00)',
+    )
+    .action(async (options: McpCommandOptions) => {
+      const { idp, rental, ledger } = cli.options
+      await runMcp(
+        { ...(idp ? { idp } : {}), ...(rental ? { rental } : {}), ...(ledger ? { ledger } : {}) },
+        options,
+      )
+    })
 }

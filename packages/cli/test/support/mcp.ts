@@ -14,7 +14,8 @@ export interface ToolResult {
   structuredContent?: Record<string, unknown>
 }
 
-const ENTRY = fileURLToPath(new URL('./mcp-stdio.ts', import.meta.url))
+/** `svc` as `npx svc` runs it */
+export const BIN = fileURLToPath(new URL('../../bin/svc.js', import.meta.url))
 export const PASSPHRASE = 'a long passphrase for the mcp tests'
 
 /**
@@ -61,7 +62,7 @@ export class McpProcess {
   ) {
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: ['--import', 'tsx', ENTRY],
+      args: [BIN, 'mcp', ...(options.allowSpend === undefined ? [] : ['--allow-spend', options.allowSpend])],
       env: {
         ...(process.env as Record<string, string>),
         SVC_HOME: await signedInHome(stack, stack.alice.jar),
@@ -69,7 +70,6 @@ export class McpProcess {
         SVC_RENTAL_URL: stack.rental.url,
         SVC_LEDGER_URL: stack.ledger.url,
         SVC_KEY_PASSPHRASE: PASSPHRASE,
-        ...(options.allowSpend !== undefined ? { SVC_TEST_ALLOW_SPEND: options.allowSpend } : {}),
         ...options.env,
       },
       stderr: 'inherit',
