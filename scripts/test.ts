@@ -32,6 +32,7 @@ const LONGEST_FIRST = [
   'services/rental/test/webconsole/webconsole-layout.test.ts',
   'services/rental/test/service/sweep-bad-input.test.ts',
   'packages/client/test/sdk.test.ts',
+  'packages/cli/test/cli.test.ts',
   'services/rental/test/batches/batches.test.ts',
   'scripts/start.test.ts',
   'services/rental/test/service/sweep-auth.test.ts',

@@ -314,7 +314,12 @@ describe('OpenID Connect code flow, driven by openid-client', () => {
     const checks = { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce }
     const tokens = await oidc.authorizationCodeGrant(config, new URL(await browse(flow.url)), checks)
     const sub = tokens.claims()!.sub
-    await oidc.fetchUserInfo(config, tokens.access_token, sub)
+    const userinfo = await oidc.fetchUserInfo(config, tokens.access_token, sub)
+    // with the email scope, a first-party client's token shows the email as /userinfo releases it
+    const shown = await oidc.tokenIntrospection(config, tokens.access_token)
+    assert.ok(userinfo.email)
+    assert.equal(shown.email, userinfo.email)
+    assert.equal(shown.email_verified, userinfo.email_verified)
     await oidc.tokenRevocation(config, tokens.access_token)
     await assert.rejects(
       oidc.fetchUserInfo(config, tokens.access_token, sub),
@@ -340,6 +345,7 @@ describe('OpenID Connect code flow, driven by openid-client', () => {
     assert.equal(access.token_type, 'Bearer')
     assert.match(String(access.did), /^did:key:/)
     assert.equal(access.consent, undefined, 'a first-party client has no per-client consent')
+    assert.equal(access.email, undefined, 'no email scope: no email')
     const refresh = await oidc.tokenIntrospection(config, tokens.refresh_token!)
     assert.equal(refresh.active, true)
     assert.equal(refresh.token_type, 'refresh_token')

@@ -315,7 +315,11 @@ describe('rental: the idp’s access tokens on the signed-in routes (Bearer and 
     })
     const joined = await api('GET', '/api/me', bearer(heidi.access_token!))
     assert.equal(joined.status, 200, joined.text)
-    assert.equal((joined.body as typeof who).organization.id, carol.me.organization.id, 'in carol’s organization')
+    assert.equal(
+      (joined.body as typeof who).organization.id,
+      carol.me.organization.id,
+      'in carol’s organization',
+    )
     assert.equal((joined.body as typeof who).organization.role, 'viewer')
 
     // an email the idp never verified makes nothing: still the 403
