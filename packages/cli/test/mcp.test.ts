@@ -112,6 +112,9 @@ describe('svc mcp over stdio', () => {
     // the first task is prepaid: no question; its receipt is checked offline, each check named
     const ran = await mcp.call('run_task', { engagement_id: engagementId, text: INVOICE })
     assert.equal(mcp.asked.length, 2, 'the prepaid task asked nothing')
+    // the task's events came as progress notifications, from its creation to its end
+    assert.match(mcp.progress[0]!, /^task tsk_\S+: task\.created$/)
+    assert.match(mcp.progress.at(-1)!, /: task\.state_changed → completed$/)
     const out = ran.structuredContent!
     assert.equal(out.outcome, 'ran')
     assert.equal(out.state, 'completed', ran.text)

@@ -7,9 +7,11 @@ import { ok, signBody, type SvcClient, type Task, TERMINAL_STATES } from '@svc/c
 import { z } from 'zod'
 import {
   answer,
+  type Extra,
   failure,
   guarded,
   idempotent,
+  progressOf,
   type Registrar,
   refusedBeforeSpending,
   type ToolContext,
@@ -87,11 +89,19 @@ async function taskAnswer(client: SvcClient, task: Task, lead: string[]) {
   })
 }
 
-/** Follows a task's events until it ends (or the wait is over), then reads it (with its escrow as signed). */
-async function settled(client: SvcClient, task: Task): Promise<Task> {
+/**
+ * Follows a task's events until it ends (or the wait is over, or the caller cancelled), each one
+ * told as progress; then reads it (with its escrow as signed).
+ */
+async function settled(client: SvcClient, task: Task, extra: Extra): Promise<Task> {
+  const progress = progressOf(extra)
   if (!TERMINAL_STATES.includes(task.state))
     try {
-      for await (const _ of client.events(task.id, { signal: AbortSignal.timeout(FOLLOW_MS) }));
+      const signal = AbortSignal.any([AbortSignal.timeout(FOLLOW_MS), extra.signal])
+      for await (const event of client.events(task.id, { signal })) {
+        const to = typeof event.data.to === 'string' ? ` → ${event.data.to}` : ''
+        progress(event.stream_seq, `task ${task.id}: ${event.type}${to}`)
+      }
     } catch {
       // the wait is over: the answer says where the task is
     }
@@ -123,7 +133,7 @@ export const taskTools: Registrar = (server, ctx) => {
       },
       annotations: { destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
-    guarded(async ({ engagement_id, text }) => runTask(ctx, engagement_id, text)),
+    guarded(async ({ engagement_id, text }, extra) => runTask(ctx, engagement_id, text, extra)),
   )
 
   server.registerTool(
@@ -160,7 +170,7 @@ export const taskTools: Registrar = (server, ctx) => {
   )
 }
 
-async function runTask({ client, key, gate }: ToolContext, engagementId: string, text: string) {
+async function runTask({ client, key, gate }: ToolContext, engagementId: string, text: string, extra: Extra) {
   const { engagement } = await ok(
     client.api.GET('/api/engagements/{id}', { params: { path: { id: engagementId } } }),
   )
@@ -230,7 +240,7 @@ async function runTask({ client, key, gate }: ToolContext, engagementId: string,
       }
     }
   } else if (decision?.ok) decision.release() // approved, but no new escrow came: nothing spent
-  const task = await settled(client, created.task)
+  const task = await settled(client, created.task, extra)
   const result = await taskAnswer(client, task, lead)
   return { ...result, structuredContent: { outcome: 'ran', ...result.structuredContent } }
 }

@@ -5,7 +5,8 @@
  * result with `isError` and one sentence.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'
+import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js'
 import { type ClientKey, newIdempotencyKey, type SvcClient, SvcError } from '@svc/client'
 import type { SpendGate } from './spending.ts'
 import { errorWords } from './words.ts'
@@ -29,16 +30,34 @@ export const failure = (sentence: string): CallToolResult => ({
   isError: true,
 })
 
+export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
+
 /** A tool's handler with every failure turned into a sentence (never a stack trace). */
 export const guarded =
-  <A>(run: (args: A) => Promise<CallToolResult>) =>
-  async (args: A): Promise<CallToolResult> => {
+  <A>(run: (args: A, extra: Extra) => Promise<CallToolResult>) =>
+  async (args: A, extra: Extra): Promise<CallToolResult> => {
     try {
-      return await run(args)
+      return await run(args, extra)
     } catch (err) {
       return failure(errorWords(err))
     }
   }
+
+/**
+ * Progress for the caller, when it asked for it (a `progressToken`): `notifications/progress`,
+ * which also keeps a client's request timeout from running out while a task works.
+ */
+export function progressOf(extra: Extra): (progress: number, message: string) => void {
+  const token = extra._meta?.progressToken
+  if (token === undefined) return () => {}
+  return (progress, message) =>
+    void extra
+      .sendNotification({
+        method: 'notifications/progress',
+        params: { progressToken: token, progress, message },
+      })
+      .catch(() => {})
+}
 
 /** A refused request is one the service answered 4xx: nothing happened, so nothing was spent. */
 export const refusedBeforeSpending = (err: unknown) =>

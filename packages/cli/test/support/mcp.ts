@@ -51,6 +51,8 @@ export async function signedInHome(stack: FullStack, jar: CookieJar): Promise<st
  */
 export class McpProcess {
   readonly asked: string[] = []
+  /** The progress notifications' messages, as they came. */
+  readonly progress: string[] = []
   private constructor(
     readonly client: Client,
     private readonly transport: StdioClientTransport,
@@ -93,7 +95,10 @@ export class McpProcess {
   }
 
   async call(name: string, args: Record<string, unknown>): Promise<ToolResult> {
-    const res = (await this.client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as {
+    const res = (await this.client.callTool({ name, arguments: args }, undefined, {
+      timeout: 120_000,
+      onprogress: (p) => void this.progress.push(p.message ?? String(p.progress)),
+    })) as {
       content: Array<{ type: string; text?: string }>
       isError?: boolean
       structuredContent?: Record<string, unknown>
