@@ -57,7 +57,7 @@ export const releaseTool: Registrar = (server, { client, key, gate }) => {
         purpose:
           `Release payment to ${agent} for ${releases.length} completed task${releases.length === 1 ? '' : 's'} ` +
           `of “${engagement.job_title ?? engagement.job_id}” (${tasks}). The money held in escrow goes to the agent.`,
-        escrows: releases.map((r) => r.escrow.hash),
+        escrows: releases.map((r) => ({ hash: r.escrow.hash, amountFils: r.escrow.amount_fils })),
       })
       if (!decision.ok) {
         if (decision.outcome === 'refused') return failure(decision.sentence)

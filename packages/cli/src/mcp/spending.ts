@@ -15,8 +15,8 @@ export interface Spend {
   counterparty: string
   /** What the money is for, as a sentence: "Hire Summariser for “Invoice check”: …". */
   purpose: string
-  /** The escrows (hashes) this payment covers, when known: their release counts once. */
-  escrows?: string[]
+  /** The escrows a release pays out: one whose hold this session's allowance paid for counts nothing more. */
+  escrows?: Array<{ hash: string; amountFils: number }>
 }
 
 export type Decision =
@@ -64,14 +64,16 @@ export class SpendGate {
           '(it does not support elicitation). Nothing was spent. Start the server with `svc mcp --allow-spend AED` ' +
           'to allow an amount for this session, or do this with the `svc` command line.',
       }
-    const already = spend.escrows?.length && spend.escrows.every((h) => this.counted.has(h))
-    const cost = already ? 0 : spend.amountFils
+    const paidBefore = (spend.escrows ?? [])
+      .filter((e) => this.counted.has(e.hash))
+      .reduce((sum, e) => sum + e.amountFils, 0)
+    const cost = Math.max(spend.amountFils - paidBefore, 0)
     if (cost > this.leftFils)
       return {
         ok: false,
         outcome: 'refused',
         sentence:
-          `Refused: ${amount} to ${spend.counterparty} is more than the ${aed(this.leftFils)} left of this ` +
+          `Refused: ${aed(cost)} to ${spend.counterparty} is more than the ${aed(this.leftFils)} left of this ` +
           'session’s spending allowance (--allow-spend). Nothing was spent.',
       }
     this.leftFils -= cost
