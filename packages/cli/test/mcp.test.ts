@@ -74,6 +74,7 @@ describe('svc mcp over stdio', () => {
         { action: 'accept', content: { confirm: true } },
         { action: 'cancel' },
         { action: 'accept', content: { confirm: true } },
+        { action: 'accept', content: { confirm: false } },
         { action: 'accept', content: { confirm: true } },
       ],
     })
@@ -153,7 +154,15 @@ describe('svc mcp over stdio', () => {
     assert.equal(second.structuredContent!.escrow_state, 'open')
     assert.equal(await wallet(), walletMid - job.price_fils)
 
-    // paying: one question for both tasks; each escrow released once
+    // paying: the form sent back unticked is a no; nothing is released
+    const unticked = await mcp.call('release_payment', { engagement_id: engagementId })
+    assert.equal(unticked.structuredContent!.outcome, 'declined')
+    const held = ((await get(`/api/engagements/${engagementId}`)).engagement as Json).escrows as Json[]
+    assert.deepEqual(
+      held.map((e) => e.state),
+      ['open', 'open'],
+    )
+    // ticked: one question for both tasks; each escrow released once
     const paid = await mcp.call('release_payment', { engagement_id: engagementId })
     assert.equal(paid.structuredContent!.outcome, 'released', paid.text)
     assert.equal(paid.structuredContent!.amount_fils, 2 * job.price_fils)
@@ -165,7 +174,7 @@ describe('svc mcp over stdio', () => {
     )
     const nothing = await mcp.call('release_payment', { engagement_id: engagementId })
     assert.equal(nothing.structuredContent!.outcome, 'nothing_to_release')
-    assert.equal(mcp.asked.length, 5)
+    assert.equal(mcp.asked.length, 6)
 
     const listed = await mcp.call('list_engagements', {})
     assert.ok((listed.structuredContent!.engagements as Json[]).some((e) => e.engagement_id === engagementId))
