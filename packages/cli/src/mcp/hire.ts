@@ -99,9 +99,12 @@ export const hireTool: Registrar = (server, { client, key, gate }) => {
         decision.covers(hired.package.escrows.map((e) => e.hash))
         const text =
           `Hired ${who} for “${job.title}”: engagement ${id} is ${done.engagement.state}. ` +
-          `${aed(asked)} is held in escrow for its first task (approved by ${
-            decision.by === 'person' ? 'the person' : 'the session’s allowance'
-          }); release_payment pays the agent after the task. SLA ${hired.package.sla.hash}. ` +
+          (asked > 0
+            ? `${aed(asked)} is held in escrow for its first task (approved by ${
+                decision.by === 'person' ? 'the person' : 'the session’s allowance'
+              }); release_payment pays the agent after the task. `
+            : 'Nothing is held: its tasks are free. ') +
+          `SLA ${hired.package.sla.hash}. ` +
           `Run a task with run_task and engagement_id ${id}.`
         return answer(text, {
           outcome: 'hired',

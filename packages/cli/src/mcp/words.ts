@@ -50,6 +50,7 @@ const WORDS: Record<string, string> = {
     'Your signing key is kept encrypted: set SVC_KEY_PASSPHRASE in the MCP server’s environment (the client’s configuration), then restart it.',
   backup_passphrase:
     'SVC_KEY_PASSPHRASE does not open your signing key: correct it in the MCP client’s configuration.',
+  passphrase_short: 'SVC_KEY_PASSPHRASE is too short to make a signing key: give it 12 characters or more.',
   credentials_invalid:
     'The stored sign-in is damaged: run `svc login` in a terminal, then restart the MCP server.',
   key_required: 'This needs your signing key, and none is set up: run `svc key show` once to make it.',
