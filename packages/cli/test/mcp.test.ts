@@ -65,6 +65,10 @@ describe('svc mcp over stdio', () => {
     assert.deepEqual(hire.inputSchema.required, ['job_id'])
     assert.match(hire.description!, /COMMITS MONEY/)
     assert.equal(mcp.client.getServerVersion()?.name, 'svc')
+    // the client goes (stdin ends): the server stops by itself, before the SDK's 2 s wait would kill it
+    const closing = Date.now()
+    await mcp.close()
+    assert.ok(Date.now() - closing < 1900, `stopped in ${Date.now() - closing} ms`)
   })
 
   it('with a client that asks the person: search, hire (declined, then accepted), run a task, its receipt, pay', async () => {
