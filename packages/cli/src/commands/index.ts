@@ -8,6 +8,7 @@ import { accountCommands } from './account.ts'
 import { hireCommand } from './hire.ts'
 import { keyCommands } from './key.ts'
 import { marketCommand } from './market.ts'
+import { mcpCommand } from '../mcp/command.ts'
 import { moneyCommands } from './money.ts'
 import { receiptCommands } from './receipt.ts'
 import { taskCommands } from './task.ts'
@@ -22,4 +23,5 @@ export const COMMANDS: Register[] = [
   taskCommands,
   receiptCommands,
   moneyCommands,
+  mcpCommand,
 ]
