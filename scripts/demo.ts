@@ -10,7 +10,6 @@ import { CookieJar } from '../packages/kit/src/testing.ts'
 import { readTopology } from '../packages/kit/src/topology.ts'
 
 const { idp, rental, ledger } = readTopology()
-const say = (title: string, ...lines: string[]) => console.log([`\n== ${title}`, ...lines].join('\n'))
 const INVOICE = [
   'Invoice INV-1042, Gulf Supplies LLC',
   '3 x Printer paper @ 25.00 AED = 75.00 AED',
@@ -22,33 +21,28 @@ const INVOICE = [
 
 async function main() {
   const signIn = await startDeviceSignIn({ idp: idp.url, resource: rental.url })
-  say('1. sign in', `open ${signIn.code.verification_uri} and enter ${signIn.code.user_code}`)
+  console.log(`1. sign in: open ${signIn.code.verification_uri} and enter ${signIn.code.user_code}`)
   void allowAsDemoUser(signIn.code.verification_uri_complete!)
   const key = await ClientKey.generate()
   const svc = new SvcClient({ rental: rental.url, ledger: ledger.url, session: await signIn.wait(), key })
-  const me = await svc.me()
-  console.log(
-    `signed in as ${me.client.email ?? me.client.subject} (${me.organization.role}); key ${key.did}`,
-  )
 
   const job = (await svc.jobs()).find((j) => /invoice/i.test(j.title) && j.agents.length > 0)!
-  const hired = await svc.hire({ job_id: job.id, agent_did: job.agents[0]!.did })
-  say('2. hired and signed', `${job.agents[0]!.name} for "${job.title}", ${job.price_fils / 100} AED a task`)
-  console.log(`engagement ${hired.engagement.id} is ${hired.engagement.state}; SLA ${hired.package.sla.hash}`)
+  const { engagement } = await svc.hire({ job_id: job.id, agent_did: job.agents[0]!.did })
+  console.log(
+    `2. hired ${job.agents[0]!.name} for "${job.title}" at AED ${(job.price_fils / 100).toFixed(2)} a task, signed by ${key.did}`,
+  )
 
-  const { task } = await svc.runTask({ engagement_id: hired.engagement.id, text: INVOICE, async: true })
-  say(`3. task ${task.id}, followed by its events`)
+  const { task } = await svc.runTask({ engagement_id: engagement.id, text: INVOICE, async: true })
   for await (const e of svc.events(task.id))
-    console.log(`${e.stream_seq} ${e.type} by ${e.actor.type} ${String(e.data.to ?? '')}`)
+    console.log(`3. task event ${e.stream_seq}: ${e.type} ${String(e.data.to ?? '')}`)
   console.log((await svc.task(task.id)).output?.text)
 
   const verdict = await svc.verifyReceipt(task.id)
-  say(`4. its receipt, leaf ${verdict.index} of the ledger, checked offline`)
-  for (const c of verdict.checks) console.log(`${c.ok ? 'ok  ' : 'FAIL'} ${c.check}: ${c.detail}`)
+  for (const c of verdict.checks) console.log(`4. receipt ${c.ok ? 'ok  ' : 'FAIL'} ${c.check}: ${c.detail}`)
 
-  const release = await svc.prepareRelease(hired.engagement.id)
+  const release = await svc.prepareRelease(engagement.id)
   const [first, again] = [await release.send(), await release.send()]
-  say('5. released, and sent again: one transfer', `${first.transfer.id} = ${again.transfer.id}`)
+  console.log(`5. paid, and sent again: one transfer (${first.transfer.id} = ${again.transfer.id})`)
 }
 
 /**
