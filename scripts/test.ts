@@ -163,7 +163,7 @@ const side = sideLane.length ? runLane(sideLane, '1', mainLane.length > 0) : und
 const main = mainLane.length ? await runLane(mainLane, concurrency, false) : undefined
 const waited = await side
 if (waited?.output.length) {
-  console.log(`\n${sideLane.length} files that wait by design, run beside the others:`)
+  console.log(`\nthe files that wait by design, run beside the others (${sideLane.length}):`)
   process.stdout.write(Buffer.concat(waited.output))
 }
 rmSync(outdir, { recursive: true, force: true })
