@@ -5,14 +5,15 @@ import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { openDatabase } from '@svc/kit'
+import { bundledMain } from '@svc/testing/bundled-main'
 import { onPostgres, request, tempFolder } from '@svc/kit/testing'
 import { append, newIssuer, signedReceipt, writerEnv } from '../support/helpers.ts'
 
 const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
 
 /** The ledger as its own process, on data that outlives it: a PGlite directory or a PostgreSQL schema. */
-function launch(port: number, storage: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', main], {
+async function launch(port: number, storage: Record<string, string>) {
+  const child = spawn(process.execPath, ['--enable-source-maps', await bundledMain(main)], {
     env: {
       ...process.env,
       ...writerEnv,
@@ -53,7 +54,7 @@ describe('ledger crash', () => {
 
   it('loses no acknowledged receipt and duplicates none when killed during a burst of appends', async (t) => {
     const port = 20_000 + Math.floor(Math.random() * 20_000)
-    const first = launch(port, storage)
+    const first = await launch(port, storage)
     children.push(first.child)
     await ready(first.url)
 
@@ -80,7 +81,7 @@ describe('ledger crash', () => {
     await first.exited
     t.diagnostic(`${acked.size} receipts acknowledged before the kill, ${next} sent`)
 
-    const second = launch(port, storage)
+    const second = await launch(port, storage)
     children.push(second.child)
     await ready(second.url)
 
