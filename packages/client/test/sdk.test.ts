@@ -73,8 +73,12 @@ describe('@svc/client against the running stack', { skip: executable ? false : N
   let agentDid: string
 
   before(async () => {
-    // a stream ends after 1 s, and each task takes 2.5 s: the events come over several streams
-    stack = await startFullStack({ RENTAL_EVENTS_STREAM_S: '1' }, { agentsEnv: { AGENTS_DELAY_MS: '2500' } })
+    // a stream ends after 1 s, and each task takes 2.5 s: the events come over several streams;
+    // the device codes are polled every second rather than every 5 s (four sign-ins wait on it)
+    stack = await startFullStack(
+      { RENTAL_EVENTS_STREAM_S: '1' },
+      { agentsEnv: { AGENTS_DELAY_MS: '2500' }, idpEnv: { IDP_DEVICE_INTERVAL_S: '1' } },
+    )
     browser = await launchChromium(executable!)
     agentDid = await stack.agentOf('job_invoice_check')
   })

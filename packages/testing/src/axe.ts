@@ -8,7 +8,8 @@ const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js')
  * elements; "axe-core checked nothing" when no rule passed (a blank page is no success).
  */
 export async function seriousAxeViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ path: AXE })
+  // once per document: a route change within the single-page console keeps it
+  if (!(await page.evaluate('typeof axe !== "undefined"'))) await page.addScriptTag({ path: AXE })
   return (await page.evaluate(`axe.run(document).then((results) =>
     results.passes.length === 0
       ? ['axe-core checked nothing']

@@ -40,6 +40,8 @@ export interface IdpConfig {
   mailFrom: string | undefined
   /** Seconds a client waits between polls of an approval (`slow_down` when faster). */
   approvalIntervalS: number
+  /** Seconds a device client waits between polls of its code (RFC 8628 `interval`; `slow_down` when faster). */
+  deviceIntervalS: number
   /** Base delay of lifecycle webhook retries (doubling, 8 attempts: 20 s spreads them over about an hour). */
   lifecycleRetryDelayS: number
   /**
@@ -155,6 +157,7 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
       ),
       IDP_MAIL_FROM: Type.Optional(Type.String({ minLength: 3, maxLength: 320 })),
       IDP_APPROVAL_INTERVAL_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })),
+      IDP_DEVICE_INTERVAL_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })),
       IDP_LIFECYCLE_RETRY_DELAY_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
       IDP_FETCH_ALLOW_PRIVATE: Type.Optional(Type.Boolean()),
       IDP_SOVEREIGNTY: Type.Optional(Type.String({ minLength: 2, maxLength: 20_000 })),
@@ -204,6 +207,7 @@ export function readIdpConfig(env: NodeJS.ProcessEnv, common: CommonConfig): Idp
     smtpUrl: values.IDP_SMTP_URL,
     mailFrom: values.IDP_MAIL_FROM,
     approvalIntervalS: values.IDP_APPROVAL_INTERVAL_S ?? 5,
+    deviceIntervalS: values.IDP_DEVICE_INTERVAL_S ?? 5,
     lifecycleRetryDelayS: values.IDP_LIFECYCLE_RETRY_DELAY_S ?? 20,
     fetchAllowPrivate:
       values.IDP_FETCH_ALLOW_PRIVATE ?? (common.nodeEnv === 'development' || common.nodeEnv === 'test'),

@@ -26,6 +26,7 @@ export const deviceArea = defineArea({
       origin: ctx.origin,
       secureCookies: ctx.secureCookies,
       now: ctx.config.now,
+      intervalS: ctx.config.deviceIntervalS,
       ratePerMinute: ctx.config.tokenRatePerMinute.ip,
       userCodesPerMinute: ctx.config.userCodeRatePerMinute,
     })

@@ -21,7 +21,10 @@ import {
 import { displayUserCode, newUserCode, normaliseUserCode } from './user-code.ts'
 import { idpError } from '../../errors.ts'
 
-/** identity-provider.md, Limits: a device code lives 600 s and is polled every 5 s at most. */
+/**
+ * identity-provider.md, Limits: a device code lives 600 s and is polled every 5 s at most
+ * (`IDP_DEVICE_INTERVAL_S`, shorter in tests that sign in by the device grant).
+ */
 export const DEVICE_CODE_TTL_S = 600
 export const POLL_INTERVAL_S = 5
 
@@ -31,11 +34,13 @@ export interface DeviceDeps {
   receipts: ReceiptWriter
   accounts: AccountsService
   now: () => Date
+  /** Seconds between two polls of a device code (`IDP_DEVICE_INTERVAL_S`, 5 by default). */
+  intervalS?: number
 }
 
 /** RFC 8628 §3.1–3.2: a device code for the client (only its hash kept) and a user code for its user. */
 export async function authorizeDevice(
-  { db, issuer, now }: DeviceDeps,
+  { db, issuer, now, intervalS = POLL_INTERVAL_S }: DeviceDeps,
   clientId: string,
   body: { scope?: string; resource?: string },
 ) {
@@ -51,7 +56,7 @@ export async function authorizeDevice(
       client_id: clientId,
       scope: checked.scopes,
       resource: checked.resource?.identifier ?? null,
-      interval_s: POLL_INTERVAL_S,
+      interval_s: intervalS,
       expires_at: new Date(now().getTime() + DEVICE_CODE_TTL_S * 1000),
     })
     if (inserted) break
@@ -63,7 +68,7 @@ export async function authorizeDevice(
     user_code: displayUserCode(userCode),
     ...verificationUris(issuer, userCode),
     expires_in: DEVICE_CODE_TTL_S,
-    interval: POLL_INTERVAL_S,
+    interval: intervalS,
   }
 }
 
