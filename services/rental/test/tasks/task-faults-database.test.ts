@@ -47,12 +47,8 @@ describe(
       const sync = Array.from({ length: 12 }, (_, i) => postTask(stack, engagement, text(i), false))
       await untilStored(stack, 16)
       proxy.set('blackhole')
-      // the cut lasts until every sync request has been answered in it (each once its statement or
-      // connection timed out: 503), or 20 s; then the requests still open are waited for, as they were
-      const cut = Date.now()
-      await Promise.race([Promise.all(sync), sleep(20_000)])
+      await sleep(20_000)
       const answered = await Promise.all(sync)
-      t.diagnostic(`the database was cut ${Date.now() - cut} ms`)
       t.diagnostic(`sync answers during the cut: ${answered.map((a) => a.status).join(' ')}`)
       proxy.set('pass')
       const back = Date.now()
