@@ -39,6 +39,8 @@ export async function bundleService(name: ServiceName): Promise<string> {
   return outfile
 }
 
+// spelt out of parts: this file is itself bundled with this plugin into a test that calls bundleEntry
+const META_URL = ['import', 'meta', 'url'].join('.')
 /**
  * Each bundled module keeps its own `import.meta.url` (the .ts file it came from), so paths made
  * relative to a module (migrations, pages, fixtures) resolve as they do under tsx.
@@ -50,9 +52,31 @@ const ownModuleUrl: Plugin = {
       if (args.path.includes('/node_modules/')) return undefined
       const text = await readFile(args.path, 'utf8')
       const url = JSON.stringify(pathToFileURL(args.path).href)
-      return { contents: text.replaceAll('import.meta.url', url), loader: 'ts' }
+      return { contents: text.replaceAll(META_URL, url), loader: 'ts' }
     })
   },
+}
+
+/**
+ * One entry point (a service's main.ts) bundled as the tests are (each module keeps its own
+ * `import.meta.url`) to `outfile`, for a test that starts the service in a process of its own: that
+ * process then loads plain JavaScript rather than compiling the service's TypeScript through tsx.
+ * Answers `outfile`, which should lie within the repository (its packages load from node_modules).
+ */
+export async function bundleEntry(entry: string, outfile: string): Promise<string> {
+  await build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    sourcemap: 'linked',
+    sourcesContent: false,
+    logLevel: 'warning',
+    plugins: [externalPackages, ownModuleUrl],
+  })
+  return outfile
 }
 
 /**

@@ -26,7 +26,9 @@ function findTests(path: string): string[] {
  * running alone at the end; the others keep their order. Measured with per-file durations, one
  * file at a time on PostgreSQL and Redis (2026-11-28): the fault files 63–82 s (they run in a lane
  * of their own, WAITING below), then 40–95 s each for the sweeps, the browser files, the SDK's,
- * batches and `npm start`; the browser files not listed before came last, in name order.
+ * batches and `npm start`; the browser files not listed before came last, in name order. The
+ * files after `npm start`'s, not rental browser files, took 60–145 s each in a CI run beside other
+ * sessions (load average about 30): started in name order, they began mid-run or late.
  */
 const LONGEST_FIRST = [
   'services/rental/test/tasks/task-faults-agents.test.ts',
@@ -44,12 +46,24 @@ const LONGEST_FIRST = [
   'packages/cli/test/cli.test.ts',
   'services/rental/test/batches/batches.test.ts',
   'scripts/start.test.ts',
+  'services/ledger/test/log/crash.test.ts',
+  'services/idp/test/ui/design.test.ts',
   'services/rental/test/webconsole/webconsole-client.test.ts',
   'services/rental/test/webconsole/webconsole-tenant.test.ts',
   'services/rental/test/webconsole/webconsole-design.test.ts',
   'services/rental/test/webhooks/webhooks.test.ts',
   'services/rental/test/refunds/refunds.test.ts',
   'services/rental/test/connect/connect.test.ts',
+  'services/rental/test/auth/bearer.test.ts',
+  'services/rental/test/connect/connect-idp.test.ts',
+  'services/rental/test/auth/step-up.test.ts',
+  'services/rental/test/engagements/capacity.test.ts',
+  'services/rental/test/disputes/disputes.test.ts',
+  'services/rental/test/approvals/approvals.test.ts',
+  'services/idp/test/service/sweep-bad-input.test.ts',
+  'services/rental/test/engagements/engagements.test.ts',
+  'services/ledger/test/log/log.test.ts',
+  'services/rental/test/a2a/a2a.test.ts',
 ]
 const rank = (file: string) => {
   const at = LONGEST_FIRST.indexOf(file)

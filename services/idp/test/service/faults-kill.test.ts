@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { openDatabase, type RunningService, startService } from '@svc/kit'
+import { bundledMain } from '@svc/testing/bundled-main'
 import { onPostgres, request, testEnv } from '@svc/kit/testing'
 import { FaultProxy } from '../../../../packages/kit/test/fault-proxy.ts'
 import { ledger } from '../../../ledger/src/app.ts'
@@ -15,8 +16,8 @@ const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
 const WRITER = 'test-idp-writer-token-kill1'
 
 /** The idp as its own process, on storage that outlives it: a PostgreSQL schema or a PGlite folder. */
-function launch(port: number, ledgerUrl: string, storage: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', main], {
+async function launch(port: number, ledgerUrl: string, storage: Record<string, string>) {
+  const child = spawn(process.execPath, ['--enable-source-maps', await bundledMain(main)], {
     env: {
       ...process.env,
       ...storage,
@@ -82,7 +83,7 @@ describe(
     it('delivers the receipts the killed process had taken within seconds of the restart, each once', async () => {
       const port = 20_000 + Math.floor(Math.random() * 20_000)
       const ledgerUrl = `http://127.0.0.1:${proxy.port}`
-      const first = launch(port, ledgerUrl, storage)
+      const first = await launch(port, ledgerUrl, storage)
       children.push(first.child)
       await ready(first.url)
       const signup = await request(`${first.url}/orgs/signup`, {
@@ -118,7 +119,7 @@ describe(
       await first.exited
 
       proxy.set('pass')
-      const second = launch(port, ledgerUrl, storage)
+      const second = await launch(port, ledgerUrl, storage)
       children.push(second.child)
       await ready(second.url)
       const restarted = Date.now()

@@ -5,14 +5,15 @@ import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { openDatabase } from '@svc/kit'
+import { bundledMain } from '@svc/testing/bundled-main'
 import { onPostgres, request, tempFolder } from '@svc/kit/testing'
 import { append, newIssuer, signedReceipt, writerEnv } from '../support/helpers.ts'
 
 const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
 
 /** The ledger as its own process, on data that outlives it: a PGlite directory or a PostgreSQL schema. */
-function launch(port: number, storage: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', main], {
+async function launch(port: number, storage: Record<string, string>) {
+  const child = spawn(process.execPath, ['--enable-source-maps', await bundledMain(main)], {
     env: {
       ...process.env,
       ...writerEnv,
@@ -39,6 +40,16 @@ async function ready(url: string) {
   throw new Error('the ledger did not become ready')
 }
 
+/** Runs `check` on every item, eight at a time; the first failure is thrown once all have settled. */
+async function eightAtATime<T>(items: T[], check: (item: T) => Promise<void>) {
+  let next = 0
+  const worker = async () => {
+    while (next < items.length) await check(items[next++]!)
+  }
+  const settled = await Promise.allSettled(Array.from({ length: 8 }, worker))
+  for (const s of settled) if (s.status === 'rejected') throw s.reason
+}
+
 describe('ledger crash', () => {
   const schema = `t${randomBytes(5).toString('hex')}_crash`
   const storage: Record<string, string> = onPostgres
@@ -53,7 +64,7 @@ describe('ledger crash', () => {
 
   it('loses no acknowledged receipt and duplicates none when killed during a burst of appends', async (t) => {
     const port = 20_000 + Math.floor(Math.random() * 20_000)
-    const first = launch(port, storage)
+    const first = await launch(port, storage)
     children.push(first.child)
     await ready(first.url)
 
@@ -80,27 +91,31 @@ describe('ledger crash', () => {
     await first.exited
     t.diagnostic(`${acked.size} receipts acknowledged before the kill, ${next} sent`)
 
-    const second = launch(port, storage)
+    const second = await launch(port, storage)
     children.push(second.child)
     await ready(second.url)
 
-    for (const [i, ack] of acked) {
+    // each check on its own, eight at a time
+    await eightAtATime([...acked], async ([i, ack]) => {
       const entry = await request(`${second.url}/v1/entries/${ack.index}`)
       assert.equal(entry.status, 200, `acknowledged receipt ${i} at index ${ack.index} survived`)
       assert.equal(entry.body.leaf_hash, ack.leaf_hash)
-    }
+    })
     // every receipt sent, acknowledged or not, is now in the log exactly once
     const indices = new Map<number, number>()
-    for (let i = 0; i < next; i++) {
-      const res = await append(second.url, sent[i])
-      const body = (await res.json()) as { index: number; duplicate: boolean }
-      if (acked.has(i)) {
-        assert.equal(body.duplicate, true, `receipt ${i} was already logged`)
-        assert.equal(body.index, acked.get(i)!.index)
-      }
-      assert.equal(indices.has(body.index), false, `index ${body.index} holds one receipt`)
-      indices.set(body.index, i)
-    }
+    await eightAtATime(
+      Array.from({ length: next }, (_, i) => i),
+      async (i) => {
+        const res = await append(second.url, sent[i])
+        const body = (await res.json()) as { index: number; duplicate: boolean }
+        if (acked.has(i)) {
+          assert.equal(body.duplicate, true, `receipt ${i} was already logged`)
+          assert.equal(body.index, acked.get(i)!.index)
+        }
+        assert.equal(indices.has(body.index), false, `index ${body.index} holds one receipt`)
+        indices.set(body.index, i)
+      },
+    )
     const size = Math.max(...indices.keys()) + 1
     assert.equal(size, indices.size, 'no gaps and no duplicates: the tree holds each sent receipt once')
     second.child.kill('SIGTERM')

@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { after, before, describe, it } from 'node:test'
-import { fileURLToPath } from 'node:url'
 import { agentInputHash } from '@svc/trust/agent-result'
 import { parse } from 'csv-parse/sync'
 import { type FullStack, startFullStack } from '../support/full-stack.ts'
 import { csvField } from '@svc/kit'
+import { launchRental, rentalReady } from '../support/rental-process.ts'
 import { eventually } from '../support/stack.ts'
-
-const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
 
 interface BatchAnswer {
   id: string
@@ -176,28 +174,8 @@ describe('batches: many tasks under one engagement, across a kill -9', () => {
   it('finishes a batch of 200 across a kill -9 of the rental, each item run once, and exports it', async (t) => {
     // the rental in a process of its own, on the same data and port, so that it can be killed
     await stack.rental.close()
-    const launch = () => {
-      const child = spawn(process.execPath, ['--import', 'tsx', main], {
-        env: { ...stack.rentalEnv, LOG_LEVEL: 'error' },
-        stdio: ['ignore', 'ignore', 'inherit'],
-      })
-      children.push(child)
-      return { child, exited: new Promise((resolve) => child.once('exit', resolve)) }
-    }
-    // a process booting its sources through tsx on a busy machine: waited for, not timed
-    const ready = async () => {
-      for (let i = 0; i < 1800; i++) {
-        const ok = await fetch(`${stack.rental.url}/readyz`).then(
-          (r) => r.ok,
-          () => false,
-        )
-        if (ok) return
-        await new Promise((r) => setTimeout(r, 100))
-      }
-      throw new Error('the rental process did not become ready')
-    }
-    const first = launch()
-    await ready()
+    const first = await launchRental(stack, children)
+    await rentalReady(stack)
     const started = Date.now()
     const texts = Array.from({ length: 200 }, (_, i) => text(1000 + i))
     const made = await create({ engagement_id: engagement, items: texts, concurrency: 20 })

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { after, before, describe, it } from 'node:test'
-import { fileURLToPath } from 'node:url'
 import { sql } from 'kysely'
 import { vatIncluded, vatShareOf } from '@svc/kit'
 import type { Ed25519KeyPair } from '@svc/trust/ed25519'
 import { JournalRail } from '../../src/areas/rail/journal.ts'
 import { type Client, type FullStack, startFullStack } from '../support/full-stack.ts'
+import { launchRental, rentalReady } from '../support/rental-process.ts'
 import { releaseAndInvoice } from '../support/sweep-objects.ts'
 
 interface Money {
@@ -24,8 +24,6 @@ interface Refund {
   transfer_id: string | null
   receipt_id: string | null
 }
-
-const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
 
 const codeOf = (a: { body: Record<string, unknown> }) => (a.body.error as { code?: string } | undefined)?.code
 
@@ -301,21 +299,8 @@ describe('rental refunds: requested, accepted (for less), approved once onto the
 
     // the rental in a process of its own, on the same data and port (batches.test.ts does the same)
     await s.rental.close()
-    const child = spawn(process.execPath, ['--import', 'tsx', main], {
-      env: { ...s.rentalEnv, LOG_LEVEL: 'error' },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    })
-    children.push(child)
-    const exited = new Promise((resolve) => child.once('exit', resolve))
-    for (let i = 0; ; i++) {
-      const ok = await fetch(`${s.rental.url}/readyz`).then(
-        (r) => r.ok,
-        () => false,
-      )
-      if (ok) break
-      if (i > 1800) throw new Error('the rental process did not become ready')
-      await new Promise((r) => setTimeout(r, 100))
-    }
+    const { child, exited } = await launchRental(s, children)
+    await rentalReady(s)
     // every approval in flight; the process killed as the first one answers
     const answers = ids.map((id) =>
       s.call(operator, 'POST', `/api/refunds/${id}/approve`, {}).then(

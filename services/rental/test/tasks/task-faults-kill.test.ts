@@ -50,7 +50,7 @@ describe(
 
     it('every stored task ends, and every completed one is on the ledger, within 60 s of the restart', async (t) => {
       await stack.rental.close()
-      const first = launchRental(stack, children)
+      const first = await launchRental(stack, children)
       await rentalReady(stack)
       const text = (i: number) => `Task ${i} of a burst cut by a kill. The ledger keeps every receipt once.`
       const queued = await Promise.all(
@@ -138,7 +138,7 @@ describe(
     it('POST /api/tasks/{id}/retry of a sync task whose instance was killed: 409 while its heartbeat is fresh, then 200; it completes once', async () => {
       await stack.rental.close()
       // the killed instance heartbeats every second: stale 3 s after the kill
-      const doomed = launchRental(stack, children, { RENTAL_TASK_SWEEP_S: '1' })
+      const doomed = await launchRental(stack, children, { RENTAL_TASK_SWEEP_S: '1' })
       await rentalReady(stack)
       // the instance retried through: its sweep (at its start, then every 300 s) takes nothing back itself
       const other = await startService(rental, {
@@ -197,7 +197,7 @@ describe(
     it('a killed instance not restarted: another instance takes back its tasks once its heartbeat is stale; each ends with one receipt within 60 s', async (t) => {
       // the stack's rental stays up (sweeping every 5 s); the doomed instance heartbeats every 5 s too
       const port = await freePort()
-      const doomed = launchRental(stack, children, { RENTAL_PORT: String(port) })
+      const doomed = await launchRental(stack, children, { RENTAL_PORT: String(port) })
       const url = `http://127.0.0.1:${port}`
       await rentalReady(stack, url)
       const before = (await allTasks(stack)).length

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn } from 'node:child_process'
 import { type AddressInfo, createServer } from 'node:net'
-import { fileURLToPath } from 'node:url'
 import type { FullStack } from '../support/full-stack.ts'
+
+export { launchRental, rentalReady } from '../support/rental-process.ts'
 
 /** What the fault tests read of a task (GET /api/tasks/{id}). */
 export interface FaultTask {
@@ -15,7 +15,6 @@ export interface FaultTask {
   receipt: { id: string; leaf_hash: string | null; ledger_index: number | null } | null
 }
 
-const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
 const ENDED = new Set(['completed', 'failed', 'canceled', 'rejected'])
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -26,32 +25,6 @@ export const freePort = () =>
       probe.close(() => resolve(port))
     })
   })
-
-/**
- * The rental in a process of its own, on the stack's data (and port, unless `env` names another),
- * so that it can be killed.
- */
-export function launchRental(stack: FullStack, children: ChildProcess[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ['--import', 'tsx', main], {
-    env: { ...stack.rentalEnv, LOG_LEVEL: 'error', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  })
-  children.push(child)
-  return { child, exited: new Promise((resolve) => child.once('exit', resolve)) }
-}
-
-/** Waits for the rental's readiness: a process booting its sources on a busy machine is waited for, not timed. */
-export async function rentalReady(stack: FullStack, url = stack.rental.url) {
-  for (let i = 0; i < 1800; i++) {
-    const ok = await fetch(`${url}/readyz`).then(
-      (r) => r.ok,
-      () => false,
-    )
-    if (ok) return
-    await sleep(100)
-  }
-  throw new Error('the rental process did not become ready')
-}
 
 /** A console call to the rental instance at `url` (another than the stack's). */
 export async function callAt(stack: FullStack, url: string, method: string, path: string, body?: unknown) {
