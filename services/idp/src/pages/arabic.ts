@@ -240,4 +240,6 @@ export const AR = {
   'Danger zone': 'منطقة الخطر',
   'Sign in again': 'سجّل الدخول مرة أخرى',
   'Back to the application': 'العودة إلى التطبيق',
+  'Back to {app}': 'العودة إلى {app}',
+  'Go to {app}': 'الانتقال إلى {app}',
 } as const satisfies Record<string, string>

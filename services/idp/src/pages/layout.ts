@@ -1,6 +1,7 @@
 import { type Html, html, PAGE_CSP } from '@svc/kit'
 import { designAssets, PRODUCT_NAME } from '@svc/kit/design/assets'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { OnwardApp } from '../areas/clients/index.ts'
 import { formatRelative, formatWhen, type Lang, langOf, type Phrase, t } from './i18n.ts'
 
 /** Where the idp serves the shared style sheet and the favicon (packages/kit/src/design). */
@@ -101,14 +102,37 @@ export interface Onward {
   href: string
   text: Phrase
   vars?: Record<string, string | number>
+  /** The link leads to this client (its id, for the tests and the script). */
+  app?: string
 }
+
+/**
+ * The way back to an application (`onwardOf`, clients/home.ts): "Back to {app}" when it sent the
+ * person, "Go to {app}" for svc's console; none when neither is known. `href` replaces its home
+ * (a post-logout redirect URI the client asked for).
+ */
+export const appLinks = (onward: OnwardApp | undefined, href?: string): Onward[] =>
+  onward
+    ? [
+        {
+          href: href ?? onward.app.href,
+          text: onward.sent ? 'Back to {app}' : 'Go to {app}',
+          vars: { app: onward.app.name },
+          app: onward.app.client_id,
+        },
+      ]
+    : []
 
 /** The links (or, with `form`, the buttons) after an end page's sentence: never a dead end. */
 export const onwardLinks = (lang: Lang, links: Onward[]) =>
   html`<p class="svc-links" data-onward>
     ${links.map(
       (link, i) =>
-        html`<a href="${link.href}" class="svc-button${i === 0 ? ' primary' : ''}" data-onward-link
+        html`<a
+          href="${link.href}"
+          class="svc-button${i === 0 ? ' primary' : ''}"
+          data-onward-link
+          ${link.app ? html`data-onward-app="${link.app}"` : ''}
           >${t(lang, link.text, link.vars)}</a
         >`,
     )}
@@ -132,18 +156,30 @@ export const SIGNED_OUT_SCRIPT = `(() => {
 
 /**
  * The signed-out page: hidden front-channel frames, then on to the application (a script, once
- * the frames loaded; no meta refresh, which a person cannot stop), with a link meanwhile.
+ * the frames loaded; no meta refresh, which a person cannot stop), with a link meanwhile. Without
+ * a redirect, it stays and leads to the application (`onward`: the client, else the console) or
+ * to sign in again.
  */
-export function signedOut(request: FastifyRequest, frames: string[], redirect?: string) {
+export function signedOut(request: FastifyRequest, frames: string[], redirect?: string, onward?: OnwardApp) {
   const lang = langOf(request)
   const signIn: Onward = { href: `/ui/login?ui_locales=${lang}`, text: 'Sign in again' }
+  const back: Onward[] = redirect
+    ? onward?.sent
+      ? appLinks(onward, redirect)
+      : [{ href: redirect, text: 'Back to the application' }]
+    : []
+  const links = redirect
+    ? [...back, signIn]
+    : onward?.sent
+      ? [...appLinks(onward), signIn]
+      : [signIn, ...appLinks(onward)]
   return localPage(
     request,
     'Signed out',
     html`<h1>${t(lang, 'You are signed out')}</h1>
       ${frames.map((src) => html`<iframe src="${src}" hidden title="sign-out"></iframe>`)}
       ${redirect ? html`<p role="status">${t(lang, 'Returning to the application…')}</p>` : ''}
-      ${onwardLinks(lang, redirect ? [{ href: redirect, text: 'Back to the application' }, signIn] : [signIn])}`,
+      ${onwardLinks(lang, links)}`,
     redirect ? [SIGNED_OUT_SCRIPT_PATH] : [],
   )
 }

@@ -195,6 +195,18 @@ describe('idp clients management', () => {
     )
   })
 
+  it('keeps a client_uri (RFC 7591 §2), the home the hosted pages link back to, and shows it', async () => {
+    const res = await create({ ...confidential, client_uri: 'https://rental.example.com/console' })
+    assert.equal(res.status, 201)
+    assert.equal(res.body.client_uri, 'https://rental.example.com/console')
+    const fetched = await request(`${service.url}/manage/v1/clients/${res.body.client_id}`, { headers: json })
+    assert.equal(fetched.body.client_uri, 'https://rental.example.com/console')
+    const without = await create(confidential)
+    assert.equal(without.body.client_uri, null)
+    // http only where private addresses are allowed (development and tests, as here)
+    assert.equal((await create({ ...confidential, client_uri: 'http://127.0.0.1:4200/console' })).status, 201)
+  })
+
   it('refuses bad client metadata with the RFC 7591 error codes, registering nothing', async () => {
     const before = (
       (await request(`${service.url}/manage/v1/clients`, { headers: json })).body.clients as unknown[]
@@ -209,6 +221,10 @@ describe('idp clients management', () => {
         'invalid_client_metadata',
       ],
       [{ ...confidential, allowed_origins: ['https://rental.example.com/path'] }, 'invalid_client_metadata'],
+      [{ ...confidential, client_uri: 'javascript:alert(1)' }, 'invalid_client_metadata'],
+      [{ ...confidential, client_uri: 'https://user:pw@rental.example.com/' }, 'invalid_client_metadata'],
+      [{ ...confidential, client_uri: 'https://rental.example.com/#console' }, 'invalid_client_metadata'],
+      [{ ...confidential, client_uri: 'not a uri' }, 'invalid_client_metadata'],
       [
         { ...confidential, backchannel_logout_uri: 'http://rental.example.com/bc' },
         'invalid_client_metadata',

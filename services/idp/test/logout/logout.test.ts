@@ -76,7 +76,7 @@ describe('logout: RP-initiated, back-channel and front-channel', () => {
     assert.match(page, /<script src="\/ui\/signed-out\.js" defer><\/script>/)
     assert.match(
       page,
-      /<a href="http:\/\/127\.0\.0\.1:9\/signed-out\?state=xyz" class="svc-button primary" data-onward-link/,
+      /<a\s+href="http:\/\/127\.0\.0\.1:9\/signed-out\?state=xyz"\s+class="svc-button primary"\s+data-onward-link\s+data-onward-app="[^"]+"\s*>Back to [^<]+<\/a/,
     )
     assert.match(
       page,

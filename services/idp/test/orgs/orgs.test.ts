@@ -293,6 +293,14 @@ describe('organizations: sign-up, keys, clients, quotas and the admin', () => {
     assert.equal(plain.body.token_endpoint_auth_method, 'client_secret_basic', 'the RFC 7591 default')
     assert.match(plain.body.client_secret as string, /^cs_/)
     assert.equal(typeof plain.body.client_id_issued_at, 'number')
+    const withHome = await register({ redirect_uris: [CALLBACK], client_uri: 'https://shop.example.com/' })
+    assert.equal(withHome.status, 201)
+    assert.equal(withHome.body.client_uri, 'https://shop.example.com/', 'the registered metadata is answered')
+    expectError(
+      await register({ redirect_uris: [CALLBACK], client_uri: 'ftp://shop.example.com/' }),
+      400,
+      'invalid_client_metadata',
+    )
     expectError(
       await register({ redirect_uris: ['http://shop.example.com/cb'] }),
       400,

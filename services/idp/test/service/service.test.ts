@@ -58,6 +58,7 @@ describe('idp service', () => {
       '0029_credential_offers.sql',
       '0030_retention.sql',
       '0031_code_access_token.sql',
+      '0032_client_uri.sql',
     ])
   })
 

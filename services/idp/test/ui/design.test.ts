@@ -50,6 +50,8 @@ describe('the hosted pages share the console’s design', { skip: executable ? f
         IDP_TOKEN_RATE_PER_MIN_CLIENT: '0',
         IDP_TOKEN_RATE_PER_MIN_IP: '0',
         IDP_REGISTER_RATE_PER_MIN: '0',
+        // each tour looks four device codes up
+        IDP_USER_CODE_RATE_PER_MIN: '0',
       }),
       { fresh: true },
     )
@@ -58,10 +60,12 @@ describe('the hosted pages share the console’s design', { skip: executable ? f
       first_party: false,
       redirect_uris: [CALLBACK],
     })
+    // as the rental registers its console: first-party, its page as client_uri
     consoleApp = await registerClient(service, {
       client_name: 'Rental console',
       redirect_uris: [CALLBACK],
       post_logout_redirect_uris: [AFTER_LOGOUT],
+      client_uri: `${APP}/console`,
     })
     browser = await launchChromium(executable!)
     // a reader in Dubai: times must show in their zone, never as UTC; axe-core is injected inline (CSP bypassed)
@@ -110,16 +114,50 @@ describe('the hosted pages share the console’s design', { skip: executable ? f
     return found.map((v) => `${name}: ${v}`)
   }
 
+  /**
+   * The page leads back to the console: "Back to Rental console" when its flow was started by the
+   * console's client, "Go to Rental console" (svc's console, a first-party client) otherwise.
+   */
+  async function linksToConsole(name: string, lang: 'en' | 'ar', sent: boolean) {
+    const link = page.locator(`a[data-onward-app="${consoleApp.clientId}"]`)
+    assert.equal(await link.count(), 1, `${lang} ${name}: one link to the console`)
+    assert.equal(await link.getAttribute('href'), `${APP}/console`, `${lang} ${name}: its client_uri`)
+    const words = {
+      en: sent ? 'Back to Rental console' : 'Go to Rental console',
+      ar: sent ? 'العودة إلى Rental console' : 'الانتقال إلى Rental console',
+    }
+    assert.equal((await link.textContent())?.trim(), words[lang], `${lang} ${name}`)
+    assert.ok(await link.isVisible(), `${lang} ${name}: visible`)
+  }
+
+  /** An authorization request of the console's client, as the rental starts one. */
+  async function consoleAuthorization() {
+    return oidc
+      .buildAuthorizationUrl(consoleApp.config, {
+        redirect_uri: CALLBACK,
+        scope: 'openid',
+        code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
+        code_challenge_method: 'S256',
+        state: oidc.randomState(),
+      })
+      .toString()
+  }
+
   const shot = (name: string) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true })
 
   /** Each page a person meets, reached as they would reach it; `check` runs on each. */
   async function tour(lang: 'en' | 'ar', check: (name: string) => Promise<void>) {
     await context.clearCookies()
     await useLanguage(lang)
-    await page.goto(`${service.url}/ui/login`)
+    // a flow the console started: sign-in, registration and "check your email" lead back to it
+    await page.goto(await consoleAuthorization())
+    await page.waitForURL(/\/ui\/login\?/)
     await check('sign-in')
-    await page.goto(`${service.url}/ui/register`)
+    await linksToConsole('sign-in', lang, true)
+    await page.locator('a[data-link="register"]').click()
+    await page.waitForURL(/\/ui\/register\?/)
     await check('register')
+    await linksToConsole('register', lang, true)
     await page.locator('#email').fill(`new-${lang}@example.com`)
     await page.locator('#password').fill('short')
     // the browser checks the length first; past it (an old browser), the server says it under the field
@@ -131,8 +169,11 @@ describe('the hosted pages share the console’s design', { skip: executable ? f
     await page.locator('form[action="/ui/register"] button[type="submit"]').click()
     await page.locator('[data-resend]').waitFor()
     await check('check-your-email')
+    await linksToConsole('check-your-email', lang, true)
+    // no flow: the pages lead to svc's console
     await page.goto(`${service.url}/ui/forgot`)
     await check('forgot')
+    await linksToConsole('forgot', lang, false)
     await page.goto(`${service.url}/ui/login`)
     await page.locator('#email').fill(DEMO_EMAIL)
     await page.locator('#password').fill(service.ctx.config.demoPassword)
@@ -161,9 +202,22 @@ describe('the hosted pages share the console’s design', { skip: executable ? f
     await page.locator('button[value="approve"]').click()
     await page.locator('[data-onward]').waitFor()
     await check('device-connected')
-    // signed out with no application to return to: the page stays, and leads to sign in again
+    await linksToConsole('device-connected', lang, true)
+    // a device refused: still back to its application
+    const refused = await oidc.initiateDeviceAuthorization(consoleApp.config, { scope: 'openid' })
+    await page.goto(`${service.url}/device?user_code=${refused.user_code}`)
+    await page.locator('button[value="deny"]').click()
+    await page.locator('[data-onward]').waitFor()
+    await check('device-refused')
+    await linksToConsole('device-refused', lang, true)
+    // signed out with no application to return to: the page stays, and leads to sign in again or the console
     await page.goto(`${service.url}/logout`)
     await check('signed-out')
+    await linksToConsole('signed-out', lang, false)
+    // signed out by the console without a return address: back to it, no redirect
+    await page.goto(`${service.url}/logout?client_id=${consoleApp.clientId}&ui_locales=${lang}`)
+    await check('signed-out-by-app')
+    await linksToConsole('signed-out-by-app', lang, true)
   }
 
   it('every page: the shared style sheet, a card, the product name; axe-core finds nothing serious, in English and Arabic, wide and on a phone', async () => {
@@ -242,11 +296,16 @@ describe('the hosted pages share the console’s design', { skip: executable ? f
   it('every end page leads on: check your email resends and goes back; a changed password signs in; the outbox links are links', async () => {
     await context.clearCookies()
     await useLanguage('en')
-    await page.goto(`${service.url}/ui/forgot`)
+    // a person who forgot their password while the console sent them to sign in
+    await page.goto(await consoleAuthorization())
+    await page.locator('a[data-link="forgot"]').click()
+    await page.waitForURL(/\/ui\/forgot\?/)
+    await linksToConsole('forgot (flow)', 'en', true)
     await page.locator('#email').fill(DEMO_EMAIL)
     await page.locator('form[action="/ui/forgot"] button[type="submit"]').click()
     await page.getByRole('heading', { name: 'Check your email' }).waitFor()
     assert.equal(await page.locator('[data-onward-link][href^="/ui/login"]').count(), 1, 'back to sign in')
+    await linksToConsole('check-your-email (reset)', 'en', true)
     await page.getByRole('button', { name: 'Send it again' }).click()
     await page.getByRole('heading', { name: 'Check your email' }).waitFor()
 
@@ -257,11 +316,19 @@ describe('the hosted pages share the console’s design', { skip: executable ? f
       2,
       'both messages, each a link',
     )
+    assert.equal(
+      await page
+        .locator(`pre a[href*="/ui/reset?token="][href$="&client_id=${consoleApp.clientId}"]`)
+        .count(),
+      2,
+      'each link names the application, for the pages after it',
+    )
     await checkDesign('outbox')
     await reset.click()
     await page.locator('#password').fill('a brand new password')
     await page.locator('form[action="/ui/reset"] button[type="submit"]').click()
     await page.getByRole('heading', { name: 'Password changed' }).waitFor()
+    await linksToConsole('password-changed', 'en', true)
     const signIn = page.locator('[data-onward-link]')
     assert.match((await signIn.first().getAttribute('href')) ?? '', /^\/ui\/login/)
     await signIn.first().click()
@@ -300,6 +367,10 @@ describe('the hosted pages share the console’s design', { skip: executable ? f
       .locator('[data-onward-link]')
       .evaluateAll((links) => links.map((a) => a.getAttribute('href')))
     assert.deepEqual(onward, [AFTER_LOGOUT, '/ui/login?ui_locales=en'])
+    assert.equal(
+      (await page.locator(`[data-onward-app="${consoleApp.clientId}"]`).textContent())?.trim(),
+      'Back to Rental console',
+    )
     await page.waitForURL(AFTER_LOGOUT)
   })
 

@@ -54,11 +54,18 @@ describe('rental started before the idp', { skip: onPostgres && 'needs an embedd
     const clients = (await (
       await fetch(`${idpUrl}/manage/v1/clients`, { headers: { 'x-admin-token': ADMIN } })
     ).json()) as {
-      clients: Array<{ client_name: string; redirect_uris: string[]; backchannel_logout_uri: string }>
+      clients: Array<{
+        client_name: string
+        redirect_uris: string[]
+        backchannel_logout_uri: string
+        client_uri: string | null
+      }>
     }
     const consoleClient = clients.clients.find((c) => c.client_name === 'Rental console')!
     assert.deepEqual(consoleClient.redirect_uris, [`${rentalService.url}/auth/callback`])
     assert.equal(consoleClient.backchannel_logout_uri, `${rentalService.url}/auth/backchannel-logout`)
+    // the idp's pages link back to the console by this (RFC 7591 client_uri)
+    assert.equal(consoleClient.client_uri, `${rentalService.url}/console`)
   })
 })
 

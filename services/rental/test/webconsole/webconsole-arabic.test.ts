@@ -265,9 +265,60 @@ describe('the web console in Arabic: the catalogue’s words, text in its own di
     const page = await browserLike.text()
     assert.match(page, /data-sign-in="\/auth\/login\?ui_locales=ar"/)
     assert.match(page, /<script src="\/console\/assets\/sign-in.js"><\/script>/)
-    assert.match(page, /<a href="\/auth\/login\?ui_locales=ar">/)
+    assert.match(page, /<a class="svc-button primary" href="\/auth\/login\?ui_locales=ar" data-sign-in-link>/)
+    assert.match(page, /<link rel="stylesheet" href="\/console\/design\.css\?v=/)
+    assert.match(page, /<h1>سجّل الدخول إلى لوحة التحكم<\/h1>/)
+    assert.doesNotMatch(page, /http-equiv/i, 'no meta refresh (axe: meta-refresh)')
     const client = await fetch(`${stack.rental.url}/console`, { redirect: 'manual' })
     assert.equal(client.status, 302)
     assert.equal(client.headers.get('location'), '/auth/login')
   })
+
+  it(
+    'the signed-out page: the shared design, the person’s language, a visible Sign in link; axe finds nothing serious, wide and at 390 px',
+    { skip: executable ? false : NO_CHROMIUM },
+    async () => {
+      const context = await browser!.newContext({ bypassCSP: true })
+      const signedOut = await context.newPage()
+      // sign-in.js leaves at once: held back here, the page is looked at as a person sees it meanwhile
+      await signedOut.route('**/console/assets/sign-in.js', (route) =>
+        route.fulfill({ contentType: 'text/javascript', body: '' }),
+      )
+      const found: string[] = []
+      for (const viewport of [WIDE, PHONE])
+        for (const lang of ['en', 'ar'] as const) {
+          await signedOut.setViewportSize(viewport)
+          await signedOut.goto(`${stack.rental.url}/console?lang=${lang}`)
+          const link = signedOut.getByRole('link', { name: lang === 'ar' ? 'تسجيل الدخول' : 'Sign in' })
+          assert.equal(await link.getAttribute('href'), `/auth/login?ui_locales=${lang}`)
+          assert.ok(await link.isVisible(), `${lang}: the link is visible`)
+          const look = (await signedOut.evaluate(`({
+            dir: document.documentElement.dir,
+            accent: getComputedStyle(document.documentElement).getPropertyValue('--svc-accent').trim(),
+            card: Boolean(document.querySelector('main.svc-main .svc-card h1')),
+            overflow: document.documentElement.scrollWidth - window.innerWidth,
+          })`)) as { dir: string; accent: string; card: boolean; overflow: number }
+          assert.equal(look.dir, lang === 'ar' ? 'rtl' : 'ltr')
+          assert.equal(look.accent, '#0b57d0', 'the shared design sheet applies')
+          assert.ok(look.card, 'a card with a heading')
+          assert.ok(look.overflow <= 0, `${viewport.width} ${lang}: nothing wider than the window`)
+          await signedOut.screenshot({
+            path: `${SHOTS}signed-out-${viewport.width}-${lang}.png`,
+            fullPage: true,
+          })
+          found.push(...(await seriousAxeViolations(signedOut)).map((v) => `${viewport.width} ${lang}: ${v}`))
+        }
+      assert.deepEqual(found, [])
+      // with its script (another tab: the same address with a fragment would not load again), on to the idp's sign-in
+      const next = await context.newPage()
+      await next.goto(`${stack.rental.url}/console?lang=ar#/tasks/${taskIds[0]!}`)
+      await next.waitForURL(/\/ui\/login/)
+      assert.equal(await next.getAttribute('html', 'dir'), 'rtl')
+      // the idp's sign-in leads back to the console that sent the person (its client_uri)
+      const back = next.locator('[data-onward-app]')
+      assert.equal(await back.getAttribute('href'), `${stack.rental.url}/console`)
+      assert.equal((await back.textContent())?.trim(), 'العودة إلى Rental console')
+      await context.close()
+    },
+  )
 })

@@ -1,18 +1,29 @@
 import { type App, html, type Kv, rateLimit, type Sealer } from '@svc/kit'
-import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
 import type { Mailer } from '../email/mailer.ts'
 import { consumeEmailToken, issueEmailToken, outbox } from '../email/index.ts'
 import { checkCsrf, csrfToken } from '../../pages/csrf.ts'
-import { type Lang, langOf, type Phrase, t } from '../../pages/i18n.ts'
-import { field, langField, localPage, type Onward, page, sendLocalMessage, when } from '../../pages/layout.ts'
+import { langOf, t } from '../../pages/i18n.ts'
+import { appLinks, field, langField, localPage, page, sendLocalMessage, when } from '../../pages/layout.ts'
+import { onwardOf } from '../clients/index.ts'
 import { type ChangeDeps, changePassword } from './changes.ts'
 import { createUser, recordEvent } from '../accounts/index.ts'
 import { markEmailVerified, userByEmail } from '../accounts/index.ts'
 
-/** NIST SP 800-63B: length, not composition rules. */
-export const MIN_PASSWORD = 10
+import {
+  backToSignIn,
+  clientParam,
+  emailForm,
+  flowOf,
+  MIN_PASSWORD,
+  type RegisterError,
+  registerForm,
+  sendAgain,
+  withLinks,
+} from './flow-pages.ts'
+
+export { MIN_PASSWORD }
 const VERIFY_TTL_MS = 24 * 3600_000
 const RESET_TTL_MS = 3600_000
 const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]{2,}$/
@@ -29,62 +40,6 @@ interface AccountOptions {
   ratePerMinute: number
   changes: ChangeDeps
 }
-
-/** Which field a registration error belongs to: it is shown under that field, in words. */
-type RegisterError = { field: 'email' | 'password'; phrase: Phrase }
-
-const registerForm = (
-  request: FastifyRequest,
-  csrf: string,
-  values: { email?: string; name?: string } = {},
-  error?: RegisterError,
-) => {
-  const lang = langOf(request)
-  const errorOf = (name: RegisterError['field']) => (error?.field === name ? error.phrase : undefined)
-  return localPage(
-    request,
-    'Create an account',
-    html`<h1>${t(lang, 'Create an account')}</h1>
-      <form method="post" action="/ui/register">
-        <input type="hidden" name="csrf" value="${csrf}" />
-        ${langField(lang)}
-        ${field(lang, { id: 'name', label: 'Name', autocomplete: 'name', value: values.name ?? '' })}
-        ${field(lang, { id: 'email', label: 'Email', type: 'email', autocomplete: 'email', required: true, value: values.email ?? '', error: errorOf('email') })}
-        ${field(lang, { id: 'password', label: 'Password (at least {n} characters)', labelVars: { n: MIN_PASSWORD }, type: 'password', autocomplete: 'new-password', required: true, minlength: MIN_PASSWORD, error: errorOf('password'), errorVars: { n: MIN_PASSWORD } })}
-        <button type="submit" class="primary">${t(lang, 'Create account')}</button>
-      </form>
-      <p class="svc-links"><a href="/ui/login?ui_locales=${lang}">${t(lang, 'I already have an account: sign in')}</a></p>`,
-  )
-}
-
-const emailForm = (lang: Lang, csrf: string) =>
-  html`<h1>${t(lang, 'Forgot your password')}</h1>
-    <p>${t(lang, 'Enter your address: if it has an account, we send it a link to choose a new password.')}</p>
-    <form method="post" action="/ui/forgot">
-      <input type="hidden" name="csrf" value="${csrf}" />
-      ${langField(lang)}
-      ${field(lang, { id: 'email', label: 'Email', type: 'email', autocomplete: 'email', required: true })}
-      <button type="submit" class="primary">${t(lang, 'Send a reset link')}</button>
-    </form>
-    <p class="svc-links"><a href="/ui/login?ui_locales=${lang}">${t(lang, 'Back to sign in')}</a></p>`
-
-/** "Check your email" leads on: send the message again (the same form, the address kept), or back to sign in. */
-const sendAgain = (lang: Lang, csrf: string, action: string, email: string) =>
-  html`<form method="post" action="${action}" class="svc-actions" data-resend>
-    <input type="hidden" name="csrf" value="${csrf}" />
-    <input type="hidden" name="email" value="${email}" />
-    ${langField(lang)}
-    <span class="svc-hint">${t(lang, 'No message after a few minutes? Check your spam folder, or')}</span>
-    <button type="submit">${t(lang, 'Send it again')}</button>
-  </form>`
-
-const backToSignIn = (lang: Lang): Onward[] => [
-  { href: `/ui/login?ui_locales=${lang}`, text: 'Back to sign in' },
-]
-
-/** A development outbox's message: its text with every link made a link. */
-const withLinks = (text: string) =>
-  text.split(/(https?:\/\/[^\s<>"]+)/g).map((part, i) => (i % 2 ? html`<a href="${part}">${part}</a>` : part))
 
 export function accountRoutes(
   app: App,
@@ -103,10 +58,22 @@ export function accountRoutes(
 ) {
   const tags = ['pages']
 
-  app.get('/ui/register', { schema: { summary: 'The registration page', tags } }, async (request, reply) =>
-    reply
-      .type('text/html; charset=utf-8')
-      .send(registerForm(request, csrfToken(request, reply, secureCookies))),
+  const ReturnTo = Type.Optional(Type.String({ maxLength: 4000 }))
+  const ClientId = Type.Optional(Type.String({ maxLength: 200 }))
+
+  app.get(
+    '/ui/register',
+    {
+      schema: {
+        summary: 'The registration page (return_to: the sign-in it started from, whose application it links)',
+        tags,
+        querystring: Type.Object({ return_to: ReturnTo }),
+      },
+    },
+    async (request, reply) =>
+      reply
+        .type('text/html; charset=utf-8')
+        .send(registerForm(request, csrfToken(request, reply, secureCookies), await onwardOf(db, request))),
   )
 
   app.post(
@@ -121,6 +88,7 @@ export function accountRoutes(
           email: Type.String({ maxLength: 320 }),
           password: Type.String({ maxLength: 1000 }),
           name: Type.Optional(Type.String({ maxLength: 200 })),
+          return_to: ReturnTo,
         }),
       },
     },
@@ -128,11 +96,14 @@ export function accountRoutes(
       checkCsrf(request, request.body.csrf, origin)
       const { email, password } = request.body
       const name = request.body.name?.trim() || undefined
+      const onward = await onwardOf(db, request)
       const refuse = (error: RegisterError) =>
         reply
           .code(400)
           .type('text/html; charset=utf-8')
-          .send(registerForm(request, csrfToken(request, reply, secureCookies), { email, name }, error))
+          .send(
+            registerForm(request, csrfToken(request, reply, secureCookies), onward, { email, name }, error),
+          )
       if (!EMAIL.test(email)) return refuse({ field: 'email', phrase: 'Enter a valid email address.' })
       if (password.length < MIN_PASSWORD)
         return refuse({ field: 'password', phrase: 'Choose a password of at least {n} characters.' })
@@ -151,7 +122,7 @@ export function accountRoutes(
         await mailer.send(trx, {
           to: email,
           subject: 'Confirm your email address',
-          text: `Confirm your address: ${issuer}/ui/verify-email?token=${token}\nThe link works once, for 24 hours.`,
+          text: `Confirm your address: ${issuer}/ui/verify-email?token=${token}${clientParam(onward)}\nThe link works once, for 24 hours.`,
         })
         await recordEvent(trx, userId, 'register', { ip: request.ip })
       })
@@ -162,8 +133,14 @@ export function accountRoutes(
         'Check your email',
         'We sent a message to {email}. Follow its link to confirm your address.',
         { email },
-        backToSignIn(lang),
-        sendAgain(lang, csrfToken(request, reply, secureCookies), '/ui/register/resend', email),
+        backToSignIn(lang, flowOf(request), onward),
+        sendAgain(
+          lang,
+          csrfToken(request, reply, secureCookies),
+          '/ui/register/resend',
+          email,
+          flowOf(request),
+        ),
       )
     },
   )
@@ -174,10 +151,11 @@ export function accountRoutes(
       schema: {
         summary: 'Confirm an email address from its link',
         tags,
-        querystring: Type.Object({ token: Type.String({ maxLength: 100 }) }),
+        querystring: Type.Object({ token: Type.String({ maxLength: 100 }), client_id: ClientId }),
       },
     },
     async (request, reply) => {
+      const onward = await onwardOf(db, request)
       const userId = await consumeEmailToken(db, request.query.token, 'verify_email')
       if (!userId)
         return sendLocalMessage(
@@ -186,7 +164,7 @@ export function accountRoutes(
           'Link not valid',
           'This link has expired or was already used.',
           {},
-          [{ href: '/ui/login', text: 'Back to sign in' }],
+          [{ href: '/ui/login', text: 'Back to sign in' }, ...appLinks(onward)],
         )
       await markEmailVerified(db, userId)
       await recordEvent(db, userId, 'email_verified', { ip: request.ip })
@@ -196,7 +174,7 @@ export function accountRoutes(
         'Email confirmed',
         'Your address is confirmed. You can sign in.',
         {},
-        [{ href: '/ui/account', text: 'Sign in' }],
+        [{ href: '/ui/account', text: 'Sign in' }, ...appLinks(onward)],
       )
     },
   )
@@ -209,11 +187,16 @@ export function accountRoutes(
         summary:
           'Send the confirmation link again; the answer is the same whether or not the address has an account',
         tags,
-        body: Type.Object({ csrf: Type.String({ maxLength: 100 }), email: Type.String({ maxLength: 320 }) }),
+        body: Type.Object({
+          csrf: Type.String({ maxLength: 100 }),
+          email: Type.String({ maxLength: 320 }),
+          return_to: ReturnTo,
+        }),
       },
     },
     async (request, reply) => {
       checkCsrf(request, request.body.csrf, origin)
+      const onward = await onwardOf(db, request)
       const email = request.body.email.trim()
       const user = EMAIL.test(email) ? await userByEmail(db, email) : undefined
       // only an address not yet confirmed gets a new link; any other gets nothing, and the same page
@@ -223,7 +206,7 @@ export function accountRoutes(
           await mailer.send(trx, {
             to: user.email,
             subject: 'Confirm your email address',
-            text: `Confirm your address: ${issuer}/ui/verify-email?token=${token}\nThe link works once, for 24 hours.`,
+            text: `Confirm your address: ${issuer}/ui/verify-email?token=${token}${clientParam(onward)}\nThe link works once, for 24 hours.`,
           })
         })
       const lang = langOf(request)
@@ -233,8 +216,14 @@ export function accountRoutes(
         'Check your email',
         'We sent a message to {email}. Follow its link to confirm your address.',
         { email },
-        backToSignIn(lang),
-        sendAgain(lang, csrfToken(request, reply, secureCookies), '/ui/register/resend', email),
+        backToSignIn(lang, flowOf(request), onward),
+        sendAgain(
+          lang,
+          csrfToken(request, reply, secureCookies),
+          '/ui/register/resend',
+          email,
+          flowOf(request),
+        ),
       )
     },
   )
@@ -267,17 +256,18 @@ export function accountRoutes(
 
   app.get(
     '/ui/forgot',
-    { schema: { summary: 'Ask for a password reset link', tags } },
-    async (request, reply) =>
-      reply
-        .type('text/html; charset=utf-8')
-        .send(
-          localPage(
-            request,
-            'Forgot your password',
-            emailForm(langOf(request), csrfToken(request, reply, secureCookies)),
-          ),
-        ),
+    {
+      schema: {
+        summary: 'Ask for a password reset link (return_to: the sign-in it started from)',
+        tags,
+        querystring: Type.Object({ return_to: ReturnTo }),
+      },
+    },
+    async (request, reply) => {
+      const csrf = csrfToken(request, reply, secureCookies)
+      const form = emailForm(langOf(request), csrf, flowOf(request), await onwardOf(db, request))
+      return reply.type('text/html; charset=utf-8').send(localPage(request, 'Forgot your password', form))
+    },
   )
 
   app.post(
@@ -287,11 +277,16 @@ export function accountRoutes(
       schema: {
         summary: 'Mail a reset link; the answer is the same whether or not the address has an account',
         tags,
-        body: Type.Object({ csrf: Type.String({ maxLength: 100 }), email: Type.String({ maxLength: 320 }) }),
+        body: Type.Object({
+          csrf: Type.String({ maxLength: 100 }),
+          email: Type.String({ maxLength: 320 }),
+          return_to: ReturnTo,
+        }),
       },
     },
     async (request, reply) => {
       checkCsrf(request, request.body.csrf, origin)
+      const onward = await onwardOf(db, request)
       const user = await userByEmail(db, request.body.email)
       if (user)
         await db.transaction().execute(async (trx) => {
@@ -299,7 +294,7 @@ export function accountRoutes(
           await mailer.send(trx, {
             to: user.email,
             subject: 'Reset your password',
-            text: `Choose a new password: ${issuer}/ui/reset?token=${token}\nThe link works once, for one hour. If you did not ask, ignore this message.`,
+            text: `Choose a new password: ${issuer}/ui/reset?token=${token}${clientParam(onward)}\nThe link works once, for one hour. If you did not ask, ignore this message.`,
           })
         })
       const lang = langOf(request)
@@ -309,8 +304,14 @@ export function accountRoutes(
         'Check your email',
         'If an account uses this address, a reset link is on its way.',
         {},
-        backToSignIn(lang),
-        sendAgain(lang, csrfToken(request, reply, secureCookies), '/ui/forgot', request.body.email),
+        backToSignIn(lang, flowOf(request), onward),
+        sendAgain(
+          lang,
+          csrfToken(request, reply, secureCookies),
+          '/ui/forgot',
+          request.body.email,
+          flowOf(request),
+        ),
       )
     },
   )
@@ -321,11 +322,12 @@ export function accountRoutes(
       schema: {
         summary: 'Choose a new password',
         tags,
-        querystring: Type.Object({ token: Type.String({ maxLength: 100 }) }),
+        querystring: Type.Object({ token: Type.String({ maxLength: 100 }), client_id: ClientId }),
       },
     },
     async (request, reply) => {
       const lang = langOf(request)
+      const clientId = request.query.client_id
       return reply.type('text/html; charset=utf-8').send(
         localPage(
           request,
@@ -334,6 +336,7 @@ export function accountRoutes(
             <form method="post" action="/ui/reset">
               <input type="hidden" name="csrf" value="${csrfToken(request, reply, secureCookies)}" />
               <input type="hidden" name="token" value="${request.query.token}" />
+              ${clientId ? html`<input type="hidden" name="client_id" value="${clientId}" />` : ''}
               ${langField(lang)}
               ${field(lang, { id: 'password', label: 'New password (at least {n} characters)', labelVars: { n: MIN_PASSWORD }, type: 'password', autocomplete: 'new-password', required: true, minlength: MIN_PASSWORD })}
               <button type="submit" class="primary">${t(lang, 'Change password')}</button>
@@ -353,11 +356,13 @@ export function accountRoutes(
           csrf: Type.String({ maxLength: 100 }),
           token: Type.String({ maxLength: 100 }),
           password: Type.String({ maxLength: 1000 }),
+          client_id: ClientId,
         }),
       },
     },
     async (request, reply) => {
       checkCsrf(request, request.body.csrf, origin)
+      const onward = await onwardOf(db, request)
       if (request.body.password.length < MIN_PASSWORD)
         return sendLocalMessage(
           reply,
@@ -365,7 +370,12 @@ export function accountRoutes(
           'Password too short',
           'Choose a password of at least {n} characters.',
           { n: MIN_PASSWORD },
-          [{ href: `/ui/reset?token=${encodeURIComponent(request.body.token)}`, text: 'Try again' }],
+          [
+            {
+              href: `/ui/reset?token=${encodeURIComponent(request.body.token)}${clientParam(onward)}`,
+              text: 'Try again',
+            },
+          ],
         )
       const userId = await consumeEmailToken(db, request.body.token, 'reset_password')
       if (!userId)
@@ -375,7 +385,7 @@ export function accountRoutes(
           'Link not valid',
           'This link has expired or was already used.',
           {},
-          [{ href: '/ui/forgot', text: 'Ask for a new link' }],
+          [{ href: '/ui/forgot', text: 'Ask for a new link' }, ...appLinks(onward)],
         )
       // whoever knew the old password is signed out everywhere, and the clients are told
       await changePassword(changes, userId, request.body.password, 'reset', { ip: request.ip })
@@ -385,7 +395,7 @@ export function accountRoutes(
         'Password changed',
         'Your password is changed and every session is signed out. Sign in again.',
         {},
-        [{ href: `/ui/login?ui_locales=${langOf(request)}`, text: 'Sign in' }],
+        [{ href: `/ui/login?ui_locales=${langOf(request)}`, text: 'Sign in' }, ...appLinks(onward)],
       )
     },
   )

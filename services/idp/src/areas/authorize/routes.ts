@@ -1,6 +1,7 @@
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
-import { sendLocalMessage } from '../../pages/layout.ts'
+import { appLinks, sendLocalMessage } from '../../pages/layout.ts'
+import { onwardOf } from '../clients/index.ts'
 import { AUTHORIZE_PARAMETERS, authorize, type AuthorizeDeps } from './service.ts'
 
 const Param = Type.Optional(Type.String({ maxLength: 2000 }))
@@ -24,7 +25,12 @@ export function authorizeRoutes(app: App, deps: AuthorizeDeps) {
     async (request, reply) => {
       const outcome = await authorize(deps, request, request.query)
       if (outcome.kind === 'redirect') return reply.redirect(outcome.location, 302)
-      return sendLocalMessage(reply, outcome.status, outcome.title, outcome.message)
+      // back to the application the link names when it is registered, else to svc's console
+      const onward = await onwardOf(deps.db, request)
+      return sendLocalMessage(reply, outcome.status, outcome.title, outcome.message, {}, [
+        ...appLinks(onward),
+        { href: '/ui/account', text: 'Back to your account' },
+      ])
     },
   )
 }

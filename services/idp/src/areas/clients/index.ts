@@ -18,6 +18,16 @@ export {
 } from './client-auth.ts'
 
 export { forgetClients } from './cache.ts'
+/** Where the hosted pages lead a person back to: the flow's client, else svc's console. */
+export {
+  type AppHome,
+  clientHome,
+  consoleHome,
+  flowClientId,
+  homeOf,
+  onwardOf,
+  type OnwardApp,
+} from './home.ts'
 export { Client, CreatedClient, NewClient } from './schemas.ts'
 export {
   checkClientUris,

@@ -28,6 +28,14 @@ export const NewClient = Type.Object(
     ),
     backchannel_logout_uri: Type.Optional(Uri),
     frontchannel_logout_uri: Type.Optional(Uri),
+    client_uri: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2000,
+        description:
+          'RFC 7591 §2: the client’s home page (https; http in development), where the hosted pages link back to it',
+      }),
+    ),
     lifecycle_webhook_url: Type.Optional(Uri),
   },
   { additionalProperties: false },
@@ -59,6 +67,7 @@ export const Client = Type.Object({
   allowed_origins: Type.Array(Type.String()),
   backchannel_logout_uri: Type.Union([Type.String(), Type.Null()]),
   frontchannel_logout_uri: Type.Union([Type.String(), Type.Null()]),
+  client_uri: Type.Union([Type.String(), Type.Null()]),
   lifecycle_webhook_url: Type.Union([Type.String(), Type.Null()]),
   did: Type.Union([Type.String(), Type.Null()]),
   agent_model: Type.Union([

@@ -27,7 +27,7 @@ import {
   updateClient,
   updateSecrets,
 } from './store.ts'
-import { checkOrigin, checkRedirectUri } from './uris.ts'
+import { checkClientUri, checkOrigin, checkRedirectUri } from './uris.ts'
 import { checkCallerUrl } from '../../outbound.ts'
 import { idpError } from '../../errors.ts'
 
@@ -72,6 +72,8 @@ export async function checkClientUris(input: Static<typeof NewClient>, allowPriv
   for (const uri of input.post_logout_redirect_uris ?? [])
     checkRedirectUri(uri, publicClient, 'post_logout_redirect_uri', 'invalid_client_metadata')
   for (const origin of input.allowed_origins ?? []) checkOrigin(origin)
+  // a link shown to people, never fetched: http only where private addresses are allowed (development, tests)
+  if (input.client_uri !== undefined) checkClientUri(input.client_uri, allowPrivate)
   for (const what of [
     'backchannel_logout_uri',
     'frontchannel_logout_uri',
@@ -132,6 +134,7 @@ export async function createClient(
     allowed_origins: [...new Set(input.allowed_origins ?? [])],
     backchannel_logout_uri: input.backchannel_logout_uri ?? null,
     frontchannel_logout_uri: input.frontchannel_logout_uri ?? null,
+    client_uri: input.client_uri ?? null,
     lifecycle_webhook_url: input.lifecycle_webhook_url ?? null,
     // every client is an agent with its own did:key
     ...newDidKey(sealer, `client-key:${clientId}`),

@@ -16,6 +16,8 @@ export interface ClientsTables {
     allowed_origins: string[]
     backchannel_logout_uri: string | null
     frontchannel_logout_uri: string | null
+    /** RFC 7591 §2: the client's home page (the hosted pages' way back to it). */
+    client_uri: string | null
     client_secret_hash: Buffer | null
     webhook_secret_sealed: Buffer
     created_at: Generated<Date>
@@ -44,6 +46,7 @@ const PUBLIC_COLUMNS = [
   'allowed_origins',
   'backchannel_logout_uri',
   'frontchannel_logout_uri',
+  'client_uri',
   'lifecycle_webhook_url',
   'did',
   'agent_model',

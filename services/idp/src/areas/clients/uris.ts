@@ -44,3 +44,17 @@ export function checkOrigin(origin: string) {
       `allowed_origins entry ${JSON.stringify(origin)} must be an origin like https://app.example.com`,
     )
 }
+
+/**
+ * RFC 7591 §2 `client_uri`: a page a person's browser opens (never fetched by the idp), so https,
+ * or http in development (`allowHttp`); absolute, without credentials or a fragment.
+ */
+export function checkClientUri(uri: string, allowHttp: boolean) {
+  const url = parse(uri, 'client_uri', 'invalid_client_metadata')
+  const scheme = url.protocol === 'https:' || (allowHttp && url.protocol === 'http:')
+  if (!scheme || url.username || url.password || url.hash || uri.includes('#'))
+    throw invalid(
+      'invalid_client_metadata',
+      `client_uri ${JSON.stringify(uri)} must be an https URL${allowHttp ? ' (or http in development)' : ''}, without credentials or a fragment`,
+    )
+}

@@ -7,7 +7,8 @@ import { csrfToken } from '../../pages/csrf.ts'
 import { pageHooks, sessionOf } from '../sessions/index.ts'
 import type { Session } from '../sessions/index.ts'
 import { langOf, type Phrase, t } from '../../pages/i18n.ts'
-import { field, langField, sendLocalMessage, sendLocalPage } from '../../pages/layout.ts'
+import { appLinks, field, langField, sendLocalMessage, sendLocalPage } from '../../pages/layout.ts'
+import { onwardOf } from '../clients/index.ts'
 import { answerDevice, type DeviceDeps, type PendingRequest, pendingRequest } from './service.ts'
 import { displayUserCode } from './user-code.ts'
 
@@ -134,11 +135,28 @@ export function devicePages(app: App, deps: PageDeps) {
       if (!(await answerDevice(deps, pending, session, approve, requestContext(request))))
         return codeForm(reply, 400, typed, WRONG_CODE)
       const client = pending.client_name
+      // the device's application on the web when it has a home there, else svc's console; then the account
+      const links = [
+        ...appLinks(await onwardOf(deps.db, request, pending.client_id)),
+        { href: '/ui/account', text: 'Back to your account' } as const,
+      ]
       return approve
-        ? sendLocalMessage(reply, 200, 'Device connected', '{client} is connected: return to your device.', {
-            client,
-          })
-        : sendLocalMessage(reply, 200, 'Device not connected', '{client} was refused access.', { client })
+        ? sendLocalMessage(
+            reply,
+            200,
+            'Device connected',
+            '{client} is connected: return to your device.',
+            { client },
+            links,
+          )
+        : sendLocalMessage(
+            reply,
+            200,
+            'Device not connected',
+            '{client} was refused access.',
+            { client },
+            links,
+          )
     },
   )
 }

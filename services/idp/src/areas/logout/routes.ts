@@ -5,6 +5,7 @@ import { withParams } from '../../oauth/redirect.ts'
 import { currentSession, endSession } from '../sessions/index.ts'
 import { sendLocalMessage, signedOut, signedOutCsp } from '../../pages/layout.ts'
 import { announceLogout, type LogoutDeps } from './service.ts'
+import { onwardOf } from '../clients/index.ts'
 
 const Param = Type.Optional(Type.String({ maxLength: 4000 }))
 const LogoutQuery = Type.Object({
@@ -55,10 +56,12 @@ export function logoutRoutes(app: App, deps: LogoutDeps) {
     const session = await currentSession(deps.db, request)
     await endSession(deps.db, request, reply)
     const frames = session ? await announceLogout(deps, session) : []
+    // the application that signed the person out (its name, its home), else svc's console
+    const onward = await onwardOf(deps.db, request, clientId)
     return reply
       .type('text/html; charset=utf-8')
       .header('content-security-policy', signedOutCsp(frames))
-      .send(signedOut(request, frames, redirect))
+      .send(signedOut(request, frames, redirect, onward))
   }
   const schema = {
     summary: 'RP-initiated logout: ends the session, tells every client, returns to an allow-listed URI',

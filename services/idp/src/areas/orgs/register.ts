@@ -22,6 +22,7 @@ const Registration = Type.Object({
   ),
   post_logout_redirect_uris: Type.Optional(Type.Array(Type.String({ maxLength: 2000 }), { maxItems: 20 })),
   lifecycle_webhook_url: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
+  client_uri: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
 })
 
 /**
@@ -73,6 +74,7 @@ export function registerRoutes(app: App, deps: OrgClientDeps & { sealer: Sealer;
             ? { post_logout_redirect_uris: body.post_logout_redirect_uris }
             : {}),
           ...(body.lifecycle_webhook_url ? { lifecycle_webhook_url: body.lifecycle_webhook_url } : {}),
+          ...(body.client_uri ? { client_uri: body.client_uri } : {}),
         },
         allowPrivate,
       )

@@ -22,6 +22,7 @@ import {
   LOCAL_TIME_SCRIPT_PATH,
   SIGNED_OUT_SCRIPT,
   SIGNED_OUT_SCRIPT_PATH,
+  appLinks,
   localPage,
   safeReturnTo,
   signedOut,
@@ -29,6 +30,7 @@ import {
 } from '../../pages/layout.ts'
 import { designAssets, sendDesignAsset } from '@svc/kit/design/assets'
 import { completeSignIn } from '../accounts/index.ts'
+import { onwardOf, type OnwardApp } from '../clients/index.ts'
 
 interface UiOptions extends AccountPageDeps {
   accountChanges: AccountChangesService
@@ -59,10 +61,14 @@ const loginForm = (
   csrf: string,
   returnTo: string,
   passkeyOptions: object | undefined,
+  onward: OnwardApp | undefined,
   email = '',
   error?: Phrase,
 ) => {
   const lang = langOf(request)
+  // registration and the password reset keep the flow: its application is linked on their pages too
+  const flow = returnTo === '/ui/account' ? '' : `&return_to=${encodeURIComponent(returnTo)}`
+  const [app] = appLinks(onward)
   return localPage(
     request,
     'Sign in',
@@ -82,9 +88,10 @@ const loginForm = (
           : html`<p>${t(lang, 'Passkey sign-in is unavailable for a moment: sign in with your password.')}</p>`
       }
       <p class="svc-links">
-        <a href="/ui/forgot?ui_locales=${lang}" data-link="forgot">${t(lang, 'Forgot your password?')}</a>
-        <a href="/ui/register?ui_locales=${lang}" data-link="register">${t(lang, 'Create an account')}</a>
-      </p>`,
+        <a href="/ui/forgot?ui_locales=${lang}${flow}" data-link="forgot">${t(lang, 'Forgot your password?')}</a>
+        <a href="/ui/register?ui_locales=${lang}${flow}" data-link="register">${t(lang, 'Create an account')}</a>
+      </p>
+      ${app ? html`<p class="svc-links"><a href="${app.href}" data-onward-app="${app.app}">${t(lang, app.text, app.vars)}</a></p>` : ''}`,
     [PASSKEY_SCRIPT_PATH],
   )
 }
@@ -145,6 +152,7 @@ export function uiRoutes(app: App, options: UiOptions) {
         csrfToken(request, reply, secureCookies),
         returnTo,
         await passkeyOptionsIfAvailable(rp),
+        await onwardOf(db, request),
         request.query.login_hint ?? '',
       )
       return reply.type('text/html; charset=utf-8').send(form)
@@ -200,6 +208,7 @@ export function uiRoutes(app: App, options: UiOptions) {
           csrfToken(request, reply, secureCookies),
           returnTo,
           await passkeyOptionsIfAvailable(rp),
+          await onwardOf(db, request),
           request.body.email,
           'Wrong email or password.',
         )

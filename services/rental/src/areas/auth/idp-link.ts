@@ -59,6 +59,7 @@ export class IdpLink {
       redirectUri: `${baseUrl}${CALLBACK_PATH}`,
       backchannelLogoutUri: `${baseUrl}${BACKCHANNEL_PATH}`,
       postLogoutRedirectUri: `${baseUrl}/`,
+      clientUri: `${baseUrl}/console`,
       lifecycleWebhookUrl: `${baseUrl}${LIFECYCLE_PATH}`,
     }
   }

@@ -8,6 +8,8 @@ export interface WantedClient {
   redirectUri: string
   backchannelLogoutUri: string
   postLogoutRedirectUri: string
+  /** The console's page (RFC 7591 client_uri): where the idp's pages lead a person back to. */
+  clientUri: string
   /** Where the idp sends its lifecycle events (POST /webhooks/svc-id). */
   lifecycleWebhookUrl: string
 }
@@ -27,6 +29,7 @@ interface IdpClient {
   redirect_uris: string[]
   backchannel_logout_uri: string | null
   lifecycle_webhook_url?: string | null
+  client_uri?: string | null
   client_secret?: string
   webhook_secret?: string
 }
@@ -71,7 +74,8 @@ const matches = (client: IdpClient, wanted: WantedClient) =>
   client.redirect_uris.length === 1 &&
   client.redirect_uris[0] === wanted.redirectUri &&
   client.backchannel_logout_uri === wanted.backchannelLogoutUri &&
-  client.lifecycle_webhook_url === wanted.lifecycleWebhookUrl
+  client.lifecycle_webhook_url === wanted.lifecycleWebhookUrl &&
+  client.client_uri === wanted.clientUri
 
 async function remember(db: RentalDb, sealer: Sealer, wanted: WantedClient, creds: ClientCredentials) {
   await rememberClient(db, {
@@ -102,7 +106,8 @@ async function rotateWebhookSecret(issuer: string, adminToken: string, clientId:
  * The console's client at the idp: the one this database remembers if the idp still has it with
  * the same URIs; else one the idp already has under our name and URIs (its secret rotated, as the
  * plaintext was shown only once); else a new one. The management API has no update, so a change
- * of URIs (another RENTAL_URL) registers a new client and the old one stays, unused.
+ * of URIs (another RENTAL_URL, or a client registered before its client_uri) registers a new
+ * client and the old one stays, unused.
  */
 export async function registerConsoleClient(
   db: RentalDb,
@@ -167,6 +172,7 @@ export async function registerConsoleClient(
       post_logout_redirect_uris: [wanted.postLogoutRedirectUri],
       backchannel_logout_uri: wanted.backchannelLogoutUri,
       lifecycle_webhook_url: wanted.lifecycleWebhookUrl,
+      client_uri: wanted.clientUri,
       token_endpoint_auth_method: 'client_secret_basic',
     })
     const body = created.body as IdpClient

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { Html, html } from '@svc/kit'
-import { designAssets } from '@svc/kit/design/assets'
+import { designAssets, PRODUCT_NAME } from '@svc/kit/design/assets'
 import { IMPORT_MAP } from './files.ts'
 
 const importMapHash = `'sha256-${createHash('sha256').update(IMPORT_MAP).digest('base64')}'`
@@ -31,21 +31,48 @@ export const CONSOLE_HEADERS = {
 
 /** The style sheet shared with the idp's pages (tokens, buttons, fields), linked before the console's own. */
 export const DESIGN_CSS_PATH = '/console/design.css'
+/** The signed-out page's words, in the person's language. */
+const SIGNED_OUT = {
+  en: {
+    title: 'Sign in',
+    heading: 'Sign in to the console',
+    text: 'You are signed out. Sign in to go on where you were.',
+    link: 'Sign in',
+  },
+  ar: {
+    title: 'تسجيل الدخول',
+    heading: 'سجّل الدخول إلى لوحة التحكم',
+    text: 'أنت غير مسجّل الدخول. سجّل الدخول لتتابع من حيث كنت.',
+    link: 'تسجيل الدخول',
+  },
+} as const
+
 /**
- * A signed-out browser's `/console`: `sign-in.js` keeps the screen its fragment names (a bookmark,
- * a mailed `#/tasks/{id}`) and the language asked (`?lang=`, the cookie) for after the sign-in, then goes to `signIn`; without script, the
- * refresh and the link go there too.
+ * A signed-out browser's `/console`: a small page on the shared design sheet, in the language
+ * asked (`?lang=`, the cookie), with a visible "Sign in" link to `signIn`. `sign-in.js` keeps the
+ * screen its fragment names (a bookmark, a mailed `#/tasks/{id}`) and the language for after the
+ * sign-in, then goes to `signIn` (a script, not a meta refresh, which a person cannot stop).
  */
 export const signInPage = (asked: 'en' | 'ar' | undefined, signIn: string) => {
   const lang = asked ?? 'en'
+  const words = SIGNED_OUT[lang]
+  const { css, favicon } = designAssets()
   return html`<!doctype html>
 <html lang="${lang}" dir="${lang === 'ar' ? 'rtl' : 'ltr'}" data-sign-in="${signIn}" data-lang="${asked ?? ''}">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${lang === 'ar' ? 'تسجيل الدخول' : 'Sign in'}</title>
+<title>${words.title} · ${PRODUCT_NAME}</title>
+<link rel="icon" type="image/svg+xml" href="/favicon.svg?v=${favicon.version}">
+<link rel="stylesheet" href="${DESIGN_CSS_PATH}?v=${css.version}">
 <script src="/console/assets/sign-in.js"></script>
-<meta http-equiv="refresh" content="1;url=${signIn}">
 </head>
-<body><p><a href="${signIn}">${lang === 'ar' ? 'تسجيل الدخول' : 'Sign in'}</a></p></body></html>`.toString()
+<body>
+<header class="svc-top"><span class="svc-brand"><img src="/favicon.svg?v=${favicon.version}" alt="" width="24" height="24">${PRODUCT_NAME}</span></header>
+<main class="svc-main"><div class="svc-card">
+<h1>${words.heading}</h1>
+<p>${words.text}</p>
+<p class="svc-links"><a class="svc-button primary" href="${signIn}" data-sign-in-link>${words.link}</a></p>
+</div></main>
+</body></html>`.toString()
 }
 
 /** The console's style sheets, in cascade order: the base, then the client and the tenant screens'. */
