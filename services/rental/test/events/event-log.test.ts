@@ -55,7 +55,13 @@ describe('the event log: streams numbered in order, consumers given each committ
 
   it('writes several events of one stream in one statement, numbered in the order given', async () => {
     await inTransaction(db, (trx) =>
-      log.record(trx, { orgId: 'org_a', type: 'task.trace', stream: 'tsk_all', actor: SYSTEM, data: { n: 1 } }),
+      log.record(trx, {
+        orgId: 'org_a',
+        type: 'task.trace',
+        stream: 'tsk_all',
+        actor: SYSTEM,
+        data: { n: 1 },
+      }),
     )
     const written = await inTransaction(db, (trx) =>
       log.recordAll(trx, 'tsk_all', [
@@ -103,7 +109,11 @@ describe('the event log: streams numbered in order, consumers given each committ
       }
       const deadline = Date.now() + 15_000
       while (runs.flat().length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
-      assert.deepEqual(runs.flat(), ['task.trace', 'task.created', 'task.state_changed'], 'each event once, in order')
+      assert.deepEqual(
+        runs.flat(),
+        ['task.trace', 'task.created', 'task.state_changed'],
+        'each event once, in order',
+      )
       assert.ok(runs.length < 3, `events 150 ms apart are taken in fewer runs than events (${runs.length})`)
     } finally {
       await paced.stop()

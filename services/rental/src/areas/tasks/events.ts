@@ -39,7 +39,13 @@ export function taskEvents(events: EventService) {
       change: { actor: Actor; change: { from: TaskState; to: TaskState } & Record<string, unknown> },
     ) =>
       events.recordAll(trx, task.id, [
-        { orgId: task.orgId, type: 'task.trace', subjects: subjectsOf(task), actor: trace.actor, data: trace.line },
+        {
+          orgId: task.orgId,
+          type: 'task.trace',
+          subjects: subjectsOf(task),
+          actor: trace.actor,
+          data: trace.line,
+        },
         {
           orgId: task.orgId,
           type: 'task.state_changed',
