@@ -53,6 +53,73 @@ describe('the event log: streams numbered in order, consumers given each committ
     assert.equal(later[0]!.id, `evt_${later[0]!.seq}`)
   })
 
+  it('writes several events of one stream in one statement, numbered in the order given', async () => {
+    await inTransaction(db, (trx) =>
+      log.record(trx, {
+        orgId: 'org_a',
+        type: 'task.trace',
+        stream: 'tsk_all',
+        actor: SYSTEM,
+        data: { n: 1 },
+      }),
+    )
+    const written = await inTransaction(db, (trx) =>
+      log.recordAll(trx, 'tsk_all', [
+        { orgId: 'org_a', type: 'task.trace', actor: SYSTEM, data: { n: 2 } },
+        { orgId: 'org_a', type: 'task.state_changed', actor: SYSTEM, data: { n: 3 } },
+      ]),
+    )
+    assert.deepEqual(
+      written.map((w) => w.streamSeq),
+      [2, 3],
+    )
+    const all = await log.stream('tsk_all', 0)
+    assert.deepEqual(
+      all.map((e) => [e.stream_seq, e.type, (e.data as { n: number }).n]),
+      [
+        [1, 'task.trace', 1],
+        [2, 'task.trace', 2],
+        [3, 'task.state_changed', 3],
+      ],
+    )
+    assert.ok(BigInt(all[1]!.seq) < BigInt(all[2]!.seq), 'the log keeps their order too')
+    assert.deepEqual(
+      written.map((w) => w.id),
+      all.slice(1).map((e) => e.id),
+    )
+  })
+
+  it('runs a paced consumer at most once per interval, with every event, the last ones when it falls due', async () => {
+    const runs: string[][] = []
+    const paced = new EventLog({ db, log: pino({ level: 'silent' }) })
+    paced.consume(
+      'test.paced',
+      async (_trx, events) => {
+        const mine = events.filter((e) => e.stream === 'tsk_paced').map((e) => e.type)
+        if (mine.length) runs.push(mine)
+      },
+      { everyMs: 700 },
+    )
+    try {
+      for (const type of ['task.trace', 'task.created', 'task.state_changed'] as const) {
+        await inTransaction(db, (trx) =>
+          paced.record(trx, { orgId: 'org_a', type, stream: 'tsk_paced', actor: SYSTEM }),
+        )
+        await new Promise((r) => setTimeout(r, 150))
+      }
+      const deadline = Date.now() + 15_000
+      while (runs.flat().length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+      assert.deepEqual(
+        runs.flat(),
+        ['task.trace', 'task.created', 'task.state_changed'],
+        'each event once, in order',
+      )
+      assert.ok(runs.length < 3, `events 150 ms apart are taken in fewer runs than events (${runs.length})`)
+    } finally {
+      await paced.stop()
+    }
+  })
+
   it('an event of a rolled-back transaction is never written nor numbered', async () => {
     await assert.rejects(
       inTransaction(db, async (trx) => {

@@ -1,5 +1,5 @@
 import { NEWEST_FIRST, pageOfRows, rowById } from '@svc/kit'
-import type { ColumnType, Generated, Insertable, Selectable } from 'kysely'
+import { sql, type ColumnType, type Generated, type Insertable, type Selectable } from 'kysely'
 import type { Json, RentalDb, RentalTables } from '../../db.ts'
 
 /** The engagements area's tables: engagements, the escrows that pay for their tasks, and clients' revocations of agents. */
@@ -85,7 +85,12 @@ export const engagementOf = (db: RentalDb, orgId: string, id: string, lock = fal
 export async function engagementWithConfig(
   db: RentalDb,
   id: string,
-  options: { orgId?: string | undefined; lock?: boolean | 'share' | undefined } = {},
+  options: {
+    orgId?: string | undefined
+    lock?: boolean | 'share' | undefined
+    /** Also whether the engagement's client revoked its agent (agent_revocations), in the same read. */
+    revoked?: boolean | undefined
+  } = {},
 ) {
   let query = db
     .selectFrom('engagements as e')
@@ -106,18 +111,31 @@ export async function engagementWithConfig(
       'latest.version as latest_version',
       'latest.created_at as latest_created_at',
     ])
+    .select((eb) =>
+      options.revoked
+        ? eb
+            .exists(
+              eb
+                .selectFrom('agent_revocations as r')
+                .select('r.agent_did')
+                .whereRef('r.org_id', '=', 'e.org_id')
+                .whereRef('r.agent_did', '=', 'e.agent_did'),
+            )
+            .as('agent_revoked')
+        : sql<boolean>`false`.as('agent_revoked'),
+    )
     .where('e.id', '=', id)
   if (options.orgId !== undefined) query = query.where('e.org_id', '=', options.orgId)
   if (options.lock === 'share') query = query.forShare('e')
   else if (options.lock) query = query.forUpdate('e')
   const row = await query.executeTakeFirst()
   if (!row) return undefined
-  const { latest_config, latest_version, latest_created_at, ...engagement } = row
+  const { latest_config, latest_version, latest_created_at, agent_revoked, ...engagement } = row
   const latest =
     latest_version === null
       ? undefined
       : { config: latest_config, version: latest_version, created_at: latest_created_at! }
-  return { engagement: engagement as EngagementRow, latest }
+  return { engagement: engagement as EngagementRow, latest, agentRevoked: Boolean(agent_revoked) }
 }
 
 export const insertConfigVersion = (

@@ -11,12 +11,14 @@ export interface EngagementTerms {
   /**
    * The client's engagement with its current config, in one read (in `at.trx` when given; `lock`
    * takes the engagement FOR UPDATE, 'share' FOR SHARE); undefined when not the organization's.
+   * `revoked`: also whether the client revoked the engagement's agent, in the same read
+   * (`agentRevoked`; false when not asked).
    */
   termsOf(
     orgId: string,
     id: string,
-    at?: { trx: RentalDb; lock?: boolean | 'share' },
-  ): Promise<{ engagement: EngagementRow; config: EngagementConfig } | undefined>
+    at?: { trx?: RentalDb; lock?: boolean | 'share'; revoked?: boolean },
+  ): Promise<{ engagement: EngagementRow; config: EngagementConfig; agentRevoked: boolean } | undefined>
   /** 409 `task_price_over_limit` when the engagement's task price exceeds its `max_task_price_fils`. */
   checkTaskPrice(engagement: EngagementRow, config: EngagementConfig): void
   /** The engagement's signed addenda (agent versions accepted), oldest first, with bodies and signatures (the export). */
@@ -37,8 +39,18 @@ export interface EngagementTerms {
 export const engagementTerms = (ctx: RentalContext): EngagementTerms => ({
   configOf: async (db, id) => (await configOf(ctx, db, id)).config,
   async termsOf(orgId, id, at) {
-    const found = await engagementWithConfig(at?.trx ?? ctx.db, id, { orgId, lock: at?.lock })
-    return found && { engagement: found.engagement, config: configFrom(ctx, found).config }
+    const found = await engagementWithConfig(at?.trx ?? ctx.db, id, {
+      orgId,
+      lock: at?.lock,
+      revoked: at?.revoked,
+    })
+    return (
+      found && {
+        engagement: found.engagement,
+        config: configFrom(ctx, found).config,
+        agentRevoked: found.agentRevoked,
+      }
+    )
   },
   checkTaskPrice: (engagement, config) => checkTaskPrice(config, Number(engagement.price_fils)),
   addendaOf: async (engagementId) =>

@@ -14,6 +14,7 @@ import {
   type EventRow,
   deleteExpired,
   insertEvent,
+  insertStreamEvents,
   nextForConsumer,
   orgEvents,
   pseudonymiseEventsOf,
@@ -78,6 +79,8 @@ export const CHAIN_CONSUMER = 'audit-chain'
 export class EventLog {
   readonly #committed = new EventEmitter().setMaxListeners(0)
   readonly #consumers = new Map<string, Consumer>()
+  /** Paced consumers: at most one run per `everyMs` in the loop, and when each last ran there. */
+  readonly #pace = new Map<string, { everyMs: number; lastRun: number }>()
   /** The consumers whose cursor row this process has made (or found) once. */
   readonly #cursorsMade = new Set<string>()
   #running = false
@@ -118,6 +121,37 @@ export class EventLog {
       this.wakeConsumers()
     })
     return { id: `evt_${seq}`, streamSeq }
+  }
+
+  /**
+   * Appends several events of one stream in `trx` in one statement, in the order given (as
+   * `record` one after the other would); waiters and consumers are woken once it commits.
+   */
+  async recordAll(
+    trx: RentalDb,
+    stream: string,
+    events: readonly Omit<NewEvent, 'stream'>[],
+  ): Promise<Array<{ id: string; streamSeq: number }>> {
+    const rows = await insertStreamEvents(
+      trx,
+      stream,
+      events.map((event) => ({
+        org_id: event.orgId,
+        type: event.type,
+        stream,
+        subjects: event.subjects ?? {},
+        actor_type: event.actor.type,
+        actor_id: event.actor.id,
+        ip: event.actor.ip ?? null,
+        request_id: event.actor.requestId ?? null,
+        data: event.data ?? {},
+      })),
+    )
+    afterCommit(trx, () => {
+      this.#committed.emit(stream)
+      this.wakeConsumers()
+    })
+    return rows.map((r) => ({ id: `evt_${r.seq}`, streamSeq: r.stream_seq }))
   }
 
   /** A stream's events after its `after`-th, oldest first. */
@@ -185,10 +219,13 @@ export class EventLog {
    * Registers a durable consumer: from its first registration on, it is given every committed
    * event (older ones too: it filters what it wants), once, in commit order, in the transaction that
    * moves its cursor, so what it writes and its place in the log commit together. One instance runs a
-   * consumer at a time.
+   * consumer at a time. `everyMs`: the loop runs it at most once per that many milliseconds (its
+   * events wait, durably, behind its cursor), so that one run takes a busy second's events at once;
+   * `drain()` still runs it at once.
    */
-  consume(name: string, consumer: Consumer) {
+  consume(name: string, consumer: Consumer, opts: { everyMs?: number } = {}) {
     this.#consumers.set(name, consumer)
+    if (opts.everyMs) this.#pace.set(name, { everyMs: opts.everyMs, lastRun: 0 })
     this.#start()
   }
 
@@ -225,6 +262,27 @@ export class EventLog {
     return took
   }
 
+  /**
+   * The loop's drain: every consumer, but a paced one only once its interval has passed since its
+   * last run; answers in how many milliseconds a paced consumer skipped now falls due (or undefined).
+   */
+  async #drainPaced(): Promise<number | undefined> {
+    let next: number | undefined
+    for (const name of this.#consumers.keys()) {
+      const pace = this.#pace.get(name)
+      if (pace) {
+        const wait = pace.lastRun + pace.everyMs - Date.now()
+        if (wait > 0) {
+          next = Math.min(next ?? wait, wait)
+          continue
+        }
+        pace.lastRun = Date.now()
+      }
+      await this.drainOne(name)
+    }
+    return next
+  }
+
   /** Runs one consumer until it has nothing new (or another caller holds its cursor). */
   async drainOne(name: string): Promise<boolean> {
     const consumer = this.#consumers.get(name)
@@ -253,20 +311,22 @@ export class EventLog {
     this.#running = true
     this.#loop = (async () => {
       let due = true
+      let deferred: number | undefined
       while (!this.#stopped) {
         try {
-          if (due) await this.drain()
+          if (due) deferred = await this.#drainPaced()
         } catch (err) {
           this.ctx.log.warn({ err: (err as Error).message }, 'event consumer failed; retried')
         }
-        const woken = await this.#sleep(1000)
+        // a paced consumer skipped on this pass is run when its interval has passed
+        const woken = await this.#sleep(Math.min(1000, deferred ?? 1000))
         if (this.#stopped) break
         // woken by a commit: events committed in the next moment are taken in the same batch, so
         // that a busy rental runs its consumers a few times a second, not once per event
         if (woken) await new Promise((r) => setTimeout(r, GATHER_MS).unref())
         // the second's poll (another instance's events, a missed wake-up) asks first, in one
         // statement, whether any consumer is behind: a resting rental runs no consumer's transaction
-        due = woken || (await this.#behind())
+        due = woken || deferred !== undefined || (await this.#behind())
       }
     })()
   }

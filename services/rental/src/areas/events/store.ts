@@ -79,6 +79,38 @@ export async function insertEvent(
   return { seq: rows[0]!.seq, streamSeq: rows[0]!.stream_seq }
 }
 
+/**
+ * Appends several events of one stream in one statement: the stream's counter moves by their
+ * number, and they take its next numbers (and the log's next `seq`s) in the order given.
+ */
+export async function insertStreamEvents(
+  trx: RentalDb,
+  stream: string,
+  events: readonly EventInsert[],
+): Promise<Array<{ seq: string; stream_seq: number }>> {
+  const n = events.length
+  const rows = sql.join(
+    events.map(
+      (e, i) => sql`(${e.org_id}::text, ${e.type}::text, ${JSON.stringify(e.subjects)}::jsonb,
+        ${e.actor_type}::text, ${e.actor_id}::text, ${e.ip}::text, ${e.request_id}::text,
+        ${JSON.stringify(e.data ?? {})}::jsonb, ${i + 1}::int)`,
+    ),
+  )
+  const { rows: inserted } = await sql<{ seq: string; stream_seq: number }>`
+    with counter as (
+      insert into rental_event_streams (stream, last_seq) values (${stream}, ${n}::int)
+      on conflict (stream) do update set last_seq = rental_event_streams.last_seq + ${n}::int
+      returning last_seq
+    )
+    insert into rental_events (org_id, type, subjects, actor_type, actor_id, ip, request_id, data, stream, stream_seq)
+    select v.org_id, v.type, v.subjects, v.actor_type, v.actor_id, v.ip, v.request_id, v.data,
+      ${stream}, counter.last_seq - ${n}::int + v.i
+    from counter, (values ${rows}) as v(org_id, type, subjects, actor_type, actor_id, ip, request_id, data, i)
+    order by v.i
+    returning seq, stream_seq`.execute(trx)
+  return inserted.sort((a, b) => a.stream_seq - b.stream_seq)
+}
+
 /** A stream's events after its `after`-th, in order, at most `limit`. */
 export const streamEvents = (db: RentalDb, stream: string, after: number, limit: number) =>
   db

@@ -4,6 +4,9 @@ import { slaRoutes } from './routes.ts'
 import { startCreditJob } from './credits.ts'
 import { CONSUMER, slaConsumer } from './service.ts'
 
+/** How often the log's `sla` consumer runs at most (a breach is recorded up to this much later). */
+const SLA_EVERY_MS = 1000
+
 export interface SlaService {
   /** The SLA credits posted by these rail transfers, by transfer id (a statement's credit lines). */
   creditsByTransfers(transferIds: string[]): Promise<Map<string, SlaCreditRow>>
@@ -24,7 +27,8 @@ export const slaArea = defineArea({
   name: 'sla',
   needs: ['engagements', 'events', 'tasks', 'incidents', 'orgs'],
   mount(app, ctx, use): SlaService {
-    use.events.consume(CONSUMER, slaConsumer({ ctx, ...use }))
+    // once a second at most: a busy engagement is measured once for a second's tasks, not per task
+    use.events.consume(CONSUMER, slaConsumer({ ctx, ...use }), { everyMs: SLA_EVERY_MS })
     const job = startCreditJob({ ctx, ...use })
     app.addHook('preClose', async () => job.stop())
     return {

@@ -20,6 +20,8 @@ export interface TaskRef {
  * changes (`task.state_changed`, `{from, to, …}`) and trace lines (`task.trace`).
  */
 export function taskEvents(events: EventService) {
+  const subjectsOf = (task: TaskRef): Record<string, string> =>
+    task.engagementId ? { task_id: task.id, engagement_id: task.engagementId } : { task_id: task.id }
   const record = (
     trx: RentalDb,
     task: TaskRef,
@@ -27,17 +29,31 @@ export function taskEvents(events: EventService) {
     actor: Actor,
     data: Record<string, unknown>,
   ) =>
-    events.record(trx, {
-      orgId: task.orgId,
-      type,
-      stream: task.id,
-      subjects: task.engagementId
-        ? { task_id: task.id, engagement_id: task.engagementId }
-        : { task_id: task.id },
-      actor,
-      data,
-    })
+    events.record(trx, { orgId: task.orgId, type, stream: task.id, subjects: subjectsOf(task), actor, data })
   return {
+    /** A trace line, then a state change, in one statement (the agent's answer ending its task). */
+    traceAndChange: (
+      trx: RentalDb,
+      task: TaskRef,
+      trace: { actor: Actor; line: Record<string, unknown> },
+      change: { actor: Actor; change: { from: TaskState; to: TaskState } & Record<string, unknown> },
+    ) =>
+      events.recordAll(trx, task.id, [
+        {
+          orgId: task.orgId,
+          type: 'task.trace',
+          subjects: subjectsOf(task),
+          actor: trace.actor,
+          data: trace.line,
+        },
+        {
+          orgId: task.orgId,
+          type: 'task.state_changed',
+          subjects: subjectsOf(task),
+          actor: change.actor,
+          data: change.change,
+        },
+      ]),
     stateChanged: (
       trx: RentalDb,
       task: TaskRef,

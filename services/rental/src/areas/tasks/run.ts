@@ -147,22 +147,24 @@ export async function runTask(
     if (!locked || terminal(locked.state)) return undefined
     const now = deps.now()
     // the agent's final A2A status, as a trace line (the rental calls the agent with blocking
-    // SendMessage: its status updates are not streamed; docs/rental/webhooks.md says why)
-    await events.trace(
-      trx,
-      refOf(locked),
-      { type: 'agent', id: locked.agent_did },
-      {
+    // SendMessage: its status updates are not streamed; docs/rental/webhooks.md says why), written
+    // with the state change in one statement
+    const trace = {
+      actor: { type: 'agent', id: locked.agent_did } as const,
+      line: {
         attempt,
         agent_task_id: answer.agentTaskId,
         agent_state: answer.status.state,
         message: answer.status.message,
       },
-    )
+    }
     if (!check.ok) {
       const error = `the agent's result does not verify: ${check.reason}`
       await endTask(trx, id, { state: 'failed', error, at: now, cause: 'agent' })
-      await events.stateChanged(trx, refOf(locked), actor, { from: locked.state, to: 'failed', error })
+      await events.traceAndChange(trx, refOf(locked), trace, {
+        actor,
+        change: { from: locked.state, to: 'failed', error },
+      })
       await deps.ended(trx, { ...refOf(locked), state: 'failed' }, actor)
       deps.log.warn({ task: id, attempt, reason: check.reason }, 'agent result refused')
       deps.metrics?.ended('failed', locked.created_at, now)
@@ -176,11 +178,9 @@ export async function runTask(
       signature: answer.artifact.metadata?.svc_signature as string,
       now,
     })
-    await events.stateChanged(trx, refOf(locked), actor, {
-      from: locked.state,
-      to: 'completed',
-      receipt_id: receipt.id,
-      leaf_hash: receipt.leafHash,
+    await events.traceAndChange(trx, refOf(locked), trace, {
+      actor,
+      change: { from: locked.state, to: 'completed', receipt_id: receipt.id, leaf_hash: receipt.leafHash },
     })
     deps.metrics?.ended('completed', locked.created_at, now)
     return completed

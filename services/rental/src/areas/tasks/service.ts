@@ -86,7 +86,8 @@ export type EngagementTerms = NonNullable<Awaited<ReturnType<EngagementService['
 
 /** The engagement a new task runs under (the organization's, and active), with its config. */
 async function engagementForTask(deps: TaskDeps, subject: string, engagementId: string) {
-  const terms = await deps.engagements.termsOf(subject, engagementId)
+  // the revocation in the same read: one statement less per task
+  const terms = await deps.engagements.termsOf(subject, engagementId, { revoked: true })
   if (!terms) throw rentalError('engagement_not_found', `no engagement ${engagementId}`)
   checkTaskable(terms.engagement.state)
   return terms
@@ -118,7 +119,7 @@ export async function createTask(
     'engagement_id' in input ? await engagementForTask(deps, subject, input.engagement_id) : undefined
   const engagement = terms?.engagement
   const agentDid = engagement?.agent_did ?? (input as NewTrialTask).agent_did
-  if (await deps.engagements.isRevoked(subject, agentDid))
+  if (terms ? terms.agentRevoked : await deps.engagements.isRevoked(subject, agentDid))
     throw rentalError('agent_revoked', `you revoked ${agentDid}: it takes no new task`)
   if (terms) deps.engagements.checkTaskPrice(terms.engagement, terms.config)
   if (input.text.length === 0) throw rentalError('invalid_text', 'text is empty')
