@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
 
 type Words = Record<string, string>
@@ -70,6 +70,21 @@ describe('the console’s words (no browser)', () => {
     }
     // the catalogues are the groups merged: nothing else adds a word in one language only
     assert.deepEqual(Object.keys(CATALOGUES.ar).sort(), Object.keys(CATALOGUES.en).sort())
+  })
+
+  it('every catalogue file of the console is one of the groups the same-keys checks cover', async () => {
+    const files = readdirSync(new URL('../../console/', import.meta.url)).filter((name) =>
+      /^i18n-[a-z-]+\.js$/.test(name),
+    )
+    assert.ok(files.length >= 10, 'the catalogue files')
+    const grouped = new Set<Words>(GROUPS.flatMap(([, en, ar]) => [en, ar]))
+    for (const file of files)
+      for (const [name, words] of Object.entries((await consoleModule(file)) as Record<string, unknown>)) {
+        // the error sentences are grouped under `error.code.` keys (checked against ErrorCode above)
+        if (name === 'ERRORS_EN' || name === 'ERRORS_AR') continue
+        if (typeof words !== 'object' || words === null) continue
+        assert.ok(grouped.has(words as Words), `${file} ${name}: in i18n.js GROUPS`)
+      }
   })
 
   it('isolates the values put into an Arabic sentence, so that an English name keeps its full stop at its end', () => {
