@@ -46,7 +46,10 @@ describe('the task page’s timeline and its trace link, in Chromium', () => {
       await page.click('button[type=submit]')
       await page.getByTestId('person').waitFor()
       await page.goto(`${stack.rental.url}/console#/market`)
-      await page.locator(`[data-job=job_summary] .agent`, { hasText: agentDid }).getByRole('button').click()
+      await page
+        .locator(`[data-job=job_summary] .agent[data-agent="${agentDid}"]`)
+        .getByRole('button', { name: /^Hire / })
+        .click()
       await page.waitForURL(/#\/engagements\/eng_/)
       await page.getByRole('button', { name: /Sign the agreement/ }).click()
       await page.getByTestId('engagement-state').filter({ hasText: 'active' }).waitFor()
