@@ -182,6 +182,7 @@ export const CLIENT_AR = {
   'teams.members': 'الأعضاء',
   'teams.lead': 'القائد',
   'teams.budget': 'الميزانية لكل مهمة',
+  'teams.open_engagement': 'فتح التعاقد',
   'teams.depth': 'أعمق تفويض',
   'teams.hop_cost': 'كلفة القفزة',
   'teams.no_tasks': 'لا توجد مهام للفريق بعد.',

@@ -187,6 +187,7 @@ export const CLIENT_EN = {
   'teams.members': 'Members',
   'teams.lead': 'Lead',
   'teams.budget': 'Budget per task',
+  'teams.open_engagement': 'Open the engagement',
   'teams.depth': 'Deepest delegation',
   'teams.hop_cost': 'a hop costs',
   'teams.no_tasks': 'No team tasks yet.',

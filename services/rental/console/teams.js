@@ -2,7 +2,8 @@
 // Teams with their terms and, for each team task, its delegation chain as a read-only tree.
 import { formatNumber } from './i18n.js'
 import { Pager, usePaged } from './paging.js'
-import { Did, Empty, ErrorText, Fils, html, Loading, StateBadge, useLoad, When, listBody } from './ui.js'
+import { AgentName, TaskName } from './names.js'
+import { Empty, ErrorText, Fils, html, Loading, StateBadge, useLoad, When, listBody } from './ui.js'
 
 const percent = (bps, lang) =>
   formatNumber(bps / 10_000, lang, { style: 'percent', maximumFractionDigits: 2 })
@@ -34,29 +35,43 @@ export function Teams({ t, lang }) {
     }`
 }
 
+/**
+ * The catalogue's agents by DID, for naming a team's lead, members and hops (an agent the catalogue
+ * does not list keeps its DID, behind a copy button).
+ * @param {string} lang
+ * @returns {Map<string, string>}
+ */
+function useAgentNames(lang) {
+  const jobs = useLoad(`/api/jobs?lang=${lang}`)
+  const names = new Map()
+  for (const job of jobs.data?.jobs ?? []) for (const agent of job.agents) names.set(agent.did, agent.name)
+  return names
+}
+
 /** One hop of a chain and the hops it delegated to, nested. */
-function Hop({ node, t, lang }) {
+function Hop({ node, t, lang, names }) {
   return html`<li data-hop=${node.hop_id}>
-    <div class="hop"><${Did} did=${node.agent_did} /> <span class=${`state state-${node.state}`}>${t(`hop.${node.state}`)}</span>
+    <div class="hop"><${AgentName} name=${names.get(node.agent_did)} did=${node.agent_did} t=${t} /> <span class=${`state state-${node.state}`}>${t(`hop.${node.state}`)}</span>
       ${node.cost_fils > 0 ? html` · <${Fils} fils=${node.cost_fils} lang=${lang} />` : null}
       ${node.signature_verified === true ? html` · <span class="ok">✓ ${t('chain.signed')}</span>` : null}
       ${node.signature_verified === false ? html` · <span class="error">✗ ${t('chain.bad_signature')}</span>` : null}
       ${node.refusal ? html` · <span class="error">${node.refusal}</span>` : null}
       ${node.receipt ? html`<br /><small>${t('task.receipt')} <code dir="ltr" class="hash">${node.receipt.leaf_hash}</code></small>` : null}</div>
-    ${node.children.length > 0 ? html`<ul class="tree">${node.children.map((c) => html`<${Hop} key=${c.hop_id} node=${c} t=${t} lang=${lang} />`)}</ul>` : null}
+    ${node.children.length > 0 ? html`<ul class="tree">${node.children.map((c) => html`<${Hop} key=${c.hop_id} node=${c} t=${t} lang=${lang} names=${names} />`)}</ul>` : null}
   </li>`
 }
 
-function Chain({ team, taskId, t, lang }) {
+function Chain({ team, taskId, t, lang, names }) {
   const chain = useLoad(`/api/teams/${encodeURIComponent(team)}/tasks/${encodeURIComponent(taskId)}/chain`)
   if (chain.error) return html`<${ErrorText} error=${chain.error} t=${t} />`
   if (!chain.data) return html`<${Loading} t=${t} />`
-  return html`<ul class="tree" aria-label=${t('chain.title')}><${Hop} node=${chain.data.root} t=${t} lang=${lang} /></ul>`
+  return html`<ul class="tree" aria-label=${t('chain.title')}><${Hop} node=${chain.data.root} t=${t} lang=${lang} names=${names} /></ul>`
 }
 
 export function Team({ id, t, lang }) {
   const team = useLoad(`/api/teams/${encodeURIComponent(id)}`)
-  const tasks = useLoad('/api/tasks?limit=100')
+  const tasks = useLoad(`/api/tasks?limit=100&lang=${lang}`)
+  const names = useAgentNames(lang)
   const d = team.data
   if (team.error && !d) return html`<${ErrorText} error=${team.error} t=${t} />`
   if (!d) return html`<${Loading} t=${t} />`
@@ -65,14 +80,16 @@ export function Team({ id, t, lang }) {
     <h1 dir="auto">${d.name}</h1>
     <section class="card"><dl>
       <dt>${t('col.state')}</dt><dd>${t(`team.${d.state}`)}</dd>
-      <dt>${t('teams.lead')}</dt><dd><${Did} did=${d.lead_did} /></dd>
+      <dt>${t('teams.lead')}</dt><dd><${AgentName} name=${names.get(d.lead_did)} did=${d.lead_did} t=${t} /></dd>
       <dt>${t('teams.budget')}</dt><dd><${Fils} fils=${d.terms.task_budget_fils} lang=${lang} /></dd>
       <dt>${t('teams.depth')}</dt><dd>${formatNumber(d.terms.max_depth, lang)}</dd>
-      ${d.engagement_id ? html`<dt>${t('eng.title')}</dt><dd><a href=${`#/engagements/${d.engagement_id}`}><code dir="ltr">${d.engagement_id}</code></a></dd>` : null}
+      ${d.engagement_id ? html`<dt>${t('eng.title')}</dt><dd><a href=${`#/engagements/${d.engagement_id}`}>${t('teams.open_engagement')}</a></dd>` : null}
     </dl>
     <h2>${t('teams.members')}</h2>
     <ul>${d.terms.members.map(
-      (m) => html`<li key=${m.agent_did}><${Did} did=${m.agent_did} /> · ${percent(m.share_bps, lang)}
+      (
+        m,
+      ) => html`<li key=${m.agent_did}><${AgentName} name=${names.get(m.agent_did)} did=${m.agent_did} t=${t} /> · ${percent(m.share_bps, lang)}
         · ${t('teams.hop_cost')} <${Fils} fils=${m.hop_fils} lang=${lang} /></li>`,
     )}</ul></section>
     <section class="card" aria-labelledby="chains-title"><h2 id="chains-title">${t('chain.title')}</h2>
@@ -80,9 +97,9 @@ export function Team({ id, t, lang }) {
         mine.length === 0
           ? html`<${Empty}>${t('teams.no_tasks')}<//>`
           : mine.map(
-              (task) => html`<details key=${task.id}><summary><code dir="ltr">${task.id}</code>
+              (task) => html`<details key=${task.id}><summary><${TaskName} task=${task} t=${t} />
                 <${StateBadge} state=${task.state} t=${t} /> <${When} iso=${task.created_at} lang=${lang} /></summary>
-                <${Chain} team=${d.id} taskId=${task.id} t=${t} lang=${lang} /></details>`,
+                <${Chain} team=${d.id} taskId=${task.id} t=${t} lang=${lang} names=${names} /></details>`,
             )
       }
     </section>`
