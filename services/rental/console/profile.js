@@ -22,13 +22,17 @@ export function Profile({ me, t }) {
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState(/** @type {unknown} */ (null))
   const [saved, setSaved] = useState(false)
-  const p = profile.data
+  // the form is shown once its fields hold the loaded profile: typed before that, they would be reset
+  const [filledFrom, setFilledFrom] = useState(/** @type {unknown} */ (null))
+  const loaded = profile.data
   useEffect(() => {
-    if (!p) return
-    setName(p.display_name ?? '')
-    setLocale(p.locale ?? '')
-    setNotify(p.notifications)
-  }, [p])
+    if (!loaded) return
+    setName(loaded.display_name ?? '')
+    setLocale(loaded.locale ?? '')
+    setNotify(loaded.notifications)
+    setFilledFrom(loaded)
+  }, [loaded])
+  const p = loaded && filledFrom === loaded ? loaded : null
   const mayWrite = allowed(me, 'profile:write')
   const submit = async (e) => {
     e.preventDefault()
@@ -52,7 +56,7 @@ export function Profile({ me, t }) {
     <${ErrorText} error=${profile.error} t=${t} />
     ${
       !p
-        ? profile.error
+        ? profile.error && !loaded
           ? null
           : html`<${Loading} t=${t} />`
         : html`<form class="card" data-testid="profile" onSubmit=${submit}>
