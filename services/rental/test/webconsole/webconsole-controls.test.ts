@@ -245,6 +245,10 @@ describe(
       await todo.getByRole('link', { name: say('en', 'onb.todo.business_check_submitted') }).click()
       await page.waitForURL(/#\/onboarding\/business$/)
       await page.getByTestId('business-form').waitFor()
+      // focus moves in an effect after the screen is drawn: wait for it, then check where it is
+      await page
+        .waitForFunction("document.activeElement?.id === 'onb-business'", null, { timeout: 5_000 })
+        .catch(() => undefined)
       assert.equal(await page.evaluate('document.activeElement?.id'), 'onb-business')
       await open('home')
       await todo.getByRole('link', { name: say('en', 'onb.todo.agent_screened') }).click()
@@ -266,6 +270,10 @@ describe(
       assert.equal(await sidebar.locator('a[href="#/schedules"]').count(), 1)
       // the empty state's next step is on the page: it takes the focus to the form
       await page.locator('main .empty a').click()
+      // focus moves in an effect after the screen is drawn: wait for it, then check where it is
+      await page
+        .waitForFunction("document.activeElement?.id === 'webhook-url'", null, { timeout: 5_000 })
+        .catch(() => undefined)
       assert.equal(await page.evaluate('document.activeElement?.id'), 'webhook-url')
       await open('schedules')
       assert.doesNotMatch(await pageText(), /above|أعلاه/)
