@@ -1,3 +1,4 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type App, html, type Kv, rateLimit, type Sealer } from '@svc/kit'
 import { Type } from 'typebox'
 import type { IdpDb } from '../../db.ts'
@@ -57,6 +58,32 @@ export function accountRoutes(
   }: AccountOptions,
 ) {
   const tags = ['pages']
+  type Onward = Awaited<ReturnType<typeof onwardOf>>
+
+  /** A confirmation link for `to`, kept for 24 hours, naming the flow's client when there is one. */
+  const sendVerifyLink = async (trx: IdpDb, userId: string, to: string, onward: Onward) => {
+    const token = await issueEmailToken(trx, userId, 'verify_email', VERIFY_TTL_MS)
+    await mailer.send(trx, {
+      to,
+      subject: 'Confirm your email address',
+      text: `Confirm your address: ${issuer}/ui/verify-email?token=${token}${clientParam(onward)}\nThe link works once, for 24 hours.`,
+    })
+  }
+
+  /** The same page after a registration and after asking again (it says nothing of the account). */
+  const checkYourEmail = (request: FastifyRequest, reply: FastifyReply, email: string, onward: Onward) => {
+    const lang = langOf(request)
+    const flow = flowOf(request)
+    return sendLocalMessage(
+      reply,
+      200,
+      'Check your email',
+      'We sent a message to {email}. Follow its link to confirm your address.',
+      { email },
+      backToSignIn(lang, flow, onward),
+      sendAgain(lang, csrfToken(request, reply, secureCookies), '/ui/register/resend', email, flow),
+    )
+  }
 
   const ReturnTo = Type.Optional(Type.String({ maxLength: 4000 }))
   const ClientId = Type.Optional(Type.String({ maxLength: 200 }))
@@ -118,30 +145,10 @@ export function accountRoutes(
           return
         }
         const userId = await createUser(trx, sealer, { email, password, ...(name ? { name } : {}) })
-        const token = await issueEmailToken(trx, userId, 'verify_email', VERIFY_TTL_MS)
-        await mailer.send(trx, {
-          to: email,
-          subject: 'Confirm your email address',
-          text: `Confirm your address: ${issuer}/ui/verify-email?token=${token}${clientParam(onward)}\nThe link works once, for 24 hours.`,
-        })
+        await sendVerifyLink(trx, userId, email, onward)
         await recordEvent(trx, userId, 'register', { ip: request.ip })
       })
-      const lang = langOf(request)
-      return sendLocalMessage(
-        reply,
-        200,
-        'Check your email',
-        'We sent a message to {email}. Follow its link to confirm your address.',
-        { email },
-        backToSignIn(lang, flowOf(request), onward),
-        sendAgain(
-          lang,
-          csrfToken(request, reply, secureCookies),
-          '/ui/register/resend',
-          email,
-          flowOf(request),
-        ),
-      )
+      return checkYourEmail(request, reply, email, onward)
     },
   )
 
@@ -202,29 +209,9 @@ export function accountRoutes(
       // only an address not yet confirmed gets a new link; any other gets nothing, and the same page
       if (user && !user.email_verified_at)
         await db.transaction().execute(async (trx) => {
-          const token = await issueEmailToken(trx, user.id, 'verify_email', VERIFY_TTL_MS)
-          await mailer.send(trx, {
-            to: user.email,
-            subject: 'Confirm your email address',
-            text: `Confirm your address: ${issuer}/ui/verify-email?token=${token}${clientParam(onward)}\nThe link works once, for 24 hours.`,
-          })
+          await sendVerifyLink(trx, user.id, user.email, onward)
         })
-      const lang = langOf(request)
-      return sendLocalMessage(
-        reply,
-        200,
-        'Check your email',
-        'We sent a message to {email}. Follow its link to confirm your address.',
-        { email },
-        backToSignIn(lang, flowOf(request), onward),
-        sendAgain(
-          lang,
-          csrfToken(request, reply, secureCookies),
-          '/ui/register/resend',
-          email,
-          flowOf(request),
-        ),
-      )
+      return checkYourEmail(request, reply, email, onward)
     },
   )
 
