@@ -76,6 +76,19 @@ const GATHER_MS = 50
 export const CHAIN_CONSUMER = 'audit-chain'
 
 /** The log's writer, its stream readers, and its durable consumers' loop. */
+/** An event's row: who did it and what, in the stream given. */
+const rowOf = (event: Omit<NewEvent, 'stream'>, stream: string | null) => ({
+  org_id: event.orgId,
+  type: event.type,
+  stream,
+  subjects: event.subjects ?? {},
+  actor_type: event.actor.type,
+  actor_id: event.actor.id,
+  ip: event.actor.ip ?? null,
+  request_id: event.actor.requestId ?? null,
+  data: event.data ?? {},
+})
+
 export class EventLog {
   readonly #committed = new EventEmitter().setMaxListeners(0)
   readonly #consumers = new Map<string, Consumer>()
@@ -105,17 +118,7 @@ export class EventLog {
 
   /** Appends `event` in `trx`; streams' waiters and consumers are woken once it commits. */
   async record(trx: RentalDb, event: NewEvent): Promise<{ id: string; streamSeq: number | null }> {
-    const { seq, streamSeq } = await insertEvent(trx, {
-      org_id: event.orgId,
-      type: event.type,
-      stream: event.stream ?? null,
-      subjects: event.subjects ?? {},
-      actor_type: event.actor.type,
-      actor_id: event.actor.id,
-      ip: event.actor.ip ?? null,
-      request_id: event.actor.requestId ?? null,
-      data: event.data ?? {},
-    })
+    const { seq, streamSeq } = await insertEvent(trx, rowOf(event, event.stream ?? null))
     afterCommit(trx, () => {
       if (event.stream) this.#committed.emit(event.stream)
       this.wakeConsumers()
@@ -135,17 +138,7 @@ export class EventLog {
     const rows = await insertStreamEvents(
       trx,
       stream,
-      events.map((event) => ({
-        org_id: event.orgId,
-        type: event.type,
-        stream,
-        subjects: event.subjects ?? {},
-        actor_type: event.actor.type,
-        actor_id: event.actor.id,
-        ip: event.actor.ip ?? null,
-        request_id: event.actor.requestId ?? null,
-        data: event.data ?? {},
-      })),
+      events.map((event) => rowOf(event, stream)),
     )
     afterCommit(trx, () => {
       this.#committed.emit(stream)
