@@ -3,7 +3,7 @@
  * generator than fetch, on cores it shares with the servers), free ports, and a process's CPU
  * time from /proc, which shows a server's cost whatever else the machine is doing.
  */
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { Agent, type IncomingHttpHeaders, request as httpRequest } from 'node:http'
 import { type AddressInfo, createServer } from 'node:net'
 
@@ -52,14 +52,44 @@ export function freePort(): Promise<number> {
   })
 }
 
+/** A process's name and its CPU seconds (user + system) from /proc; throws when it has ended. */
+function procStat(pid: number | string): { name: string; cpuSeconds: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ')
+  return {
+    name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+    cpuSeconds: (Number(fields[11]) + Number(fields[12])) / 100,
+  }
+}
+
 /** CPU seconds a process has used so far (utime + stime from /proc, in USER_HZ ticks; NaN elsewhere). */
 export function cpuSeconds(pid: number): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / 100
+    return procStat(pid).cpuSeconds
   } catch {
     return Number.NaN
   }
+}
+
+/**
+ * The CPU seconds of every process named `postgres` on this machine: a local server's backends and
+ * its own processes (NaN when there is none), for the whole stack's CPU per task on PostgreSQL.
+ */
+export function postgresCpuSeconds(): number {
+  let total = 0
+  let found = false
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue
+    try {
+      const { name, cpuSeconds } = procStat(pid)
+      if (name !== 'postgres') continue
+      total += cpuSeconds
+      found = true
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return found ? total : Number.NaN
 }
 
 export const quantile = (sorted: number[], q: number) =>

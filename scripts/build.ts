@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join, relative } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { build, type Plugin } from 'esbuild'
+import { build, type BuildOptions, type Plugin } from 'esbuild'
 import { repoRoot } from '../packages/kit/src/paths.ts'
 import type { ServiceName } from '../packages/kit/src/topology.ts'
 
@@ -25,17 +25,7 @@ const externalPackages: Plugin = {
 export async function bundleService(name: ServiceName): Promise<string> {
   const dir = join(repoRoot(), 'services', name)
   const outfile = join(dir, '.build', 'main.mjs')
-  await build({
-    entryPoints: [join(dir, 'src', 'main.ts')],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    sourcemap: 'inline',
-    logLevel: 'warning',
-    plugins: [externalPackages],
-  })
+  await build(bundleOptions('service', { entryPoints: [join(dir, 'src', 'main.ts')], outfile }))
   return outfile
 }
 
@@ -58,24 +48,32 @@ const ownModuleUrl: Plugin = {
 }
 
 /**
+ * What every bundle here shares: ES modules for Node 20, with node_modules left external. A
+ * service's own bundle carries its source map inline; bundled `as-tests`, each module keeps its own
+ * `import.meta.url`, with a linked source map that leaves the sources out.
+ */
+function bundleOptions(kind: 'service' | 'as-tests', options: BuildOptions): BuildOptions {
+  return {
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    logLevel: 'warning',
+    ...(kind === 'service'
+      ? { sourcemap: 'inline', plugins: [externalPackages] }
+      : { sourcemap: 'linked', sourcesContent: false, plugins: [externalPackages, ownModuleUrl] }),
+    ...options,
+  }
+}
+
+/**
  * One entry point (a service's main.ts) bundled as the tests are (each module keeps its own
  * `import.meta.url`) to `outfile`, for a test that starts the service in a process of its own: that
  * process then loads plain JavaScript rather than compiling the service's TypeScript through tsx.
  * Answers `outfile`, which should lie within the repository (its packages load from node_modules).
  */
 export async function bundleEntry(entry: string, outfile: string): Promise<string> {
-  await build({
-    entryPoints: [entry],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    sourcemap: 'linked',
-    sourcesContent: false,
-    logLevel: 'warning',
-    plugins: [externalPackages, ownModuleUrl],
-  })
+  await build(bundleOptions('as-tests', { entryPoints: [entry], outfile }))
   return outfile
 }
 
@@ -88,22 +86,16 @@ export async function bundleEntry(entry: string, outfile: string): Promise<strin
 export async function bundleTests(files: string[], outdir: string): Promise<Map<string, string>> {
   const root = repoRoot()
   rmSync(outdir, { recursive: true, force: true })
-  await build({
-    entryPoints: files.map((f) => join(root, f)),
-    outdir,
-    outbase: root,
-    outExtension: { '.js': '.mjs' },
-    bundle: true,
-    splitting: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    sourcemap: 'linked',
-    sourcesContent: false,
-    logLevel: 'warning',
-    plugins: [externalPackages, ownModuleUrl],
-    // a chunk's name is its content hash: a chunk that did not change keeps its file
-    chunkNames: 'chunks/[name]-[hash]',
-  })
+  await build(
+    bundleOptions('as-tests', {
+      entryPoints: files.map((f) => join(root, f)),
+      outdir,
+      outbase: root,
+      outExtension: { '.js': '.mjs' },
+      splitting: true,
+      // a chunk's name is its content hash: a chunk that did not change keeps its file
+      chunkNames: 'chunks/[name]-[hash]',
+    }),
+  )
   return new Map(files.map((f) => [f, relative(root, join(outdir, f.replace(/\.ts$/, '.mjs')))]))
 }

@@ -9,6 +9,7 @@ import { join, relative } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { prepareSnapshot } from '../packages/kit/src/db/snapshot.ts'
 import { repoRoot } from '../packages/kit/src/paths.ts'
+import { alive } from '../packages/kit/src/process.ts'
 import { bundleTests } from './build.ts'
 
 const root = repoRoot()
@@ -23,38 +24,43 @@ function findTests(path: string): string[] {
 
 /**
  * The longest files start first (three run at a time: TEST_CONCURRENCY), so that none is left
- * running alone at the end; the others keep their order. Measured with per-file durations, one
- * file at a time on PostgreSQL and Redis (2026-11-28): the fault files 63–82 s (they run in a lane
- * of their own, WAITING below), then 40–95 s each for the sweeps, the browser files, the SDK's,
- * batches and `npm start`; the browser files not listed before came last, in name order. The
- * files after `npm start`'s, not rental browser files, took 60–145 s each in a CI run beside other
- * sessions (load average about 30): started in name order, they began mid-run or late.
+ * running alone at the end; the others keep their order. The order is the slowest-files list a CI
+ * run printed (scripts/test-times.ts, PostgreSQL and Redis, 2026-11-29): the three fault files (they
+ * run in a lane of their own, WAITING below), then the CLI's, the browser files, `npm start`, the
+ * SDK's and the sweeps, 55 down to 12 s each; after them the earlier list's files not in the top 25.
  */
 const LONGEST_FIRST = [
   'services/rental/test/tasks/task-faults-agents.test.ts',
   'services/rental/test/tasks/task-faults-kill.test.ts',
   'services/rental/test/tasks/task-faults-database.test.ts',
-  'services/rental/test/webconsole/webconsole-layout.test.ts',
-  'services/rental/test/service/sweep-auth.test.ts',
-  'services/rental/test/webconsole/webconsole-journey.test.ts',
-  'services/rental/test/service/sweep-bad-input.test.ts',
-  'services/rental/test/webconsole/webconsole-arabic.test.ts',
-  'packages/client/test/sdk.test.ts',
-  'services/rental/test/webconsole/webconsole-names.test.ts',
-  'services/rental/test/webconsole/webconsole.test.ts',
-  'services/rental/test/webconsole/webconsole-controls.test.ts',
   'packages/cli/test/cli.test.ts',
-  'services/rental/test/batches/batches.test.ts',
+  'services/rental/test/webconsole/webconsole-journey.test.ts',
+  'services/rental/test/webconsole/webconsole-layout.test.ts',
   'scripts/start.test.ts',
-  'services/ledger/test/log/crash.test.ts',
+  'packages/client/test/sdk.test.ts',
+  'services/rental/test/service/sweep-bad-input.test.ts',
   'services/idp/test/ui/design.test.ts',
+  'services/rental/test/webconsole/webconsole-controls.test.ts',
   'services/rental/test/webconsole/webconsole-client.test.ts',
-  'services/rental/test/webconsole/webconsole-tenant.test.ts',
-  'services/rental/test/webconsole/webconsole-design.test.ts',
-  'services/rental/test/webhooks/webhooks.test.ts',
-  'services/rental/test/refunds/refunds.test.ts',
-  'services/rental/test/connect/connect.test.ts',
+  'services/rental/test/webconsole/webconsole-arabic.test.ts',
+  'services/rental/test/service/sweep-auth.test.ts',
+  'services/rental/test/webconsole/webconsole-names.test.ts',
+  'packages/cli/test/mcp.test.ts',
+  'packages/kit/src/jobs.test.ts',
+  'services/rental/test/tasks/agent-cancel.test.ts',
   'services/rental/test/auth/bearer.test.ts',
+  'services/rental/test/webconsole/webconsole.test.ts',
+  'services/rental/test/webconsole/webconsole-teams.test.ts',
+  'services/rental/test/webhooks/webhooks.test.ts',
+  'services/rental/test/webconsole/webconsole-tenant.test.ts',
+  'services/rental/test/retention/retention.test.ts',
+  'services/rental/test/connect/connect.test.ts',
+  'scripts/openapi.test.ts',
+  'services/rental/test/tasks/task-ops.test.ts',
+  'services/rental/test/batches/batches.test.ts',
+  'services/ledger/test/log/crash.test.ts',
+  'services/rental/test/webconsole/webconsole-design.test.ts',
+  'services/rental/test/refunds/refunds.test.ts',
   'services/rental/test/connect/connect-idp.test.ts',
   'services/rental/test/auth/step-up.test.ts',
   'services/rental/test/engagements/capacity.test.ts',
@@ -120,20 +126,13 @@ if (!process.env.DATABASE_URL)
 // TEST_TSX=1 runs the TypeScript through tsx as written, unbundled
 const viaTsx = process.env.TEST_TSX === '1'
 const preload = 'scripts/test-preload.ts'
+const timesReporter = 'scripts/test-times.ts'
 // each run bundles into a folder of its own, so that two runs at once do not share one
 const runs = join(root, '.build', 'test')
 const outdir = join(runs, String(process.pid))
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 for (const run of existsSync(runs) ? readdirSync(runs) : [])
   if (!alive(Number(run))) rmSync(join(runs, run), { recursive: true, force: true })
-const bundled = viaTsx ? undefined : await bundleTests([preload, ...files], outdir)
+const bundled = viaTsx ? undefined : await bundleTests([preload, timesReporter, ...files], outdir)
 const run = (file: string) => bundled?.get(file) ?? file
 /**
  * Files whose time is waiting by design (an outage of a minute, a black-holed database, heartbeats
@@ -161,6 +160,14 @@ const runLane = (lane: string[], concurrency: string, buffered: boolean) =>
         pathToFileURL(join(root, run(preload))).href,
         '--test',
         '--test-reporter=spec',
+        '--test-reporter-destination=stdout',
+        // the slowest files, from the bundled reporter (Node loads a reporter without tsx's hooks)
+        ...(bundled
+          ? [
+              `--test-reporter=${pathToFileURL(join(root, run(timesReporter))).href}`,
+              '--test-reporter-destination=stdout',
+            ]
+          : []),
         `--test-concurrency=${concurrency}`,
         ...lane.map(run),
       ],
@@ -175,12 +182,21 @@ const runLane = (lane: string[], concurrency: string, buffered: boolean) =>
     child.stderr?.on('data', (chunk: Buffer) => output.push(chunk))
     child.on('exit', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), output }))
   })
-const side = sideLane.length ? runLane(sideLane, '1', mainLane.length > 0) : undefined
+const began = Date.now()
+const minutes = (ms: number) => `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`
+const side = sideLane.length
+  ? runLane(sideLane, '1', mainLane.length > 0).then((lane) => ({ ...lane, ms: Date.now() - began }))
+  : undefined
 const main = mainLane.length ? await runLane(mainLane, concurrency, false) : undefined
+const mainMs = Date.now() - began
 const waited = await side
 if (waited?.output.length) {
   console.log(`\nthe files that wait by design, run beside the others (${sideLane.length}):`)
   process.stdout.write(Buffer.concat(waited.output))
 }
+console.log(
+  `\n${files.length} files on ${backend} and ${kv}: the main lane took ${minutes(mainMs)}` +
+    (waited ? `, the waiting lane ${minutes(waited.ms)}` : ''),
+)
 rmSync(outdir, { recursive: true, force: true })
 process.exit(main?.code || waited?.code || 0)

@@ -19,6 +19,8 @@ export function homeDir(env: NodeJS.ProcessEnv = process.env): string {
 
 export const CREDENTIALS_FILE = 'credentials.json'
 export const KEY_FILE = 'key.json'
+/** Held while the sign-in is refreshed (lock.ts): one `svc` at a time uses the refresh token. */
+export const CREDENTIALS_LOCK_FILE = 'credentials.json.lock'
 
 /** A file of the home as text, or undefined when there is none. */
 export async function readHomeFile(home: string, name: string): Promise<string | undefined> {
@@ -30,10 +32,15 @@ export async function readHomeFile(home: string, name: string): Promise<string |
   }
 }
 
-/** Writes a file of the home whole (a temporary file renamed over it), mode 0600 in a 0700 folder. */
-export async function writeHomeFile(home: string, name: string, text: string): Promise<void> {
+/** The home folder, made when missing, readable by its owner alone. */
+export async function ensureHome(home: string): Promise<void> {
   await mkdir(home, { recursive: true, mode: 0o700 })
   await chmod(home, 0o700)
+}
+
+/** Writes a file of the home whole (a temporary file renamed over it), mode 0600 in a 0700 folder. */
+export async function writeHomeFile(home: string, name: string, text: string): Promise<void> {
+  await ensureHome(home)
   const temporary = join(home, `.${name}.${process.pid}.tmp`)
   await writeFile(temporary, text, { mode: 0o600 })
   await chmod(temporary, 0o600)

@@ -21,7 +21,18 @@ import {
 import { DEFAULT_PORTS } from '@svc/kit/topology'
 import type { webcrypto } from 'node:crypto'
 import { generateKeyPair } from 'oauth4webapi'
-import { CREDENTIALS_FILE, homeDir, KEY_FILE, readHomeFile, removeHomeFile, writeHomeFile } from './home.ts'
+import { join } from 'node:path'
+import {
+  CREDENTIALS_FILE,
+  CREDENTIALS_LOCK_FILE,
+  ensureHome,
+  homeDir,
+  KEY_FILE,
+  readHomeFile,
+  removeHomeFile,
+  writeHomeFile,
+} from './home.ts'
+import { withFileLock } from './lock.ts'
 import { askPassphrase, canAsk } from './ui.ts'
 
 export interface ProfileOptions {
@@ -144,7 +155,7 @@ export class Profile {
         resource: this.urls.rental,
         tokens: credentials.tokens,
         dpop: await importDpop(credentials.dpop),
-        onTokens: (tokens) => this.saveTokens(tokens),
+        shareRefresh: (refresh, current) => this.#shareRefresh(refresh, current),
       }))().catch((err: unknown) => {
       this.#session = undefined
       throw signInEnded(err)
@@ -270,7 +281,7 @@ export class Profile {
       dpop,
       signed_in_at: new Date().toISOString(),
     }
-    await writeHomeFile(this.home, CREDENTIALS_FILE, JSON.stringify(credentials, null, 2))
+    await this.#locked(() => writeHomeFile(this.home, CREDENTIALS_FILE, JSON.stringify(credentials, null, 2)))
     const signedIn = await openProfile({
       home: this.home,
       ...this.urls,
@@ -287,7 +298,8 @@ export class Profile {
     this.#session = undefined
     this.#client = undefined
     this.#signer = undefined
-    await writeHomeFile(this.home, CREDENTIALS_FILE, JSON.stringify(this.credentials, null, 2))
+    const kept = this.credentials
+    await this.#locked(() => writeHomeFile(this.home, CREDENTIALS_FILE, JSON.stringify(kept, null, 2)))
     // the sign-in this one replaces ends at the idp too
     try {
       if (before) await revoke(JSON.parse(before) as Credentials)
@@ -302,16 +314,45 @@ export class Profile {
     const credentials = this.credentials
     if (!credentials) return { revoked: false }
     const revoked = await revoke(credentials)
-    await removeHomeFile(this.home, CREDENTIALS_FILE)
+    await this.#locked(() => removeHomeFile(this.home, CREDENTIALS_FILE))
     this.credentials = undefined
     return { revoked }
   }
 
-  /** @internal the stored tokens, replaced after a refresh (the refresh token rotates). */
-  async saveTokens(tokens: TokenSet): Promise<void> {
-    if (!this.credentials) return
-    this.credentials = { ...this.credentials, tokens }
-    await writeHomeFile(this.home, CREDENTIALS_FILE, JSON.stringify(this.credentials, null, 2))
+  /** `critical` while no other `svc` of this home reads-and-refreshes or replaces the sign-in. */
+  async #locked<T>(critical: () => Promise<T>): Promise<T> {
+    await ensureHome(this.home)
+    return withFileLock(join(this.home, CREDENTIALS_LOCK_FILE), critical)
+  }
+
+  /**
+   * Read the kept tokens, refresh, keep the new ones: under a lock shared by every `svc` of this home,
+   * since the idp takes a refresh token used twice for a stolen one and ends the sign-in. When another
+   * process refreshed since this one read the file, its tokens are used as they are.
+   */
+  #shareRefresh(refresh: (tokens: TokenSet) => Promise<TokenSet>, current: TokenSet): Promise<TokenSet> {
+    return this.#locked(async () => {
+      const kept = await readCredentials(this.home)
+      const mine = this.credentials
+      if (!kept || !mine || JSON.stringify(kept.dpop.publicJwk) !== JSON.stringify(mine.dpop.publicJwk))
+        throw notSignedIn('the sign-in has ended (signed out, or replaced by another `svc login`)')
+      this.credentials = kept
+      const fresh = kept.tokens.expires_at - Date.now() > 30_000
+      if (kept.tokens.access_token !== current.access_token && fresh) return kept.tokens
+      const tokens = await refresh(kept.tokens)
+      this.credentials = { ...kept, tokens }
+      await writeHomeFile(this.home, CREDENTIALS_FILE, JSON.stringify(this.credentials, null, 2))
+      return tokens
+    })
+  }
+}
+
+async function readCredentials(home: string): Promise<Credentials | undefined> {
+  const text = await readHomeFile(home, CREDENTIALS_FILE)
+  try {
+    return text ? (JSON.parse(text) as Credentials) : undefined
+  } catch {
+    throw new SvcError('credentials_invalid', 0, `${home}/${CREDENTIALS_FILE} is not JSON: run \`svc login\``)
   }
 }
 
@@ -324,13 +365,7 @@ export async function openProfile(options: ProfileOptions = {}): Promise<Profile
   const home = options.home ?? homeDir(env)
   const urls = resolveUrls(options, env)
   const interactive = options.interactive ?? canAsk()
-  const text = await readHomeFile(home, CREDENTIALS_FILE)
-  let credentials: Credentials | undefined
-  try {
-    credentials = text ? (JSON.parse(text) as Credentials) : undefined
-  } catch {
-    throw new SvcError('credentials_invalid', 0, `${home}/${CREDENTIALS_FILE} is not JSON: run \`svc login\``)
-  }
+  let credentials = await readCredentials(home)
   // a sign-in at another idp or for another rental is not this one's
   if (credentials && (credentials.idp !== urls.idp || credentials.rental !== urls.rental))
     credentials = undefined

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { copyFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { spawn, spawnSync } from 'node:child_process'
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { bundledMain } from '@svc/testing/bundled-main'
 import { chromiumPath, launchChromium, NO_CHROMIUM } from '@svc/testing/chromium'
 import type { Browser } from 'playwright-core'
 import { DEMO_EMAIL } from '../../../services/idp/src/areas/accounts/index.ts'
@@ -13,6 +14,7 @@ import { answerOnPage } from '../../client/test/support.ts'
 
 const executable = chromiumPath()
 const BIN = fileURLToPath(new URL('../bin/svc.js', import.meta.url))
+const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url))
 const PASSPHRASE = 'a passphrase kept apart'
 const INVOICE = 'Invoice INV-1042, Gulf Supplies LLC\n3 x Printer paper @ 25.00 AED = 75.00 AED'
 
@@ -32,13 +34,16 @@ describe(
     const work = mkdtempSync(join(tmpdir(), 'svc-work-'))
     let engagement = ''
     const tasks: string[] = []
+    // the command line bundled once into plain JavaScript: each `svc` then starts in a fraction of
+    // the time tsx's compiling takes (bin/svc.js itself is run by the first test)
+    let bundled = ''
 
     /** `svc ARGS` with SVC_HOME in a temporary folder; `onStderr` sees its stderr as it comes. */
     function svc(
       args: string[],
-      options: { home?: string; onStderr?: (text: string) => void } = {},
+      options: { home?: string; onStderr?: (text: string) => void; bin?: string } = {},
     ): Promise<Run> {
-      const child = spawn(process.execPath, [BIN, ...args], {
+      const child = spawn(process.execPath, [options.bin ?? bundled, ...args], {
         env: {
           ...process.env,
           SVC_HOME: options.home ?? home,
@@ -78,7 +83,11 @@ describe(
     }
 
     before(async () => {
-      stack = await startFullStack()
+      // the agents restart slowed down for `task run --timeout`
+      ;[stack, bundled] = await Promise.all([
+        startFullStack({}, { agentsRestartable: true }),
+        bundledMain(MAIN),
+      ])
       browser = await launchChromium(executable!)
     })
     after(async () => {
@@ -87,7 +96,8 @@ describe(
     })
 
     it('says to run `svc login` with no credentials, in words and in --json', async () => {
-      const run = await svc(['whoami'])
+      // as installed: bin/svc.js runs the TypeScript through tsx
+      const run = await svc(['whoami'], { bin: BIN })
       oneSentence(run)
       assert.match(run.stderr, /run `svc login`/)
       const asJson = await svc(['market', '--json'])
@@ -139,6 +149,48 @@ describe(
       assert.notEqual(refreshed.tokens.refresh_token, kept.tokens.refresh_token)
       assert.ok(refreshed.tokens.expires_at > Date.now() + 60_000)
       assert.equal(statSync(file).mode & 0o777, 0o600)
+    })
+
+    it('refreshes once for four `svc` started together with an expired access token: the idp sees no reuse', async () => {
+      const file = join(home, 'credentials.json')
+      const lock = join(home, 'credentials.json.lock')
+      type Kept = { tokens: { refresh_token: string; expires_at: number } }
+      const expire = () => {
+        const kept = JSON.parse(readFileSync(file, 'utf8')) as Kept
+        writeFileSync(file, JSON.stringify({ ...kept, tokens: { ...kept.tokens, expires_at: Date.now() } }))
+        return kept.tokens.refresh_token
+      }
+      const kept = () => (JSON.parse(readFileSync(file, 'utf8')) as Kept).tokens
+
+      // the four read the same expired tokens: the lock is held here (by this live process) until
+      // they surely have, a few times as long as one `svc whoami` takes
+      let started = Date.now()
+      assert.equal((await svc(['whoami'])).code, 0)
+      const hold = Math.min(20_000, Math.max(2_000, 3 * (Date.now() - started)))
+      const first = expire()
+      writeFileSync(lock, JSON.stringify({ pid: process.pid, host: hostname(), id: 'the test' }))
+      started = Date.now()
+      const running = Promise.all([1, 2, 3, 4].map(() => svc(['whoami', '--json'])))
+      await new Promise((resolve) => setTimeout(resolve, hold))
+      assert.equal(kept().refresh_token, first, 'nobody refreshed while the lock was held')
+      rmSync(lock)
+      const runs = await running
+      for (const run of runs) assert.equal(run.code, 0, run.stderr)
+      assert.notEqual(kept().refresh_token, first)
+      assert.ok(kept().expires_at > Date.now() + 60_000)
+      assert.equal(statSync(file).mode & 0o777, 0o600)
+      assert.equal(existsSync(lock), false, 'the lock is let go')
+
+      // the kept refresh token still works (a reused one would have ended its whole family), even
+      // past a lock left by a process that died
+      const dead = spawnSync(process.execPath, ['-e', '']).pid
+      writeFileSync(lock, JSON.stringify({ pid: dead, host: hostname(), id: 'gone' }))
+      const second = expire()
+      const after = await svc(['whoami'])
+      assert.equal(after.code, 0, after.stderr)
+      assert.match(after.stdout, new RegExp(DEMO_EMAIL))
+      assert.notEqual(kept().refresh_token, second)
+      assert.equal(existsSync(lock), false)
     })
 
     it('shows the market with names and prices as money', async () => {
@@ -229,6 +281,40 @@ describe(
       assert.ok(statement.movements.some((m) => m.kind === 'release'))
       oneSentence(await svc(['statement', '--from', 'yesterday']))
       oneSentence(await svc(['task', 'get', 'task_none']))
+    })
+
+    it('stops waiting after --timeout: the task goes on, the command to see it is shown, exit 3', async () => {
+      // each task takes 2.5 s at the agent from now: longer than `task run --timeout 1`
+      await stack.stopAgents()
+      await stack.startAgents({ AGENTS_DELAY_MS: '2500' })
+      const run = await svc(['task', 'run', engagement, INVOICE, '--timeout', '1'])
+      assert.equal(run.code, 3, run.stderr)
+      assert.equal(run.stdout, '', 'no output yet')
+      const id = /Task (\S+) is still running/.exec(run.stderr)?.[1]
+      assert.ok(id, run.stderr)
+      assert.ok(run.stderr.includes(`\`svc task get ${id}\``), run.stderr)
+      const ended = async (task: string) => {
+        for (const from = Date.now(); Date.now() - from < 20_000;) {
+          const got = json(await svc(['task', 'get', task, '--json'])) as { task: { state: string } }
+          if (got.task.state !== 'submitted' && got.task.state !== 'working') return got.task.state
+        }
+        return 'still running'
+      }
+      assert.equal(await ended(id), 'completed', 'the task was not canceled')
+
+      const asJson = await svc(['task', 'run', engagement, INVOICE, '--timeout', '1', '--json'])
+      assert.equal(asJson.code, 3, asJson.stderr)
+      const answer = json(asJson) as { still_running: boolean; task: { id: string; state: string } }
+      assert.equal(answer.still_running, true)
+      assert.match(answer.task.state, /^(submitted|working)$/)
+      assert.equal(await ended(answer.task.id), 'completed')
+
+      const wrong = await svc(['task', 'run', engagement, INVOICE, '--timeout', 'soon'])
+      oneSentence(wrong)
+      assert.equal(wrong.code, 2)
+      const help = await svc(['task', 'run', '--help'])
+      assert.match(help.stdout, /--timeout <seconds>/)
+      assert.match(help.stdout, /3 still running after --timeout/)
     })
 
     it('backs the key up in the console’s format, restores it in another home, and signs out', async () => {

@@ -11,6 +11,7 @@ import { TOOLS } from '../src/mcp/server.ts'
 import { type FullStack, startFullStack } from '../../../services/rental/test/support/full-stack.ts'
 import { spawn } from 'node:child_process'
 import { tempFolder } from '@svc/kit/testing'
+import { RECEIPT_CHECKS } from '@svc/client/receipts'
 import { BIN, McpProcess } from './support/mcp.ts'
 
 type Json = Record<string, unknown>
@@ -128,15 +129,7 @@ describe('svc mcp over stdio', () => {
     assert.equal(receipt.ok, true, ran.text)
     assert.deepEqual(
       receipt.checks.map((c) => c.check),
-      [
-        'format',
-        'receipt signature',
-        'receipt subject',
-        'leaf hash',
-        'log key',
-        'checkpoint signature',
-        'inclusion proof',
-      ],
+      [...RECEIPT_CHECKS],
     )
     for (const check of receipt.checks) assert.match(ran.text, new RegExp(`- ok ${check.check}: `))
     const taskId = out.task_id as string

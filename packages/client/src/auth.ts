@@ -35,6 +35,12 @@ export interface SignInOptions {
   fetch?: typeof globalThis.fetch
   /** Called with every new token set: after sign-in and after each refresh (refresh tokens rotate). */
   onTokens?: (tokens: TokenSet) => void | Promise<void>
+  /**
+   * Wraps each refresh, for tokens kept where other processes use them too (the idp takes a reused
+   * refresh token for a stolen one and ends the sign-in): the CLI takes a lock, reads the kept tokens
+   * and answers them when another process refreshed already, else calls `refresh` with them.
+   */
+  shareRefresh?: (refresh: (tokens: TokenSet) => Promise<TokenSet>, current: TokenSet) => Promise<TokenSet>
 }
 
 /** What the person is shown: the code, and where to enter it. */
@@ -208,20 +214,33 @@ export class Session {
     return this.idp.dpop !== undefined
   }
 
+  #refreshing: Promise<TokenSet> | undefined
   /** A new access token with the refresh token (which rotates); none left is `login_required`. */
-  async refresh(): Promise<TokenSet> {
-    const refreshToken = this.current.refresh_token
+  refresh(): Promise<TokenSet> {
+    // concurrent requests share one refresh: a refresh token is good for one use
+    this.#refreshing ??= (async () => {
+      const share = this.idp.settings.shareRefresh
+      this.current = share
+        ? await share((tokens) => this.#refreshWith(tokens), this.current)
+        : await this.#refreshWith(this.current)
+      return this.current
+    })().finally(() => (this.#refreshing = undefined))
+    return this.#refreshing
+  }
+
+  async #refreshWith(current: TokenSet): Promise<TokenSet> {
+    const refreshToken = current.refresh_token
     if (!refreshToken) throw new SvcError('login_required', 401, 'the sign-in ended: sign in again')
     const { idp } = this
-    this.current = await idp.tokens(async () =>
+    const tokens = await idp.tokens(async () =>
       oauth.processRefreshTokenResponse(
         idp.as,
         idp.client,
         await oauth.refreshTokenGrantRequest(idp.as, idp.client, idp.clientAuth, refreshToken, idp.options),
       ),
     )
-    this.current.refresh_token ??= refreshToken
-    return this.current
+    tokens.refresh_token ??= refreshToken
+    return tokens
   }
 
   /** The access token, refreshed first when it has less than 30 s left. */

@@ -23,6 +23,7 @@ export const commonEnv = {
   DATA_DIR: Type.Optional(Type.String({ minLength: 1 })),
   DATABASE_STATEMENT_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
   DATABASE_CONNECT_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
+  DATABASE_PREPARED_STATEMENTS: Type.Optional(Type.Boolean()),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   REDIS_COMMAND_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 50, maximum: 60_000 })),
   JOBS_MAINTENANCE_S: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),

@@ -113,3 +113,56 @@ describe('jobs', () => {
     await assert.rejects(jobs.enqueue(database.db, 'nowhere', {}), /queue nowhere was not declared/)
   })
 })
+
+describe('jobs at rest', () => {
+  // the watch rests after half a second without work here, and then looks only once a minute
+  let database: Database
+  let jobs: Jobs
+  const ran = new Map<string, number>()
+  before(async () => {
+    database = await freshDatabase('jobs_rest')
+    jobs = await Jobs.start(database, { watch: { busyForMs: 500, restMs: 60_000 } })
+    await jobs.queue('later')
+    await jobs.work<{ note: string }>('later', async (data) => void ran.set(data.note, Date.now()), {
+      pollingIntervalSeconds: 0.2,
+    })
+  })
+  after(async () => {
+    await jobs.stop()
+    await database.close()
+  })
+  const resting = () => new Promise((r) => setTimeout(r, 1500))
+
+  it('runs a delayed job when it falls due, though the watch rests in between', async () => {
+    const sent = Date.now()
+    await jobs.enqueue(database.db, 'later', { note: 'delayed' }, { startAfter: 2.5 })
+    await waitFor(() => ran.has('delayed'), 8000)
+    const after = ran.get('delayed')! - sent
+    assert.ok(after >= 2400 && after < 4500, `ran ${after} ms after it was sent, due at 2500`)
+  })
+
+  it('a job enqueued while the watch rests runs within its polling interval once committed, however the transaction was opened', async () => {
+    await resting()
+    const sent = Date.now()
+    await database.db.transaction().execute(async (trx) => {
+      await jobs.enqueue(trx, 'later', { note: 'plain transaction' })
+      // committed a moment after the enqueue: the watch's first look does not see it yet
+      await new Promise((r) => setTimeout(r, 300))
+    })
+    await waitFor(() => ran.has('plain transaction'), 5000)
+    assert.ok(ran.get('plain transaction')! - sent < 2000)
+  })
+
+  it('a job another process enqueues at rest waits for the resting look (or a wake), and is not lost', async () => {
+    await resting()
+    // another process's enqueue: the same database, not this Jobs
+    const other = await Jobs.start(database)
+    await other.queue('later')
+    await other.enqueue(database.db, 'later', { note: 'from elsewhere' })
+    await other.stop()
+    await new Promise((r) => setTimeout(r, 1500))
+    assert.equal(ran.has('from elsewhere'), false, 'a resting watch does not poll every interval')
+    jobs.wake('later')
+    await waitFor(() => ran.has('from elsewhere'), 5000)
+  })
+})

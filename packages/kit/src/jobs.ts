@@ -3,6 +3,7 @@ import PgBoss from 'pg-boss'
 import { Counter, type Registry } from 'prom-client'
 import type { Tracer } from '@opentelemetry/api'
 import { type Database, jobsSchema } from './db/database.ts'
+import { Pace, Pause } from './pace.ts'
 import { currentTraceparent, withStoredParent } from './tracing.ts'
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a job may be enqueued on any service's database or transaction
@@ -33,6 +34,12 @@ export interface EnqueueOptions extends RetryPolicy {
   id?: string
 }
 
+/** The watch's timing (tests shorten it): how long it stays busy after work here, how often it looks at rest. */
+export interface WatchTiming {
+  busyForMs?: number
+  restMs?: number
+}
+
 export interface JobInfo {
   id: string
   name: string
@@ -49,10 +56,14 @@ function adapter(executor: Executor): PgBoss.Db {
   }
 }
 
-/** How often the watch asks for due jobs at most (a queue's polling interval, when shorter). */
+/** How often the watch asks for due jobs while busy (a queue's polling interval, when shorter). */
 const IDLE_WATCH_MS = 1000
+/** How often it asks at rest (nothing enqueued, taken or failed here for a while): a job another process enqueues may wait this long. */
+const REST_WATCH_MS = 30_000
+/** A delayed job is fetched this long after its start, so that the database sees it due. */
+const DUE_MARGIN_MS = 20
 /** The longest an idle loop sleeps without the watch: a safety net, should a wake-up be lost. */
-const IDLE_MAX_MS = 30_000
+const IDLE_MAX_MS = 300_000
 /** The creator's W3C traceparent, kept in the job's data and taken off before its handler sees it. */
 const TRACE_FIELD = '_traceparent'
 
@@ -65,33 +76,6 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
     timer = setTimeout(() => reject(new Error(`job handler took longer than ${ms} ms`)), ms)
   })
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer))
-}
-
-/** A sleep that `wake()` ends early (on stop, or when work arrives); a wake between sleeps skips the next one. */
-class Pause {
-  #wake: (() => void) | undefined
-  #woken = false
-  sleep(ms: number): Promise<void> {
-    if (this.#woken) {
-      this.#woken = false
-      return Promise.resolve()
-    }
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.#wake = undefined
-        resolve()
-      }, ms)
-      this.#wake = () => {
-        this.#wake = undefined
-        clearTimeout(timer)
-        resolve()
-      }
-    })
-  }
-  wake() {
-    if (this.#wake) this.#wake()
-    else this.#woken = true
-  }
 }
 
 /**
@@ -108,12 +92,13 @@ export class Jobs {
   readonly #queues = new Set<string>()
   readonly #loops: Array<{ name: string; pause: Pause; done: Promise<void> }> = []
   readonly #onError: (err: Error) => void
-  readonly #due: (names: string[]) => Promise<string[]>
+  readonly #due: (names: string[]) => Promise<{ due: string[]; nextInMs: number | undefined }>
   /** Loops whose last fetch found nothing, by queue: they sleep until the watch sees a job due. */
   readonly #idle = new Map<string, Set<Pause>>()
   #watch: Promise<void> | undefined
   readonly #watchPause = new Pause()
   #watchMs = IDLE_WATCH_MS
+  readonly #pace: Pace
   readonly #tracer: Tracer | undefined
   readonly #failures: Counter<'queue'> | undefined
   #stopping = false
@@ -123,7 +108,9 @@ export class Jobs {
     onError: (err: Error) => void,
     database: Database,
     metrics: Registry | undefined,
+    watch: WatchTiming = {},
   ) {
+    this.#pace = new Pace({ busyMs: IDLE_WATCH_MS, restMs: REST_WATCH_MS, ...watch })
     this.#boss = boss
     this.#onError = onError
     this.#tracer = database.tracer
@@ -137,14 +124,21 @@ export class Jobs {
       : undefined
     const table = `${jobsSchema(database.schema)}.job`
     const executor = database.db as Executor
+    // the queues with a job due, and in how long the next delayed one falls due
     this.#due = async (names) => {
-      const result = await executor.executeQuery<{ name: string }>(
+      const result = await executor.executeQuery<{ name: string; wait_ms: number | string }>(
         CompiledQuery.raw(
-          `select distinct name from ${table} where name = any($1::text[]) and state < 'active' and start_after < now()`,
+          `select name, extract(epoch from min(start_after) - now()) * 1000 as wait_ms from ${table}
+            where name = any($1::text[]) and state < 'active' group by name`,
           [names],
         ),
       )
-      return result.rows.map((r) => r.name)
+      const waits = result.rows.map((r) => ({ name: r.name, ms: Number(r.wait_ms) }))
+      const later = waits.filter((w) => w.ms > 0).map((w) => w.ms)
+      return {
+        due: waits.filter((w) => w.ms <= 0).map((w) => w.name),
+        nextInMs: later.length ? Math.min(...later) : undefined,
+      }
     }
   }
 
@@ -160,6 +154,7 @@ export class Jobs {
       maintenanceIntervalSeconds?: number
       /** The service's registry: `jobs_failed_total{queue}` counts failed attempts. */
       metrics?: Registry
+      watch?: WatchTiming
     } = {},
   ): Promise<Jobs> {
     const onError = (err: Error) => {
@@ -174,11 +169,11 @@ export class Jobs {
       schedule: false,
       // maintenance fails the jobs whose lease expired (a crashed process's) so they are retried
       maintenanceIntervalSeconds: options.maintenanceIntervalSeconds ?? 30,
-      monitorStateIntervalSeconds: 60,
+      // no `monitor-states` listener here: pg-boss's count of every queue's states is not asked for
     })
     boss.on('error', onError)
     await boss.start()
-    return new Jobs(boss, onError, database, options.metrics)
+    return new Jobs(boss, onError, database, options.metrics, options.watch)
   }
 
   /** Declares a queue with its default retry policy; safe to call on every start. */
@@ -201,6 +196,8 @@ export class Jobs {
     const sent = traceparent ? { ...data, [TRACE_FIELD]: traceparent } : data
     const id = await this.#boss.send(name, sent, { ...options, db: adapter(executor) })
     if (!id) throw new Error(`job on ${name} was not created (singleton key already queued?)`)
+    // the job exists once its transaction commits, which the watch cannot be told: it looks often again
+    this.#busy()
     return id
   }
 
@@ -227,10 +224,14 @@ export class Jobs {
         try {
           const jobs = await this.#boss.fetch<T>(name, { batchSize, includeMetadata: true })
           taken = jobs?.length ?? 0
-          if (jobs && taken) await this.#run(name, jobs, handler)
+          if (jobs && taken) {
+            this.#pace.busy()
+            await this.#run(name, jobs, handler)
+          }
           failures = 0
         } catch (err) {
           failures++
+          this.#pace.busy()
           this.#onError(new Error(`jobs on ${name}: ${messageOf(err)}`))
         }
         if (this.#stopping) break
@@ -257,20 +258,33 @@ export class Jobs {
     }
   }
 
+  /** Something here enqueued, took or failed a job: the watch looks every polling interval again. */
+  #busy() {
+    const resting = this.#pace.resting
+    this.#pace.busy()
+    // a watch asleep for its resting while shortens that sleep now
+    if (resting && this.#watchPause.sleeping) this.#watchPause.wake()
+  }
+
   /**
-   * While loops are idle, one statement every polling interval asks which of their queues have a
-   * job due (new, retried, delayed past its start, another instance's), instead of a fetch per
-   * queue: what a resting service costs. A failed read wakes every idle loop, whose own fetch then
+   * While loops are idle, one statement asks which of their queues have a job due (new, retried,
+   * delayed past its start, another instance's) and when the next delayed one falls due, instead
+   * of a fetch per queue. It asks every polling interval while this process enqueues or runs jobs,
+   * every REST_WATCH_MS at rest (what a resting service costs: docs/performance.md), and wakes for
+   * a delayed job when it falls due. A failed read wakes every idle loop, whose own fetch then
    * backs off as before.
    */
   async #watchLoop() {
+    let nextInMs: number | undefined
     while (!this.#stopping) {
-      await this.#watchPause.sleep(this.#watchMs)
+      const sleep = this.#pace.next(this.#watchMs)
+      await this.#watchPause.sleep(nextInMs === undefined ? sleep : Math.min(sleep, nextInMs + DUE_MARGIN_MS))
+      nextInMs = undefined
       const names = [...this.#idle].filter(([, waiting]) => waiting.size).map(([name]) => name)
       if (this.#stopping || names.length === 0) continue
       let due: string[]
       try {
-        due = await this.#due(names)
+        ;({ due, nextInMs } = await this.#due(names))
       } catch {
         due = names
       }
@@ -345,6 +359,7 @@ export class Jobs {
    * poll. The poll stays the safety net (other instances, a missed wake-up).
    */
   wake(name: string): void {
+    this.#busy()
     for (const loop of this.#loops) if (loop.name === name) loop.pause.wake()
   }
 

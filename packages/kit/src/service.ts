@@ -29,6 +29,8 @@ function readCommon(env: NodeJS.ProcessEnv) {
     dataDir: common.DATA_DIR ?? join(repoRoot(), '.data'),
     databaseStatementTimeoutMs: common.DATABASE_STATEMENT_TIMEOUT_MS ?? 5_000,
     databaseConnectTimeoutMs: common.DATABASE_CONNECT_TIMEOUT_MS ?? 5_000,
+    /** Named prepared statements on PostgreSQL; off behind a pooler that cannot keep them (PgBouncer's transaction mode before 1.21). */
+    databasePreparedStatements: common.DATABASE_PREPARED_STATEMENTS ?? true,
     redisUrl: common.REDIS_URL,
     redisCommandTimeoutMs: common.REDIS_COMMAND_TIMEOUT_MS ?? 1_000,
     /** How often the job queue fails jobs whose lease expired (a crashed process's) so they are retried. */
@@ -133,6 +135,20 @@ export async function startService<C>(
   }
 }
 
+/** Where a throwaway service's siblings not given to it answer: nowhere (the discard port refuses). */
+const NOWHERE: Endpoint = { port: 9, url: 'http://127.0.0.1:9' }
+
+/**
+ * A throwaway (test) service reaches only the siblings it was given (`LEDGER_URL`…): the default
+ * addresses are those of a developer's `npm start`, which a test must never write receipts to.
+ */
+function unlinkSiblings(topology: Record<ServiceName, Endpoint>, self: ServiceName, env: NodeJS.ProcessEnv) {
+  for (const name of Object.keys(topology) as ServiceName[]) {
+    const upper = name.toUpperCase()
+    if (name !== self && !env[`${upper}_URL`] && !env[`${upper}_PORT`]) topology[name] = NOWHERE
+  }
+}
+
 async function startServiceOnce<C>(
   spec: ServiceSpec<C>,
   env: NodeJS.ProcessEnv,
@@ -141,6 +157,7 @@ async function startServiceOnce<C>(
   const common = readCommon(env)
   refuseUnsafeInProduction(common, Boolean(spec.migrations))
   const topology = readTopology(env)
+  if (options.fresh) unlinkSiblings(topology, spec.name, env)
   const config = spec.readConfig(env, common)
   // decided once at start: without an OTLP endpoint nothing is loaded and logs carry no trace ids
   const tracing = await startTracing(env, spec.name)
@@ -168,6 +185,7 @@ async function startServiceOnce<C>(
       onError: onError('database'),
       statementTimeoutMs: common.databaseStatementTimeoutMs,
       connectTimeoutMs: common.databaseConnectTimeoutMs,
+      preparedStatements: common.databasePreparedStatements,
       tracer: tracing.tracer,
     })
     try {

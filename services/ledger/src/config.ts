@@ -19,6 +19,8 @@ export interface LedgerConfig {
   discoverWitness: string | undefined
   batchMax: number
   batchWaitMs: number
+  /** The least time between two rounds asking the witnesses to cosign: a busy log has its latest checkpoint cosigned about once per interval, not once per batch. */
+  witnessIntervalMs: number
   /** The key webhook secrets are derived from; undefined: kept in the data directory (development). */
   webhookKey: string | undefined
   /**
@@ -47,6 +49,7 @@ export function readLedgerConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
       LEDGER_WITNESSES: Type.Optional(Type.String({ minLength: 1 })),
       LEDGER_BATCH_MAX: Type.Optional(Type.Integer({ minimum: 1, maximum: 4096 })),
       LEDGER_BATCH_WAIT_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000 })),
+      LEDGER_WITNESS_INTERVAL_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
       LEDGER_WEBHOOK_KEY: Type.Optional(Type.String({ minLength: 32 })),
       LEDGER_WEBHOOKS_ALLOW_PRIVATE: Type.Optional(Type.Boolean()),
     },
@@ -78,6 +81,7 @@ export function readLedgerConfig(env: NodeJS.ProcessEnv, common: CommonConfig): 
       common.nodeEnv === 'development' && !values.LEDGER_WITNESSES ? readTopology(env).idp.url : undefined,
     batchMax: values.LEDGER_BATCH_MAX ?? 512,
     batchWaitMs: values.LEDGER_BATCH_WAIT_MS ?? 2,
+    witnessIntervalMs: values.LEDGER_WITNESS_INTERVAL_MS ?? 1000,
     webhookKey: values.LEDGER_WEBHOOK_KEY,
     webhooksAllowPrivate:
       values.LEDGER_WEBHOOKS_ALLOW_PRIVATE ?? (common.nodeEnv === 'development' || common.nodeEnv === 'test'),

@@ -12,7 +12,7 @@ import pg from 'pg'
 import { bundleService } from '../../../scripts/build.ts'
 import { freePort } from '../../../bench/load.ts'
 
-export { type Answer, cpuSeconds, quantile, send } from '../../../bench/load.ts'
+export { type Answer, cpuSeconds, postgresCpuSeconds, quantile, send } from '../../../bench/load.ts'
 
 export const SERVICES = ['idp', 'ledger', 'agents', 'rental'] as const
 export type Name = (typeof SERVICES)[number]

@@ -8,7 +8,7 @@
  *   (SendMessage with an agt_ token), hire → sign → task → receipt on the ledger (p50/p99), and the
  *   delay from a task's answer to its receipt being on the ledger (p50/p99).
  * Beside them, bench/floor (the same hops and rows without the business) with ours / floor, the
- * same 16 clients all on ONE engagement, and each process's CPU at rest (RENTAL_BENCH_REST_S, 10).
+ * same 16 clients all on ONE engagement, and each process's CPU at rest (RENTAL_BENCH_REST_S, 10, after RENTAL_BENCH_SETTLE_S, 3).
  * Counts: RENTAL_BENCH_TASKS (1,000 per measure), RENTAL_BENCH_PATHS (50).
  * RENTAL_BENCH_NODE_ARGS passes flags to every service (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  * RENTAL_BENCH_SQL=1 counts the rental's SQL statements over the console measure (kit db/tally.ts)
@@ -25,12 +25,23 @@ import { didKeyFromEd25519 } from '@svc/trust/did-key'
 import { generateEd25519, signEd25519 } from '@svc/trust/ed25519'
 import { canonicalBytes } from '@svc/trust/jcs'
 import { type Floor, startFloor } from '../../../bench/floor/start.ts'
-import { cpuSeconds, type Name, quantile, SERVICES, send, type Stack, startStack } from './processes.ts'
+import {
+  cpuSeconds,
+  type Name,
+  postgresCpuSeconds,
+  quantile,
+  SERVICES,
+  send,
+  type Stack,
+  startStack,
+} from './processes.ts'
 
 const TASKS = Number(process.env.RENTAL_BENCH_TASKS ?? 1000)
 const CONCURRENCY = Number(process.env.RENTAL_BENCH_CONCURRENCY ?? 16)
 const PATHS = Number(process.env.RENTAL_BENCH_PATHS ?? 50)
 const REST_S = Number(process.env.RENTAL_BENCH_REST_S ?? 10)
+/** Seconds between start and the rest measure: boot's own work (migrations' follow-ups, first sweeps) is over by then. */
+const SETTLE_S = Number(process.env.RENTAL_BENCH_SETTLE_S ?? 3)
 const ADMIN = `bench-admin-${randomBytes(12).toString('hex')}`
 const nodeArgs = process.env.RENTAL_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []
 const tallyFolder = process.env.RENTAL_BENCH_SQL === '1' ? tempFolder() : undefined
@@ -80,7 +91,12 @@ interface Timed<N extends string = Name> {
   latencies: number[]
   cpuMs: Record<N, number>
   generatorCpuMs: number
+  /** On PostgreSQL: the local server's processes' CPU per task (undefined on PGlite). */
+  postgresCpuMs?: number
 }
+
+/** Set while the stack runs on PostgreSQL: `timed` then counts the local server's CPU too. */
+let onPostgres = false
 
 const pidsOf = (stack: Stack) =>
   Object.fromEntries(SERVICES.map((n) => [n, stack.services[n].pid])) as Record<Name, number>
@@ -93,6 +109,7 @@ async function timed<N extends string = Name>(
 ): Promise<Timed<N>> {
   const names = Object.keys(pids) as N[]
   const before = names.map((n) => cpuSeconds(pids[n]))
+  const postgresBefore = onPostgres ? postgresCpuSeconds() : Number.NaN
   const own = process.cpuUsage()
   const latencies: number[] = []
   let next = 0
@@ -116,6 +133,7 @@ async function timed<N extends string = Name>(
       names.map((n, i) => [n, ((cpuSeconds(pids[n]) - before[i]!) * 1000) / count]),
     ) as Record<N, number>,
     generatorCpuMs: (used.user + used.system) / 1000 / count,
+    ...(onPostgres ? { postgresCpuMs: ((postgresCpuSeconds() - postgresBefore) * 1000) / count } : {}),
   }
 }
 
@@ -271,7 +289,10 @@ const summary = (run: Timed<string>) =>
   `${run.perSecond.toFixed(1)} tasks/s; p50 ${ms(quantile(run.latencies, 0.5))} ms, p99 ${ms(quantile(run.latencies, 0.99))} ms, p99.9 ${ms(quantile(run.latencies, 0.999))} ms\n` +
   `  CPU per task: ${Object.entries(run.cpuMs)
     .map(([n, v]) => `${n} ${v.toFixed(2)} ms`)
-    .join(', ')} (${cpuTotal(run).toFixed(2)} ms in all); generator ${run.generatorCpuMs.toFixed(2)} ms`
+    .join(', ')} (${cpuTotal(run).toFixed(2)} ms in all); generator ${run.generatorCpuMs.toFixed(2)} ms` +
+  (run.postgresCpuMs === undefined
+    ? ''
+    : `\n  PostgreSQL's processes ${run.postgresCpuMs.toFixed(2)} ms per task: with them ${(cpuTotal(run) + run.postgresCpuMs).toFixed(2)} ms in all`)
 
 async function floorTask(floor: Floor) {
   const res = await send(`${floor.url}/tasks`, {
@@ -292,7 +313,7 @@ function printFloor(floor: Timed<string>, ours: Timed) {
 
 /** Each process's CPU at rest (a share of one core) over REST_S seconds, and the rental's statements meanwhile. */
 async function atRest(stack: Stack, floor: Floor) {
-  await new Promise((r) => setTimeout(r, 3000))
+  await new Promise((r) => setTimeout(r, SETTLE_S * 1000))
   const pids = { ...pidsOf(stack), floor: floor.pids.service, 'floor peers': floor.pids.peers }
   const before = Object.values(pids).map(cpuSeconds)
   const started = performance.now()
@@ -306,7 +327,7 @@ async function atRest(stack: Stack, floor: Floor) {
 
 function printRest(rest: Awaited<ReturnType<typeof atRest>>) {
   console.log(
-    `at rest (${REST_S} s): ${rest.share.map(([n, v]) => `${n} ${(v * 100).toFixed(2)} %`).join(', ')} of a core`,
+    `at rest (${REST_S} s, after ${SETTLE_S} s): ${rest.share.map(([n, v]) => `${n} ${(v * 100).toFixed(2)} %`).join(', ')} of a core`,
   )
   if (rest.statements) printTally(rest.statements, rest.seconds, 'second at rest')
 }
@@ -336,7 +357,8 @@ function printTally(counts: Record<string, number>, per: number, unit = 'task') 
   const rows = Object.entries(counts).sort((a, b) => b[1] - a[1])
   const total = rows.reduce((sum, [, n]) => sum + n, 0)
   console.log(`  rental SQL statements per ${unit}: ${(total / per).toFixed(1)} (begin and commit included)`)
-  for (const [text, n] of rows.slice(0, 40))
+  // every statement run at least once per 100 tasks (the measure's own and the background's)
+  for (const [text, n] of rows.filter(([, n]) => n / per >= 0.01).slice(0, 60))
     console.log(
       `    ${(n / per).toFixed(2)}  ${text
         .split('\u0000')
@@ -358,6 +380,7 @@ for (const databaseUrl of [undefined, ...(process.env.DATABASE_URL ? [process.en
     ...(tallyFolder ? { env: { SVC_SQL_TALLY: tallyFolder } } : {}),
   })
   const floor = await startFloor({ databaseUrl, nodeArgs })
+  onPostgres = Boolean(databaseUrl)
   try {
     await measure(stack, floor, databaseUrl ? 'PostgreSQL' : 'PGlite')
   } finally {

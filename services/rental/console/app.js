@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, loadMe, setApiLang, SIGNED_OUT } from './api.js'
 import { Engagement, Engagements } from './engagements.js'
 import { Home } from './home.js'
-import { applyLang, initialLang, remember, roleName, translator } from './i18n.js'
+import { applyLang, initialLang, remember, roleName, separator, translator } from './i18n.js'
 import { Budgets, Refunds } from './lists.js'
 import { Automation, Schedules, Webhooks } from './automation.js'
 import { Batch, Batches } from './batches.js'
@@ -151,7 +151,7 @@ function useNarrow() {
 function OrgLine({ me, lang }) {
   const org = useLoad(`/v1/org?lang=${lang}`)
   return html`<p class="org">${roleName(me.organization.role, lang)}${
-    org.data ? html` · <bdi dir="auto" data-testid="header-org">${org.data.name}</bdi>` : null
+    org.data ? html`${separator(lang)}<bdi dir="auto" data-testid="header-org">${org.data.name}</bdi>` : null
   }</p>`
 }
 

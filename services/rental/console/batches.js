@@ -5,7 +5,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api } from './api.js'
 import { useFieldProblems } from './field-check.js'
-import { formatFils, formatNumber } from './i18n.js'
+import { formatFils, formatNumber, separator } from './i18n.js'
 import { engagementLabel } from './names.js'
 import { Pager, usePaged } from './paging.js'
 import { useLoadAgain } from './reload.js'
@@ -94,7 +94,8 @@ function NewBatch({ t, lang, onMade }) {
     say(t('batchd.started', { n: formatNumber(made.total, lang) }))
     onMade(made)
   }
-  const label = (e) => `${e.job_title ?? e.job_id} · ${formatFils(e.price_fils, e.currency ?? 'AED', lang)}`
+  const label = (e) =>
+    `${e.job_title ?? e.job_id}${separator(lang)}${formatFils(e.price_fils, e.currency ?? 'AED', lang)}`
   return html`<form class="form card" onSubmit=${(e) => e.preventDefault()} id="new-batch">
     <h2>${t('batch.new')}</h2>
     <label for="batch-engagement">${t('incident.engagement')}</label>

@@ -7,6 +7,7 @@ import { engagementLabel, TaskName } from './names.js'
 import { Pager, usePaged } from './paging.js'
 import { say } from './toast.js'
 import { ActionButton, Empty, ErrorText, html, Loading, useLoad, When, listBody } from './ui.js'
+import { separator } from './i18n.js'
 
 const money = (m) => html`<bdi class="money">${m.display}</bdi>`
 
@@ -94,13 +95,13 @@ export function Statements({ t, lang }) {
           ? null
           : html`<${Loading} t=${t} />`
         : html`<section class="card"><dl>
-            <dt>${t('statement.opening')}</dt><dd>${money(s.opening.wallet)} · ${t('held')} ${money(s.opening.held)}</dd>
-            <dt>${t('statement.closing')}</dt><dd data-testid="closing">${money(s.closing.wallet)} · ${t('held')} ${money(s.closing.held)}</dd>
+            <dt>${t('statement.opening')}</dt><dd>${money(s.opening.wallet)}${separator(lang)}${t('held')} ${money(s.opening.held)}</dd>
+            <dt>${t('statement.closing')}</dt><dd data-testid="closing">${money(s.closing.wallet)}${separator(lang)}${t('held')} ${money(s.closing.held)}</dd>
             <dt>${t('statement.reconciles')}</dt><dd>${s.reconciles ? html`<span class="ok">✓</span>` : html`<span class="error">✗</span>`}</dd>
           </dl></section>
           ${
             s.movements.length === 0
-              ? html`<${Empty}>${t('ctl.statement_empty')} <a href="#/wallet">${t('wallet.add')}</a> · <a href="#/market">${t('nav.market')}</a><//>`
+              ? html`<${Empty}>${t('ctl.statement_empty')} <a href="#/wallet">${t('wallet.add')}</a>${separator(lang)}<a href="#/market">${t('nav.market')}</a><//>`
               : html`<table class="list" data-testid="movements"><thead><tr><th>${t('statement.at')}</th>
                   <th>${t('statement.kind')}</th><th>${t('wallet')}</th><th>${t('held')}</th><th>${t('task.title')}</th></tr></thead>
                 <tbody>${s.movements.map(

@@ -5,8 +5,9 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api } from './api.js'
 import { Signable } from './engagements.js'
-import { formatNumber } from './i18n.js'
+import { formatNumber, separator } from './i18n.js'
 import { currentKey, signBody } from './keys.js'
+import { CopyId, dotted, OtherKey } from './names.js'
 import { Receipts } from './receipts.js'
 import { useLoadAgain } from './reload.js'
 import { ActionButton, Empty, ErrorText, Fils, html, Loading, When } from './ui.js'
@@ -36,7 +37,7 @@ function measure(value, unit, lang) {
 
 function Sla({ id, t, lang }) {
   return html`<${Card} title="sla.title" testid="sla" path=${`${base(id)}/sla`} t=${t}>${(sla) => html`
-    <p class="hint">${sla.defaulted ? t('sla.defaulted') : t('sla.signed_terms')} · ${t('sla.measured_at')}${' '}<${When} iso=${sla.measured_at} lang=${lang} /></p>
+    <p class="hint">${sla.defaulted ? t('sla.defaulted') : t('sla.signed_terms')}${separator(lang)}${t('sla.measured_at')}${' '}<${When} iso=${sla.measured_at} lang=${lang} /></p>
     ${
       sla.measurements.length === 0
         ? html`<${Empty}>${t('sla.no_terms')}<//>`
@@ -53,7 +54,7 @@ function Sla({ id, t, lang }) {
           )}</tbody></table>`
     }
     <p>${t('sla.credits', { n: formatNumber(sla.credits.count, lang) })}
-      ${sla.credits.count > 0 ? html` · <${Fils} fils=${sla.credits.total_fils} lang=${lang} />` : null}</p>`}<//>`
+      ${sla.credits.count > 0 ? html`${separator(lang)}<${Fils} fils=${sla.credits.total_fils} lang=${lang} />` : null}</p>`}<//>`
 }
 
 function Version({ id, engagement, t, lang }) {
@@ -80,17 +81,21 @@ function Version({ id, engagement, t, lang }) {
               key?.did === engagement.client_did
                 ? html`<${ActionButton} kind="primary" label=${t('version.accept')} busy=${t('sign.signing')} t=${t}
                     action=${() => accept(v.pending)} />`
-                : html`<p class="warning">${t('sign.other_key', { did: engagement.client_did, mine: key?.did ?? '—' })}</p>`
+                : html`<${OtherKey} engagementKey=${engagement.client_did} browserKey=${key?.did} t=${t} />`
             }</div>`
         : html`<p class="hint">${t('version.none_pending')}</p>`
     }
     ${
       v.addenda.length > 0
         ? html`<h3>${t('version.addenda')}</h3><ul>${v.addenda.map(
-            (
-              a,
-            ) => html`<li key=${a.hash}><span dir="ltr">${a.from_version ?? t('version.initial')} → ${a.to_version}</span>
-              · <${When} iso=${a.accepted_at} lang=${lang} /></li>`,
+            (a) =>
+              html`<li key=${a.hash}>${dotted(
+                [
+                  html`<span dir="ltr">${a.from_version ?? t('version.initial')} → ${a.to_version}</span>`,
+                  html`<${When} iso=${a.accepted_at} lang=${lang} />`,
+                ],
+                lang,
+              )}</li>`,
           )}</ul>`
         : null
     }`}<//>`
@@ -126,11 +131,15 @@ function Files({ id, t, lang }) {
     f.files.length === 0
       ? html`<${Empty}>${t('files.empty')}<//>`
       : html`<ul>${f.files.map(
-          (
-            file,
-          ) => html`<li key=${file.id}><a href=${file.url} download=${file.name} dir="auto">${file.name}</a>
-            · ${formatNumber(file.size_bytes, lang, { style: 'unit', unit: 'byte', unitDisplay: 'narrow' })}
-            · <${When} iso=${file.created_at} lang=${lang} /> <code dir="ltr" class="hash">${file.sha256}</code></li>`,
+          (file) => html`<li key=${file.id}>${dotted(
+            [
+              html`<a href=${file.url} download=${file.name} dir="auto">${file.name}</a>`,
+              formatNumber(file.size_bytes, lang, { style: 'unit', unit: 'byte', unitDisplay: 'narrow' }),
+              html`<${When} iso=${file.created_at} lang=${lang} />`,
+            ],
+            lang,
+          )}
+            <${CopyId} label=${t('files.sha256')} value=${file.sha256} t=${t} short /></li>`,
         )}</ul>`}<//>`
 }
 
@@ -180,7 +189,7 @@ function Releases({ id, engagement, t, lang, onReleased }) {
   }
   const mine = key?.did === engagement.client_did
   const notMine = () =>
-    html`<p class="warning">${t('sign.other_key', { did: engagement.client_did, mine: key?.did ?? '—' })}</p>`
+    html`<${OtherKey} engagementKey=${engagement.client_did} browserKey=${key?.did} t=${t} />`
   return html`<${Card} title="release.title" testid="releases" path=${`${base(id)}/releases/pending`} t=${t} reloadKey=${reload}>${(
     p,
   ) => html`

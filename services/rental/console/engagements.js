@@ -6,8 +6,8 @@ import { api } from './api.js'
 import { useFieldProblems } from './field-check.js'
 import { EngagementMore } from './engagement-detail.js'
 import { canonicalOf, currentKey, signBody } from './keys.js'
-import { CopyId, summaryOf } from './names.js'
-import { formatDate } from './i18n.js'
+import { CopyId, OtherKey, summaryOf } from './names.js'
+import { formatDate, separator } from './i18n.js'
 import { Pager, usePaged } from './paging.js'
 import { ActionButton, Empty, ErrorText, Fils, html, Loading, useLoad, When } from './ui.js'
 
@@ -112,7 +112,7 @@ function SignPanel({ detail, t, lang, onSigned }) {
       key === undefined
         ? html`<${Loading} t=${t} />`
         : key?.did !== engagement.client_did
-          ? html`<p class="warning" role="alert">${t('sign.other_key', { did: engagement.client_did, mine: key?.did ?? '—' })}</p>`
+          ? html`<${OtherKey} engagementKey=${engagement.client_did} browserKey=${key?.did} t=${t} alert />`
           : html`<${ActionButton} kind="primary" label=${t('sign.button')} busy=${t('sign.signing')} t=${t} action=${sign} />`
     }
   </section>`
@@ -166,8 +166,8 @@ export function Engagement({ id, t, lang }) {
       <ul>${e.escrows.map(
         (
           x,
-        ) => html`<li key=${x.id}><${Fils} fils=${x.amount_fils} currency=${x.currency} lang=${lang} /> · ${t(`escrow.${x.state}`)}
-          ${x.task_id ? html` · <a href=${`#/tasks/${x.task_id}`}>${t('escrow.task')}</a>` : null}</li>`,
+        ) => html`<li key=${x.id}><${Fils} fils=${x.amount_fils} currency=${x.currency} lang=${lang} />${separator(lang)}${t(`escrow.${x.state}`)}
+          ${x.task_id ? html`${separator(lang)}<a href=${`#/tasks/${x.task_id}`}>${t('escrow.task')}</a>` : null}</li>`,
       )}</ul>
     </section>
     ${

@@ -84,7 +84,10 @@ export const CONSOLE_EN = {
   'sign.button': 'Sign the agreement and the escrow',
   'sign.signing': 'Signing…',
   'sign.other_key':
-    'This engagement names the client key {did}; this browser holds {mine}. Only the browser holding that key can sign it.',
+    'This engagement names another client key than the one this browser holds. Only the browser holding that key can sign it: open the console there, or restore that key here from its backup.',
+  'sign.engagement_key': 'The engagement’s key',
+  'sign.browser_key': 'This browser’s key',
+  'sign.no_browser_key': 'This browser holds no key yet.',
   'sign.done': 'Signed: the engagement is active.',
   'task.new': 'New task',
   'task.text': 'What should the agent do?',

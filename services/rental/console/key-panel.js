@@ -7,6 +7,7 @@ import { useFieldProblems } from './field-check.js'
 import { currentKey, ensureKey, supported } from './keys.js'
 import { CopyId } from './names.js'
 import { ActionButton, html, Loading, When } from './ui.js'
+import { separator } from './i18n.js'
 
 /** A local failure in words: the key module throws codes (`passphrase_short`, `backup_invalid`, …). */
 const KeyError = ({ error, t }) =>
@@ -171,7 +172,7 @@ export function KeyPanel({ t, lang }) {
             ? html`<p><${CopyId} label=${t('eng.client_did')} value=${key.did} t=${t} /></p>
               ${
                 key.backedUpAt
-                  ? html`<p class="ok" data-testid="key-backed-up">${t('key.backed_up_at')} · <${When} iso=${key.backedUpAt} lang=${lang} /></p>`
+                  ? html`<p class="ok" data-testid="key-backed-up">${t('key.backed_up_at')}${separator(lang)}<${When} iso=${key.backedUpAt} lang=${lang} /></p>`
                   : made?.did === key.did
                     ? html`<${SaveBackup} made=${made} t=${t} onSaved=${saved} />`
                     : html`<p class="warning" role="alert" data-testid="key-no-backup">${t('key.no_backup')}</p>`

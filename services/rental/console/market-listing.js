@@ -5,9 +5,9 @@
 import { useState } from 'preact/hooks'
 import { api } from './api.js'
 import { useFieldProblems } from './field-check.js'
-import { formatNumber } from './i18n.js'
+import { formatNumber, separator } from './i18n.js'
 import { ensureKey } from './keys.js'
-import { CopyId } from './names.js'
+import { CopyId, dotted } from './names.js'
 import { ActionButton, Empty, ErrorText, html, Loading, useLoad, When } from './ui.js'
 
 const value = (v) => (typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v))
@@ -61,7 +61,9 @@ export function ListingDetail({ id, t, lang }) {
         <dt>${t('eng.price')}</dt><dd><bdi class="money">${l.price.display}</bdi> ${t('market.per_task')}</dd>
         ${l.package_price ? html`<dt>${t('listing.package_price')}</dt><dd><bdi class="money">${l.package_price.display}</bdi></dd>` : null}
         <dt>${t('listing.availability')}</dt><dd>${t(`availability.${l.availability.state}`)}${
-          l.availability.until ? html` · <${When} iso=${l.availability.until} lang=${lang} />` : null
+          l.availability.until
+            ? html`${separator(lang)}<${When} iso=${l.availability.until} lang=${lang} />`
+            : null
         }</dd>
         <dt>${t('listing.rating_title')}</dt><dd><${Rating} did=${l.agent_did} t=${t} lang=${lang} /></dd>
         <dt>${t('eng.agent')}</dt><dd><${CopyId} label=${t('task.agent_did')} value=${l.agent_did} t=${t} /></dd>
@@ -83,7 +85,7 @@ export function ListingDetail({ id, t, lang }) {
           : html`<ul data-testid="models">${l.models.map(
               (m) =>
                 html`<li key=${m.id}><code dir="ltr">${m.id}${m.version ? `@${m.version}` : ''}</code>${
-                  m.provider ? ` · ${m.provider}` : ''
+                  m.provider ? `${separator(lang)}${m.provider}` : ''
                 }</li>`,
             )}</ul>`
       }
@@ -105,7 +107,7 @@ async function hire(trial, jobId) {
   location.hash = `#/engagements/${hired.engagement.id}`
 }
 
-function TrialTask({ trial, t, onRan }) {
+function TrialTask({ trial, t, lang, onRan }) {
   const [text, setText] = useState('')
   const [task, setTask] = useState(
     /** @type {import('./api-types').Answer<'POST', '/api/trials/{id}/tasks'>['task'] | null} */ (null),
@@ -133,7 +135,7 @@ function TrialTask({ trial, t, onRan }) {
         ? html`<h3>${t('task.output')}</h3>${
             task.output
               ? html`<pre class="output" dir="auto" data-testid="trial-output">${task.output.text ?? JSON.stringify(task.output.data, null, 2)}</pre>`
-              : html`<p class="hint">${t(`state.${task.state}`)} · <a href=${`#/tasks/${task.id}`}>${task.id}</a></p>`
+              : html`<p class="hint">${t(`state.${task.state}`)}${separator(lang)}<a href=${`#/tasks/${task.id}`}>${t('trial.open_task')}</a></p>`
           }`
         : null
     }
@@ -185,12 +187,19 @@ export function Trial({ id, t, lang }) {
       ${
         trial.tasks.length
           ? html`<ul>${trial.tasks.map(
-              (x) =>
-                html`<li key=${x.id}><a href=${`#/tasks/${x.id}`}>${x.id}</a> · ${t(`state.${x.state}`)}</li>`,
+              (x, i) =>
+                html`<li key=${x.id}>${dotted(
+                  [
+                    html`<a href=${`#/tasks/${x.id}`}>${t('trial.task_n', { n: formatNumber(i + 1, lang) })}</a>`,
+                    t(`state.${x.state}`),
+                    html`<${When} iso=${x.created_at} lang=${lang} />`,
+                  ],
+                  lang,
+                )}</li>`,
             )}</ul>`
           : html`<p class="hint">${t('trial.no_tasks')}</p>`
       }
     </section>
-    <${TrialTask} trial=${trial} t=${t} onRan=${setFresh} />
+    <${TrialTask} trial=${trial} t=${t} lang=${lang} onRan=${setFresh} />
     <${Hire} trial=${trial} t=${t} />`
 }

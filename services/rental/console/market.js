@@ -5,7 +5,7 @@
 import { useState } from 'preact/hooks'
 import { api } from './api.js'
 import { filsOf } from './disputes.js'
-import { formatNumber } from './i18n.js'
+import { formatNumber, separator } from './i18n.js'
 import { KeyPanel } from './key-panel.js'
 import { ensureKey } from './keys.js'
 import { CopyId } from './names.js'
@@ -103,7 +103,7 @@ export function Market({ t, lang }) {
     <${SearchForm} form=${form} setForm=${setForm} onSearch=${search} onClear=${active ? clear : null} t=${t} />
     ${invalid ? html`<p class="error" role="alert">${t('amount.invalid')}</p>` : null}
     <${Jobs} jobs=${jobs} form=${searched} searched=${active} t=${t} lang=${lang} />
-    <${Listings} query=${query} searched=${active} t=${t} />
+    <${Listings} query=${query} searched=${active} t=${t} lang=${lang} />
     <${KeyPanel} t=${t} lang=${lang} />`
 }
 
@@ -159,7 +159,7 @@ function SearchForm({ form, setForm, onSearch, onClear, t }) {
   </form>`
 }
 
-function Listings({ query, searched, t }) {
+function Listings({ query, searched, t, lang }) {
   const listings = useLoad(`/api/market/listings?${query}`)
   const rows = listings.data?.listings
   return html`<section aria-labelledby="listings-title">
@@ -177,7 +177,7 @@ function Listings({ query, searched, t }) {
               (l) => html`<li class="card" key=${l.id} data-listing=${l.id}>
               <h3><a href=${`#/market/listings/${encodeURIComponent(l.id)}`}><bdi dir="auto">${l.title}</bdi></a></h3><p dir="auto">${l.description}</p>
               <p><bdi class="money">${l.price.display}</bdi> ${t('market.per_task')}</p>
-              <p class="hint">${t(`availability.${l.availability.state}`)}${l.tags.length ? ` · ${l.tags.join(', ')}` : ''}</p>
+              <p class="hint">${t(`availability.${l.availability.state}`)}${l.tags.length ? `${separator(lang)}${l.tags.join(lang === 'ar' ? '، ' : ', ')}` : ''}</p>
               <${CopyId} label=${t('task.agent_did')} value=${l.agent_did} t=${t} compact=${true} />
             </li>`,
             )}</ul>`

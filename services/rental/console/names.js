@@ -2,7 +2,7 @@
 // How the console names things for a person: states in words, money and durations, what a signed
 // body says in one sentence, and ids and DIDs in small print with a copy button (never the label).
 import { useState } from 'preact/hooks'
-import { formatDate, formatFils, formatNumber } from './i18n.js'
+import { formatDate, formatFils, formatNumber, separator } from './i18n.js'
 import { html } from './ui.js'
 
 /** A task state's catalogue key (`input-required` → `state.input_required`). */
@@ -25,13 +25,24 @@ export const TaskName = ({ task, t }) =>
 
 /** An engagement as a choice in a list: its job, its agent and when it was made (its id never the label). */
 export const engagementLabel = (e, lang) =>
-  [e.job_title ?? e.job_id, e.agent_name, formatDate(e.created_at, lang)].filter(Boolean).join(' · ')
+  [e.job_title ?? e.job_id, e.agent_name, formatDate(e.created_at, lang)]
+    .filter(Boolean)
+    .join(separator(lang))
 
-/** An agent by its display name, its DID behind a copy button (in small print when it has no name). */
-export const AgentName = ({ name, did, t }) =>
+/**
+ * An agent by its display name, its DID behind a copy button (in small print when it has no name);
+ * `children` (its facts: a share, a state) stand on the name's line, before the copy button's.
+ */
+export const AgentName = ({ name, did, t, children = null }) =>
   name
-    ? html`<bdi dir="auto" class="agent-name">${name}</bdi><br /><${CopyId} label=${t('task.agent_did')} value=${did} t=${t} compact=${true} />`
-    : html`<${CopyId} label=${t('task.agent_did')} value=${did} t=${t} />`
+    ? html`<bdi dir="auto" class="agent-name">${name}</bdi>${children}<br /><${CopyId} label=${t('task.agent_did')} value=${did} t=${t} compact=${true} />`
+    : html`<${CopyId} label=${t('task.agent_did')} value=${did} t=${t} />${children}`
+
+/** `parts` (the null ones left out) with the language's separator between them, as one line reads. */
+export const dotted = (parts, lang) =>
+  parts
+    .filter((part) => part !== null && part !== undefined && part !== false)
+    .flatMap((part, i) => (i === 0 ? [part] : [separator(lang), part]))
 
 /** A text's first words (at most `max` characters, cut at a space, with an ellipsis), as the API's `input_preview`. */
 export function firstWords(text, max = 80) {
@@ -64,11 +75,16 @@ export function duration(ms, lang) {
 export const paymentWords = (escrowState, priceFils, t) =>
   escrowState ? t(`pay.${escrowState}`) : priceFils === 0 ? t('pay.free') : t('pay.none')
 
+/** How many characters of a hash `CopyId` shows when `short`: enough to tell two apart by eye. */
+const SHORT_ID = 10
+
 /**
- * An id or a DID in small print, left to right, with a button that copies it; `compact`: the
- * button alone ("Copy the agent DID"), the value in its tooltip (a card or a row with a name).
+ * An id or a DID in small print, left to right, with a button that copies it (the full value also
+ * in the button's `data-copy`); `compact`: the button alone ("Copy the agent DID"), the value in its
+ * tooltip (a card or a row with a name); `short`: the value's first characters and an ellipsis, the
+ * whole in its tooltip (a hash no one reads in full).
  */
-export function CopyId({ label, value, t, compact = false }) {
+export function CopyId({ label, value, t, compact = false, short = false }) {
   const [copied, setCopied] = useState(false)
   const copy = async () => {
     try {
@@ -78,9 +94,23 @@ export function CopyId({ label, value, t, compact = false }) {
     } catch {}
   }
   if (compact)
-    return html`<small class="id-line"><button type="button" class="copy" title=${value} onClick=${copy}>${copied ? t('copy.done') : t('copy.label', { what: label })}</button></small>`
-  return html`<small class="id-line"><span>${label}</span> <code dir="ltr" class="did">${value}</code>
-    <button type="button" class="copy" aria-label=${t('copy.label', { what: label })} onClick=${copy}>${copied ? t('copy.done') : t('copy')}</button></small>`
+    return html`<small class="id-line"><button type="button" class="copy" title=${value} data-copy=${value} onClick=${copy}>${copied ? t('copy.done') : t('copy.label', { what: label })}</button></small>`
+  const cut = short && value.length > SHORT_ID + 4
+  return html`<small class="id-line"><span>${label}</span> <code dir="ltr" class=${cut ? 'did short' : 'did'} title=${cut ? value : undefined}>${cut ? `${value.slice(0, SHORT_ID)}…` : value}</code>
+    <button type="button" class="copy" aria-label=${t('copy.label', { what: label })} data-copy=${value} onClick=${copy}>${copied ? t('copy.done') : t('copy')}</button></small>`
+}
+
+/**
+ * Why this browser cannot sign for an engagement: it names another client key. The sentence says
+ * what to do; the two keys follow, short, each with its copy button (a DID in the sentence would
+ * run off a phone's screen).
+ */
+export function OtherKey({ engagementKey, browserKey, t, alert = false }) {
+  return html`<div class="warning" role=${alert ? 'alert' : undefined} data-testid="other-key">
+    <p>${t('sign.other_key')}</p>
+    <${CopyId} label=${t('sign.engagement_key')} value=${engagementKey} t=${t} short />
+    ${browserKey ? html`<${CopyId} label=${t('sign.browser_key')} value=${browserKey} t=${t} short />` : html`<small>${t('sign.no_browser_key')}</small>`}
+  </div>`
 }
 
 /**

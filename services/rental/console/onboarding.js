@@ -9,6 +9,7 @@ import { useFieldProblems } from './field-check.js'
 import { say } from './toast.js'
 import { CopyId } from './names.js'
 import { ActionButton, allowed, ErrorText, html, Loading, useLoad, When } from './ui.js'
+import { separator } from './i18n.js'
 
 /** Each step, and the part of the screen that completes it (#/onboarding/<part>). */
 export const STEP_PARTS = {
@@ -106,7 +107,7 @@ function Screening({ kya, t, lang, done }) {
           .slice(0, 5)
           .map(
             (k) =>
-              html`<li key=${k.id}><${CopyId} label=${t('task.agent_did')} value=${k.agent_did} t=${t} /> · ${t(k.ok ? 'onb.clear' : 'onb.hits')} · <${When} iso=${k.created_at} lang=${lang} /></li>`,
+              html`<li key=${k.id}><${CopyId} label=${t('task.agent_did')} value=${k.agent_did} t=${t} />${separator(lang)}${t(k.ok ? 'onb.clear' : 'onb.hits')}${separator(lang)}<${When} iso=${k.created_at} lang=${lang} /></li>`,
           )}</ul>`
       : null
   }

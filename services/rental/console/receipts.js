@@ -3,7 +3,7 @@
 // ledger's checkpoint and log key: verified, pending (on its way to the ledger: neutral, checked
 // again by itself), or not and why (red only for a check that failed).
 import { useEffect, useState } from 'preact/hooks'
-import { formatNumber } from './i18n.js'
+import { formatNumber, separator } from './i18n.js'
 import { verifyReceipt } from './verify.js'
 import { useLoadAgain } from './reload.js'
 import { Empty, ErrorText, html, Loading, When } from './ui.js'
@@ -71,8 +71,8 @@ function ReceiptRow({ receipt, checkpoint, logKey, t, lang, waited }) {
     )
   }, [now])
   return html`<li class="receipt" data-receipt=${receipt.id} data-type=${receipt.type}>
-    <div><strong>${typeName(receipt.type, t)}</strong> · <${When} iso=${receipt.issued_at} lang=${lang} />
-      ${receipt.ledger_index !== null ? html` · ${t('receipt.index', { n: formatNumber(receipt.ledger_index, lang) })}` : null}</div>
+    <div><strong>${typeName(receipt.type, t)}</strong>${separator(lang)}<${When} iso=${receipt.issued_at} lang=${lang} />
+      ${receipt.ledger_index !== null ? html`${separator(lang)}${t('receipt.index', { n: formatNumber(receipt.ledger_index, lang) })}` : null}</div>
     <div><${Verdict} verdict=${verdict} t=${t} waited=${waited} /></div>
     <details><summary>${t('receipt.checks')}</summary>
       <ul class="checks">${(verdict?.checks ?? []).map(

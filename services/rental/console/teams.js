@@ -1,8 +1,8 @@
 // @ts-check
 // Teams with their terms and, for each team task, its delegation chain as a read-only tree.
-import { formatNumber } from './i18n.js'
+import { formatNumber, separator } from './i18n.js'
 import { Pager, usePaged } from './paging.js'
-import { AgentName, TaskName } from './names.js'
+import { AgentName, CopyId, dotted } from './names.js'
 import { Empty, ErrorText, Fils, html, Loading, StateBadge, useLoad, When, listBody } from './ui.js'
 
 const percent = (bps, lang) =>
@@ -48,15 +48,26 @@ function useAgentNames(lang) {
   return names
 }
 
-/** One hop of a chain and the hops it delegated to, nested. */
+/** One hop of a chain and the hops it delegated to, nested: its agent, state, cost and signature on one line, its receipt's hash short behind a copy button. */
 function Hop({ node, t, lang, names }) {
+  const facts = dotted(
+    [
+      html`<span class=${`state state-${node.state}`}>${t(`hop.${node.state}`)}</span>`,
+      node.cost_fils > 0 ? html`<${Fils} fils=${node.cost_fils} lang=${lang} />` : null,
+      node.signature_verified === true ? html`<span class="ok">✓ ${t('chain.signed')}</span>` : null,
+      node.signature_verified === false
+        ? html`<span class="error">✗ ${t('chain.bad_signature')}</span>`
+        : null,
+      node.refusal ? html`<span class="error">${t(`refusal.${node.refusal}`)}</span>` : null,
+    ],
+    lang,
+  )
   return html`<li data-hop=${node.hop_id}>
-    <div class="hop"><${AgentName} name=${names.get(node.agent_did)} did=${node.agent_did} t=${t} /> <span class=${`state state-${node.state}`}>${t(`hop.${node.state}`)}</span>
-      ${node.cost_fils > 0 ? html` · <${Fils} fils=${node.cost_fils} lang=${lang} />` : null}
-      ${node.signature_verified === true ? html` · <span class="ok">✓ ${t('chain.signed')}</span>` : null}
-      ${node.signature_verified === false ? html` · <span class="error">✗ ${t('chain.bad_signature')}</span>` : null}
-      ${node.refusal ? html` · <span class="error">${node.refusal}</span>` : null}
-      ${node.receipt ? html`<br /><small>${t('task.receipt')} <code dir="ltr" class="hash">${node.receipt.leaf_hash}</code></small>` : null}</div>
+    <div class="hop"><${AgentName} name=${names.get(node.agent_did)} did=${node.agent_did} t=${t}> ${facts}<//>${
+      node.receipt
+        ? html` <${CopyId} label=${t('hop.receipt')} value=${node.receipt.leaf_hash} t=${t} short=${true} />`
+        : null
+    }</div>
     ${node.children.length > 0 ? html`<ul class="tree">${node.children.map((c) => html`<${Hop} key=${c.hop_id} node=${c} t=${t} lang=${lang} names=${names} />`)}</ul>` : null}
   </li>`
 }
@@ -83,22 +94,32 @@ export function Team({ id, t, lang }) {
       <dt>${t('teams.lead')}</dt><dd><${AgentName} name=${names.get(d.lead_did)} did=${d.lead_did} t=${t} /></dd>
       <dt>${t('teams.budget')}</dt><dd><${Fils} fils=${d.terms.task_budget_fils} lang=${lang} /></dd>
       <dt>${t('teams.depth')}</dt><dd>${formatNumber(d.terms.max_depth, lang)}</dd>
-      ${d.engagement_id ? html`<dt>${t('eng.title')}</dt><dd><a href=${`#/engagements/${d.engagement_id}`}>${t('teams.open_engagement')}</a></dd>` : null}
+      ${d.engagement_id ? html`<dt>${t('teams.engagement')}</dt><dd><a href=${`#/engagements/${d.engagement_id}`}>${t('teams.open_engagement')}</a></dd>` : null}
     </dl>
     <h2>${t('teams.members')}</h2>
     <ul>${d.terms.members.map(
-      (
-        m,
-      ) => html`<li key=${m.agent_did}><${AgentName} name=${names.get(m.agent_did)} did=${m.agent_did} t=${t} /> · ${percent(m.share_bps, lang)}
-        · ${t('teams.hop_cost')} <${Fils} fils=${m.hop_fils} lang=${lang} /></li>`,
+      (m) =>
+        html`<li key=${m.agent_did} data-member=${m.agent_did}><${AgentName} name=${names.get(m.agent_did)} did=${m.agent_did} t=${t}>${[
+          separator(lang),
+          ...dotted(
+            [
+              html`<span class="share">${t('teams.share', { share: percent(m.share_bps, lang) })}</span>`,
+              html`<span>${t('teams.hop_cost')} <${Fils} fils=${m.hop_fils} lang=${lang} /></span>`,
+            ],
+            lang,
+          ),
+        ]}<//></li>`,
     )}</ul></section>
     <section class="card" aria-labelledby="chains-title"><h2 id="chains-title">${t('chain.title')}</h2>
       ${
         mine.length === 0
           ? html`<${Empty}>${t('teams.no_tasks')}<//>`
           : mine.map(
-              (task) => html`<details key=${task.id}><summary><${TaskName} task=${task} t=${t} />
-                <${StateBadge} state=${task.state} t=${t} /> <${When} iso=${task.created_at} lang=${lang} /></summary>
+              // the summary is a control itself: a link to the task stands inside the details (axe: nested-interactive)
+              (
+                task,
+              ) => html`<details key=${task.id}><summary><bdi>${task.job_title ?? task.agent_name ?? t('task.untitled')}</bdi> <${StateBadge} state=${task.state} t=${t} /> <${When} iso=${task.created_at} lang=${lang} /></summary>
+                <p><a href=${`#/tasks/${task.id}`}>${t('teams.open_task')}</a></p>
                 <${Chain} team=${d.id} taskId=${task.id} t=${t} lang=${lang} names=${names} /></details>`,
             )
       }

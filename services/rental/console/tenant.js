@@ -11,6 +11,7 @@ import { Profile } from './profile.js'
 import { Loaded } from './tenant-ui.js'
 import { Usage } from './usage.js'
 import { ActionButton, allowed, ErrorText, Fils, html, Loading, useLoad, When } from './ui.js'
+import { separator } from './i18n.js'
 
 function Overview({ t, lang }) {
   const org = useLoad('/v1/org')
@@ -38,7 +39,7 @@ function Overview({ t, lang }) {
               <dt>${t('org.did')}</dt><dd>${o.did ? html`<${CopyId} label=${t('org.did')} value=${o.did} t=${t} />` : t('org.no_did')}</dd>
               <dt>${t('organization')}</dt><dd><${CopyId} label=${t('organization')} value=${o.id} t=${t} /></dd>
               <dt>${t('org.ledger')}</dt>
-              <dd><a href=${o.ledger.url} rel="noopener" dir="ltr">${o.ledger.url}</a>${' · '}<a href=${o.ledger.checkpoint_url} rel="noopener">${t('org.checkpoint')}</a></dd>
+              <dd><a href=${o.ledger.url} rel="noopener" dir="ltr">${o.ledger.url}</a>${separator(lang)}<a href=${o.ledger.checkpoint_url} rel="noopener">${t('org.checkpoint')}</a></dd>
             </dl>
           </section>
           <section class="card" aria-labelledby="onboarding-title">

@@ -139,7 +139,12 @@ export const rental: ServiceSpec<RentalConfig> = {
       onError: (err) => service.log.warn({ err: err.message }, 'jobs error'),
       metrics: app.metrics,
     })
-    app.addHook('preClose', async () => jobs.stop())
+    // the receipt writer's sweep and deliveries end first (a failed delivery enqueues its retry job)
+    let stopReceipts = async () => {}
+    app.addHook('preClose', async () => {
+      await stopReceipts()
+      await jobs.stop()
+    })
     // the provider identity signs receipts (through the outbox), the rail moves money
     const provider = await providerIdentity(db, sealer)
     const receipts = new ReceiptWriter({
@@ -150,9 +155,10 @@ export const rental: ServiceSpec<RentalConfig> = {
       issuer: provider,
     })
     await receipts.start({
-      onError: (err) => service.log.warn({ err: err.message }, 'receipt delivery at start failed'),
+      onError: (err) => service.log.warn({ err: err.message }, 'receipt sweep failed'),
       metrics: app.metrics,
     })
+    stopReceipts = () => receipts.stop()
     const ctx: RentalContext = {
       db,
       kv: service.kv,

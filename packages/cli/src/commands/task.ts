@@ -1,7 +1,8 @@
 /**
- * `svc task run ENGAGEMENT TEXT [--async] [--file PATH]…`, `svc task get ID`, `svc tasks`. A run
- * follows the task's event stream (progress on stderr) and then writes its output on stdout; a later
- * task's escrow is signed with the local key, as the SDK's `runTask` does.
+ * `svc task run ENGAGEMENT TEXT [--async] [--timeout SECONDS] [--file PATH]…`, `svc task get ID`,
+ * `svc tasks`. A run follows the task's event stream (progress on stderr) and then writes its output
+ * on stdout; a later task's escrow is signed with the local key, as the SDK's `runTask` does. After
+ * `--timeout` it stops waiting (the task goes on) and exits with STILL_RUNNING_EXIT.
  */
 import { readFile } from 'node:fs/promises'
 import { basename, extname } from 'node:path'
@@ -35,6 +36,23 @@ async function upload(client: SvcClient, engagementId: string, path: string): Pr
   return stored.id
 }
 
+/** The exit code of `svc task run --timeout` when the task has not ended by then (1 failed, 2 wrong input). */
+export const STILL_RUNNING_EXIT = 3
+
+interface RunOptions {
+  async?: boolean
+  /** seconds */
+  timeout?: number
+  file: string[]
+}
+
+/** `--timeout`'s seconds: a positive number. */
+function seconds(value: string): number {
+  const n = Number(value)
+  if (!Number.isFinite(n) || n <= 0) throw usage(`A timeout is a number of seconds above 0, not “${value}”.`)
+  return n
+}
+
 /** A task as a person reads it (names first, the id after). */
 export function taskLines(task: Task): string[] {
   const who = [task.agent_name ?? task.agent_did, task.job_title ? `for “${task.job_title}”` : '']
@@ -52,13 +70,7 @@ export function taskLines(task: Task): string[] {
 const outputOf = (task: Task) =>
   task.output?.text ?? (task.output?.data !== undefined ? JSON.stringify(task.output.data, null, 2) : '')
 
-async function run(
-  cli: Cli,
-  profile: Profile,
-  engagementId: string,
-  text: string,
-  options: { async?: boolean; file: string[] },
-) {
+async function run(cli: Cli, profile: Profile, engagementId: string, text: string, options: RunOptions) {
   const client = profile.client
   const fileIds: string[] = []
   for (const path of options.file) {
@@ -98,14 +110,31 @@ async function run(
   cli.progress(
     `${created.task.agent_name ?? 'The agent'} has the task (${id}): ${stateWords(created.task.state)}`,
   )
-  for await (const event of client.events(id)) {
-    if (event.type === 'task.state_changed') cli.progress(`  → ${stateWords(String(event.data.to))}`)
-    else if (event.type === 'task.trace')
-      cli.progress(`  · ${String(event.data.message ?? event.data.text ?? JSON.stringify(event.data))}`)
+  const waited = new AbortController()
+  const timer =
+    options.timeout === undefined ? undefined : setTimeout(() => waited.abort(), options.timeout * 1000)
+  try {
+    for await (const event of client.events(id, { signal: waited.signal })) {
+      if (event.type === 'task.state_changed') cli.progress(`  → ${stateWords(String(event.data.to))}`)
+      else if (event.type === 'task.trace')
+        cli.progress(`  · ${String(event.data.message ?? event.data.text ?? JSON.stringify(event.data))}`)
+    }
+  } catch (err) {
+    if (!waited.signal.aborted) throw err
+  } finally {
+    clearTimeout(timer)
   }
   const task = await client.task(id)
-  if (!TERMINAL_STATES.includes(task.state))
-    throw new SvcError('task_not_ended', 0, `task ${id} is ${task.state}`)
+  if (!TERMINAL_STATES.includes(task.state)) {
+    if (!waited.signal.aborted) throw new SvcError('task_not_ended', 0, `task ${id} is ${task.state}`)
+    // the wait ended, not the task: it goes on at the agent
+    cli.exitCode = STILL_RUNNING_EXIT
+    if (cli.json) cli.out({ task, still_running: true }, () => '')
+    process.stderr.write(
+      `svc: Task ${id} is still running (${stateWords(task.state)}) after ${options.timeout} s; it was not stopped. See it later with \`svc task get ${id}\`.\n`,
+    )
+    return
+  }
   if (cli.json) cli.out({ task }, () => '')
   else if (task.state === 'completed') process.stdout.write(`${outputOf(task).replace(/\n?$/, '\n')}`)
   if (task.state !== 'completed') {
@@ -125,12 +154,23 @@ export function taskCommands(program: Command, cli: Cli) {
     .argument('<text>', 'what to ask (“-” reads it from stdin)')
     .option('--async', 'answer at once with the task’s id, without waiting')
     .option(
+      '--timeout <seconds>',
+      `stop waiting after this long: the task goes on, the command to see it is shown, exit code ${STILL_RUNNING_EXIT}`,
+      seconds,
+    )
+    .option(
       '--file <path>',
       'a file for the task (again for more)',
       (v: string, all: string[]) => [...all, v],
       [],
     )
-    .action(async (engagementId: string, text: string, options: { async?: boolean; file: string[] }) => {
+    .addHelpText(
+      'after',
+      `\nExit codes: 0 completed, 1 the task failed (or a service did), 2 wrong input, ${STILL_RUNNING_EXIT} still running after --timeout.`,
+    )
+    .action(async (engagementId: string, text: string, options: RunOptions) => {
+      if (options.async && options.timeout !== undefined)
+        throw usage('A timeout is for waiting on the task: leave --timeout out with --async.')
       const input = text === '-' ? await readStdin() : text
       if (!input.trim()) throw usage('The task’s text is empty.')
       await run(cli, await cli.profile(), engagementId, input, options)

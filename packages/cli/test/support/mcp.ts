@@ -6,6 +6,7 @@ import { type CookieJar, tempFolder } from '@svc/kit/testing'
 import { csrfOf } from '@svc/testing/idp-flow'
 import type { FullStack } from '../../../../services/rental/test/support/full-stack.ts'
 import { openProfile } from '../../src/profile.ts'
+import { bundledMain } from '@svc/testing/bundled-main'
 
 /** A tool's answer: its text content joined, and the rest as the SDK gives it. */
 export interface ToolResult {
@@ -16,6 +17,8 @@ export interface ToolResult {
 
 /** `svc` as `npx svc` runs it */
 export const BIN = fileURLToPath(new URL('../../bin/svc.js', import.meta.url))
+/** The command line bundled into plain JavaScript once: each server starts without tsx's compiling. */
+const bundled = () => bundledMain(fileURLToPath(new URL('../../src/main.ts', import.meta.url)))
 export const PASSPHRASE = 'a long passphrase for the mcp tests'
 
 /**
@@ -64,7 +67,11 @@ export class McpProcess {
   ) {
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [BIN, 'mcp', ...(options.allowSpend === undefined ? [] : ['--allow-spend', options.allowSpend])],
+      args: [
+        await bundled(),
+        'mcp',
+        ...(options.allowSpend === undefined ? [] : ['--allow-spend', options.allowSpend]),
+      ],
       env: {
         ...(process.env as Record<string, string>),
         SVC_HOME: await signedInHome(stack, stack.alice.jar),

@@ -199,6 +199,84 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/receipts/batch': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /** Append several signed receipts at once (writers only): integrated in one batch; each answered in order, or refused on its own */
+    post: {
+      parameters: {
+        query?: never
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description signed receipts, integrated together (one transaction, one checkpoint) */
+            receipts: {
+              receipt: {
+                /** @description e.g. task.completed */
+                type: string
+                /** @description version of this receipt type */
+                v: number
+                /** @description the signer, an Ed25519 did:key */
+                issuer: string
+                subject: string
+                /** Format: date-time */
+                issued_at: string
+                data?: {
+                  [key: string]: unknown
+                }
+              }
+              /** @description base64url Ed25519 signature of the JCS form of receipt */
+              signature: string
+            }[]
+          }
+        }
+      }
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              /** @description one per receipt, in order: where it is in the log, or why it was refused */
+              results: (
+                | {
+                    index: number
+                    /** @description base64 RFC 9162 leaf hash */
+                    leaf_hash: string
+                    /** @description size of the first checkpoint that includes the receipt */
+                    tree_size: number
+                    duplicate: boolean
+                  }
+                | {
+                    error: {
+                      code: string
+                      message: string
+                    }
+                  }
+              )[]
+            }
+          }
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/checkpoint': {
     parameters: {
       query?: never

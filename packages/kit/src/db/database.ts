@@ -1,15 +1,9 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import {
-  Kysely,
-  type LogEvent,
-  PostgresDialect,
-  type PostgresPool,
-  type PostgresPoolClient,
-  sql,
-} from 'kysely'
+import { Kysely, type LogEvent, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import { lockDataDir } from './lock.ts'
+import { pooled } from './pg-pool.ts'
 import { createPGlite } from './pglite.ts'
 import { PGliteDialect } from './pglite-dialect.ts'
 import { sqlTally } from './tally.ts'
@@ -29,6 +23,8 @@ export interface Database<DB = any> {
   readonly tracer: Tracer | undefined
   /** True when a trivial query answers within the timeout. */
   ping(timeoutMs?: number): Promise<boolean>
+  /** After DDL: every connection drops its prepared statements before its next query. */
+  schemaChanged(): void
   close(): Promise<void>
 }
 
@@ -54,6 +50,11 @@ export interface DatabaseOptions {
   connectTimeoutMs?: number | undefined
   /** A span per statement (its operation and table, never its values) inside traced work. */
   tracer?: Tracer | undefined
+  /**
+   * PostgreSQL only: run queries with parameters as named prepared statements, parsed and planned
+   * once per connection (`pg-pool.ts`). Default true; off behind a pooler that cannot keep them.
+   */
+  preparedStatements?: boolean | undefined
 }
 
 /** Kysely's `log` and `plugins`: the SQL tally (benchmarks) and, when traced, a span per statement. */
@@ -82,33 +83,6 @@ export async function openDatabase<DB = unknown>(options: DatabaseOptions): Prom
 /** The schema pg-boss uses for a service's jobs. */
 export const jobsSchema = (schema: string) => `${schema}_jobs`
 
-/** The client's own timeout: set off by `query_timeout`, later than the server's statement timeout. */
-const isReadTimeout = (err: unknown) => err instanceof Error && err.message === 'Query read timeout'
-
-/**
- * The pool as Kysely sees it, except that a connection on which a query timed out is destroyed on
- * release rather than reused: its query may still be pending on a silent socket, and every later
- * query on it would wait behind it.
- */
-function dropTimedOutConnections(pool: pg.Pool): PostgresPool {
-  return {
-    async connect() {
-      const client = await pool.connect()
-      let broken: Error | undefined
-      const guarded = {
-        query: (text: string, values: unknown[]) =>
-          client.query(text, values).catch((err: unknown) => {
-            if (isReadTimeout(err)) broken = err as Error
-            throw err
-          }),
-        release: () => client.release(broken),
-      }
-      return guarded as unknown as PostgresPoolClient
-    },
-    end: () => pool.end(),
-  }
-}
-
 async function openPostgres<DB>(options: DatabaseOptions, url: string): Promise<Database<DB>> {
   const statementTimeout = options.statementTimeoutMs ?? 5_000
   const pool = new pg.Pool({
@@ -130,12 +104,10 @@ async function openPostgres<DB>(options: DatabaseOptions, url: string): Promise<
   // so each client gets its own listener too: a connection lost mid-query must not end the process.
   pool.on('error', (err) => options.onError?.(err))
   pool.on('connect', (client) => client.on('error', (err) => options.onError?.(err)))
-  const db = new Kysely<DB>({
-    dialect: new PostgresDialect({ pool: dropTimedOutConnections(pool) }),
-    ...queryHooks(options),
-  })
+  const connections = pooled(pool, options.preparedStatements ?? true)
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: connections }), ...queryHooks(options) })
   await sql.raw(`create schema if not exists ${options.schema}`).execute(db)
-  return wrap(db, 'postgres', options, async () => {})
+  return wrap(db, 'postgres', options, async () => {}, connections.schemaChanged)
 }
 
 async function openPGlite<DB>(options: DatabaseOptions): Promise<Database<DB>> {
@@ -149,10 +121,18 @@ async function openPGlite<DB>(options: DatabaseOptions): Promise<Database<DB>> {
     await pglite.exec(`create schema if not exists ${options.schema}; set search_path to ${options.schema}`)
     const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite), ...queryHooks(options) })
     // Kysely destroys only a driver it has used: close PGlite ourselves, or an unused one stays open
-    return wrap(db, 'pglite', options, async () => {
-      if (!pglite.closed) await pglite.close()
-      release()
-    })
+    // PGlite's driver prepares a statement again when PostgreSQL refuses its plan (pglite-dialect.ts)
+    const schemaChanged = () => {}
+    return wrap(
+      db,
+      'pglite',
+      options,
+      async () => {
+        if (!pglite.closed) await pglite.close()
+        release()
+      },
+      schemaChanged,
+    )
   } catch (err) {
     release()
     throw err
@@ -164,6 +144,7 @@ function wrap<DB>(
   backend: Backend,
   options: DatabaseOptions,
   afterClose: () => Promise<void>,
+  schemaChanged: () => void,
 ): Database<DB> {
   let closed = false
   return {
@@ -171,6 +152,7 @@ function wrap<DB>(
     backend,
     schema: options.schema,
     tracer: options.tracer,
+    schemaChanged,
     async ping(timeoutMs = 1_500) {
       let timer: NodeJS.Timeout | undefined
       const timeout = new Promise<false>((resolve) => {

@@ -1,14 +1,6 @@
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
 import { ConfigError } from '../errors.ts'
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
+import { alive } from '../process.ts'
 
 /**
  * Claims a data directory for this process with a lock file beside it. A second process gets a

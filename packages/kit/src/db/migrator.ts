@@ -76,6 +76,8 @@ export async function migrate(database: Database, dir: string): Promise<string[]
             trx,
           )
         })
+        // statements this process prepared before may no longer fit the tables (PostgreSQL)
+        database.schemaChanged()
       }
       return pending.map((m) => m.name)
     } finally {

@@ -21,9 +21,12 @@ type BackendMessage = Awaited<ReturnType<PGlite['execProtocol']>>['messages'][nu
 interface Prepared {
   name: string
   paramTypes: number[]
-  /** The statement's row description, when it returns rows: a bound portal's is the same. */
-  rows: BackendMessage | undefined
+  /** The columns' names and type OIDs from the statement's description: a bound portal's are the same. */
+  names: string[]
+  types: number[]
 }
+
+const EXECUTE_SYNC = Buffer.concat([protocol.serialize.execute({}), protocol.serialize.sync()])
 
 /**
  * Kysely over PGlite. PGlite is a single connection, so the driver lends it to one holder at a
@@ -95,8 +98,10 @@ class PGliteConnection implements DatabaseConnection {
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (query.parameters.length === 0) {
-      const results = await this.pglite.exec(query.sql)
-      const last = results.at(-1)
+      const messages = await this.#call(protocol.serialize.query(query.sql))
+      const failure = messages.find((m) => m.name === 'error')
+      if (failure) throw failure
+      const last = parse.parseResults(messages, this.pglite.parsers).at(-1)
       return toKysely<R>(last?.rows ?? [], last?.affectedRows)
     }
     let statement = await this.#statement(query.sql)
@@ -116,11 +121,43 @@ class PGliteConnection implements DatabaseConnection {
       }
     }
     if (failure) throw failure
-    const [result] = parse.parseResults(
-      statement.rows ? [statement.rows, ...messages] : messages,
-      this.pglite.parsers,
-    )
-    return toKysely<R>(result?.rows ?? [], result?.affectedRows)
+    return this.#result<R>(statement, messages)
+  }
+
+  /**
+   * One call into PGlite. The driver's mutex already lends the database to one holder at a time
+   * and every message ends in a sync, so PGlite's own queue (`runExclusive`) would only add a
+   * lock per call; `syncToFs` is a no-op on PGlite's Node and memory file systems (PostgreSQL's
+   * writes reach the data directory's files during the call), so skipping it changes no durability.
+   */
+  async #call(message: Uint8Array) {
+    const { messages } = await this.pglite.execProtocol(message, { throwOnError: false, syncToFs: false })
+    return messages
+  }
+
+  /** The rows of a prepared statement's run, by the names and types its description gave. */
+  #result<R>(statement: Prepared, messages: BackendMessage[]): QueryResult<R> {
+    const rows: Record<string, unknown>[] = []
+    let affectedRows = 0
+    const parsers = this.pglite.parsers
+    const { names, types } = statement
+    for (const message of messages) {
+      if (message.name === 'dataRow') {
+        const fields = (message as unknown as { fields: (string | null)[] }).fields
+        const row: Record<string, unknown> = {}
+        for (let i = 0; i < fields.length; i++) {
+          const text = fields[i]!
+          const parser = text === null ? undefined : parsers[types[i]!]
+          row[names[i]!] = parser ? parser(text, types[i]!) : text
+        }
+        rows.push(row)
+      } else if (message.name === 'commandComplete') {
+        const tag = (message as unknown as { text: string }).text
+        if (/^(INSERT|UPDATE|DELETE|COPY|MERGE) /.test(tag))
+          affectedRows += Number(tag.slice(tag.lastIndexOf(' ') + 1))
+      }
+    }
+    return toKysely<R>(rows, affectedRows)
   }
 
   async #statement(sql: string) {
@@ -131,38 +168,37 @@ class PGliteConnection implements DatabaseConnection {
     return statement
   }
 
-  async #run(statement: Prepared, parameters: readonly unknown[]) {
+  #run(statement: Prepared, parameters: readonly unknown[]) {
     const values = parameters.map((value, i) => {
       if (value === null || value === undefined) return null
       const serialize = this.pglite.serializers[statement.paramTypes[i]!]
       return serialize ? serialize(value) : String(value)
     })
-    const message = concat([
-      protocol.serialize.bind({ statement: statement.name, values }),
-      protocol.serialize.execute({}),
-      protocol.serialize.sync(),
-    ])
-    const { messages } = await this.pglite.runExclusive(() =>
-      this.pglite.execProtocol(message, { throwOnError: false }),
-    )
-    return messages
+    const bind = protocol.serialize.bind({ statement: statement.name, values })
+    const message = new Uint8Array(bind.length + EXECUTE_SYNC.length)
+    message.set(bind)
+    message.set(EXECUTE_SYNC, bind.length)
+    return this.#call(message)
   }
 
   async #prepare(sql: string): Promise<Prepared> {
     const name = `kit_${++this.#counter}`
-    const { messages } = await this.pglite.runExclusive(() =>
-      this.pglite.execProtocol(
-        concat([
-          protocol.serialize.parse({ name, text: sql }),
-          protocol.serialize.describe({ type: 'S', name }),
-          protocol.serialize.sync(),
-        ]),
-      ),
+    const messages = await this.#call(
+      Buffer.concat([
+        protocol.serialize.parse({ name, text: sql }),
+        protocol.serialize.describe({ type: 'S', name }),
+        protocol.serialize.sync(),
+      ]),
     )
+    const failure = messages.find((m) => m.name === 'error')
+    if (failure) throw failure
+    const description = messages.find((m) => m.name === 'rowDescription') as
+      { fields: { name: string; dataTypeID: number }[] } | undefined
     const statement: Prepared = {
       name,
       paramTypes: parse.parseDescribeStatementResults(messages),
-      rows: messages.find((m) => m.name === 'rowDescription'),
+      names: description?.fields.map((f) => f.name) ?? [],
+      types: description?.fields.map((f) => f.dataTypeID) ?? [],
     }
     if (this.#statements.size >= STATEMENTS_KEPT) await this.#close(this.#statements.keys().next().value!)
     return statement
@@ -173,27 +209,18 @@ class PGliteConnection implements DatabaseConnection {
     const statement = this.#statements.get(sql)
     if (!statement) return
     this.#statements.delete(sql)
-    const message = concat([
-      protocol.serialize.close({ type: 'S', name: statement.name }),
-      protocol.serialize.sync(),
-    ])
-    await this.pglite.runExclusive(() => this.pglite.execProtocol(message, { throwOnError: false }))
+    await this.#call(
+      Buffer.concat([
+        protocol.serialize.close({ type: 'S', name: statement.name }),
+        protocol.serialize.sync(),
+      ]),
+    )
   }
 
   // eslint-disable-next-line require-yield -- streaming is not offered on the embedded database
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming queries are not supported on the embedded database')
   }
-}
-
-function concat(parts: Uint8Array[]) {
-  const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0))
-  let at = 0
-  for (const part of parts) {
-    out.set(part, at)
-    at += part.length
-  }
-  return out
 }
 
 function toKysely<R>(rows: unknown[], affectedRows: number | undefined): QueryResult<R> {

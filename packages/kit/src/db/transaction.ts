@@ -31,7 +31,16 @@ export async function inTransaction<DB, T>(
  * hook is a hint (a wake-up), never a guarantee: whatever must happen is in the transaction.
  */
 export function afterCommit(executor: object, hook: () => void): void {
+  if (!onCommit(executor, hook)) hook()
+}
+
+/**
+ * Registers `hook` to run once `executor`'s transaction commits, when that transaction was opened
+ * by `inTransaction`; false (and nothing registered) otherwise: for work that must not start
+ * before the commit (the receipt writer's direct delivery), which the caller then does another way.
+ */
+export function onCommit(executor: object, hook: () => void): boolean {
   const hooks = pending.get(executor)
   if (hooks) hooks.push(hook)
-  else hook()
+  return hooks !== undefined
 }

@@ -16,7 +16,10 @@ export function registerMetrics(
 ): Registry {
   const registry = new Registry()
   registry.setDefaultLabels({ service })
-  collectDefaultMetrics({ register: registry })
+  // the event loop's delay sampled every 100 ms, not prom-client's 10 ms: that timer alone kept a
+  // resting process at about 0.5 % of a core (0.06 % at 100 ms), and a scrape every few seconds
+  // reads percentiles that 10 samples a second still give
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 })
   app.decorate('metrics', registry)
   const duration = new Histogram({
     name: 'http_request_duration_seconds',

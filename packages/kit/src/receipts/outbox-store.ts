@@ -14,7 +14,12 @@ export interface OutboxRow {
   rejected: boolean
   /** The W3C traceparent of the work that recorded it (null when tracing was off): its delivery joins that trace. */
   traceparent: string | null
+  /** Until when a sweep that took the receipt holds it (no other instance's sweep takes it meanwhile). */
+  lease_until: Date | null
 }
+
+/** What a delivery needs of a receipt, as recorded or as a sweep took it. */
+export type PendingReceipt = Pick<OutboxRow, 'id' | 'receipt_type' | 'envelope' | 'attempts' | 'traceparent'>
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the outbox lives in any writer service's schema
 export type AnyDb = Kysely<any>
@@ -35,6 +40,7 @@ export async function installOutbox(db: AnyDb): Promise<void> {
     rejected boolean not null default false
   )`.execute(db)
   await sql`alter table receipt_outbox add column if not exists traceparent text`.execute(db)
+  await sql`alter table receipt_outbox add column if not exists lease_until timestamptz`.execute(db)
   await sql`create index if not exists receipt_outbox_pending_idx on receipt_outbox (created_at) where delivered_at is null`.execute(
     db,
   )
@@ -87,18 +93,29 @@ export async function outboxSince(db: AnyDb, since: Date): Promise<OutboxRow[]> 
     .execute()) as OutboxRow[]
 }
 
-/** Receipts recorded before `before` that are neither delivered nor refused, oldest first. */
-export async function pendingOutbox(db: AnyDb, before: Date, limit: number): Promise<string[]> {
-  const rows = await db
-    .selectFrom('receipt_outbox')
-    .select('id')
-    .where('delivered_at', 'is', null)
-    .where('rejected', '=', false)
-    .where('created_at', '<', before)
-    .orderBy('created_at')
-    .limit(limit)
-    .execute()
-  return rows.map((r) => r.id as string)
+/**
+ * Takes up to `limit` receipts neither delivered nor refused, recorded before `before` (a time, or
+ * that many seconds ago by the database's clock), oldest first, in one statement: each is leased
+ * for `leaseS` seconds, and rows another instance's sweep holds (leased, or being taken) are
+ * skipped, so that two instances sweeping at once take different receipts. `untriedOnly`: only
+ * receipts no attempt was made for (a failed one has its retry job).
+ */
+export async function takePending(
+  db: AnyDb,
+  q: { before: Date | { secondsAgo: number }; untriedOnly: boolean; leaseS: number; limit: number },
+): Promise<PendingReceipt[]> {
+  const before =
+    q.before instanceof Date ? sql`${q.before}` : sql`now() - make_interval(secs => ${q.before.secondsAgo})`
+  const { rows } = await sql<PendingReceipt>`
+    update receipt_outbox set lease_until = now() + make_interval(secs => ${q.leaseS})
+    where id in (
+      select id from receipt_outbox
+      where delivered_at is null and rejected = false and created_at < ${before}
+        and (lease_until is null or lease_until < now()) ${q.untriedOnly ? sql`and attempts = 0` : sql``}
+      order by created_at limit ${q.limit}
+      for update skip locked)
+    returning id, receipt_type, envelope, attempts, traceparent`.execute(db)
+  return rows
 }
 
 /** The receipts waiting for the ledger (neither delivered nor refused), and the oldest one's age in seconds. */

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { openDatabase, type RunningService, startService } from '@svc/kit'
 import { bundledMain } from '@svc/testing/bundled-main'
-import { onPostgres, request, testEnv } from '@svc/kit/testing'
+import { onPostgres, request, restartablePort, testEnv } from '@svc/kit/testing'
 import { FaultProxy } from '../../../../packages/kit/test/fault-proxy.ts'
 import { ledger } from '../../../ledger/src/app.ts'
 import type { LedgerConfig } from '../../../ledger/src/config.ts'
@@ -81,7 +81,7 @@ describe(
     })
 
     it('delivers the receipts the killed process had taken within seconds of the restart, each once', async () => {
-      const port = 20_000 + Math.floor(Math.random() * 20_000)
+      const port = await restartablePort()
       const ledgerUrl = `http://127.0.0.1:${proxy.port}`
       const first = await launch(port, ledgerUrl, storage)
       children.push(first.child)

@@ -6,7 +6,7 @@ import { after, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { openDatabase } from '@svc/kit'
 import { bundledMain } from '@svc/testing/bundled-main'
-import { onPostgres, request, tempFolder } from '@svc/kit/testing'
+import { onPostgres, request, restartablePort, tempFolder } from '@svc/kit/testing'
 import { append, newIssuer, signedReceipt, writerEnv } from '../support/helpers.ts'
 
 const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
@@ -63,7 +63,7 @@ describe('ledger crash', () => {
   })
 
   it('loses no acknowledged receipt and duplicates none when killed during a burst of appends', async (t) => {
-    const port = 20_000 + Math.floor(Math.random() * 20_000)
+    const port = await restartablePort()
     const first = await launch(port, storage)
     children.push(first.child)
     await ready(first.url)

@@ -103,6 +103,53 @@ describe('ledger log', () => {
     assert.equal(await treeSize(), before, 'the tree did not grow')
   })
 
+  it('appends a batch of receipts in one checkpoint, answering each in order, refusing a bad one on its own', async () => {
+    const post = (body: unknown, token = WRITER) =>
+      fetch(`${base}/v1/receipts/batch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify(body),
+      })
+    const before = await treeSize()
+    const known = signedReceipt(issuer, 'tsk_batch_known')
+    const first = (await (await append(base, known)).json()) as { index: number }
+    const fresh = [signedReceipt(issuer, 'tsk_batch_1'), signedReceipt(issuer, 'tsk_batch_2')]
+    const forged = { ...fresh[0]!, receipt: { ...fresh[0]!.receipt, subject: 'tsk_batch_forged' } }
+    const res = await post({ receipts: [fresh[0], forged, known, fresh[1], fresh[1]] })
+    assert.equal(res.status, 200)
+    const { results } = (await res.json()) as {
+      results: Array<{ index?: number; tree_size?: number; duplicate?: boolean; error?: { code: string } }>
+    }
+    assert.equal(results.length, 5)
+    assert.equal(results[0]!.duplicate, false)
+    assert.equal(results[1]!.error?.code, 'bad_signature')
+    assert.deepEqual([results[2]!.index, results[2]!.duplicate], [first.index, true])
+    assert.equal(results[3]!.duplicate, false)
+    assert.deepEqual([results[4]!.index, results[4]!.duplicate], [results[3]!.index, true])
+    assert.equal(results[0]!.tree_size, results[3]!.tree_size, 'the new receipts share one checkpoint')
+    assert.equal(await treeSize(), before + 3, 'the known one, then the two new ones')
+    for (const [i, signed] of [0, 3].map((at, n) => [at, fresh[n]!] as const)) {
+      const entry = await request(`${base}/v1/entries/${results[i]!.index}`)
+      assert.deepEqual(entry.body.receipt, signed.receipt)
+    }
+
+    // a batch refused whole writes nothing
+    const size = await treeSize()
+    const another = signedReceipt(issuer, 'tsk_batch_refused')
+    assert.equal((await post({ receipts: [another] }, 'wrong-token-0000000000')).status, 401)
+    for (const bad of [
+      { receipts: [] },
+      { receipts: Array(101).fill(another) },
+      [another],
+      { receipts: [another], x: 1 },
+    ]) {
+      const answer = await post(bad)
+      assert.equal(answer.status, 400, JSON.stringify(bad).slice(0, 80))
+      assert.equal(typeof ((await answer.json()) as { error: { code: string } }).error.code, 'string')
+    }
+    assert.equal(await treeSize(), size)
+  })
+
   /** The first `size` entries' leaf hashes, read 100 at a time (the reads are not what is tested). */
   const leafHashes = async (size: number) => {
     const leaves: Uint8Array[] = []

@@ -76,4 +76,26 @@ describe('the ledger has each new checkpoint cosigned by its witness (C2SP tlog-
       [...sizes].sort((x, y) => x - y),
     )
   })
+
+  it('asks the witness about once a second (LEDGER_WITNESS_INTERVAL_MS), not once per batch, and always for the latest', async () => {
+    const history = async () =>
+      (
+        (await request(`${witness.url}/.well-known/svc-cosignatures.json`)).body.cosignatures as Array<{
+          tree_size: number
+        }>
+      ).map((c) => c.tree_size)
+    const before = (await history()).length
+    const started = Date.now()
+    // one at a time: each append is a batch of its own, with its own checkpoint
+    for (let i = 0; i < 10; i++)
+      assert.equal((await append(log.url, signedReceipt(issuer, `spaced-${i}`))).status, 201)
+    const appending = Date.now() - started
+    await cosignedCheckpoint(15)
+    const rounds = (await history()).slice(before)
+    assert.equal(rounds.at(-1), 15, 'the latest checkpoint is cosigned')
+    assert.ok(
+      rounds.length <= Math.ceil(appending / 1000) + 2,
+      `${rounds.length} cosignatures for 10 batches in ${appending} ms: ${rounds.join(', ')}`,
+    )
+  })
 })

@@ -1,6 +1,7 @@
 import type { App } from '@svc/kit'
 import type { FastifyRequest } from 'fastify'
 import { rentalError } from '../errors.ts'
+import type { Membership } from './permissions.ts'
 
 /** The signed-in client, as the session check finds it (the auth area's console sessions). */
 export interface ConsoleSession {
@@ -18,6 +19,11 @@ export interface ConsoleSession {
   csrfHash: Buffer
   /** The CSRF token of this session (derived from the cookie id, never stored); empty for a token. */
   csrfToken: string
+  /**
+   * The subject's membership, read in the session's own statement (areas/orgs): null when the
+   * subject is no member yet, undefined when not read with the session (an access token's).
+   */
+  membership?: Membership | null | undefined
   /**
    * Set when the request was authenticated by the idp's access token in `Authorization` rather
    * than by the cookie (areas/auth/bearer.ts): no CSRF token is needed, and nothing is stored.

@@ -255,6 +255,15 @@ describe('connect with idp tokens, held calls read later, tool actions among exe
     const page = (path: string) => pages.url(path)
 
     it('the summariser reads a URL with the web tool once the engagement has a web policy: a receipt with the content hash', async () => {
+      // the engagement's first task, before any web policy: no web tool in its message
+      const before = await call('POST', '/api/tasks', {
+        engagement_id: summaryEngagement,
+        text: page('/page'),
+      })
+      assert.equal(before.status, 200, before.text)
+      const beforeTask = before.body.task as { state: string; output: { data: Record<string, unknown> } }
+      assert.equal(beforeTask.state, 'completed', before.text)
+      assert.equal(beforeTask.output.data.fetched, undefined)
       const set = await call('POST', `/api/engagements/${summaryEngagement}/web`, {
         allowed_domains: ['127.0.0.1'],
         denied_domains: ['*.blocked.example'],

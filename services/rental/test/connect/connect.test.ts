@@ -382,6 +382,21 @@ describe('connect: tool servers bound to engagements, and tool calls through the
     assert.equal((await toolCall(token, { tool: 'notes.list' })).status, 401)
   })
 
+  it('a connection bound after the engagement’s first task reaches the next task’s agent; a revoke stops it', async () => {
+    const eng = await hire()
+    const first = await runTask(eng, 'Before the bind\nno tools yet')
+    assert.equal(first.output!.data.connected, false)
+    await bind(eng, { url: key.mcp_url, api_key: key.api_key, tools: [{ name: 'notes.list' }] })
+    const bound = await runTask(eng, 'After the bind\nthe tools are there')
+    assert.equal(bound.output!.data.connected, true)
+    assert.equal(bound.output!.data.calls[0]!.tool, 'notes.list')
+    assert.equal(bound.output!.data.calls[0]!.status, 200, JSON.stringify(bound.output!.data.calls[0]))
+    assert.equal((await call('DELETE', `/api/engagements/${eng}/connect`)).status, 200)
+    const revoked = await runTask(eng, 'After the revoke\nno tools again')
+    assert.equal(revoked.output!.data.connected, false)
+    assert.deepEqual(revoked.output!.data.calls, [])
+  })
+
   it('another organization finds none of it (404)', async () => {
     const actionPath = `/api/connect/actions/${approvedAction}/refresh`
     for (const [method, path, body] of [

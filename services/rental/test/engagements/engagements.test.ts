@@ -35,6 +35,9 @@ interface Task {
   receipt: { id: string; leaf_hash: string; ledger_index: number | null } | null
   runs: unknown
   escrow_id: string | null
+  job_id: string | null
+  job_title: string | null
+  agent_name: string | null
 }
 
 const hashOf = (body: unknown) => `sha256:${createHash('sha256').update(canonicalize(body)).digest('hex')}`
@@ -201,6 +204,18 @@ describe('rental main path: hire, sign, task, receipt, release once', () => {
     assert.ok(firstTask.output)
     assert.ok((firstTask.output.data as { summary: string }).summary.includes('ledger'))
     assert.ok(firstTask.receipt?.id.startsWith('rcp_'))
+    // the answer's names, from the engagement its creation read: the words of the task's page
+    const names = (t: Task) => [t.job_id, t.job_title, t.agent_name]
+    const page = (await call(alice, 'GET', `/api/tasks/${firstTask.id}`)).body as unknown as Task
+    assert.deepEqual(names(firstTask), ['job_summary', 'Document summary', 'Summariser'])
+    assert.deepEqual(names(firstTask), names(page))
+    // the agent's task id, kept by the completion when the answer came with it
+    const kept = await db()
+      .selectFrom('tasks')
+      .select('agent_task_id')
+      .where('id', '=', firstTask.id)
+      .executeTakeFirstOrThrow()
+    assert.match(kept.agent_task_id ?? '', /.+/)
     // the first task takes the package's escrow
     const escrow = res.body.escrow as Escrow
     assert.equal(escrow.id, hired.package.escrows[0]!.body.escrow_id)

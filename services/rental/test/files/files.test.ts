@@ -280,11 +280,11 @@ describe('rental files: the data room, encrypted at rest and streamed both ways'
     // a buffered file would hold at least its own size (the plaintext), and again its ciphertext
     const measured =
       BIG < MEASURABLE ? {} : upHeld ? { upload: upHeld, download: downHeld } : { download: downHeld }
-    // (measured on PostgreSQL: 20 to 32 MiB for either, once 45.9 MiB on an upload: this process
-    // runs every service, and their own churn and buffers not yet swept count too). A buffered file
-    // holds twice its size (plaintext and ciphertext), so its size is the bound
+    // (measured on PostgreSQL: 20 to 32 MiB for either, once 45.9 and once 52.2 MiB on an upload:
+    // this process runs every service, and their own churn and buffers not yet swept count too). A
+    // buffered file holds at least twice its size (plaintext and ciphertext), so the bound is 1.5 times it
     for (const [what, held] of Object.entries(measured)) {
-      assert.ok(held.js < BIG, `the ${what} held ${mib(held.js)} MiB of JS heap and buffers`)
+      assert.ok(held.js < BIG * 1.5, `the ${what} held ${mib(held.js)} MiB of JS heap and buffers`)
       // the resident set also keeps what the allocator has not given back (52.8 MiB seen once on an
       // upload whose JS heap and buffers stayed small): a buffered file would hold the plaintext and
       // its ciphertext, twice its size, so the bound is 1.5 times it

@@ -1,18 +1,9 @@
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import { after, describe, it } from 'node:test'
-import { type Database, migrate } from '@svc/kit'
-import { freshDatabase, tempFolder } from '@svc/kit/testing'
+import type { Database } from '@svc/kit'
+import { freshDatabase } from '@svc/kit/testing'
 import { sql } from 'kysely'
-
-const MIGRATIONS = fileURLToPath(new URL('../../migrations', import.meta.url))
-const files = (upTo: string) =>
-  Object.fromEntries(
-    readdirSync(MIGRATIONS)
-      .filter((name) => name.endsWith('.sql') && name <= upTo)
-      .map((name) => [name, readFileSync(`${MIGRATIONS}/${name}`, 'utf8')]),
-  )
+import { migrateUpTo } from '../support/migrations.ts'
 
 describe('rental migration 0013: what each subject owned moves to an organization of its own', () => {
   let database: Database
@@ -20,7 +11,7 @@ describe('rental migration 0013: what each subject owned moves to an organizatio
 
   it('backfills organizations, owners, owned rows and the wallet, keeping balances and grant keys', async () => {
     database = await freshDatabase('orgs_migration')
-    await migrate(database, tempFolder(files('0012_task_cancel.sql')))
+    await migrateUpTo(database, '0012_task_cancel.sql')
     const db = database.db
     await sql`insert into console_sessions (id_hash, subject, csrf_token_hash, expires_at)
       values (decode(repeat('ab', 32), 'hex'), 'usr_alice', '\\x00', now() + interval '1 hour')`.execute(db)
@@ -42,7 +33,7 @@ describe('rental migration 0013: what each subject owned moves to an organizatio
       db,
     )
 
-    await migrate(database, tempFolder(files('0013_orgs.sql')))
+    await migrateUpTo(database, '0013_orgs.sql')
 
     const members = (
       await sql<{

@@ -87,6 +87,7 @@ describe('rental service', () => {
       '0053_vat_inclusive.sql',
       '0054_catalogue_arabic.sql',
       '0055_task_trace.sql',
+      '0056_engagement_message_parts.sql',
     ])
   })
 

@@ -59,6 +59,7 @@ describe('SLA credits: breaches of an ended period credited once on the rail and
   let operator: Client
   const receiver = new Receiver()
   let engagement = ''
+  let agent = ''
   let key: Ed25519KeyPair
   // the rental's clock: moved into the next month to end the period
   let skew = 0
@@ -121,7 +122,7 @@ describe('SLA credits: breaches of an ended period credited once on the rail and
       { now, agentsEnv: { AGENTS_DELAY_MS: String(DELAY_MS) } },
     )
     operator = stack.bob
-    const agent = await stack.agentOf('job_summary')
+    agent = await stack.agentOf('job_summary')
     key = stack.newClientKey()
     engagement = await stack.hireAndSign(stack.alice, 'job_summary', agent, key)
     const hook = await stack.call(stack.alice, 'POST', '/api/webhooks', {
@@ -309,5 +310,26 @@ describe('SLA credits: breaches of an ended period credited once on the rail and
     assert.equal(other.status, 404)
     const bad = await stack.call(operator, 'POST', '/api/sla/credits/run', { period: 'now' })
     assert.equal(bad.status, 400, bad.text)
+  })
+
+  it('an unanswered incident past its target breaches the term once, however many measures run at once', async () => {
+    const other = await stack.hireAndSign(stack.alice, 'job_summary', agent, stack.newClientKey())
+    const reported = await stack.call(stack.alice, 'POST', '/api/incidents', {
+      engagement_id: other,
+      severity: 'sev3',
+      summary: 'Nobody answers',
+      impact: 'None yet',
+    })
+    assert.equal(reported.status, 201, reported.text)
+    // two hours unanswered (the target is one): each run of the job measures the engagement again
+    skew += 2 * 3600_000
+    const runs = await Promise.all([run(operator), run(operator), run(operator)])
+    for (const r of runs) assert.equal(r.status, 200, r.text)
+    const events = await stack.call(stack.alice, 'GET', `/api/sla/events?engagement_id=${other}`)
+    assert.equal(events.status, 200, events.text)
+    assert.deepEqual(
+      (events.body.events as SlaEvent[]).map((e) => [e.type, e.term, e.evidence.incident_ids]),
+      [['sla.breached', 'incident_response', [reported.body.id]]],
+    )
   })
 })

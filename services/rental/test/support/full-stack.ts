@@ -1,7 +1,7 @@
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { type RunningService, Sealer, startService } from '@svc/kit'
-import { type CookieJar, tempFolder, testEnv } from '@svc/kit/testing'
+import { type CookieJar, restartablePort, tempFolder, testEnv } from '@svc/kit/testing'
 import { b64uEncode } from '@svc/trust/base64url'
 import { didKeyFromEd25519 } from '@svc/trust/did-key'
 import { type Ed25519KeyPair, generateEd25519, signEd25519 } from '@svc/trust/ed25519'
@@ -86,7 +86,7 @@ export async function startFullStack(
     },
   )
   // agents on a port of their own can be stopped and started again there (`stopAgents`, `startAgents`)
-  const agentsPort = options.agentsRestartable ? await freePort() : undefined
+  const agentsPort = options.agentsRestartable ? await restartablePort() : undefined
   const agentsEnv = testEnv({
     AGENTS_KEY_SEED: Buffer.alloc(32, 7).toString('base64url'),
     IDP_URL: idpService.url,
@@ -95,7 +95,8 @@ export async function startFullStack(
     ...(agentsPort ? { AGENTS_PORT: String(agentsPort), AGENTS_URL: `http://127.0.0.1:${agentsPort}` } : {}),
     ...options.agentsEnv,
   })
-  const startAgents = () => startService(agents, agentsEnv, agentsPort ? {} : { fresh: true })
+  const startAgents = (extra: Record<string, string> = {}) =>
+    startService(agents, { ...agentsEnv, ...extra }, agentsPort ? {} : { fresh: true })
   let agentsService: Awaited<ReturnType<typeof startAgents>> | undefined = await startAgents()
   const env = testEnv({
     IDP_URL: idpService.url,
@@ -176,14 +177,10 @@ export async function startFullStack(
   }
 
   /** Hires the agent and signs the SLA and the package's escrow with `key`: an active engagement. */
-  const hireAndSign = async (who: Client, jobId: string, agentDid: string, key: Ed25519KeyPair) => {
-    const sign = (body: unknown) => b64uEncode(signEd25519(key.seed, canonicalBytes(body)))
-    const hired = await call(who, 'POST', '/api/engagements', {
-      job_id: jobId,
-      agent_did: agentDid,
-      client_did: didKeyFromEd25519(key.publicKey),
-    })
+  /** Signs a hire's package (its SLA and escrows) as `key`, as the client: the engagement's id. */
+  const signHire = async (who: Client, hired: Answer, key: Ed25519KeyPair) => {
     if (hired.status !== 200) throw new Error(`hire: ${hired.status} ${hired.text}`)
+    const sign = (body: unknown) => b64uEncode(signEd25519(key.seed, canonicalBytes(body)))
     const pkg = hired.body.package as {
       sla: { body: unknown }
       escrows: Array<{ body: unknown; hash: string }>
@@ -196,6 +193,23 @@ export async function startFullStack(
     if (signed.status !== 200) throw new Error(`sign: ${signed.status} ${signed.text}`)
     return id
   }
+  const hireAndSign = async (who: Client, jobId: string, agentDid: string, key: Ed25519KeyPair) =>
+    signHire(
+      who,
+      await call(who, 'POST', '/api/engagements', {
+        job_id: jobId,
+        agent_did: agentDid,
+        client_did: didKeyFromEd25519(key.publicKey),
+      }),
+      key,
+    )
+  /** Hires a team (POST /api/teams/{id}/hire) and signs its package: the engagement's id. */
+  const hireTeamAndSign = async (who: Client, teamId: string, key: Ed25519KeyPair) =>
+    signHire(
+      who,
+      await call(who, 'POST', `/api/teams/${teamId}/hire`, { client_did: didKeyFromEd25519(key.publicKey) }),
+      key,
+    )
 
   /**
    * A person with an idp account of their own (`email`, verified at the idp unless said otherwise),
@@ -231,9 +245,10 @@ export async function startFullStack(
       await agentsService?.close()
       agentsService = undefined
     },
-    async startAgents() {
+    /** Starts the stopped agents again, with `env` over their settings (AGENTS_DELAY_MS slows them). */
+    async startAgents(env: Record<string, string> = {}) {
       if (!agentsPort) throw new Error('the stack was not started with agentsRestartable')
-      agentsService ??= await startAgents()
+      agentsService ??= await startAgents(env)
     },
     get rental() {
       return rentalService
@@ -246,6 +261,7 @@ export async function startFullStack(
     call,
     agentOf,
     hireAndSign,
+    hireTeamAndSign,
     newClientKey: generateEd25519,
     /** Stops the rental and starts it again on the same database (a `restartable` stack only). */
     async restartRental() {

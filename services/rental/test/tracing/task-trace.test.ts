@@ -140,8 +140,8 @@ describe('one trace per task across the services (OTLP/HTTP JSON)', () => {
     assert.equal(caller.service, 'rental')
     assert.equal(caller.kind, 3, 'a client span')
     // database spans: operation and table only
-    const insert = spans.find((s) => s.name === 'insert tasks')
-    assert.ok(insert, 'the task insert is a span')
+    const insert = spans.find((s) => s.name === 'insert receipt_outbox')
+    assert.ok(insert, 'the receipt’s insert into the outbox is a span')
     assert.deepEqual(Object.keys(insert.attributes).sort(), [
       'db.collection.name',
       'db.operation.name',
@@ -225,7 +225,7 @@ describe('one trace per task across the services (OTLP/HTTP JSON)', () => {
     has(rental, /^receipt_outbox_waiting\{[^}]*\} 0$/)
     has(rental, /^receipt_outbox_oldest_age_seconds\{[^}]*\} 0$/)
     // the outage made delivery attempts fail
-    has(rental, /^jobs_failed_total\{[^}]*queue="receipts.deliver"[^}]*\} [1-9]/)
+    has(rental, /^receipt_delivery_failures_total(\{[^}]*\})? [1-9]/)
     const ledger = await metrics(stack.ledger.url)
     has(ledger, /^ledger_batch_size_count\{[^}]*\} [1-9]/)
     has(ledger, /^ledger_checkpoint_lag_seconds_count\{[^}]*\} [1-9]/)

@@ -3,24 +3,25 @@ import { mkdirSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import type { Browser, Page } from 'playwright-core'
-import { chromiumPath, launchChromium, NO_CHROMIUM } from '@svc/testing/chromium'
+import { chromiumPath, NO_CHROMIUM } from '@svc/testing/chromium'
 import { seriousAxeViolations } from '@svc/testing/axe'
-import { DEMO_EMAIL } from '../../../idp/src/areas/accounts/service.ts'
+import {
+  axeFindings,
+  openScreen,
+  PHONE,
+  say,
+  signInToConsole,
+  startConsoleBrowser,
+  WIDE,
+} from '../support/console-browser.ts'
 import { type FullStack, startFullStack } from '../support/full-stack.ts'
 
 const executable = chromiumPath()
 /** Screenshots for a reviewer (ignored by git), beside the other webconsole tests'. */
 const SHOTS = fileURLToPath(new URL('../.screenshots/', import.meta.url))
-const WIDE = { width: 1280, height: 900 }
-const PHONE = { width: 390, height: 844 }
 /** More tasks than a page shows (paging.js PAGE_SIZE 20). */
 const TASKS = 22
 const MIRRORED = 'matrix(-1, 0, 0, 1, 0, 0)'
-
-type Words = Record<string, string>
-const consoleModule = (name: string) => import(new URL(`../../console/${name}`, import.meta.url).href)
-const { CATALOGUES } = (await consoleModule('i18n.js')) as { CATALOGUES: Record<'en' | 'ar', Words> }
-const say = (lang: 'en' | 'ar', key: string) => CATALOGUES[lang][key]!
 
 describe('the web console in Arabic: the catalogue’s words, text in its own direction, mirrored arrows, paging, deep links', () => {
   let stack: FullStack
@@ -28,7 +29,7 @@ describe('the web console in Arabic: the catalogue’s words, text in its own di
   let page: Page
   let engagementId = ''
   let taskIds: string[] = []
-  const errors: string[] = []
+  let errors: string[] = []
 
   before(async () => {
     stack = await startFullStack()
@@ -45,15 +46,7 @@ describe('the web console in Arabic: the catalogue’s words, text in its own di
     }
     taskIds = taskIds.reverse() // the list shows the newest first
     if (!executable) return
-    browser = await launchChromium(executable)
-    // axe-core is injected as an inline script, which the console's CSP refuses
-    const context = await browser.newContext({ viewport: WIDE, bypassCSP: true })
-    await context.addCookies([
-      { name: 'rental_session', value: stack.alice.jar.get('rental_session')!, url: stack.rental.url },
-    ])
-    page = await context.newPage()
-    page.setDefaultTimeout(15_000)
-    page.on('pageerror', (e) => errors.push(e.message))
+    ;({ browser, page, errors } = await startConsoleBrowser(stack))
   })
   after(async () => {
     await browser?.close()
@@ -61,18 +54,11 @@ describe('the web console in Arabic: the catalogue’s words, text in its own di
   })
 
   const shot = (name: string) => page.screenshot({ path: `${SHOTS}arabic-${name}.png`, fullPage: true })
-  const open = async (route: string, lang: 'en' | 'ar' = 'ar') => {
-    await page.goto(`${stack.rental.url}/console?lang=${lang}#/${route}`)
-    await page.locator('main h1').first().waitFor()
-  }
+  const open = (route: string, lang: 'en' | 'ar' = 'ar') => openScreen(page, stack, route, lang)
   const evaluate = <T>(code: string) => page.evaluate(code) as Promise<T>
   // the page's own code as strings: the tests are typed without the DOM's names
   const transformOf = (selector: string) =>
     evaluate<string>(`getComputedStyle(document.querySelector(${JSON.stringify(selector)})).transform`)
-  const axe = async () => {
-    await page.waitForLoadState('networkidle')
-    return await seriousAxeViolations(page)
-  }
 
   it(
     'shows the market’s job titles and agent names in Arabic, and English ones in English',
@@ -85,7 +71,7 @@ describe('the web console in Arabic: the catalogue’s words, text in its own di
       assert.equal(await main.getByText('Document summary').count(), 0)
       assert.equal(await evaluate<string>('document.documentElement.dir'), 'rtl')
       await shot('market')
-      assert.deepEqual(await axe(), [])
+      assert.deepEqual(await axeFindings(page), [])
 
       // the member's language follows the console's: back in English, the API answers English
       await open('market', 'en')
@@ -145,7 +131,7 @@ describe('the web console in Arabic: the catalogue’s words, text in its own di
       assert.ok(!second.includes(taskIds[0]!), 'the newest is not')
       assert.equal(await next.isDisabled(), true)
       await shot('tasks-page-2')
-      assert.deepEqual(await axe(), [])
+      assert.deepEqual(await axeFindings(page), [])
       await previous.click()
       await page.waitForFunction(`document.querySelectorAll('[data-testid=tasks] tbody tr').length === 20`)
 
@@ -176,7 +162,7 @@ describe('the web console in Arabic: the catalogue’s words, text in its own di
       await completed
       await page.getByTestId('executions').waitFor()
       await shot('executions-filtered')
-      assert.deepEqual(await axe(), [])
+      assert.deepEqual(await axeFindings(page), [])
 
       await open('incidents')
       const open_ = page.waitForRequest(
@@ -227,11 +213,7 @@ describe('the web console in Arabic: the catalogue’s words, text in its own di
       const context = await browser!.newContext({ viewport: WIDE })
       const fresh = await context.newPage()
       // a mailed link opened signed out everywhere: the idp's sign-in form, then the task itself
-      await fresh.goto(`${stack.rental.url}/console?lang=ar#/tasks/${taskIds[4]!}`)
-      await fresh.waitForURL(/\/ui\/login/)
-      await fresh.fill('#email', DEMO_EMAIL)
-      await fresh.fill('#password', stack.idp.ctx.config.demoPassword)
-      await fresh.click('button[type=submit]')
+      await signInToConsole(fresh, stack, `tasks/${taskIds[4]!}`, 'ar')
       await fresh.getByTestId('task-state').waitFor()
       assert.equal(new URL(fresh.url()).hash, `#/tasks/${taskIds[4]!}`)
       assert.equal(await fresh.getAttribute('html', 'dir'), 'rtl')

@@ -4,20 +4,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
-import { chromiumPath, launchChromium, NO_CHROMIUM } from '@svc/testing/chromium'
-import { seriousAxeViolations } from '@svc/testing/axe'
+import { chromiumPath, NO_CHROMIUM } from '@svc/testing/chromium'
+import { axeFindings, openScreen, PHONE, say, startConsoleBrowser, WIDE } from '../support/console-browser.ts'
 import { type FullStack, startFullStack } from '../support/full-stack.ts'
 
 const executable = chromiumPath()
 const INTERNALS = /body\.|\/api\/|\/v1\//
-const PHONE = { width: 390, height: 844 }
-const WIDE = { width: 1280, height: 900 }
-
-type Words = Record<string, string>
-const consoleModule = (name: string) => import(new URL(`../../console/${name}`, import.meta.url).href)
-const { CATALOGUES } = (await consoleModule('i18n.js')) as { CATALOGUES: Record<'en' | 'ar', Words> }
-const say = (lang: 'en' | 'ar', key: string, values: Record<string, string> = {}) =>
-  CATALOGUES[lang][key]!.replace(/\{(\w+)\}/g, (_, name: string) => values[name] ?? '')
 
 describe(
   'the console’s controls in Chromium: members and roles, the wallet, batches, the market’s search, onboarding, one place for webhooks and schedules',
@@ -28,7 +20,7 @@ describe(
     let page: Page
     let engagementId = ''
     const shots = mkdtempSync(join(tmpdir(), 'console-controls-'))
-    const errors: string[] = []
+    let errors: string[] = []
 
     before(async () => {
       stack = await startFullStack()
@@ -39,25 +31,14 @@ describe(
         const invited = await stack.call(stack.alice, 'POST', '/v1/users', { email, role: 'member' })
         assert.equal(invited.status, 201, invited.text)
       }
-      browser = await launchChromium(executable!)
-      // axe-core is injected as an inline script, which the console's CSP refuses
-      const context = await browser.newContext({ viewport: WIDE, bypassCSP: true })
-      await context.addCookies([
-        { name: 'rental_session', value: stack.alice.jar.get('rental_session')!, url: stack.rental.url },
-      ])
-      page = await context.newPage()
-      page.setDefaultTimeout(10_000)
-      page.on('pageerror', (e) => errors.push(e.message))
+      ;({ browser, page, errors } = await startConsoleBrowser(stack, { timeoutMs: 10_000 }))
     })
     after(async () => {
       await browser?.close()
       await stack.close()
     })
 
-    const open = async (route: string, lang: 'en' | 'ar' = 'en') => {
-      await page.goto(`${stack.rental.url}/console?lang=${lang}#/${route}`)
-      await page.locator('main h1').first().waitFor()
-    }
+    const open = (route: string, lang: 'en' | 'ar' = 'en') => openScreen(page, stack, route, lang)
     const shot = (name: string) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true })
     const pageText = () => page.evaluate('document.querySelector("main").innerText') as Promise<string>
     const toast = () => page.getByTestId('toasts').locator('.toast').last()
@@ -290,9 +271,7 @@ describe(
         for (const lang of langs)
           for (const screen of screens) {
             await open(screen, lang)
-            await page.waitForLoadState('networkidle')
-            const violations = await seriousAxeViolations(page)
-            for (const v of violations) found.push(`${viewport.width} ${lang} #/${screen}: ${v}`)
+            for (const v of await axeFindings(page)) found.push(`${viewport.width} ${lang} #/${screen}: ${v}`)
             if (viewport === PHONE) {
               const out =
                 (await page.evaluate(`[...document.querySelectorAll('main button, main a, main input, main select')]

@@ -4,15 +4,20 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
-import { DEMO_EMAIL } from '../../../idp/src/areas/accounts/service.ts'
-import { chromiumPath, launchChromium, NO_CHROMIUM } from '@svc/testing/chromium'
-import { seriousAxeViolations } from '@svc/testing/axe'
+import { chromiumPath, NO_CHROMIUM } from '@svc/testing/chromium'
+import {
+  ARABIC,
+  axeFindings,
+  openScreen,
+  PHONE,
+  say,
+  signInToConsole,
+  startConsoleBrowser,
+} from '../support/console-browser.ts'
 import { type FullStack, startFullStack } from '../support/full-stack.ts'
 
 const executable = chromiumPath()
 const WIDE = { width: 1280, height: 800 }
-const PHONE = { width: 390, height: 844 }
-const ARABIC = /[\u0600-\u06FF]/
 
 /**
  * What a person must not meet on a screen: a schema path, a route, an id or a DID as a label (small
@@ -27,12 +32,6 @@ const NOT_FOR_PEOPLE: Array<[string, RegExp]> = [
   ['raw fils', /\bfils\b|_fils\b/i],
 ]
 
-type Words = Record<string, string>
-const consoleModule = (name: string) => import(new URL(`../../console/${name}`, import.meta.url).href)
-const { CATALOGUES } = (await consoleModule('i18n.js')) as { CATALOGUES: Record<'en' | 'ar', Words> }
-const say = (lang: 'en' | 'ar', key: string, values: Record<string, string> = {}) =>
-  CATALOGUES[lang][key]!.replace(/\{(\w+)\}/g, (_, name: string) => values[name] ?? '')
-
 describe(
   'a person’s whole journey in the console (Chromium): sign in, hire, run, verify, pay, invoice, dispute, manage, batch, fund; in English, Arabic and on a phone',
   { skip: executable ? false : NO_CHROMIUM },
@@ -41,7 +40,7 @@ describe(
     let browser: Browser
     let page: Page
     const shots = process.env.SCREENSHOTS_DIR ?? mkdtempSync(join(tmpdir(), 'console-journey-'))
-    const errors: string[] = []
+    let errors: string[] = []
     const found: string[] = []
 
     before(async () => {
@@ -49,31 +48,19 @@ describe(
       stack = await startFullStack({}, { ledgerEnv: { LEDGER_BATCH_WAIT_MS: '1500' } })
       mkdirSync(shots, { recursive: true })
       console.log(`console journey screenshots: ${shots}`)
-      browser = await launchChromium(executable!)
-      // axe-core is injected as an inline script, which the console's CSP refuses
-      const context = await browser.newContext({ viewport: WIDE, bypassCSP: true, acceptDownloads: true })
-      // every verdict a receipt shows, in order (a red one even for a moment would be recorded)
-      await context.addInitScript(`
-        window.__verdicts = []
-        new MutationObserver(() => {
-          for (const el of document.querySelectorAll('[data-verdict]')) {
-            const v = el.getAttribute('data-verdict')
-            if (window.__verdicts[window.__verdicts.length - 1] !== v) window.__verdicts.push(v)
-          }
-        }).observe(document, { subtree: true, childList: true, attributes: true })`)
-      page = await context.newPage()
-      page.setDefaultTimeout(15_000)
-      page.on('pageerror', (e) => errors.push(e.message))
+      ;({ browser, page, errors } = await startConsoleBrowser(stack, {
+        viewport: WIDE,
+        signedIn: false,
+        recordVerdicts: true,
+        acceptDownloads: true,
+      }))
     })
     after(async () => {
       await browser?.close()
       await stack.close()
     })
 
-    const go = async (route: string, lang: 'en' | 'ar' = 'en') => {
-      await page.goto(`${stack.rental.url}/console?lang=${lang}#/${route}`)
-      await page.locator('main h1').first().waitFor()
-    }
+    const go = (route: string, lang: 'en' | 'ar' = 'en') => openScreen(page, stack, route, lang)
     const shot = (name: string, fullPage = true) =>
       page.screenshot({ path: join(shots, `${name}.png`), fullPage })
     /** What the screen shows without scrolling (README's pictures: docs/screenshots/), `at` brought into view first. */
@@ -98,8 +85,7 @@ describe(
       })()`) as Promise<string>
     /** Axe on the screen (no serious or critical violation) and no internals as words; a screenshot. */
     const check = async (name: string) => {
-      await page.waitForLoadState('networkidle')
-      for (const v of await seriousAxeViolations(page)) found.push(`${name}: ${v}`)
+      for (const v of await axeFindings(page)) found.push(`${name}: ${v}`)
       const text = await readable()
       for (const [what, pattern] of NOT_FOR_PEOPLE) {
         const hit = pattern.exec(text)
@@ -117,11 +103,7 @@ describe(
       assert.equal(colleague.status, 201, colleague.text)
 
       // sign in at the idp; the header names the person and the organization (never its id)
-      await page.goto(`${stack.rental.url}/console?lang=en`)
-      await page.waitForURL(/\/ui\/login/)
-      await page.fill('#email', DEMO_EMAIL)
-      await page.fill('#password', stack.idp.ctx.config.demoPassword)
-      await page.click('button[type=submit]')
+      await signInToConsole(page, stack)
       await page.getByTestId('person').waitFor()
       const org = (await stack.call(stack.alice, 'GET', '/v1/org?lang=en')).body as {
         id: string

@@ -3,21 +3,14 @@ import { mkdirSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import type { Browser, Page } from 'playwright-core'
-import { chromiumPath, launchChromium, NO_CHROMIUM } from '@svc/testing/chromium'
-import { seriousAxeViolations } from '@svc/testing/axe'
+import { chromiumPath, NO_CHROMIUM } from '@svc/testing/chromium'
+import { axeFindings, openScreen, PHONE, say, startConsoleBrowser, WIDE } from '../support/console-browser.ts'
 import { type FullStack, startFullStack } from '../support/full-stack.ts'
 
 const executable = chromiumPath()
 /** Screenshots for a reviewer (ignored by git), beside the other webconsole tests'. */
 const SHOTS = fileURLToPath(new URL('../.screenshots/', import.meta.url))
 const INTERNALS = /body\.|\/api\//
-const PHONE = { width: 390, height: 844 }
-const WIDE = { width: 1280, height: 900 }
-
-type Words = Record<string, string>
-const consoleModule = (name: string) => import(new URL(`../../console/${name}`, import.meta.url).href)
-const { CATALOGUES } = (await consoleModule('i18n.js')) as { CATALOGUES: Record<'en' | 'ar', Words> }
-const say = (lang: 'en' | 'ar', key: string) => CATALOGUES[lang][key]!
 
 /** WCAG's contrast ratio of two `rgb(r, g, b)` colours. */
 function contrast(a: string, b: string): number {
@@ -41,7 +34,7 @@ describe('the web console’s layout in Chromium: errors in words, a phone and a
   let page: Page
   let engagementId = ''
   let taskId = ''
-  const errors: string[] = []
+  let errors: string[] = []
 
   before(async () => {
     stack = await startFullStack()
@@ -55,15 +48,7 @@ describe('the web console’s layout in Chromium: errors in words, a phone and a
     assert.equal(task.status, 200, task.text)
     taskId = (task.body as { task: { id: string } }).task.id
     if (!executable) return
-    browser = await launchChromium(executable)
-    // axe-core is injected as an inline script, which the console's CSP refuses
-    const context = await browser.newContext({ viewport: WIDE, bypassCSP: true })
-    await context.addCookies([
-      { name: 'rental_session', value: stack.alice.jar.get('rental_session')!, url: stack.rental.url },
-    ])
-    page = await context.newPage()
-    page.setDefaultTimeout(10_000)
-    page.on('pageerror', (e) => errors.push(e.message))
+    ;({ browser, page, errors } = await startConsoleBrowser(stack, { timeoutMs: 10_000 }))
   })
   after(async () => {
     await browser?.close()
@@ -72,10 +57,7 @@ describe('the web console’s layout in Chromium: errors in words, a phone and a
 
   const shot = (name: string, fullPage = true) =>
     page.screenshot({ path: `${SHOTS}layout-${name}.png`, fullPage })
-  const open = async (route: string, lang: 'en' | 'ar' = 'en') => {
-    await page.goto(`${stack.rental.url}/console?lang=${lang}#/${route}`)
-    await page.locator('main h1').first().waitFor()
-  }
+  const open = (route: string, lang: 'en' | 'ar' = 'en') => openScreen(page, stack, route, lang)
   // the page's own code as strings: the tests are typed without the DOM's names
   const pageText = () => page.evaluate('document.body.innerText') as Promise<string>
   const focused = (what: 'id' | 'className') =>
@@ -250,6 +232,23 @@ describe('the web console’s layout in Chromium: errors in words, a phone and a
       await shot(`phone-members-${lang}`)
       await shot(`phone-members-top-${lang}`, false)
       await open(`engagements/${encodeURIComponent(engagementId)}`, lang)
+      // hired with another key than this browser's: the sentence says so in words, the two keys
+      // follow short with their copy buttons, and nothing of it runs off the screen
+      const otherKey = page.getByTestId('other-key').first()
+      await otherKey.waitFor()
+      assert.doesNotMatch((await otherKey.locator('p').textContent()) ?? '', /did:key:/)
+      // the engagement's key with its copy button; this browser's too, or that it holds none
+      assert.ok((await otherKey.locator('button.copy').count()) >= 1)
+      assert.equal(
+        await otherKey.evaluate(
+          (el) =>
+            el.scrollWidth <= el.clientWidth + 1 &&
+            el.getBoundingClientRect().right <= el.ownerDocument.documentElement.clientWidth + 1,
+        ),
+        true,
+        'the key warning fits the phone’s screen',
+      )
+      assert.deepEqual(await sticksOut(), [])
       await shot(`phone-engagement-${lang}`)
       await shot(`phone-engagement-top-${lang}`, false)
     }
@@ -316,10 +315,7 @@ describe('the web console’s layout in Chromium: errors in words, a phone and a
         for (const lang of ['en', 'ar'] as const)
           for (const screen of screens) {
             await open(screen, lang)
-            await page.waitForLoadState('networkidle')
-            // the serious and critical violations, each with up to three of its elements
-            const violations = await seriousAxeViolations(page)
-            for (const v of violations) found.push(`${viewport.width} ${lang} #/${screen}: ${v}`)
+            for (const v of await axeFindings(page)) found.push(`${viewport.width} ${lang} #/${screen}: ${v}`)
           }
       }
       await page.setViewportSize(WIDE)

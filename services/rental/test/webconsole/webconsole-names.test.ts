@@ -3,8 +3,16 @@ import { mkdirSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import type { Browser, Page } from 'playwright-core'
-import { chromiumPath, launchChromium, NO_CHROMIUM } from '@svc/testing/chromium'
-import { seriousAxeViolations } from '@svc/testing/axe'
+import { chromiumPath, NO_CHROMIUM } from '@svc/testing/chromium'
+import {
+  ARABIC,
+  axeFindings,
+  openScreen,
+  say,
+  sessionCookie,
+  startConsoleBrowser,
+  WIDE,
+} from '../support/console-browser.ts'
 import { type FullStack, startFullStack } from '../support/full-stack.ts'
 
 const executable = chromiumPath()
@@ -12,13 +20,6 @@ const executable = chromiumPath()
 const SHOTS = fileURLToPath(new URL('../.screenshots/', import.meta.url))
 /** What a person must not meet as a label: ids, DIDs, enum names. */
 const INTERNAL_LABEL = /tsk_|eng_|did:key|TASK_STATE_/
-const ARABIC = /[\u0600-\u06FF]/
-const WIDE = { width: 1280, height: 900 }
-
-type Words = Record<string, string>
-const consoleModule = (name: string) => import(new URL(`../../console/${name}`, import.meta.url).href)
-const { CATALOGUES } = (await consoleModule('i18n.js')) as { CATALOGUES: Record<'en' | 'ar', Words> }
-const say = (lang: 'en' | 'ar', key: string) => CATALOGUES[lang][key]!
 
 interface TaskAnswer {
   id: string
@@ -35,31 +36,14 @@ describe('the web console names things: jobs and agents, money, payment states, 
   let stack: FullStack
   let browser: Browser | undefined
   let page: Page
-  const errors: string[] = []
+  let errors: string[] = []
 
   before(async () => {
     // the ledger waits a moment before it takes a batch in: a fresh receipt is on its way for a while
     stack = await startFullStack({}, { ledgerEnv: { LEDGER_BATCH_WAIT_MS: '2500' } })
     mkdirSync(SHOTS, { recursive: true })
     if (!executable) return
-    browser = await launchChromium(executable)
-    // axe-core is injected as an inline script, which the console's CSP refuses
-    const context = await browser.newContext({ viewport: WIDE, bypassCSP: true })
-    await context.addCookies([
-      { name: 'rental_session', value: stack.alice.jar.get('rental_session')!, url: stack.rental.url },
-    ])
-    // every verdict a receipt shows, in order (a red one even for a moment would be recorded)
-    await context.addInitScript(`
-      window.__verdicts = []
-      new MutationObserver(() => {
-        for (const el of document.querySelectorAll('[data-verdict]')) {
-          const v = el.getAttribute('data-verdict')
-          if (window.__verdicts[window.__verdicts.length - 1] !== v) window.__verdicts.push(v)
-        }
-      }).observe(document, { subtree: true, childList: true, attributes: true })`)
-    page = await context.newPage()
-    page.setDefaultTimeout(15_000)
-    page.on('pageerror', (e) => errors.push(e.message))
+    ;({ browser, page, errors } = await startConsoleBrowser(stack, { recordVerdicts: true }))
   })
   after(async () => {
     await browser?.close()
@@ -67,17 +51,10 @@ describe('the web console names things: jobs and agents, money, payment states, 
   })
 
   const shot = (name: string) => page.screenshot({ path: `${SHOTS}names-${name}.png`, fullPage: true })
-  const open = async (route: string, lang: 'en' | 'ar' = 'en') => {
-    await page.goto(`${stack.rental.url}/console?lang=${lang}#/${route}`)
-    await page.locator('main h1').first().waitFor()
-  }
+  const open = (route: string, lang: 'en' | 'ar' = 'en') => openScreen(page, stack, route, lang)
   const text = async (selector: string) => ((await page.locator(selector).first().textContent()) ?? '').trim()
   const task = async (id: string, lang: 'en' | 'ar') =>
     (await stack.call(stack.alice, 'GET', `/api/tasks/${id}?lang=${lang}`)).body as unknown as TaskAnswer
-  const axe = async () => {
-    await page.waitForLoadState('networkidle')
-    return await seriousAxeViolations(page)
-  }
 
   it(
     'a person hires, reads what they sign in one sentence, runs a task and sees it by name, money and payment state; its receipt pending, then verified; in English and Arabic',
@@ -124,7 +101,7 @@ describe('the web console names things: jobs and agents, money, payment states, 
       assert.equal(await text('[data-testid=engagement-title]'), detail.engagement.job_title)
       assert.equal(await text('[data-testid=engagement-agent]'), detail.engagement.agent_name)
       assert.deepEqual(signatures, [], 'nothing signed before the person asks')
-      found.push(...(await axe()).map((v) => `sign: ${v}`))
+      found.push(...(await axeFindings(page)).map((v) => `sign: ${v}`))
       await shot('1-sign-en')
       await page.getByRole('button', { name: /Sign the agreement/ }).click()
       await page.getByTestId('engagement-state').filter({ hasText: 'active' }).waitFor()
@@ -168,7 +145,7 @@ describe('the web console names things: jobs and agents, money, payment states, 
       assert.ok(verdicts.includes('pending'), `pending before verified: ${verdicts.join(' → ')}`)
       assert.ok(!verdicts.includes('not-verified'), `never red: ${verdicts.join(' → ')}`)
       assert.equal(verdicts[verdicts.length - 1], 'verified')
-      found.push(...(await axe()).map((v) => `task: ${v}`))
+      found.push(...(await axeFindings(page)).map((v) => `task: ${v}`))
       await shot('2-task-en')
 
       // the task list: the job's name, the input's first words and money; no id as a label
@@ -179,7 +156,7 @@ describe('the web console names things: jobs and agents, money, payment states, 
       assert.match((await row.locator('.preview').textContent())!, /^Summarise: names, not ids/)
       assert.equal((await row.getByTestId('task-price').textContent())!.trim(), en.price.display)
       assert.doesNotMatch((await page.getByTestId('tasks').textContent())!, INTERNAL_LABEL)
-      found.push(...(await axe()).map((v) => `tasks: ${v}`))
+      found.push(...(await axeFindings(page)).map((v) => `tasks: ${v}`))
       await shot('3-tasks-en')
 
       // Arabic: the same screens in Arabic words, the names and money as the API writes them in Arabic
@@ -193,7 +170,7 @@ describe('the web console names things: jobs and agents, money, payment states, 
       assert.equal(await text('[data-testid=task-payment]'), say('ar', `pay.${ar.escrow_state}`))
       assert.equal(await text('[data-testid=task-state]'), say('ar', 'state.completed'))
       await page.locator('[data-verdict=verified]').waitFor()
-      found.push(...(await axe()).map((v) => `task ar: ${v}`))
+      found.push(...(await axeFindings(page)).map((v) => `task ar: ${v}`))
       await shot('4-task-ar')
       await open('tasks', 'ar')
       await row.waitFor()
@@ -218,7 +195,7 @@ describe('the web console names things: jobs and agents, money, payment states, 
       assert.ok(arabicSentence.includes(pending.agent_name), arabicSentence)
       assert.ok(arabicSentence.includes(pending.job_title), arabicSentence)
       assert.doesNotMatch(arabicSentence, INTERNAL_LABEL)
-      found.push(...(await axe()).map((v) => `sign ar: ${v}`))
+      found.push(...(await axeFindings(page)).map((v) => `sign ar: ${v}`))
       await shot('6-sign-ar')
 
       assert.deepEqual(found, [])
@@ -278,9 +255,7 @@ describe('the web console names things: jobs and agents, money, payment states, 
       // a fresh browser profile whose save dialog (File System Access) the person first closes,
       // then uses: the dialog is the browser's, so it is played here; the console's code is not
       const context = await browser!.newContext({ viewport: WIDE })
-      await context.addCookies([
-        { name: 'rental_session', value: stack.alice.jar.get('rental_session')!, url: stack.rental.url },
-      ])
+      await context.addCookies([sessionCookie(stack)])
       await context.addInitScript(`
         window.__saved = null
         let asked = 0

@@ -14,7 +14,11 @@ export const receiptsArea = defineArea({
       token: ctx.ledger.token,
       issuer: identity.ledger,
     })
-    await receipts.start({ metrics: app.metrics })
+    await receipts.start({
+      metrics: app.metrics,
+      onError: (err) => ctx.log.warn({ err: err.message }, 'receipt sweep failed'),
+    })
+    app.addHook('preClose', async () => receipts.stop())
     reconcileRoutes(app, receipts, ctx.config.adminToken)
     return receipts
   },

@@ -37,3 +37,29 @@ export const Appended = Type.Object({
   tree_size: Type.Integer({ description: 'size of the first checkpoint that includes the receipt' }),
   duplicate: Type.Boolean(),
 })
+
+/** At most this many receipts in one batch append. */
+export const MAX_BATCH = 100
+
+export const SignedReceipts = Type.Object(
+  {
+    receipts: Type.Array(SignedReceipt, {
+      minItems: 1,
+      maxItems: MAX_BATCH,
+      description: 'signed receipts, integrated together (one transaction, one checkpoint)',
+    }),
+  },
+  { additionalProperties: false },
+)
+
+export const AppendedEach = Type.Object({
+  results: Type.Array(
+    Type.Union([
+      Appended,
+      Type.Object({
+        error: Type.Object({ code: Type.String(), message: Type.String() }),
+      }),
+    ]),
+    { description: 'one per receipt, in order: where it is in the log, or why it was refused' },
+  ),
+})

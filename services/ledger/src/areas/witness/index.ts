@@ -16,7 +16,7 @@ export const witnessArea = defineArea({
   name: 'witness',
   mount(app, ctx): WitnessService {
     const witnesses = witnessSet(ctx.config)
-    const pusher = new WitnessPusher(ctx.db, witnesses, ctx.log)
+    const pusher = new WitnessPusher(ctx.db, witnesses, ctx.log, ctx.config.witnessIntervalMs)
     // a checkpoint published while the witnesses were away is shown to them now
     app.addHook('onReady', async () => pusher.poke())
     return { poke: () => pusher.poke(), close: () => pusher.close(), keys: () => witnesses.keys() }

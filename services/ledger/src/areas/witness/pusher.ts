@@ -24,7 +24,9 @@ export interface WitnessSet {
  * Asks each witness to cosign the latest checkpoint (C2SP tlog-witness add-checkpoint) whenever
  * the tree grows, and once at start. What a witness must see is only ever the latest checkpoint,
  * re-read at each round, so nothing is queued: a round that fails is retried with backoff, a
- * round asked for while one runs runs again after it, and a restart catches up.
+ * round asked for while one runs runs again after it, and a restart catches up. Rounds are at
+ * least `intervalMs` apart (from one's start to the next's): a log growing by many small batches
+ * has its latest checkpoint cosigned about once per interval rather than once per batch.
  */
 export class WitnessPusher {
   #running = false
@@ -32,11 +34,14 @@ export class WitnessPusher {
   #retry: NodeJS.Timeout | undefined
   #failures = 0
   #closed = false
+  #lastStart = -Infinity
+  #spaced: NodeJS.Timeout | undefined
 
   constructor(
     private readonly db: LedgerDb,
     private readonly witnesses: WitnessSet,
     private readonly log: Logger,
+    private readonly intervalMs = 0,
   ) {}
 
   poke(): void {
@@ -45,12 +50,20 @@ export class WitnessPusher {
       this.#again = true
       return
     }
-    void this.#round()
+    if (this.#spaced) return
+    const wait = this.#lastStart + this.intervalMs - Date.now()
+    if (wait > 0)
+      this.#spaced = setTimeout(() => {
+        this.#spaced = undefined
+        this.poke()
+      }, wait).unref()
+    else void this.#round()
   }
 
   close(): void {
     this.#closed = true
     clearTimeout(this.#retry)
+    clearTimeout(this.#spaced)
   }
 
   async #round(): Promise<void> {
@@ -59,7 +72,10 @@ export class WitnessPusher {
     let failed = false
     try {
       do {
+        if (this.#again) await this.#spacing()
+        if (this.#closed) break
         this.#again = false
+        this.#lastStart = Date.now()
         failed = false
         let targets: WitnessTarget[] = []
         try {
@@ -86,6 +102,12 @@ export class WitnessPusher {
       const delay = Math.min(MAX_RETRY_DELAY_MS, 1000 * 2 ** this.#failures)
       this.#retry = setTimeout(() => this.poke(), delay).unref()
     }
+  }
+
+  /** Waits out what is left of the interval since the last round began. */
+  #spacing(): Promise<void> {
+    const wait = this.#lastStart + this.intervalMs - Date.now()
+    return wait > 0 ? new Promise((resolve) => setTimeout(resolve, wait).unref()) : Promise.resolve()
   }
 
   async #push(target: WitnessTarget): Promise<void> {

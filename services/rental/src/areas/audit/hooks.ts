@@ -15,8 +15,9 @@ interface Recorded {
 /**
  * The request record: after each S+C call and each mutating A2A call is answered, one
  * `request.answered` event (actor, IP, request id, method, route, outcome, error code, duration).
- * Written after the response, as its own insert: it never delays nor breaks an answer (a failure
- * is logged), and the change's own event, written in its transaction, stays the atomic record.
+ * Written after the response, outside the request's transactions (the records of answers that
+ * end together in one insert): it never delays nor breaks an answer (a failure is logged), and
+ * the change's own event, written in its transaction, stays the atomic record.
  */
 export function auditHooks(app: App, ctx: RentalContext, use: { events: EventService; orgs: OrgService }) {
   const pending = new Set<Promise<void>>()
@@ -40,7 +41,8 @@ export function auditHooks(app: App, ctx: RentalContext, use: { events: EventSer
     const written = made
       .then(async (entry) => {
         if (!entry) return
-        await use.events.record(ctx.db, {
+        // with the records of answers that end meanwhile, in one insert
+        await use.events.recordApart({
           orgId: entry.orgId,
           type: REQUEST_EVENT,
           subjects: entry.subjects,

@@ -13,6 +13,7 @@ import {
 import { type AccessTokens, presentedToken } from './bearer.ts'
 import { stepUpGuard, type StepUpRules } from './step-up-guard.ts'
 import { endSessionsOf, liveSession } from './store.ts'
+import { asMembership } from '../orgs/index.ts'
 
 /** The console session cookie: a random id; the database keeps only its SHA-256. */
 export const SESSION_COOKIE = 'rental_session'
@@ -96,6 +97,7 @@ export class ConsoleSessions implements SessionChecks {
       authTime: row.auth_time,
       csrfHash: row.csrf_token_hash,
       csrfToken: this.csrfTokenOf(id),
+      membership: row.membership && asMembership(row.membership),
     }
   }
 

@@ -1,5 +1,6 @@
 import type { Generated } from 'kysely'
 import type { RentalDb } from '../../db.ts'
+import { membershipColumn } from '../orgs/index.ts'
 
 /** The auth area's tables: console sessions, and the console's client at the idp. */
 export interface AuthTables {
@@ -69,7 +70,7 @@ export async function insertSession(db: RentalDb, s: NewSession) {
     .execute()
 }
 
-/** A live session by the hash of its cookie id: not ended, not expired. */
+/** A live session by the hash of its cookie id: not ended, not expired; with its subject's membership. */
 export function liveSession(db: RentalDb, idHash: Buffer, now: Date) {
   return db
     .selectFrom('console_sessions')
@@ -85,6 +86,7 @@ export function liveSession(db: RentalDb, idHash: Buffer, now: Date) {
       'acr',
       'auth_time',
       'expires_at',
+      membershipColumn('console_sessions.subject'),
     ])
     .where('id_hash', '=', idHash)
     .where('ended_at', 'is', null)

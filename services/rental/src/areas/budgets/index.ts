@@ -13,6 +13,13 @@ import type { Page } from '@svc/kit'
 
 export type { Commitment, EngagementLookup }
 
+/**
+ * The ids of the budgets money committed for an engagement and agent falls under, locked FOR
+ * UPDATE in id order as `commit` locks them: a query for another area's statement to embed (the
+ * escrow a task makes), whose count it passes to `commit`.
+ */
+export { lockMatchingIds as lockedBudgetIds } from './store.ts'
+
 export interface BudgetService {
   /** The organization's budgets, a page of them, as GET /api/budgets lists them (the tenant export). */
   list(orgId: string, page: Page): ReturnType<typeof budgetList>
@@ -22,8 +29,10 @@ export interface BudgetService {
    * Money committed (an escrow made for a hire or a task), in the caller's transaction: 402
    * `budget_exceeded` when it would take a matching budget (the organization's, the engagement's,
    * the agent's) past its limit in the period; else the spend is counted and thresholds announced.
+   * `locked`: how many budgets the caller's statement in `trx` locked with `lockedBudgetIds` (none:
+   * nothing to read or count).
    */
-  commit(trx: RentalDb, commitment: Commitment): Promise<void>
+  commit(trx: RentalDb, commitment: Commitment, locked?: { matched: number }): Promise<void>
   /**
    * Money given back (a settled refund), in the caller's transaction: the spend of the period the
    * money was committed in (`commitment.at`) goes down, with the same locks, never below 0; a
@@ -54,7 +63,7 @@ export const budgetsArea = defineArea({
     return {
       deps,
       list: (orgId, page) => budgetList(deps, orgId, page, 'en'),
-      commit: (trx, c) => commit(deps, trx, c),
+      commit: (trx, c, locked) => commit(deps, trx, c, locked),
       release: (trx, c) => release(trx, c),
     }
   },

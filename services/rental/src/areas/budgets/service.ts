@@ -205,8 +205,14 @@ export async function deleteBudget(deps: BudgetDeps, orgId: string, id: string, 
  * otherwise each budget's spend grows, and each threshold crossed for the first time in the
  * period is a `budget.threshold` event in the same transaction.
  */
-export async function commit(deps: Pick<BudgetDeps, 'events'>, trx: RentalDb, c: Commitment) {
-  if (c.amountFils <= 0) return
+export async function commit(
+  deps: Pick<BudgetDeps, 'events'>,
+  trx: RentalDb,
+  c: Commitment,
+  locked?: { matched: number },
+) {
+  // the caller's statement locked the matching budgets (`lockedBudgetIds`) and found none
+  if (c.amountFils <= 0 || locked?.matched === 0) return
   const budgets = await store.lockMatching(trx, c.orgId, c.engagementId, c.agentDid)
   const writes = []
   for (const budget of budgets) {

@@ -75,14 +75,9 @@ export const updateBudget = (
   set: Partial<Pick<BudgetRow, 'name' | 'limit_fils' | 'thresholds' | 'state'>> & { updated_at: Date },
 ) => db.updateTable('rental_budgets').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
 
-/**
- * The organization's active budgets that money committed for this engagement and agent falls
- * under, locked FOR UPDATE in id order (every committer locks in the same order: no deadlock).
- */
-export const lockMatching = (trx: RentalDb, orgId: string, engagementId: string, agentDid: string) =>
-  trx
+const matching = (db: RentalDb, orgId: string, engagementId: string, agentDid: string) =>
+  db
     .selectFrom('rental_budgets')
-    .selectAll()
     .where('org_id', '=', orgId)
     .where('state', '=', 'active')
     .where((eb) =>
@@ -92,9 +87,21 @@ export const lockMatching = (trx: RentalDb, orgId: string, engagementId: string,
         eb.and([eb('scope', '=', 'agent'), eb('agent_did', '=', agentDid)]),
       ]),
     )
-    .orderBy('id')
-    .forUpdate()
-    .execute()
+
+/**
+ * The organization's active budgets that money committed for this engagement and agent falls
+ * under, locked FOR UPDATE in id order (every committer locks in the same order: no deadlock).
+ */
+export const lockMatching = (trx: RentalDb, orgId: string, engagementId: string, agentDid: string) =>
+  matching(trx, orgId, engagementId, agentDid).selectAll().orderBy('id').forUpdate().execute()
+
+/**
+ * The ids of the same budgets locked the same way, as a query for another area's statement to
+ * embed (the escrow a task makes locks them in its insert): a statement that locked none spares
+ * `commit` its own read; one that locked some leaves `commit` to lock them again (a no-op) and read them.
+ */
+export const lockMatchingIds = (db: RentalDb, orgId: string, engagementId: string, agentDid: string) =>
+  matching(db, orgId, engagementId, agentDid).select('id').orderBy('id').forUpdate()
 
 /** A budget's spend in one period (0 and nothing crossed when nothing was committed yet). */
 export async function periodOf(db: RentalDb, budgetId: string, start: Date) {

@@ -10,6 +10,7 @@ import {
   agentByDid,
   agentCardUrl,
   agentNames,
+  cardUrlColumn,
   jobTitles,
   type AgentRow,
   catalogue,
@@ -18,6 +19,8 @@ import {
   jobAndAgent,
   registerAgent,
 } from './store.ts'
+
+export { type CatalogueNames, catalogueNameColumns, catalogueNamesIn } from './names-beside.ts'
 
 /** The provider organization that publishes an agent, as the catalogue and agent views show it. */
 export interface ProviderRef {
@@ -67,6 +70,9 @@ export interface CatalogueService {
   /** Each agent's declared models, by DID (none before the models area gave its lookup). */
   modelsOf: ModelsOf
 }
+
+/** A read's column of its agent's card URL (the engagement's terms a task runs under read it so). */
+export { cardUrlColumn }
 
 /** Each `provider_org_id` replaced by the provider's id and name (from the orgs service). */
 async function withProviders<A extends { provider_org_id: string }>(

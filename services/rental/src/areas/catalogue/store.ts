@@ -1,5 +1,5 @@
 import type { MoneyLocale as Lang } from '@svc/kit'
-import type { ColumnType, Generated } from 'kysely'
+import { type AliasedRawBuilder, type ColumnType, type Generated, sql } from 'kysely'
 import type { RentalDb } from '../../db.ts'
 import type { SeedJob } from './seed.ts'
 
@@ -210,6 +210,13 @@ export async function agentNames(db: RentalDb, dids: readonly string[], lang: La
 /** Where the agent with that DID is reached (its A2A card's URL), or undefined: one query, for each task run. */
 export const agentCardUrl = async (db: RentalDb, did: string) =>
   (await db.selectFrom('agents').select('card_url').where('did', '=', did).executeTakeFirst())?.card_url
+
+/**
+ * The same URL as a column of another area's read of a row naming an agent (`agentDid`: that
+ * read's column), for the engagement a task runs under: its run reads the card with the terms.
+ */
+export const cardUrlColumn = (agentDid: string): AliasedRawBuilder<string | null, 'card_url'> =>
+  sql<string | null>`(select a.card_url from agents a where a.did = ${sql.ref(agentDid)})`.as('card_url')
 
 /** Whether `orgId` is the provider organization that publishes the agent with that DID (false: not in the catalogue). */
 export const isProviderOf = async (db: RentalDb, orgId: string, did: string) =>

@@ -4,11 +4,13 @@ import { canonicalize } from '@svc/trust/jcs'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
+import { type EngagementRow, hasMessagePart } from '../engagements/index.ts'
+import { hasWebPolicy } from '../egress/index.ts'
 import type { Actor } from '../events/index.ts'
 import type { TaskService } from '../tasks/index.ts'
 import { bearerOf } from './auth-modes.ts'
 import { ToolServerError } from './mcp-client.ts'
-import { actionView, type ConnectDeps, endAction, sha256 } from './service.ts'
+import { actionView, CONNECTION_PART, type ConnectDeps, endAction, sha256 } from './service.ts'
 import {
   type ActionRow,
   actionById,
@@ -43,20 +45,17 @@ const hashOf = (value: unknown) => sha256(canonicalize(value ?? null))
  * The credential a task's agent calls tools with: random, kept as its SHA-256, valid for
  * RENTAL_CONNECT_TOKEN_TTL_S and only while the task runs. Given (with the URLs to call) in the
  * message the agent gets, when the task's engagement has a connection or a web policy (the web
- * tool, `svc_web_url`).
+ * tool, `svc_web_url`). Both are known from the engagement's row as the task's run read it.
  */
 export async function taskCredential(
   deps: CallDeps,
   task: { id: string; org_id: string; engagement_id: string | null },
+  engagement: EngagementRow | undefined,
 ) {
-  if (!task.engagement_id) return undefined
+  if (!task.engagement_id || engagement?.id !== task.engagement_id) return undefined
+  const connected = hasMessagePart(engagement, CONNECTION_PART)
   // the web tool is offered once the client set a web policy for the engagement
-  const [connection, webPolicy] = await Promise.all([
-    connectionOf(deps.db, task.engagement_id),
-    deps.egress.webPolicy(task.engagement_id),
-  ])
-  const connected = connection !== undefined
-  const web = webPolicy !== undefined
+  const web = hasWebPolicy(engagement)
   if (!connected && !web) return undefined
   const token = `tct_${randomBytes(32).toString('base64url')}`
   const now = deps.now()

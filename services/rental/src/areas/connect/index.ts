@@ -44,7 +44,7 @@ export const connectArea = defineArea({
     ctx.reactions.on('approvals.toolCall', {
       decided: (trx, id, outcome, by, actor) => decided(deps, trx, id, outcome, by, actor),
     })
-    ctx.reactions.on('tasks.message', (task) => taskCredential(deps, task))
+    ctx.reactions.on('tasks.message', (task, engagement) => taskCredential(deps, task, engagement))
     await startCalls(deps)
     connectDeps.set(ctx, deps)
     return {

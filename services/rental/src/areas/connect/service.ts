@@ -138,6 +138,9 @@ export async function preview(
   }
 }
 
+/** The engagement's part of its tasks' message while it has a connection (areas/engagements message-parts.ts). */
+export const CONNECTION_PART = 'connection'
+
 /** Binds: the key checked against the server, then kept sealed with the tools allowed; an event in the same transaction. */
 export async function bind(
   deps: ConnectDeps,
@@ -184,6 +187,8 @@ export async function bind(
       created_by: actor.id,
       created_at: now,
     })
+    // the engagement's tasks get the tool-call credential from now: its row says so (no read per task)
+    await deps.engagements.setMessagePart(trx, engagementId, CONNECTION_PART, true)
     await deps.events.record(trx, {
       orgId,
       type: 'connect.bound',
@@ -211,6 +216,8 @@ export async function connectionOfEngagement(deps: ConnectDeps, orgId: string, e
 export async function revoke(deps: ConnectDeps, orgId: string, engagementId: string, actor: Actor) {
   await ownEngagement(deps, orgId, engagementId)
   return inTransaction(deps.db, async (trx) => {
+    // first: the engagement's row locked before the connection's, in the order a bind takes them
+    await deps.engagements.setMessagePart(trx, engagementId, CONNECTION_PART, false)
     const row = await connectionOf(trx, engagementId, true)
     if (!row) throw rentalError('not_connected', `the engagement ${engagementId} has no connection`)
     const open = await openActionsOf(trx, engagementId)

@@ -1,11 +1,20 @@
 import { defineArea } from '../../context.ts'
 import type { Actor } from '../events/index.ts'
 import { egressRoutes } from './routes.ts'
-import { checkEgress, type EgressCheck, type EgressDeps, hostMatches, type WebPolicy } from './service.ts'
+import {
+  checkEgress,
+  type EgressCheck,
+  type EgressDeps,
+  hasWebPolicy,
+  hostMatches,
+  type WebPolicy,
+} from './service.ts'
 import { latestPolicy } from './store.ts'
 
 export type { EgressTables } from './store.ts'
 export type { WebPolicy } from './service.ts'
+/** Whether the engagement (its row, as a task's run read it) has a web policy: no read. */
+export { hasWebPolicy }
 
 export interface EgressService {
   /**

@@ -3,7 +3,7 @@ import { PublicUrlError, resolvePublic } from '@svc/kit/http/public-fetch'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
-import type { EngagementService } from '../engagements/index.ts'
+import { type EngagementRow, type EngagementService, hasMessagePart } from '../engagements/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
 import { insertPolicy, latestPolicy, type PolicyKind } from './store.ts'
 
@@ -82,6 +82,13 @@ function checkEgressPolicy(policy: EgressPolicy) {
   }
 }
 
+/** The engagement's part of its tasks' message once it has a web policy (the web tool is offered then). */
+const WEB_POLICY_PART = 'web_policy'
+
+/** Whether the engagement has a web policy (a web policy is never removed, only replaced). */
+export const hasWebPolicy = (engagement: Pick<EngagementRow, 'message_parts'>) =>
+  hasMessagePart(engagement, WEB_POLICY_PART)
+
 /**
  * Sets the engagement's web or egress policy as a new version (the engagement locked; If-Match
  * names the version it replaces), an `engagement.policy_changed` event in the same transaction.
@@ -117,6 +124,9 @@ export async function setPolicy<K extends PolicyKind>(
       actor: who.subject,
       created_at: deps.now(),
     })
+    // the engagement's tasks are offered the web tool from now: its row says so (no read per task)
+    if (kind === 'web' && !hasWebPolicy(engagement))
+      await deps.engagements.setMessagePart(trx, engagementId, WEB_POLICY_PART, true)
     await deps.events.record(trx, {
       orgId: who.orgId,
       type: 'engagement.policy_changed',

@@ -1,5 +1,8 @@
+import { sql } from 'kysely'
 import type { RentalDb } from '../../db.ts'
+import { lockedBudgetIds } from '../budgets/index.ts'
 import { bodyHash, type EscrowBody } from './bodies.ts'
+import type { EscrowRow } from './store.ts'
 
 /** The engagement's escrows, oldest first; `lock` takes them FOR UPDATE (in the caller's transaction). */
 export const escrowsOf = (db: RentalDb, engagementId: string, lock = false) => {
@@ -51,29 +54,39 @@ export const escrowOfTask = (db: RentalDb, taskId: string) =>
   db.selectFrom('escrows').selectAll().where('task_id', '=', taskId).executeTakeFirst()
 
 /**
- * The engagement's oldest escrow not yet taken by a task (the package's), taken for `taskId` in one
- * statement; undefined when there is none. A row another task's transaction is taking is skipped
- * (SKIP LOCKED), so two first tasks never both take it and neither waits for the other.
+ * A new task's escrow in one statement: the engagement's oldest untaken one taken (the package's,
+ * by a conditional update of one row under SKIP LOCKED, so two first tasks never both take it), else `body` inserted as a new one, `offered`; with a new one, the budgets
+ * its money falls under locked (the budgets area's `lockedBudgetIds`) and counted (`budgets`; 0 for
+ * a taken one, whose money was committed at hiring). The insert runs only when nothing was taken.
  */
-export const takePrefundEscrow = (trx: RentalDb, engagementId: string, taskId: string) =>
-  trx
-    .updateTable('escrows')
-    .set({ task_id: taskId })
-    .where('id', '=', (eb) =>
-      eb
-        .selectFrom('escrows')
-        .select('id')
-        .where('engagement_id', '=', engagementId)
-        .where('task_id', 'is', null)
-        .orderBy('created_at')
-        .orderBy('id')
-        .limit(1)
-        .forUpdate()
-        .skipLocked(),
-    )
-    .where('task_id', 'is', null)
-    .returningAll()
-    .executeTakeFirst()
+export async function takeOrMakeEscrow(
+  trx: RentalDb,
+  orgId: string,
+  body: EscrowBody,
+): Promise<{ escrow: EscrowRow; made: boolean; budgets: number }> {
+  const budgets = lockedBudgetIds(trx, orgId, body.engagement_id, body.payee_did).where(
+    sql<boolean>`exists (select 1 from made)`,
+  )
+  const { rows } = await sql<EscrowRow & { made: boolean; budgets: number }>`
+    with taken as (
+      update escrows set task_id = ${body.task_id}
+      where id = (select id from escrows where engagement_id = ${body.engagement_id} and task_id is null
+        order by created_at, id limit 1 for update skip locked)
+        and task_id is null
+      returning *
+    ), made as (
+      insert into escrows (id, engagement_id, org_id, task_id, amount_fils, body, hash, state)
+      select ${body.escrow_id}, ${body.engagement_id}, ${orgId}, ${body.task_id}, ${body.amount_fils},
+        ${JSON.stringify(body)}::jsonb, ${bodyHash(body)}, 'offered'
+      where not exists (select 1 from taken)
+      returning *
+    ), budgets as (${budgets})
+    select taken.*, false as made, 0 as budgets from taken
+    union all
+    select made.*, true as made, (select count(*) from budgets)::int as budgets from made`.execute(trx)
+  const { made, budgets: locked, ...escrow } = rows[0]!
+  return { escrow: escrow as EscrowRow, made, budgets: Number(locked) }
+}
 
 /** The escrows of several tasks in one query (a task has at most one). */
 export const escrowsOfTasks = (db: RentalDb, taskIds: string[]) =>

@@ -8,6 +8,7 @@ import * as end from './end-store.ts'
 import { type EngagementRecords, engagementRecords } from './records.ts'
 import { type EscrowService, escrowService } from './escrows.ts'
 import { type EngagementTerms, engagementTerms } from './terms.ts'
+import { type MessageParts, messageParts } from './message-parts.ts'
 import { type RevocationRecords, revocationRecords } from './revocations.ts'
 import * as store from './store.ts'
 import type { EngagementRow, EscrowRow } from './store.ts'
@@ -18,6 +19,7 @@ export { bodyHash, DEFAULT_SERVICE_LEVELS, feeOf, newId, signedBy } from './bodi
 export { checkAgentDid, engagementEvent, engagementNotFound, escrowView, walletOf } from './service.ts'
 export type { EngagementRecords, EngagementTerms, EscrowService, RevocationRecords }
 export type { EscrowKey } from './escrow-store.ts'
+export { hasMessagePart, type MessageParts } from './message-parts.ts'
 
 /** An end's writes (areas/ending), in its transaction: escrows locked, the engagement ended, an escrow returned. */
 export interface EndingWrites {
@@ -32,7 +34,8 @@ export type EngagementService = EngagementRecords &
   EscrowService &
   EngagementTerms &
   RevocationRecords &
-  EndingWrites
+  EndingWrites &
+  MessageParts
 
 /**
  * Hiring: engagements with their signed SLA and offer package, the escrows that pay for tasks
@@ -55,6 +58,7 @@ export const engagementsArea = defineArea({
       ...engagementTerms(ctx),
       ...revocationRecords(ctx),
       end,
+      ...messageParts,
     }
   },
   routes(app, ctx, use) {

@@ -17,7 +17,7 @@ import {
   type SlaTeam,
   type SlaTrial,
 } from './bodies.ts'
-import { escrowsOf, insertEscrow, openEscrow, takePrefundEscrow } from './escrow-store.ts'
+import { escrowsOf, insertEscrow, openEscrow, takeOrMakeEscrow } from './escrow-store.ts'
 import {
   activateEngagement,
   type EngagementRow,
@@ -252,9 +252,6 @@ export async function escrowForTask(
   now: Date,
 ) {
   if (Number(engagement.price_fils) <= 0) return undefined
-  // one row, not the engagement's every escrow: a long engagement has one per task
-  const prefund = await takePrefundEscrow(trx, engagement.id, taskId)
-  if (prefund) return prefund
   const body: EscrowBody = {
     type: 'svc.escrow',
     v: 1,
@@ -268,15 +265,22 @@ export async function escrowForTask(
     provider_did: engagement.provider_did,
     issued_at: now.toISOString(),
   }
-  const escrow = await insertEscrow(trx, engagement.org_id, body)
+  // the package's untaken escrow (one row, not the engagement's every escrow), else a new one with
+  // the budgets it falls under locked: one statement
+  const { escrow, made, budgets: matched } = await takeOrMakeEscrow(trx, engagement.org_id, body)
+  if (!made) return escrow
   // a new escrow is committed money (the package's was counted at hiring)
-  await budgets.commit(trx, {
-    orgId: engagement.org_id,
-    engagementId: engagement.id,
-    agentDid: engagement.agent_did,
-    amountFils: body.amount_fils,
-    at: now,
-  })
+  await budgets.commit(
+    trx,
+    {
+      orgId: engagement.org_id,
+      engagementId: engagement.id,
+      agentDid: engagement.agent_did,
+      amountFils: body.amount_fils,
+      at: now,
+    },
+    { matched },
+  )
   return escrow
 }
 

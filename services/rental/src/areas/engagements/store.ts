@@ -1,6 +1,8 @@
 import { NEWEST_FIRST, pageOfRows, rowById } from '@svc/kit'
 import { sql, type ColumnType, type Generated, type Insertable, type Selectable } from 'kysely'
 import type { Json, RentalDb, RentalTables } from '../../db.ts'
+import { type CatalogueNames, cardUrlColumn, catalogueNameColumns } from '../catalogue/index.ts'
+import { limitedListingColumn } from '../market/index.ts'
 
 /** The engagements area's tables: engagements, the escrows that pay for their tasks, and clients' revocations of agents. */
 export interface EngagementTables {
@@ -26,6 +28,8 @@ export interface EngagementTables {
     tasks_per_minute: number | null
     capacity_updated_at: Date | null
     agent_version: string | null
+    /** What other areas add to its tasks' A2A message (message-parts.ts, migration 0056). */
+    message_parts: Generated<string[]>
   }
   escrows: {
     id: string
@@ -90,6 +94,12 @@ export async function engagementWithConfig(
     lock?: boolean | 'share' | undefined
     /** Also whether the engagement's client revoked its agent (agent_revocations), in the same read. */
     revoked?: boolean | undefined
+    /** Also its job's title and its agent's name (the catalogue's), in the same read. */
+    names?: boolean | undefined
+    /** Also the URL of its agent's A2A card (the catalogue's; null when not there), in the same read. */
+    cardUrl?: boolean | undefined
+    /** Also its agent's latest listing id when `limited` (the market's; null otherwise), in the same read. */
+    listing?: boolean | undefined
   } = {},
 ) {
   let query = db
@@ -124,18 +134,48 @@ export async function engagementWithConfig(
             .as('agent_revoked')
         : sql<boolean>`false`.as('agent_revoked'),
     )
+    .$if(options.names === true, (q) => q.select(catalogueNameColumns('e.job_id', 'e.agent_did')))
+    .$if(options.cardUrl === true, (q) => q.select(cardUrlColumn('e.agent_did')))
+    .$if(options.listing === true, (q) => q.select(limitedListingColumn('e.agent_did')))
     .where('e.id', '=', id)
   if (options.orgId !== undefined) query = query.where('e.org_id', '=', options.orgId)
   if (options.lock === 'share') query = query.forShare('e')
   else if (options.lock) query = query.forUpdate('e')
   const row = await query.executeTakeFirst()
   if (!row) return undefined
-  const { latest_config, latest_version, latest_created_at, agent_revoked, ...engagement } = row
+  const {
+    latest_config,
+    latest_version,
+    latest_created_at,
+    agent_revoked,
+    job_title,
+    job_title_ar,
+    agent_name,
+    agent_name_ar,
+    card_url,
+    limited_listing_id,
+    ...engagement
+  } = row
   const latest =
     latest_version === null
       ? undefined
       : { config: latest_config, version: latest_version, created_at: latest_created_at! }
-  return { engagement: engagement as EngagementRow, latest, agentRevoked: Boolean(agent_revoked) }
+  const names: CatalogueNames | undefined = options.names
+    ? {
+        job_title: job_title ?? null,
+        job_title_ar: job_title_ar ?? null,
+        agent_name: agent_name ?? null,
+        agent_name_ar: agent_name_ar ?? null,
+      }
+    : undefined
+  return {
+    engagement: engagement as EngagementRow,
+    latest,
+    agentRevoked: Boolean(agent_revoked),
+    names,
+    ...(options.cardUrl ? { cardUrl: card_url ?? null } : {}),
+    ...(options.listing ? { limitedListingId: limited_listing_id ?? null } : {}),
+  }
 }
 
 export const insertConfigVersion = (

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events'
-import { afterCommit } from '@svc/kit'
+import { afterCommit, batched, Pace, Pause } from '@svc/kit'
 import type { RentalContext } from '../../context.ts'
+import type { Compilable, OperationNodeSource } from 'kysely'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import type { Actor } from './actor.ts'
 import type { EventType } from './types.ts'
@@ -13,7 +14,10 @@ import {
   auditEvents,
   type EventRow,
   deleteExpired,
+  insertApartEvents,
   insertEvent,
+  type EventInsert,
+  insertEventBeside,
   insertStreamEvents,
   nextForConsumer,
   orgEvents,
@@ -71,6 +75,9 @@ export type Consumer = (trx: RentalDb, events: EventView[]) => Promise<void>
 const BATCH = 200
 /** How long a woken consumer loop waits for more events before it reads them. */
 const GATHER_MS = 50
+/** How often the loop asks whether a consumer is behind while events flow here, and at rest. */
+const POLL_MS = 1000
+const RESTING_POLL_MS = 30_000
 
 /** The durable consumer that chains the audit record (chain.ts). */
 export const CHAIN_CONSUMER = 'audit-chain'
@@ -98,8 +105,10 @@ export class EventLog {
   readonly #cursorsMade = new Set<string>()
   #running = false
   #stopped = false
-  #wake: (() => void) | undefined
-  #woken = false
+  /** The loop's sleep, ended by a commit here (or stop). */
+  readonly #pause = new Pause()
+  /** How often the loop polls when no commit here woke it: every second while events flow, rarely at rest. */
+  readonly #polling = new Pace({ busyMs: POLL_MS, restMs: RESTING_POLL_MS })
   #loop: Promise<void> | undefined
 
   /** `manual`: consumers run only when `drain()` is called (tests), not in a loop. */
@@ -124,6 +133,51 @@ export class EventLog {
       this.wakeConsumers()
     })
     return { id: `evt_${seq}`, streamSeq }
+  }
+
+  /**
+   * Appends `event` (without a stream) on its own, outside any transaction: the events asked for
+   * while one such insert runs go together in the next (one statement for the request records of
+   * answers that end together). Consumers are woken once it is written.
+   */
+  async recordApart(event: Omit<NewEvent, 'stream'>): Promise<void> {
+    const failed = await this.#apart(rowOf(event, null))
+    if (failed) throw failed
+  }
+
+  // a failed insert of several is tried again one by one: a record's fault loses it alone
+  readonly #apart = batched(async (rows: EventInsert[]): Promise<Array<Error | undefined>> => {
+    const insert = (some: EventInsert[]) =>
+      insertApartEvents(this.ctx.db, some).then(
+        () => undefined,
+        (err: Error) => err,
+      )
+    const failed = await insert(rows)
+    const each = failed && rows.length > 1 ? await Promise.all(rows.map((r) => insert([r]))) : undefined
+    this.wakeConsumers()
+    return each ?? rows.map(() => failed)
+  })
+
+  /**
+   * Runs `statement` (an insert of one row with RETURNING, e.g. the row the event is about) and
+   * appends `event` in the same statement, in `trx`: the statement's row, and the event as `record`
+   * answers it. Waiters and consumers are woken once it commits.
+   */
+  async recordBeside<R extends object>(
+    trx: RentalDb,
+    event: NewEvent & { stream: string },
+    statement: Compilable<R> & OperationNodeSource,
+  ): Promise<{ row: R; id: string; streamSeq: number }> {
+    const { row, seq, streamSeq } = await insertEventBeside(
+      trx,
+      { ...rowOf(event, event.stream), stream: event.stream },
+      statement,
+    )
+    afterCommit(trx, () => {
+      this.#committed.emit(event.stream)
+      this.wakeConsumers()
+    })
+    return { row, id: `evt_${seq}`, streamSeq }
   }
 
   /**
@@ -238,8 +292,7 @@ export class EventLog {
   }
 
   wakeConsumers() {
-    if (this.#wake) this.#wake()
-    else this.#woken = true
+    this.#pause.wake()
   }
 
   async stop() {
@@ -259,8 +312,9 @@ export class EventLog {
    * The loop's drain: every consumer, but a paced one only once its interval has passed since its
    * last run; answers in how many milliseconds a paced consumer skipped now falls due (or undefined).
    */
-  async #drainPaced(): Promise<number | undefined> {
+  async #drainPaced(): Promise<{ deferred: number | undefined; took: boolean }> {
     let next: number | undefined
+    let took = false
     for (const name of this.#consumers.keys()) {
       const pace = this.#pace.get(name)
       if (pace) {
@@ -271,9 +325,9 @@ export class EventLog {
         }
         pace.lastRun = Date.now()
       }
-      await this.drainOne(name)
+      if (await this.drainOne(name)) took = true
     }
-    return next
+    return { deferred: next, took }
   }
 
   /** Runs one consumer until it has nothing new (or another caller holds its cursor). */
@@ -307,18 +361,26 @@ export class EventLog {
       let deferred: number | undefined
       while (!this.#stopped) {
         try {
-          if (due) deferred = await this.#drainPaced()
+          if (due) {
+            const drained = await this.#drainPaced()
+            deferred = drained.deferred
+            if (drained.took) this.#polling.busy()
+          }
         } catch (err) {
           this.ctx.log.warn({ err: (err as Error).message }, 'event consumer failed; retried')
         }
         // a paced consumer skipped on this pass is run when its interval has passed
-        const woken = await this.#sleep(Math.min(1000, deferred ?? 1000))
+        const woken = await this.#pause.sleep(Math.min(this.#polling.next(), deferred ?? Infinity))
         if (this.#stopped) break
         // woken by a commit: events committed in the next moment are taken in the same batch, so
         // that a busy rental runs its consumers a few times a second, not once per event
-        if (woken) await new Promise((r) => setTimeout(r, GATHER_MS).unref())
-        // the second's poll (another instance's events, a missed wake-up) asks first, in one
-        // statement, whether any consumer is behind: a resting rental runs no consumer's transaction
+        if (woken) {
+          this.#polling.busy()
+          await new Promise((r) => setTimeout(r, GATHER_MS).unref())
+        }
+        // the poll (another instance's events, a missed wake-up) asks first, in one statement,
+        // whether any consumer is behind: a resting rental runs no consumer's transaction. It polls
+        // every second while events flow here, every RESTING_POLL_MS at rest.
         due = woken || deferred !== undefined || (await this.#behind())
       }
     })()
@@ -331,25 +393,5 @@ export class EventLog {
       // the drain's own error is the one worth logging
       return true
     }
-  }
-
-  /** Sleeps `ms`; answers true when woken (a commit) rather than timed out. */
-  #sleep(ms: number) {
-    if (this.#woken || this.#stopped) {
-      this.#woken = false
-      return Promise.resolve(true)
-    }
-    return new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => {
-        this.#wake = undefined
-        resolve(false)
-      }, ms)
-      timer.unref()
-      this.#wake = () => {
-        this.#wake = undefined
-        clearTimeout(timer)
-        resolve(true)
-      }
-    })
   }
 }

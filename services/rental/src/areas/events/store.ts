@@ -1,4 +1,4 @@
-import { type Generated, type Selectable, sql } from 'kysely'
+import { type Compilable, type Generated, type OperationNodeSource, type Selectable, sql } from 'kysely'
 import type { Json, RentalDb } from '../../db.ts'
 
 /** The events area's tables: the log, each stream's last sequence, each durable consumer's place. */
@@ -51,6 +51,11 @@ export interface EventInsert {
   data: unknown
 }
 
+/** An event's values, in the column order of the inserts below. */
+const eventValues = (e: EventInsert) =>
+  sql`${e.org_id}, ${e.type}, ${JSON.stringify(e.subjects)}::jsonb, ${e.actor_type},
+    ${e.actor_id}, ${e.ip}, ${e.request_id}, ${JSON.stringify(e.data ?? {})}::jsonb`
+
 /**
  * Appends one event. With a stream, one statement numbers it (the stream's counter, upserted, which
  * also orders two writers of one stream) and inserts it.
@@ -59,8 +64,7 @@ export async function insertEvent(
   trx: RentalDb,
   e: EventInsert,
 ): Promise<{ seq: string; streamSeq: number | null }> {
-  const values = sql`${e.org_id}, ${e.type}, ${JSON.stringify(e.subjects)}::jsonb, ${e.actor_type},
-    ${e.actor_id}, ${e.ip}, ${e.request_id}, ${JSON.stringify(e.data ?? {})}::jsonb`
+  const values = eventValues(e)
   if (e.stream === null) {
     const { rows } = await sql<{ seq: string }>`
       insert into rental_events (org_id, type, subjects, actor_type, actor_id, ip, request_id, data)
@@ -77,6 +81,43 @@ export async function insertEvent(
     select ${values}, ${e.stream}, counter.last_seq from counter
     returning seq, stream_seq`.execute(trx)
   return { seq: rows[0]!.seq, streamSeq: rows[0]!.stream_seq }
+}
+
+/** Appends events without a stream, in one statement, in the order given (autocommit in `db`). */
+export async function insertApartEvents(db: RentalDb, events: readonly EventInsert[]): Promise<void> {
+  await sql`
+    insert into rental_events (org_id, type, subjects, actor_type, actor_id, ip, request_id, data)
+    values ${sql.join(events.map((e) => sql`(${eventValues(e)})`))}`.execute(db)
+}
+
+/**
+ * Runs `statement` (another area's insert of one row, with RETURNING) and appends one event of a
+ * stream, in one statement (data-modifying CTEs): the row the statement answers, and the event's
+ * numbers. A statement that answers no row writes no event either (it throws).
+ */
+export async function insertEventBeside<R extends object>(
+  trx: RentalDb,
+  e: EventInsert & { stream: string },
+  statement: Compilable<R> & OperationNodeSource,
+): Promise<{ row: R; seq: string; streamSeq: number }> {
+  const { rows } = await sql<R & { beside_event_seq: string; beside_event_stream_seq: number }>`
+    with beside as (${statement}),
+    counter as (
+      insert into rental_event_streams (stream, last_seq) select ${e.stream}, 1 from beside
+      on conflict (stream) do update set last_seq = rental_event_streams.last_seq + 1
+      returning last_seq
+    ),
+    event as (
+      insert into rental_events (org_id, type, subjects, actor_type, actor_id, ip, request_id, data, stream, stream_seq)
+      select ${eventValues(e)}, ${e.stream}, counter.last_seq from counter
+      returning seq, stream_seq
+    )
+    select beside.*, event.seq as beside_event_seq, event.stream_seq as beside_event_stream_seq
+    from beside cross join event`.execute(trx)
+  const first = rows[0]
+  if (!first) throw new Error(`no row written beside the event ${e.type}`)
+  const { beside_event_seq: seq, beside_event_stream_seq: streamSeq, ...row } = first
+  return { row: row as unknown as R, seq, streamSeq }
 }
 
 /**

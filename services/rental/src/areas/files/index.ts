@@ -38,8 +38,8 @@ export interface FileService {
     skipEngagements: readonly string[],
     limit: number,
   ): Promise<string[]>
-  /** The organization's stored files of the engagement among `ids`, as rows (a task's files). */
-  ofEngagement(orgId: string, engagementId: string, ids: string[]): Promise<FileRow[]>
+  /** The organization's stored files of the engagement among `ids`, as rows (a task's files), in `trx` when given. */
+  ofEngagement(orgId: string, engagementId: string, ids: string[], trx?: RentalDb): Promise<FileRow[]>
   /** The stored file's row and its verified plaintext stream (404 `file_not_found` as GET /api/files/{id}). */
   open(orgId: string, id: string): ReturnType<typeof download>
   /** The engagement's stored files as the list shows them (metadata only, no bytes), oldest first (the export). */
@@ -78,7 +78,8 @@ export const filesArea = defineArea({
       eraseOrg: (trx, caller) => eraseFilesOf(deps, trx, caller),
       shredExpired: (trx, orgId, actor, before, skip, limit) =>
         shredExpired(deps, trx, { orgId, actor }, before, skip, limit),
-      ofEngagement: (orgId, engagementId, ids) => storedOfEngagement(ctx.db, orgId, engagementId, ids),
+      ofEngagement: (orgId, engagementId, ids, trx) =>
+        storedOfEngagement(trx ?? ctx.db, orgId, engagementId, ids),
       open: (orgId, id) => download(deps, orgId, id),
       listOf: async (orgId, engagementId) =>
         (await filesOfEngagement(ctx.db, orgId, engagementId)).map(fileView),

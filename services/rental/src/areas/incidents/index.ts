@@ -6,7 +6,7 @@ import {
   type IncidentResponse,
   type PublicIncident,
   publicIncidents,
-  responseTimes,
+  responseTimesPart,
 } from './service.ts'
 import type { Page } from '@svc/kit'
 import { SYSTEM } from '../events/index.ts'
@@ -23,12 +23,9 @@ export interface IncidentService {
   openPublic(limit?: number): Promise<PublicIncident[]>
   /**
    * Response times (reported → first provider/operator note or resolution) of the client's
-   * incidents about the engagement or its agent reported since `since`, read in `db` (areas/sla).
+   * incidents about the engagement or its agent reported since `since`, as a part of the SLA's one read.
    */
-  responseTimes(
-    db: RentalDb,
-    q: { orgId: string; engagementId: string; agentDid: string; since: Date; now: Date },
-  ): Promise<IncidentResponse[]>
+  responseTimesPart: typeof responseTimesPart
   /** Open client incidents nobody answered yet (at most `limit`): their organization, engagement and agent. */
   unanswered(
     db: RentalDb,
@@ -48,7 +45,7 @@ export const incidentsArea = defineArea({
     list: (orgId, page) => incidentList({ ctx, ...use }, { orgId, operator: false, actor: SYSTEM }, page),
     openPublic: (limit) => publicIncidents({ ctx }, limit),
     eraseOrg,
-    responseTimes,
+    responseTimesPart,
     unanswered,
   }),
   routes(app, ctx, use) {

@@ -3,6 +3,7 @@ import type { Page } from '@svc/kit'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
+import type { QueryPart } from '@svc/kit'
 import type { CatalogueService } from '../catalogue/index.ts'
 import { checkAgentDid, type EngagementService } from '../engagements/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
@@ -306,22 +307,29 @@ export interface IncidentResponse {
   answered: boolean
 }
 
-/** The response times of the client's incidents about the engagement or its agent reported since `since` (at most 200, newest first). */
-export async function responseTimes(
+/**
+ * The response times of the client's incidents about the engagement or its agent reported since
+ * `since` (at most 200, newest first), as a part of the SLA's one read (areas/sla).
+ */
+export function responseTimesPart(
   db: RentalDb,
   q: { orgId: string; engagementId: string; agentDid: string; since: Date; now: Date },
-): Promise<IncidentResponse[]> {
-  const rows = await store.incidentsForResponse(db, { ...q, limit: 200 })
-  return rows.map((r) => {
-    const noted = r.first_response_at === null ? null : new Date(r.first_response_at)
-    const candidates = [noted, r.resolved_at].filter((d): d is Date => d !== null)
-    const responded = candidates.length ? new Date(Math.min(...candidates.map((d) => d.getTime()))) : null
-    return {
-      incident_id: r.id,
-      reported_at: r.created_at,
-      responded_at: responded,
-      seconds: secondsBetween(r.created_at, responded ?? q.now),
-      answered: responded !== null,
-    }
-  })
+): QueryPart<IncidentResponse[]> {
+  const at = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string | Date))
+  return {
+    query: store.incidentsForResponse(db, { ...q, limit: 200 }),
+    read: (rows) =>
+      rows.map((r) => {
+        const reported = at(r.created_at)!
+        const candidates = [at(r.first_response_at), at(r.resolved_at)].filter((d): d is Date => d !== null)
+        const responded = candidates.length ? new Date(Math.min(...candidates.map((d) => d.getTime()))) : null
+        return {
+          incident_id: r.id as string,
+          reported_at: reported,
+          responded_at: responded,
+          seconds: secondsBetween(reported, responded ?? q.now),
+          answered: responded !== null,
+        }
+      }),
+  }
 }

@@ -150,7 +150,6 @@ export const incidentsForResponse = (
     .orderBy('incidents.created_at', 'desc')
     .orderBy('incidents.id', 'desc')
     .limit(q.limit)
-    .execute()
 
 /** Open client incidents no provider or operator has answered yet: what they are about. */
 export const unanswered = (db: RentalDb, limit: number) =>

@@ -139,11 +139,23 @@ const RETRY_AFTER_S = 5
  * The limited cap, in the task's transaction: when the agent's listing is `limited`, its row is
  * locked FOR UPDATE (concurrent task creations for the agent take turns) and the agent's running
  * tasks (submitted or working, every client's) counted; at the cap, 429 `listing_at_capacity`.
+ * `limitedListingId`: the listing as the caller's read in `trx` found it (`limitedListingColumn`),
+ * so it is not read again; undefined: read here.
  */
-export async function checkCapacity(trx: RentalDb, agentDid: string, running: () => Promise<number>) {
-  const seen = await store.availabilityOfAgent(trx, agentDid)
-  if (seen?.availability !== 'limited') return
-  const row = await store.listingById(trx, seen.id, true)
+export async function checkCapacity(
+  trx: RentalDb,
+  agentDid: string,
+  running: () => Promise<number>,
+  limitedListingId?: string | null,
+) {
+  const limited =
+    limitedListingId !== undefined
+      ? limitedListingId
+      : await store
+          .availabilityOfAgent(trx, agentDid)
+          .then((seen) => (seen?.availability === 'limited' ? seen.id : null))
+  if (limited === null) return
+  const row = await store.listingById(trx, limited, true)
   if (row?.availability !== 'limited' || row.max_concurrency === null) return
   const count = await running()
   if (count >= row.max_concurrency)

@@ -10,6 +10,9 @@ import { tokenResourceOf } from './store.ts'
 
 export { listingDetail, type ListingView } from './service.ts'
 
+/** A read's column of its agent's latest listing id when `limited` (a task's engagement read carries it). */
+export { limitedListingColumn } from './store.ts'
+
 /** A listing on the market (search never answers an unpublished one). */
 export type PublishedView = ListingView & {
   availability: { state: Exclude<ListingView['availability']['state'], 'unpublished'> }
@@ -26,8 +29,16 @@ export interface MarketService {
   assertHireable(agentDid: string, trx?: RentalDb): Promise<void>
   /** Before a hire: an external agent's card fetched again when older than the TTL, a change flagged. */
   refreshCard(agentDid: string): Promise<void>
-  /** In a new task's transaction: 429 `listing_at_capacity` when the agent's limited listing is at its cap. */
-  checkCapacity(trx: RentalDb, agentDid: string, running: () => Promise<number>): Promise<void>
+  /**
+   * In a new task's transaction: 429 `listing_at_capacity` when the agent's limited listing is at
+   * its cap. `limitedListingId`: what `limitedListingColumn` read in `trx` (no read of its own).
+   */
+  checkCapacity(
+    trx: RentalDb,
+    agentDid: string,
+    running: () => Promise<number>,
+    limitedListingId?: string | null,
+  ): Promise<void>
   /** The RFC 8707 resource of the external agent reached at `url` that takes the rental's idp tokens, if any. */
   tokenResourceFor(url: string): Promise<string | undefined>
   /** The public page's search: listings matching `q` (all when blank), ranked, at most `limit`. */

@@ -1,4 +1,4 @@
-import type { Generated, Selectable } from 'kysely'
+import type { AliasedRawBuilder, Generated, Selectable } from 'kysely'
 import { sql } from 'kysely'
 import type { RentalDb } from '../../db.ts'
 
@@ -149,6 +149,17 @@ export const availabilityOfAgent = (db: RentalDb, did: string) =>
     .orderBy('created_at', 'desc')
     .limit(1)
     .executeTakeFirst()
+
+/**
+ * The same read as a column of another area's read of a row naming an agent (`agentDid`: that
+ * read's column): the id of the agent's latest listing when it is `limited`, else null. A task's
+ * engagement read carries it, so the capacity check reads nothing for an agent not limited.
+ */
+export const limitedListingColumn = (
+  agentDid: string,
+): AliasedRawBuilder<string | null, 'limited_listing_id'> =>
+  sql<string | null>`(select case when l.availability = 'limited' then l.id end from rental_listings l
+    where l.agent_did = ${sql.ref(agentDid)} order by l.created_at desc limit 1)`.as('limited_listing_id')
 
 /** Records a fetch of the listing's card: its hash now, and whether it differs from the listed one. */
 export const cardFetched = (db: RentalDb, id: string, latest: string, changed: boolean, at: Date) =>

@@ -12,6 +12,9 @@ import { putRole, removeRole, roleList } from './roles.ts'
 import { eraseOrgMembers, lockOrg, type OrgKind, orgIdOfSubject, orgIdsAfter, orgsByIds } from './store.ts'
 import { type Membership, refuse } from '../../http/index.ts'
 
+export { asMembership } from './service.ts'
+export { membershipColumn, type MembershipJson } from './store.ts'
+
 export type { OrgKind } from './store.ts'
 export { InvitationSchema, MemberSchema, RoleNameSchema } from './schemas.ts'
 
@@ -127,7 +130,8 @@ export const orgsArea = defineArea({
           throw rentalError('unauthenticated', 'sign in first: no live console session')
         return
       }
-      request.membership = await service.join(session)
+      // read with the session (the same statement), else looked up, or made at the first sign-in
+      request.membership = session.membership ?? (await service.join(session))
       if (needed && !request.membership.permissions.includes(needed)) throw refuse(needed)
     })
     return service

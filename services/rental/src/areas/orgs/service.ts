@@ -58,7 +58,7 @@ const view = (row: MemberRow) => ({
   joined_at: row.joined_at?.toISOString() ?? null,
 })
 
-const asMembership = (row: {
+export const asMembership = (row: {
   id: string
   org_id: string
   role: string

@@ -1,5 +1,5 @@
 import { type MoneyLocale, OLDEST_FIRST, pageOfRows } from '@svc/kit'
-import type { ColumnType, Generated } from 'kysely'
+import { type ColumnType, type Generated, sql } from 'kysely'
 import type { RentalDb } from '../../db.ts'
 
 /** The orgs area's tables: client organizations, their members (and invitations), the roles. */
@@ -80,6 +80,29 @@ export const membershipBySubject = (db: RentalDb, subject: string) =>
     .select(['m.id', 'm.org_id', 'm.role', 'm.locale', 'r.permissions'])
     .where('m.subject', '=', subject)
     .executeTakeFirst()
+
+/** A membership as `membershipColumn` answers it (the columns of `membershipBySubject`). */
+export interface MembershipJson {
+  id: string
+  org_id: string
+  role: string
+  locale: 'en' | 'ar' | null
+  permissions: string[]
+}
+
+/**
+ * `membershipBySubject` as a column (`membership`: JSON, null for none) of another read whose
+ * `subject` column names the subject (the console session's): the two in one statement.
+ */
+export const membershipColumn = (subject: string) =>
+  sql<MembershipJson | null>`(
+    select json_build_object('id', m.id, 'org_id', m.org_id, 'role', m.role, 'locale', m.locale,
+      'permissions', r.permissions)
+    from org_members m
+    join rental_roles r on r.name = m.role and (r.org_id is null or r.org_id = m.org_id)
+    where m.subject = ${sql.ref(subject)}
+    limit 1
+  )`.as('membership')
 
 /** Whether `name` is a built-in role or one of the organization's own (another organization's is not). */
 export const roleExists = async (db: RentalDb, orgId: string, name: string) =>

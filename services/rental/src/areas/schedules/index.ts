@@ -8,6 +8,8 @@ import type { Page } from '@svc/kit'
 export interface ScheduleService {
   /** The organization's schedules, a page of them, as GET /api/schedules lists them. */
   list(orgId: string, page: Page): ReturnType<typeof scheduleList>
+  /** Has this instance's scheduler look now (a schedule was made or resumed here). */
+  wakeScheduler(): void
 }
 
 /**
@@ -23,9 +25,15 @@ export const schedulesArea = defineArea({
     const deps: ScheduleDeps = { ...ctx, engagements: use.engagements, tasks: use.tasks, events: use.events }
     const scheduler = startScheduler(deps)
     app.addHook('preClose', async () => scheduler.stop())
-    return { list: (orgId, page) => scheduleList(deps, orgId, page) }
+    return { list: (orgId, page) => scheduleList(deps, orgId, page), wakeScheduler: scheduler.wake }
   },
-  routes(app, ctx, use) {
-    scheduleRoutes(app, { ...ctx, engagements: use.engagements, tasks: use.tasks, events: use.events })
+  routes(app, ctx, use, own) {
+    scheduleRoutes(app, {
+      ...ctx,
+      engagements: use.engagements,
+      tasks: use.tasks,
+      events: use.events,
+      wakeScheduler: own.wakeScheduler,
+    })
   },
 })

@@ -1,4 +1,4 @@
-import { AppError } from '@svc/kit'
+import { AppError, Pause } from '@svc/kit'
 import { inTransaction } from '../../db.ts'
 import type { Actor } from '../events/index.ts'
 import { afterTick, parseCron } from './cron.ts'
@@ -93,26 +93,47 @@ export async function checkDue(deps: ScheduleDeps): Promise<void> {
   }
 }
 
+/** The scheduler looks every RENTAL_SCHEDULE_CHECK_MS once the next tick is this near. */
+const NEAR_MS = 60_000
+/** The longest it sleeps otherwise (a schedule made active on another instance is seen by then). */
+const RESTING_MS = 30_000
+
+/** How long to sleep before the next look, given the earliest active schedule's next tick. */
+function untilNextLook(nextRun: Date | undefined, now: Date, checkMs: number): number {
+  if (!nextRun) return Math.max(checkMs, RESTING_MS)
+  const ahead = nextRun.getTime() - now.getTime()
+  return ahead <= NEAR_MS ? checkMs : Math.max(checkMs, Math.min(RESTING_MS, ahead - NEAR_MS))
+}
+
 /**
- * The scheduler of this instance: every RENTAL_SCHEDULE_CHECK_MS it runs the due ticks. Every
- * instance runs one; the claim makes each tick one task. Ticks live in the table, not in memory,
- * so a restart loses none (a long outage runs one catch-up).
+ * The scheduler of this instance: it runs the due ticks, every RENTAL_SCHEDULE_CHECK_MS while a
+ * tick is near, else every half minute at most (a resting rental's cost), and at once when a
+ * schedule is made or resumed here (`wake`). Every instance runs one; the claim makes each tick one
+ * task. Ticks live in the table, not in memory, so a restart loses none (a long outage runs one
+ * catch-up).
  */
 export function startScheduler(deps: ScheduleDeps) {
-  let running: Promise<void> | undefined
-  const timer = setInterval(() => {
-    if (running) return
-    running = checkDue(deps)
-      .catch((err: Error) => deps.log.warn({ err: err.message }, 'schedule check failed'))
-      .finally(() => {
-        running = undefined
-      })
-  }, deps.config.scheduleCheckMs)
-  timer.unref()
+  const checkMs = deps.config.scheduleCheckMs
+  const pause = new Pause()
+  let stopped = false
+  const loop = (async () => {
+    while (!stopped) {
+      let sleep = checkMs
+      try {
+        await checkDue(deps)
+        sleep = untilNextLook(await store.nextRunAt(deps.db), deps.now(), checkMs)
+      } catch (err) {
+        deps.log.warn({ err: (err as Error).message }, 'schedule check failed')
+      }
+      if (!stopped) await pause.sleep(sleep)
+    }
+  })()
   return {
+    wake: () => pause.wake(),
     async stop() {
-      clearInterval(timer)
-      await running
+      stopped = true
+      pause.wake()
+      await loop
     },
   }
 }

@@ -16,6 +16,8 @@ export interface ScheduleDeps extends RentalContext {
   engagements: EngagementService
   tasks: TaskService
   events: EventService
+  /** Has this instance's scheduler look now: a schedule became active here (its tick may be near). */
+  wakeScheduler?: () => void
 }
 
 /** Schedules an organization may hold at once (active or paused). */
@@ -99,6 +101,7 @@ export async function createSchedule(deps: ScheduleDeps, orgId: string, input: N
     })
     return made
   })
+  deps.wakeScheduler?.()
   return scheduleView(row)
 }
 
@@ -161,6 +164,7 @@ export async function resumeSchedule(deps: ScheduleDeps, orgId: string, id: stri
     await record(deps, trx, resumed, 'schedule.resumed', actor, { next_run_at: next.toISOString() })
     return resumed
   })
+  deps.wakeScheduler?.()
   return scheduleView(row)
 }
 

@@ -151,6 +151,16 @@ export const dueSchedules = (db: RentalDb, now: Date, limit: number) =>
     .limit(limit)
     .execute()
 
+/** The earliest next tick of the active schedules (undefined: none is active). */
+export async function nextRunAt(db: RentalDb): Promise<Date | undefined> {
+  const row = await db
+    .selectFrom('schedules')
+    .select((eb) => eb.fn.min('next_run_at').as('next'))
+    .where('state', '=', 'active')
+    .executeTakeFirst()
+  return row?.next ? new Date(row.next) : undefined
+}
+
 /**
  * Claims the tick `tick` of a schedule: moves its next run on to `next`, only if it is still active
  * and `tick` is still its next run. Of two instances claiming one tick, the second waits for the

@@ -3,6 +3,7 @@ import type { Page } from '@svc/kit'
 import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
+import { readParts } from '@svc/kit'
 import {
   DEFAULT_SERVICE_LEVELS,
   type EngagementRow,
@@ -53,25 +54,29 @@ function latencyOf(t: {
   return Math.max(0, t.completed_at.getTime() - (t.started_at ?? t.created_at).getTime())
 }
 
-/** The engagement's terms measured now, read in `db` (the consumer's transaction, or the pool). */
+/**
+ * The engagement's term states and its terms measured now, read in `db` (the consumer's
+ * transaction, or the pool) in one statement: the states, the tasks' windows, the incidents.
+ */
 export async function measureEngagement(deps: SlaDeps, db: RentalDb, engagement: EngagementRow) {
   const { levels } = levelsOf(engagement.sla as SlaBody)
   const now = deps.ctx.now()
   const windowStart = new Date(now.getTime() - levels.availability_window_days * DAY_MS)
-  const [windows, incidents] = await Promise.all([
-    deps.tasks.slaWindows(db, engagement.id, {
+  const { states, windows, incidents } = await readParts(db, {
+    states: store.statesPart(db, engagement.id),
+    windows: deps.tasks.slaWindowsPart(engagement.id, {
       latency: levels.latency_window_tasks,
       success: levels.success_window_tasks,
       since: windowStart,
     }),
-    deps.incidents.responseTimes(db, {
+    incidents: deps.incidents.responseTimesPart(db, {
       orgId: engagement.org_id,
       engagementId: engagement.id,
       agentDid: engagement.agent_did,
       since: windowStart,
       now,
     }),
-  ])
+  })
   const { completed: completedRows, ended: endedRows, recent } = windows
   const ended = (t: (typeof endedRows)[number]): Ended => ({
     id: t.id,
@@ -79,12 +84,13 @@ export async function measureEngagement(deps: SlaDeps, db: RentalDb, engagement:
     leafHash: t.receipt_leaf_hash,
     latencyMs: t.state === 'completed' && t.receipt_id ? latencyOf(t) : null,
   })
-  return measure(levels, {
+  const measurements = measure(levels, {
     completed: completedRows.map(ended),
     ended: endedRows.map(ended),
     recent,
     incidents,
   })
+  return { states, measurements }
 }
 
 /** The event's data: what was measured against what, over which window, and the tasks and receipts behind it. */
@@ -108,14 +114,14 @@ const eventData = (engagementId: string, m: Measurement) => ({
 export async function remeasure(deps: SlaDeps, trx: RentalDb, orgId: string, engagementId: string) {
   const engagement = await deps.engagements.engagementOf(orgId, engagementId, { trx, lock: true })
   if (!engagement) return
-  const states = new Map(
-    (await store.statesOf(trx, engagement.id, true)).map((s) => [s.term, s.breached] as const),
-  )
+  // read in a statement after the lock: what a measure that held it before committed is seen
+  const { states, measurements } = await measureEngagement(deps, trx, engagement)
+  const breachedNow = new Map(states.map((s) => [s.term, s.breached] as const))
   const now = deps.ctx.now()
-  for (const m of await measureEngagement(deps, trx, engagement)) {
+  for (const m of measurements) {
     if (m.status !== 'met' && m.status !== 'breached') continue
     const breached = m.status === 'breached'
-    if (breached === (states.get(m.term) ?? false)) continue
+    if (breached === (breachedNow.get(m.term) ?? false)) continue
     const type: SlaEventType = breached ? 'sla.breached' : 'sla.restored'
     const data = eventData(engagement.id, m)
     const { id: eventId } = await deps.events.record(trx, {
@@ -195,9 +201,10 @@ export async function slaOf(deps: SlaDeps, orgId: string, id: string) {
   if (!engagement) throw notFound(id)
   const body = engagement.sla as SlaBody
   const { levels, defaulted } = levelsOf(body)
-  const states = new Map((await store.statesOf(deps.ctx.db, id)).map((s) => [s.term, s] as const))
+  const measured = await measureEngagement(deps, deps.ctx.db, engagement)
+  const states = new Map(measured.states.map((s) => [s.term, s] as const))
   const credits = (await store.creditsOfEngagement(deps.ctx.db, id)).map(creditView)
-  const measurements = (await measureEngagement(deps, deps.ctx.db, engagement)).map((m) => {
+  const measurements = measured.measurements.map((m) => {
     const state = states.get(m.term)
     return { ...m, breached_since: state?.breached ? state.since.toISOString() : null }
   })

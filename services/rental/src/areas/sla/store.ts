@@ -1,6 +1,7 @@
 import { countedPageOfRows, NEWEST_FIRST } from '@svc/kit'
 import type { Insertable, Selectable } from 'kysely'
 import type { Json, RentalDb } from '../../db.ts'
+import type { QueryPart } from '@svc/kit'
 
 /** The SLA area's tables (migrations 0035, 0038). */
 export interface SlaTables {
@@ -43,12 +44,20 @@ export type SlaEventRow = Selectable<SlaTables['sla_events']>
 export type SlaStateRow = Selectable<SlaTables['sla_states']>
 export type SlaCreditRow = Selectable<SlaTables['sla_credits']>
 
-/** The engagement's term states, locked FOR UPDATE (one consumer writes at a time anyway). */
-export const statesOf = (trx: RentalDb, engagementId: string, lock = false) => {
-  let q = trx.selectFrom('sla_states').selectAll().where('engagement_id', '=', engagementId)
-  if (lock) q = q.forUpdate()
-  return q.execute()
-}
+/**
+ * The engagement's term states, as a part of the SLA's one read. Not locked: every writer of a
+ * state holds the engagement's row lock (`remeasure`), taken in a statement before this read.
+ */
+export const statesPart = (db: RentalDb, engagementId: string): QueryPart<SlaStateRow[]> => ({
+  query: db.selectFrom('sla_states').selectAll().where('engagement_id', '=', engagementId),
+  read: (rows) =>
+    rows.map((r) => ({
+      engagement_id: r.engagement_id as string,
+      term: r.term as string,
+      breached: r.breached as boolean,
+      since: new Date(r.since as string),
+    })),
+})
 
 export const setState = (trx: RentalDb, row: SlaStateRow) =>
   trx

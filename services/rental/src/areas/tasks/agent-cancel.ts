@@ -34,8 +34,9 @@ export async function tellAgent(deps: Pick<TaskDeps, 'jobs'>, trx: RentalDb, id:
 }
 
 /**
- * The agent named its task for a running one (the first event of its stream): kept, so that a
- * cancel can reach it; a task the rental ended meanwhile is told to the agent at once. The usual
+ * The agent named its task for a running one (its stream's first events, the agent still at
+ * work): kept, so that a cancel can reach it; a task the rental ended meanwhile is told to the
+ * agent at once. The usual
  * case (the task still running) is one statement on its own; only a task that ended meanwhile
  * takes the transaction that keeps the id and enqueues the cancel together.
  */

@@ -140,8 +140,9 @@ export class AgentDispatcher {
    * `metadata` is the message's (the agent version: `svc_agent_version`); `files`, file parts
    * (A2A 1.0 `url` parts) after the text. With `onTask`, the message is streamed
    * (SendStreamingMessage; the SDK falls back to SendMessage when the card has no streaming) and
-   * `onTask` learns the agent's task as soon as the agent names it, so that the task can be
-   * canceled at the agent while it runs; without (or with `reply`), one blocking SendMessage.
+   * `onTask` learns the agent's task once the agent has named it and works on, so that the task can
+   * be canceled at the agent while it runs (not when the answer came with the name: `streamed`);
+   * without (or with `reply`), one blocking SendMessage.
    * `messageId`: the message's A2A id (the same for each attempt of a task's run); else a new one.
    */
   async send(
@@ -199,8 +200,11 @@ export class AgentDispatcher {
 }
 
 /**
- * The streamed answer folded into the task it describes (its last status, its artifacts), the
- * agent's task told to `onTask` at its first event.
+ * The streamed answer folded into the task it describes (its last status, its artifacts). The
+ * agent's task is told to `onTask` once the stream has to wait for the agent after naming it: not
+ * when the events in hand already end it (an agent that answered at once; a card without streaming,
+ * whose one blocking answer the SDK yields as the stream's only event), since the answer names the
+ * task and its completion keeps the id. What `onTask` does is finished before the answer is.
  */
 async function streamed(
   client: Client,
@@ -209,33 +213,46 @@ async function streamed(
   onTask: (agentTask: AgentReply) => Promise<void>,
 ): Promise<Task | Message> {
   let task: Task | undefined
-  let told = false
-  for await (const event of client.sendMessageStream(message, { signal })) {
-    const payload = event.payload
-    if (!payload) continue
-    if (payload.$case === 'message') return payload.value
-    if (payload.$case === 'task') task = payload.value
-    else if (!task) {
-      const { taskId: id, contextId } = payload.value
-      task = { id, contextId, status: undefined, artifacts: [], history: [], metadata: undefined }
-    }
-    if (!told) {
-      told = true
-      await onTask({ agentTaskId: task.id, contextId: task.contextId })
-    }
-    if (payload.$case === 'statusUpdate') task.status = payload.value.status
-    if (payload.$case === 'artifactUpdate' && payload.value.artifact) {
-      const artifact = payload.value.artifact
-      const at = task.artifacts.findIndex((a) => a.artifactId === artifact.artifactId)
-      if (at < 0) task.artifacts.push(artifact)
-      else if (payload.value.append)
-        task.artifacts[at] = {
-          ...task.artifacts[at]!,
-          parts: [...task.artifacts[at]!.parts, ...artifact.parts],
-        }
-      else task.artifacts[at] = artifact
-    }
+  let pending: NodeJS.Immediate | undefined
+  let told: Promise<void> | undefined
+  const tell = (agentTask: AgentReply) => {
+    pending = undefined
+    told = onTask(agentTask)
+    // awaited below; a stream that fails first leaves it to finish on its own
+    told.catch(() => {})
   }
+  try {
+    for await (const event of client.sendMessageStream(message, { signal })) {
+      const payload = event.payload
+      if (!payload) continue
+      if (payload.$case === 'message') {
+        await told
+        return payload.value
+      }
+      if (payload.$case === 'task') task = payload.value
+      else if (!task) {
+        const { taskId: id, contextId } = payload.value
+        task = { id, contextId, status: undefined, artifacts: [], history: [], metadata: undefined }
+      }
+      // told once this turn's events are read: when the stream then waits for the agent
+      if (!told && !pending) pending = setImmediate(tell, { agentTaskId: task.id, contextId: task.contextId })
+      if (payload.$case === 'statusUpdate') task.status = payload.value.status
+      if (payload.$case === 'artifactUpdate' && payload.value.artifact) {
+        const artifact = payload.value.artifact
+        const at = task.artifacts.findIndex((a) => a.artifactId === artifact.artifactId)
+        if (at < 0) task.artifacts.push(artifact)
+        else if (payload.value.append)
+          task.artifacts[at] = {
+            ...task.artifacts[at]!,
+            parts: [...task.artifacts[at]!.parts, ...artifact.parts],
+          }
+        else task.artifacts[at] = artifact
+      }
+    }
+  } finally {
+    if (pending) clearImmediate(pending)
+  }
+  await told
   if (!task) throw new Error('the agent ended its stream without a task')
   return task
 }

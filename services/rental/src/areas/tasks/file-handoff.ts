@@ -2,7 +2,7 @@ import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto'
 import type { Part } from '@a2a-js/sdk'
 import type { App } from '@svc/kit'
 import { Type } from 'typebox'
-import { inTransaction } from '../../db.ts'
+import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import { contentDisposition } from '../files/index.ts'
 import type { FileRow } from '../files/index.ts'
@@ -40,9 +40,15 @@ export const fileIdsOf = (task: Pick<TaskRow, 'file_ids'>): string[] =>
  * The stored files of the task's engagement among `ids`, each once: 404 `file_not_found` for any
  * that is not one (another engagement's, another organization's, deleted, unknown).
  */
-export async function taskFiles(deps: TaskDeps, orgId: string, engagementId: string, ids: string[]) {
+export async function taskFiles(
+  deps: TaskDeps,
+  orgId: string,
+  engagementId: string,
+  ids: string[],
+  trx?: RentalDb,
+) {
   const wanted = [...new Set(ids)]
-  const rows = await deps.files.ofEngagement(orgId, engagementId, wanted)
+  const rows = await deps.files.ofEngagement(orgId, engagementId, wanted, trx)
   const found = new Map(rows.map((r) => [r.id, r]))
   const missing = wanted.find((id) => !found.has(id))
   if (missing) throw rentalError('file_not_found', `no file ${missing} of the engagement ${engagementId}`)

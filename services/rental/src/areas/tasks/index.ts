@@ -93,12 +93,8 @@ export interface TaskService {
   ofEngagement(db: RentalDb, orgId: string, engagementId: string): ReturnType<typeof store.tasksOfEngagement>
   /** Cancels the task as POST /api/tasks/{id}/cancel does, in `trx`; false when it had already ended. */
   cancelIn(trx: RentalDb, orgId: string, id: string, reason: string, actor: Actor): Promise<boolean>
-  /** The SLA's windows of the engagement's ended tasks, read in `db` (a transaction or not) in one statement (areas/sla). */
-  slaWindows(
-    db: RentalDb,
-    engagementId: string,
-    windows: Parameters<typeof measures.slaWindows>[2],
-  ): ReturnType<typeof measures.slaWindows>
+  /** The SLA's windows of the engagement's ended tasks, as a part of the SLA's one read (areas/sla). */
+  slaWindowsPart: typeof measures.slaWindowsPart
   /** Erasure: the organization's task texts and outputs wiped (hashes and receipts kept), in `trx`; how many tasks. */
   eraseTexts(trx: RentalDb, orgId: string): Promise<number>
   /** Retention: removes in `trx` the texts of the organization's tasks ended before `before` (held engagements skipped); their ids. */
@@ -232,7 +228,7 @@ export const tasksArea = defineArea({
         if (canceled) await deps.approvals.taskEnded(trx, id, 'canceled', actor)
         return canceled !== undefined
       },
-      slaWindows: measures.slaWindows,
+      slaWindowsPart: measures.slaWindowsPart,
       executions: (orgId, filter, page, also) => executionPage(ctx.db, orgId, filter, page, also),
       usageSince: (orgId, since) => usageSince(ctx.db, orgId, since),
       clearTexts: (trx, orgId, before, skip, limit) => clearTexts(trx, orgId, before, skip, limit, ctx.now()),

@@ -33,21 +33,20 @@ export async function registerInstance(db: RentalDb, instance: Instance) {
     .where('id', '!=', instance.id)
     .where('stopped_at', 'is', null)
     .execute()
-  await heartbeat(db, instance)
-}
-
-/** The instance's heartbeat (its row made again if it was forgotten); rows stopped a day ago are dropped. */
-export async function heartbeat(db: RentalDb, instance: Instance) {
-  const { id, address, pid, periodS } = instance
-  await db
-    .insertInto('rental_instances')
-    .values({ id, address, pid, period_s: periodS })
-    .onConflict((oc) => oc.column('id').doUpdateSet({ heartbeat_at: sql`now()`, period_s: periodS }))
-    .execute()
   await db
     .deleteFrom('rental_instances')
     .where(sql<Date>`coalesce(stopped_at, heartbeat_at)`, '<', sql<Date>`now() - interval '1 day'`)
     .execute()
+  await beat(db, instance).execute()
+}
+
+/** The instance's heartbeat (its row made again if it was forgotten). */
+const beat = (db: RentalDb, instance: Instance) => {
+  const { id, address, pid, periodS } = instance
+  return db
+    .insertInto('rental_instances')
+    .values({ id, address, pid, period_s: periodS })
+    .onConflict((oc) => oc.column('id').doUpdateSet({ heartbeat_at: sql`now()`, period_s: periodS }))
 }
 
 /** The instance stopped (its work drained): what it still holds is taken back at the next sweep. */
@@ -69,9 +68,16 @@ const takeable = (self: string) => sql<boolean>`(
     select 1 from rental_instances i where i.id = tasks.lease_owner
       and (i.stopped_at is not null or i.heartbeat_at < now() - make_interval(secs => i.period_s * 3)))))`
 
-/** Ids of running tasks whose lease may be taken back, oldest lease first. */
-export async function takeableTasks(db: RentalDb, self: string, limit: number) {
-  const rows = await db
+/**
+ * Ids of running tasks whose lease may be taken back, oldest lease first; with `instance`, its
+ * heartbeat is written by the same statement (the select sees the other instances' rows as before).
+ * Its parameters are the instance's own, so the sweep compiles it once and runs it each period.
+ */
+export function takeableTasksQuery(db: RentalDb, self: string, limit: number, instance?: Instance) {
+  const from: Pick<RentalDb, 'selectFrom'> = instance
+    ? db.with('beat', (cte) => beat(cte as RentalDb, instance))
+    : db
+  return from
     .selectFrom('tasks')
     .select(['id', 'run_job'])
     .where('state', 'in', ['submitted', 'working'])
@@ -79,8 +85,7 @@ export async function takeableTasks(db: RentalDb, self: string, limit: number) {
     .where(takeable(self))
     .orderBy('lease_until')
     .limit(limit)
-    .execute()
-  return rows
+    .compile()
 }
 
 /**

@@ -4,12 +4,11 @@ import type { App } from '@svc/kit'
 import { inTransaction } from '../../db.ts'
 import { runJobOf, takeBack } from './attempts.ts'
 import {
-  heartbeat,
   type Instance,
   leaveInstances,
   lockTakeable,
   registerInstance,
-  takeableTasks,
+  takeableTasksQuery,
 } from './lease-store.ts'
 import type { TaskDeps } from './service.ts'
 
@@ -26,16 +25,19 @@ const SWEEP_BATCH = 50
  */
 export function startLeases(app: App, deps: TaskDeps) {
   const periodS = deps.config.taskSweepS
-  let instance: Instance | undefined
+  const look = takeableTasksQuery(deps.db, deps.instance, SWEEP_BATCH)
+  /** The heartbeat written by the look's own statement, compiled once the instance's address is known. */
+  let beatAndLook: typeof look | undefined
   let timer: NodeJS.Timeout | undefined
   let running: Promise<void> | undefined
   let stopped = false
   const warn = (what: string) => (err: Error) => deps.log.warn({ err: err.message }, what)
 
-  const sweep = async () => {
+  /** `first`: the first round's statement (the heartbeat's, each period). */
+  const sweep = async (first = look) => {
     // a bounded number of rounds: a task that cannot be taken back now waits for the next sweep
     for (let round = 0; round < 20; round++) {
-      const ids = await takeableTasks(deps.db, deps.instance, SWEEP_BATCH)
+      const { rows: ids } = await deps.db.executeQuery(round === 0 ? first : look)
       for (const { id, run_job } of ids) {
         const run = await runJobOf(deps, run_job)
         await inTransaction(deps.db, async (trx) => {
@@ -49,10 +51,8 @@ export function startLeases(app: App, deps: TaskDeps) {
       if (ids.length < SWEEP_BATCH) return
     }
   }
-  const tick = async () => {
-    if (instance) await heartbeat(deps.db, instance).catch(warn('heartbeat failed'))
-    await sweep().catch(warn('task lease sweep failed'))
-  }
+  // one statement per period at rest: the heartbeat and the sweep's look
+  const tick = () => sweep(beatAndLook).catch(warn('task lease sweep (and heartbeat) failed'))
   const next = () => {
     if (stopped) return
     timer = setTimeout(() => {
@@ -63,7 +63,13 @@ export function startLeases(app: App, deps: TaskDeps) {
 
   app.addHook('onListen', async () => {
     const { port } = app.server.address() as AddressInfo
-    instance = { id: deps.instance, address: `${hostname()}:${port}`, pid: process.pid, periodS }
+    const instance: Instance = {
+      id: deps.instance,
+      address: `${hostname()}:${port}`,
+      pid: process.pid,
+      periodS,
+    }
+    beatAndLook = takeableTasksQuery(deps.db, deps.instance, SWEEP_BATCH, instance)
     await registerInstance(deps.db, instance).catch(warn('instance not registered'))
     // in the background: what a killed process at this address held is taken back now
     running = sweep().catch(warn('task lease sweep failed')).finally(next)

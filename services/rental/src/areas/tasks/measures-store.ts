@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { RentalDb } from '../../db.ts'
+import type { QueryPart } from '@svc/kit'
 import type { TaskRow } from './store.ts'
 
 /** What other areas measure from ended tasks: the agents' record (areas/record) and the SLA's windows (areas/sla). */
@@ -71,19 +72,33 @@ export type EndedTask = Pick<
   'id' | 'state' | 'receipt_id' | 'receipt_leaf_hash' | 'created_at' | 'started_at' | 'completed_at'
 >
 
+/** The SLA's windows of an engagement (`slaWindowsPart`). */
+export interface SlaWindows {
+  completed: EndedTask[]
+  ended: EndedTask[]
+  recent: { completed: number; failed: number }
+}
+
+type WindowRow = Omit<EndedTask, 'created_at' | 'started_at' | 'completed_at'> & {
+  w: 'latency' | 'success' | 'since'
+  n: string | number | null
+  created_at: Date | string
+  started_at: Date | string | null
+  completed_at: Date | string | null
+}
+
 /**
- * The SLA's windows of an engagement, in one statement: its last `latency` completed tasks and
- * its last `success` ended ones (completed or failed), newest end first, and how many completed
- * and failed since `since`.
+ * The SLA's windows of an engagement, as a part of the SLA's one read (areas/sla): its last
+ * `latency` completed tasks and its last `success` ended ones (completed or failed), newest end
+ * first, and how many completed and failed since `since`.
  */
-export async function slaWindows(
-  db: RentalDb,
+export function slaWindowsPart(
   engagementId: string,
   windows: { latency: number; success: number; since: Date },
-) {
+): QueryPart<SlaWindows> {
   const columns = sql`id, state, receipt_id, receipt_leaf_hash, created_at, started_at, completed_at`
   const ended = sql`engagement_id = ${engagementId} and completed_at is not null`
-  const { rows } = await sql<EndedTask & { w: 'latency' | 'success' | 'since'; n: string | number | null }>`
+  const query = sql`
     (select 'latency' as w, ${columns}, null::bigint as n from tasks
       where ${ended} and state = 'completed' order by completed_at desc, id desc limit ${windows.latency})
     union all
@@ -91,9 +106,11 @@ export async function slaWindows(
       where ${ended} and state in ('completed', 'failed') order by completed_at desc, id desc limit ${windows.success})
     union all
     (select 'since', null, state, null, null, null, null, null, count(*) from tasks
-      where ${ended} and state in ('completed', 'failed') and completed_at >= ${windows.since} group by state)`.execute(
-    db,
-  )
+      where ${ended} and state in ('completed', 'failed') and completed_at >= ${windows.since} group by state)`
+  return { query, read: (rows) => windowsOf(rows as WindowRow[]) }
+}
+
+function windowsOf(rows: WindowRow[]): SlaWindows {
   const since = (state: string) => Number(rows.find((r) => r.w === 'since' && r.state === state)?.n ?? 0)
   const of = (w: 'latency' | 'success'): EndedTask[] =>
     rows
@@ -101,8 +118,8 @@ export async function slaWindows(
       .map(({ w: _w, n: _n, ...task }) => ({
         ...task,
         created_at: new Date(task.created_at),
-        started_at: task.started_at && new Date(task.started_at),
-        completed_at: task.completed_at && new Date(task.completed_at),
+        started_at: task.started_at === null ? null : new Date(task.started_at),
+        completed_at: task.completed_at === null ? null : new Date(task.completed_at),
       }))
   return {
     completed: of('latency'),

@@ -12,6 +12,7 @@ import { awaitAgentInput } from './gate.ts'
 import { claimRun, handOver } from './lease-store.ts'
 import { startLeases } from './leases.ts'
 import { purgeOutputs } from './retention-store.ts'
+import type { EngagementRow } from '../engagements/index.ts'
 import { type EngagementTerms, RUN_QUEUE, type TaskDeps, terminal } from './service.ts'
 import { markWorking } from './run-store.ts'
 import { completeTask, endTask, type TaskRow, taskById } from './store.ts'
@@ -77,6 +78,9 @@ async function continueAsync(deps: TaskDeps, id: string, note: string, actor: Ac
   })
 }
 
+/** The task's row was not as its run knew it: the completion's transaction is rolled back. */
+const CHANGED: unique symbol = Symbol('task changed')
+
 /**
  * One attempt: the agent is called over A2A and its signed result checked (signature, the
  * engagement's agent DID, the input and output hashes). A result that does not verify fails the
@@ -101,14 +105,23 @@ export async function runTask(
     'svc.engagement.id': task.engagement_id ?? '',
     'svc.org.id': task.org_id,
   })
-  const cardUrl = await deps.catalogue.cardUrl(task.agent_did)
+  // the engagement's terms with its agent's card URL: what the message needs, in one read (none
+  // for a sync run, whose creation read them), and the completion's client DID and output TTL
+  const known = await termsForRun(deps, task, terms)
+  const cardUrl = known ? known.cardUrl : await deps.catalogue.cardUrl(task.agent_did)
   if (!cardUrl) throw new Error(`the agent ${task.agent_did} is not in the catalogue`)
   const events = taskEvents(deps.events)
-  if (task.state === 'submitted')
-    await inTransaction(deps.db, async (trx) => {
-      if (await markWorking(trx, id, deps.now()))
-        await events.stateChanged(trx, refOf(task), actor, { from: 'submitted', to: 'working', attempt })
+  // the row as this run knows it: what its completion expects to find unchanged
+  let expected: TaskRow = task
+  if (task.state === 'submitted') {
+    const at = deps.now()
+    const moved = await inTransaction(deps.db, async (trx) => {
+      if (!(await markWorking(trx, id, at))) return false
+      await events.stateChanged(trx, refOf(task), actor, { from: 'submitted', to: 'working', attempt })
+      return true
     })
+    if (moved) expected = { ...task, state: 'working', started_at: at }
+  }
   // the task's files as A2A file parts, each a fresh signed URL (a deleted one fails the task)
   const files = await filesOfRun(deps, task, actor)
   if (!files) return undefined
@@ -120,9 +133,10 @@ export async function runTask(
       AbortSignal.timeout(Math.max(deps.config.taskTimeoutMs, 5_000)),
       reply,
       // the agent version the engagement had accepted when the task was made, the tool-call credential
-      await messageMetadata(deps, task),
+      await messageMetadata(deps, task, known?.engagement),
       reply ? [] : files,
-      // the agent's task, kept as soon as it is named: a cancel meanwhile reaches the agent
+      // the agent's task, kept once it is named and the agent works on: a cancel meanwhile
+      // reaches the agent (an answer that names it is kept by the completion below)
       (started) =>
         agentTaskStarted(deps, id, started.agentTaskId).catch((err: Error) =>
           deps.log.warn({ task: id, err: err.message }, 'agent task id not kept'),
@@ -142,9 +156,7 @@ export async function runTask(
   const check = inSpan('agent result signature check', { 'svc.task.id': id }, () =>
     checkAgentArtifact(answer.artifact, { agentDid: task.agent_did, inputTexts: [task.input_text!] }),
   )
-  return inTransaction(deps.db, async (trx) => {
-    const locked = await taskById(trx, id, true)
-    if (!locked || terminal(locked.state)) return undefined
+  const finish = async (trx: RentalDb, locked: TaskRow, unlocked?: true) => {
     const now = deps.now()
     // the agent's final A2A status, as a trace line (the rental calls the agent with blocking
     // SendMessage: its status updates are not streamed; docs/rental/webhooks.md says why), written
@@ -170,7 +182,7 @@ export async function runTask(
       deps.metrics?.ended('failed', locked.created_at, now)
       return undefined
     }
-    const { receipt, completed } = await complete(deps, trx, locked, terms, {
+    const { receipt, completed } = await complete(deps, trx, locked, known, unlocked, {
       agentTaskId: answer.agentTaskId,
       data: check.data,
       text: answer.artifact.parts?.find((p) => typeof p.text === 'string')?.text ?? null,
@@ -184,6 +196,23 @@ export async function runTask(
     })
     deps.metrics?.ended('completed', locked.created_at, now)
     return completed
+  }
+  // a verified result completes the row as this run knows it without a locking read first: its
+  // update is conditional, and a row changed meanwhile (ended, retried) rolls that back and takes
+  // the locked path below, which settles on the same outcome as before
+  if (check.ok) {
+    const done = await inTransaction(deps.db, (trx) => finish(trx, expected, true)).catch(
+      (err: unknown): typeof CHANGED => {
+        if (err === CHANGED) return CHANGED
+        throw err
+      },
+    )
+    if (done !== CHANGED) return done
+  }
+  return inTransaction(deps.db, async (trx) => {
+    const locked = await taskById(trx, id, true)
+    if (!locked || terminal(locked.state)) return undefined
+    return finish(trx, locked)
   })
 }
 
@@ -199,13 +228,29 @@ export function messageIdOf(task: Pick<TaskRow, 'id' | 'run_round'>, reply?: Age
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`
 }
 
-/** The message's metadata: the agent version the engagement had accepted when the task was made (null: the initial one), and what other areas add. */
-async function messageMetadata(deps: TaskDeps, task: TaskRow) {
+/**
+ * The terms of the task's engagement with its agent's card URL: those its creation read (a sync
+ * run), else read now; undefined for a trial's task (no engagement).
+ */
+async function termsForRun(deps: TaskDeps, task: TaskRow, terms: EngagementTerms | undefined) {
+  if (!task.engagement_id) return undefined
+  if (terms?.engagement.id === task.engagement_id && terms.cardUrl !== undefined)
+    return terms as EngagementTerms & { cardUrl: string | null }
+  const read = await deps.engagements.termsOf(task.org_id, task.engagement_id, { cardUrl: true })
+  if (!read) throw new Error(`the engagement ${task.engagement_id} of the task ${task.id} is not found`)
+  return read as EngagementTerms & { cardUrl: string | null }
+}
+
+/**
+ * The message's metadata: the agent version the engagement had accepted when the task was made
+ * (null: the initial one), and what other areas add, each from the engagement as the run read it.
+ */
+async function messageMetadata(deps: TaskDeps, task: TaskRow, engagement: EngagementRow | undefined) {
   const metadata = {
     ...(task.agent_version === null ? {} : { svc_agent_version: task.agent_version }),
   }
-  // each area's read at once (on PostgreSQL, over several connections)
-  for (const more of await Promise.all(deps.messageMetadata.map((add) => add(task))))
+  // each area's part at once (an area that adds nothing answers without a read)
+  for (const more of await Promise.all(deps.messageMetadata.map((add) => add(task, engagement))))
     Object.assign(metadata, more)
   return Object.keys(metadata).length ? metadata : undefined
 }
@@ -216,6 +261,7 @@ async function complete(
   trx: RentalDb,
   task: TaskRow,
   known: EngagementTerms | undefined,
+  unlocked: true | undefined,
   done: {
     agentTaskId: string
     data: unknown
@@ -251,7 +297,8 @@ async function complete(
       agent_signature: done.signature,
     },
   })
-  const completed = await completeTask(trx, task.id, {
+  // unlocked: only if the row's state and start are still `task`'s (else CHANGED)
+  const completed = await completeTask(trx, task.id, unlocked && task, {
     output: done.data,
     outputText: done.text,
     outputSha256: done.result.output_sha256,
@@ -265,6 +312,7 @@ async function complete(
     receiptLeafHash: receipt.leafHash,
     at: done.now,
   })
+  if (!completed) throw CHANGED
   return { receipt, completed }
 }
 

@@ -4,7 +4,7 @@ import type { RentalContext } from '../../context.ts'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import type { CatalogueService } from '../catalogue/index.ts'
-import { type EngagementService, type EscrowRow, newId } from '../engagements/index.ts'
+import { type EngagementRow, type EngagementService, type EscrowRow, newId } from '../engagements/index.ts'
 import type { FileService } from '../files/index.ts'
 import type { Actor, EventService } from '../events/index.ts'
 import type { MarketService } from '../market/index.ts'
@@ -19,7 +19,7 @@ import { runWithin, syncLeaseS } from './run.ts'
 import { insertTask, type TaskRow, taskOf } from './store.ts'
 import type { TaskMetrics } from './metrics.ts'
 import * as taskStore from './store.ts'
-import { taskView } from './views.ts'
+import { namesOfTerms, taskView } from './views.ts'
 
 export const RUN_QUEUE = 'rental.tasks.run'
 
@@ -49,8 +49,15 @@ export interface TaskDeps extends RentalContext {
 /** The organizations and engagements legal holds cover now. */
 export type HeldScope = () => Promise<{ orgs: string[]; engagements: string[] }>
 
-/** More of the message an agent gets for a task: metadata to add, or undefined. */
-export type MessageMetadata = (task: TaskRow) => Promise<Record<string, string> | undefined>
+/**
+ * More of the message an agent gets for a task: metadata to add, or undefined. `engagement`: the
+ * task's engagement as its run read it (its signed SLA, its `message_parts`), undefined for a
+ * trial's task: what an area adds is known from it, without a read of its own (issue 34).
+ */
+export type MessageMetadata = (
+  task: TaskRow,
+  engagement: EngagementRow | undefined,
+) => Promise<Record<string, string> | undefined>
 
 /** What a new task is: its engagement and text; async runs it by a job, sync waits for it a while. */
 export interface NewTask {
@@ -84,13 +91,43 @@ export const terminal = (state: TaskRow['state']) =>
 /** An engagement with its config, as `termsOf` reads it. */
 export type EngagementTerms = NonNullable<Awaited<ReturnType<EngagementService['termsOf']>>>
 
-/** The engagement a new task runs under (the organization's, and active), with its config. */
-async function engagementForTask(deps: TaskDeps, subject: string, engagementId: string) {
-  // the revocation in the same read: one statement less per task
-  const terms = await deps.engagements.termsOf(subject, engagementId, { revoked: true })
-  if (!terms) throw rentalError('engagement_not_found', `no engagement ${engagementId}`)
+/**
+ * The engagement a new task runs under, read once in the task's transaction with its row shared
+ * (an end, a new config or new limits wait for this task's transaction, and it for theirs, while
+ * the engagement's other new tasks go side by side), with its config, whether its agent is revoked
+ * and its names: the organization's, active, its agent not revoked, its price within its limit,
+ * then the text and the files checked, in that order.
+ */
+async function engagementForTask(
+  deps: TaskDeps,
+  trx: RentalDb,
+  subject: string,
+  input: NewTask,
+  fileIds: string[],
+) {
+  const terms = await deps.engagements.termsOf(subject, input.engagement_id, {
+    trx,
+    lock: 'share',
+    revoked: true,
+    names: true,
+    // the agent's card URL: the run calls it with no read of its own
+    cardUrl: true,
+    // the agent's listing when limited: the capacity check reads nothing for any other
+    listing: true,
+  })
+  if (!terms) throw rentalError('engagement_not_found', `no engagement ${input.engagement_id}`)
   checkTaskable(terms.engagement.state)
+  if (terms.agentRevoked) throw agentRevoked(terms.engagement.agent_did)
+  deps.engagements.checkTaskPrice(terms.engagement, terms.config)
+  checkText(input.text)
+  if (fileIds.length) await taskFiles(deps, subject, terms.engagement.id, fileIds, trx)
   return terms
+}
+
+const agentRevoked = (did: string) => rentalError('agent_revoked', `you revoked ${did}: it takes no new task`)
+
+function checkText(text: string) {
+  if (text.length === 0) throw rentalError('invalid_text', 'text is empty')
 }
 
 /** 409 unless the engagement takes new tasks: `engagement_ended` once ended, else `engagement_not_active`. */
@@ -115,70 +152,72 @@ export async function createTask(
   transaction: TaskTransaction = (_id, write) => inTransaction(deps.db, write),
 ) {
   const trialId = 'trial_id' in input ? input.trial_id : null
-  const terms =
-    'engagement_id' in input ? await engagementForTask(deps, subject, input.engagement_id) : undefined
-  const engagement = terms?.engagement
-  const agentDid = engagement?.agent_did ?? (input as NewTrialTask).agent_did
-  if (terms ? terms.agentRevoked : await deps.engagements.isRevoked(subject, agentDid))
-    throw rentalError('agent_revoked', `you revoked ${agentDid}: it takes no new task`)
-  if (terms) deps.engagements.checkTaskPrice(terms.engagement, terms.config)
-  if (input.text.length === 0) throw rentalError('invalid_text', 'text is empty')
+  if ('trial_id' in input) {
+    if (await deps.engagements.isRevoked(subject, input.agent_did)) throw agentRevoked(input.agent_did)
+    checkText(input.text)
+  }
   const fileIds = 'file_ids' in input && input.file_ids?.length ? [...new Set(input.file_ids)] : []
-  if (engagement && fileIds.length) await taskFiles(deps, subject, engagement.id, fileIds)
   const id = newId('tsk')
   const now = deps.now()
   const isAsync = input.async === true
-  const price = engagement ? Number(engagement.price_fils) : 0
   let held = false
   let escrow: EscrowRow | undefined
   let inserted: TaskRow | undefined
-  let termsAtLock: EngagementTerms | undefined
+  let terms: EngagementTerms | undefined
   await transaction(id, async (trx) => {
+    terms = 'engagement_id' in input ? await engagementForTask(deps, trx, subject, input, fileIds) : undefined
+    const engagement = terms?.engagement
+    const agentDid = engagement?.agent_did ?? (input as NewTrialTask).agent_did
+    const price = engagement ? Number(engagement.price_fils) : 0
     if (engagement) {
-      // the engagement's row shared: an end, a new config or new limits wait for this task's
-      // transaction (and it for theirs), while the engagement's other new tasks go side by side
-      const locked = await deps.engagements.termsOf(subject, engagement.id, { trx, lock: 'share' })
-      // an end committed since the check above: no task after it
-      checkTaskable(locked?.engagement.state ?? 'ended')
-      termsAtLock = locked
       // capacity: the limits as of that lock, counted one creation at a time (429 capacity_exceeded)
-      await admitTask(deps, trx, locked!.engagement)
+      await admitTask(deps, trx, engagement)
       // approvals: the engagement's policy (as of that lock) may hold the task for a member's decision
-      held = deps.approvals.holds(locked!.config.approval, price)
+      held = deps.approvals.holds(terms!.config.approval, price)
     }
     // a limited listing's cap on the agent's running tasks, trial tasks too (429 listing_at_capacity)
-    await deps.market.checkCapacity(trx, agentDid, () => taskStore.runningWith(trx, agentDid))
+    await deps.market.checkCapacity(
+      trx,
+      agentDid,
+      () => taskStore.runningWith(trx, agentDid),
+      terms?.limitedListingId,
+    )
     const state = held ? 'input-required' : isAsync ? 'submitted' : 'working'
-    inserted = await insertTask(trx, {
-      id,
-      engagement_id: engagement?.id ?? null,
-      trial_id: trialId,
-      org_id: subject,
-      agent_did: agentDid,
-      state,
-      async: isAsync,
-      price_fils: price,
-      input_text: input.text,
-      input_sha256: agentInputHash([input.text]),
-      started_at: state === 'working' ? now : null,
-      agent_version: engagement?.agent_version ?? null,
-      file_ids: fileIds,
-      // a sync run is this instance's until its lease passes (then the sweep takes it back)
-      lease: state === 'working' ? syncLease(deps.instance, syncLeaseS(deps)) : undefined,
-    })
+    // the task and its `task.created` event in one statement
+    const created = await deps.events.recordBeside(
+      trx,
+      {
+        orgId: subject,
+        type: 'task.created',
+        stream: id,
+        subjects: engagement
+          ? { task_id: id, engagement_id: engagement.id }
+          : { task_id: id, trial_id: trialId! },
+        actor,
+        data: { state, async: isAsync, price_fils: price, ...(trialId ? { trial: true } : {}) },
+      },
+      insertTask(trx, {
+        id,
+        engagement_id: engagement?.id ?? null,
+        trial_id: trialId,
+        org_id: subject,
+        agent_did: agentDid,
+        state,
+        async: isAsync,
+        price_fils: price,
+        input_text: input.text,
+        input_sha256: agentInputHash([input.text]),
+        started_at: state === 'working' ? now : null,
+        agent_version: engagement?.agent_version ?? null,
+        file_ids: fileIds,
+        // a sync run is this instance's until its lease passes (then the sweep takes it back)
+        lease: state === 'working' ? syncLease(deps.instance, syncLeaseS(deps)) : undefined,
+      }),
+    )
+    inserted = created.row
     annotateSpan({ 'svc.task.id': id, 'svc.engagement.id': engagement?.id ?? '', 'svc.org.id': subject })
     deps.metrics?.created(isAsync)
     if (engagement) escrow = await deps.engagements.escrowForTask(trx, engagement, id, now)
-    await deps.events.record(trx, {
-      orgId: subject,
-      type: 'task.created',
-      stream: id,
-      subjects: engagement
-        ? { task_id: id, engagement_id: engagement.id }
-        : { task_id: id, trial_id: trialId! },
-      actor,
-      data: { state, async: isAsync, price_fils: price, ...(trialId ? { trial: true } : {}) },
-    })
     if (held && engagement)
       await deps.approvals.request(trx, {
         id,
@@ -190,7 +229,7 @@ export async function createTask(
       })
     else if (isAsync) await enqueueRun(deps, trx, { task_id: id })
   })
-  const ran = !isAsync && !held ? await runWithin(deps, inserted!, actor, termsAtLock) : {}
+  const ran = !isAsync && !held ? await runWithin(deps, inserted!, actor, terms) : {}
   // the row the run completed (RETURNING), else as it is now
   const row = ran.completed ?? (await taskOf(deps.db, subject, id))
   if (!row) throw rentalError('task_not_found', `no task ${id}`)
@@ -198,7 +237,8 @@ export async function createTask(
   // the receipt was recorded a moment ago, in the task's transaction: its ledger index is not
   // known yet (the view says so; GET /api/tasks/{id} shows it once the ledger has it)
   return {
-    task: await taskView(deps, row, { ledgerIndex: null, escrow }),
+    // the names from the engagement's read above: none read again
+    task: await taskView(deps, row, { ledgerIndex: null, escrow, names: terms && namesOfTerms(terms) }),
     escrow: escrow ? deps.engagements.escrowView(escrow) : null,
     ...(note ? { message: note } : {}),
   }

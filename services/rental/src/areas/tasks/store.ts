@@ -74,7 +74,8 @@ export const taskById = (db: RentalDb, id: string, lock = false) => rowById(db, 
 export const tasksOf = (db: RentalDb, subject: string, limit: number, offset: number) =>
   pageOfRows(db, { table: 'tasks', owner: ['org_id', subject], order: NEWEST_FIRST }, { limit, offset })
 
-export async function insertTask(
+/** The insert of a new task, answering its row (run beside its `task.created` event: service.ts). */
+export function insertTask(
   trx: RentalDb,
   row: Pick<
     TaskRow,
@@ -107,7 +108,6 @@ export async function insertTask(
       file_ids: file_ids?.length ? JSON.stringify(file_ids) : null,
     })
     .returningAll()
-    .executeTakeFirstOrThrow()
 }
 
 /** How a task that did not complete ended, and who caused it (an insurance claim reads the cause). */
@@ -145,9 +145,15 @@ export async function endTask(
   return row && { from: row.from, orgId: row.org_id, engagementId: row.engagement_id }
 }
 
+/**
+ * Completes a task, answering its completed row. `expect`: the state and start its run knows,
+ * without a lock on the row: then it completes only a row still in them (undefined otherwise);
+ * without, the caller holds the row locked.
+ */
 export async function completeTask(
   trx: RentalDb,
   id: string,
+  expect: Pick<TaskRow, 'state' | 'started_at'> | undefined,
   done: {
     output: unknown
     outputText: string | null
@@ -180,8 +186,13 @@ export async function completeTask(
       end_cause: null,
     })
     .where('id', '=', id)
+    .$if(expect !== undefined, (q) =>
+      q
+        .where('state', '=', expect!.state)
+        .where(sql<boolean>`started_at is not distinct from ${expect!.started_at}::timestamptz`),
+    )
     .returningAll()
-    .executeTakeFirstOrThrow()
+    .executeTakeFirst()
 }
 
 /**

@@ -2,7 +2,8 @@ import { retryNote } from './attempts.ts'
 import { fileIdsOf } from './file-handoff.ts'
 import { money, type MoneyLocale, type Page } from '@svc/kit'
 import { rentalError } from '../../errors.ts'
-import type { TaskDeps } from './service.ts'
+import { catalogueNamesIn } from '../catalogue/index.ts'
+import type { EngagementTerms, TaskDeps } from './service.ts'
 import { purgeOutputs } from './retention-store.ts'
 import { type TaskRow, taskOf, tasksOf, tasksOfIds } from './store.ts'
 
@@ -44,6 +45,21 @@ export async function namesOf(deps: TaskDeps, rows: TaskRow[], lang: MoneyLocale
       agentName: agents.get(row.agent_did) ?? null,
       lang,
     }
+  }
+}
+
+/**
+ * The names of a task of the engagement `terms` were read for with their names (`names: true`), in
+ * `lang`, as `namesOf` answers them: no read. Undefined when they were read without.
+ */
+export function namesOfTerms(terms: EngagementTerms, lang: MoneyLocale = 'en'): TaskNames | undefined {
+  if (!terms.names) return undefined
+  const { jobTitle, agentName } = catalogueNamesIn(lang, terms.names)
+  return {
+    jobId: terms.engagement.job_id || null,
+    jobTitle: jobTitle || null,
+    agentName: agentName ?? null,
+    lang,
   }
 }
 

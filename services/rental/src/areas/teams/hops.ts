@@ -3,6 +3,7 @@ import { agentInputHash, checkAgentArtifact } from '@svc/trust/agent-result'
 import { inTransaction, type RentalDb } from '../../db.ts'
 import { rentalError } from '../../errors.ts'
 import type { SlaTeam } from '../engagements/bodies.ts'
+import type { EngagementRow, SlaBody } from '../engagements/index.ts'
 import type { Actor } from '../events/index.ts'
 import type { MessageMetadata } from '../tasks/index.ts'
 import { teamEvent, type TeamDeps } from './service.ts'
@@ -36,11 +37,14 @@ type TaskRow = Parameters<MessageMetadata>[0]
 /**
  * The tasks area asks this before each A2A call of a task: a task of a team's engagement is a
  * team task; its root hop (the lead's run) is made once, and each attempt gets a new credential.
+ * The team is the one the engagement's signed SLA binds (its hire wrote both in one transaction):
+ * no read of the teams.
  */
-export async function metadataForTask(deps: TeamDeps, task: TaskRow) {
-  if (!task.engagement_id) return undefined
-  const team = await store.teamOfEngagement(deps.ctx.db, task.engagement_id)
-  if (!team) return undefined
+export async function metadataForTask(deps: TeamDeps, task: TaskRow, engagement: EngagementRow | undefined) {
+  if (!task.engagement_id || engagement?.id !== task.engagement_id) return undefined
+  const terms = (engagement.sla as SlaBody).team
+  if (!terms) return undefined
+  const team = { id: terms.team_id, lead_did: terms.lead_did }
   const token = newToken()
   const expires = new Date(deps.ctx.now().getTime() + tokenLifetimeMs(deps))
   await store.upsertRootHop(deps.ctx.db, {

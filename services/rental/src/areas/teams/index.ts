@@ -14,7 +14,7 @@ export const teamsArea = defineArea({
   needs: ['engagements', 'catalogue', 'tasks', 'events', 'ending', 'record'],
   mount(_app, ctx, use) {
     const deps: TeamDeps = { ctx, ...use }
-    ctx.reactions.on('tasks.message', (task) => metadataForTask(deps, task))
+    ctx.reactions.on('tasks.message', (task, engagement) => metadataForTask(deps, task, engagement))
     return undefined
   },
   routes(app, ctx, use) {

@@ -61,9 +61,6 @@ export const teamById = (db: RentalDb, id: string, lock = false) => {
   return (lock ? q.forUpdate() : q).executeTakeFirst()
 }
 
-export const teamOfEngagement = (db: RentalDb, engagementId: string) =>
-  db.selectFrom('teams').selectAll().where('engagement_id', '=', engagementId).executeTakeFirst()
-
 export const teamsOf = (db: RentalDb, orgId: string, limit: number, offset: number) =>
   pageOfRows(db, { table: 'teams', owner: ['org_id', orgId], order: NEWEST_FIRST }, { limit, offset })
 
