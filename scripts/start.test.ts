@@ -5,7 +5,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { repoRoot } from '../packages/kit/src/paths.ts'
-import { tempFolder } from '../packages/kit/src/testing.ts'
+import { restartablePorts, tempFolder } from '../packages/kit/src/testing.ts'
 
 const SERVICES = ['idp', 'ledger', 'rental', 'agents'] as const
 
@@ -85,11 +85,12 @@ describe('npm start', () => {
       } catch {}
   })
 
-  // the second start reuses the first one's ports: the demo registrations find themselves done
+  // the second start reuses the first one's ports: the demo registrations find themselves done.
+  // The ports lie below the ephemeral range, where no outgoing connection of another test takes them.
   let firstBase: number | undefined
 
   it('brings every service to ready, prints their URLs and memory, and stops them all on Ctrl-C', async (t) => {
-    const base = 20_000 + Math.floor(Math.random() * 20_000)
+    const base = await restartablePorts(SERVICES.length)
     firstBase = base
     const run = npmStart(dataDir, base)
     started.push(run.child)
@@ -133,7 +134,7 @@ describe('npm start', () => {
   })
 
   it('gives every service IDP_ADMIN_TOKEN from the shell; stops everything and shows the last log lines when a service dies', async () => {
-    const base = firstBase ?? 20_000 + Math.floor(Math.random() * 20_000)
+    const base = firstBase ?? (await restartablePorts(SERVICES.length))
     // not the development token the first start made: the rental must register with the idp's (issue 30)
     const run = npmStart(dataDir, base, { IDP_ADMIN_TOKEN: `shell-${randomBytes(12).toString('hex')}` })
     started.push(run.child)
@@ -149,7 +150,7 @@ describe('npm start', () => {
   })
 
   it('refuses at once a RENTAL_IDP_ADMIN_TOKEN the idp would refuse, saying which and what to do', async () => {
-    const run = npmStart(dataDir, 20_000 + Math.floor(Math.random() * 20_000), {
+    const run = npmStart(dataDir, await restartablePorts(SERVICES.length), {
       IDP_ADMIN_TOKEN: `shell-${randomBytes(12).toString('hex')}`,
       RENTAL_IDP_ADMIN_TOKEN: `other-${randomBytes(12).toString('hex')}`,
     })

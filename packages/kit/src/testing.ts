@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'kysely'
@@ -20,6 +21,39 @@ export function tempFolder(files: Record<string, string> = {}): string {
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text)
   return dir
 }
+
+/**
+ * A free port a test can stop a service on and start it again on. It lies below the kernel's
+ * ephemeral range, so no outgoing connection is given it while the service is down (a port
+ * from `listen(0)` or a random one inside that range can be, and the restart then fails
+ * with EADDRINUSE).
+ */
+export const restartablePort = (): Promise<number> => restartablePorts(1)
+
+/** The first of `count` consecutive free ports below the ephemeral range (see `restartablePort`). */
+export async function restartablePorts(count: number): Promise<number> {
+  let ephemeralStart = 32_768
+  try {
+    ephemeralStart = Number(
+      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0],
+    )
+  } catch {}
+  const low = 15_000
+  const high = Math.max(low + 1000, ephemeralStart) - count
+  for (let attempt = 0; ; attempt++) {
+    const base = low + Math.floor(Math.random() * (high - low))
+    const free = await Promise.all(Array.from({ length: count }, (_, i) => portFree(base + i)))
+    if (free.every(Boolean)) return base
+    if (attempt === 50) throw new Error('no free ports below the ephemeral range')
+  }
+}
+
+const portFree = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const probe = createServer()
+    probe.once('error', () => resolve(false))
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)))
+  })
 
 export interface JsonResponse {
   status: number

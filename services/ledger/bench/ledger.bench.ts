@@ -12,7 +12,7 @@ import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { migrate, openDatabase } from '@svc/kit'
-import { tempFolder } from '@svc/kit/testing'
+import { restartablePort, tempFolder } from '@svc/kit/testing'
 import { leafHash } from '@svc/trust/merkle'
 import { generateNoteKey, signerFromKey } from '@svc/trust/note'
 import type { Kysely } from 'kysely'
@@ -77,7 +77,7 @@ function storageFor(label: string): { env: Record<string, string>; schema: strin
 }
 
 async function launch(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const port = 20_000 + Math.floor(Math.random() * 20_000)
+  const port = await restartablePort()
   // LEDGER_BENCH_NODE_ARGS passes flags to the ledger process (e.g. --cpu-prof to profile it)
   const nodeArgs = process.env.LEDGER_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', main], {
