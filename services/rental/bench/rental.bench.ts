@@ -11,6 +11,7 @@
  * same 16 clients all on ONE engagement, and each process's CPU at rest (RENTAL_BENCH_REST_S, 10, after RENTAL_BENCH_SETTLE_S, 3).
  * Counts: RENTAL_BENCH_TASKS (1,000 per measure), RENTAL_BENCH_PATHS (50).
  * RENTAL_BENCH_NODE_ARGS passes flags to every service (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+ * RENTAL_BENCH_BACKEND=postgres (or pglite) measures one backend only.
  * RENTAL_BENCH_SQL=1 counts the rental's SQL statements over the console measure (kit db/tally.ts)
  * and prints them per task, the most frequent first.
  */
@@ -372,7 +373,12 @@ console.log(
     .map((l) => l.toFixed(1))
     .join(' ')}; Node ${process.version}`,
 )
-for (const databaseUrl of [undefined, ...(process.env.DATABASE_URL ? [process.env.DATABASE_URL] : [])]) {
+// RENTAL_BENCH_BACKEND=postgres measures PostgreSQL only (DATABASE_URL), =pglite the embedded one only
+const backends = [undefined, ...(process.env.DATABASE_URL ? [process.env.DATABASE_URL] : [])].filter(
+  (url) =>
+    !process.env.RENTAL_BENCH_BACKEND || (url ? 'postgres' : 'pglite') === process.env.RENTAL_BENCH_BACKEND,
+)
+for (const databaseUrl of backends) {
   const stack = await startStack({
     databaseUrl,
     admin: ADMIN,

@@ -3,6 +3,7 @@ import { dirname } from 'node:path'
 import { Kysely, type LogEvent, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import { lockDataDir } from './lock.ts'
+import { ListedColumns } from './listed-columns.ts'
 import { pooled } from './pg-pool.ts'
 import { createPGlite } from './pglite.ts'
 import { PGliteDialect } from './pglite-dialect.ts'
@@ -23,8 +24,8 @@ export interface Database<DB = any> {
   readonly tracer: Tracer | undefined
   /** True when a trivial query answers within the timeout. */
   ping(timeoutMs?: number): Promise<boolean>
-  /** After DDL: every connection drops its prepared statements before its next query. */
-  schemaChanged(): void
+  /** After DDL: every connection drops its prepared statements before its next query, and the columns are read again. */
+  schemaChanged(): Promise<void>
   close(): Promise<void>
 }
 
@@ -104,10 +105,23 @@ async function openPostgres<DB>(options: DatabaseOptions, url: string): Promise<
   // so each client gets its own listener too: a connection lost mid-query must not end the process.
   pool.on('error', (err) => options.onError?.(err))
   pool.on('connect', (client) => client.on('error', (err) => options.onError?.(err)))
-  const connections = pooled(pool, options.preparedStatements ?? true)
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: connections }), ...queryHooks(options) })
+  const prepared = options.preparedStatements ?? true
+  const connections = pooled(pool, prepared)
+  // `*` written out as columns, so that statements in transactions are kept prepared too
+  const listed = prepared ? new ListedColumns(options.schema) : undefined
+  const hooks = queryHooks(options)
+  const db = new Kysely<DB>({
+    dialect: new PostgresDialect({ pool: connections }),
+    ...hooks,
+    plugins: [...(listed ? [listed] : []), ...(hooks.plugins ?? [])],
+  })
   await sql.raw(`create schema if not exists ${options.schema}`).execute(db)
-  return wrap(db, 'postgres', options, async () => {}, connections.schemaChanged)
+  await listed?.load(db as Kysely<unknown>)
+  const schemaChanged = async () => {
+    connections.schemaChanged()
+    await listed?.load(db as Kysely<unknown>)
+  }
+  return wrap(db, 'postgres', options, async () => {}, schemaChanged)
 }
 
 async function openPGlite<DB>(options: DatabaseOptions): Promise<Database<DB>> {
@@ -122,7 +136,7 @@ async function openPGlite<DB>(options: DatabaseOptions): Promise<Database<DB>> {
     const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite), ...queryHooks(options) })
     // Kysely destroys only a driver it has used: close PGlite ourselves, or an unused one stays open
     // PGlite's driver prepares a statement again when PostgreSQL refuses its plan (pglite-dialect.ts)
-    const schemaChanged = () => {}
+    const schemaChanged = async () => {}
     return wrap(
       db,
       'pglite',
@@ -144,7 +158,7 @@ function wrap<DB>(
   backend: Backend,
   options: DatabaseOptions,
   afterClose: () => Promise<void>,
-  schemaChanged: () => void,
+  schemaChanged: () => Promise<void>,
 ): Database<DB> {
   let closed = false
   return {

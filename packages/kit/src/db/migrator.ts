@@ -69,15 +69,18 @@ export async function migrate(database: Database, dir: string): Promise<string[]
       }
       const done = new Set(applied.rows.map((r) => r.name))
       const pending = migrations.filter((m) => !done.has(m.name))
-      for (const migration of pending) {
-        await conn.transaction().execute(async (trx) => {
-          await sql.raw(migration.sql).execute(trx)
-          await sql`insert into schema_migrations (name, checksum) values (${migration.name}, ${migration.checksum})`.execute(
-            trx,
-          )
-        })
-        // statements this process prepared before may no longer fit the tables (PostgreSQL)
-        database.schemaChanged()
+      try {
+        for (const migration of pending)
+          await conn.transaction().execute(async (trx) => {
+            await sql.raw(migration.sql).execute(trx)
+            await sql`insert into schema_migrations (name, checksum) values (${migration.name}, ${migration.checksum})`.execute(
+              trx,
+            )
+          })
+      } finally {
+        // statements this process prepared before may no longer fit the tables, and the columns
+        // that `*` is written out as are read again (PostgreSQL)
+        if (pending.length) await database.schemaChanged()
       }
       return pending.map((m) => m.name)
     } finally {

@@ -75,7 +75,7 @@ async function makeSnapshot(schema: string, migrationsDir: string): Promise<Uint
       schema,
       tracer: undefined,
       ping: async () => true,
-      schemaChanged: () => {},
+      schemaChanged: async () => {},
       close: async () => {},
     }
     await migrate(database, migrationsDir)

@@ -18,6 +18,26 @@ export interface OutboxRow {
   lease_until: Date | null
 }
 
+/**
+ * Every column, listed: the table is created and altered by `installOutbox` after the service's
+ * columns were read (`db/listed-columns.ts`), so a `*` here could be written out as fewer.
+ */
+const OUTBOX_COLUMNS = [
+  'id',
+  'receipt_type',
+  'subject',
+  'envelope',
+  'leaf_hash',
+  'created_at',
+  'delivered_at',
+  'ledger_index',
+  'attempts',
+  'last_error',
+  'rejected',
+  'traceparent',
+  'lease_until',
+] as const satisfies ReadonlyArray<keyof OutboxRow>
+
 /** What a delivery needs of a receipt, as recorded or as a sweep took it. */
 export type PendingReceipt = Pick<OutboxRow, 'id' | 'receipt_type' | 'envelope' | 'attempts' | 'traceparent'>
 
@@ -61,7 +81,7 @@ export async function insertOutbox(
 export async function outboxByIds(db: AnyDb, ids: string[]): Promise<Array<OutboxRow | undefined>> {
   const rows = (await db
     .selectFrom('receipt_outbox')
-    .selectAll()
+    .select(OUTBOX_COLUMNS)
     .where('id', 'in', [...new Set(ids)])
     .execute()) as OutboxRow[]
   const byId = new Map(rows.map((r) => [r.id, r]))
@@ -87,7 +107,7 @@ export async function markFailed(db: AnyDb, id: string, error: string, rejected:
 export async function outboxSince(db: AnyDb, since: Date): Promise<OutboxRow[]> {
   return (await db
     .selectFrom('receipt_outbox')
-    .selectAll()
+    .select(OUTBOX_COLUMNS)
     .where('created_at', '>=', since)
     .orderBy('created_at')
     .execute()) as OutboxRow[]
