@@ -2,3 +2,4 @@ export { type Backend, type Database, type DatabaseOptions, jobsSchema, openData
 export { migrate, readMigrations } from './migrator.ts'
 export { afterCommit, inTransaction } from './transaction.ts'
 export { type QueryPart, readParts } from './query-part.ts'
+export { columnsOf, returnedColumns } from './listed-columns.ts'

@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test'
 import { type CompiledQuery, type Kysely, sql } from 'kysely'
 import { onPostgres } from '../testing.ts'
 import { type Database, openDatabase } from './database.ts'
+import { columnsOf, returnedColumns } from './listed-columns.ts'
 import { inTransaction } from './transaction.ts'
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the tables are made by the test
@@ -79,6 +80,44 @@ describe(
       assert.deepEqual(await db.deleteFrom('notes').where('id', '=', 3).returningAll().execute(), [
         { id: 3, body: 'n3!', owner: 2 },
       ])
+    })
+
+    it('lists a builder’s returned columns for raw SQL around it, and `alias.*` with columnsOf', async () => {
+      const insert = db.insertInto('notes').values({ id: 4, body: 'n4', owner: 1 }).returningAll()
+      const names = returnedColumns(insert.toOperationNode())
+      assert.deepEqual(names, ['id', 'body', 'owner'])
+      const statement = sql<{ id: number; body: string; owner: number; name: string }>`
+      with written as (${insert})
+      select ${sql.join(names!.map((c) => sql.id('w', c)))}, o.name from written w join owners o on o.id = w.owner`
+      const owner = sql`select ${columnsOf(db, 'owners', 'o')} from owners o where o.id = ${2}`
+      for (const text of [statement.compile(db).sql, owner.compile(db).sql]) assert.doesNotMatch(text, /\*/)
+      const { rows, owners, kept } = await inTransaction(db, async (trx) => ({
+        rows: (await statement.execute(trx)).rows,
+        owners: (await owner.execute(trx)).rows,
+        kept: await named(trx),
+      }))
+      assert.deepEqual(rows, [{ id: 4, body: 'n4', owner: 1, name: 'Amina' }])
+      assert.deepEqual(owners, [{ id: 2, name: 'Omar' }])
+      assert.ok(
+        kept.some((s) => s.includes('with written as')),
+        'kept prepared in the transaction',
+      )
+      await db.deleteFrom('notes').where('id', '=', 4).execute()
+      // what it does not know stays `*`
+      assert.equal(
+        sql`select ${columnsOf(db, 'nowhere', 'n')} from nowhere n`.compile(db).sql,
+        'select "n".* from nowhere n',
+      )
+      assert.equal(
+        returnedColumns(
+          db
+            .insertInto('notes')
+            .values({ id: 5, body: 'x' })
+            .returning(sql`1`.as('one'))
+            .toOperationNode(),
+        ),
+        undefined,
+      )
     })
 
     it('keeps such statements prepared inside transactions, through a column another instance adds', async () => {

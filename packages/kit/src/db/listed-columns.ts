@@ -7,6 +7,7 @@ import {
   type Kysely,
   type KyselyPlugin,
   type OperationNode,
+  type RawBuilder,
   ReferenceNode,
   ReturningNode,
   SelectAllNode,
@@ -69,15 +70,24 @@ export class ListedColumns implements KyselyPlugin {
 
   transformQuery({ node }: { node: OperationNode }) {
     if (this.columns.size === 0) return node as never
+    return this.transformStatement(node) as never
+  }
+
+  /** The table's columns as this process knows them; undefined before they are read, or for another schema's. */
+  columnsOf(table: string): readonly string[] | undefined {
+    return this.columns.get(table)
+  }
+
+  private transformStatement(node: OperationNode): OperationNode {
     if (SelectQueryNode.is(node)) {
-      if (!node.selections?.some(hasStar) || node.with || node.setOperations) return node as never
+      if (!node.selections?.some(hasStar) || node.with || node.setOperations) return node
       const froms = [...(node.from?.froms ?? []), ...(node.joins ?? []).map((j) => j.table)]
       const single = !node.joins?.length && froms.length === 1
       const selections = this.expand(node.selections, froms, single)
-      return (selections ? { ...node, selections } : node) as never
+      return selections ? ({ ...node, selections } as SelectQueryNode) : node
     }
     const returning = (node as { returning?: ReturningNode }).returning
-    if (!returning?.selections.some(hasStar) || (node as { with?: unknown }).with) return node as never
+    if (!returning?.selections.some(hasStar) || (node as { with?: unknown }).with) return node
     let froms: OperationNode[] = []
     let single = false
     if (InsertQueryNode.is(node) && node.into) [froms, single] = [[node.into], true]
@@ -89,8 +99,7 @@ export class ListedColumns implements KyselyPlugin {
       single = froms.length === 1 && !node.using
     }
     const selections = this.expand(returning.selections, froms, single)
-    if (!selections) return node as never
-    return { ...node, returning: ReturningNode.create(selections) } as never
+    return selections ? ({ ...node, returning: ReturningNode.create(selections) } as OperationNode) : node
   }
 
   transformResult<R>({ result }: { result: R }): Promise<R> {
@@ -150,4 +159,36 @@ function tableOf(node: OperationNode): { name: string; alias: string } | undefin
   const name = table.table.identifier.name
   if (alias === undefined) return { name, alias: name }
   return IdentifierNode.is(alias) ? { name, alias: alias.name } : undefined
+}
+
+/**
+ * For raw SQL: `*` of `table` (or `alias.*`) as the columns `db` writes it out as, each quoted, so
+ * the statement can be kept prepared; `*` itself where they are not known (PGlite, prepared
+ * statements off, before they are read).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any service's database
+export function columnsOf(db: Kysely<any>, table: string, alias?: string): RawBuilder<unknown> {
+  const listed = db
+    .getExecutor()
+    .plugins.find((p): p is ListedColumns => p instanceof ListedColumns)
+    ?.columnsOf(table)
+  if (!listed) return alias ? sql`${sql.id(alias)}.*` : sql`*`
+  return sql.join(listed.map((c) => (alias ? sql.id(alias, c) : sql.id(c))))
+}
+
+/**
+ * The column names a builder's insert, update or delete returns, when each is a plain column (as
+ * `returningAll()` is once written out: a builder's node is already through the plugins); undefined
+ * for `*` or an expression.
+ */
+export function returnedColumns(node: OperationNode): string[] | undefined {
+  const selections = (node as { returning?: ReturningNode }).returning?.selections
+  if (!selections?.length) return undefined
+  const names: string[] = []
+  for (const { selection } of selections) {
+    const column = ReferenceNode.is(selection) ? selection.column : selection
+    if (!ColumnNode.is(column)) return undefined
+    names.push(column.column.name)
+  }
+  return names
 }

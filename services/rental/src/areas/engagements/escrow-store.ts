@@ -1,3 +1,4 @@
+import { columnsOf } from '@svc/kit'
 import { sql } from 'kysely'
 import type { RentalDb } from '../../db.ts'
 import { lockedBudgetIds } from '../budgets/index.ts'
@@ -73,17 +74,19 @@ export async function takeOrMakeEscrow(
       where id = (select id from escrows where engagement_id = ${body.engagement_id} and task_id is null
         order by created_at, id limit 1 for update skip locked)
         and task_id is null
-      returning *
+      returning ${columnsOf(trx, 'escrows')}
     ), made as (
       insert into escrows (id, engagement_id, org_id, task_id, amount_fils, body, hash, state)
       select ${body.escrow_id}, ${body.engagement_id}, ${orgId}, ${body.task_id}, ${body.amount_fils},
         ${JSON.stringify(body)}::jsonb, ${bodyHash(body)}, 'offered'
       where not exists (select 1 from taken)
-      returning *
+      returning ${columnsOf(trx, 'escrows')}
     ), budgets as (${budgets})
-    select taken.*, false as made, 0 as budgets from taken
+    select ${columnsOf(trx, 'escrows', 'taken')}, false as made, 0 as budgets from taken
     union all
-    select made.*, true as made, (select count(*) from budgets)::int as budgets from made`.execute(trx)
+    select ${columnsOf(trx, 'escrows', 'made')}, true as made, (select count(*) from budgets)::int as budgets from made`.execute(
+    trx,
+  )
   const { made, budgets: locked, ...escrow } = rows[0]!
   return { escrow: escrow as EscrowRow, made, budgets: Number(locked) }
 }

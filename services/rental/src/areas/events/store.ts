@@ -1,4 +1,5 @@
 import { type Compilable, type Generated, type OperationNodeSource, type Selectable, sql } from 'kysely'
+import { returnedColumns } from '@svc/kit'
 import type { Json, RentalDb } from '../../db.ts'
 
 /** The events area's tables: the log, each stream's last sequence, each durable consumer's place. */
@@ -100,6 +101,9 @@ export async function insertEventBeside<R extends object>(
   e: EventInsert & { stream: string },
   statement: Compilable<R> & OperationNodeSource,
 ): Promise<{ row: R; seq: string; streamSeq: number }> {
+  // the row's columns listed rather than `beside.*` where they are known: kept prepared (kit listed-columns)
+  const names = returnedColumns(statement.toOperationNode())
+  const columns = names ? sql.join(names.map((c) => sql.id('beside', c))) : sql`beside.*`
   const { rows } = await sql<R & { beside_event_seq: string; beside_event_stream_seq: number }>`
     with beside as (${statement}),
     counter as (
@@ -112,7 +116,7 @@ export async function insertEventBeside<R extends object>(
       select ${eventValues(e)}, ${e.stream}, counter.last_seq from counter
       returning seq, stream_seq
     )
-    select beside.*, event.seq as beside_event_seq, event.stream_seq as beside_event_stream_seq
+    select ${columns}, event.seq as beside_event_seq, event.stream_seq as beside_event_stream_seq
     from beside cross join event`.execute(trx)
   const first = rows[0]
   if (!first) throw new Error(`no row written beside the event ${e.type}`)
